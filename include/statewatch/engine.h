@@ -1,0 +1,144 @@
+// statewatch::Engine — start here.
+//
+// An Engine owns one database directory: the durable signal journal of every session, the
+// watchers' cursors, and the projections derived from them (heads, watermarks, pending
+// notices). See shared/spec/semantics.md for the behaviour contract.
+//
+//   auto engine = statewatch::Engine::Open(options, "./data");
+//   if (!engine.ok()) ... engine.status().ToString() ...
+//   (*engine)->Start();                       // long-lived processes: restart sweep
+//   auto r = (*engine)->Record(input);        // durable when it returns OK
+//
+// Errors are values: no call throws. Writes are grouped (group commit): concurrent callers
+// share one atomic RocksDB batch and one fsync, and each learns its own result when the
+// batch is durable. Notices and wakes are published only after that.
+//
+// After a failed durable write every later write fails with FailedPrecondition until the
+// engine is reopened (as in LevelDB); reads keep working.
+//
+// Thread-safe.
+#ifndef STATEWATCH_ENGINE_H_
+#define STATEWATCH_ENGINE_H_
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "statewatch/options.h"
+#include "statewatch/status.h"
+#include "statewatch/types.h"
+
+namespace statewatch {
+
+class Engine {
+ public:
+  // Opens (or creates) the database at `path`. Fails with Busy when another process holds
+  // it, Corruption when a record fails verification.
+  static Result<std::unique_ptr<Engine>> Open(const EngineOptions& options,
+                                              const std::string& path);
+
+  virtual ~Engine() = default;
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // The start step of a long-lived process (daemon or gateway): runs the restart sweep
+  // (pending notices re-opened from durable cursors, semantics.md §3.2). One-shot tools
+  // that only inspect the database do not call it.
+  virtual Status Start() = 0;
+
+  // ---- the journal ---------------------------------------------------------------------
+
+  // Records one event atomically (semantics.md §2.3). With a dedupe key already present,
+  // returns the existing event with deduplicated = true and changes nothing.
+  // InvalidArgument names the bad field and value; nothing is written then.
+  virtual Result<RecordResult> Record(const EventInput& input) = 0;
+
+  // Records several events in order in one atomic batch. All inputs are validated first:
+  // one bad input fails the call and nothing is written.
+  virtual Result<std::vector<RecordResult>> RecordMany(const std::vector<EventInput>& inputs) = 0;
+
+  // The session's state version: the highest sequence it ever recorded (0 if none). Never
+  // goes backwards, also after pruning; only DeleteSession removes it.
+  virtual Result<Sequence> StateVersion(const SessionName& session) const = 0;
+  // Batched: one answer per session, same order.
+  virtual Result<std::vector<Sequence>> StateVersions(
+      const std::vector<SessionName>& sessions) const = 0;
+
+  // Events of `session` with sequence > after, ascending, at most `limit` (clamped to
+  // 1..200), with truncated / earliestAvailableSequence / historyGap (semantics.md §4).
+  // Never moves a cursor.
+  virtual Result<ChangesPage> ChangesSince(const SessionName& session, Sequence after,
+                                           int limit = 200) const = 0;
+
+  // Removes the session's events, head and every cursor naming it (as watcher or target).
+  // Other agents' sessions with the same key are untouched. OK when it did not exist.
+  virtual Status DeleteSession(const SessionName& session) = 0;
+
+  // ---- watchers and notices ------------------------------------------------------------
+
+  // Explicit registration (semantics.md §3.1): the watcher follows `target` from its current
+  // state version. Returns false (and changes nothing) when the watcher equals the target or
+  // either key is bare or malformed; an existing cursor keeps its positions (true).
+  virtual Result<bool> Watch(const std::string& watcher_key, const SessionName& target) = 0;
+
+  // The watcher's pending notices, oldest first. No side effects.
+  virtual Result<std::vector<Notice>> PendingNotices(const std::string& watcher_key) const = 0;
+
+  // Returns the pending notices and acknowledges them in one atomic step: L advances to the
+  // frozen N; where notifying events arrived since, exactly one new notice opens.
+  virtual Result<std::vector<Notice>> Drain(const std::string& watcher_key) = 0;
+
+  // Acknowledges the pending notices of these targets only (others stay pending).
+  virtual Status Acknowledge(const std::string& watcher_key,
+                             const std::vector<SessionName>& targets) = 0;
+
+  // The cursor of (watcher, target), or nullopt when there is none.
+  virtual Result<std::optional<CursorState>> Cursor(const std::string& watcher_key,
+                                                    const SessionName& target) const = 0;
+
+  // Deletes every cursor held by the watcher (watcher session reset).
+  virtual Status ResetWatcher(const std::string& watcher_key) = 0;
+
+  // The restart sweep on demand: cursors with material past last-seen become pending again.
+  // Returns how many notices it (re)opened.
+  virtual Result<uint64_t> Sweep() = 0;
+
+  // ---- wakes ---------------------------------------------------------------------------
+
+  using WakeCallback = std::function<void(const Wake&)>;
+  // Subscribes to wakes (all watchers when `watcher_key` is empty). The callback runs on the
+  // thread that made the wake due (a writer, or RunDueWakes); it must be quick and must not
+  // call back into the engine's write methods. Returns an id for Unsubscribe.
+  virtual uint64_t SubscribeWakes(WakeCallback callback, std::string watcher_key = "") = 0;
+  virtual void UnsubscribeWakes(uint64_t id) = 0;
+  // Fires the merged wakes whose window has ended by the clock's now. Hosts call it from a
+  // timer (the daemon does); tests call it after moving a ManualClock.
+  virtual void RunDueWakes() = 0;
+  // When RunDueWakes next has work (ms since epoch), if any.
+  virtual std::optional<int64_t> NextWakeDueMs() const = 0;
+
+  // ---- maintenance ---------------------------------------------------------------------
+
+  // Pruning on demand: age (retention_ms), row cap (max_rows), idle cursors.
+  virtual Result<PruneStats> Prune() = 0;
+
+  // Rebuilds every projection from the snapshot and the retained log and diffs it with the
+  // live one. Read-only.
+  virtual Result<VerifyReport> Verify() = 0;
+  // Replaces the live projections with the rebuilt ones.
+  virtual Result<VerifyReport> Rebuild() = 0;
+
+  virtual Result<EngineStats> Stats() const = 0;
+
+  // The engine's clock (the one in the options, or the system clock).
+  virtual const Clock& clock() const = 0;
+
+ protected:
+  Engine() = default;
+};
+
+}  // namespace statewatch
+
+#endif  // STATEWATCH_ENGINE_H_

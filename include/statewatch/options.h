@@ -1,0 +1,94 @@
+// EngineOptions: every knob of an engine, with its default and its trade-off.
+#ifndef STATEWATCH_OPTIONS_H_
+#define STATEWATCH_OPTIONS_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "statewatch/clock.h"
+
+namespace statewatch {
+
+// When Record() (and every other write) returns.
+enum class Durability {
+  // fsync the write-ahead log before acknowledging (the default). An acknowledged write
+  // survives a process crash and an OS crash or power loss. Costs one fdatasync per commit
+  // group (~200 us here), shared by every caller in the group.
+  kSync,
+  // Write the WAL to the OS without fsync. An acknowledged write survives a process crash
+  // (kill -9) but the last writes may be lost if the machine itself crashes. Like
+  // SQLite's synchronous=NORMAL in WAL mode.
+  kBuffered,
+};
+
+// One signal kind. The kind table is data: deployments may add their own kinds.
+struct KindSpec {
+  std::string name;
+  bool notifies = false;      // opens notices for the session's watchers
+  bool seeds_cursor = false;  // seeds the producer-passed watchers' cursors (child_spawned)
+};
+
+// The kinds of semantics.md §2.2.
+std::vector<KindSpec> DefaultKinds();
+
+struct EngineOptions {
+  // ---- behaviour -------------------------------------------------------------------------
+
+  // See Durability. Default kSync.
+  Durability durability = Durability::kSync;
+
+  // Create the database when the directory holds none. Default true.
+  bool create_if_missing = true;
+
+  // History kept by occurredAt. Default 30 days. Also the idle expiry of cursors.
+  int64_t retention_ms = 30LL * 24 * 3600 * 1000;
+
+  // Journal rows kept across all sessions; the newest survive. Default 50,000. Enforced on
+  // every commit group, in the same atomic batch as the appends that overflow it.
+  uint64_t max_rows = 50000;
+
+  // The age pass of pruning runs at open, on demand, and after writes at most this often.
+  // Default 1 hour.
+  int64_t prune_interval_ms = 3600LL * 1000;
+
+  // Wakes for one watcher within this window merge into one at the window's end.
+  // Default 20 s.
+  int64_t wake_window_ms = 20000;
+
+  // Summaries are folded to one line and capped to this many bytes (UTF-8 boundary).
+  std::size_t summary_max_bytes = 512;
+
+  // The clock. Null means the system clock.
+  std::shared_ptr<Clock> clock;
+
+  // The kind table. Default DefaultKinds().
+  std::vector<KindSpec> kinds = DefaultKinds();
+
+  // Run pruning when the engine opens. Default true. One-shot inspection tools may turn it
+  // off so that opening a database never changes it.
+  bool prune_on_open = true;
+
+  // ---- performance -----------------------------------------------------------------------
+
+  // Most commands one commit group may carry. Larger groups amortise the fsync further but
+  // make the first caller of a group wait longer. Default 1024.
+  std::size_t max_group_commands = 1024;
+
+  // The projection snapshot that `verify` replays from is refreshed when the log has grown
+  // by max(this, 2 x the number of heads + cursors) records since the last one; the log
+  // before it is then dropped. Larger means fewer snapshot copies but a longer log.
+  uint64_t checkpoint_min_records = 100000;
+
+  // RocksDB block cache. Default 64 MiB.
+  std::size_t block_cache_bytes = 64u << 20;
+
+  // RocksDB write buffer per column family. Default 16 MiB.
+  std::size_t write_buffer_bytes = 16u << 20;
+};
+
+}  // namespace statewatch
+
+#endif  // STATEWATCH_OPTIONS_H_

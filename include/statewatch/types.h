@@ -1,0 +1,128 @@
+// Value types of the statewatch API: events, pages of changes, notices, cursors, wakes.
+//
+// Thread-safe: plain values.
+#ifndef STATEWATCH_TYPES_H_
+#define STATEWATCH_TYPES_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace statewatch {
+
+// A position in the engine-wide order. One counter for the whole engine: strictly
+// increasing, never reused (also after pruning and restarts). 0 means "nothing".
+using Sequence = std::uint64_t;
+
+enum class ActorType { kHuman, kAgent, kSystem };
+const char* ActorTypeName(ActorType t);  // "human" | "agent" | "system"
+std::optional<ActorType> ParseActorType(const std::string& s);
+
+// A session in the journal: (agentId, sessionKey). For an agent-scoped key
+// (`agent:<id>:<rest>`) the agent comes from the key; a bare key needs the agent given
+// separately (the CLI and HTTP default it to "main").
+struct SessionName {
+  std::string agent_id;
+  std::string session_key;
+  bool operator==(const SessionName&) const = default;
+};
+
+// What a producer hands to Record(). Validated and normalised by the engine.
+struct EventInput {
+  std::string session_key;
+  std::string agent_id;    // empty: from the key, or "main" for a bare key
+  std::string session_id;  // optional incarnation id
+  std::string kind;        // a kind of the engine's kind table
+  ActorType actor_type = ActorType::kSystem;
+  std::string actor_id;  // optional; an agent actor's session key (self-suppression)
+  std::string run_id;    // optional
+  std::optional<int64_t> occurred_at_ms;  // default now; clamped into [now - 24 h, now]
+  std::string summary;       // one line; newlines folded, capped on a UTF-8 boundary
+  std::string payload_json;  // optional JSON; kept only when it is an object
+  std::string dedupe_key;    // optional, unique across the engine
+  std::vector<std::string> watchers;  // the producer's watchers (agent-scoped keys)
+};
+
+// A stored event.
+struct Event {
+  Sequence sequence = 0;
+  std::string session_key;
+  std::string agent_id;
+  std::string session_id;
+  std::string kind;
+  ActorType actor_type = ActorType::kSystem;
+  std::string actor_id;
+  std::string run_id;
+  int64_t occurred_at_ms = 0;
+  std::string summary;
+  std::string payload_json;  // "" when absent
+  std::string dedupe_key;
+};
+
+struct RecordResult {
+  Event event;
+  bool deduplicated = false;  // an existing event with the same dedupe key came back
+};
+
+// The answer of ChangesSince (semantics.md §4).
+struct ChangesPage {
+  Sequence state_version = 0;
+  std::vector<Event> events;
+  bool truncated = false;
+  Sequence earliest_available_sequence = 0;
+  bool history_gap = false;
+};
+
+// One pending notice for (watcher, target).
+struct Notice {
+  std::string watcher_key;
+  SessionName target;
+  Sequence since = 0;        // L: the text says `changesSince <since>`
+  std::string context_key;   // session-state:<hex of target key>
+  std::string text;          // byte-exact notice text
+};
+
+// A cursor's positions as the semantics define them (M includes coalesced material).
+struct CursorState {
+  Sequence last_seen = 0;  // L
+  Sequence notified = 0;   // N
+  Sequence material = 0;   // M
+  int64_t updated_at_ms = 0;
+  bool pending() const { return notified > last_seen; }
+};
+
+// A wake for a watcher (the gateway's heartbeat).
+struct Wake {
+  std::string watcher_key;
+  std::string reason;  // "session-state:<target key>"
+  int64_t at_ms = 0;
+};
+
+struct PruneStats {
+  uint64_t rows_deleted = 0;
+  uint64_t sessions_touched = 0;
+  uint64_t cursors_expired = 0;
+};
+
+struct EngineStats {
+  uint64_t journal_rows = 0;
+  uint64_t sessions = 0;  // sessions with a head
+  uint64_t cursors = 0;
+  uint64_t pending_notices = 0;
+  Sequence last_sequence = 0;
+  uint64_t bytes_on_disk = 0;
+  uint64_t log_records_since_checkpoint = 0;
+};
+
+struct VerifyReport {
+  bool ok = true;
+  uint64_t records_replayed = 0;
+  uint64_t heads_checked = 0;
+  uint64_t cursors_checked = 0;
+  std::vector<std::string> differences;  // human-readable, capped
+};
+
+}  // namespace statewatch
+
+#endif  // STATEWATCH_TYPES_H_

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages statewatch builds and tests with, only when one is missing.
+# The package list is the verified line of shared/spec/toolchain.md plus the tools the test
+# suite and benchmarks use (ccache, sanitizer runtimes, wrk, a WebSocket client for e2e tests).
+set -euo pipefail
+
+PACKAGES=(
+  cmake g++ make pkg-config ccache
+  librocksdb-dev rocksdb-tools libflatbuffers-dev flatbuffers-compiler
+  libspdlog-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libboost1.81-dev libboost-json1.81-dev libssl-dev
+  libsqlite3-dev sqlite3 curl python3 python3-websocket wrk
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}" >&2
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "${missing[@]}"

@@ -1,0 +1,81 @@
+// Key codec: every RocksDB key statewatch writes.
+//
+// KEY GRAMMAR — DO NOT CHANGE (persisted). Integers are big-endian fixed width so that
+// RocksDB's default byte-wise order is numeric order. Retired tags are never reused.
+//
+//   column family  key                                         value (schema/statewatch.fbs)
+//   -------------  ------------------------------------------  -----------------------------
+//   journal        'J' session:u64 sequence:u64                 Event
+//   by_seq         'S' sequence:u64                             RowIndex
+//   log            'L' sequence:u64                             LogRecord
+//   heads          'H' session:u64                              Head
+//   cursors        'C' watcher:u64 target:u64                   Cursor
+//   base           'H' session:u64 | 'C' watcher:u64 target:u64 Head | Cursor (snapshot)
+//   base           'M'                                          LogRecord-free marker: u64
+//                                                               snapshot sequence (raw)
+//   dedupe         'D' dedupe-key bytes                         DedupeEntry
+//   refs           'N' agent-id bytes 0x00 session-key bytes    raw u64 session ref
+//   refs           'R' session:u64                              SessionName
+//   sessions       'G' session:u64                              SessionRecord (registry)
+//   meta           'M' "engine"                                 Meta
+//
+// A session ref is a 64-bit id interned once per (agentId, sessionKey), never reused.
+//
+// Thread-safe: pure functions.
+#ifndef STATEWATCH_STORAGE_KEY_CODEC_H_
+#define STATEWATCH_STORAGE_KEY_CODEC_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace statewatch::storage {
+
+// Strong id of an interned (agentId, sessionKey). 0 is "none".
+struct SessionRef {
+  uint64_t value = 0;
+  explicit operator bool() const { return value != 0; }
+  bool operator==(const SessionRef&) const = default;
+  auto operator<=>(const SessionRef&) const = default;
+};
+
+inline constexpr char kJournalTag = 'J';
+inline constexpr char kBySeqTag = 'S';
+inline constexpr char kLogTag = 'L';
+inline constexpr char kHeadTag = 'H';
+inline constexpr char kCursorTag = 'C';
+inline constexpr char kBaseMarkTag = 'M';
+inline constexpr char kDedupeTag = 'D';
+inline constexpr char kNameTag = 'N';
+inline constexpr char kRefTag = 'R';
+inline constexpr char kRegistryTag = 'G';
+inline constexpr char kMetaTag = 'M';
+
+void PutFixed64BE(std::string* dst, uint64_t v);
+uint64_t DecodeFixed64BE(const char* p);
+
+std::string JournalKey(SessionRef session, uint64_t sequence);
+std::string JournalPrefix(SessionRef session);  // 'J' session
+std::string BySeqKey(uint64_t sequence);
+std::string LogKey(uint64_t sequence);
+std::string HeadKey(SessionRef session);
+std::string CursorKey(SessionRef watcher, SessionRef target);
+std::string DedupeKey(std::string_view dedupe_key);
+std::string NameKey(std::string_view agent_id, std::string_view session_key);
+std::string RefKey(SessionRef session);
+std::string RegistryKey(SessionRef session);
+std::string MetaKey();
+std::string BaseMarkKey();
+
+// Decoders return nullopt for a key of another shape.
+struct JournalKeyParts { SessionRef session; uint64_t sequence; };
+std::optional<JournalKeyParts> ParseJournalKey(std::string_view key);
+std::optional<uint64_t> ParseSequenceKey(char tag, std::string_view key);  // by_seq, log
+std::optional<SessionRef> ParseSessionKeyed(char tag, std::string_view key);  // heads, refs
+struct CursorKeyParts { SessionRef watcher; SessionRef target; };
+std::optional<CursorKeyParts> ParseCursorKey(std::string_view key);
+
+}  // namespace statewatch::storage
+
+#endif  // STATEWATCH_STORAGE_KEY_CODEC_H_

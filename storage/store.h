@@ -1,0 +1,128 @@
+// Store: statewatch's RocksDB database — one column family per kind of data (never one per
+// session), RAII ownership of every handle, rocksdb::Status translated to statewatch::Status
+// here and nowhere else. No RocksDB type appears in this header.
+//
+// Thread-safe (RocksDB's own guarantees): concurrent reads, and writes serialised by the
+// caller's sequencer.
+#ifndef STATEWATCH_STORAGE_STORE_H_
+#define STATEWATCH_STORAGE_STORE_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "statewatch/status.h"
+
+namespace statewatch::storage {
+
+// DO NOT CHANGE the names (they are persisted by RocksDB); append new families at the end.
+enum class Family : int {
+  kJournal = 0,
+  kBySeq,
+  kLog,
+  kHeads,
+  kCursors,
+  kBase,
+  kDedupe,
+  kRefs,
+  kSessions,
+  kMeta,
+  kCount,  // not a family
+};
+const char* FamilyName(Family f);
+
+// Fault injection for tests: makes the Nth write or sync of the database's files fail.
+// Shared between the test and the store; thread-safe.
+class FaultInjector {
+ public:
+  virtual ~FaultInjector() = default;
+  // After `n` more successful file appends (WAL, SST, MANIFEST), every append fails.
+  virtual void FailWritesAfter(uint64_t n) = 0;
+  // After `n` more successful syncs, every sync fails.
+  virtual void FailSyncsAfter(uint64_t n) = 0;
+  virtual void Heal() = 0;
+};
+std::shared_ptr<FaultInjector> NewFaultInjector();
+
+struct StoreOptions {
+  bool create_if_missing = true;
+  std::size_t block_cache_bytes = 64u << 20;
+  std::size_t write_buffer_bytes = 16u << 20;
+  std::shared_ptr<FaultInjector> faults;  // tests only; null in production
+};
+
+// A set of changes applied atomically by Store::Write.
+class Store;
+class Batch {
+ public:
+  // The batch writes to `store`'s families; it must not outlive the store.
+  explicit Batch(const Store& store);
+  ~Batch();
+  Batch(const Batch&) = delete;
+  Batch& operator=(const Batch&) = delete;
+
+  void Put(Family f, std::string_view key, std::string_view value);
+  void Delete(Family f, std::string_view key);
+  // Deletes [begin, end).
+  void DeleteRange(Family f, std::string_view begin, std::string_view end);
+  std::size_t Count() const;
+  std::size_t ByteSize() const;
+  void Clear();
+
+ private:
+  friend class Store;
+  struct Rep;
+  std::unique_ptr<Rep> rep_;
+};
+
+// Forward iterator over one family within [lower, upper).
+class Iterator {
+ public:
+  virtual ~Iterator() = default;
+  virtual bool Valid() const = 0;
+  virtual void SeekToFirst() = 0;
+  virtual void Seek(std::string_view target) = 0;
+  virtual void Next() = 0;
+  virtual std::string_view key() const = 0;
+  virtual std::string_view value() const = 0;
+  // Non-OK when iteration stopped because of an error (not at the end of the range).
+  virtual Status status() const = 0;
+};
+
+class Store {
+ public:
+  // Opens or creates the database under `path`. Busy when another process holds its lock.
+  static Result<std::unique_ptr<Store>> Open(const std::string& path, const StoreOptions& options);
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  // Applies `batch` atomically. With `sync` the WAL is fsynced before returning.
+  Status Write(Batch& batch, bool sync);
+
+  // nullopt when the key is absent.
+  Result<std::optional<std::string>> Get(Family f, std::string_view key) const;
+
+  // An iterator over [lower, upper); empty bounds mean unbounded on that side.
+  std::unique_ptr<Iterator> NewIterator(Family f, std::string lower = {},
+                                        std::string upper = {}) const;
+
+  // Total size of the live SST files and WAL, in bytes.
+  uint64_t BytesOnDisk() const;
+  // A RocksDB integer property (e.g. "rocksdb.estimate-num-keys") summed over families.
+  uint64_t IntProperty(const std::string& name) const;
+  const std::string& path() const;
+
+ private:
+  friend class Batch;
+  struct Rep;
+  explicit Store(std::unique_ptr<Rep> rep);
+  std::unique_ptr<Rep> rep_;
+};
+
+}  // namespace statewatch::storage
+
+#endif  // STATEWATCH_STORAGE_STORE_H_
