@@ -1,0 +1,303 @@
+#include "tools/json_codec.h"
+
+#include <cmath>
+#include <cstdint>
+#include <exception>
+#include <limits>
+#include <string_view>
+#include <system_error>
+
+namespace statewatch::tools {
+namespace json = boost::json;
+
+namespace {
+
+constexpr std::size_t kDescribeMaxBytes = 64;
+
+// Only these payload keys are part of the reconciliation view (§4): they carry the outcome
+// of runs and the channel of human messages, never message content.
+constexpr std::string_view kChangePayloadKeys[] = {"outcome", "channel", "turns"};
+
+// The stored payload as an object, or nullopt when it is absent or (against the engine's
+// contract) not an object: a bad stored payload must not break a read.
+std::optional<json::object> ParsePayloadObject(const std::string& payload_json) {
+  if (payload_json.empty()) return std::nullopt;
+  try {
+    std::error_code ec;
+    json::value v = json::parse(payload_json, ec);
+    if (ec || !v.is_object()) return std::nullopt;
+    return std::move(v.as_object());
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+void PutIfNotEmpty(json::object& o, std::string_view name, const std::string& value) {
+  if (!value.empty()) o[name] = value;
+}
+
+// Absent and null both mean "not given": producers written in JavaScript send either.
+const json::value* FindField(const json::object& o, std::string_view name) {
+  const json::value* v = o.if_contains(name);
+  return (v == nullptr || v->is_null()) ? nullptr : v;
+}
+
+Status TypeError(std::string_view name, std::string_view expected, const json::value& v) {
+  return Status::InvalidArgument(std::string(name) + " must be " + std::string(expected) +
+                                 " (got " + DescribeJson(v) + ")");
+}
+
+Status ReadString(const json::object& o, std::string_view name, std::string* out) {
+  const json::value* v = FindField(o, name);
+  if (v == nullptr) return Status::OK();
+  if (!v->is_string()) return TypeError(name, "a string", *v);
+  *out = std::string(v->as_string());
+  return Status::OK();
+}
+
+// An integer, or a double without fraction that a JSON producer may have written as 12.0.
+std::optional<int64_t> AsInt64(const json::value& v) {
+  if (v.is_int64()) return v.as_int64();
+  if (v.is_uint64()) {
+    if (v.as_uint64() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      return std::nullopt;
+    }
+    return static_cast<int64_t>(v.as_uint64());
+  }
+  if (v.is_double()) {
+    double d = v.as_double();
+    constexpr double kSafe = static_cast<double>(kMaxSafeInteger);
+    if (std::isfinite(d) && std::trunc(d) == d && d >= -kSafe && d <= kSafe) {
+      return static_cast<int64_t>(d);
+    }
+  }
+  return std::nullopt;
+}
+
+Status ReadOccurredAt(const json::object& o, EventInput* in) {
+  const json::value* v = FindField(o, "occurredAt");
+  if (v == nullptr) return Status::OK();
+  std::optional<int64_t> ms = AsInt64(*v);
+  if (!ms) return TypeError("occurredAt", "an integer", *v);
+  in->occurred_at_ms = *ms;
+  return Status::OK();
+}
+
+Status ReadActorType(const json::object& o, EventInput* in) {
+  const json::value* v = FindField(o, "actorType");
+  if (v == nullptr) {
+    return Status::InvalidArgument("actorType is required (one of human, agent, system)");
+  }
+  std::optional<ActorType> t;
+  if (v->is_string()) t = ParseActorType(std::string(v->as_string()));
+  if (!t) return TypeError("actorType", "one of human, agent, system", *v);
+  in->actor_type = *t;
+  return Status::OK();
+}
+
+// §2.1: a payload that is not an object is dropped, not refused.
+void ReadPayload(const json::object& o, EventInput* in) {
+  const json::value* v = FindField(o, "payload");
+  if (v != nullptr && v->is_object()) in->payload_json = json::serialize(*v);
+}
+
+Status ReadWatchers(const json::object& o, EventInput* in) {
+  const json::value* v = FindField(o, "watchers");
+  if (v == nullptr) return Status::OK();
+  if (!v->is_array()) return TypeError("watchers", "an array of strings", *v);
+  for (const json::value& w : v->as_array()) {
+    if (!w.is_string()) return TypeError("watchers", "an array of strings", *v);
+    in->watchers.emplace_back(w.as_string());
+  }
+  return Status::OK();
+}
+
+Status ReadEventInput(const json::object& o, EventInput* in) {
+  SW_RETURN_IF_ERROR(ReadString(o, "sessionKey", &in->session_key));
+  SW_RETURN_IF_ERROR(ReadString(o, "agentId", &in->agent_id));
+  SW_RETURN_IF_ERROR(ReadString(o, "sessionId", &in->session_id));
+  SW_RETURN_IF_ERROR(ReadString(o, "kind", &in->kind));
+  SW_RETURN_IF_ERROR(ReadActorType(o, in));
+  SW_RETURN_IF_ERROR(ReadString(o, "actorId", &in->actor_id));
+  SW_RETURN_IF_ERROR(ReadString(o, "runId", &in->run_id));
+  SW_RETURN_IF_ERROR(ReadOccurredAt(o, in));
+  SW_RETURN_IF_ERROR(ReadString(o, "summary", &in->summary));
+  ReadPayload(o, in);
+  SW_RETURN_IF_ERROR(ReadString(o, "dedupeKey", &in->dedupe_key));
+  return ReadWatchers(o, in);
+}
+
+bool IsBlank(std::string_view s) {
+  return s.find_first_not_of(" \t\n\r\f\v") == std::string_view::npos;
+}
+
+// Decimal digits with optional surrounding whitespace. Signs, exponents and fractions are
+// refused: the reference accepts "a numeric string", and only plain digits are unambiguous.
+std::optional<uint64_t> ParseDecimalString(std::string_view s) {
+  const char* kSpace = " \t\n\r\f\v";
+  std::size_t first = s.find_first_not_of(kSpace);
+  if (first == std::string_view::npos) return std::nullopt;
+  s = s.substr(first, s.find_last_not_of(kSpace) - first + 1);
+  if (s.size() > 16) return std::nullopt;  // 2^53 has 16 digits
+  uint64_t n = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    n = n * 10 + static_cast<uint64_t>(c - '0');
+  }
+  return n;
+}
+
+std::optional<uint64_t> ChangesSinceValue(const json::value& v) {
+  if (v.is_string()) return ParseDecimalString(v.as_string());
+  if (v.is_bool()) return std::nullopt;
+  std::optional<int64_t> n = AsInt64(v);
+  if (!n && v.is_uint64()) return std::nullopt;  // beyond int64: certainly unsafe
+  if (!n || *n < 0) return std::nullopt;
+  return static_cast<uint64_t>(*n);
+}
+
+}  // namespace
+
+std::string DescribeJson(const json::value& value) {
+  std::string text;
+  try {
+    text = json::serialize(value);
+  } catch (const std::exception&) {
+    return "<unprintable>";
+  }
+  if (text.size() <= kDescribeMaxBytes) return text;
+  std::size_t cut = kDescribeMaxBytes - 3;
+  // Never split a UTF-8 sequence: back up over continuation bytes.
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return text.substr(0, cut) + "...";
+}
+
+json::object EventToJson(const Event& event) {
+  json::object o;
+  o["sequence"] = event.sequence;
+  o["sessionKey"] = event.session_key;
+  o["agentId"] = event.agent_id;
+  PutIfNotEmpty(o, "sessionId", event.session_id);
+  o["kind"] = event.kind;
+  o["actorType"] = ActorTypeName(event.actor_type);
+  PutIfNotEmpty(o, "actorId", event.actor_id);
+  PutIfNotEmpty(o, "runId", event.run_id);
+  o["occurredAt"] = event.occurred_at_ms;
+  o["summary"] = event.summary;
+  if (auto payload = ParsePayloadObject(event.payload_json)) o["payload"] = std::move(*payload);
+  PutIfNotEmpty(o, "dedupeKey", event.dedupe_key);
+  return o;
+}
+
+json::object ChangeEventToJson(const Event& event) {
+  json::object o;
+  o["sequence"] = event.sequence;
+  o["kind"] = event.kind;
+  o["actorType"] = ActorTypeName(event.actor_type);
+  o["occurredAt"] = event.occurred_at_ms;
+  o["summary"] = event.summary;
+  PutIfNotEmpty(o, "actorId", event.actor_id);
+  PutIfNotEmpty(o, "runId", event.run_id);
+  if (auto payload = ParsePayloadObject(event.payload_json)) {
+    json::object kept;
+    for (std::string_view key : kChangePayloadKeys) {
+      if (const json::value* v = payload->if_contains(key)) kept[key] = *v;
+    }
+    if (!kept.empty()) o["payload"] = std::move(kept);
+  }
+  return o;
+}
+
+json::object ChangesPageToJson(const ChangesPage& page) {
+  json::array events;
+  events.reserve(page.events.size());
+  for (const Event& e : page.events) events.emplace_back(ChangeEventToJson(e));
+  json::object o;
+  o["events"] = std::move(events);
+  o["truncated"] = page.truncated;
+  o["earliestAvailableSequence"] = page.earliest_available_sequence;
+  o["historyGap"] = page.history_gap;
+  return o;
+}
+
+json::object RecordResultToJson(const RecordResult& result) {
+  json::object o = EventToJson(result.event);
+  if (result.deduplicated) o["deduplicated"] = true;
+  return o;
+}
+
+json::object NoticeToJson(const Notice& notice) {
+  json::object o;
+  o["targetSessionKey"] = notice.target.session_key;
+  o["contextKey"] = notice.context_key;
+  o["text"] = notice.text;
+  return o;
+}
+
+json::object CursorToJson(const CursorState& cursor) {
+  json::object o;
+  o["lastSeen"] = cursor.last_seen;
+  o["notified"] = cursor.notified;
+  o["material"] = cursor.material;
+  o["updatedAt"] = cursor.updated_at_ms;
+  return o;
+}
+
+json::object StatsToJson(const EngineStats& stats) {
+  json::object o;
+  o["rows"] = stats.journal_rows;
+  o["sessions"] = stats.sessions;
+  o["cursors"] = stats.cursors;
+  o["pendingNotices"] = stats.pending_notices;
+  o["lastSequence"] = stats.last_sequence;
+  o["bytesOnDisk"] = stats.bytes_on_disk;
+  return o;
+}
+
+json::object PruneStatsToJson(const PruneStats& stats) {
+  json::object o;
+  o["rowsDeleted"] = stats.rows_deleted;
+  o["sessionsTouched"] = stats.sessions_touched;
+  o["cursorsExpired"] = stats.cursors_expired;
+  return o;
+}
+
+json::object VerifyReportToJson(const VerifyReport& report) {
+  json::array differences;
+  for (const std::string& d : report.differences) differences.emplace_back(d);
+  json::object o;
+  o["ok"] = report.ok;
+  o["recordsReplayed"] = report.records_replayed;
+  o["headsChecked"] = report.heads_checked;
+  o["cursorsChecked"] = report.cursors_checked;
+  o["differences"] = std::move(differences);
+  return o;
+}
+
+Result<EventInput> EventInputFromJson(const json::value& value) {
+  if (!value.is_object()) {
+    return Status::InvalidArgument("an event must be a JSON object (got " + DescribeJson(value) +
+                                   ")");
+  }
+  EventInput input;
+  try {
+    SW_RETURN_IF_ERROR(ReadEventInput(value.as_object(), &input));
+  } catch (const std::exception& e) {  // allocation failures: this is the edge
+    return Status::InvalidArgument(std::string("cannot read event: ") + e.what());
+  }
+  return input;
+}
+
+Result<std::optional<uint64_t>> ParseChangesSince(const json::value* value) {
+  if (value == nullptr || value->is_null()) return std::optional<uint64_t>();
+  if (value->is_string() && IsBlank(value->as_string())) return std::optional<uint64_t>();
+  std::optional<uint64_t> n = ChangesSinceValue(*value);
+  if (!n || *n > kMaxSafeInteger) return Status::InvalidArgument(kChangesSinceError);
+  return std::optional<uint64_t>(*n);
+}
+
+std::string ChangesSinceErrorDetail(const json::value& value) {
+  return std::string(kChangesSinceError) + " (got " + DescribeJson(value) + ")";
+}
+
+}  // namespace statewatch::tools

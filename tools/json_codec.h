@@ -1,0 +1,90 @@
+// JSON codec of the statewatch API values: events, pages of changes, notices, cursors and
+// maintenance reports out; event inputs and `changesSince` in. Field names are the camelCase
+// names of semantics.md §2.1 / §4. Shared by the CLI and (later) the daemon.
+//
+// No exception escapes: Boost.JSON errors are caught here and returned as a Status. Every
+// error message names the field and the offending value, except the byte-exact
+// `changesSince` refusal (semantics.md §4), whose detailed variant is
+// ChangesSinceErrorDetail().
+//
+// Thread-safe: pure functions.
+#ifndef STATEWATCH_TOOLS_JSON_CODEC_H_
+#define STATEWATCH_TOOLS_JSON_CODEC_H_
+
+#include <boost/json.hpp>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "statewatch/status.h"
+#include "statewatch/types.h"
+
+namespace statewatch::tools {
+
+// The tool-facing refusal of a bad `changesSince`, byte-exact (semantics.md §4).
+inline constexpr char kChangesSinceError[] = "changesSince must be a non-negative integer";
+
+// The largest integer a JSON (IEEE double) consumer represents exactly: 2^53 - 1.
+inline constexpr uint64_t kMaxSafeInteger = (uint64_t{1} << 53) - 1;
+
+// ---- out -------------------------------------------------------------------------------
+
+// A stored event with every field of §2.1; empty optional fields (sessionId, actorId, runId,
+// payload, dedupeKey) are omitted. `payload` is the parsed object (omitted if it is not one).
+boost::json::object EventToJson(const Event& event);
+
+// The reconciliation view of §4: sequence, kind, actorType, occurredAt, summary and, when
+// present, actorId, runId and payload limited to the keys outcome, channel and turns
+// (payload omitted when none of them is there).
+boost::json::object ChangeEventToJson(const Event& event);
+
+// {"events": [ChangeEventToJson...], "truncated", "earliestAvailableSequence", "historyGap"}.
+boost::json::object ChangesPageToJson(const ChangesPage& page);
+
+// EventToJson plus "deduplicated": true, only when the event came back deduplicated.
+boost::json::object RecordResultToJson(const RecordResult& result);
+
+// {"targetSessionKey", "contextKey", "text"}.
+boost::json::object NoticeToJson(const Notice& notice);
+
+// {"lastSeen", "notified", "material", "updatedAt"}.
+boost::json::object CursorToJson(const CursorState& cursor);
+
+// {"rows", "sessions", "cursors", "pendingNotices", "lastSequence", "bytesOnDisk"}.
+boost::json::object StatsToJson(const EngineStats& stats);
+
+// {"rowsDeleted", "sessionsTouched", "cursorsExpired"}.
+boost::json::object PruneStatsToJson(const PruneStats& stats);
+
+// {"ok", "recordsReplayed", "headsChecked", "cursorsChecked", "differences": [...]}.
+boost::json::object VerifyReportToJson(const VerifyReport& report);
+
+// ---- in --------------------------------------------------------------------------------
+
+// Reads one event input from a JSON object with the fields sessionKey, agentId, sessionId,
+// kind, actorType, actorId, runId, occurredAt (integer ms), summary, payload, dedupeKey and
+// watchers (array of strings). A null field counts as absent; unknown fields are ignored
+// (forward compatibility with newer producers). `actorType` is required because the
+// engine cannot tell an absent one from "system". A payload object is serialized into
+// payload_json; any other payload is dropped (§2.1). Everything else (empty keys, unknown
+// kinds, clamping) is the engine's to validate.
+// InvalidArgument names the field and the value: `occurredAt must be an integer (got "abc")`.
+Result<EventInput> EventInputFromJson(const boost::json::value& value);
+
+// Reads `changesSince`: a non-negative safe integer (<= 2^53 - 1; an integral double such as
+// 12.0 counts), or a string of decimal digits with optional surrounding whitespace ("12").
+// Null, absent (nullptr) and a blank string mean "not given" (nullopt). Anything else
+// (negative, fractional, non-numeric, bool, array, object, too large) is InvalidArgument with
+// exactly kChangesSinceError.
+Result<std::optional<uint64_t>> ParseChangesSince(const boost::json::value* value);
+
+// The refusal with the offending value appended, for humans (CLI stderr, logs):
+// `changesSince must be a non-negative integer (got "-1")`.
+std::string ChangesSinceErrorDetail(const boost::json::value& value);
+
+// A short rendering of a value for error messages: its JSON text, cut to 64 bytes.
+std::string DescribeJson(const boost::json::value& value);
+
+}  // namespace statewatch::tools
+
+#endif  // STATEWATCH_TOOLS_JSON_CODEC_H_
