@@ -1,0 +1,58 @@
+// Args: the command line of `statewatch <verb> [--option value]...`, parsed into a verb and
+// its options, then checked against the verb's declared options.
+//
+// Grammar: every option takes exactly one value, written `--name value` or `--name=value`;
+// the value is taken verbatim, so `--changes-since -1` passes "-1" on to be refused by the
+// verb rather than read as an option. The first bare word is the verb; options may stand
+// before or after it. `-h` / `--help` (no value) ask for help.
+//
+// Errors are usage errors (the CLI exits 2 on them): InvalidArgument with the message.
+//
+// Not thread-safe.
+#ifndef STATEWATCH_CLI_ARGS_H_
+#define STATEWATCH_CLI_ARGS_H_
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "statewatch/status.h"
+
+namespace statewatch::cli {
+
+// One option a verb accepts.
+struct OptionSpec {
+  std::string name;         // without the leading "--"
+  bool required = false;    // missing -> usage error
+  bool repeatable = false;  // given more than once -> usage error unless set
+};
+
+class Args {
+ public:
+  // Parses argv[1..argc). Fails on a stray second bare word or an option without a value.
+  static Result<Args> Parse(const std::vector<std::string>& argv);
+
+  const std::string& verb() const { return verb_; }
+  bool help() const { return help_; }
+
+  // Usage errors for options not in `specs`, repeats of non-repeatable ones and missing
+  // required ones. Names the option.
+  Status Check(const std::vector<OptionSpec>& specs) const;
+
+  bool Has(std::string_view name) const;
+  // The value of a (non-repeatable) option; nullopt when absent.
+  std::optional<std::string> Get(std::string_view name) const;
+  // Every value of a repeatable option, in command-line order.
+  std::vector<std::string> GetAll(std::string_view name) const;
+
+ private:
+  std::string verb_;
+  bool help_ = false;
+  std::vector<std::pair<std::string, std::string>> options_;  // (name, value) in order
+};
+
+}  // namespace statewatch::cli
+
+#endif  // STATEWATCH_CLI_ARGS_H_

@@ -1,0 +1,85 @@
+#include "cli/command.h"
+
+#include <charconv>
+#include <ostream>
+#include <utility>
+
+#include "statewatch/clock.h"
+#include "statewatch/session_key.h"
+
+namespace statewatch::cli {
+
+Result<Engine*> Command::OpenEngine() {
+  if (engine_) return engine_.get();
+  EngineOptions options;
+  options.durability = global.durability;
+  if (global.now_ms) options.clock = std::make_shared<ManualClock>(*global.now_ms);
+  options.prune_on_open = access_ == Access::kWrite;
+  auto engine = Engine::Open(options, global.data_dir);
+  if (!engine.ok()) return engine.status();
+  engine_ = std::move(engine).value();
+  return engine_.get();
+}
+
+Result<int64_t> ParseIntOption(std::string_view name, const std::string& value) {
+  int64_t n = 0;
+  const char* end = value.data() + value.size();
+  auto [ptr, ec] = std::from_chars(value.data(), end, n);
+  if (value.empty() || ec != std::errc() || ptr != end) {
+    return Status::InvalidArgument("--" + std::string(name) + " must be an integer (got \"" +
+                                   value + "\")");
+  }
+  return n;
+}
+
+Result<GlobalOptions> ReadGlobalOptions(const Args& args) {
+  GlobalOptions global;
+  if (auto data = args.Get("data")) {
+    if (data->empty()) return Status::InvalidArgument("--data must name a directory");
+    global.data_dir = *data;
+  }
+  if (auto now = args.Get("now")) {
+    auto ms = ParseIntOption("now", *now);
+    if (!ms.ok()) return ms.status();
+    global.now_ms = *ms;
+  }
+  if (auto durability = args.Get("durability")) {
+    if (*durability == "sync") {
+      global.durability = Durability::kSync;
+    } else if (*durability == "buffered") {
+      global.durability = Durability::kBuffered;
+    } else {
+      return Status::InvalidArgument("--durability must be sync or buffered (got \"" + *durability +
+                                     "\")");
+    }
+  }
+  return global;
+}
+
+int PrintJson(Command& c, const boost::json::value& document) {
+  c.out << boost::json::serialize(document) << '\n';
+  c.out.flush();
+  return kExitOk;
+}
+
+int PrintUsageError(std::ostream& err, std::string_view message) {
+  err << "statewatch: " << message << "\nRun 'statewatch help' for usage.\n";
+  return kExitUsageError;
+}
+
+int UsageError(Command& c, std::string_view message) { return PrintUsageError(c.err, message); }
+
+int RuntimeError(Command& c, const Status& status) {
+  bool bare = status.IsInvalidArgument() || status.IsNotFound();
+  c.err << (bare ? status.message() : status.ToString()) << '\n';
+  return kExitRuntimeError;
+}
+
+Result<SessionName> SessionFromOptions(const Args& args, std::string_view key_option,
+                                       std::string_view agent_option) {
+  std::string key = args.Get(key_option).value_or("");
+  std::string agent = args.Get(agent_option).value_or("");
+  return ResolveSession(key, agent);
+}
+
+}  // namespace statewatch::cli

@@ -1,0 +1,94 @@
+// Command: what one verb of `statewatch` runs with — its parsed arguments, the global
+// options, the streams, and the engine (opened lazily, so that a usage error never touches
+// the data directory). Plus the helpers every verb uses to turn options into API values and
+// outcomes into exit codes.
+//
+// Exit codes (architecture.md §6): 0 success, 1 runtime error (message on stderr), 2 usage
+// error (unknown verb or option, missing required option, malformed option value).
+//
+// Not thread-safe: one command, one thread.
+#ifndef STATEWATCH_CLI_COMMAND_H_
+#define STATEWATCH_CLI_COMMAND_H_
+
+#include <boost/json.hpp>
+#include <cstdint>
+#include <iosfwd>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "cli/args.h"
+#include "statewatch/engine.h"
+#include "statewatch/options.h"
+#include "statewatch/status.h"
+#include "statewatch/types.h"
+
+namespace statewatch::cli {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitRuntimeError = 1;
+inline constexpr int kExitUsageError = 2;
+
+// How a verb uses the database. Inspecting verbs open it with pruning off, so that looking
+// at a database never changes it (semantics.md §6).
+enum class Access {
+  kReadOnly,      // no pruning at open
+  kWrite,         // pruning at open, as any writer
+  kWriteNoPrune,  // `prune` itself: pruning at open would leave nothing for it to report
+};
+
+// The options every verb accepts.
+struct GlobalOptions {
+  std::string data_dir = "./data";
+  std::optional<int64_t> now_ms;  // --now: a ManualClock for this command
+  Durability durability = Durability::kSync;
+};
+
+class Command {
+ public:
+  Command(const Args& args, GlobalOptions global, Access access, std::istream& in,
+          std::ostream& out, std::ostream& err)
+      : args(args), global(std::move(global)), in(in), out(out), err(err), access_(access) {}
+
+  const Args& args;
+  const GlobalOptions global;
+  std::istream& in;
+  std::ostream& out;
+  std::ostream& err;
+
+  // Opens the engine on first use (never runs Engine::Start: no restart sweep in a
+  // one-shot command). The Command owns it.
+  Result<Engine*> OpenEngine();
+
+ private:
+  Access access_;
+  std::unique_ptr<Engine> engine_;
+};
+
+// Reads --data, --now and --durability. Usage errors name the option and value.
+Result<GlobalOptions> ReadGlobalOptions(const Args& args);
+
+// Prints one JSON document and a newline on stdout; returns kExitOk.
+int PrintJson(Command& c, const boost::json::value& document);
+// Prints "statewatch: <message>" and a pointer to `help` on stderr; returns kExitUsageError.
+int PrintUsageError(std::ostream& err, std::string_view message);
+int UsageError(Command& c, std::string_view message);
+// Prints the error on stderr — the bare message for InvalidArgument and NotFound (callers
+// compare it, e.g. the byte-exact changesSince refusal), "<code>: <message>" otherwise;
+// returns kExitRuntimeError.
+int RuntimeError(Command& c, const Status& status);
+
+// An integer option value; a usage error (InvalidArgument) when it is not one.
+Result<int64_t> ParseIntOption(std::string_view name, const std::string& value);
+
+// The session named by --<key_option> and --<agent_option> (semantics.md §1): an
+// agent-scoped key brings its agent; a bare key takes the agent option or "main".
+// InvalidArgument for a malformed key or a conflicting agent (a runtime error).
+Result<SessionName> SessionFromOptions(const Args& args, std::string_view key_option,
+                                       std::string_view agent_option);
+
+}  // namespace statewatch::cli
+
+#endif  // STATEWATCH_CLI_COMMAND_H_

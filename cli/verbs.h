@@ -1,0 +1,33 @@
+// The verbs of `statewatch`: one function each, returning the process exit code (see
+// command.h). Options have been checked against the verb's table in cli.cc before a verb
+// runs, so a verb only validates option *values*.
+//
+// Not thread-safe.
+#ifndef STATEWATCH_CLI_VERBS_H_
+#define STATEWATCH_CLI_VERBS_H_
+
+#include "cli/command.h"
+
+namespace statewatch::cli {
+
+// journal_verbs.cc
+int RunRecord(Command& c);         // record one event, or --batch FILE via RecordMany
+int RunStatus(Command& c);         // stateVersion [+ stateChanges with --changes-since]
+int RunVersions(Command& c);       // batched state versions
+int RunDeleteSession(Command& c);  // delete a session
+int RunPrune(Command& c);          // pruning on demand
+int RunStats(Command& c);          // engine statistics
+int RunVerify(Command& c);         // rebuild-and-diff, read-only; exit 1 on differences
+int RunRebuild(Command& c);        // replace the projections with rebuilt ones
+
+// watch_verbs.cc
+int RunWatch(Command& c);         // explicit registration
+int RunNotices(Command& c);       // pending notices (peek)
+int RunDrain(Command& c);         // pending notices, acknowledged
+int RunCursor(Command& c);        // one cursor's positions
+int RunResetWatcher(Command& c);  // delete every cursor of a watcher
+int RunSweep(Command& c);         // the restart sweep on demand
+
+}  // namespace statewatch::cli
+
+#endif  // STATEWATCH_CLI_VERBS_H_

@@ -1,0 +1,81 @@
+// The watcher verbs: watch, notices, drain, cursor, reset-watcher, sweep.
+#include <string>
+#include <vector>
+
+#include "cli/verbs.h"
+#include "tools/json_codec.h"
+
+namespace statewatch::cli {
+namespace json = boost::json;
+
+namespace {
+
+int PrintNotices(Command& c, const std::vector<Notice>& notices) {
+  json::array list;
+  for (const Notice& n : notices) list.emplace_back(tools::NoticeToJson(n));
+  return PrintJson(c, json::object{{"notices", std::move(list)}});
+}
+
+std::string Watcher(const Command& c) { return c.args.Get("watcher").value_or(""); }
+
+}  // namespace
+
+int RunWatch(Command& c) {
+  // semantics.md §3.1: a malformed or conflicting target is a refused registration
+  // (watched: false), not an error — the same answer sessions_send gives.
+  auto target = SessionFromOptions(c.args, "target", "target-agent");
+  if (!target.ok()) return PrintJson(c, json::object{{"watched", false}});
+  auto engine = c.OpenEngine();
+  if (!engine.ok()) return RuntimeError(c, engine.status());
+  auto watched = (*engine)->Watch(Watcher(c), *target);
+  if (!watched.ok()) return RuntimeError(c, watched.status());
+  return PrintJson(c, json::object{{"watched", *watched}});
+}
+
+int RunNotices(Command& c) {
+  auto engine = c.OpenEngine();
+  if (!engine.ok()) return RuntimeError(c, engine.status());
+  auto notices = (*engine)->PendingNotices(Watcher(c));
+  if (!notices.ok()) return RuntimeError(c, notices.status());
+  return PrintNotices(c, *notices);
+}
+
+int RunDrain(Command& c) {
+  auto engine = c.OpenEngine();
+  if (!engine.ok()) return RuntimeError(c, engine.status());
+  auto notices = (*engine)->Drain(Watcher(c));
+  if (!notices.ok()) return RuntimeError(c, notices.status());
+  return PrintNotices(c, *notices);
+}
+
+int RunCursor(Command& c) {
+  auto target = SessionFromOptions(c.args, "target", "target-agent");
+  if (!target.ok()) return RuntimeError(c, target.status());
+  auto engine = c.OpenEngine();
+  if (!engine.ok()) return RuntimeError(c, engine.status());
+  auto cursor = (*engine)->Cursor(Watcher(c), *target);
+  if (!cursor.ok()) return RuntimeError(c, cursor.status());
+  if (!cursor->has_value()) {
+    return RuntimeError(c, Status::NotFound("no cursor for watcher " + Watcher(c) + " on target " +
+                                            target->session_key));
+  }
+  return PrintJson(c, tools::CursorToJson(**cursor));
+}
+
+int RunResetWatcher(Command& c) {
+  auto engine = c.OpenEngine();
+  if (!engine.ok()) return RuntimeError(c, engine.status());
+  Status status = (*engine)->ResetWatcher(Watcher(c));
+  if (!status.ok()) return RuntimeError(c, status);
+  return PrintJson(c, json::object{{"reset", true}});
+}
+
+int RunSweep(Command& c) {
+  auto engine = c.OpenEngine();
+  if (!engine.ok()) return RuntimeError(c, engine.status());
+  auto reopened = (*engine)->Sweep();
+  if (!reopened.ok()) return RuntimeError(c, reopened.status());
+  return PrintJson(c, json::object{{"reopened", *reopened}});
+}
+
+}  // namespace statewatch::cli
