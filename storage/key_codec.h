@@ -30,15 +30,9 @@
 #include <string>
 #include <string_view>
 
-namespace statewatch::storage {
+#include "schema/session_ref.h"
 
-// Strong id of an interned (agentId, sessionKey). 0 is "none".
-struct SessionRef {
-  uint64_t value = 0;
-  explicit operator bool() const { return value != 0; }
-  bool operator==(const SessionRef&) const = default;
-  auto operator<=>(const SessionRef&) const = default;
-};
+namespace statewatch::storage {
 
 inline constexpr char kJournalTag = 'J';
 inline constexpr char kBySeqTag = 'S';

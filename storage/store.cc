@@ -168,6 +168,19 @@ const char* FamilyName(Family f) {
 
 std::shared_ptr<FaultInjector> NewFaultInjector() { return std::make_shared<FaultState>(); }
 
+struct Store::Rep {
+  std::string path;
+  std::unique_ptr<rocksdb::Env> env;  // only with fault injection
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  std::unique_ptr<rocksdb::DB> db;
+  ~Rep() {
+    if (db) {
+      for (auto* h : handles) db->DestroyColumnFamilyHandle(h);
+      db->Close().PermitUncheckedError();
+    }
+  }
+};
+
 // ---- Batch ------------------------------------------------------------------------------
 
 struct Batch::Rep {
@@ -201,19 +214,6 @@ void Batch::Clear() {
 }
 
 // ---- Store ------------------------------------------------------------------------------
-
-struct Store::Rep {
-  std::string path;
-  std::unique_ptr<rocksdb::Env> env;  // only with fault injection
-  std::vector<rocksdb::ColumnFamilyHandle*> handles;
-  std::unique_ptr<rocksdb::DB> db;
-  ~Rep() {
-    if (db) {
-      for (auto* h : handles) db->DestroyColumnFamilyHandle(h);
-      db->Close().PermitUncheckedError();
-    }
-  }
-};
 
 Store::Store(std::unique_ptr<Rep> rep) : rep_(std::move(rep)) {}
 Store::~Store() = default;

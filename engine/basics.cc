@@ -1,0 +1,69 @@
+// Small definitions of the public API: Status::ToString, actor types, default kinds, clocks.
+#include <chrono>
+
+#include "statewatch/clock.h"
+#include "statewatch/options.h"
+#include "statewatch/status.h"
+#include "statewatch/types.h"
+
+namespace statewatch {
+
+std::string Status::ToString() const {
+  const char* name = "OK";
+  switch (code_) {
+    case Code::kOk: return "OK";
+    case Code::kInvalidArgument: name = "Invalid argument"; break;
+    case Code::kNotFound: name = "Not found"; break;
+    case Code::kIOError: name = "IO error"; break;
+    case Code::kCorruption: name = "Corruption"; break;
+    case Code::kFailedPrecondition: name = "Failed precondition"; break;
+    case Code::kPermissionDenied: name = "Permission denied"; break;
+    case Code::kBusy: name = "Busy"; break;
+  }
+  return std::string(name) + ": " + message_;
+}
+
+const char* ActorTypeName(ActorType t) {
+  switch (t) {
+    case ActorType::kHuman: return "human";
+    case ActorType::kAgent: return "agent";
+    case ActorType::kSystem: return "system";
+  }
+  return "system";
+}
+
+std::optional<ActorType> ParseActorType(const std::string& s) {
+  if (s == "human") return ActorType::kHuman;
+  if (s == "agent") return ActorType::kAgent;
+  if (s == "system") return ActorType::kSystem;
+  return std::nullopt;
+}
+
+std::vector<KindSpec> DefaultKinds() {
+  return {
+      {"human_direct_message", /*notifies=*/true, /*seeds_cursor=*/false},
+      {"upstream_missing", true, false},
+      {"goal_changed", true, false},
+      {"child_spawned", false, true},
+      {"run_completed", false, false},
+      {"run_failed", false, false},
+      {"compacted", false, false},
+      {"adopted", false, false},
+      {"created", false, false},
+  };
+}
+
+namespace {
+class SystemClock final : public Clock {
+ public:
+  int64_t NowMs() const override {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  }
+};
+}  // namespace
+
+std::shared_ptr<Clock> NewSystemClock() { return std::make_shared<SystemClock>(); }
+
+}  // namespace statewatch

@@ -1,0 +1,459 @@
+// EngineImpl: commands, the group-commit queue, and publishing after durability.
+#include <spdlog/spdlog.h>
+
+#include <unordered_set>
+
+#include "engine/engine_impl.h"
+#include "statewatch/session_key.h"
+#include "storage/key_codec.h"
+
+namespace statewatch::engine {
+
+using storage::Family;
+
+namespace {
+
+// Commands that read the store directly, or replace state wholesale, run in a group of
+// their own so they never see half of a group.
+bool RunsAlone(Command::Type t) {
+  return t == Command::Type::kPrune || t == Command::Type::kVerify ||
+         t == Command::Type::kRebuild;
+}
+
+}  // namespace
+
+// ---- the queue ------------------------------------------------------------------------------
+
+Status EngineImpl::Execute(Command& cmd) {
+  std::unique_lock<std::mutex> lock(queue_mu_);
+  queue_.push_back(&cmd);
+  while (!cmd.done && queue_.front() != &cmd) cmd.cv.wait(lock);
+  if (cmd.done) return cmd.status;
+
+  // This caller leads: it takes the commands queued behind it, up to the group limit.
+  std::vector<Command*> group;
+  for (Command* c : queue_) {
+    if (!group.empty() && (RunsAlone(c->type) || RunsAlone(group.front()->type))) break;
+    group.push_back(c);
+    if (group.size() >= options_.max_group_commands) break;
+  }
+  lock.unlock();
+  RunGroup(group);
+  MaybeMaintenance();
+  lock.lock();
+  for (Command* c : group) {
+    queue_.pop_front();
+    c->done = true;
+    if (c != &cmd) c->cv.notify_one();
+  }
+  if (!queue_.empty()) queue_.front()->cv.notify_one();
+  return cmd.status;
+}
+
+void EngineImpl::RunGroup(const std::vector<Command*>& group) {
+  Command::Type first = group.front()->type;
+  if (first == Command::Type::kVerify || first == Command::Type::kRebuild) {
+    ApplyVerify(*group.front(), first == Command::Type::kRebuild);
+    return;
+  }
+  std::vector<std::pair<std::string, std::string>> wakes;  // (watcher key, target key)
+  int64_t now = 0;
+  {
+    std::unique_lock lock(state_mu_);
+    if (!sticky_error_.ok()) {
+      for (Command* c : group) {
+        c->status = Status::FailedPrecondition("writes are refused after an earlier failed write (" +
+                                               sticky_error_.message() + "); reopen the engine");
+      }
+      return;
+    }
+    Group g(*store_);
+    g.now = now = clock_->NowMs();
+    Status st;
+    for (Command* c : group) {
+      ApplyCommand(*c, g);
+      if (!c->status.ok() && !c->status.IsInvalidArgument()) {
+        st = c->status;
+        break;
+      }
+    }
+    PruneStats cap;
+    if (st.ok()) st = EnforceRowCap(g, &cap);
+    if (st.ok() && g.batch.Count() > 0) {
+      FlushProjections(g);
+      st = store_->Write(g.batch, options_.durability == Durability::kSync);
+      if (!st.ok()) {
+        spdlog::error("statewatch: durable write failed, refusing further writes: {}",
+                      st.ToString());
+        sticky_error_ = st;
+      }
+    }
+    if (!st.ok()) {
+      for (Command* c : group) {
+        c->status = st;
+        c->records.clear();
+        c->notices.clear();
+      }
+      lock.unlock();
+      Status reload = Load();  // back to the durable state
+      if (!reload.ok()) spdlog::error("statewatch: reload after failure: {}", reload.ToString());
+      return;
+    }
+    std::unordered_set<uint64_t> seen;
+    for (const auto& o : g.fx.opened) {
+      if (!seen.insert(o.watcher.value).second) continue;  // one wake per watcher per group
+      const SessionName* w = NameOf(o.watcher);
+      const SessionName* t = NameOf(o.target);
+      if (!w || !t) continue;
+      auto parsed = ParseSessionKey(w->session_key);
+      if (parsed.ok() && !IsSubagentKey(*parsed)) wakes.push_back({w->session_key, t->session_key});
+    }
+  }
+  for (const auto& [w, t] : wakes) wakes_.Notify(w, t, now);
+}
+
+void EngineImpl::MaybeMaintenance() {
+  int64_t now = clock_->NowMs();
+  bool prune_due;
+  {
+    std::shared_lock lock(state_mu_);
+    if (!sticky_error_.ok()) return;
+    prune_due = now - meta_.last_prune_at >= options_.prune_interval_ms;
+  }
+  if (prune_due) {
+    Command c;
+    c.type = Command::Type::kPrune;
+    RunGroup({&c});
+  }
+  Status st = MaybeCheckpoint();
+  if (!st.ok()) spdlog::warn("statewatch: checkpoint failed: {}", st.ToString());
+}
+
+// ---- applying commands ----------------------------------------------------------------------
+
+void EngineImpl::ApplyCommand(Command& cmd, Group& g) {
+  switch (cmd.type) {
+    case Command::Type::kRecord: ApplyRecord(cmd, g); break;
+    case Command::Type::kWatch: ApplyWatch(cmd, g); break;
+    case Command::Type::kAck: ApplyAck(cmd, g); break;
+    case Command::Type::kReset: ApplyReset(cmd, g); break;
+    case Command::Type::kDelete: ApplyDelete(cmd, g); break;
+    case Command::Type::kSweep: ApplySweep(cmd, g); break;
+    case Command::Type::kPrune: cmd.status = ApplyPrune(cmd, g); break;
+    case Command::Type::kVerify:
+    case Command::Type::kRebuild: break;  // handled by RunGroup
+  }
+}
+
+Sequence EngineImpl::AppendLog(LogRec& rec, Group& g) {
+  rec.sequence = ++meta_.last_sequence;
+  rec.committed_at = g.now;
+  g.batch.Put(Family::kLog, storage::LogKey(rec.sequence), EncodeLog(rec));
+  ++meta_.log_records_since_checkpoint;
+  ApplyLog(rec, state_, &g.fx);
+  return rec.sequence;
+}
+
+void EngineImpl::ApplyRecord(Command& cmd, Group& g) {
+  cmd.records.resize(cmd.events.size());
+  for (std::size_t i = 0; i < cmd.events.size(); ++i) {
+    cmd.status = ApplyOneEvent(cmd.events[i], g, &cmd.records[i]);
+    if (!cmd.status.ok()) return;
+  }
+}
+
+Status EngineImpl::ApplyOneEvent(PreparedEvent& pe, Group& g, RecordResult* out) {
+  const std::string& dk = pe.event.dedupe_key;
+  if (!dk.empty()) {
+    if (auto it = g.new_events.find(dk); it != g.new_events.end()) {
+      *out = RecordResult{it->second, true};
+      return Status::OK();
+    }
+    auto d = store_->Get(Family::kDedupe, storage::DedupeKey(dk));
+    if (!d.ok()) return d.status();
+    if (d->has_value()) {
+      auto rec = DecodeDedupe(**d);
+      if (!rec.ok()) return rec.status();
+      if (!g.removed_rows.count(rec->sequence)) {
+        auto row = store_->Get(Family::kJournal, storage::JournalKey(rec->session, rec->sequence));
+        if (!row.ok()) return row.status();
+        if (row->has_value()) {
+          auto e = DecodeEvent(**row);
+          if (!e.ok()) return e.status();
+          *out = RecordResult{std::move(*e), true};
+          return Status::OK();
+        }
+      }
+    }
+  }
+  SessionRef ref = Intern(pe.session, g);
+  LogRec rec;
+  rec.type = LogRec::Type::kEvent;
+  rec.session = ref;
+  rec.notifying = pe.kind.notifies;
+  rec.seeds_cursor = pe.kind.seeds_cursor;
+  for (const SessionName& w : pe.watchers) rec.refs.push_back(Intern(w, g));
+  rec.actor = pe.actor_session ? FindRef(*pe.actor_session) : SessionRef{};
+  Sequence seq = AppendLog(rec, g);
+
+  pe.event.sequence = seq;
+  g.batch.Put(Family::kJournal, storage::JournalKey(ref, seq), EncodeEvent(pe.event));
+  g.batch.Put(Family::kBySeq, storage::BySeqKey(seq),
+              EncodeRowIndex(RowIndexRec{ref, pe.event.occurred_at_ms, dk}));
+  if (!dk.empty()) {
+    g.batch.Put(Family::kDedupe, storage::DedupeKey(dk), EncodeDedupe(DedupeRec{ref, seq}));
+    g.new_events[dk] = pe.event;
+  }
+  g.new_rows.push_back(Group::NewRow{ref, seq, dk});
+  ++meta_.journal_rows;
+  *out = RecordResult{pe.event, false};
+  return Status::OK();
+}
+
+void EngineImpl::ApplyWatch(Command& cmd, Group& g) {
+  SessionRef w = Intern(cmd.watcher, g);
+  SessionRef t = Intern(cmd.target, g);
+  cmd.watched = true;
+  if (state_.FindCursor(w, t)) return;  // an existing cursor keeps its positions
+  LogRec rec;
+  rec.type = LogRec::Type::kRegister;
+  rec.session = w;
+  rec.target = t;
+  AppendLog(rec, g);
+}
+
+void EngineImpl::ApplyAck(Command& cmd, Group& g) {
+  SessionRef w = FindRef(cmd.watcher);
+  if (!w) return;
+  std::vector<SessionRef> targets;
+  if (cmd.ack_all) {
+    cmd.notices = PendingLocked(w);
+    for (const Notice& n : cmd.notices) targets.push_back(FindRef(n.target));
+  } else {
+    for (const SessionName& t : cmd.targets) {
+      SessionRef ref = FindRef(t);
+      const projections::CursorRec* c = ref ? state_.FindCursor(w, ref) : nullptr;
+      if (c && c->pending()) targets.push_back(ref);
+    }
+  }
+  if (targets.empty()) return;
+  LogRec rec;
+  rec.type = LogRec::Type::kAck;
+  rec.session = w;
+  rec.refs = std::move(targets);
+  AppendLog(rec, g);
+}
+
+void EngineImpl::ApplyReset(Command& cmd, Group& g) {
+  SessionRef w = FindRef(cmd.watcher);
+  if (!w || !state_.TargetsOf(w)) return;
+  LogRec rec;
+  rec.type = LogRec::Type::kReset;
+  rec.session = w;
+  AppendLog(rec, g);
+}
+
+void EngineImpl::ApplyDelete(Command& cmd, Group& g) {
+  SessionRef ref = FindRef(cmd.target);
+  if (!ref) return;
+  // The session's rows: durable ones from the store, and this group's own.
+  std::vector<std::pair<Sequence, std::string>> rows;  // (sequence, dedupe key)
+  auto it = store_->NewIterator(Family::kJournal, storage::JournalPrefix(ref),
+                                storage::JournalPrefix(SessionRef{ref.value + 1}));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    auto e = DecodeEvent(it->value());
+    if (!e.ok()) {
+      cmd.status = e.status();
+      return;
+    }
+    rows.push_back({e->sequence, e->dedupe_key});
+  }
+  if (!it->status().ok()) {
+    cmd.status = it->status();
+    return;
+  }
+  for (const auto& r : g.new_rows) {
+    if (r.session == ref) rows.push_back({r.sequence, r.dedupe_key});
+  }
+  for (const auto& [seq, dk] : rows) {
+    if (!g.removed_rows.insert(seq).second) continue;
+    g.batch.Delete(Family::kJournal, storage::JournalKey(ref, seq));
+    g.batch.Delete(Family::kBySeq, storage::BySeqKey(seq));
+    if (!dk.empty()) {
+      g.batch.Delete(Family::kDedupe, storage::DedupeKey(dk));
+      g.new_events.erase(dk);
+    }
+    --meta_.journal_rows;
+  }
+  bool has_projection = state_.FindHead(ref) || state_.TargetsOf(ref);
+  if (!has_projection) {
+    state_.ForEachCursor([&](projections::CursorId id, const projections::CursorRec&) {
+      if (id.target == ref) has_projection = true;
+    });
+  }
+  g.batch.Delete(Family::kSessions, storage::RegistryKey(ref));
+  if (!has_projection && rows.empty()) return;
+  LogRec rec;
+  rec.type = LogRec::Type::kDelete;
+  rec.session = ref;
+  AppendLog(rec, g);
+}
+
+void EngineImpl::ApplySweep(Command& cmd, Group& g) {
+  if (state_.SweepWouldChange()) {
+    LogRec rec;
+    rec.type = LogRec::Type::kSweep;
+    AppendLog(rec, g);
+  }
+  // Every pending notice is re-announced (wakes), whether or not the sweep moved it.
+  state_.ForEachCursor([&](projections::CursorId id, const projections::CursorRec& c) {
+    if (c.pending()) g.fx.opened.push_back(projections::OpenedNotice{id.watcher, id.target});
+  });
+  cmd.count = state_.pending_count();
+}
+
+void EngineImpl::FlushProjections(Group& g) {
+  std::unordered_set<uint64_t> heads;
+  for (SessionRef s : g.fx.heads) {
+    if (!heads.insert(s.value).second) continue;
+    if (const projections::HeadState* h = state_.FindHead(s)) {
+      g.batch.Put(Family::kHeads, storage::HeadKey(s), EncodeHead(*h));
+    } else {
+      g.batch.Delete(Family::kHeads, storage::HeadKey(s));
+    }
+  }
+  std::set<std::pair<uint64_t, uint64_t>> cursors;
+  for (const projections::CursorId& id : g.fx.cursors) {
+    if (!cursors.insert({id.watcher.value, id.target.value}).second) continue;
+    std::string key = storage::CursorKey(id.watcher, id.target);
+    if (const projections::CursorRec* c = state_.FindCursor(id.watcher, id.target)) {
+      g.batch.Put(Family::kCursors, key, EncodeCursor(*c));
+    } else {
+      g.batch.Delete(Family::kCursors, key);
+    }
+  }
+  g.batch.Put(Family::kMeta, storage::MetaKey(), EncodeMeta(meta_));
+}
+
+// ---- public write methods -------------------------------------------------------------------
+
+Result<RecordResult> EngineImpl::Record(const EventInput& input) {
+  auto r = RecordMany({input});
+  if (!r.ok()) return r.status();
+  return std::move(r->front());
+}
+
+Result<std::vector<RecordResult>> EngineImpl::RecordMany(const std::vector<EventInput>& inputs) {
+  Command cmd;
+  cmd.type = Command::Type::kRecord;
+  int64_t now = clock_->NowMs();
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    auto pe = PrepareEvent(inputs[i], kinds_, now, options_.summary_max_bytes);
+    if (!pe.ok()) {
+      if (inputs.size() == 1) return pe.status();
+      return Status::InvalidArgument("events[" + std::to_string(i) + "]: " +
+                                     pe.status().message());
+    }
+    cmd.events.push_back(std::move(*pe));
+  }
+  if (cmd.events.empty()) return std::vector<RecordResult>();
+  SW_RETURN_IF_ERROR(Execute(cmd));
+  return std::move(cmd.records);
+}
+
+Result<bool> EngineImpl::Watch(const std::string& watcher_key, const SessionName& target) {
+  auto w = ParseWatcherKey(watcher_key);
+  if (!w.ok() || !*w) return false;  // malformed or bare watcher: refused
+  auto t = ParseSessionKey(target.session_key);
+  if (!t.ok() || !t->agent_scoped) return false;
+  auto resolved = ResolveSession(target.session_key, target.agent_id);
+  if (!resolved.ok() || *resolved == **w) return false;
+  Command cmd;
+  cmd.type = Command::Type::kWatch;
+  cmd.watcher = **w;
+  cmd.target = *resolved;
+  SW_RETURN_IF_ERROR(Execute(cmd));
+  return cmd.watched;
+}
+
+Result<std::vector<Notice>> EngineImpl::Drain(const std::string& watcher_key) {
+  auto w = ParseWatcherKey(watcher_key);
+  if (!w.ok()) return w.status();
+  if (!*w) return std::vector<Notice>();
+  Command cmd;
+  cmd.type = Command::Type::kAck;
+  cmd.watcher = **w;
+  cmd.ack_all = true;
+  SW_RETURN_IF_ERROR(Execute(cmd));
+  return std::move(cmd.notices);
+}
+
+Status EngineImpl::Acknowledge(const std::string& watcher_key,
+                               const std::vector<SessionName>& targets) {
+  auto w = ParseWatcherKey(watcher_key);
+  if (!w.ok()) return w.status();
+  if (!*w) return Status::OK();
+  Command cmd;
+  cmd.type = Command::Type::kAck;
+  cmd.watcher = **w;
+  for (const SessionName& t : targets) {
+    auto resolved = ResolveSession(t.session_key, t.agent_id);
+    if (!resolved.ok()) return resolved.status();
+    cmd.targets.push_back(*resolved);
+  }
+  return Execute(cmd);
+}
+
+Status EngineImpl::ResetWatcher(const std::string& watcher_key) {
+  auto w = ParseWatcherKey(watcher_key);
+  if (!w.ok()) return w.status();
+  if (!*w) return Status::OK();
+  Command cmd;
+  cmd.type = Command::Type::kReset;
+  cmd.watcher = **w;
+  return Execute(cmd);
+}
+
+Status EngineImpl::DeleteSession(const SessionName& session) {
+  auto resolved = ResolveSession(session.session_key, session.agent_id);
+  if (!resolved.ok()) return resolved.status();
+  Command cmd;
+  cmd.type = Command::Type::kDelete;
+  cmd.target = *resolved;
+  return Execute(cmd);
+}
+
+Result<uint64_t> EngineImpl::Sweep() {
+  Command cmd;
+  cmd.type = Command::Type::kSweep;
+  SW_RETURN_IF_ERROR(Execute(cmd));
+  return cmd.count;
+}
+
+Status EngineImpl::Start() {
+  auto swept = Sweep();
+  return swept.status();
+}
+
+Result<PruneStats> EngineImpl::Prune() {
+  Command cmd;
+  cmd.type = Command::Type::kPrune;
+  SW_RETURN_IF_ERROR(Execute(cmd));
+  return cmd.prune;
+}
+
+Result<VerifyReport> EngineImpl::Verify() {
+  Command cmd;
+  cmd.type = Command::Type::kVerify;
+  SW_RETURN_IF_ERROR(Execute(cmd));
+  return std::move(cmd.verify);
+}
+
+Result<VerifyReport> EngineImpl::Rebuild() {
+  Command cmd;
+  cmd.type = Command::Type::kRebuild;
+  SW_RETURN_IF_ERROR(Execute(cmd));
+  return std::move(cmd.verify);
+}
+
+}  // namespace statewatch::engine

@@ -1,0 +1,275 @@
+// EngineImpl: opening, loading the projections into memory, and the read paths.
+#include "engine/engine_impl.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "statewatch/session_key.h"
+#include "storage/key_codec.h"
+
+namespace statewatch::engine {
+
+using storage::Family;
+
+namespace {
+
+std::string NameIndexKey(const SessionName& n) {
+  std::string k = n.agent_id;
+  k.push_back('\0');
+  k.append(n.session_key);
+  return k;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Engine>> OpenEngineWithHooks(const EngineOptions& options,
+                                                    const std::string& path,
+                                                    const EngineTestHooks& hooks) {
+  storage::StoreOptions so;
+  so.create_if_missing = options.create_if_missing;
+  so.block_cache_bytes = options.block_cache_bytes;
+  so.write_buffer_bytes = options.write_buffer_bytes;
+  so.faults = hooks.faults;
+  auto store = storage::Store::Open(path, so);
+  if (!store.ok()) return store.status();
+  auto engine = std::make_unique<EngineImpl>(options, std::move(*store));
+  SW_RETURN_IF_ERROR(engine->Load());
+  if (options.prune_on_open) {
+    auto pruned = engine->Prune();
+    if (!pruned.ok()) return pruned.status();
+  }
+  return std::unique_ptr<Engine>(std::move(engine));
+}
+
+EngineImpl::EngineImpl(const EngineOptions& options, std::unique_ptr<storage::Store> store)
+    : options_(options),
+      clock_(options.clock ? options.clock : NewSystemClock()),
+      store_(std::move(store)),
+      kinds_(options.kinds),
+      wakes_(options.wake_window_ms) {}
+
+EngineImpl::~EngineImpl() = default;
+
+Status EngineImpl::LoadProjections(projections::ProjectionState& state, Family family) const {
+  auto it = store_->NewIterator(family);
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    std::string_view k = it->key();
+    if (auto ref = storage::ParseSessionKeyed(storage::kHeadTag, k)) {
+      auto h = DecodeHead(it->value());
+      if (!h.ok()) return h.status();
+      state.LoadHead(*ref, *h);
+    } else if (auto ck = storage::ParseCursorKey(k)) {
+      auto c = DecodeCursor(it->value());
+      if (!c.ok()) return c.status();
+      state.LoadCursor(projections::CursorId{ck->watcher, ck->target}, *c);
+    }
+  }
+  return it->status();
+}
+
+Status EngineImpl::Load() {
+  std::unique_lock lock(state_mu_);
+  auto meta = store_->Get(Family::kMeta, storage::MetaKey());
+  if (!meta.ok()) return meta.status();
+  meta_ = MetaRec{};
+  if (meta->has_value()) {
+    auto m = DecodeMeta(**meta);
+    if (!m.ok()) return m.status();
+    meta_ = *m;
+  }
+  refs_by_name_.clear();
+  names_by_ref_.clear();
+  auto it = store_->NewIterator(Family::kRefs, std::string(1, storage::kRefTag),
+                                std::string(1, storage::kRefTag + 1));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    auto ref = storage::ParseSessionKeyed(storage::kRefTag, it->key());
+    auto name = DecodeSessionName(it->value());
+    if (!ref || !name.ok()) return Status::Corruption("bad refs entry");
+    refs_by_name_[NameIndexKey(*name)] = *ref;
+    names_by_ref_[ref->value] = *name;
+  }
+  SW_RETURN_IF_ERROR(it->status());
+  state_.Clear();
+  SW_RETURN_IF_ERROR(LoadProjections(state_, Family::kHeads));
+  SW_RETURN_IF_ERROR(LoadProjections(state_, Family::kCursors));
+  by_seq_hint_ = 0;
+  return Status::OK();
+}
+
+SessionRef EngineImpl::FindRef(const SessionName& name) const {
+  auto it = refs_by_name_.find(NameIndexKey(name));
+  return it == refs_by_name_.end() ? SessionRef{} : it->second;
+}
+
+const SessionName* EngineImpl::NameOf(SessionRef ref) const {
+  auto it = names_by_ref_.find(ref.value);
+  return it == names_by_ref_.end() ? nullptr : &it->second;
+}
+
+SessionRef EngineImpl::Intern(const SessionName& name, Group& g) {
+  std::string k = NameIndexKey(name);
+  auto it = refs_by_name_.find(k);
+  if (it != refs_by_name_.end()) return it->second;
+  SessionRef ref{++meta_.last_ref};
+  refs_by_name_.emplace(std::move(k), ref);
+  names_by_ref_[ref.value] = name;
+  std::string raw_ref;
+  storage::PutFixed64BE(&raw_ref, ref.value);
+  g.batch.Put(Family::kRefs, storage::NameKey(name.agent_id, name.session_key), raw_ref);
+  g.batch.Put(Family::kRefs, storage::RefKey(ref), EncodeSessionName(name));
+  g.names_changed = true;
+  return ref;
+}
+
+// ---- reads ----------------------------------------------------------------------------------
+
+Result<Sequence> EngineImpl::StateVersion(const SessionName& session) const {
+  auto v = StateVersions({session});
+  if (!v.ok()) return v.status();
+  return v->front();
+}
+
+Result<std::vector<Sequence>> EngineImpl::StateVersions(
+    const std::vector<SessionName>& sessions) const {
+  std::vector<Sequence> out;
+  out.reserve(sessions.size());
+  std::shared_lock lock(state_mu_);
+  for (const SessionName& s : sessions) {
+    const projections::HeadState* h = state_.FindHead(FindRef(CanonicalSession(s)));
+    out.push_back(h ? h->head : 0);
+  }
+  return out;
+}
+
+Result<ChangesPage> EngineImpl::ChangesSince(const SessionName& session, Sequence after,
+                                             int limit) const {
+  limit = std::clamp(limit, 1, 200);
+  ChangesPage page;
+  SessionRef ref;
+  Sequence watermark = 0;
+  {
+    std::shared_lock lock(state_mu_);
+    ref = FindRef(CanonicalSession(session));
+    if (const projections::HeadState* h = state_.FindHead(ref)) {
+      page.state_version = h->head;
+      watermark = h->watermark;
+    }
+  }
+  page.history_gap = after < watermark;
+  if (!ref) return page;
+  // The head was read first: rows committed after it (sequence > head) are left out so the
+  // page never runs ahead of the stateVersion it reports.
+  auto it = store_->NewIterator(Family::kJournal, storage::JournalKey(ref, 0),
+                                storage::JournalKey(ref, page.state_version + 1));
+  it->SeekToFirst();
+  if (it->Valid()) {
+    page.earliest_available_sequence = storage::ParseJournalKey(it->key())->sequence;
+  } else if (page.state_version > 0) {
+    page.earliest_available_sequence = page.state_version + 1;
+  }
+  if (after == UINT64_MAX) return page;
+  for (it->Seek(storage::JournalKey(ref, after + 1)); it->Valid(); it->Next()) {
+    if (page.events.size() == static_cast<std::size_t>(limit)) {
+      page.truncated = true;
+      break;
+    }
+    auto e = DecodeEvent(it->value());
+    if (!e.ok()) return e.status();
+    page.events.push_back(std::move(*e));
+  }
+  SW_RETURN_IF_ERROR(it->status());
+  return page;
+}
+
+Notice EngineImpl::MakeNotice(const SessionName& watcher, SessionRef target,
+                              Sequence since) const {
+  Notice n;
+  n.watcher_key = watcher.session_key;
+  if (const SessionName* t = NameOf(target)) n.target = *t;
+  n.since = since;
+  n.context_key = EncodeContextKey(n.target.session_key);
+  n.text = NoticeText(n.target.session_key, since);
+  return n;
+}
+
+std::vector<Notice> EngineImpl::PendingLocked(SessionRef watcher) const {
+  std::vector<std::pair<Sequence, SessionRef>> pending;
+  if (const auto* targets = state_.TargetsOf(watcher)) {
+    for (SessionRef t : *targets) {
+      const projections::CursorRec* c = state_.FindCursor(watcher, t);
+      if (c && c->pending()) pending.push_back({c->notified, t});
+    }
+  }
+  std::sort(pending.begin(), pending.end());
+  std::vector<Notice> out;
+  const SessionName* w = NameOf(watcher);
+  for (const auto& [n, t] : pending) {
+    const projections::CursorRec* c = state_.FindCursor(watcher, t);
+    out.push_back(MakeNotice(*w, t, c->last_seen));
+  }
+  return out;
+}
+
+Result<std::vector<Notice>> EngineImpl::PendingNotices(const std::string& watcher_key) const {
+  auto w = ParseWatcherKey(watcher_key);
+  if (!w.ok()) return w.status();
+  if (!*w) return std::vector<Notice>();  // bare keys never hold cursors
+  std::shared_lock lock(state_mu_);
+  SessionRef ref = FindRef(**w);
+  if (!ref) return std::vector<Notice>();
+  return PendingLocked(ref);
+}
+
+Result<std::optional<CursorState>> EngineImpl::Cursor(const std::string& watcher_key,
+                                                      const SessionName& target) const {
+  auto w = ParseWatcherKey(watcher_key);
+  if (!w.ok()) return w.status();
+  if (!*w) return std::optional<CursorState>();
+  std::shared_lock lock(state_mu_);
+  SessionRef wr = FindRef(**w), tr = FindRef(CanonicalSession(target));
+  const projections::CursorRec* c = wr && tr ? state_.FindCursor(wr, tr) : nullptr;
+  if (!c) return std::optional<CursorState>();
+  return std::optional<CursorState>(CursorState{c->last_seen, c->notified,
+                                                state_.EffectiveMaterial(*c, wr, tr),
+                                                state_.EffectiveUpdatedAt(*c, wr, tr)});
+}
+
+Result<EngineStats> EngineImpl::Stats() const {
+  EngineStats s;
+  {
+    std::shared_lock lock(state_mu_);
+    s.journal_rows = meta_.journal_rows;
+    s.sessions = state_.head_count();
+    s.cursors = state_.cursor_count();
+    s.pending_notices = state_.pending_count();
+    s.last_sequence = meta_.last_sequence;
+    s.log_records_since_checkpoint = meta_.log_records_since_checkpoint;
+  }
+  s.bytes_on_disk = store_->BytesOnDisk();
+  return s;
+}
+
+// ---- wakes ----------------------------------------------------------------------------------
+
+uint64_t EngineImpl::SubscribeWakes(WakeCallback callback, std::string watcher_key) {
+  if (!watcher_key.empty()) {
+    auto w = ParseWatcherKey(watcher_key);
+    if (w.ok() && *w) watcher_key = (*w)->session_key;
+  }
+  return wakes_.Subscribe(std::move(callback), std::move(watcher_key));
+}
+void EngineImpl::UnsubscribeWakes(uint64_t id) { wakes_.Unsubscribe(id); }
+void EngineImpl::RunDueWakes() { wakes_.RunDue(clock_->NowMs()); }
+std::optional<int64_t> EngineImpl::NextWakeDueMs() const { return wakes_.NextDue(); }
+
+}  // namespace statewatch::engine
+
+namespace statewatch {
+
+Result<std::unique_ptr<Engine>> Engine::Open(const EngineOptions& options,
+                                             const std::string& path) {
+  return engine::OpenEngineWithHooks(options, path, engine::EngineTestHooks{});
+}
+
+}  // namespace statewatch

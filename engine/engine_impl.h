@@ -1,0 +1,180 @@
+// EngineImpl: the Engine behind include/statewatch/engine.h.
+//
+// Write path (architecture.md §3). Every mutation is a Command. Callers queue their
+// commands; the caller at the front of the queue becomes the leader, takes up to
+// max_group_commands queued commands (group commit), applies them one after another to the
+// in-memory projections through the folds, gathers every change in one storage::Batch and
+// writes it once (fsync under Durability::kSync). Then each caller learns its result, and
+// the wakes of the notices that opened are published — never before the batch is durable.
+//
+// The leader holds state_mu_ exclusively from the first fold until the batch is durable, so
+// readers (which take it shared) only ever see durable state; they wait at most for one
+// group commit. On a failed write the in-memory state is reloaded from the store and every
+// later write fails (sticky error); reads go on.
+//
+// Files: engine_impl.cc (open, load, reads), commit.cc (commands and group commit),
+// retention.cc (pruning), verify.cc (checkpoint, verify, rebuild).
+#ifndef STATEWATCH_ENGINE_ENGINE_IMPL_H_
+#define STATEWATCH_ENGINE_ENGINE_IMPL_H_
+
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "engine/event_validation.h"
+#include "engine/records.h"
+#include "engine/wake_scheduler.h"
+#include "projections/projection_state.h"
+#include "statewatch/engine.h"
+#include "storage/store.h"
+
+namespace statewatch::engine {
+
+// Test-only hooks for Open.
+struct EngineTestHooks {
+  std::shared_ptr<storage::FaultInjector> faults;
+};
+Result<std::unique_ptr<Engine>> OpenEngineWithHooks(const EngineOptions& options,
+                                                    const std::string& path,
+                                                    const EngineTestHooks& hooks);
+
+// One queued mutation and, once done, its result.
+struct Command {
+  enum class Type { kRecord, kWatch, kAck, kReset, kDelete, kPrune, kSweep, kVerify, kRebuild };
+  Type type = Type::kRecord;
+  // inputs
+  std::vector<PreparedEvent> events;    // kRecord
+  SessionName watcher;                  // kWatch, kAck, kReset
+  SessionName target;                   // kWatch, kDelete
+  std::vector<SessionName> targets;     // kAck (ignored when ack_all)
+  bool ack_all = false;                 // kAck: drain every pending notice
+  // outputs
+  Status status;
+  std::vector<RecordResult> records;
+  bool watched = false;
+  std::vector<Notice> notices;
+  PruneStats prune;
+  uint64_t count = 0;
+  VerifyReport verify;
+  // queue bookkeeping
+  bool done = false;
+  std::condition_variable cv;
+};
+
+class EngineImpl final : public Engine {
+ public:
+  EngineImpl(const EngineOptions& options, std::unique_ptr<storage::Store> store);
+  ~EngineImpl() override;
+
+  Status Load();  // reads meta, names, projections into memory
+
+  Status Start() override;
+  Result<RecordResult> Record(const EventInput& input) override;
+  Result<std::vector<RecordResult>> RecordMany(const std::vector<EventInput>& inputs) override;
+  Result<Sequence> StateVersion(const SessionName& session) const override;
+  Result<std::vector<Sequence>> StateVersions(
+      const std::vector<SessionName>& sessions) const override;
+  Result<ChangesPage> ChangesSince(const SessionName& session, Sequence after,
+                                   int limit) const override;
+  Status DeleteSession(const SessionName& session) override;
+  Result<bool> Watch(const std::string& watcher_key, const SessionName& target) override;
+  Result<std::vector<Notice>> PendingNotices(const std::string& watcher_key) const override;
+  Result<std::vector<Notice>> Drain(const std::string& watcher_key) override;
+  Status Acknowledge(const std::string& watcher_key,
+                     const std::vector<SessionName>& targets) override;
+  Result<std::optional<CursorState>> Cursor(const std::string& watcher_key,
+                                            const SessionName& target) const override;
+  Status ResetWatcher(const std::string& watcher_key) override;
+  Result<uint64_t> Sweep() override;
+  uint64_t SubscribeWakes(WakeCallback callback, std::string watcher_key) override;
+  void UnsubscribeWakes(uint64_t id) override;
+  void RunDueWakes() override;
+  std::optional<int64_t> NextWakeDueMs() const override;
+  Result<PruneStats> Prune() override;
+  Result<VerifyReport> Verify() override;
+  Result<VerifyReport> Rebuild() override;
+  Result<EngineStats> Stats() const override;
+  const Clock& clock() const override { return *clock_; }
+
+ private:
+  // The batch being built by the leader for one commit group.
+  struct Group {
+    explicit Group(const storage::Store& store) : batch(store) {}
+    storage::Batch batch;
+    int64_t now = 0;
+    projections::FoldEffects fx;
+    std::unordered_map<std::string, DedupeRec> new_dedupe;  // dedupe keys added this group
+    std::unordered_map<std::string, Event> new_events;      // by dedupe key, for replies
+    struct NewRow { SessionRef session; Sequence sequence; std::string dedupe_key; };
+    std::vector<NewRow> new_rows;       // journal rows added this group
+    std::set<Sequence> removed_rows;    // journal rows deleted this group
+    bool names_changed = false;
+  };
+
+  // ---- commit.cc ----
+  Status Execute(Command& cmd);
+  void RunGroup(const std::vector<Command*>& group);
+  void ApplyCommand(Command& cmd, Group& g);
+  void ApplyRecord(Command& cmd, Group& g);
+  Status ApplyOneEvent(PreparedEvent& pe, Group& g, RecordResult* out);
+  void ApplyWatch(Command& cmd, Group& g);
+  void ApplyAck(Command& cmd, Group& g);
+  void ApplyReset(Command& cmd, Group& g);
+  void ApplyDelete(Command& cmd, Group& g);
+  void ApplySweep(Command& cmd, Group& g);
+  // Appends a log record (assigning it the next sequence) and folds it.
+  Sequence AppendLog(LogRec& rec, Group& g);
+  void FlushProjections(Group& g);
+  void PublishWakes(const std::vector<projections::OpenedNotice>& opened, int64_t now);
+  SessionRef Intern(const SessionName& name, Group& g);
+  SessionRef FindRef(const SessionName& name) const;
+  const SessionName* NameOf(SessionRef ref) const;
+  Notice MakeNotice(const SessionName& watcher, SessionRef target, Sequence since) const;
+  std::vector<Notice> PendingLocked(SessionRef watcher) const;
+  void MaybeMaintenance();
+
+  // ---- retention.cc ----
+  // Row cap inside a commit group: deletes the oldest durable rows past max_rows.
+  Status EnforceRowCap(Group& g, PruneStats* stats);
+  // Full pass: age, row cap, idle cursors.
+  Status ApplyPrune(Command& cmd, Group& g);
+  Status DeleteRows(const std::vector<std::pair<Sequence, RowIndexRec>>& rows, Group& g,
+                    PruneStats* stats, int64_t cursor_cutoff);
+
+  // ---- verify.cc ----
+  Status MaybeCheckpoint();
+  Result<projections::ProjectionState> RebuildFromLog(VerifyReport* report) const;
+  void ApplyVerify(Command& cmd, bool replace);
+
+  Status LoadProjections(projections::ProjectionState& state, storage::Family family) const;
+
+  EngineOptions options_;
+  std::shared_ptr<Clock> clock_;
+  std::unique_ptr<storage::Store> store_;
+  KindTable kinds_;
+  WakeScheduler wakes_;
+
+  // Guarded by state_mu_ (shared for readers, exclusive for the leader).
+  mutable std::shared_mutex state_mu_;
+  projections::ProjectionState state_;
+  MetaRec meta_;
+  std::unordered_map<std::string, SessionRef> refs_by_name_;  // agent \0 key -> ref
+  std::unordered_map<uint64_t, SessionName> names_by_ref_;
+  Sequence by_seq_hint_ = 0;  // every by_seq entry below this is known deleted
+  Status sticky_error_;
+
+  // The commit queue.
+  std::mutex queue_mu_;
+  std::deque<Command*> queue_;
+};
+
+}  // namespace statewatch::engine
+
+#endif  // STATEWATCH_ENGINE_ENGINE_IMPL_H_

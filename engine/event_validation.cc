@@ -1,0 +1,139 @@
+#include "engine/event_validation.h"
+
+#include <algorithm>
+#include <boost/json.hpp>
+
+#include "statewatch/session_key.h"
+
+namespace statewatch::engine {
+
+KindTable::KindTable(const std::vector<KindSpec>& kinds) {
+  for (const KindSpec& k : kinds) by_name_[k.name] = k;
+}
+
+const KindSpec* KindTable::Find(const std::string& name) const {
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? nullptr : &it->second;
+}
+
+namespace {
+
+std::string Quote(const std::string& s) {
+  std::string shown = s.size() > 80 ? s.substr(0, 80) + "..." : s;
+  return "\"" + shown + "\"";
+}
+
+Status CheckText(const char* field, const std::string& value, std::size_t max_bytes) {
+  if (!IsValidUtf8(value)) return Status::InvalidArgument(std::string(field) + " is not valid UTF-8");
+  if (value.size() > max_bytes) {
+    return Status::InvalidArgument(std::string(field) + " is longer than " +
+                                   std::to_string(max_bytes) + " bytes (got " +
+                                   std::to_string(value.size()) + ")");
+  }
+  return Status::OK();
+}
+
+// Keeps a JSON object (re-serialised compactly), drops any other JSON value, refuses text
+// that is not JSON at all.
+Result<std::string> NormalizePayload(const std::string& text) {
+  if (text.empty()) return std::string();
+  if (text.size() > kMaxPayloadBytes) {
+    return Status::InvalidArgument("payload is larger than " + std::to_string(kMaxPayloadBytes) +
+                                   " bytes (got " + std::to_string(text.size()) + ")");
+  }
+  boost::system::error_code ec;
+  boost::json::value v = boost::json::parse(text, ec);
+  if (ec) return Status::InvalidArgument("payload is not valid JSON (got " + Quote(text) + ")");
+  if (!v.is_object()) return std::string();  // semantics §2.1: non-objects are dropped
+  return boost::json::serialize(v);
+}
+
+Status PrepareFields(const EventInput& in, PreparedEvent& out) {
+  SW_RETURN_IF_ERROR(CheckText("sessionKey", in.session_key, kMaxKeyBytes));
+  SW_RETURN_IF_ERROR(CheckText("sessionId", in.session_id, kMaxIdBytes));
+  SW_RETURN_IF_ERROR(CheckText("actorId", in.actor_id, kMaxKeyBytes));
+  SW_RETURN_IF_ERROR(CheckText("runId", in.run_id, kMaxIdBytes));
+  SW_RETURN_IF_ERROR(CheckText("dedupeKey", in.dedupe_key, kMaxKeyBytes));
+  SW_RETURN_IF_ERROR(CheckText("summary", in.summary, 1 << 20));
+  Result<SessionName> session = ResolveSession(in.session_key, in.agent_id);
+  if (!session.ok()) return session.status();
+  out.session = *session;
+  return Status::OK();
+}
+
+}  // namespace
+
+std::string FoldSummary(const std::string& s, std::size_t max_bytes) {
+  std::string out;
+  out.reserve(std::min(s.size(), max_bytes));
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c == '\r' && i + 1 < s.size() && s[i + 1] == '\n') continue;  // CRLF -> one space
+    out.push_back(c < 0x20 || c == 0x7f ? ' ' : static_cast<char>(c));
+  }
+  if (out.size() <= max_bytes) return out;
+  std::size_t cut = max_bytes;
+  // Step back over continuation bytes so no UTF-8 sequence is split.
+  while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xc0) == 0x80) --cut;
+  out.resize(cut);
+  return out;
+}
+
+SessionName CanonicalSession(const SessionName& s) {
+  auto r = ResolveSession(s.session_key, s.agent_id);
+  return r.ok() ? *r : s;
+}
+
+Result<std::optional<SessionName>> ParseWatcherKey(const std::string& key) {
+  Result<ParsedKey> parsed = ParseSessionKey(key);
+  if (!parsed.ok()) {
+    return Status::InvalidArgument("watcher " + Quote(key) + " is malformed: " +
+                                   parsed.status().message());
+  }
+  if (!parsed->agent_scoped) return std::optional<SessionName>();
+  return std::optional<SessionName>(SessionName{parsed->agent_id, parsed->canonical});
+}
+
+Result<PreparedEvent> PrepareEvent(const EventInput& in, const KindTable& kinds, int64_t now_ms,
+                                   std::size_t summary_max_bytes) {
+  PreparedEvent out;
+  SW_RETURN_IF_ERROR(PrepareFields(in, out));
+  const KindSpec* kind = kinds.Find(in.kind);
+  if (!kind) return Status::InvalidArgument("unknown kind " + Quote(in.kind));
+  out.kind = *kind;
+  Result<std::string> payload = NormalizePayload(in.payload_json);
+  if (!payload.ok()) return payload.status();
+
+  Event& e = out.event;
+  e.session_key = out.session.session_key;
+  e.agent_id = out.session.agent_id;
+  e.session_id = in.session_id;
+  e.kind = in.kind;
+  e.actor_type = in.actor_type;
+  e.actor_id = in.actor_id;
+  e.run_id = in.run_id;
+  int64_t at = in.occurred_at_ms.value_or(now_ms);
+  e.occurred_at_ms = std::clamp(at, now_ms - kClampWindowMs, now_ms);
+  e.summary = FoldSummary(in.summary, summary_max_bytes);
+  e.payload_json = std::move(*payload);
+  e.dedupe_key = in.dedupe_key;
+
+  if (!in.actor_id.empty()) {
+    Result<ParsedKey> actor = ParseSessionKey(in.actor_id);
+    if (actor.ok() && actor->agent_scoped) {
+      out.actor_session = SessionName{actor->agent_id, actor->canonical};
+      e.actor_id = actor->canonical;
+    }
+  }
+  for (const std::string& w : in.watchers) {
+    auto parsed = ParseWatcherKey(w);
+    if (!parsed.ok()) return parsed.status();
+    if (!*parsed || **parsed == out.session) continue;  // bare keys and the target itself
+    if (std::find(out.watchers.begin(), out.watchers.end(), **parsed) == out.watchers.end()) {
+      out.watchers.push_back(**parsed);
+    }
+  }
+  return out;
+}
+
+}  // namespace statewatch::engine

@@ -1,0 +1,60 @@
+// Event validation: turns a producer's EventInput into a normalised, checked event
+// (semantics.md §2.1) before it reaches the sequencer, so bad input never changes anything.
+//
+// Thread-safe: pure functions.
+#ifndef STATEWATCH_ENGINE_EVENT_VALIDATION_H_
+#define STATEWATCH_ENGINE_EVENT_VALIDATION_H_
+
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "statewatch/options.h"
+#include "statewatch/status.h"
+#include "statewatch/types.h"
+
+namespace statewatch::engine {
+
+// The kind table as a lookup.
+class KindTable {
+ public:
+  explicit KindTable(const std::vector<KindSpec>& kinds);
+  const KindSpec* Find(const std::string& name) const;
+
+ private:
+  std::unordered_map<std::string, KindSpec> by_name_;
+};
+
+struct PreparedEvent {
+  Event event;          // normalised; sequence still 0
+  SessionName session;  // the journal identity
+  KindSpec kind;
+  std::optional<SessionName> actor_session;  // when actorId is an agent-scoped key
+  std::vector<SessionName> watchers;         // agent-scoped, canonical, de-duplicated
+};
+
+inline constexpr int64_t kClampWindowMs = 24LL * 3600 * 1000;
+inline constexpr std::size_t kMaxKeyBytes = 1024;
+inline constexpr std::size_t kMaxIdBytes = 512;
+inline constexpr std::size_t kMaxPayloadBytes = 16 * 1024;
+
+// Validates and normalises `in` at time `now_ms`. InvalidArgument names the field and value.
+Result<PreparedEvent> PrepareEvent(const EventInput& in, const KindTable& kinds, int64_t now_ms,
+                                   std::size_t summary_max_bytes);
+
+// Folds `s` to one line (CR/LF and other control characters become spaces) and caps it to
+// `max_bytes` without splitting a UTF-8 sequence. REQUIRES: s is valid UTF-8.
+std::string FoldSummary(const std::string& s, std::size_t max_bytes);
+
+// Parses a watcher key: the canonical agent-scoped key, nullopt for a bare key, an error for a
+// malformed one.
+Result<std::optional<SessionName>> ParseWatcherKey(const std::string& key);
+
+// The journal identity in canonical form; names that do not resolve pass through unchanged
+// (they then simply match nothing).
+SessionName CanonicalSession(const SessionName& s);
+
+}  // namespace statewatch::engine
+
+#endif  // STATEWATCH_ENGINE_EVENT_VALIDATION_H_

@@ -1,0 +1,326 @@
+#include "engine/records.h"
+
+#include "schema/statewatch_generated.h"
+
+namespace statewatch::engine {
+
+namespace fb = statewatch::schema;
+
+namespace {
+
+template <typename T>
+Result<const T*> Verified(std::string_view bytes, const char* what) {
+  flatbuffers::Verifier v(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+  if (!v.VerifyBuffer<T>(nullptr)) {
+    return Status::Corruption(std::string(what) + " record failed verification (" +
+                              std::to_string(bytes.size()) + " bytes)");
+  }
+  return flatbuffers::GetRoot<T>(bytes.data());
+}
+
+std::string Str(const flatbuffers::String* s) { return s ? s->str() : std::string(); }
+
+std::string Finish(flatbuffers::FlatBufferBuilder& b) {
+  return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
+}
+
+// Optional strings are omitted from the buffer when empty.
+flatbuffers::Offset<flatbuffers::String> OptStr(flatbuffers::FlatBufferBuilder& b,
+                                                const std::string& s) {
+  return s.empty() ? 0 : b.CreateString(s);
+}
+
+}  // namespace
+
+std::string EncodeEvent(const Event& e) {
+  flatbuffers::FlatBufferBuilder b(256 + e.summary.size() + e.payload_json.size());
+  auto key = b.CreateString(e.session_key);
+  auto agent = b.CreateString(e.agent_id);
+  auto sid = OptStr(b, e.session_id);
+  auto kind = b.CreateString(e.kind);
+  auto actor = OptStr(b, e.actor_id);
+  auto run = OptStr(b, e.run_id);
+  auto summary = b.CreateString(e.summary);
+  auto payload = OptStr(b, e.payload_json);
+  auto dedupe = OptStr(b, e.dedupe_key);
+  fb::EventBuilder eb(b);
+  eb.add_sequence(e.sequence);
+  eb.add_session_key(key);
+  eb.add_agent_id(agent);
+  eb.add_session_id(sid);
+  eb.add_kind(kind);
+  eb.add_actor_type(static_cast<fb::ActorType>(e.actor_type));
+  eb.add_actor_id(actor);
+  eb.add_run_id(run);
+  eb.add_occurred_at(e.occurred_at_ms);
+  eb.add_summary(summary);
+  eb.add_payload_json(payload);
+  eb.add_dedupe_key(dedupe);
+  b.Finish(eb.Finish());
+  return Finish(b);
+}
+
+Result<Event> DecodeEvent(std::string_view bytes) {
+  auto r = Verified<fb::Event>(bytes, "event");
+  if (!r.ok()) return r.status();
+  const fb::Event* f = *r;
+  Event e;
+  e.sequence = f->sequence();
+  e.session_key = Str(f->session_key());
+  e.agent_id = Str(f->agent_id());
+  e.session_id = Str(f->session_id());
+  e.kind = Str(f->kind());
+  int at = static_cast<int>(f->actor_type());
+  e.actor_type = at >= 0 && at <= 2 ? static_cast<ActorType>(at) : ActorType::kSystem;
+  e.actor_id = Str(f->actor_id());
+  e.run_id = Str(f->run_id());
+  e.occurred_at_ms = f->occurred_at();
+  e.summary = Str(f->summary());
+  e.payload_json = Str(f->payload_json());
+  e.dedupe_key = Str(f->dedupe_key());
+  return e;
+}
+
+std::string EncodeHead(const projections::HeadState& h) {
+  flatbuffers::FlatBufferBuilder b(96);
+  b.Finish(fb::CreateHead(b, h.head, h.watermark, h.updated_at, h.material_latest,
+                          h.material_latest_actor, h.material_latest_at, h.material_other,
+                          h.material_other_at));
+  return Finish(b);
+}
+
+Result<projections::HeadState> DecodeHead(std::string_view bytes) {
+  auto r = Verified<fb::Head>(bytes, "head");
+  if (!r.ok()) return r.status();
+  const fb::Head* f = *r;
+  return projections::HeadState{f->head(),
+                                f->watermark(),
+                                f->updated_at(),
+                                f->material_latest(),
+                                f->material_latest_actor(),
+                                f->material_latest_at(),
+                                f->material_other(),
+                                f->material_other_at()};
+}
+
+std::string EncodeCursor(const projections::CursorRec& c) {
+  flatbuffers::FlatBufferBuilder b(64);
+  b.Finish(fb::CreateCursor(b, c.last_seen, c.notified, c.material, c.updated_at));
+  return Finish(b);
+}
+
+Result<projections::CursorRec> DecodeCursor(std::string_view bytes) {
+  auto r = Verified<fb::Cursor>(bytes, "cursor");
+  if (!r.ok()) return r.status();
+  const fb::Cursor* f = *r;
+  return projections::CursorRec{f->last_seen(), f->notified(), f->material(), f->updated_at()};
+}
+
+std::string EncodeSessionName(const SessionName& n) {
+  flatbuffers::FlatBufferBuilder b(64 + n.session_key.size());
+  auto agent = b.CreateString(n.agent_id);
+  auto key = b.CreateString(n.session_key);
+  b.Finish(fb::CreateSessionName(b, agent, key));
+  return Finish(b);
+}
+
+Result<SessionName> DecodeSessionName(std::string_view bytes) {
+  auto r = Verified<fb::SessionName>(bytes, "session name");
+  if (!r.ok()) return r.status();
+  return SessionName{Str((*r)->agent_id()), Str((*r)->session_key())};
+}
+
+std::string EncodeRowIndex(const RowIndexRec& x) {
+  flatbuffers::FlatBufferBuilder b(48 + x.dedupe_key.size());
+  auto dk = OptStr(b, x.dedupe_key);
+  b.Finish(fb::CreateRowIndex(b, x.session.value, x.occurred_at, dk));
+  return Finish(b);
+}
+
+Result<RowIndexRec> DecodeRowIndex(std::string_view bytes) {
+  auto r = Verified<fb::RowIndex>(bytes, "row index");
+  if (!r.ok()) return r.status();
+  return RowIndexRec{SessionRef{(*r)->session()}, (*r)->occurred_at(), Str((*r)->dedupe_key())};
+}
+
+std::string EncodeDedupe(const DedupeRec& d) {
+  flatbuffers::FlatBufferBuilder b(40);
+  b.Finish(fb::CreateDedupeEntry(b, d.session.value, d.sequence));
+  return Finish(b);
+}
+
+Result<DedupeRec> DecodeDedupe(std::string_view bytes) {
+  auto r = Verified<fb::DedupeEntry>(bytes, "dedupe");
+  if (!r.ok()) return r.status();
+  return DedupeRec{SessionRef{(*r)->session()}, (*r)->sequence()};
+}
+
+// ---- log ------------------------------------------------------------------------------------
+
+namespace {
+
+flatbuffers::Offset<flatbuffers::Vector<uint64_t>> Refs(flatbuffers::FlatBufferBuilder& b,
+                                                        const std::vector<SessionRef>& refs) {
+  std::vector<uint64_t> raw;
+  raw.reserve(refs.size());
+  for (SessionRef r : refs) raw.push_back(r.value);
+  return b.CreateVector(raw);
+}
+
+std::vector<SessionRef> Refs(const flatbuffers::Vector<uint64_t>* v) {
+  std::vector<SessionRef> out;
+  if (!v) return out;
+  out.reserve(v->size());
+  for (uint64_t x : *v) out.push_back(SessionRef{x});
+  return out;
+}
+
+flatbuffers::Offset<void> EncodeBody(flatbuffers::FlatBufferBuilder& b, const LogRec& r,
+                                     fb::LogBody* type) {
+  using T = LogRec::Type;
+  switch (r.type) {
+    case T::kEvent:
+      *type = fb::LogBody::EventRecord;
+      return fb::CreateEventRecord(b, r.session.value, r.notifying, r.seeds_cursor,
+                                   r.actor.value, Refs(b, r.refs)).Union();
+    case T::kRegister:
+      *type = fb::LogBody::RegisterRecord;
+      return fb::CreateRegisterRecord(b, r.session.value, r.target.value).Union();
+    case T::kAck:
+      *type = fb::LogBody::AckRecord;
+      return fb::CreateAckRecord(b, r.session.value, Refs(b, r.refs)).Union();
+    case T::kReset:
+      *type = fb::LogBody::ResetRecord;
+      return fb::CreateResetRecord(b, r.session.value).Union();
+    case T::kDelete:
+      *type = fb::LogBody::DeleteRecord;
+      return fb::CreateDeleteRecord(b, r.session.value).Union();
+    case T::kPrune: {
+      *type = fb::LogBody::PruneRecord;
+      std::vector<fb::WatermarkRaise> raises;
+      for (const auto& x : r.raises) raises.emplace_back(x.session.value, x.sequence);
+      return fb::CreatePruneRecord(b, r.cursor_cutoff, b.CreateVectorOfStructs(raises)).Union();
+    }
+    case T::kSweep:
+      *type = fb::LogBody::SweepRecord;
+      return fb::CreateSweepRecord(b).Union();
+  }
+  *type = fb::LogBody::NONE;
+  return 0;
+}
+
+}  // namespace
+
+std::string EncodeLog(const LogRec& r) {
+  flatbuffers::FlatBufferBuilder b(96 + 8 * r.refs.size() + 16 * r.raises.size());
+  fb::LogBody type = fb::LogBody::NONE;
+  auto body = EncodeBody(b, r, &type);
+  b.Finish(fb::CreateLogRecord(b, r.sequence, r.committed_at, type, body));
+  return Finish(b);
+}
+
+Result<LogRec> DecodeLog(std::string_view bytes) {
+  auto v = Verified<fb::LogRecord>(bytes, "log");
+  if (!v.ok()) return v.status();
+  const fb::LogRecord* f = *v;
+  LogRec r;
+  r.sequence = f->sequence();
+  r.committed_at = f->committed_at();
+  using T = LogRec::Type;
+  switch (f->body_type()) {
+    case fb::LogBody::EventRecord: {
+      auto* e = f->body_as_EventRecord();
+      r.type = T::kEvent;
+      r.session = SessionRef{e->session()};
+      r.notifying = e->notifying();
+      r.seeds_cursor = e->seeds_cursor();
+      r.actor = SessionRef{e->actor()};
+      r.refs = Refs(e->watchers());
+      return r;
+    }
+    case fb::LogBody::RegisterRecord:
+      r.type = T::kRegister;
+      r.session = SessionRef{f->body_as_RegisterRecord()->watcher()};
+      r.target = SessionRef{f->body_as_RegisterRecord()->target()};
+      return r;
+    case fb::LogBody::AckRecord:
+      r.type = T::kAck;
+      r.session = SessionRef{f->body_as_AckRecord()->watcher()};
+      r.refs = Refs(f->body_as_AckRecord()->targets());
+      return r;
+    case fb::LogBody::ResetRecord:
+      r.type = T::kReset;
+      r.session = SessionRef{f->body_as_ResetRecord()->watcher()};
+      return r;
+    case fb::LogBody::DeleteRecord:
+      r.type = T::kDelete;
+      r.session = SessionRef{f->body_as_DeleteRecord()->session()};
+      return r;
+    case fb::LogBody::PruneRecord: {
+      auto* p = f->body_as_PruneRecord();
+      r.type = T::kPrune;
+      r.cursor_cutoff = p->cursor_cutoff();
+      if (p->watermarks()) {
+        for (const auto* w : *p->watermarks()) {
+          r.raises.push_back({SessionRef{w->session()}, w->sequence()});
+        }
+      }
+      return r;
+    }
+    case fb::LogBody::SweepRecord:
+      r.type = T::kSweep;
+      return r;
+    default:
+      break;
+  }
+  return Status::Corruption("log record " + std::to_string(r.sequence) + " has an unknown body");
+}
+
+void ApplyLog(const LogRec& r, projections::ProjectionState& state,
+              projections::FoldEffects* fx) {
+  using T = LogRec::Type;
+  switch (r.type) {
+    case T::kEvent:
+      state.ApplyEvent(r.sequence, r.committed_at,
+                       projections::EventFold{r.session, r.notifying, r.seeds_cursor, r.actor,
+                                              r.refs},
+                       fx);
+      break;
+    case T::kRegister:
+      state.ApplyRegister(r.sequence, r.committed_at, r.session, r.target, fx);
+      break;
+    case T::kAck:
+      state.ApplyAck(r.sequence, r.committed_at, r.session, r.refs, fx);
+      break;
+    case T::kReset:
+      state.ApplyReset(r.sequence, r.session, fx);
+      break;
+    case T::kDelete:
+      state.ApplyDelete(r.sequence, r.session, fx);
+      break;
+    case T::kPrune:
+      state.ApplyPrune(r.sequence, r.cursor_cutoff, r.raises, fx);
+      break;
+    case T::kSweep:
+      state.ApplySweep(r.sequence, r.committed_at, fx);
+      break;
+  }
+}
+
+std::string EncodeMeta(const MetaRec& m) {
+  flatbuffers::FlatBufferBuilder b(96);
+  b.Finish(fb::CreateMeta(b, m.format_version, m.last_sequence, m.last_ref, m.journal_rows,
+                          m.checkpoint_sequence, m.last_prune_at,
+                          m.log_records_since_checkpoint));
+  return Finish(b);
+}
+
+Result<MetaRec> DecodeMeta(std::string_view bytes) {
+  auto r = Verified<fb::Meta>(bytes, "meta");
+  if (!r.ok()) return r.status();
+  const fb::Meta* f = *r;
+  return MetaRec{f->format_version(), f->last_sequence(), f->last_ref(), f->journal_rows(),
+                 f->checkpoint_sequence(), f->last_prune_at(), f->log_records_since_checkpoint()};
+}
+
+}  // namespace statewatch::engine

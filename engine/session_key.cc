@@ -1,0 +1,200 @@
+// Session keys, context keys and notice text (include/statewatch/session_key.h).
+#include "statewatch/session_key.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+
+namespace statewatch {
+
+namespace {
+
+char Lower(char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); }
+
+std::string ToLower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(), Lower);
+  return out;
+}
+
+bool StartsWithNoCase(std::string_view s, std::string_view prefix) {
+  if (s.size() < prefix.size()) return false;
+  for (std::size_t i = 0; i < prefix.size(); ++i) {
+    if (Lower(s[i]) != prefix[i]) return false;
+  }
+  return true;
+}
+
+std::string_view Trim(std::string_view s) {
+  auto space = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
+  while (!s.empty() && space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && space(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+bool IsAgentIdChar(char c, bool first) {
+  unsigned char u = static_cast<unsigned char>(c);
+  if (std::isdigit(u) || (u >= 'a' && u <= 'z')) return true;
+  return !first && (c == '_' || c == '-');
+}
+
+// Finds the last case-insensitive occurrence of `marker` in `s`.
+std::size_t RFindNoCase(std::string_view s, std::string_view marker) {
+  std::string lower = ToLower(s);
+  return lower.rfind(marker);
+}
+
+}  // namespace
+
+Result<std::string> NormalizeAgentId(std::string_view agent_id) {
+  std::string id = ToLower(agent_id);
+  bool ok = !id.empty() && id.size() <= 64;
+  for (std::size_t i = 0; ok && i < id.size(); ++i) ok = IsAgentIdChar(id[i], i == 0);
+  if (!ok) {
+    return Status::InvalidArgument("agentId must match ^[a-z0-9][a-z0-9_-]{0,63}$ (got \"" +
+                                   std::string(agent_id) + "\")");
+  }
+  return id;
+}
+
+Result<ParsedKey> ParseSessionKey(std::string_view key) {
+  if (Trim(key).empty()) return Status::InvalidArgument("sessionKey must not be empty");
+  if (!IsValidUtf8(key)) return Status::InvalidArgument("sessionKey is not valid UTF-8");
+  ParsedKey out;
+  if (!StartsWithNoCase(key, "agent:")) {
+    out.rest = std::string(key);
+    out.canonical = out.rest;
+    return out;
+  }
+  auto malformed = [&] {
+    return Status::InvalidArgument("malformed agent session key (expected agent:<agentId>:<rest>): \"" +
+                                   std::string(key) + "\"");
+  };
+  std::string_view tail = key.substr(6);
+  std::size_t colon = tail.find(':');
+  if (colon == std::string_view::npos) return malformed();
+  std::string_view id = Trim(tail.substr(0, colon));
+  std::string_view rest = tail.substr(colon + 1);
+  if (id.empty() || rest.empty() || rest.front() == ':') return malformed();
+  Result<std::string> agent = NormalizeAgentId(id);
+  if (!agent.ok()) return malformed();
+  out.agent_scoped = true;
+  out.agent_id = *agent;
+  out.rest = std::string(rest);
+  out.canonical = "agent:" + out.agent_id + ":" + out.rest;
+  return out;
+}
+
+Result<SessionName> ResolveSession(std::string_view key, std::string_view agent_id,
+                                   std::string_view default_agent) {
+  Result<ParsedKey> parsed = ParseSessionKey(key);
+  if (!parsed.ok()) return parsed.status();
+  if (parsed->agent_scoped) {
+    if (!agent_id.empty()) {
+      Result<std::string> given = NormalizeAgentId(agent_id);
+      if (!given.ok()) return given.status();
+      if (*given != parsed->agent_id) {
+        return Status::InvalidArgument("agentId \"" + std::string(agent_id) +
+                                       "\" does not match the agent of sessionKey \"" +
+                                       std::string(key) + "\"");
+      }
+    }
+    return SessionName{parsed->agent_id, parsed->canonical};
+  }
+  Result<std::string> agent = NormalizeAgentId(agent_id.empty() ? default_agent : agent_id);
+  if (!agent.ok()) return agent.status();
+  return SessionName{*agent, parsed->canonical};
+}
+
+bool IsSubagentKey(const ParsedKey& key) {
+  return key.agent_scoped && StartsWithNoCase(key.rest, "subagent:");
+}
+
+int SubagentDepth(const ParsedKey& key) {
+  if (!key.agent_scoped) return 0;
+  std::string lower = ToLower(key.rest);
+  int depth = 0;
+  for (std::size_t pos = 0; (pos = lower.find("subagent:", pos)) != std::string::npos; pos += 9) {
+    if (pos == 0 || lower[pos - 1] == ':') ++depth;
+  }
+  return depth;
+}
+
+std::optional<std::string> ThreadParentKey(std::string_view key) {
+  std::size_t thread = RFindNoCase(key, ":thread:");
+  std::size_t topic = RFindNoCase(key, ":topic:");
+  std::size_t at = std::string::npos;
+  std::size_t marker_len = 0;
+  if (thread != std::string::npos && (topic == std::string::npos || thread > topic)) {
+    at = thread;
+    marker_len = 8;
+  } else if (topic != std::string::npos) {
+    at = topic;
+    marker_len = 7;
+  }
+  if (at == std::string::npos || at == 0 || at + marker_len >= key.size()) return std::nullopt;
+  return std::string(key.substr(0, at));
+}
+
+std::string EncodeContextKey(std::string_view target_key) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string out = "session-state:";
+  out.reserve(out.size() + target_key.size() * 2);
+  for (unsigned char c : target_key) {
+    out.push_back(kHex[c >> 4]);
+    out.push_back(kHex[c & 0xf]);
+  }
+  return out;
+}
+
+std::optional<std::string> DecodeContextKey(std::string_view context_key) {
+  constexpr std::string_view kPrefix = "session-state:";
+  if (context_key.substr(0, kPrefix.size()) != kPrefix) return std::nullopt;
+  std::string_view hex = context_key.substr(kPrefix.size());
+  if (hex.empty() || hex.size() % 2 != 0) return std::nullopt;
+  auto nibble = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  std::string out;
+  out.reserve(hex.size() / 2);
+  for (std::size_t i = 0; i < hex.size(); i += 2) {
+    int hi = nibble(hex[i]), lo = nibble(hex[i + 1]);
+    if (hi < 0 || lo < 0) return std::nullopt;
+    out.push_back(static_cast<char>(hi * 16 + lo));
+  }
+  if (!IsValidUtf8(out)) return std::nullopt;
+  return out;
+}
+
+std::string NoticeText(std::string_view target_key, uint64_t since) {
+  std::string key(target_key);
+  return "Session \"" + key + "\" changed (other actor). Reconcile before acting: " +
+         "session_status sessionKey \"" + key + "\" changesSince " + std::to_string(since) + ".";
+}
+
+bool IsValidUtf8(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    int len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+    if (len == 0 || i + len > s.size()) return false;
+    uint32_t cp = len == 1 ? c : len == 2 ? (c & 0x1f) : len == 3 ? (c & 0x0f) : (c & 0x07);
+    for (int k = 1; k < len; ++k) {
+      unsigned char cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc >> 6) != 0x2) return false;
+      cp = (cp << 6) | (cc & 0x3f);
+    }
+    // Reject overlong forms, surrogates and code points past U+10FFFF.
+    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+        (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff) {
+      return false;
+    }
+    i += len;
+  }
+  return true;
+}
+
+}  // namespace statewatch

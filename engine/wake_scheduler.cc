@@ -1,0 +1,91 @@
+#include "engine/wake_scheduler.h"
+
+namespace statewatch::engine {
+
+uint64_t WakeScheduler::Subscribe(Callback cb, std::string watcher_filter) {
+  std::lock_guard<std::mutex> l(mu_);
+  uint64_t id = next_id_++;
+  subscribers_[id] = Subscriber{std::move(watcher_filter), std::move(cb)};
+  return id;
+}
+
+void WakeScheduler::Unsubscribe(uint64_t id) {
+  std::lock_guard<std::mutex> l(mu_);
+  subscribers_.erase(id);
+}
+
+void WakeScheduler::Notify(const std::string& watcher, const std::string& target_key,
+                           int64_t now) {
+  std::vector<Wake> due;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    Slot& s = slots_[watcher];
+    std::string reason = "session-state:" + target_key;
+    if (!s.fired_once || now >= s.last_fire + window_ms_) {
+      s.fired_once = true;
+      s.last_fire = now;
+      s.pending = false;
+      ++sent_;
+      due.push_back(Wake{watcher, reason, now});
+    } else {
+      s.pending = true;  // merged into one wake at the window's end
+      s.reason = std::move(reason);
+    }
+  }
+  Deliver(due);
+}
+
+void WakeScheduler::RunDue(int64_t now) {
+  std::vector<Wake> due;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    for (auto it = slots_.begin(); it != slots_.end();) {
+      Slot& s = it->second;
+      if (s.pending && now >= s.last_fire + window_ms_) {
+        s.pending = false;
+        s.last_fire = now;
+        ++sent_;
+        due.push_back(Wake{it->first, s.reason, now});
+      }
+      // Forget idle slots whose window is over: their next wake fires at once anyway.
+      if (!s.pending && now >= s.last_fire + window_ms_) {
+        it = slots_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  Deliver(due);
+}
+
+std::optional<int64_t> WakeScheduler::NextDue() const {
+  std::lock_guard<std::mutex> l(mu_);
+  std::optional<int64_t> next;
+  for (const auto& [w, s] : slots_) {
+    if (!s.pending) continue;
+    int64_t due = s.last_fire + window_ms_;
+    if (!next || due < *next) next = due;
+  }
+  return next;
+}
+
+uint64_t WakeScheduler::wakes_sent() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return sent_;
+}
+
+void WakeScheduler::Deliver(const std::vector<Wake>& wakes) {
+  if (wakes.empty()) return;
+  std::vector<Subscriber> subs;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    for (const auto& [id, s] : subscribers_) subs.push_back(s);
+  }
+  for (const Wake& w : wakes) {
+    for (const Subscriber& s : subs) {
+      if (s.filter.empty() || s.filter == w.watcher_key) s.cb(w);
+    }
+  }
+}
+
+}  // namespace statewatch::engine

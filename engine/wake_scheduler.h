@@ -1,0 +1,60 @@
+// WakeScheduler: coalesces wakes per watcher (semantics.md §3.4). The first wake fires at
+// once; further ones within the window merge into one at the window's end. Time comes from
+// the caller (the engine's clock), so tests move a ManualClock and call RunDue().
+//
+// Thread-safe. Callbacks run outside the scheduler's lock.
+#ifndef STATEWATCH_ENGINE_WAKE_SCHEDULER_H_
+#define STATEWATCH_ENGINE_WAKE_SCHEDULER_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "statewatch/types.h"
+
+namespace statewatch::engine {
+
+class WakeScheduler {
+ public:
+  using Callback = std::function<void(const Wake&)>;
+  explicit WakeScheduler(int64_t window_ms) : window_ms_(window_ms) {}
+
+  uint64_t Subscribe(Callback cb, std::string watcher_filter);
+  void Unsubscribe(uint64_t id);
+
+  // A notice opened for `watcher` (a non-sub-agent key) about `target_key` at `now`.
+  void Notify(const std::string& watcher, const std::string& target_key, int64_t now);
+  // Fires the merged wakes due by `now`.
+  void RunDue(int64_t now);
+  std::optional<int64_t> NextDue() const;
+  uint64_t wakes_sent() const;
+
+ private:
+  struct Slot {
+    int64_t last_fire = 0;
+    bool fired_once = false;
+    bool pending = false;
+    std::string reason;
+  };
+  struct Subscriber {
+    std::string filter;
+    Callback cb;
+  };
+  void Deliver(const std::vector<Wake>& wakes);
+
+  const int64_t window_ms_;
+  mutable std::mutex mu_;
+  std::unordered_map<std::string, Slot> slots_;
+  std::map<uint64_t, Subscriber> subscribers_;
+  uint64_t next_id_ = 1;
+  uint64_t sent_ = 0;
+};
+
+}  // namespace statewatch::engine
+
+#endif  // STATEWATCH_ENGINE_WAKE_SCHEDULER_H_
