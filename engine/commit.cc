@@ -140,6 +140,7 @@ void EngineImpl::ApplyCommand(Command& cmd, Group& g) {
     case Command::Type::kDelete: ApplyDelete(cmd, g); break;
     case Command::Type::kSweep: ApplySweep(cmd, g); break;
     case Command::Type::kPrune: cmd.status = ApplyPrune(cmd, g); break;
+    case Command::Type::kUpsertSession: ApplyUpsertSession(cmd, g); break;
     case Command::Type::kVerify:
     case Command::Type::kRebuild: break;  // handled by RunGroup
   }
@@ -292,6 +293,7 @@ void EngineImpl::ApplyDelete(Command& cmd, Group& g) {
     });
   }
   g.batch.Delete(Family::kSessions, storage::RegistryKey(ref));
+  g.new_sessions.erase(ref.value);
   if (!has_projection && rows.empty()) return;
   LogRec rec;
   rec.type = LogRec::Type::kDelete;

@@ -47,7 +47,9 @@ Result<std::unique_ptr<Engine>> OpenEngineWithHooks(const EngineOptions& options
 
 // One queued mutation and, once done, its result.
 struct Command {
-  enum class Type { kRecord, kWatch, kAck, kReset, kDelete, kPrune, kSweep, kVerify, kRebuild };
+  enum class Type {
+    kRecord, kWatch, kAck, kReset, kDelete, kPrune, kSweep, kVerify, kRebuild, kUpsertSession
+  };
   Type type = Type::kRecord;
   // inputs
   std::vector<PreparedEvent> events;    // kRecord
@@ -55,6 +57,7 @@ struct Command {
   SessionName target;                   // kWatch, kDelete
   std::vector<SessionName> targets;     // kAck (ignored when ack_all)
   bool ack_all = false;                 // kAck: drain every pending notice
+  SessionRecord session_record;         // kUpsertSession
   // outputs
   Status status;
   std::vector<RecordResult> records;
@@ -97,6 +100,9 @@ class EngineImpl final : public Engine {
   void UnsubscribeWakes(uint64_t id) override;
   void RunDueWakes() override;
   std::optional<int64_t> NextWakeDueMs() const override;
+  Status UpsertSession(const SessionRecord& record) override;
+  Result<std::optional<SessionRecord>> GetSession(const SessionName& name) const override;
+  Result<std::vector<SessionRecord>> ListSessions() const override;
   Result<PruneStats> Prune() override;
   Result<VerifyReport> Verify() override;
   Result<VerifyReport> Rebuild() override;
@@ -116,6 +122,7 @@ class EngineImpl final : public Engine {
     std::vector<NewRow> new_rows;       // journal rows added this group
     std::set<Sequence> removed_rows;    // journal rows deleted this group
     bool names_changed = false;
+    std::unordered_map<uint64_t, SessionRecord> new_sessions;  // registry entries this group
   };
 
   // ---- commit.cc ----
@@ -129,6 +136,7 @@ class EngineImpl final : public Engine {
   void ApplyReset(Command& cmd, Group& g);
   void ApplyDelete(Command& cmd, Group& g);
   void ApplySweep(Command& cmd, Group& g);
+  void ApplyUpsertSession(Command& cmd, Group& g);
   // Appends a log record (assigning it the next sequence) and folds it.
   Sequence AppendLog(LogRec& rec, Group& g);
   void FlushProjections(Group& g);

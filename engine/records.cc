@@ -324,3 +324,81 @@ Result<MetaRec> DecodeMeta(std::string_view bytes) {
 }
 
 }  // namespace statewatch::engine
+
+namespace statewatch::engine {
+
+namespace {
+template <typename T>
+void Overlay(const std::optional<T>& from, std::optional<T>* to) {
+  if (from) *to = from;
+}
+}  // namespace
+
+std::string EncodeSessionRecord(const SessionRecord& r) {
+  flatbuffers::FlatBufferBuilder b(256);
+  auto s = [&](const std::optional<std::string>& v) { return v ? b.CreateString(*v) : 0; };
+  auto agent = b.CreateString(r.name.agent_id);
+  auto key = b.CreateString(r.name.session_key);
+  auto sid = s(r.session_id), kind = s(r.kind), channel = s(r.channel), label = s(r.label),
+       model = s(r.model), parent = s(r.parent_session_key), extra = s(r.extra_json);
+  fb::SessionRecordBuilder sb(b);
+  sb.add_agent_id(agent);
+  sb.add_session_key(key);
+  sb.add_session_id(sid);
+  sb.add_kind(kind);
+  sb.add_channel(channel);
+  sb.add_label(label);
+  sb.add_model(model);
+  sb.add_parent_session_key(parent);
+  sb.add_context_tokens(r.context_tokens.value_or(0));
+  sb.add_has_context_tokens(r.context_tokens.has_value());
+  sb.add_total_tokens(r.total_tokens.value_or(0));
+  sb.add_has_total_tokens(r.total_tokens.has_value());
+  sb.add_sandboxed(r.sandboxed.value_or(false));
+  sb.add_created_at(r.created_at_ms.value_or(0));
+  sb.add_updated_at(r.updated_at_ms.value_or(0));
+  sb.add_extra_json(extra);
+  b.Finish(sb.Finish());
+  return Finish(b);
+}
+
+Result<SessionRecord> DecodeSessionRecord(std::string_view bytes) {
+  auto v = Verified<fb::SessionRecord>(bytes, "session registry");
+  if (!v.ok()) return v.status();
+  const fb::SessionRecord* f = *v;
+  auto opt = [](const flatbuffers::String* s) {
+    return s ? std::optional<std::string>(s->str()) : std::nullopt;
+  };
+  SessionRecord r;
+  r.name = SessionName{Str(f->agent_id()), Str(f->session_key())};
+  r.session_id = opt(f->session_id());
+  r.kind = opt(f->kind());
+  r.channel = opt(f->channel());
+  r.label = opt(f->label());
+  r.model = opt(f->model());
+  r.parent_session_key = opt(f->parent_session_key());
+  if (f->has_context_tokens()) r.context_tokens = f->context_tokens();
+  if (f->has_total_tokens()) r.total_tokens = f->total_tokens();
+  r.sandboxed = f->sandboxed();
+  r.created_at_ms = f->created_at();
+  r.updated_at_ms = f->updated_at();
+  r.extra_json = opt(f->extra_json());
+  return r;
+}
+
+void MergeSessionRecord(const SessionRecord& u, SessionRecord* base) {
+  Overlay(u.session_id, &base->session_id);
+  Overlay(u.kind, &base->kind);
+  Overlay(u.channel, &base->channel);
+  Overlay(u.label, &base->label);
+  Overlay(u.model, &base->model);
+  Overlay(u.parent_session_key, &base->parent_session_key);
+  Overlay(u.context_tokens, &base->context_tokens);
+  Overlay(u.total_tokens, &base->total_tokens);
+  Overlay(u.sandboxed, &base->sandboxed);
+  Overlay(u.created_at_ms, &base->created_at_ms);
+  Overlay(u.updated_at_ms, &base->updated_at_ms);
+  Overlay(u.extra_json, &base->extra_json);
+}
+
+}  // namespace statewatch::engine

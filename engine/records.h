@@ -64,6 +64,11 @@ Result<LogRec> DecodeLog(std::string_view bytes);
 void ApplyLog(const LogRec& r, projections::ProjectionState& state,
               projections::FoldEffects* fx);
 
+std::string EncodeSessionRecord(const SessionRecord& r);
+Result<SessionRecord> DecodeSessionRecord(std::string_view bytes);
+// Overlays the fields present in `update` on `base`.
+void MergeSessionRecord(const SessionRecord& update, SessionRecord* base);
+
 struct MetaRec {
   uint32_t format_version = 1;
   Sequence last_sequence = 0;

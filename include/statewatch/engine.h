@@ -119,6 +119,16 @@ class Engine {
   // When RunDueWakes next has work (ms since epoch), if any.
   virtual std::optional<int64_t> NextWakeDueMs() const = 0;
 
+  // ---- the session registry -----------------------------------------------------------
+
+  // Creates or updates the registry entry of `record.name`; absent fields keep their stored
+  // values. A new entry gets createdAt/updatedAt = now unless given. Durable like Record.
+  virtual Status UpsertSession(const SessionRecord& record) = 0;
+  // The entry, or nullopt.
+  virtual Result<std::optional<SessionRecord>> GetSession(const SessionName& name) const = 0;
+  // Every entry (unordered).
+  virtual Result<std::vector<SessionRecord>> ListSessions() const = 0;
+
   // ---- maintenance ---------------------------------------------------------------------
 
   // Pruning on demand: age (retention_ms), row cap (max_rows), idle cursors.

@@ -123,6 +123,24 @@ struct VerifyReport {
   std::vector<std::string> differences;  // human-readable, capped
 };
 
+// A session registry entry (what sessions_list and visibility know about a session).
+// In an upsert, fields left as std::nullopt keep their stored value.
+struct SessionRecord {
+  SessionName name;
+  std::optional<std::string> session_id;
+  std::optional<std::string> kind;     // main | group | cron | hook | node | other
+  std::optional<std::string> channel;
+  std::optional<std::string> label;
+  std::optional<std::string> model;
+  std::optional<std::string> parent_session_key;
+  std::optional<int64_t> context_tokens;
+  std::optional<int64_t> total_tokens;
+  std::optional<bool> sandboxed;
+  std::optional<int64_t> created_at_ms;
+  std::optional<int64_t> updated_at_ms;
+  std::optional<std::string> extra_json;  // further fields, a JSON object
+};
+
 }  // namespace statewatch
 
 #endif  // STATEWATCH_TYPES_H_

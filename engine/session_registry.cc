@@ -1,0 +1,79 @@
+// EngineImpl: the session registry (sessions CF). Writes go through the commit queue like
+// every other mutation, so they share its durability and sticky-error rules.
+#include "engine/engine_impl.h"
+#include "statewatch/session_key.h"
+#include "storage/key_codec.h"
+
+namespace statewatch::engine {
+
+using storage::Family;
+
+void EngineImpl::ApplyUpsertSession(Command& cmd, Group& g) {
+  SessionRecord& update = cmd.session_record;
+  SessionRef ref = Intern(update.name, g);
+  std::string key = storage::RegistryKey(ref);
+  SessionRecord merged;
+  merged.name = update.name;
+  if (auto it = g.new_sessions.find(ref.value); it != g.new_sessions.end()) {
+    merged = it->second;
+  } else {
+    auto stored = store_->Get(Family::kSessions, key);
+    if (!stored.ok()) {
+      cmd.status = stored.status();
+      return;
+    }
+    if (stored->has_value()) {
+      auto rec = DecodeSessionRecord(**stored);
+      if (!rec.ok()) {
+        cmd.status = rec.status();
+        return;
+      }
+      merged = std::move(*rec);
+    } else {
+      merged.created_at_ms = g.now;
+    }
+  }
+  MergeSessionRecord(update, &merged);
+  if (!update.updated_at_ms) merged.updated_at_ms = g.now;
+  g.batch.Put(Family::kSessions, key, EncodeSessionRecord(merged));
+  g.new_sessions[ref.value] = merged;
+}
+
+Status EngineImpl::UpsertSession(const SessionRecord& record) {
+  auto resolved = ResolveSession(record.name.session_key, record.name.agent_id);
+  if (!resolved.ok()) return resolved.status();
+  Command cmd;
+  cmd.type = Command::Type::kUpsertSession;
+  cmd.session_record = record;
+  cmd.session_record.name = *resolved;
+  return Execute(cmd);
+}
+
+Result<std::optional<SessionRecord>> EngineImpl::GetSession(const SessionName& name) const {
+  SessionRef ref;
+  {
+    std::shared_lock lock(state_mu_);
+    ref = FindRef(CanonicalSession(name));
+  }
+  if (!ref) return std::optional<SessionRecord>();
+  auto stored = store_->Get(Family::kSessions, storage::RegistryKey(ref));
+  if (!stored.ok()) return stored.status();
+  if (!stored->has_value()) return std::optional<SessionRecord>();
+  auto rec = DecodeSessionRecord(**stored);
+  if (!rec.ok()) return rec.status();
+  return std::optional<SessionRecord>(std::move(*rec));
+}
+
+Result<std::vector<SessionRecord>> EngineImpl::ListSessions() const {
+  std::vector<SessionRecord> out;
+  auto it = store_->NewIterator(Family::kSessions);
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    auto rec = DecodeSessionRecord(it->value());
+    if (!rec.ok()) return rec.status();
+    out.push_back(std::move(*rec));
+  }
+  SW_RETURN_IF_ERROR(it->status());
+  return out;
+}
+
+}  // namespace statewatch::engine
