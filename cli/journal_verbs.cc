@@ -82,6 +82,14 @@ json::object SessionJson(const SessionName& session, Sequence version) {
   return o;
 }
 
+// With several keys, --agent names the agent of the bare ones; an agent-scoped key always
+// brings its own agent (a list may mix agents, so a conflict is not an error here).
+Result<SessionName> VersionsSession(const std::string& key, const std::string& agent) {
+  auto parsed = ParseSessionKey(key);
+  if (!parsed.ok()) return parsed.status();
+  return ResolveSession(key, parsed->agent_scoped ? "" : agent);
+}
+
 }  // namespace
 
 int RunRecord(Command& c) {
@@ -119,7 +127,7 @@ int RunVersions(Command& c) {
   std::string agent = c.args.Get("agent").value_or("");
   std::vector<SessionName> sessions;
   for (const std::string& key : c.args.GetAll("session")) {
-    auto session = ResolveSession(key, agent);
+    auto session = VersionsSession(key, agent);
     if (!session.ok()) return RuntimeError(c, session.status());
     sessions.push_back(std::move(session).value());
   }
