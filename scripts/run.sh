@@ -18,28 +18,40 @@ RUN_ID="demo-$(date +%s)-$$"
 PARENT="agent:main:main"
 CHILD="agent:main:subagent:$RUN_ID"
 
+# Echoes the command (shell-quoted, so it can be pasted back), then runs it.
 run() {
-  echo "\$ statewatch --data $DATA $*"
+  printf '$ statewatch --data %q' "$DATA"
+  printf ' %q' "$@"
+  printf '\n'
   "$BIN" --data "$DATA" "$@"
   echo
 }
 
+say() { printf '# %s\n' "$*"; }
+
 # The first number after `changesSince ` in a notice: the position to reconcile from.
 since_of() { sed -n 's/.*changesSince \([0-9][0-9]*\).*/\1/p' | head -n 1; }
 
+say "$PARENT spawns $CHILD: its cursor on the child is seeded, no notice."
 run record --session "$CHILD" --kind child_spawned --actor-type agent --actor-id "$PARENT" \
   --run-id "$RUN_ID" --summary "child session spawned" --dedupe "child-spawned:$RUN_ID" \
   --watcher "$PARENT"
+say "A human writes to the child twice."
 run record --session "$CHILD" --kind human_direct_message --actor-type human \
   --summary "human message via telegram" --payload '{"channel": "telegram"}'
 run record --session "$CHILD" --kind human_direct_message --actor-type human \
   --summary "human message via telegram" --payload '{"channel": "telegram"}'
 run status --session "$CHILD"
+say "One coalesced notice for the coordinator, not two."
 run notices --watcher "$PARENT"
 
 SINCE="$("$BIN" --data "$DATA" notices --watcher "$PARENT" | since_of)"
+say "The coordinator reconciles from the notice's position."
 run status --session "$CHILD" --changes-since "${SINCE:-0}"
+say "Draining acknowledges up to the frozen mark; the second message opens one new notice."
 run drain --watcher "$PARENT"
 run notices --watcher "$PARENT"
 run cursor --watcher "$PARENT" --target "$CHILD"
+say "Draining again leaves nothing pending."
+run drain --watcher "$PARENT"
 run stats
