@@ -1,0 +1,255 @@
+// Scenario tests: every row of the cursor transition table (semantics.md §3.2) and every
+// bullet of §3.3 (one notice, pinned mark, drain, self-suppression, restart recovery).
+#include <gtest/gtest.h>
+
+#include "engine/engine_fixture.h"
+#include "statewatch/session_key.h"
+
+namespace statewatch::testing {
+namespace {
+
+constexpr char kParent[] = "agent:main:main";
+constexpr char kChild[] = "agent:main:subagent:c1";
+
+class NoticesTest : public EngineTest {};
+
+TEST_F(NoticesTest, SpawnSeedsTheSpawnersCursorWithoutANotice) {
+  Sequence s = Spawn(kParent, kChild);
+  CursorState c = CursorOf(kParent, kChild);
+  EXPECT_EQ(c.last_seen, s);
+  EXPECT_EQ(c.notified, s);
+  EXPECT_EQ(c.material, s);
+  EXPECT_TRUE(Pending(kParent).empty());
+}
+
+TEST_F(NoticesTest, TwentyRapidChangesLeaveOneByteExactNotice) {
+  Sequence s = Spawn(kParent, kChild);
+  Sequence first = Human(kChild);
+  std::vector<Notice> after_first = Pending(kParent);
+  Sequence last = 0;
+  for (int i = 0; i < 19; ++i) last = Human(kChild);
+  std::vector<Notice> notices = Pending(kParent);
+  ASSERT_EQ(notices.size(), 1u);
+  EXPECT_EQ(notices[0].text, after_first[0].text);  // byte-for-byte identical while pending
+  EXPECT_EQ(notices[0].text,
+            "Session \"agent:main:subagent:c1\" changed (other actor). Reconcile before acting: "
+            "session_status sessionKey \"agent:main:subagent:c1\" changesSince " +
+                std::to_string(s) + ".");
+  EXPECT_EQ(notices[0].context_key, EncodeContextKey(kChild));
+  CursorState c = CursorOf(kParent, kChild);
+  EXPECT_EQ(c.last_seen, s);
+  EXPECT_EQ(c.notified, first);  // pinned when the notice opened
+  EXPECT_EQ(c.material, last);   // only M moves
+}
+
+TEST_F(NoticesTest, DrainAcknowledgesTheFrozenMarkAndReopensOnceForInterveningChanges) {
+  Spawn(kParent, kChild);
+  Sequence first = Human(kChild);
+  Sequence second = Human(kChild);
+  auto drained = engine_->Drain(kParent);
+  ASSERT_TRUE(drained.ok());
+  ASSERT_EQ(drained->size(), 1u);
+  // L advances to N (the frozen mark, not the head); the intervening change reopens one.
+  CursorState c = CursorOf(kParent, kChild);
+  EXPECT_EQ(c.last_seen, first);
+  EXPECT_EQ(c.notified, second);
+  std::vector<Notice> next = Pending(kParent);
+  ASSERT_EQ(next.size(), 1u);
+  EXPECT_EQ(next[0].since, first);
+  // Draining again with nothing new leaves nothing pending.
+  ASSERT_TRUE(engine_->Drain(kParent).ok());
+  EXPECT_TRUE(Pending(kParent).empty());
+  c = CursorOf(kParent, kChild);
+  EXPECT_EQ(c.last_seen, second);
+  EXPECT_EQ(c.notified, second);
+}
+
+TEST_F(NoticesTest, DrainWithoutInterveningChangesOpensNothing) {
+  Spawn(kParent, kChild);
+  Human(kChild);
+  ASSERT_TRUE(engine_->Drain(kParent).ok());
+  EXPECT_TRUE(Pending(kParent).empty());
+}
+
+TEST_F(NoticesTest, SelfSuppression) {
+  Spawn(kParent, kChild);
+  Rec(Input(kChild, "goal_changed", ActorType::kAgent, kParent));
+  EXPECT_TRUE(Pending(kParent).empty());
+  // Another actor's change still notifies, and M ignores the watcher's own events.
+  Sequence other = Human(kChild);
+  Rec(Input(kChild, "goal_changed", ActorType::kAgent, kParent));
+  EXPECT_EQ(Pending(kParent).size(), 1u);
+  EXPECT_EQ(CursorOf(kParent, kChild).material, other);
+}
+
+TEST_F(NoticesTest, JournalOnlyKindsNeverNotify) {
+  Spawn(kParent, kChild);
+  for (const char* kind : {"run_completed", "run_failed", "compacted", "adopted", "created"}) {
+    Rec(Input(kChild, kind, ActorType::kSystem));
+  }
+  EXPECT_TRUE(Pending(kParent).empty());
+}
+
+TEST_F(NoticesTest, ExplicitRegistrationStartsAtHeadAndKeepsAnExistingCursor) {
+  const char* target = "agent:ops:telegram:group:-1001";
+  Sequence h = Human(target);
+  auto w = engine_->Watch(kParent, Name(target));
+  ASSERT_TRUE(w.ok());
+  EXPECT_TRUE(*w);
+  CursorState c = CursorOf(kParent, target);
+  EXPECT_EQ(c.last_seen, h);
+  EXPECT_TRUE(Pending(kParent).empty());  // prior history never produces a notice
+  Sequence n = Human(target);
+  ASSERT_TRUE(*engine_->Watch(kParent, Name(target)));
+  EXPECT_EQ(CursorOf(kParent, target).notified, n);  // positions kept
+}
+
+TEST_F(NoticesTest, RegistrationRefusals) {
+  EXPECT_FALSE(*engine_->Watch(kParent, Name(kParent)));
+  EXPECT_FALSE(*engine_->Watch("global", Name(kChild)));
+  EXPECT_FALSE(*engine_->Watch(kParent, SessionName{"main", "global"}));
+  EXPECT_FALSE(*engine_->Watch("agent::x", Name(kChild)));
+  EXPECT_FALSE(*engine_->Watch(kParent, SessionName{"main", "agent:main:"}));
+}
+
+TEST_F(NoticesTest, ProducerWatcherWithoutCursorGetsLZero) {
+  EventInput in = Input(kChild, "human_direct_message");
+  in.watchers = {kParent, "global"};  // bare keys are dropped
+  Sequence e = Rec(in);
+  CursorState c = CursorOf(kParent, kChild);
+  EXPECT_EQ(c.last_seen, 0u);
+  EXPECT_EQ(c.notified, e);
+  EXPECT_EQ(c.material, e);
+  ASSERT_EQ(Pending(kParent).size(), 1u);
+  EXPECT_EQ(Pending(kParent)[0].since, 0u);
+  EXPECT_TRUE(Pending("global").empty());
+}
+
+TEST_F(NoticesTest, RestartRecreatesPendingNoticesAndSweepReopens) {
+  Sequence s = Spawn(kParent, kChild);
+  Human(kChild);
+  Reopen();
+  ASSERT_EQ(Pending(kParent).size(), 1u);  // pending notices survive a restart
+  std::vector<Wake> wakes;
+  engine_->SubscribeWakes([&](const Wake& w) { wakes.push_back(w); });
+  ASSERT_TRUE(engine_->Start().ok());
+  ASSERT_EQ(wakes.size(), 1u);
+  EXPECT_EQ(wakes[0].watcher_key, kParent);
+  EXPECT_EQ(Pending(kParent)[0].since, s);
+}
+
+TEST_F(NoticesTest, SweepMovesNToMaterial) {
+  Spawn(kParent, kChild);
+  Human(kChild);
+  Sequence last = Human(kChild);
+  auto n = engine_->Sweep();
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(*n, 1u);
+  EXPECT_EQ(CursorOf(kParent, kChild).notified, last);
+}
+
+TEST_F(NoticesTest, ResetRemovesOnlyTheWatchersCursors) {
+  const char* other = "agent:ops:main";
+  Spawn(kParent, kChild);
+  Spawn(other, kChild);
+  ASSERT_TRUE(engine_->ResetWatcher(kParent).ok());
+  EXPECT_FALSE(engine_->Cursor(kParent, Name(kChild))->has_value());
+  EXPECT_TRUE(engine_->Cursor(other, Name(kChild))->has_value());
+}
+
+TEST_F(NoticesTest, DeletingASessionRemovesCursorsOnBothSides) {
+  const char* grandchild = "agent:main:subagent:c1:subagent:g1";
+  Spawn(kParent, kChild);
+  Spawn(kChild, grandchild);
+  ASSERT_TRUE(engine_->DeleteSession(Name(kChild)).ok());
+  EXPECT_FALSE(engine_->Cursor(kParent, Name(kChild))->has_value());
+  EXPECT_FALSE(engine_->Cursor(kChild, Name(grandchild))->has_value());
+  EXPECT_EQ(*engine_->StateVersion(Name(kChild)), 0u);
+}
+
+TEST_F(NoticesTest, IdleCursorsExpireAfterRetention) {
+  Spawn(kParent, kChild);
+  clock_->Advance(options_.retention_ms + 1);
+  auto p = engine_->Prune();
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->cursors_expired, 1u);
+  EXPECT_FALSE(engine_->Cursor(kParent, Name(kChild))->has_value());
+}
+
+TEST_F(NoticesTest, CoalescedMaterialKeepsACursorAlive) {
+  Spawn(kParent, kChild);
+  Human(kChild);
+  clock_->Advance(options_.retention_ms - 1000);
+  Human(kChild);  // material update refreshes updatedAt
+  clock_->Advance(2000);
+  ASSERT_TRUE(engine_->Prune().ok());
+  EXPECT_TRUE(engine_->Cursor(kParent, Name(kChild))->has_value());
+}
+
+TEST_F(NoticesTest, WakesCoalescePerWatcherWithinTheWindow) {
+  const char* child2 = "agent:main:subagent:c2";
+  Spawn(kParent, kChild);
+  Spawn(kParent, child2);
+  std::vector<Wake> wakes;
+  engine_->SubscribeWakes([&](const Wake& w) { wakes.push_back(w); }, kParent);
+  Human(kChild);
+  ASSERT_EQ(wakes.size(), 1u);  // the first fires at once
+  EXPECT_EQ(wakes[0].reason, std::string("session-state:") + kChild);
+  Human(child2);
+  ASSERT_TRUE(engine_->Drain(kParent).ok());
+  Human(kChild);
+  EXPECT_EQ(wakes.size(), 1u);  // merged into the window's end
+  ASSERT_TRUE(engine_->NextWakeDueMs().has_value());
+  EXPECT_EQ(*engine_->NextWakeDueMs(), kStart + options_.wake_window_ms);
+  clock_->Advance(options_.wake_window_ms);
+  engine_->RunDueWakes();
+  EXPECT_EQ(wakes.size(), 2u);
+  engine_->RunDueWakes();
+  EXPECT_EQ(wakes.size(), 2u);
+}
+
+TEST_F(NoticesTest, NestedSubagentWatchersGetNoWake) {
+  const char* grandchild = "agent:main:subagent:c1:subagent:g1";
+  Spawn(kChild, grandchild);
+  std::vector<Wake> wakes;
+  engine_->SubscribeWakes([&](const Wake& w) { wakes.push_back(w); });
+  Human(grandchild);
+  EXPECT_TRUE(wakes.empty());
+  EXPECT_EQ(Pending(kChild).size(), 1u);  // the notice is there for its next turn
+}
+
+TEST_F(NoticesTest, BareKeysNeverHoldCursors) {
+  EventInput in = Input("global", "child_spawned", ActorType::kAgent);
+  in.watchers = {"global"};
+  Rec(in);
+  EXPECT_TRUE(Pending("global").empty());
+  EXPECT_FALSE(engine_->Cursor("global", SessionName{"main", "global"})->has_value());
+}
+
+TEST_F(NoticesTest, AcknowledgeOnlyTheNamedTargets) {
+  const char* child2 = "agent:main:subagent:c2";
+  Spawn(kParent, kChild);
+  Spawn(kParent, child2);
+  Human(kChild);
+  Human(child2);
+  ASSERT_TRUE(engine_->Acknowledge(kParent, {Name(kChild)}).ok());
+  std::vector<Notice> left = Pending(kParent);
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_EQ(left[0].target.session_key, child2);
+}
+
+TEST_F(NoticesTest, VerifyIsCleanAfterEveryKindOfChange) {
+  Spawn(kParent, kChild);
+  for (int i = 0; i < 5; ++i) Human(kChild);
+  ASSERT_TRUE(engine_->Drain(kParent).ok());
+  ASSERT_TRUE(engine_->Watch("agent:ops:main", Name(kChild)).ok());
+  ASSERT_TRUE(engine_->Sweep().ok());
+  ASSERT_TRUE(engine_->ResetWatcher("agent:ops:main").ok());
+  auto v = engine_->Verify();
+  ASSERT_TRUE(v.ok());
+  EXPECT_TRUE(v->ok) << (v->differences.empty() ? "" : v->differences[0]);
+  EXPECT_GT(v->records_replayed, 0u);
+}
+
+}  // namespace
+}  // namespace statewatch::testing
