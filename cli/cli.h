@@ -5,6 +5,13 @@
 // Global options (before or after the verb): --data DIR (default ./data), --now MS (the
 // command's clock), --durability sync|buffered. `statewatch help` lists the verbs.
 //
+// Exit 2 is for the shape of the command line (unknown verb or option, missing option, an
+// option value that is not even of the right type: --limit abc, --now noon, --payload
+// {bad). Values the engine or the session tools judge are runtime errors (exit 1): invalid
+// events, malformed session keys, and a bad --changes-since, refused with exactly the
+// session tools' message `changesSince must be a non-negative integer` so that the CLI and
+// session_status refuse alike.
+//
 // A one-shot command never runs the restart sweep (Engine::Start), and the inspecting verbs
 // open the database with pruning off, so that looking never changes it.
 //
