@@ -34,7 +34,7 @@ struct RawRocksdbFloor::Rep {
 };
 
 Result<std::unique_ptr<RawRocksdbFloor>> RawRocksdbFloor::Open(const std::string& path,
-                                                              std::size_t value_bytes) {
+                                                               std::size_t value_bytes) {
   rocksdb::Options options;
   options.create_if_missing = true;
   options.write_buffer_size = 16u << 20;

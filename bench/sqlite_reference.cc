@@ -64,8 +64,7 @@ bool IsSeedingKind(const std::string& kind) { return kind == "child_spawned"; }
 bool IsAgentScoped(const std::string& key) {
   if (key.size() < 9 || strncasecmp(key.c_str(), "agent:", 6) != 0) return false;
   std::size_t colon = key.find(':', 6);
-  return colon != std::string::npos && colon > 6 && colon + 1 < key.size() &&
-         key[colon + 1] != ':';
+  return colon != std::string::npos && colon > 6 && colon + 1 < key.size() && key[colon + 1] != ':';
 }
 
 Status SqlError(sqlite3* db, const char* what) {
@@ -395,8 +394,7 @@ Status SqliteReference::UpdateCursorsLocked(const RefEventInput& in, int64_t seq
   return Status::OK();
 }
 
-Result<bool> SqliteReference::Watch(const std::string& watcher_key,
-                                    const std::string& target_key,
+Result<bool> SqliteReference::Watch(const std::string& watcher_key, const std::string& target_key,
                                     const std::string& target_agent_id) {
   if (watcher_key == target_key || !IsAgentScoped(watcher_key) || !IsAgentScoped(target_key))
     return false;
@@ -418,8 +416,8 @@ Result<bool> SqliteReference::Watch(const std::string& watcher_key,
 }
 
 Result<RefChangesPage> SqliteReference::ChangesSince(const std::string& session_key,
-                                                     const std::string& agent_id,
-                                                     int64_t after, int limit) {
+                                                     const std::string& agent_id, int64_t after,
+                                                     int limit) {
   limit = std::clamp(limit, 1, 200);
   RefChangesPage page;
   int64_t watermark = 0;

@@ -116,9 +116,8 @@ class SqliteReference {
 
   // The session's events with sequence > after, ascending, at most `limit` (clamped to
   // 1..200): head/watermark select, up to limit + 1 rows, minimum retained sequence.
-  Result<RefChangesPage> ChangesSince(const std::string& session_key,
-                                      const std::string& agent_id, int64_t after,
-                                      int limit = 200);
+  Result<RefChangesPage> ChangesSince(const std::string& session_key, const std::string& agent_id,
+                                      int64_t after, int limit = 200);
 
   // Drains the watcher's queued notices and acknowledges them in one transaction: per
   // target L = N, N = max(M, N). Returns the drained notices; where M > N a new notice
