@@ -1,0 +1,21 @@
+// statewatch_bench: every benchmark of architecture.md §7 in one binary. scripts/bench.sh
+// runs it with --benchmark_format=json and bench/report.py turns the result into the ratio
+// table.
+#include <benchmark/benchmark.h>
+
+#include "bench/bench_registry.h"
+
+int main(int argc, char** argv) {
+  namespace sb = statewatch::bench;
+  sb::RegisterRecordBenchmarks();
+  sb::RegisterChangesBenchmarks();
+  sb::RegisterPruneBenchmarks();
+  sb::RegisterFanoutBenchmarks();
+  sb::RegisterOpenBenchmarks();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  sb::ReleaseFanoutFixtures();  // before static destruction tears RocksDB's globals down
+  benchmark::Shutdown();
+  return 0;
+}

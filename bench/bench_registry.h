@@ -1,0 +1,34 @@
+// Registration of statewatch's benchmarks. Names are `figure/system/variant...`; the report
+// (bench/report.py) finds its rows by these names, so change both together.
+//
+//   system: statewatch | floor (raw RocksDB) | sqlite_full | sqlite_normal (the reference)
+//
+// Every benchmark measures wall-clock time (UseRealTime): the engine commits on its own
+// thread and waits for fsync, so the caller's CPU time says little.
+#ifndef STATEWATCH_BENCH_BENCH_REGISTRY_H_
+#define STATEWATCH_BENCH_BENCH_REGISTRY_H_
+
+#include <benchmark/benchmark.h>
+
+#include <functional>
+#include <string>
+
+namespace statewatch::bench {
+
+inline benchmark::internal::Benchmark* Register(const std::string& name,
+                                                std::function<void(benchmark::State&)> fn) {
+  return benchmark::RegisterBenchmark(name.c_str(), [fn](benchmark::State& state) { fn(state); })
+      ->UseRealTime()
+      ->Unit(benchmark::kMicrosecond);
+}
+
+void RegisterRecordBenchmarks();   // record_bench.cc
+void RegisterChangesBenchmarks();  // changes_bench.cc
+void RegisterPruneBenchmarks();    // prune_bench.cc
+void RegisterFanoutBenchmarks();   // fanout_bench.cc
+void ReleaseFanoutFixtures();      // closes the fixture fan-out keeps between runs
+void RegisterOpenBenchmarks();     // open_bench.cc: open with many cursors, verify
+
+}  // namespace statewatch::bench
+
+#endif  // STATEWATCH_BENCH_BENCH_REGISTRY_H_

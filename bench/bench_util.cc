@@ -1,0 +1,145 @@
+#include "bench/bench_util.h"
+
+#include <malloc.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+
+#include "schema/statewatch_generated.h"
+
+namespace statewatch::bench {
+
+TempDir::TempDir() {
+  char tmpl[] = "/tmp/statewatch-bench-XXXXXX";
+  const char* p = mkdtemp(tmpl);
+  path_ = p ? p : "/tmp/statewatch-bench-fallback";
+  if (!p) std::filesystem::create_directories(path_);
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+uint64_t ResidentBytes() {
+  unsigned long size = 0, resident = 0;
+  FILE* f = std::fopen("/proc/self/statm", "r");
+  if (!f) return 0;
+  if (std::fscanf(f, "%lu %lu", &size, &resident) != 2) resident = 0;
+  std::fclose(f);
+  return static_cast<uint64_t>(resident) * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+}
+
+void TrimHeap() { malloc_trim(0); }
+
+std::string SessionKey(uint64_t i) {
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "agent:main:subagent:%08llx-7c1e-4a2b-9f00-%012llx",
+                static_cast<unsigned long long>(i),
+                static_cast<unsigned long long>(i * 2654435761u));
+  return buf;
+}
+
+std::string WatcherKey(uint64_t i) { return "agent:w" + std::to_string(i) + ":main"; }
+
+EventInput StandardEvent(uint64_t session) {
+  EventInput in;
+  in.session_key = SessionKey(session);
+  in.session_id = "3f2a9c1e-55d0-4b7e-8a41-" + std::to_string(100000000000 + session);
+  in.kind = "human_direct_message";
+  in.actor_type = ActorType::kHuman;
+  in.summary = "human message via telegram";
+  in.payload_json = R"({"channel":"telegram"})";
+  return in;
+}
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+namespace {
+// The reference stores the actor type as text (same spelling as ActorTypeName).
+const char* ActorText(ActorType t) {
+  switch (t) {
+    case ActorType::kHuman:
+      return "human";
+    case ActorType::kAgent:
+      return "agent";
+    case ActorType::kSystem:
+      break;
+  }
+  return "system";
+}
+}  // namespace
+
+RefEventInput ToRef(const EventInput& in) {
+  RefEventInput r;
+  r.session_key = in.session_key;
+  r.agent_id = in.agent_id.empty() ? kAgent : in.agent_id;
+  r.session_id = in.session_id;
+  r.kind = in.kind;
+  r.actor_type = ActorText(in.actor_type);
+  r.actor_id = in.actor_id;
+  r.run_id = in.run_id;
+  r.occurred_at_ms = in.occurred_at_ms.value_or(NowMs());
+  r.summary = in.summary;
+  r.payload_json = in.payload_json;
+  r.dedupe_key = in.dedupe_key;
+  r.watchers = in.watchers;
+  return r;
+}
+
+RefEventInput StandardRefEvent(uint64_t session) { return ToRef(StandardEvent(session)); }
+
+std::vector<std::vector<EventInput>> StandardBatches(uint64_t sessions, std::size_t batch_size,
+                                                     std::size_t count) {
+  std::vector<std::vector<EventInput>> batches(count);
+  uint64_t next = 0;
+  for (auto& batch : batches) {
+    for (std::size_t i = 0; i < batch_size; ++i) batch.push_back(StandardEvent(next++ % sessions));
+  }
+  return batches;
+}
+
+std::vector<std::vector<RefEventInput>> ToRef(const std::vector<std::vector<EventInput>>& b) {
+  std::vector<std::vector<RefEventInput>> out;
+  for (const auto& batch : b) {
+    out.emplace_back();
+    for (const EventInput& in : batch) out.back().push_back(ToRef(in));
+  }
+  return out;
+}
+
+std::size_t SerializedEventBytes() {
+  EventInput in = StandardEvent(0);
+  flatbuffers::FlatBufferBuilder fbb(256);
+  auto event = schema::CreateEventDirect(
+      fbb, /*sequence=*/123456789, in.session_key.c_str(), kAgent.c_str(), in.session_id.c_str(),
+      in.kind.c_str(), schema::ActorType::Human, /*actor_id=*/nullptr, /*run_id=*/nullptr, NowMs(),
+      in.summary.c_str(), in.payload_json.c_str(), /*dedupe_key=*/nullptr);
+  fbb.Finish(event);
+  return fbb.GetSize();
+}
+
+Result<std::unique_ptr<Engine>> OpenEngine(const std::string& path, Durability durability,
+                                           uint64_t max_rows) {
+  EngineOptions options;
+  options.durability = durability;
+  options.max_rows = max_rows;
+  return Engine::Open(options, path);
+}
+
+const char* DurabilityName(Durability d) { return d == Durability::kSync ? "sync" : "buffered"; }
+
+bool CheckOk(benchmark::State& state, const Status& st, const char* what) {
+  if (st.ok()) return true;
+  state.SkipWithError((std::string(what) + ": " + st.message()).c_str());
+  return false;
+}
+
+}  // namespace statewatch::bench
