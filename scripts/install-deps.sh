@@ -10,6 +10,9 @@ PACKAGES=(
   libspdlog-dev libgtest-dev libgmock-dev libbenchmark-dev
   libboost1.81-dev libboost-json1.81-dev libssl-dev
   libsqlite3-dev sqlite3 curl python3 python3-websocket wrk
+  # make bench's plot. Not python3-matplotlib: it pulls libboost1.74-dev, which conflicts
+  # with libboost1.81-dev.
+  gnuplot-nox
 )
 
 missing=()
