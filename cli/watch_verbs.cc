@@ -73,9 +73,9 @@ int RunResetWatcher(Command& c) {
 int RunSweep(Command& c) {
   auto engine = c.OpenEngine();
   if (!engine.ok()) return RuntimeError(c, engine.status());
-  auto reopened = (*engine)->Sweep();
-  if (!reopened.ok()) return RuntimeError(c, reopened.status());
-  return PrintJson(c, json::object{{"reopened", *reopened}});
+  auto pending = (*engine)->Sweep();
+  if (!pending.ok()) return RuntimeError(c, pending.status());
+  return PrintJson(c, json::object{{"pendingNotices", *pending}});
 }
 
 }  // namespace statewatch::cli

@@ -141,6 +141,12 @@ void EngineImpl::ApplyCommand(Command& cmd, Group& g) {
     case Command::Type::kSweep: ApplySweep(cmd, g); break;
     case Command::Type::kPrune: cmd.status = ApplyPrune(cmd, g); break;
     case Command::Type::kUpsertSession: ApplyUpsertSession(cmd, g); break;
+    case Command::Type::kAux: {
+      AuxContext ctx{*this, g.batch, g.now, meta_,
+                     [&](const SessionName& n) { return Intern(n, g); }};
+      cmd.status = cmd.aux(ctx);
+      break;
+    }
     case Command::Type::kVerify:
     case Command::Type::kRebuild: break;  // handled by RunGroup
   }
@@ -294,6 +300,9 @@ void EngineImpl::ApplyDelete(Command& cmd, Group& g) {
   }
   g.batch.Delete(Family::kSessions, storage::RegistryKey(ref));
   g.new_sessions.erase(ref.value);
+  g.batch.DeleteRange(Family::kTranscripts, storage::TranscriptPrefix(ref),
+                      storage::TranscriptPrefix(SessionRef{ref.value + 1}));
+  g.batch.Delete(Family::kUpstream, storage::UpstreamKey(ref));
   if (!has_projection && rows.empty()) return;
   LogRec rec;
   rec.type = LogRec::Type::kDelete;

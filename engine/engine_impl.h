@@ -18,6 +18,7 @@
 #define STATEWATCH_ENGINE_ENGINE_IMPL_H_
 
 #include <condition_variable>
+#include <functional>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -45,10 +46,13 @@ Result<std::unique_ptr<Engine>> OpenEngineWithHooks(const EngineOptions& options
                                                     const std::string& path,
                                                     const EngineTestHooks& hooks);
 
+struct AuxContext;
+
 // One queued mutation and, once done, its result.
 struct Command {
   enum class Type {
-    kRecord, kWatch, kAck, kReset, kDelete, kPrune, kSweep, kVerify, kRebuild, kUpsertSession
+    kRecord, kWatch, kAck, kReset, kDelete, kPrune, kSweep, kVerify, kRebuild, kUpsertSession,
+    kAux
   };
   Type type = Type::kRecord;
   // inputs
@@ -58,6 +62,9 @@ struct Command {
   std::vector<SessionName> targets;     // kAck (ignored when ack_all)
   bool ack_all = false;                 // kAck: drain every pending notice
   SessionRecord session_record;         // kUpsertSession
+  // kAux: a side-table change (transcripts, runs, deliveries, upstream links) made inside the
+  // commit group; it may intern names and read the store.
+  std::function<Status(struct AuxContext&)> aux;
   // outputs
   Status status;
   std::vector<RecordResult> records;
@@ -100,6 +107,20 @@ class EngineImpl final : public Engine {
   void UnsubscribeWakes(uint64_t id) override;
   void RunDueWakes() override;
   std::optional<int64_t> NextWakeDueMs() const override;
+  Status AppendTranscript(const SessionName& session,
+                          std::vector<TranscriptMessage> messages) override;
+  Result<std::vector<TranscriptMessage>> RecentTranscript(const SessionName& session,
+                                                          std::size_t limit) const override;
+  Status PutRun(const RunRecord& run) override;
+  Result<std::optional<RunRecord>> GetRun(const std::string& run_id) const override;
+  Result<std::vector<RunRecord>> ListRuns() const override;
+  Result<uint64_t> EnqueueDelivery(const Delivery& delivery) override;
+  Result<bool> AckDelivery(uint64_t id) override;
+  Result<std::vector<Delivery>> PendingDeliveries(const std::string& agent_id) const override;
+  Status PutUpstreamLink(const UpstreamLink& link) override;
+  Status DeleteUpstreamLink(const SessionName& session) override;
+  Result<std::optional<UpstreamLink>> GetUpstreamLink(const SessionName& session) const override;
+  Result<std::vector<UpstreamLink>> ListUpstreamLinks() const override;
   Status UpsertSession(const SessionRecord& record) override;
   Result<std::optional<SessionRecord>> GetSession(const SessionName& name) const override;
   Result<std::vector<SessionRecord>> ListSessions() const override;
@@ -137,6 +158,8 @@ class EngineImpl final : public Engine {
   void ApplyDelete(Command& cmd, Group& g);
   void ApplySweep(Command& cmd, Group& g);
   void ApplyUpsertSession(Command& cmd, Group& g);
+  Status RunAux(std::function<Status(AuxContext&)> fn);
+  friend struct AuxContext;
   // Appends a log record (assigning it the next sequence) and folds it.
   Sequence AppendLog(LogRec& rec, Group& g);
   void FlushProjections(Group& g);
@@ -181,6 +204,15 @@ class EngineImpl final : public Engine {
   // The commit queue.
   std::mutex queue_mu_;
   std::deque<Command*> queue_;
+};
+
+// What a kAux command may touch inside its commit group.
+struct AuxContext {
+  EngineImpl& engine;
+  storage::Batch& batch;
+  int64_t now;
+  MetaRec& meta;
+  std::function<SessionRef(const SessionName&)> intern;
 };
 
 }  // namespace statewatch::engine

@@ -1,5 +1,8 @@
 #include "engine/records.h"
 
+#include <cstdint>
+#include <cstring>
+
 #include "schema/statewatch_generated.h"
 
 namespace statewatch::engine {
@@ -8,14 +11,37 @@ namespace fb = statewatch::schema;
 
 namespace {
 
+// RocksDB hands out values at any address; FlatBuffers reads scalars in place and needs
+// them aligned. Values that are not 8-byte aligned are copied into an aligned buffer first.
+class AlignedBytes {
+ public:
+  explicit AlignedBytes(std::string_view bytes) : size_(bytes.size()) {
+    if (reinterpret_cast<std::uintptr_t>(bytes.data()) % alignof(uint64_t) == 0) {
+      data_ = bytes.data();
+      return;
+    }
+    copy_.resize((bytes.size() + 7) / 8);
+    std::memcpy(copy_.data(), bytes.data(), bytes.size());
+    data_ = reinterpret_cast<const char*>(copy_.data());
+  }
+  const uint8_t* data() const { return reinterpret_cast<const uint8_t*>(data_); }
+  std::size_t size() const { return size_; }
+
+ private:
+  const char* data_ = nullptr;
+  std::size_t size_ = 0;
+  std::vector<uint64_t> copy_;
+};
+
+// Verifies `bytes` (aligned through `holder`) as a T. The result points into `holder`.
 template <typename T>
-Result<const T*> Verified(std::string_view bytes, const char* what) {
-  flatbuffers::Verifier v(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+Result<const T*> Verified(const AlignedBytes& holder, const char* what) {
+  flatbuffers::Verifier v(holder.data(), holder.size());
   if (!v.VerifyBuffer<T>(nullptr)) {
     return Status::Corruption(std::string(what) + " record failed verification (" +
-                              std::to_string(bytes.size()) + " bytes)");
+                              std::to_string(holder.size()) + " bytes)");
   }
-  return flatbuffers::GetRoot<T>(bytes.data());
+  return flatbuffers::GetRoot<T>(holder.data());
 }
 
 std::string Str(const flatbuffers::String* s) { return s ? s->str() : std::string(); }
@@ -61,7 +87,8 @@ std::string EncodeEvent(const Event& e) {
 }
 
 Result<Event> DecodeEvent(std::string_view bytes) {
-  auto r = Verified<fb::Event>(bytes, "event");
+  AlignedBytes aligned(bytes);
+  auto r = Verified<fb::Event>(aligned, "event");
   if (!r.ok()) return r.status();
   const fb::Event* f = *r;
   Event e;
@@ -90,7 +117,8 @@ std::string EncodeHead(const projections::HeadState& h) {
 }
 
 Result<projections::HeadState> DecodeHead(std::string_view bytes) {
-  auto r = Verified<fb::Head>(bytes, "head");
+  AlignedBytes aligned(bytes);
+  auto r = Verified<fb::Head>(aligned, "head");
   if (!r.ok()) return r.status();
   const fb::Head* f = *r;
   return projections::HeadState{f->head(),
@@ -110,7 +138,8 @@ std::string EncodeCursor(const projections::CursorRec& c) {
 }
 
 Result<projections::CursorRec> DecodeCursor(std::string_view bytes) {
-  auto r = Verified<fb::Cursor>(bytes, "cursor");
+  AlignedBytes aligned(bytes);
+  auto r = Verified<fb::Cursor>(aligned, "cursor");
   if (!r.ok()) return r.status();
   const fb::Cursor* f = *r;
   return projections::CursorRec{f->last_seen(), f->notified(), f->material(), f->updated_at()};
@@ -125,7 +154,8 @@ std::string EncodeSessionName(const SessionName& n) {
 }
 
 Result<SessionName> DecodeSessionName(std::string_view bytes) {
-  auto r = Verified<fb::SessionName>(bytes, "session name");
+  AlignedBytes aligned(bytes);
+  auto r = Verified<fb::SessionName>(aligned, "session name");
   if (!r.ok()) return r.status();
   return SessionName{Str((*r)->agent_id()), Str((*r)->session_key())};
 }
@@ -138,7 +168,8 @@ std::string EncodeRowIndex(const RowIndexRec& x) {
 }
 
 Result<RowIndexRec> DecodeRowIndex(std::string_view bytes) {
-  auto r = Verified<fb::RowIndex>(bytes, "row index");
+  AlignedBytes aligned(bytes);
+  auto r = Verified<fb::RowIndex>(aligned, "row index");
   if (!r.ok()) return r.status();
   return RowIndexRec{SessionRef{(*r)->session()}, (*r)->occurred_at(), Str((*r)->dedupe_key())};
 }
@@ -150,7 +181,8 @@ std::string EncodeDedupe(const DedupeRec& d) {
 }
 
 Result<DedupeRec> DecodeDedupe(std::string_view bytes) {
-  auto r = Verified<fb::DedupeEntry>(bytes, "dedupe");
+  AlignedBytes aligned(bytes);
+  auto r = Verified<fb::DedupeEntry>(aligned, "dedupe");
   if (!r.ok()) return r.status();
   return DedupeRec{SessionRef{(*r)->session()}, (*r)->sequence()};
 }
@@ -220,7 +252,8 @@ std::string EncodeLog(const LogRec& r) {
 }
 
 Result<LogRec> DecodeLog(std::string_view bytes) {
-  auto v = Verified<fb::LogRecord>(bytes, "log");
+  AlignedBytes aligned(bytes);
+  auto v = Verified<fb::LogRecord>(aligned, "log");
   if (!v.ok()) return v.status();
   const fb::LogRecord* f = *v;
   LogRec r;
@@ -311,16 +344,21 @@ std::string EncodeMeta(const MetaRec& m) {
   flatbuffers::FlatBufferBuilder b(96);
   b.Finish(fb::CreateMeta(b, m.format_version, m.last_sequence, m.last_ref, m.journal_rows,
                           m.checkpoint_sequence, m.last_prune_at,
-                          m.log_records_since_checkpoint));
+                          m.log_records_since_checkpoint, m.last_delivery_id,
+                          m.last_message_index));
   return Finish(b);
 }
 
 Result<MetaRec> DecodeMeta(std::string_view bytes) {
-  auto r = Verified<fb::Meta>(bytes, "meta");
+  AlignedBytes aligned(bytes);
+  auto r = Verified<fb::Meta>(aligned, "meta");
   if (!r.ok()) return r.status();
   const fb::Meta* f = *r;
-  return MetaRec{f->format_version(), f->last_sequence(), f->last_ref(), f->journal_rows(),
-                 f->checkpoint_sequence(), f->last_prune_at(), f->log_records_since_checkpoint()};
+  return MetaRec{f->format_version(),      f->last_sequence(),
+                 f->last_ref(),            f->journal_rows(),
+                 f->checkpoint_sequence(), f->last_prune_at(),
+                 f->log_records_since_checkpoint(), f->last_delivery_id(),
+                 f->last_message_index()};
 }
 
 }  // namespace statewatch::engine
@@ -363,7 +401,8 @@ std::string EncodeSessionRecord(const SessionRecord& r) {
 }
 
 Result<SessionRecord> DecodeSessionRecord(std::string_view bytes) {
-  auto v = Verified<fb::SessionRecord>(bytes, "session registry");
+  AlignedBytes aligned(bytes);
+  auto v = Verified<fb::SessionRecord>(aligned, "session registry");
   if (!v.ok()) return v.status();
   const fb::SessionRecord* f = *v;
   auto opt = [](const flatbuffers::String* s) {
@@ -399,6 +438,113 @@ void MergeSessionRecord(const SessionRecord& u, SessionRecord* base) {
   Overlay(u.created_at_ms, &base->created_at_ms);
   Overlay(u.updated_at_ms, &base->updated_at_ms);
   Overlay(u.extra_json, &base->extra_json);
+}
+
+}  // namespace statewatch::engine
+
+namespace statewatch::engine {
+
+std::string EncodeTranscriptMessage(const TranscriptMessage& m) {
+  flatbuffers::FlatBufferBuilder b(128 + m.content_json.size());
+  auto role = b.CreateString(m.role);
+  auto content = b.CreateString(m.content_json);
+  auto tool = OptStr(b, m.tool_name);
+  b.Finish(fb::CreateTranscriptMessage(b, m.index, role, content, tool, m.timestamp_ms));
+  return Finish(b);
+}
+
+Result<TranscriptMessage> DecodeTranscriptMessage(std::string_view bytes) {
+  AlignedBytes aligned(bytes);
+  auto v = Verified<fb::TranscriptMessage>(aligned, "transcript message");
+  if (!v.ok()) return v.status();
+  const auto* f = *v;
+  return TranscriptMessage{f->index(), Str(f->role()), Str(f->content_json()),
+                           Str(f->tool_name()), f->timestamp()};
+}
+
+std::string EncodeRun(const RunRecord& r) {
+  flatbuffers::FlatBufferBuilder b(256 + r.task.size() + r.result.size() + r.reply.size());
+  auto id = b.CreateString(r.run_id);
+  auto kind = b.CreateString(r.kind);
+  auto ra = b.CreateString(r.requester.agent_id), rk = b.CreateString(r.requester.session_key);
+  auto ta = b.CreateString(r.target.agent_id), tk = b.CreateString(r.target.session_key);
+  auto status = b.CreateString(r.status);
+  auto label = OptStr(b, r.label), task = OptStr(b, r.task), result = OptStr(b, r.result),
+       reply = OptStr(b, r.reply), extra = OptStr(b, r.extra_json);
+  b.Finish(fb::CreateRun(b, id, kind, ra, rk, ta, tk, status, label, task, r.created_at_ms,
+                         r.ended_at_ms, result, reply, r.last_steer_at_ms, extra));
+  return Finish(b);
+}
+
+Result<RunRecord> DecodeRun(std::string_view bytes) {
+  AlignedBytes aligned(bytes);
+  auto v = Verified<fb::Run>(aligned, "run");
+  if (!v.ok()) return v.status();
+  const auto* f = *v;
+  RunRecord r;
+  r.run_id = Str(f->run_id());
+  r.kind = Str(f->kind());
+  r.requester = SessionName{Str(f->requester_agent()), Str(f->requester_key())};
+  r.target = SessionName{Str(f->target_agent()), Str(f->target_key())};
+  r.status = Str(f->status());
+  r.label = Str(f->label());
+  r.task = Str(f->task());
+  r.created_at_ms = f->created_at();
+  r.ended_at_ms = f->ended_at();
+  r.result = Str(f->result());
+  r.reply = Str(f->reply());
+  r.last_steer_at_ms = f->last_steer_at();
+  r.extra_json = Str(f->extra_json());
+  return r;
+}
+
+std::string EncodeDelivery(const Delivery& d) {
+  flatbuffers::FlatBufferBuilder b(192 + d.text.size());
+  auto agent = b.CreateString(d.agent_id), type = b.CreateString(d.type),
+       key = b.CreateString(d.session_key), run = OptStr(b, d.run_id),
+       text = b.CreateString(d.text), src = OptStr(b, d.source_session_key),
+       tool = OptStr(b, d.source_tool);
+  b.Finish(fb::CreateDelivery(b, d.id, agent, type, key, run, text, src, tool, d.created_at_ms));
+  return Finish(b);
+}
+
+Result<Delivery> DecodeDelivery(std::string_view bytes) {
+  AlignedBytes aligned(bytes);
+  auto v = Verified<fb::Delivery>(aligned, "delivery");
+  if (!v.ok()) return v.status();
+  const auto* f = *v;
+  return Delivery{f->id(),   Str(f->agent_id()), Str(f->type()),
+                  Str(f->session_key()), Str(f->run_id()), Str(f->text()),
+                  Str(f->source_session_key()), Str(f->source_tool()), f->created_at()};
+}
+
+std::string EncodeUpstreamLink(const UpstreamLink& l) {
+  flatbuffers::FlatBufferBuilder b(256);
+  auto agent = b.CreateString(l.session.agent_id), key = b.CreateString(l.session.session_key),
+       cat = b.CreateString(l.catalog_id), host = b.CreateString(l.host_id),
+       thread = b.CreateString(l.thread_id), kind = b.CreateString(l.upstream_kind),
+       ref = b.CreateString(l.upstream_ref);
+  b.Finish(fb::CreateUpstreamLink(b, agent, key, cat, host, thread, kind, ref, l.marker,
+                                  l.last_scanned_at_ms, l.missing_count));
+  return Finish(b);
+}
+
+Result<UpstreamLink> DecodeUpstreamLink(std::string_view bytes) {
+  AlignedBytes aligned(bytes);
+  auto v = Verified<fb::UpstreamLink>(aligned, "upstream link");
+  if (!v.ok()) return v.status();
+  const auto* f = *v;
+  UpstreamLink l;
+  l.session = SessionName{Str(f->agent_id()), Str(f->session_key())};
+  l.catalog_id = Str(f->catalog_id());
+  l.host_id = Str(f->host_id());
+  l.thread_id = Str(f->thread_id());
+  l.upstream_kind = Str(f->upstream_kind());
+  l.upstream_ref = Str(f->upstream_ref());
+  l.marker = f->marker();
+  l.last_scanned_at_ms = f->last_scanned_at();
+  l.missing_count = f->missing_count();
+  return l;
 }
 
 }  // namespace statewatch::engine

@@ -69,6 +69,15 @@ Result<SessionRecord> DecodeSessionRecord(std::string_view bytes);
 // Overlays the fields present in `update` on `base`.
 void MergeSessionRecord(const SessionRecord& update, SessionRecord* base);
 
+std::string EncodeTranscriptMessage(const TranscriptMessage& m);
+Result<TranscriptMessage> DecodeTranscriptMessage(std::string_view bytes);
+std::string EncodeRun(const RunRecord& r);
+Result<RunRecord> DecodeRun(std::string_view bytes);
+std::string EncodeDelivery(const Delivery& d);
+Result<Delivery> DecodeDelivery(std::string_view bytes);
+std::string EncodeUpstreamLink(const UpstreamLink& l);
+Result<UpstreamLink> DecodeUpstreamLink(std::string_view bytes);
+
 struct MetaRec {
   uint32_t format_version = 1;
   Sequence last_sequence = 0;
@@ -77,6 +86,8 @@ struct MetaRec {
   Sequence checkpoint_sequence = 0;
   int64_t last_prune_at = 0;
   uint64_t log_records_since_checkpoint = 0;
+  uint64_t last_delivery_id = 0;
+  uint64_t last_message_index = 0;
 };
 std::string EncodeMeta(const MetaRec& m);
 Result<MetaRec> DecodeMeta(std::string_view bytes);

@@ -21,12 +21,15 @@ constexpr std::size_t kMaxDifferences = 100;
 const std::string kAllBegin(1, 'A');
 const std::string kAllEnd(1, 'Z');
 
-void PutState(storage::Batch& b, Family f, const projections::ProjectionState& s) {
+// Writes the state's heads into `heads_family` and its cursors into `cursors_family` (the
+// snapshot keeps both in the base family).
+void PutState(storage::Batch& b, Family heads_family, Family cursors_family,
+              const projections::ProjectionState& s) {
   s.ForEachHead([&](SessionRef ref, const projections::HeadState& h) {
-    b.Put(f, storage::HeadKey(ref), EncodeHead(h));
+    b.Put(heads_family, storage::HeadKey(ref), EncodeHead(h));
   });
   s.ForEachCursor([&](projections::CursorId id, const projections::CursorRec& c) {
-    b.Put(f, storage::CursorKey(id.watcher, id.target), EncodeCursor(c));
+    b.Put(cursors_family, storage::CursorKey(id.watcher, id.target), EncodeCursor(c));
   });
 }
 
@@ -40,7 +43,7 @@ Status EngineImpl::MaybeCheckpoint() {
   if (meta_.log_records_since_checkpoint < threshold) return Status::OK();
   storage::Batch b(*store_);
   b.DeleteRange(Family::kBase, kAllBegin, kAllEnd);
-  PutState(b, Family::kBase, state_);
+  PutState(b, Family::kBase, Family::kBase, state_);
   std::string mark;
   storage::PutFixed64BE(&mark, meta_.last_sequence);
   b.Put(Family::kBase, storage::BaseMarkKey(), mark);
@@ -115,8 +118,7 @@ void EngineImpl::ApplyVerify(Command& cmd, bool replace) {
   storage::Batch b(*store_);
   b.DeleteRange(Family::kHeads, kAllBegin, kAllEnd);
   b.DeleteRange(Family::kCursors, kAllBegin, kAllEnd);
-  PutState(b, Family::kHeads, *rebuilt);
-  PutState(b, Family::kCursors, *rebuilt);
+  PutState(b, Family::kHeads, Family::kCursors, *rebuilt);
   MetaRec next = meta_;
   next.journal_rows = rows;
   b.Put(Family::kMeta, storage::MetaKey(), EncodeMeta(next));

@@ -56,6 +56,21 @@ std::string NameKey(std::string_view agent_id, std::string_view session_key) {
 }
 std::string RefKey(SessionRef session) { return TaggedU64(kRefTag, session.value); }
 std::string RegistryKey(SessionRef session) { return TaggedU64(kRegistryTag, session.value); }
+std::string TranscriptKey(SessionRef session, uint64_t index) {
+  std::string k = TaggedU64(kTranscriptTag, session.value);
+  PutFixed64BE(&k, index);
+  return k;
+}
+std::string TranscriptPrefix(SessionRef session) {
+  return TaggedU64(kTranscriptTag, session.value);
+}
+std::string RunKey(std::string_view run_id) {
+  std::string k(1, kRunTag);
+  k.append(run_id);
+  return k;
+}
+std::string DeliveryKey(uint64_t id) { return TaggedU64(kDeliveryTag, id); }
+std::string UpstreamKey(SessionRef session) { return TaggedU64(kUpstreamTag, session.value); }
 std::string MetaKey() { return std::string(1, kMetaTag) + "engine"; }
 std::string BaseMarkKey() { return std::string(1, kBaseMarkTag); }
 

@@ -18,6 +18,10 @@
 //   refs           'R' session:u64                              SessionName
 //   sessions       'G' session:u64                              SessionRecord (registry)
 //   meta           'M' "engine"                                 Meta
+//   transcripts    'T' session:u64 index:u64                    TranscriptMessage
+//   runs           'U' run-id bytes                             Run
+//   deliveries     'V' id:u64                                   Delivery
+//   upstream       'P' session:u64                              UpstreamLink
 //
 // A session ref is a 64-bit id interned once per (agentId, sessionKey), never reused.
 //
@@ -45,6 +49,10 @@ inline constexpr char kNameTag = 'N';
 inline constexpr char kRefTag = 'R';
 inline constexpr char kRegistryTag = 'G';
 inline constexpr char kMetaTag = 'M';
+inline constexpr char kTranscriptTag = 'T';
+inline constexpr char kRunTag = 'U';
+inline constexpr char kDeliveryTag = 'V';
+inline constexpr char kUpstreamTag = 'P';
 
 void PutFixed64BE(std::string* dst, uint64_t v);
 uint64_t DecodeFixed64BE(const char* p);
@@ -60,6 +68,11 @@ std::string NameKey(std::string_view agent_id, std::string_view session_key);
 std::string RefKey(SessionRef session);
 std::string RegistryKey(SessionRef session);
 std::string MetaKey();
+std::string TranscriptKey(SessionRef session, uint64_t index);
+std::string TranscriptPrefix(SessionRef session);
+std::string RunKey(std::string_view run_id);
+std::string DeliveryKey(uint64_t id);
+std::string UpstreamKey(SessionRef session);
 std::string BaseMarkKey();
 
 // Decoders return nullopt for a key of another shape.

@@ -128,6 +128,8 @@ class RocksIterator final : public Iterator {
   }
   bool Valid() const override { return it_->Valid(); }
   void SeekToFirst() override { it_->SeekToFirst(); }
+  void SeekToLast() override { it_->SeekToLast(); }
+  void Prev() override { it_->Prev(); }
   void Seek(std::string_view t) override { it_->Seek(ToSlice(t)); }
   void Next() override { it_->Next(); }
   std::string_view key() const override {
@@ -161,6 +163,10 @@ const char* FamilyName(Family f) {
     case Family::kRefs: return "refs";
     case Family::kSessions: return "sessions";
     case Family::kMeta: return "meta";
+    case Family::kTranscripts: return "transcripts";
+    case Family::kRuns: return "runs";
+    case Family::kDeliveries: return "deliveries";
+    case Family::kUpstream: return "upstream";
     case Family::kCount: break;
   }
   return "?";

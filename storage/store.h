@@ -30,6 +30,10 @@ enum class Family : int {
   kRefs,
   kSessions,
   kMeta,
+  kTranscripts,
+  kRuns,
+  kDeliveries,
+  kUpstream,
   kCount,  // not a family
 };
 const char* FamilyName(Family f);
@@ -84,6 +88,8 @@ class Iterator {
   virtual ~Iterator() = default;
   virtual bool Valid() const = 0;
   virtual void SeekToFirst() = 0;
+  virtual void SeekToLast() = 0;
+  virtual void Prev() = 0;
   virtual void Seek(std::string_view target) = 0;
   virtual void Next() = 0;
   virtual std::string_view key() const = 0;

@@ -101,8 +101,9 @@ class Engine {
   // Deletes every cursor held by the watcher (watcher session reset).
   virtual Status ResetWatcher(const std::string& watcher_key) = 0;
 
-  // The restart sweep on demand: cursors with material past last-seen become pending again.
-  // Returns how many notices it (re)opened.
+  // The restart sweep on demand: cursors with material past last-seen become pending again
+  // (N = M). Every pending notice is then re-announced with a wake. Returns how many notices
+  // are pending after the sweep.
   virtual Result<uint64_t> Sweep() = 0;
 
   // ---- wakes ---------------------------------------------------------------------------
@@ -128,6 +129,33 @@ class Engine {
   virtual Result<std::optional<SessionRecord>> GetSession(const SessionName& name) const = 0;
   // Every entry (unordered).
   virtual Result<std::vector<SessionRecord>> ListSessions() const = 0;
+
+  // ---- session tools state: transcripts, runs, deliveries --------------------------------
+  // Durable like Record; deleted with their session by DeleteSession (runs and deliveries
+  // are kept: they belong to their requester).
+
+  // Appends messages to the session's transcript; assigns their indexes.
+  virtual Status AppendTranscript(const SessionName& session,
+                                  std::vector<TranscriptMessage> messages) = 0;
+  // The last `limit` messages, oldest first.
+  virtual Result<std::vector<TranscriptMessage>> RecentTranscript(const SessionName& session,
+                                                                  std::size_t limit) const = 0;
+  // Creates or replaces a run.
+  virtual Status PutRun(const RunRecord& run) = 0;
+  virtual Result<std::optional<RunRecord>> GetRun(const std::string& run_id) const = 0;
+  virtual Result<std::vector<RunRecord>> ListRuns() const = 0;
+  // Queues a delivery; returns its id.
+  virtual Result<uint64_t> EnqueueDelivery(const Delivery& delivery) = 0;
+  // Removes an acknowledged delivery; false when there was none with that id.
+  virtual Result<bool> AckDelivery(uint64_t id) = 0;
+  // Unacknowledged deliveries for an agent ("" = all), oldest first.
+  virtual Result<std::vector<Delivery>> PendingDeliveries(const std::string& agent_id) const = 0;
+
+  // ---- upstream links (semantics.md §7) ---------------------------------------------------
+  virtual Status PutUpstreamLink(const UpstreamLink& link) = 0;  // create or replace
+  virtual Status DeleteUpstreamLink(const SessionName& session) = 0;
+  virtual Result<std::optional<UpstreamLink>> GetUpstreamLink(const SessionName& session) const = 0;
+  virtual Result<std::vector<UpstreamLink>> ListUpstreamLinks() const = 0;
 
   // ---- maintenance ---------------------------------------------------------------------
 

@@ -141,6 +141,58 @@ struct SessionRecord {
   std::optional<std::string> extra_json;  // further fields, a JSON object
 };
 
+// One transcript message (sessions_history; the session's own messages for self-echo).
+struct TranscriptMessage {
+  uint64_t index = 0;        // assigned by the engine, increasing
+  std::string role;          // "user" | "assistant" | "tool" | "system" ...
+  std::string content_json;  // a JSON string or a JSON array of content blocks
+  std::string tool_name;
+  int64_t timestamp_ms = 0;  // 0: the engine's now
+};
+
+// A run started by sessions_send or sessions_spawn.
+struct RunRecord {
+  std::string run_id;
+  std::string kind;  // "send" | "spawn"
+  SessionName requester;
+  SessionName target;  // the receiving session / the child
+  std::string status = "running";  // running | ok | error | timeout | cancelled
+  std::string label;
+  std::string task;
+  int64_t created_at_ms = 0;
+  int64_t ended_at_ms = 0;
+  std::string result;
+  std::string reply;
+  int64_t last_steer_at_ms = 0;
+  std::string extra_json;  // tool-specific state, a JSON object
+};
+
+// Work handed to the gateway through the delivery feed; kept until acknowledged.
+struct Delivery {
+  uint64_t id = 0;  // assigned by the engine
+  std::string agent_id;
+  std::string type;  // message | task | steer | announce
+  std::string session_key;
+  std::string run_id;
+  std::string text;
+  std::string source_session_key;
+  std::string source_tool;
+  int64_t created_at_ms = 0;
+};
+
+// The upstream link of an adopted session (semantics.md §7).
+struct UpstreamLink {
+  SessionName session;
+  std::string catalog_id;
+  std::string host_id;
+  std::string thread_id;
+  std::string upstream_kind;  // "jsonl"
+  std::string upstream_ref;   // for jsonl: the file path
+  uint64_t marker = 0;        // for jsonl: a byte offset
+  int64_t last_scanned_at_ms = 0;
+  uint32_t missing_count = 0;
+};
+
 }  // namespace statewatch
 
 #endif  // STATEWATCH_TYPES_H_

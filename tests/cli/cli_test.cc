@@ -388,7 +388,7 @@ TEST_F(CliTest, ExplicitWatchAndReset) {
 TEST_F(CliTest, SweepReportsReopenedCount) {
   CliOutput r = Run({"sweep"});
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(U64(r.Json().at("reopened")), 0u);
+  EXPECT_EQ(U64(r.Json().at("pendingNotices")), 0u);
 }
 
 // ---- maintenance ----------------------------------------------------------------------------

@@ -307,3 +307,22 @@ TEST_F(JournalTest, SessionRegistryUpsertMergesFields) {
 
 }  // namespace
 }  // namespace statewatch::testing
+
+namespace statewatch::testing {
+namespace {
+
+// Regression: Rebuild wrote heads into the cursors family and cursors into the heads family,
+// so a session deleted after a rebuild came back from the stray copies at the next open.
+TEST_F(JournalTest, DeleteAfterRebuildStaysDeleted) {
+  Spawn(kKey, "agent:main:subagent:x");
+  Human("agent:main:subagent:x");
+  ASSERT_TRUE(engine_->Rebuild().ok());
+  ASSERT_TRUE(engine_->DeleteSession(Name("agent:main:subagent:x")).ok());
+  Reopen();
+  EXPECT_EQ(*engine_->StateVersion(Name("agent:main:subagent:x")), 0u);
+  EXPECT_EQ(engine_->Stats()->cursors, 0u);
+  EXPECT_TRUE(engine_->Verify()->ok);
+}
+
+}  // namespace
+}  // namespace statewatch::testing
