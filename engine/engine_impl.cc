@@ -235,6 +235,15 @@ Result<std::optional<CursorState>> EngineImpl::Cursor(const std::string& watcher
                                                 state_.EffectiveUpdatedAt(*c, wr, tr)});
 }
 
+Result<std::vector<std::string>> EngineImpl::WatchersOf(const SessionName& target) const {
+  std::vector<std::string> out;
+  std::shared_lock lock(state_mu_);
+  for (SessionRef w : state_.WatchersOf(FindRef(CanonicalSession(target)))) {
+    if (const SessionName* n = NameOf(w)) out.push_back(n->session_key);
+  }
+  return out;
+}
+
 Result<EngineStats> EngineImpl::Stats() const {
   EngineStats s;
   {

@@ -101,6 +101,7 @@ class EngineImpl final : public Engine {
                      const std::vector<SessionName>& targets) override;
   Result<std::optional<CursorState>> Cursor(const std::string& watcher_key,
                                             const SessionName& target) const override;
+  Result<std::vector<std::string>> WatchersOf(const SessionName& target) const override;
   Status ResetWatcher(const std::string& watcher_key) override;
   Result<uint64_t> Sweep() override;
   uint64_t SubscribeWakes(WakeCallback callback, std::string watcher_key) override;

@@ -55,6 +55,14 @@ int64_t ProjectionState::EffectiveUpdatedAt(const CursorRec& c, SessionRef watch
   return derived > c.material ? std::max(c.updated_at, at) : c.updated_at;
 }
 
+std::vector<SessionRef> ProjectionState::WatchersOf(SessionRef target) const {
+  std::vector<SessionRef> out;
+  auto t = targets_.find(target.value);
+  if (t == targets_.end()) return out;
+  for (const auto& [w, c] : t->second.cursors) out.push_back(SessionRef{w});
+  return out;
+}
+
 const std::vector<SessionRef>* ProjectionState::TargetsOf(SessionRef watcher) const {
   auto it = watcher_targets_.find(watcher.value);
   return it == watcher_targets_.end() ? nullptr : &it->second;

@@ -98,6 +98,8 @@ class ProjectionState {
   // The cursor's M including coalesced material (see the file comment).
   Seq EffectiveMaterial(const CursorRec& c, SessionRef watcher, SessionRef target) const;
   int64_t EffectiveUpdatedAt(const CursorRec& c, SessionRef watcher, SessionRef target) const;
+  // Watchers holding a cursor on the target (unordered).
+  std::vector<SessionRef> WatchersOf(SessionRef target) const;
   // Targets the watcher holds cursors on (unordered).
   const std::vector<SessionRef>* TargetsOf(SessionRef watcher) const;
   std::size_t head_count() const { return heads_.size(); }

@@ -98,6 +98,9 @@ class Engine {
   virtual Result<std::optional<CursorState>> Cursor(const std::string& watcher_key,
                                                     const SessionName& target) const = 0;
 
+  // The watchers holding a cursor on `target` (canonical keys, unordered).
+  virtual Result<std::vector<std::string>> WatchersOf(const SessionName& target) const = 0;
+
   // Deletes every cursor held by the watcher (watcher session reset).
   virtual Status ResetWatcher(const std::string& watcher_key) = 0;
 

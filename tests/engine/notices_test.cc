@@ -2,6 +2,8 @@
 // bullet of §3.3 (one notice, pinned mark, drain, self-suppression, restart recovery).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "engine/engine_fixture.h"
 #include "statewatch/session_key.h"
 
@@ -102,6 +104,16 @@ TEST_F(NoticesTest, ExplicitRegistrationStartsAtHeadAndKeepsAnExistingCursor) {
   Sequence n = Human(target);
   ASSERT_TRUE(*engine_->Watch(kParent, Name(target)));
   EXPECT_EQ(CursorOf(kParent, target).notified, n);  // positions kept
+}
+
+TEST_F(NoticesTest, WatchersOfListsCursorHolders) {
+  Spawn(kParent, kChild);
+  ASSERT_TRUE(*engine_->Watch("agent:ops:main", Name(kChild)));
+  auto w = engine_->WatchersOf(Name(kChild));
+  ASSERT_TRUE(w.ok());
+  std::sort(w->begin(), w->end());
+  EXPECT_EQ(*w, (std::vector<std::string>{"agent:main:main", "agent:ops:main"}));
+  EXPECT_TRUE(engine_->WatchersOf(Name(kParent))->empty());
 }
 
 TEST_F(NoticesTest, RegistrationRefusals) {
