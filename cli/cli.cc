@@ -9,6 +9,7 @@
 #include "cli/command.h"
 #include "cli/event_options.h"
 #include "cli/verbs.h"
+#include "server/serve_hook.h"
 
 namespace statewatch::cli {
 namespace {
@@ -21,8 +22,47 @@ struct Verb {
   int (*run)(Command&);
 };
 
+// Installed by the server library when it is linked in (server/serve_hook.h).
+ServeVerbFn g_serve_verb = nullptr;
+
 int RunServe(Command& c) {
-  return UsageError(c, "'serve' is not available yet: the daemon comes in a later version");
+  if (g_serve_verb == nullptr) {
+    return UsageError(c, "'serve' is not available in this build (no server library)");
+  }
+  return g_serve_verb(c);
+}
+
+std::vector<OptionSpec> ServeOptions() {
+  std::vector<OptionSpec> options;
+  for (std::string_view name : kServeOptions) {
+    options.push_back({std::string(name), /*required=*/false,
+                       /*repeatable=*/name == "agent-to-agent-allow"});
+  }
+  return options;
+}
+
+// `serve` takes two flags, but every option of the grammar (cli/args.h) has a value: a bare
+// flag becomes `--flag=true` unless a value follows it.
+bool IsFlagValue(const std::string& token) {
+  static const char* kWords[] = {"true", "false", "on", "off", "yes", "no"};
+  for (const char* w : kWords) {
+    if (token == w) return true;
+  }
+  return !token.empty() && token.find_first_not_of("0123456789") == std::string::npos;
+}
+
+std::vector<std::string> ExpandServeFlags(const std::vector<std::string>& argv) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < argv.size(); ++i) {
+    bool flag = std::any_of(std::begin(kServeFlags), std::end(kServeFlags),
+                            [&](std::string_view f) { return argv[i] == "--" + std::string(f); });
+    if (flag && (i + 1 >= argv.size() || !IsFlagValue(argv[i + 1]))) {
+      out.push_back(argv[i] + "=true");
+    } else {
+      out.push_back(argv[i]);
+    }
+  }
+  return out;
 }
 
 std::vector<OptionSpec> RecordOptions() {
@@ -75,7 +115,12 @@ const std::vector<Verb>& Verbs() {
       {"stats", "", Access::kReadOnly, {}, RunStats},
       {"verify", "", Access::kReadOnly, {}, RunVerify},
       {"rebuild", "", Access::kWrite, {}, RunRebuild},
-      {"serve", "(not available yet)", Access::kReadOnly, {}, RunServe},
+      {"serve",
+       "[--listen HOST:PORT] [--threads N] [--token T] [--manual-clock [MS]]\n"
+       "      [--visibility self|tree|agent|all] [--agent-to-agent] [--agent-to-agent-allow ID]...\n"
+       "      [--body-limit BYTES] [--read-timeout-ms MS] [--idle-timeout-ms MS]\n"
+       "      [--port-file FILE] [--log-level LEVEL] [--shutdown-grace-ms MS]",
+       Access::kWrite, ServeOptions(), RunServe},
   };
   return *verbs;
 }
@@ -113,7 +158,7 @@ int RunCli(const std::vector<std::string>& argv, std::istream& in, std::ostream&
   // The edge of the process: nothing below throws by design, but an allocation failure or
   // a stream error must still end as a message and exit 1, not std::terminate.
   try {
-    auto args = Args::Parse(argv);
+    auto args = Args::Parse(ExpandServeFlags(argv));
     if (!args.ok()) return PrintUsageError(err, args.status().message());
     return Dispatch(*args, in, out, err);
   } catch (const std::exception& e) {
@@ -126,5 +171,7 @@ int RunCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
   std::vector<std::string> args(argv + std::min(argc, 1), argv + std::max(argc, 0));
   return RunCli(args, std::cin, out, err);
 }
+
+void InstallServeVerb(ServeVerbFn fn) { g_serve_verb = fn; }
 
 }  // namespace statewatch::cli

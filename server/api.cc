@@ -1,0 +1,210 @@
+// Api: routing, authentication and the error envelope. The handlers are in handlers.cc.
+#include "server/api.h"
+
+#include <chrono>
+#include <exception>
+
+#include "server/handlers.h"
+#include "server/url.h"
+#include "statewatch/session_key.h"
+
+namespace statewatch::server {
+namespace json = boost::json;
+
+namespace {
+
+constexpr std::string_view kToolsPrefix = "/v1/tools/";
+constexpr std::string_view kSessionsPrefix = "/v1/sessions/";
+constexpr std::string_view kResetSuffix = "/reset";
+
+// Compares in time independent of where the first difference is, so that the token cannot
+// be guessed byte by byte from response times.
+bool ConstantTimeEquals(std::string_view a, std::string_view b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    diff |= static_cast<unsigned char>(a[i] ^ (i < b.size() ? b[i] : 0));
+  }
+  return diff == 0;
+}
+
+ApiResponse MethodNotAllowed(std::string_view method, std::string_view path, const char* allow) {
+  ApiResponse r = Api::Error(405, "method_not_allowed",
+                             std::string(method) + " is not allowed on " + std::string(path) +
+                                 " (allowed: " + allow + ")");
+  r.allow = allow;
+  return r;
+}
+
+ApiResponse NoRoute(std::string_view method, std::string_view path) {
+  return Api::Error(404, "not_found",
+                    "no route for " + std::string(method) + " " + std::string(path));
+}
+
+bool Is(std::string_view method, const char* m) { return method == m; }
+
+}  // namespace
+
+Api::Api(Engine* engine, const ServerOptions& options, ManualClock* manual_clock,
+         Metrics* metrics)
+    : engine_(engine), options_(options), manual_clock_(manual_clock), metrics_(metrics) {}
+
+ApiResponse Api::Error(int status, std::string_view code, std::string_view message) {
+  json::object inner;
+  inner["code"] = code;
+  inner["message"] = message;
+  json::object outer;
+  outer["error"] = std::move(inner);
+  ApiResponse r;
+  r.status = status;
+  r.body = json::serialize(outer);
+  return r;
+}
+
+std::string Api::WakeMessage(const Wake& wake) {
+  json::object o;
+  o["watcher"] = wake.watcher_key;
+  o["reason"] = wake.reason;
+  o["at"] = wake.at_ms;
+  return json::serialize(o);
+}
+
+ApiResponse Api::Handle(const ApiRequest& request) {
+  auto start = std::chrono::steady_clock::now();
+  Route route = Route::kNotFound;
+  ApiResponse response;
+  try {
+    response = Dispatch(request, &route);
+  } catch (const std::exception& e) {  // the edge: nothing below should throw
+    response = Error(500, "internal", std::string("internal error: ") + e.what());
+  }
+  auto nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                   std::chrono::steady_clock::now() - start)
+                   .count();
+  metrics_->ObserveRequest(route, response.status, nanos);
+  return response;
+}
+
+ApiResponse Api::Dispatch(const ApiRequest& req, Route* route) {
+  Target target = SplitTarget(req.target);
+  std::string_view path = target.path;
+  std::string_view m = req.method;
+  if (path == "/healthz") {
+    *route = Route::kHealthz;
+    if (!Is(m, "GET")) return MethodNotAllowed(m, path, "GET");
+    return JsonResponse(200, json::object{{"status", "ok"}});
+  }
+  if (!options_.token.empty() &&
+      !ConstantTimeEquals(req.authorization, "Bearer " + options_.token)) {
+    ApiResponse r = Error(401, "unauthorized",
+                          "this server needs the header Authorization: Bearer <token>");
+    r.www_authenticate = true;
+    return r;
+  }
+  HandlerContext ctx{*engine_, options_, manual_clock_, *metrics_, after_write};
+
+  if (path.substr(0, kToolsPrefix.size()) == kToolsPrefix) {
+    std::string_view tool = path.substr(kToolsPrefix.size());
+    bool known = tool == "session_status" || tool == "sessions_list";
+    *route = tool == "session_status"  ? Route::kSessionStatus
+             : tool == "sessions_list" ? Route::kSessionsList
+                                       : Route::kUnknownTool;
+    if (!known) {
+      return Error(404, "unknown_tool",
+                   "Unknown tool: " + std::string(tool) +
+                       " (this server answers session_status and sessions_list)");
+    }
+    if (!Is(m, "POST")) return MethodNotAllowed(m, path, "POST");
+    return HandleTool(ctx, tool, req);
+  }
+  if (path.substr(0, kSessionsPrefix.size()) == kSessionsPrefix) {
+    std::string_view rest = path.substr(kSessionsPrefix.size());
+    bool reset = rest.size() > kResetSuffix.size() &&
+                 rest.substr(rest.size() - kResetSuffix.size()) == kResetSuffix;
+    if (reset) rest.remove_suffix(kResetSuffix.size());
+    auto key = PercentDecode(rest, /*plus_is_space=*/false);
+    if (!key || key->empty() || rest.find('/') != std::string_view::npos) {
+      *route = Route::kNotFound;
+      if (!key) return Error(400, "invalid_argument", "malformed percent-encoding in the session key");
+      return NoRoute(m, path);
+    }
+    if (reset) {
+      *route = Route::kSessionReset;
+      if (!Is(m, "POST")) return MethodNotAllowed(m, path, "POST");
+      return HandleResetSession(ctx, req, *key, target.query);
+    }
+    if (Is(m, "PUT")) {
+      *route = Route::kSessionUpsert;
+      return HandleUpsertSession(ctx, req, *key, target.query);
+    }
+    *route = Route::kSessionDelete;
+    if (Is(m, "DELETE")) return HandleDeleteSession(ctx, req, *key, target.query);
+    return MethodNotAllowed(m, path, "PUT, DELETE");
+  }
+
+  struct Simple {
+    std::string_view path;
+    const char* method;
+    Route route;
+  };
+  static const Simple kRoutes[] = {
+      {"/v1/events", "POST", Route::kEvents},   {"/v1/watches", "POST", Route::kWatches},
+      {"/v1/notices", "GET", Route::kNoticesPeek}, {"/v1/notices/drain", "POST", Route::kNoticesDrain},
+      {"/v1/wakes", "GET", Route::kWakes},      {"/v1/prune", "POST", Route::kPrune},
+      {"/v1/verify", "GET", Route::kVerify},    {"/metrics", "GET", Route::kMetrics},
+  };
+  if (path == "/v1/clock") {
+    *route = Route::kClock;
+    if (Is(m, "GET")) return HandleGetClock(ctx);
+    if (Is(m, "POST")) return HandleSetClock(ctx, req);
+    return MethodNotAllowed(m, path, "GET, POST");
+  }
+  for (const Simple& s : kRoutes) {
+    if (path != s.path) continue;
+    *route = s.route;
+    if (!Is(m, s.method)) return MethodNotAllowed(m, path, s.method);
+    switch (s.route) {
+      case Route::kEvents: return HandleRecordEvents(ctx, req);
+      case Route::kWatches: return HandleWatch(ctx, req);
+      case Route::kNoticesPeek: return HandlePeekNotices(ctx, target.query);
+      case Route::kNoticesDrain: return HandleDrainNotices(ctx, req);
+      case Route::kWakes:
+        return Error(426, "upgrade_required",
+                     "GET /v1/wakes is a WebSocket stream: send Connection: Upgrade and "
+                     "Upgrade: websocket");
+      case Route::kPrune: return HandlePrune(ctx);
+      case Route::kVerify: return HandleVerify(ctx);
+      case Route::kMetrics: return HandleMetrics(ctx);
+      default: break;
+    }
+  }
+  return NoRoute(m, path);
+}
+
+std::variant<std::string, ApiResponse> Api::AcceptWakes(const ApiRequest& req) {
+  Target target = SplitTarget(req.target);
+  if (target.path != "/v1/wakes") {
+    return Error(404, "not_found",
+                 "no WebSocket stream at " + std::string(target.path) + " (use /v1/wakes)");
+  }
+  if (!options_.token.empty() &&
+      !ConstantTimeEquals(req.authorization, "Bearer " + options_.token)) {
+    ApiResponse r = Error(401, "unauthorized",
+                          "this server needs the header Authorization: Bearer <token>");
+    r.www_authenticate = true;
+    return r;
+  }
+  bool malformed = false;
+  auto watcher = QueryParam(target.query, "watcher", &malformed);
+  if (malformed) return Error(400, "invalid_argument", "malformed percent-encoding in watcher");
+  if (!watcher || watcher->empty()) return std::string();
+  auto parsed = ParseSessionKey(*watcher);
+  if (!parsed.ok()) return Error(400, "invalid_argument", parsed.status().message());
+  if (!parsed->agent_scoped) {
+    return Error(400, "invalid_argument",
+                 "watcher must be an agent-scoped key (agent:<id>:<rest>); a bare key never "
+                 "gets wakes (got \"" + *watcher + "\")");
+  }
+  return parsed->canonical;
+}
+
+}  // namespace statewatch::server

@@ -1,0 +1,326 @@
+// The endpoint handlers: JSON body in, engine call, JSON body out.
+#include "server/handlers.h"
+
+#include <cmath>
+#include <exception>
+#include <vector>
+
+#include "server/url.h"
+#include "statewatch/session_key.h"
+#include "tools/json_codec.h"
+#include "tools/registry_codec.h"
+#include "tools/session_tools.h"
+
+namespace statewatch::server {
+namespace json = boost::json;
+
+namespace {
+
+// The agent of a bare key in a /v1/sessions/{key} route: ?agentId=, else X-Agent-Id, else
+// `body_agent`, else "main" (ResolveSession's default).
+Result<SessionName> RouteSession(const ApiRequest& req, const std::string& key,
+                                 std::string_view query, std::string_view body_agent = {}) {
+  bool malformed = false;
+  std::string agent = QueryParam(query, "agentId", &malformed).value_or("");
+  if (malformed) return Status::InvalidArgument("malformed percent-encoding in agentId");
+  if (agent.empty()) agent = std::string(req.agent_id);
+  if (agent.empty()) agent = std::string(body_agent);
+  return ResolveSession(key, agent);
+}
+
+// A required string field of a JSON object body.
+Result<std::string> RequiredString(const json::value& body, std::string_view name) {
+  const json::value* v = body.is_object() ? body.as_object().if_contains(name) : nullptr;
+  if (v == nullptr || v->is_null()) {
+    return Status::InvalidArgument(std::string(name) + " is required");
+  }
+  if (!v->is_string() || v->as_string().empty()) {
+    return Status::InvalidArgument(std::string(name) + " must be a non-empty string (got " +
+                                   tools::DescribeJson(*v) + ")");
+  }
+  return std::string(v->as_string());
+}
+
+Status RequireObject(const json::value& body) {
+  if (body.is_object()) return Status::OK();
+  return Status::InvalidArgument("the request body must be a JSON object (got " +
+                                 tools::DescribeJson(body) + ")");
+}
+
+json::object NoticesJson(const std::vector<Notice>& notices) {
+  json::array list;
+  list.reserve(notices.size());
+  for (const Notice& n : notices) list.emplace_back(tools::NoticeToJson(n));
+  return json::object{{"notices", std::move(list)}};
+}
+
+// The calling session of a tool call (X-Session-Key, X-Agent-Id for a bare key).
+Result<SessionName> Caller(const ApiRequest& req) {
+  std::string_view key = req.session_key;
+  if (key.find_first_not_of(" \t") == std::string_view::npos) {
+    return Status::InvalidArgument(
+        "the X-Session-Key header (the calling session's key) is required");
+  }
+  auto caller = ResolveSession(key, req.agent_id);
+  if (!caller.ok()) {
+    return Status::InvalidArgument("X-Session-Key / X-Agent-Id: " + caller.status().message());
+  }
+  return caller;
+}
+
+void AfterWrite(const HandlerContext& ctx) {
+  if (ctx.after_write) ctx.after_write();
+}
+
+}  // namespace
+
+// ---- helpers ------------------------------------------------------------------------------
+
+ApiResponse JsonResponse(int status, const json::value& value) {
+  ApiResponse r;
+  r.status = status;
+  r.body = json::serialize(value);
+  return r;
+}
+
+ApiResponse StatusResponse(const Status& status, bool tool) {
+  switch (status.code()) {
+    case Status::Code::kInvalidArgument:
+      return Api::Error(400, tool ? "invalid_parameter" : "invalid_argument", status.message());
+    case Status::Code::kPermissionDenied: return Api::Error(403, "forbidden", status.message());
+    case Status::Code::kNotFound:
+      return Api::Error(404, tool ? "unknown_session" : "not_found", status.message());
+    case Status::Code::kFailedPrecondition:
+    case Status::Code::kBusy: return Api::Error(503, "unavailable", status.ToString());
+    default: return Api::Error(500, "internal", status.ToString());
+  }
+}
+
+std::optional<json::value> ParseBody(std::string_view body, ApiResponse* error,
+                                     std::optional<json::value> empty) {
+  if (body.find_first_not_of(" \t\r\n") == std::string_view::npos) {
+    if (empty) return empty;
+    *error = Api::Error(400, "invalid_json", "the request needs a JSON body");
+    return std::nullopt;
+  }
+  try {
+    std::error_code ec;
+    json::value v = json::parse(body, ec);
+    if (!ec) return v;
+    *error = Api::Error(400, "invalid_json", "malformed JSON body: " + ec.message());
+  } catch (const std::exception& e) {
+    *error = Api::Error(400, "invalid_json", std::string("malformed JSON body: ") + e.what());
+  }
+  return std::nullopt;
+}
+
+// ---- routes -------------------------------------------------------------------------------
+
+ApiResponse HandleTool(const HandlerContext& ctx, std::string_view tool, const ApiRequest& req) {
+  auto caller = Caller(req);
+  if (!caller.ok()) return Api::Error(400, "invalid_caller", caller.status().message());
+  ApiResponse error;
+  auto body = ParseBody(req.body, &error, json::value(json::object()));
+  if (!body) return error;
+  if (!body->is_object()) {
+    return Api::Error(400, "invalid_parameter",
+                      "the tool parameters must be a JSON object (got " +
+                          tools::DescribeJson(*body) + ")");
+  }
+  auto result = tool == "session_status"
+                    ? tools::SessionStatus(ctx.engine, ctx.options.tools, *caller, body->as_object())
+                    : tools::SessionsList(ctx.engine, ctx.options.tools, *caller, body->as_object());
+  if (!result.ok()) return StatusResponse(result.status(), /*tool=*/true);
+  return JsonResponse(200, *result);
+}
+
+ApiResponse HandleRecordEvents(const HandlerContext& ctx, const ApiRequest& req) {
+  ApiResponse error;
+  auto body = ParseBody(req.body, &error);
+  if (!body) return error;
+  std::vector<EventInput> inputs;
+  if (body->is_array()) {
+    const json::array& items = body->as_array();
+    inputs.reserve(items.size());
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      auto input = tools::EventInputFromJson(items[i]);
+      if (!input.ok()) {
+        return Api::Error(400, "invalid_argument",
+                          "events[" + std::to_string(i) + "]: " + input.status().message());
+      }
+      inputs.push_back(std::move(*input));
+    }
+  } else {
+    auto input = tools::EventInputFromJson(*body);
+    if (!input.ok()) return StatusResponse(input.status());
+    inputs.push_back(std::move(*input));
+  }
+  if (inputs.empty()) return JsonResponse(200, json::object{{"events", json::array()}});
+  auto results = ctx.engine.RecordMany(inputs);
+  if (!results.ok()) return StatusResponse(results.status());
+  ctx.metrics.CountRecorded(*results);
+  AfterWrite(ctx);
+  json::array events;
+  events.reserve(results->size());
+  for (const RecordResult& r : *results) events.emplace_back(tools::RecordResultToJson(r));
+  return JsonResponse(200, json::object{{"events", std::move(events)}});
+}
+
+ApiResponse HandleUpsertSession(const HandlerContext& ctx, const ApiRequest& req,
+                                const std::string& key, std::string_view query) {
+  ApiResponse error;
+  auto body = ParseBody(req.body, &error, json::value(json::object()));
+  if (!body) return error;
+  if (Status s = RequireObject(*body); !s.ok()) return StatusResponse(s);
+  std::string body_agent;
+  if (const json::value* a = body->as_object().if_contains("agentId"); a && !a->is_null()) {
+    if (!a->is_string()) {
+      return Api::Error(400, "invalid_argument",
+                        "agentId must be a string (got " + tools::DescribeJson(*a) + ")");
+    }
+    body_agent = std::string(a->as_string());
+  }
+  auto name = RouteSession(req, key, query, body_agent);
+  if (!name.ok()) return StatusResponse(name.status());
+  auto record = tools::SessionRecordFromJson(*body, *name);
+  if (!record.ok()) return StatusResponse(record.status());
+  if (Status s = ctx.engine.UpsertSession(*record); !s.ok()) return StatusResponse(s);
+  auto stored = ctx.engine.GetSession(*name);
+  if (!stored.ok()) return StatusResponse(stored.status());
+  json::object out;
+  out["session"] = tools::SessionRecordToJson(stored->value_or(*record));
+  return JsonResponse(200, out);
+}
+
+ApiResponse HandleDeleteSession(const HandlerContext& ctx, const ApiRequest& req,
+                                const std::string& key, std::string_view query) {
+  auto name = RouteSession(req, key, query);
+  if (!name.ok()) return StatusResponse(name.status());
+  if (Status s = ctx.engine.DeleteSession(*name); !s.ok()) return StatusResponse(s);
+  return JsonResponse(200, json::object{{"deleted", true}});
+}
+
+ApiResponse HandleResetSession(const HandlerContext& ctx, const ApiRequest& req,
+                               const std::string& key, std::string_view query) {
+  auto name = RouteSession(req, key, query);
+  if (!name.ok()) return StatusResponse(name.status());
+  if (Status s = ctx.engine.ResetWatcher(name->session_key); !s.ok()) return StatusResponse(s);
+  return JsonResponse(200, json::object{{"reset", true}});
+}
+
+ApiResponse HandleWatch(const HandlerContext& ctx, const ApiRequest& req) {
+  ApiResponse error;
+  auto body = ParseBody(req.body, &error);
+  if (!body) return error;
+  if (Status s = RequireObject(*body); !s.ok()) return StatusResponse(s);
+  auto watcher = RequiredString(*body, "watcher");
+  if (!watcher.ok()) return StatusResponse(watcher.status());
+  auto target = RequiredString(*body, "target");
+  if (!target.ok()) return StatusResponse(target.status());
+  std::string target_agent;
+  if (const json::value* a = body->as_object().if_contains("targetAgentId"); a && !a->is_null()) {
+    if (!a->is_string()) {
+      return Api::Error(400, "invalid_argument",
+                        "targetAgentId must be a string (got " + tools::DescribeJson(*a) + ")");
+    }
+    target_agent = std::string(a->as_string());
+  }
+  // semantics.md §3.1: a malformed key is a refused registration (false), not an error.
+  auto target_name = ResolveSession(*target, target_agent);
+  if (!target_name.ok()) return JsonResponse(200, json::object{{"watched", false}});
+  auto watched = ctx.engine.Watch(*watcher, *target_name);
+  if (!watched.ok()) {
+    if (watched.status().IsInvalidArgument()) {
+      return JsonResponse(200, json::object{{"watched", false}});
+    }
+    return StatusResponse(watched.status());
+  }
+  return JsonResponse(200, json::object{{"watched", *watched}});
+}
+
+ApiResponse HandlePeekNotices(const HandlerContext& ctx, std::string_view query) {
+  bool malformed = false;
+  auto watcher = QueryParam(query, "watcher", &malformed);
+  if (malformed) return Api::Error(400, "invalid_argument", "malformed percent-encoding in watcher");
+  if (!watcher || watcher->empty()) {
+    return Api::Error(400, "invalid_argument", "the query parameter watcher is required");
+  }
+  auto notices = ctx.engine.PendingNotices(*watcher);
+  if (!notices.ok()) return StatusResponse(notices.status());
+  return JsonResponse(200, NoticesJson(*notices));
+}
+
+ApiResponse HandleDrainNotices(const HandlerContext& ctx, const ApiRequest& req) {
+  ApiResponse error;
+  auto body = ParseBody(req.body, &error);
+  if (!body) return error;
+  if (Status s = RequireObject(*body); !s.ok()) return StatusResponse(s);
+  auto watcher = RequiredString(*body, "watcher");
+  if (!watcher.ok()) return StatusResponse(watcher.status());
+  auto notices = ctx.engine.Drain(*watcher);
+  if (!notices.ok()) return StatusResponse(notices.status());
+  ctx.metrics.AddNoticesDrained(notices->size());
+  AfterWrite(ctx);  // a drain may reopen a notice for intervening changes: a merged wake
+  return JsonResponse(200, NoticesJson(*notices));
+}
+
+ApiResponse HandlePrune(const HandlerContext& ctx) {
+  auto stats = ctx.engine.Prune();
+  if (!stats.ok()) return StatusResponse(stats.status());
+  ctx.metrics.AddPruned(*stats);
+  return JsonResponse(200, tools::PruneStatsToJson(*stats));
+}
+
+ApiResponse HandleVerify(const HandlerContext& ctx) {
+  auto report = ctx.engine.Verify();
+  if (!report.ok()) return StatusResponse(report.status());
+  return JsonResponse(200, tools::VerifyReportToJson(*report));
+}
+
+ApiResponse HandleMetrics(const HandlerContext& ctx) {
+  auto stats = ctx.engine.Stats();
+  ApiResponse r;
+  r.content_type = "text/plain; version=0.0.4; charset=utf-8";
+  r.body = ctx.metrics.Render(stats.ok() ? &*stats : nullptr);
+  return r;
+}
+
+ApiResponse HandleGetClock(const HandlerContext& ctx) {
+  json::object o;
+  o["now"] = ctx.engine.clock().NowMs();
+  o["manual"] = ctx.manual_clock != nullptr;
+  return JsonResponse(200, o);
+}
+
+ApiResponse HandleSetClock(const HandlerContext& ctx, const ApiRequest& req) {
+  if (ctx.manual_clock == nullptr) {
+    return Api::Error(404, "not_found",
+                      "POST /v1/clock needs a server started with --manual-clock (this one "
+                      "runs on the system clock)");
+  }
+  ApiResponse error;
+  auto body = ParseBody(req.body, &error);
+  if (!body) return error;
+  if (Status s = RequireObject(*body); !s.ok()) return StatusResponse(s);
+  const json::value* now = body->as_object().if_contains("now");
+  std::optional<int64_t> ms;
+  if (now != nullptr && now->is_int64()) ms = now->as_int64();
+  if (now != nullptr && now->is_uint64() && now->as_uint64() <= tools::kMaxSafeInteger) {
+    ms = static_cast<int64_t>(now->as_uint64());
+  }
+  if (!ms || *ms < 0) {
+    return Api::Error(400, "invalid_argument",
+                      "now must be a non-negative integer (ms since the epoch; got " +
+                          (now ? tools::DescribeJson(*now) : std::string("nothing")) + ")");
+  }
+  if (!ctx.manual_clock->Set(*ms)) {
+    return Api::Error(400, "invalid_argument",
+                      "the clock never goes backwards: it is at " +
+                          std::to_string(ctx.manual_clock->NowMs()) + ", got " +
+                          std::to_string(*ms));
+  }
+  ctx.engine.RunDueWakes();  // wakes merged into a window that has now ended
+  return JsonResponse(200, json::object{{"now", *ms}});
+}
+
+}  // namespace statewatch::server

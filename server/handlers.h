@@ -1,0 +1,58 @@
+// The endpoint handlers behind server/api.h, one function per route, plus the helpers that
+// turn JSON bodies and Status values into responses. Internal to the server library.
+//
+// Thread-safe: handlers share nothing but the engine and the metrics.
+#ifndef STATEWATCH_SERVER_HANDLERS_H_
+#define STATEWATCH_SERVER_HANDLERS_H_
+
+#include <boost/json.hpp>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "server/api.h"
+
+namespace statewatch::server {
+
+struct HandlerContext {
+  Engine& engine;
+  const ServerOptions& options;
+  ManualClock* manual_clock;  // null unless --manual-clock
+  Metrics& metrics;
+  const std::function<void()>& after_write;
+};
+
+// ---- helpers ------------------------------------------------------------------------------
+
+ApiResponse JsonResponse(int status, const boost::json::value& value);
+// InvalidArgument 400, PermissionDenied 403, NotFound 404, FailedPrecondition/Busy 503,
+// others 500. `tool` picks the tool error codes (invalid_parameter, unknown_session).
+ApiResponse StatusResponse(const Status& status, bool tool = false);
+// The body as JSON; an empty body is `empty` when given, else an error. On failure returns
+// nullopt and sets *error (400 invalid_json).
+std::optional<boost::json::value> ParseBody(std::string_view body, ApiResponse* error,
+                                            std::optional<boost::json::value> empty = {});
+
+// ---- routes -------------------------------------------------------------------------------
+
+ApiResponse HandleTool(const HandlerContext& ctx, std::string_view tool, const ApiRequest& req);
+ApiResponse HandleRecordEvents(const HandlerContext& ctx, const ApiRequest& req);
+ApiResponse HandleUpsertSession(const HandlerContext& ctx, const ApiRequest& req,
+                                const std::string& key, std::string_view query);
+ApiResponse HandleDeleteSession(const HandlerContext& ctx, const ApiRequest& req,
+                                const std::string& key, std::string_view query);
+ApiResponse HandleResetSession(const HandlerContext& ctx, const ApiRequest& req,
+                               const std::string& key, std::string_view query);
+ApiResponse HandleWatch(const HandlerContext& ctx, const ApiRequest& req);
+ApiResponse HandlePeekNotices(const HandlerContext& ctx, std::string_view query);
+ApiResponse HandleDrainNotices(const HandlerContext& ctx, const ApiRequest& req);
+ApiResponse HandlePrune(const HandlerContext& ctx);
+ApiResponse HandleVerify(const HandlerContext& ctx);
+ApiResponse HandleMetrics(const HandlerContext& ctx);
+ApiResponse HandleGetClock(const HandlerContext& ctx);
+ApiResponse HandleSetClock(const HandlerContext& ctx, const ApiRequest& req);
+
+}  // namespace statewatch::server
+
+#endif  // STATEWATCH_SERVER_HANDLERS_H_

@@ -1,0 +1,72 @@
+// HttpServer: the transport of `statewatch serve` — Boost.Beast HTTP/1.1 and WebSocket on
+// Asio. Requests go to an Api (server/api.h); GET /v1/wakes upgrades to a WebSocket stream
+// of the engine's wakes. This header is Beast-free: only http_server.cc and wake_stream.cc
+// include Beast, so nothing else pays its compile time.
+//
+//   auto server = HttpServer::Bind(&engine, &api, &metrics, options);  // listening now
+//   server.value()->HandleSignals();   // SIGINT / SIGTERM -> Shutdown()
+//   server.value()->Run();             // blocks until shut down
+//
+// Connections: HTTP/1.1 keep-alive (and pipelining); a request body over the cap is answered
+// 413, a request that does not arrive completely within the read timeout 408, malformed HTTP
+// 400 — each then closes its connection, lingering long enough for the client to read the
+// answer. Idle kept-alive connections close after the idle timeout.
+//
+// Wakes: each WebSocket client subscribes to the engine's wakes (filtered by ?watcher=)
+// before its handshake answer is sent, so a client that has its 101 answer never misses a
+// wake. With the system clock a timer calls Engine::RunDueWakes when merged wakes fall due;
+// with a manual clock POST /v1/clock does.
+//
+// Shutdown: stops accepting, closes idle connections and WebSocket streams (close frame
+// "going away"), lets in-flight requests finish, then Run() returns; after the grace period
+// it stops hard.
+//
+// Thread-safe: Shutdown() may be called from any thread; Run() once.
+#ifndef STATEWATCH_SERVER_HTTP_SERVER_H_
+#define STATEWATCH_SERVER_HTTP_SERVER_H_
+
+#include <cstdint>
+#include <memory>
+
+#include "server/api.h"
+#include "server/metrics.h"
+#include "server/server_options.h"
+#include "statewatch/engine.h"
+#include "statewatch/status.h"
+
+namespace statewatch::server {
+
+class HttpServer {
+ public:
+  // Binds and listens on options.host:options.port (port 0: a free port, see port()) and
+  // writes options.port_file. Nothing is served until Run(). The engine, api and metrics
+  // must outlive the server. IOError when the address cannot be bound.
+  static Result<std::unique_ptr<HttpServer>> Bind(Engine* engine, Api* api, Metrics* metrics,
+                                                  const ServerOptions& options);
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // The bound port.
+  uint16_t port() const;
+
+  // Serves on the configured number of threads (the caller's included) until Shutdown()
+  // completes.
+  void Run();
+
+  // Begins a graceful shutdown; returns at once. Idempotent.
+  void Shutdown();
+
+  // Makes SIGINT and SIGTERM call Shutdown() (for the daemon; tests call Shutdown()).
+  void HandleSignals();
+
+  struct Impl;
+
+ private:
+  explicit HttpServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace statewatch::server
+
+#endif  // STATEWATCH_SERVER_HTTP_SERVER_H_

@@ -1,0 +1,150 @@
+// `statewatch serve`: reads the options, sets up structured logging, runs the Daemon until
+// SIGINT/SIGTERM.
+#include "server/serve_command.h"
+
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <sstream>
+
+#include "cli/command.h"
+#include "server/daemon.h"
+
+namespace statewatch::server {
+namespace {
+
+Result<bool> ParseBool(std::string_view name, const std::string& v) {
+  if (v == "true" || v == "on" || v == "yes" || v == "1") return true;
+  if (v == "false" || v == "off" || v == "no" || v == "0") return false;
+  return Status::InvalidArgument("--" + std::string(name) + " must be true or false (got \"" + v +
+                                 "\")");
+}
+
+Result<int64_t> PositiveOption(const cli::Args& args, std::string_view name, int64_t fallback) {
+  auto text = args.Get(name);
+  if (!text) return fallback;
+  auto n = cli::ParseIntOption(name, *text);
+  if (!n.ok()) return n.status();
+  if (*n <= 0) {
+    return Status::InvalidArgument("--" + std::string(name) + " must be positive (got " + *text +
+                                   ")");
+  }
+  return *n;
+}
+
+Status ReadManualClock(const cli::Command& c, ServerOptions* o) {
+  if (auto v = c.args.Get("manual-clock")) {
+    if (!v->empty() && v->find_first_not_of("0123456789") == std::string::npos && v->size() > 1) {
+      o->manual_clock = true;
+      o->manual_clock_start_ms = std::stoll(*v);
+    } else {
+      auto on = ParseBool("manual-clock", *v);
+      if (!on.ok()) return on.status();
+      o->manual_clock = *on;
+    }
+  }
+  // --now MS fixes the clock at MS: on a daemon that is the manual clock starting there.
+  if (c.global.now_ms) {
+    o->manual_clock = true;
+    o->manual_clock_start_ms = *c.global.now_ms;
+  }
+  return Status::OK();
+}
+
+Status ReadTools(const cli::Args& args, ServerOptions* o) {
+  if (auto v = args.Get("visibility")) {
+    auto parsed = tools::ParseVisibility(*v);
+    if (!parsed) {
+      return Status::InvalidArgument("--visibility must be self, tree, agent or all (got \"" + *v +
+                                     "\")");
+    }
+    o->tools.visibility = *parsed;
+  }
+  if (auto v = args.Get("agent-to-agent")) {
+    auto on = ParseBool("agent-to-agent", *v);
+    if (!on.ok()) return on.status();
+    o->tools.agent_to_agent.enabled = *on;
+  }
+  for (const std::string& list : args.GetAll("agent-to-agent-allow")) {
+    std::stringstream ss(list);
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+      if (!item.empty()) o->tools.agent_to_agent.allow.push_back(item);
+    }
+  }
+  return Status::OK();
+}
+
+template <typename T>
+Status Set(Result<int64_t> r, T* out) {
+  if (!r.ok()) return r.status();
+  *out = static_cast<T>(*r);
+  return Status::OK();
+}
+
+Result<ServerOptions> ReadServeOptions(const cli::Command& c) {
+  ServerOptions o;
+  o.data_dir = c.global.data_dir;
+  o.durability = c.global.durability;
+  const cli::Args& args = c.args;
+  if (auto v = args.Get("listen")) SW_RETURN_IF_ERROR(ParseListen(*v, &o));
+  if (auto v = args.Get("threads")) {
+    auto n = cli::ParseIntOption("threads", *v);
+    if (!n.ok()) return n.status();
+    o.threads = static_cast<int>(*n);
+  }
+  o.token = args.Get("token").value_or("");
+  SW_RETURN_IF_ERROR(ReadManualClock(c, &o));
+  SW_RETURN_IF_ERROR(ReadTools(args, &o));
+  SW_RETURN_IF_ERROR(Set(PositiveOption(args, "body-limit", o.body_limit_bytes), &o.body_limit_bytes));
+  SW_RETURN_IF_ERROR(Set(PositiveOption(args, "read-timeout-ms", o.read_timeout_ms), &o.read_timeout_ms));
+  SW_RETURN_IF_ERROR(Set(PositiveOption(args, "idle-timeout-ms", o.idle_timeout_ms), &o.idle_timeout_ms));
+  SW_RETURN_IF_ERROR(
+      Set(PositiveOption(args, "shutdown-grace-ms", o.shutdown_grace_ms), &o.shutdown_grace_ms));
+  o.port_file = args.Get("port-file").value_or("");
+  SW_RETURN_IF_ERROR(ValidateServerOptions(o));
+  return o;
+}
+
+// Logs as `ts=... level=... event=... key=value ...` lines on stderr.
+Status SetUpLogging(const cli::Args& args) {
+  std::string level = args.Get("log-level").value_or("info");
+  spdlog::level::level_enum parsed = spdlog::level::from_str(level);
+  if (parsed == spdlog::level::off && level != "off") {
+    return Status::InvalidArgument("--log-level must be trace, debug, info, warn, error or off (got \"" +
+                                   level + "\")");
+  }
+  auto logger = spdlog::stderr_color_mt("statewatch");
+  spdlog::set_default_logger(logger);
+  spdlog::set_pattern("ts=%Y-%m-%dT%H:%M:%S.%eZ level=%l %v", spdlog::pattern_time_type::utc);
+  spdlog::set_level(parsed);
+  return Status::OK();
+}
+
+}  // namespace
+
+int RunServeCommand(cli::Command& c) {
+  auto options = ReadServeOptions(c);
+  if (!options.ok()) return cli::UsageError(c, options.status().message());
+  if (Status s = SetUpLogging(c.args); !s.ok()) return cli::UsageError(c, s.message());
+
+  auto daemon = Daemon::Open(*options);
+  if (!daemon.ok()) {
+    spdlog::error("event=start_failed error=\"{}\"", daemon.status().ToString());
+    return cli::RuntimeError(c, daemon.status());
+  }
+  (*daemon)->HandleSignals();
+  spdlog::info("event=listening addr={}:{} data={} visibility={} manual_clock={} auth={}",
+               options->host, (*daemon)->port(), options->data_dir,
+               tools::VisibilityName(options->tools.visibility), options->manual_clock,
+               options->token.empty() ? "none" : "bearer");
+  c.out << "{\"listening\":\"" << options->host << ":" << (*daemon)->port()
+        << "\",\"port\":" << (*daemon)->port() << "}\n";
+  c.out.flush();
+  (*daemon)->Run();
+  daemon->reset();  // server first, then the engine: the database closes cleanly
+  spdlog::info("event=stopped data={}", options->data_dir);
+  return cli::kExitOk;
+}
+
+}  // namespace statewatch::server

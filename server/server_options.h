@@ -1,0 +1,85 @@
+// ServerOptions: every knob of `statewatch serve`, with its default and its trade-off.
+//
+// Thread-safe: a plain value, read-only once the server runs.
+#ifndef STATEWATCH_SERVER_SERVER_OPTIONS_H_
+#define STATEWATCH_SERVER_SERVER_OPTIONS_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "statewatch/options.h"
+#include "statewatch/status.h"
+#include "tools/session_tools.h"
+
+namespace statewatch::server {
+
+struct ServerOptions {
+  // ---- behaviour -------------------------------------------------------------------------
+
+  // Where to listen. Default 127.0.0.1:7411. Port 0 picks a free port (see port_file).
+  std::string host = "127.0.0.1";
+  uint16_t port = 7411;
+
+  // The database directory. Default ./data.
+  std::string data_dir = "./data";
+
+  // A bearer token every request must carry (`Authorization: Bearer <token>`), except
+  // GET /healthz. Required when `host` is not a loopback address; optional on loopback.
+  std::string token;
+
+  // The engine's clock moves only through POST /v1/clock (end-to-end tests cross 30 days
+  // and 20-second wake windows without sleeping). Refused with a non-loopback host.
+  bool manual_clock = false;
+  int64_t manual_clock_start_ms = 0;  // 0: the wall clock at start
+
+  // Session tools: visibility (default tree) and agent-to-agent access (default off).
+  tools::SessionToolsOptions tools;
+
+  // The engine's durability (EngineOptions::durability). Default kSync.
+  Durability durability = Durability::kSync;
+
+  // When set, the bound port is written there (atomically, by rename) once listening.
+  std::string port_file;
+
+  // ---- limits ----------------------------------------------------------------------------
+
+  // Largest request body; more is answered 413 and the connection closed. Default 4 MiB
+  // (a batch of ~10,000 small events).
+  std::size_t body_limit_bytes = 4u << 20;
+
+  // A request must arrive completely within this time once its first byte arrived, else it
+  // is answered 408 and the connection closed. Default 10 s.
+  int64_t read_timeout_ms = 10000;
+
+  // A kept-alive connection with no request for this long is closed. Default 60 s.
+  int64_t idle_timeout_ms = 60000;
+
+  // After SIGINT/SIGTERM, in-flight requests get this long to finish before the server
+  // stops hard. Default 5 s.
+  int64_t shutdown_grace_ms = 5000;
+
+  // WebSocket messages queued for one slow client before it is disconnected. Default 4096.
+  std::size_t ws_queue_limit = 4096;
+
+  // ---- performance -----------------------------------------------------------------------
+
+  // I/O threads. Handlers call the engine on them, and a write waits for its group commit
+  // (one fsync), so more threads than cores lets concurrent writers share a group.
+  // Default 0: twice the number of cores, at least 2.
+  int threads = 0;
+};
+
+// 127.0.0.0/8, ::1 and "localhost".
+bool IsLoopbackHost(const std::string& host);
+
+// Parses "HOST:PORT", "[V6]:PORT", ":PORT" (loopback) or "PORT" into host and port.
+Status ParseListen(const std::string& text, ServerOptions* options);
+
+// Refuses combinations that are unsafe: a non-loopback host without a token, the manual
+// clock on a non-loopback host, zero limits.
+Status ValidateServerOptions(const ServerOptions& options);
+
+}  // namespace statewatch::server
+
+#endif  // STATEWATCH_SERVER_SERVER_OPTIONS_H_
