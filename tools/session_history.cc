@@ -1,0 +1,258 @@
+#include "tools/session_history.h"
+
+#include <cmath>
+#include <exception>
+#include <optional>
+#include <string>
+
+#include "statewatch/session_key.h"
+#include "tools/history_sanitizer.h"
+#include "tools/json_codec.h"
+
+namespace statewatch::tools {
+namespace json = boost::json;
+
+namespace {
+
+std::string Trim(std::string_view s) {
+  std::size_t b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string_view::npos) return "";
+  std::size_t e = s.find_last_not_of(" \t\r\n");
+  return std::string(s.substr(b, e - b + 1));
+}
+
+// Absent, null and blank strings count as "not given", as in tools/session_tools.cc.
+const json::value* Param(const json::object& params, std::string_view name) {
+  const json::value* v = params.if_contains(name);
+  if (v == nullptr || v->is_null()) return nullptr;
+  if (v->is_string() && Trim(v->as_string()).empty()) return nullptr;
+  return v;
+}
+
+std::optional<int64_t> IntegerValue(const json::value& v) {
+  if (v.is_int64()) return v.as_int64();
+  if (v.is_uint64()) {
+    if (v.as_uint64() > kMaxSafeInteger) return std::nullopt;
+    return static_cast<int64_t>(v.as_uint64());
+  }
+  if (v.is_double()) {
+    double d = v.as_double();
+    if (!std::isfinite(d) || std::trunc(d) != d || std::fabs(d) > double(kMaxSafeInteger)) {
+      return std::nullopt;
+    }
+    return static_cast<int64_t>(d);
+  }
+  if (v.is_string()) {
+    std::string s = Trim(v.as_string());
+    if (s.empty() || s.size() > 15 || s.find_first_not_of("0123456789") != std::string::npos) {
+      return std::nullopt;
+    }
+    return std::stoll(s);
+  }
+  return std::nullopt;
+}
+
+bool SessionExists(const Engine& engine, const SessionName& name) {
+  auto record = engine.GetSession(name);
+  if (record.ok() && record->has_value()) return true;
+  auto version = engine.StateVersion(name);
+  if (version.ok() && *version > 0) return true;
+  auto transcript = engine.RecentTranscript(name, 1);
+  return transcript.ok() && !transcript->empty();
+}
+
+Result<std::optional<SessionName>> FindBySessionId(const Engine& engine, const SessionName& caller,
+                                                   const std::string& id) {
+  using Found = std::optional<SessionName>;
+  auto all = engine.ListSessions();
+  if (!all.ok()) return all.status();
+  std::vector<SessionName> matches, own;
+  for (const SessionRecord& r : *all) {
+    if (r.session_id != id) continue;
+    matches.push_back(r.name);
+    if (r.name.agent_id == caller.agent_id) own.push_back(r.name);
+  }
+  if (matches.size() == 1) return Found(matches[0]);
+  if (own.size() == 1) return Found(own[0]);
+  if (matches.size() > 1) {
+    return Status::InvalidArgument("sessionId " + id +
+                                   " names several sessions; use the full sessionKey from "
+                                   "sessions_list");
+  }
+  return Found();
+}
+
+Result<std::string> MessageString(const json::object& m, std::string_view field, std::size_t i,
+                                  bool required) {
+  const json::value* v = m.if_contains(field);
+  std::string where = "messages[" + std::to_string(i) + "]." + std::string(field);
+  if (v == nullptr || v->is_null()) {
+    if (required) return Status::InvalidArgument(where + " is required");
+    return std::string();
+  }
+  if (!v->is_string() || (required && v->as_string().empty())) {
+    return Status::InvalidArgument(where + " must be a non-empty string (got " + DescribeJson(*v) +
+                                   ")");
+  }
+  return std::string(v->as_string());
+}
+
+Result<TranscriptMessage> MessageFromJson(const json::value& value, std::size_t i) {
+  std::string where = "messages[" + std::to_string(i) + "]";
+  if (!value.is_object()) {
+    return Status::InvalidArgument(where + " must be an object (got " + DescribeJson(value) + ")");
+  }
+  const json::object& m = value.as_object();
+  TranscriptMessage out;
+  auto role = MessageString(m, "role", i, /*required=*/true);
+  if (!role.ok()) return role.status();
+  out.role = *role;
+  const json::value* content = m.if_contains("content");
+  if (content == nullptr ||
+      !(content->is_string() || content->is_array() || content->is_object())) {
+    return Status::InvalidArgument(
+        where + ".content must be a string or an array of content blocks (got " +
+        (content ? DescribeJson(*content) : std::string("nothing")) + ")");
+  }
+  out.content_json =
+      json::serialize(content->is_object() ? json::value(json::array{*content}) : *content);
+  auto tool = MessageString(m, "toolName", i, /*required=*/false);
+  if (!tool.ok()) return tool.status();
+  out.tool_name = *tool;
+  if (const json::value* ts = m.if_contains("timestamp"); ts && !ts->is_null()) {
+    auto ms = IntegerValue(*ts);
+    if (!ms || *ms < 0 || ts->is_string()) {
+      return Status::InvalidArgument(where + ".timestamp must be a non-negative integer (ms; got " +
+                                     DescribeJson(*ts) + ")");
+    }
+    out.timestamp_ms = *ms;
+  }
+  return out;
+}
+
+struct HistoryParams {
+  std::string session_key;
+  int64_t limit = kDefaultHistoryLimit;
+  bool include_tools = false;
+};
+
+Result<HistoryParams> ReadHistoryParams(const json::object& params) {
+  HistoryParams p;
+  const json::value* key = Param(params, "sessionKey");
+  if (key == nullptr) return Status::InvalidArgument("sessionKey is required");
+  if (!key->is_string()) return Status::InvalidArgument("sessionKey must be a string");
+  p.session_key = Trim(key->as_string());
+  if (const json::value* limit = Param(params, "limit")) {
+    auto n = IntegerValue(*limit);
+    if (!n || *n < 1) return Status::InvalidArgument("limit must be a positive integer");
+    p.limit = std::min(*n, kMaxHistoryLimit);
+  }
+  if (const json::value* tools = Param(params, "includeTools")) {
+    if (!tools->is_bool()) return Status::InvalidArgument("includeTools must be a boolean");
+    p.include_tools = tools->as_bool();
+  }
+  return p;
+}
+
+}  // namespace
+
+Result<SessionName> ResolveSessionReference(const Engine& engine, const SessionName& caller,
+                                            std::string_view reference) {
+  std::string ref = Trim(reference);
+  if (ref.empty()) return Status::InvalidArgument("sessionKey is required");
+  if (ref == "current") return caller;
+  auto name = ResolveSession(ref, "", caller.agent_id);
+  if (name.ok()) {
+    if (*name == caller || SessionExists(engine, *name)) return *name;
+  }
+  auto by_id = FindBySessionId(engine, caller, ref);
+  if (!by_id.ok()) return by_id.status();
+  if (*by_id) return **by_id;
+  return Status::NotFound("Session not found: " + ref +
+                          " (use the full sessionKey from sessions_list)");
+}
+
+Result<Visibility> CallerVisibility(const Engine& engine, const SessionToolsOptions& options,
+                                    const SessionName& caller) {
+  if (options.visibility != Visibility::kAgent && options.visibility != Visibility::kAll) {
+    return options.visibility;  // the clamp only ever narrows agent and all
+  }
+  auto record = engine.GetSession(caller);
+  if (!record.ok()) return record.status();
+  bool sandboxed = record->has_value() && (*record)->sandboxed.value_or(false);
+  return EffectiveVisibility(options.visibility, sandboxed);
+}
+
+Status CheckSessionAccess(const Engine& engine, const SessionToolsOptions& options,
+                          SessionAction action, const SessionName& caller,
+                          const SessionName& target) {
+  if (target == caller) return Status::OK();
+  auto visibility = CallerVisibility(engine, options, caller);
+  if (!visibility.ok()) return visibility.status();
+  auto record = engine.GetSession(target);
+  if (!record.ok()) return record.status();
+  VisibilityTarget vt{target, *record ? (*record)->parent_session_key : std::nullopt};
+  return CheckVisibility(action, caller, *visibility, options.agent_to_agent, vt);
+}
+
+Result<json::object> SessionsHistory(const Engine& engine, const SessionToolsOptions& options,
+                                     const SessionName& caller, const json::object& params) {
+  try {
+    auto p = ReadHistoryParams(params);
+    if (!p.ok()) return p.status();
+    auto target = ResolveSessionReference(engine, caller, p->session_key);
+    if (!target.ok()) return target.status();
+    SW_RETURN_IF_ERROR(
+        CheckSessionAccess(engine, options, SessionAction::kHistory, caller, *target));
+    auto transcript = engine.RecentTranscript(*target, static_cast<std::size_t>(p->limit));
+    if (!transcript.ok()) return transcript.status();
+
+    HistoryViewOptions view_options;
+    view_options.include_tools = p->include_tools;
+    HistoryView view = BuildHistoryView(*transcript, view_options);
+    json::object out;
+    out["sessionKey"] = target->session_key;
+    out["agentId"] = target->agent_id;
+    out["messages"] = std::move(view.messages);
+    out["truncated"] = view.truncated;
+    out["droppedMessages"] = view.dropped_messages;
+    out["contentTruncated"] = view.content_truncated;
+    out["contentRedacted"] = view.content_redacted;
+    out["bytes"] = view.bytes;
+    return out;
+  } catch (const std::exception& e) {  // allocation failures: this is the edge
+    return Status::IOError(std::string("sessions_history failed: ") + e.what());
+  }
+}
+
+Result<std::vector<TranscriptMessage>> TranscriptMessagesFromJson(const json::value& body) {
+  try {
+    const json::value* list = &body;
+    json::array single;
+    if (body.is_object()) {
+      if (const json::value* m = body.as_object().if_contains("messages")) {
+        list = m;
+      } else {
+        single.push_back(body);
+      }
+    }
+    const json::array* items =
+        single.empty() ? (list->is_array() ? &list->as_array() : nullptr) : &single;
+    if (items == nullptr) {
+      return Status::InvalidArgument("messages must be an array of messages (got " +
+                                     DescribeJson(*list) + ")");
+    }
+    std::vector<TranscriptMessage> out;
+    out.reserve(items->size());
+    for (std::size_t i = 0; i < items->size(); ++i) {
+      auto m = MessageFromJson((*items)[i], i);
+      if (!m.ok()) return m.status();
+      out.push_back(std::move(*m));
+    }
+    return out;
+  } catch (const std::exception& e) {
+    return Status::IOError(std::string("reading transcript messages failed: ") + e.what());
+  }
+}
+
+}  // namespace statewatch::tools
