@@ -1,7 +1,7 @@
-// Registration of statewatch's benchmarks. Names are `figure/system/variant...`; the report
-// (bench/report.py) finds its rows by these names, so change both together.
-//
-//   system: statewatch | floor (raw RocksDB) | sqlite_full | sqlite_normal (the reference)
+// Registration of statewatch's benchmarks. Names are `figure/variant...`; where one system
+// is measured alone the system is part of the name (statewatch | sqlite_normal), otherwise
+// statewatch and its baselines run in one loop (InterleavedRun) and report one counter
+// each. bench/report.py finds its rows by these names and counters: change both together.
 //
 // Every benchmark measures wall-clock time (UseRealTime): the engine commits on its own
 // thread and waits for fsync, so the caller's CPU time says little.

@@ -136,6 +136,49 @@ Result<std::unique_ptr<Engine>> OpenEngine(const std::string& path, Durability d
 
 const char* DurabilityName(Durability d) { return d == Durability::kSync ? "sync" : "buffered"; }
 
+void InterleavedRun::Add(std::string name, Op op, double items_per_call, Op before, Op after) {
+  ops_.push_back(
+      {std::move(name), std::move(op), std::move(before), std::move(after), items_per_call});
+}
+
+void InterleavedRun::AddRatio(std::string name, std::string numerator_op,
+                              std::string denominator_op) {
+  ratios_.push_back({std::move(name), std::move(numerator_op), std::move(denominator_op)});
+}
+
+double InterleavedRun::Rate(const std::string& name) const {
+  for (const Entry& e : ops_) {
+    if (e.name == name) return e.seconds > 0 ? e.items * e.calls / e.seconds : 0;
+  }
+  return 0;
+}
+
+void InterleavedRun::Run(benchmark::State& state) {
+  using Clock = std::chrono::steady_clock;
+  std::size_t first = 0;
+  for (auto _ : state) {
+    for (std::size_t k = 0; k < ops_.size(); ++k) {
+      Entry& e = ops_[(first + k) % ops_.size()];
+      if (e.before && !CheckOk(state, e.before(), (e.name + " (before)").c_str())) return;
+      auto t0 = Clock::now();
+      Status st = e.op();
+      e.seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+      ++e.calls;
+      if (!CheckOk(state, st, e.name.c_str())) return;
+      if (e.after && !CheckOk(state, e.after(), (e.name + " (after)").c_str())) return;
+    }
+    first = (first + 1) % ops_.size();
+  }
+  for (const Entry& e : ops_) {
+    state.counters[e.name + "_per_s"] = Rate(e.name);
+    state.counters[e.name + "_us"] = e.calls > 0 ? e.seconds * 1e6 / e.calls : 0;
+  }
+  for (const auto& r : ratios_) {
+    double den = Rate(r[2]);
+    state.counters[r[0]] = den > 0 ? Rate(r[1]) / den : 0;
+  }
+}
+
 bool CheckOk(benchmark::State& state, const Status& st, const char* what) {
   if (st.ok()) return true;
   state.SkipWithError((std::string(what) + ": " + st.message()).c_str());

@@ -1,6 +1,7 @@
-// Shared pieces of the benchmarks: temporary directories, resident memory, and the standard
-// event every benchmark records, built the same way for statewatch and for the SQLite
-// reference so that both do the same work.
+// Shared pieces of the benchmarks: temporary directories, resident memory, the standard
+// event every benchmark records (built the same way for statewatch and for the SQLite
+// reference so that both do the same work), and InterleavedRun, which measures a figure and
+// its baseline in the same loop.
 //
 // Not thread-safe.
 #ifndef STATEWATCH_BENCH_BENCH_UTIL_H_
@@ -9,6 +10,7 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -72,6 +74,39 @@ bool CheckOk(benchmark::State& state, const Result<T>& r, const char* what) {
 }
 
 int64_t NowMs();
+
+// Measures several operations (statewatch and its baselines) in one benchmark loop: every
+// iteration calls each operation once, rotating which goes first, and times each call on its
+// own. The machine is shared and its fsync latency swings tenfold within seconds; measured
+// in separate benchmarks minutes apart, a figure and its baseline see different machines,
+// measured in alternation they see the same one.
+//
+// After the loop it sets, per operation, the counter `<name>_per_s` (items per second of
+// that operation's own time) and `<name>_us` (microseconds per call), and per declared ratio
+// `<ratio name>` = rate(a) / rate(b). With repetitions, Google Benchmark's median of each
+// counter is what bench/report.py reads.
+class InterleavedRun {
+ public:
+  using Op = std::function<Status()>;
+  // `op` is timed; `before` and `after` (optional) run untimed around it, e.g. to put the
+  // system back into the state the timed call expects.
+  void Add(std::string name, Op op, double items_per_call = 1, Op before = {}, Op after = {});
+  void AddRatio(std::string name, std::string numerator_op, std::string denominator_op);
+  // Runs the benchmark loop; stops with the error of the first failing call.
+  void Run(benchmark::State& state);
+
+ private:
+  struct Entry {
+    std::string name;
+    Op op, before, after;
+    double items = 1;
+    double seconds = 0;
+    int64_t calls = 0;
+  };
+  double Rate(const std::string& name) const;
+  std::vector<Entry> ops_;
+  std::vector<std::vector<std::string>> ratios_;
+};
 
 // A row cap no benchmark reaches: appends never prune.
 inline constexpr uint64_t kNoRowCap = uint64_t{1} << 40;

@@ -1,14 +1,16 @@
 // Fan-out (architecture.md §4: "coalescing must save work, not only lines"). One target
 // session watched by 1, 100 or 10,000 watchers (explicit registrations, Engine::Watch):
 //
-//   fanout/<system>/first/watchers:N      the first notifying event: opens N notices.
-//                                         Between iterations (untimed) every watcher drains,
-//                                         so each timed event opens N notices again.
-//   fanout/<system>/coalesced/watchers:N  the events after it: every notice is pending, so
-//                                         each event only moves M (statewatch: ideally once
-//                                         per target; the reference: one upsert per watcher).
-//   fanout/<system>/no_watchers           the same event on a target nobody watches.
-//   drain/<system>/watchers:10000         draining (acknowledging) every watcher's notice.
+//   fanout/coalesced/<system>/watchers:N   the events after the first: every notice is
+//        pending, so each event only moves M (statewatch: ideally once per target; the
+//        reference: one cursor read + upsert per watcher). Measured in alternation with the
+//        same event on a second target nobody watches, in the same database.
+//        counters coalesced_per_s, no_watchers_per_s, coalesced_vs_no_watchers (rate ratio)
+//   fanout/first/watchers:N   the first notifying event: opens N notices. After each timed
+//        event every watcher drains (untimed), so the next one opens N notices again.
+//        counters statewatch_us, sqlite_us (per event), vs_sqlite (rate ratio)
+//   drain/watchers:10000   draining (acknowledging) every watcher's notice, one Drain each.
+//        counters statewatch_per_s, sqlite_per_s (drains/s), vs_sqlite
 //
 // Buffered durability (SQLite: synchronous=NORMAL), so the figures show the work, not the
 // fsync. The watchers are agent main sessions, so statewatch also schedules their wakes.
@@ -23,10 +25,11 @@ namespace statewatch::bench {
 namespace {
 
 const std::string kTargetKey = "agent:main:worker";
+const std::string kIdleKey = "agent:main:idle";  // nobody watches it
 
-EventInput TargetEvent() {
+EventInput EventOn(const std::string& key) {
   EventInput in = StandardEvent(0);
-  in.session_key = kTargetKey;
+  in.session_key = key;
   return in;
 }
 
@@ -37,6 +40,7 @@ class FanoutSystem {
   virtual Status Open(const std::string& dir) = 0;
   virtual Status Watch(const std::string& watcher) = 0;
   virtual Status RecordTarget() = 0;
+  virtual Status RecordIdle() = 0;  // the same event on a session nobody watches
   virtual Status Drain(const std::string& watcher) = 0;
   virtual Result<uint64_t> PendingNotices() = 0;
 };
@@ -55,6 +59,7 @@ class StatewatchFanout final : public FanoutSystem {
     return r.status();
   }
   Status RecordTarget() override { return engine_->Record(event_).status(); }
+  Status RecordIdle() override { return engine_->Record(idle_).status(); }
   Status Drain(const std::string& watcher) override { return engine_->Drain(watcher).status(); }
   Result<uint64_t> PendingNotices() override {
     auto stats = engine_->Stats();
@@ -65,7 +70,8 @@ class StatewatchFanout final : public FanoutSystem {
  private:
   std::unique_ptr<Engine> engine_;
   SessionName target_{kAgent, kTargetKey};
-  EventInput event_ = TargetEvent();
+  EventInput event_ = EventOn(kTargetKey);
+  EventInput idle_ = EventOn(kIdleKey);
 };
 
 class SqliteFanout final : public FanoutSystem {
@@ -82,12 +88,14 @@ class SqliteFanout final : public FanoutSystem {
     return r.status();
   }
   Status RecordTarget() override { return ref_->RecordEvent(event_).status(); }
+  Status RecordIdle() override { return ref_->RecordEvent(idle_).status(); }
   Status Drain(const std::string& watcher) override { return ref_->Acknowledge(watcher).status(); }
   Result<uint64_t> PendingNotices() override { return uint64_t{ref_->QueuedNotices()}; }
 
  private:
   std::unique_ptr<SqliteReference> ref_;
-  RefEventInput event_ = ToRef(TargetEvent());
+  RefEventInput event_ = ToRef(EventOn(kTargetKey));
+  RefEventInput idle_ = ToRef(EventOn(kIdleKey));
 };
 
 std::unique_ptr<FanoutSystem> NewSystem(const std::string& name) {
@@ -117,30 +125,12 @@ Status DrainAll(Fixture& f) {
   return Status::OK();
 }
 
-// Fails the benchmark unless exactly `want` notices are pending.
-bool CheckPending(benchmark::State& state, Fixture& f, uint64_t want, const char* when) {
+Status ExpectPending(Fixture& f, uint64_t want, const char* when) {
   auto pending = f.system->PendingNotices();
-  if (!CheckOk(state, pending, "pending notices")) return false;
-  if (*pending == want) return true;
-  state.SkipWithError((std::string(when) + ": expected " + std::to_string(want) +
-                       " pending notices, found " + std::to_string(*pending))
-                          .c_str());
-  return false;
-}
-
-void First(benchmark::State& state, const std::string& system, uint64_t watchers) {
-  Fixture f;
-  if (!CheckOk(state, Setup(system, watchers, &f), "setup")) return;
-  for (auto _ : state) {
-    if (!CheckOk(state, f.system->RecordTarget(), "record")) break;
-    state.PauseTiming();
-    bool ok = CheckPending(state, f, watchers, "after the first event") &&
-              CheckOk(state, DrainAll(f), "drain") && CheckPending(state, f, 0, "after drain");
-    state.ResumeTiming();
-    if (!ok) break;
-  }
-  state.SetItemsProcessed(state.iterations());
-  state.counters["notices_per_event"] = static_cast<double>(watchers);
+  if (!pending.ok()) return pending.status();
+  if (*pending == want) return Status::OK();
+  return Status::Corruption(std::string(when) + ": expected " + std::to_string(want) +
+                            " pending notices, found " + std::to_string(*pending));
 }
 
 // Google Benchmark calls a function several times while it sizes the iteration count; the
@@ -149,39 +139,74 @@ void First(benchmark::State& state, const std::string& system, uint64_t watchers
 std::string cached_key;
 std::unique_ptr<Fixture> cached;
 
-Fixture* CachedFixture(const std::string& key, const std::string& system, uint64_t watchers,
-                       benchmark::State& state) {
+Result<Fixture*> CachedFixture(const std::string& system, uint64_t watchers) {
+  std::string key = system + "/" + std::to_string(watchers);
   if (cached_key == key && cached) return cached.get();
   cached.reset();  // removes the previous benchmark's directory first
+  cached_key.clear();
   auto f = std::make_unique<Fixture>();
-  if (!CheckOk(state, Setup(system, watchers, f.get()), "setup")) return nullptr;
-  if (watchers > 0 && !CheckOk(state, f->system->RecordTarget(), "opening event")) return nullptr;
+  SW_RETURN_IF_ERROR(Setup(system, watchers, f.get()));
+  SW_RETURN_IF_ERROR(f->system->RecordTarget());  // opens the notices
   cached = std::move(f);
   cached_key = key;
   return cached.get();
 }
 
 void Coalesced(benchmark::State& state, const std::string& system, uint64_t watchers) {
-  Fixture* f = CachedFixture(system + "/" + std::to_string(watchers), system, watchers, state);
-  if (!f || !CheckPending(state, *f, watchers, "before")) return;
-  for (auto _ : state) {
-    if (!CheckOk(state, f->system->RecordTarget(), "record")) break;
-  }
-  state.SetItemsProcessed(state.iterations());
-  CheckPending(state, *f, watchers, "after coalesced events");
+  auto fixture = CachedFixture(system, watchers);
+  if (!CheckOk(state, fixture, "setup")) return;
+  Fixture& f = **fixture;
+  if (!CheckOk(state, ExpectPending(f, watchers, "before"), "pending")) return;
+  InterleavedRun run;
+  run.Add("coalesced", [&] { return f.system->RecordTarget(); });
+  run.Add("no_watchers", [&] { return f.system->RecordIdle(); });
+  run.AddRatio("coalesced_vs_no_watchers", "coalesced", "no_watchers");
+  run.Run(state);
+  (void)CheckOk(state, ExpectPending(f, watchers, "after coalesced events"), "pending");
 }
 
-void DrainBench(benchmark::State& state, const std::string& system, uint64_t watchers) {
-  Fixture f;
-  if (!CheckOk(state, Setup(system, watchers, &f), "setup")) return;
-  for (auto _ : state) {
-    state.PauseTiming();
-    bool ok = CheckOk(state, f.system->RecordTarget(), "record") &&
-              CheckPending(state, f, watchers, "before drain");
-    state.ResumeTiming();
-    if (!ok || !CheckOk(state, DrainAll(f), "drain")) break;
+// Both systems, each with `watchers` registered on the target.
+struct Pair {
+  Fixture statewatch, sqlite;
+};
+
+Status SetupPair(uint64_t watchers, Pair* p) {
+  SW_RETURN_IF_ERROR(Setup("statewatch", watchers, &p->statewatch));
+  return Setup("sqlite_normal", watchers, &p->sqlite);
+}
+
+void First(benchmark::State& state, uint64_t watchers) {
+  Pair p;
+  if (!CheckOk(state, SetupPair(watchers, &p), "setup")) return;
+  InterleavedRun run;
+  for (auto [name, f] : {std::pair{"statewatch", &p.statewatch}, {"sqlite", &p.sqlite}}) {
+    run.Add(
+        name, [f] { return f->system->RecordTarget(); }, 1, {},
+        [f, watchers]() -> Status {  // untimed: check, then drain everyone
+          SW_RETURN_IF_ERROR(ExpectPending(*f, watchers, "after the first event"));
+          SW_RETURN_IF_ERROR(DrainAll(*f));
+          return ExpectPending(*f, 0, "after drain");
+        });
   }
-  state.SetItemsProcessed(state.iterations() * watchers);
+  run.AddRatio("vs_sqlite", "statewatch", "sqlite");
+  run.Run(state);
+  state.counters["notices_per_event"] = static_cast<double>(watchers);
+}
+
+void DrainBench(benchmark::State& state, uint64_t watchers) {
+  Pair p;
+  if (!CheckOk(state, SetupPair(watchers, &p), "setup")) return;
+  InterleavedRun run;
+  for (auto [name, f] : {std::pair{"statewatch", &p.statewatch}, {"sqlite", &p.sqlite}}) {
+    run.Add(
+        name, [f] { return DrainAll(*f); }, static_cast<double>(watchers),
+        [f, watchers]() -> Status {  // untimed: open every watcher's notice
+          SW_RETURN_IF_ERROR(f->system->RecordTarget());
+          return ExpectPending(*f, watchers, "before drain");
+        });
+  }
+  run.AddRatio("vs_sqlite", "statewatch", "sqlite");
+  run.Run(state);
 }
 
 }  // namespace
@@ -192,23 +217,21 @@ void ReleaseFanoutFixtures() {
 }
 
 void RegisterFanoutBenchmarks() {
-  for (std::string system : {"statewatch", "sqlite_normal"}) {
-    for (uint64_t n : {1, 100, 10000}) {
-      std::string tail = "/watchers:" + std::to_string(n);
-      // Fixed iterations: each one drains every watcher untimed.
-      int64_t iterations = n == 1 ? 500 : n == 100 ? 50 : 5;
-      Register("fanout/" + system + "/first" + tail, [=](benchmark::State& s) {
-        First(s, system, n);
-      })->Iterations(iterations);
-      Register("fanout/" + system + "/coalesced" + tail,
+  for (uint64_t n : {1, 100, 10000}) {
+    std::string tail = "/watchers:" + std::to_string(n);
+    for (std::string system : {"statewatch", "sqlite_normal"}) {
+      Register("fanout/coalesced/" + system + tail,
                [=](benchmark::State& s) { Coalesced(s, system, n); });
     }
-    Register("fanout/" + system + "/no_watchers",
-             [=](benchmark::State& s) { Coalesced(s, system, 0); });
-    Register("drain/" + system + "/watchers:10000", [=](benchmark::State& s) {
-      DrainBench(s, system, 10000);
-    })->Iterations(2);
+    // Fixed iterations: each one drains every watcher of both systems, untimed.
+    int64_t iterations = n == 1 ? 300 : n == 100 ? 30 : 3;
+    Register("fanout/first" + tail, [=](benchmark::State& s) {
+      First(s, n);
+    })->Iterations(iterations);
   }
+  Register("drain/watchers:10000", [](benchmark::State& s) {
+    DrainBench(s, 10000);
+  })->Iterations(2);
 }
 
 }  // namespace statewatch::bench

@@ -6,12 +6,15 @@ markdown table (figure, statewatch, baseline, ratio) to stdout, and writes
 <out-dir>/summary.json and <out-dir>/summary.png (a bar chart of the ratios, drawn by
 gnuplot when it is installed).
 
-Benchmark names are `figure/system/variant...` (bench/bench_registry.h); change both together.
-With repetitions, the median of each benchmark is used.
+Benchmark names and counters are defined in bench/*_bench.cc (see bench/bench_registry.h);
+change both together. Where statewatch and a baseline run in one benchmark (InterleavedRun)
+the ratio is that benchmark's own ratio counter. With repetitions, medians are used.
 
 Ratios:
   x   throughput ratio, statewatch / baseline: higher is better for statewatch
-      (against the raw RocksDB floor it is the fraction of the storage limit reached);
+      (against the raw RocksDB floor it is the fraction of the storage limit reached).
+      Where statewatch and the baseline ran in one benchmark (alternating calls), it is the
+      median of the per-repetition ratios, robust to the machine's drift;
   %   added cost: how much more time per event the variant takes than the baseline
       (0 % = no extra cost).
 """
@@ -37,8 +40,9 @@ def base_name(run_name):
 
 
 def load(paths):
-    """Returns (context, {name: entry}) with the median (or the only run) of each benchmark;
-    errored benchmarks map to {"error": message}."""
+    """Returns (context, {name: entry}): per benchmark its median run (or its only run) with
+    every counter, plus "cv": {counter: coefficient of variation} over the repetitions.
+    Errored benchmarks map to {"error": message}."""
     runs, medians, cvs, errors, context = {}, {}, {}, {}, {}
     for path in paths:
         with open(path) as f:
@@ -52,25 +56,22 @@ def load(paths):
                 if b.get("aggregate_name") == "median":
                     medians[name] = b
                 elif b.get("aggregate_name") == "cv":
-                    cvs[name] = b.get("real_time")  # a fraction
+                    cvs[name] = b  # every counter holds its cv, as a fraction
             else:
                 runs.setdefault(name, []).append(b)
     results = {}
     for name, rs in runs.items():
-        results[name] = dict(medians.get(name) or
-                             sorted(rs, key=lambda r: r["real_time"])[len(rs) // 2])
-        results[name]["cv"] = cvs.get(name, 0.0)
-        results[name]["repetitions_run"] = len(rs)
+        entry = dict(medians.get(name) or sorted(rs, key=lambda r: r["real_time"])[len(rs) // 2])
+        entry["cv"] = cvs.get(name, {})
+        entry["repetitions_run"] = len(rs)
+        results[name] = entry
     for name, msg in errors.items():
         results[name] = {"error": msg}
     return context, results
 
 
-UNIT_TO_US = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
-
-
 class Figures:
-    """Accessors that record what was missing instead of failing."""
+    """Counter lookups that record what was missing instead of failing."""
 
     def __init__(self, results):
         self.results = results
@@ -86,22 +87,25 @@ class Figures:
             return None
         return r
 
-    def rate(self, name):
-        """items per second (events, pages x 200, drains, replayed records)."""
+    def counter(self, name, key):
+        """The median of a counter (rates are items per second, `_us` per call)."""
         r = self._get(name)
-        return r.get("items_per_second") if r else None
+        if r is None:
+            return None
+        if key not in r:
+            self.missing[f"{name}:{key}"] = "no such counter"
+            return None
+        return r[key]
 
-    def us_per_item(self, name):
-        rate = self.rate(name)
+    def us_per_item(self, name, rate_key):
+        rate = self.counter(name, rate_key)
         return 1e6 / rate if rate else None
 
-    def cv(self, name):
+    def cv(self, name, key):
         r = self.results.get(name)
-        return r.get("cv", 0.0) if r and "error" not in r else 0.0
-
-    def counter(self, name, key):
-        r = self._get(name)
-        return r.get(key) if r else None
+        if not r or "error" in r:
+            return 0.0
+        return r.get("cv", {}).get(key, 0.0) or 0.0
 
 
 # ---- formatting ----------------------------------------------------------------------------
@@ -128,6 +132,11 @@ def fmt_bytes(v):
     if v is None:
         return "n/a"
     return f"{v:.0f} B"
+
+
+def inverse_added_pct(rate_ratio):
+    """Added cost in % from a rate ratio variant / baseline (0.5 -> +100 %)."""
+    return (1.0 / rate_ratio - 1.0) * 100.0 if rate_ratio else None
 
 
 def ratio_x(a, b):
@@ -158,7 +167,7 @@ class Table:
             ratio_text = "n/a" if ratio is None else f"{ratio:+.0f} %"
         else:
             ratio_text = "—"
-        cv = max([self.figures.cv(n) for n in names] or [0.0])
+        cv = max([self.figures.cv(n, k) for n, k in names] or [0.0])
         if cv > NOISY_CV and ratio is not None:
             ratio_text += " †"
         self.rows.append({"figure": figure, "label": label, "statewatch": sw_text,
@@ -177,46 +186,46 @@ class Table:
 def record_rows(t, f):
     for mode, mode_text in (("single", "single event"), ("batch100", "batch of 100")):
         for dur in ("sync", "buffered"):
-            sqlite = "sqlite_full" if dur == "sync" else "sqlite_normal"
             sqlite_text = "SQLite FULL" if dur == "sync" else "SQLite NORMAL"
             for n in (1, 1000):
-                tail = f"{mode}/{dur}/sessions:{n}"
+                name = f"record/{mode}/{dur}/sessions:{n}"
                 what = f"record, {mode_text}, {dur}, {n} session{'s' if n > 1 else ''}"
                 short = f"rec {mode.replace('100', '')} {dur[:4]} {n}s"
-                sw_name = f"record/statewatch/{tail}"
-                sw = f.rate(sw_name)
-                for base_name_, base_text, label in (
-                        (f"record/floor/{tail}", "floor", "raw RocksDB floor"),
-                        (f"record/{sqlite}/{tail}", sqlite_text, sqlite_text)):
-                    base = f.rate(base_name_)
+                sw = f.counter(name, "statewatch_per_s")
+                for key, ratio_key, base_text, label in (
+                        ("floor_per_s", "vs_floor", "floor", "raw RocksDB floor"),
+                        ("sqlite_per_s", "vs_sqlite", sqlite_text, sqlite_text)):
+                    base = f.counter(name, key)
                     t.add(f"{what}: vs {label}", f"{short} /{base_text.split()[0].lower()}",
-                          sw, base, ratio_x(sw, base), "x", fmt_rate(sw),
-                          f"{base_text} {fmt_rate(base)}", names=(sw_name, base_name_))
+                          sw, base, f.counter(name, ratio_key), "x", fmt_rate(sw),
+                          f"{base_text} {fmt_rate(base)}", names=[(name, ratio_key)])
 
 
 def changes_rows(t, f):
-    names = ("changes_page/statewatch", "changes_page/sqlite_normal")
-    sw_p, ref_p = (v / 200 if v else None for v in map(f.rate, names))
-    t.add("changesSince, one 200-event page: vs SQLite", "changesSince page /sqlite", sw_p,
-          ref_p, ratio_x(sw_p, ref_p), "x", fmt_rate(sw_p, "pages/s"),
-          "SQLite " + fmt_rate(ref_p, "pages/s"), names=names)
+    name = "changes_page"
+    sw, ref = f.counter(name, "statewatch_per_s"), f.counter(name, "sqlite_per_s")
+    t.add("changesSince, one 200-event page: vs SQLite", "changesSince page /sqlite", sw, ref,
+          f.counter(name, "vs_sqlite"), "x", fmt_rate(sw, "pages/s"),
+          "SQLite " + fmt_rate(ref, "pages/s"), names=[(name, "vs_sqlite")])
 
 
 def prune_rows(t, f):
     for mode, mode_text in (("single", "single event"), ("batch100", "batch of 100")):
         short = mode.replace("100", "")
-        sw_names = (f"prune/statewatch/{mode}/at_cap", f"prune/statewatch/{mode}/no_cap")
-        ref_names = (f"prune/sqlite_normal/{mode}/at_cap", f"prune/sqlite_normal/{mode}/no_cap")
-        sw_cap, sw_free = map(f.us_per_item, sw_names)
-        ref_cap, ref_free = map(f.us_per_item, ref_names)
+        sw_name, ref_name = f"prune/statewatch/{mode}", f"prune/sqlite_normal/{mode}"
+        sw_cap, sw_free = (f.us_per_item(sw_name, k) for k in ("at_cap_per_s", "no_cap_per_s"))
+        sw_ratio = f.counter(sw_name, "at_cap_vs_no_cap")
         t.add(f"append at the 10,000-row cap vs uncapped ({mode_text}, buffered): added cost",
-              f"prune {short} cost", sw_cap, sw_free, added_pct(sw_cap, sw_free), "%",
-              fmt_us(sw_cap) + "/ev", "uncapped " + fmt_us(sw_free) + "/ev", names=sw_names)
+              f"prune {short} cost", sw_cap, sw_free, inverse_added_pct(sw_ratio), "%",
+              fmt_us(sw_cap) + "/ev", "uncapped " + fmt_us(sw_free) + "/ev",
+              names=[(sw_name, "at_cap_vs_no_cap")])
+        ref_cap = f.us_per_item(ref_name, "at_cap_per_s")
+        ref_added = inverse_added_pct(f.counter(ref_name, "at_cap_vs_no_cap"))
         t.add(f"append at the cap ({mode_text}): vs SQLite NORMAL with its prune pass after "
-              f"each append (SQLite's own added cost {fmt_pct(added_pct(ref_cap, ref_free))})",
+              f"each append (SQLite's own added cost {fmt_pct(ref_added)})",
               f"prune {short} /sqlite", sw_cap, ref_cap, ratio_x(ref_cap, sw_cap), "x",
               fmt_us(sw_cap) + "/ev", "SQLite " + fmt_us(ref_cap) + "/ev",
-              names=(sw_names[0],) + ref_names)
+              names=[(sw_name, "at_cap_per_s"), (ref_name, "at_cap_per_s")])
 
 
 def fmt_pct(v):
@@ -228,38 +237,40 @@ def watchers(n):
 
 
 def fanout_rows(t, f):
-    none_names = ("fanout/statewatch/no_watchers", "fanout/sqlite_normal/no_watchers")
-    none_sw, none_ref = map(f.us_per_item, none_names)
     for n in (1, 100, 10000):
-        name = f"fanout/statewatch/coalesced/watchers:{n}"
-        co = f.us_per_item(name)
+        name = f"fanout/coalesced/statewatch/watchers:{n}"
+        co, none = (f.us_per_item(name, k) for k in ("coalesced_per_s", "no_watchers_per_s"))
+        ratio = f.counter(name, "coalesced_vs_no_watchers")
         t.add(f"fan-out, {n:,} {watchers(n)}: coalesced event vs event with no watchers: "
-              "added cost", f"coalesced {n}w cost", co, none_sw, added_pct(co, none_sw), "%",
-              fmt_us(co) + "/ev", "no watchers " + fmt_us(none_sw) + "/ev",
-              names=(name, none_names[0]))
-    for phase, text in (("coalesced", "coalesced event"), ("first", "first notifying event")):
-        for n in (1, 100, 10000):
-            names = (f"fanout/statewatch/{phase}/watchers:{n}",
-                     f"fanout/sqlite_normal/{phase}/watchers:{n}")
-            sw, ref = map(f.us_per_item, names)
-            what = (f"fan-out, {n:,} {watchers(n)}: coalesced event" if phase == "coalesced" else
-                    f"fan-out: first notifying event, opening {n:,} "
-                    f"notice{'s' if n > 1 else ''}")
-            label = f"{phase} {n}w /sqlite" if phase == "coalesced" else f"open {n} notices /sqlite"
-            t.add(f"{what}: vs SQLite NORMAL", label, sw, ref, ratio_x(ref, sw), "x",
-                  fmt_us(sw) + "/ev", "SQLite " + fmt_us(ref) + "/ev", names=names)
-    t.add("fan-out, no watchers: event vs SQLite NORMAL", "no watchers /sqlite", none_sw,
-          none_ref, ratio_x(none_ref, none_sw), "x", fmt_us(none_sw) + "/ev",
-          "SQLite " + fmt_us(none_ref) + "/ev", names=none_names)
-    names = ("drain/statewatch/watchers:10000", "drain/sqlite_normal/watchers:10000")
-    sw, ref = map(f.rate, names)
+              "added cost", f"coalesced {n}w cost", co, none, inverse_added_pct(ratio), "%",
+              fmt_us(co) + "/ev", "no watchers " + fmt_us(none) + "/ev",
+              names=[(name, "coalesced_vs_no_watchers")])
+    for n in (1, 100, 10000):
+        sw_name = f"fanout/coalesced/statewatch/watchers:{n}"
+        ref_name = f"fanout/coalesced/sqlite_normal/watchers:{n}"
+        sw = f.us_per_item(sw_name, "coalesced_per_s")
+        ref = f.us_per_item(ref_name, "coalesced_per_s")
+        t.add(f"fan-out, {n:,} {watchers(n)}: coalesced event: vs SQLite NORMAL",
+              f"coalesced {n}w /sqlite", sw, ref, ratio_x(ref, sw), "x", fmt_us(sw) + "/ev",
+              "SQLite " + fmt_us(ref) + "/ev",
+              names=[(sw_name, "coalesced_per_s"), (ref_name, "coalesced_per_s")])
+    for n in (1, 100, 10000):
+        name = f"fanout/first/watchers:{n}"
+        sw, ref = f.counter(name, "statewatch_us"), f.counter(name, "sqlite_us")
+        t.add(f"fan-out: first notifying event, opening {n:,} notice{'s' if n > 1 else ''}: "
+              "vs SQLite NORMAL", f"open {n} notices /sqlite", sw, ref,
+              f.counter(name, "vs_sqlite"), "x", fmt_us(sw) + "/ev",
+              "SQLite " + fmt_us(ref) + "/ev", names=[(name, "vs_sqlite")])
+    name = "drain/watchers:10000"
+    sw, ref = f.counter(name, "statewatch_per_s"), f.counter(name, "sqlite_per_s")
     t.add("drain (acknowledge) 10,000 watchers, one each: vs SQLite NORMAL", "drain /sqlite",
-          sw, ref, ratio_x(sw, ref), "x", fmt_rate(sw, "drains/s"),
-          "SQLite " + fmt_rate(ref, "drains/s"), names=names)
+          sw, ref, f.counter(name, "vs_sqlite"), "x", fmt_rate(sw, "drains/s"),
+          "SQLite " + fmt_rate(ref, "drains/s"), names=[(name, "vs_sqlite")])
 
 
 def maintenance_rows(t, f):
-    v = f.rate("verify/statewatch/events:50000")
+    name = "verify/statewatch/events:50000"
+    v = f.counter(name, "items_per_second")
     t.add("verify: log records replayed and diffed (50,000 events)", "verify", v, None, None,
           None, fmt_rate(v, "records/s"), "—")
     name = "open/statewatch/cursors:1000000"
@@ -343,6 +354,9 @@ def main():
     print()
     print("ratio: `x` = statewatch / baseline throughput (higher is better for statewatch); "
           "`%` = added cost per event over the baseline (lower is better). "
+          "Where both figures come from one benchmark the ratio is the median of the "
+          "per-repetition ratios (each measured in alternation), so it can differ from the "
+          "quotient of the two medians shown. "
           f"† = noisy: a figure's repetitions vary by more than {NOISY_CV:.0%} (coefficient of "
           "variation; the machine is shared), rerun before trusting it.")
     if missing:

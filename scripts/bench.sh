@@ -29,6 +29,7 @@ fi
 mkdir -p "$RESULTS"
 
 echo "bench: running $BIN (a few minutes; progress below)" >&2
+SECONDS=0
 "$BIN" \
   --benchmark_filter="${BENCH_FILTER:-.}" \
   --benchmark_min_time="${BENCH_MIN_TIME:-0.2}" \
@@ -39,6 +40,7 @@ echo "bench: running $BIN (a few minutes; progress below)" >&2
   --benchmark_out="$RESULTS/raw.json.tmp" \
   --benchmark_out_format=json >&2
 mv "$RESULTS/raw.json.tmp" "$RESULTS/raw.json"
+echo "bench: benchmarks ran in ${SECONDS}s" >&2
 
-python3 "$ROOT/bench/report.py" "$RESULTS/raw.json" --out-dir "$RESULTS"
+python3 -B "$ROOT/bench/report.py" "$RESULTS/raw.json" --out-dir "$RESULTS"
 echo "bench: wrote $RESULTS/raw.json, summary.json, summary.png" >&2
