@@ -253,6 +253,7 @@ struct HttpServer::Impl {
   }
 
   int64_t SweepIntervalMs() const {
+    if (ctx.stopping.load()) return 10;  // notice the last connection closing promptly
     int64_t shortest = std::min(ctx.options.read_timeout_ms, ctx.options.idle_timeout_ms);
     return std::clamp<int64_t>(shortest / 4, 10, 250);
   }
@@ -318,9 +319,11 @@ struct HttpServer::Impl {
     grace_timer.expires_after(std::chrono::milliseconds(ctx.options.shutdown_grace_ms));
     grace_timer.async_wait([this](beast::error_code ec) {
       if (ec) return;
-      spdlog::warn("shutdown grace period over: stopping with connections still open");
+      spdlog::warn("event=shutdown_forced reason=grace_period_over");
       ioc.stop();
     });
+    sweep_timer.cancel();  // its handler sees operation_aborted and does not re-arm
+    Sweep();
   }
 
   asio::io_context ioc;

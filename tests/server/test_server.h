@@ -1,0 +1,93 @@
+// TestServer: the real daemon (server::Daemon — engine, Api, Beast transport) running
+// in-process on an ephemeral loopback port, on its own thread, over a fresh data directory.
+// Stop() shuts it down gracefully (as SIGTERM does) and Start() reopens the same directory,
+// so restart tests see exactly what a restarted `statewatch serve` sees.
+//
+// Not thread-safe: driven by one test thread.
+#ifndef STATEWATCH_TESTS_SERVER_TEST_SERVER_H_
+#define STATEWATCH_TESTS_SERVER_TEST_SERVER_H_
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "server/daemon.h"
+
+namespace statewatch::testing {
+
+// 2025-11-30T00:00:00Z: the manual clock's start in these tests.
+inline constexpr int64_t kStartMs = 1764460800000;
+inline constexpr int64_t kDayMs = 24LL * 3600 * 1000;
+
+inline std::string MakeTempDir(const char* prefix = "statewatch-server-test") {
+  std::string pattern = (std::filesystem::temp_directory_path() / (std::string(prefix) + "-XXXXXX")).string();
+  char* dir = mkdtemp(pattern.data());
+  return dir ? std::string(dir) : std::string();
+}
+
+// Loopback, port 0, the manual clock at kStartMs, two threads, short timeouts.
+inline server::ServerOptions TestOptions() {
+  server::ServerOptions o;
+  o.host = "127.0.0.1";
+  o.port = 0;
+  o.manual_clock = true;
+  o.manual_clock_start_ms = kStartMs;
+  o.threads = 2;
+  o.durability = Durability::kBuffered;
+  o.shutdown_grace_ms = 3000;
+  return o;
+}
+
+class TestServer {
+ public:
+  explicit TestServer(server::ServerOptions options = TestOptions())
+      : options_(std::move(options)), root_(MakeTempDir()) {
+    options_.data_dir = root_ + "/data";
+    Start();
+  }
+  ~TestServer() {
+    Stop();
+    std::error_code ec;
+    std::filesystem::remove_all(root_, ec);
+  }
+
+  void Start() {
+    auto daemon = server::Daemon::Open(options_);
+    ASSERT_TRUE(daemon.ok()) << daemon.status().ToString();
+    daemon_ = std::move(daemon).value();
+    thread_ = std::thread([d = daemon_.get()] { d->Run(); });
+  }
+
+  void Stop() {
+    if (!daemon_) return;
+    daemon_->Shutdown();
+    thread_.join();
+    daemon_.reset();  // closes the database
+  }
+
+  // Reopens with a later manual clock (the clock of a restarted daemon starts afresh).
+  void Restart(int64_t clock_ms) {
+    Stop();
+    options_.manual_clock_start_ms = clock_ms;
+    Start();
+  }
+
+  uint16_t port() const { return daemon_->port(); }
+  server::Daemon& daemon() { return *daemon_; }
+  server::ServerOptions& options() { return options_; }
+  const std::string& root() const { return root_; }
+
+ private:
+  server::ServerOptions options_;
+  std::string root_;
+  std::unique_ptr<server::Daemon> daemon_;
+  std::thread thread_;
+};
+
+}  // namespace statewatch::testing
+
+#endif  // STATEWATCH_TESTS_SERVER_TEST_SERVER_H_
