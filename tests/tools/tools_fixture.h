@@ -7,11 +7,14 @@
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "engine/engine_fixture.h"
+#include "tools/session_messaging.h"
 
 namespace statewatch::testing {
 
@@ -48,6 +51,78 @@ class ToolsTest : public EngineTest {
     EXPECT_TRUE(d.ok()) << d.status().ToString();
     return d.ok() ? *d : std::vector<Delivery>{};
   }
+};
+
+// A ToolsTest with a SessionMessaging whose published deliveries are recorded, and helpers
+// that play the gateway: simulated agents acting on their pending deliveries.
+class MessagingTest : public ToolsTest {
+ protected:
+  void SetUp() override {
+    ToolsTest::SetUp();
+    OpenMessaging();
+  }
+  void TearDown() override {
+    messaging_.reset();
+    ToolsTest::TearDown();
+  }
+  void OpenMessaging() {
+    messaging_.reset();
+    tools::MessagingOptions o = options_messaging_;
+    o.on_delivery = [this](const Delivery& d) {
+      published_.push_back(d);
+      if (on_published_) on_published_(d);
+    };
+    auto m = tools::SessionMessaging::Open(engine_.get(), std::move(o));
+    ASSERT_TRUE(m.ok()) << m.status().ToString();
+    messaging_ = std::move(*m);
+  }
+  // A daemon restart: the engine and the messaging layer both reopen.
+  void Restart() {
+    messaging_.reset();
+    Reopen();
+    OpenMessaging();
+  }
+
+  // The pending deliveries addressed to `session_key`, oldest first.
+  std::vector<Delivery> For(const std::string& session_key) {
+    std::vector<Delivery> out;
+    for (Delivery& d : Deliveries()) {
+      if (d.session_key == session_key) out.push_back(std::move(d));
+    }
+    return out;
+  }
+
+  // The simulated agent of `session_key`: takes its oldest pending delivery, acknowledges it
+  // and returns it (nullopt when there is none).
+  std::optional<Delivery> Take(const std::string& session_key) {
+    auto pending = For(session_key);
+    if (pending.empty()) return std::nullopt;
+    EXPECT_TRUE(*engine_->AckDelivery(pending[0].id));
+    return pending[0];
+  }
+
+  tools::RunUpdate Reply(const std::string& run_id, const std::string& text) {
+    auto u = messaging_->OnReply(run_id, text);
+    EXPECT_TRUE(u.ok()) << u.status().ToString();
+    return u.ok() ? *u : tools::RunUpdate{};
+  }
+
+  tools::ToolAnswer Call(const std::string& tool, const std::string& caller,
+                         std::string_view params, tools::CallCompletion done = {}) {
+    auto a = messaging_->CallTool(tool, Name(caller), Params(params), std::move(done));
+    EXPECT_TRUE(a.ok()) << tool << ": " << a.status().ToString();
+    return a.ok() ? *a : tools::ToolAnswer{};
+  }
+  Status CallError(const std::string& tool, const std::string& caller, std::string_view params) {
+    auto a = messaging_->CallTool(tool, Name(caller), Params(params));
+    EXPECT_FALSE(a.ok()) << tool << " unexpectedly answered " << boost::json::serialize(a->result);
+    return a.ok() ? Status::OK() : a.status();
+  }
+
+  tools::MessagingOptions options_messaging_;
+  std::unique_ptr<tools::SessionMessaging> messaging_;
+  std::vector<Delivery> published_;
+  std::function<void(const Delivery&)> on_published_;
 };
 
 // The string at `key`, or "" when absent / not a string.

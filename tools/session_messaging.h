@@ -1,0 +1,271 @@
+// The session tools that move work between sessions (semantics.md §9): sessions_send,
+// sessions_spawn, subagents, sessions_yield — and the gateway's side of them: replies, run
+// results, timeouts and the delivery feed. JSON in, JSON out; no HTTP and no threads here:
+// the daemon (or an embedding gateway) calls these from its own threads and timers.
+//
+// The gateway runs the models. statewatch hands it work as Deliveries (durable until
+// acknowledged: Engine::EnqueueDelivery / PendingDeliveries / AckDelivery) and takes back
+// replies (OnReply) and run ends (OnRunFinish). Every delivery this class enqueues is also
+// passed to MessagingOptions::on_delivery once it is durable, so that a live feed can push
+// it at once; a feed that reconnects replays PendingDeliveries.
+//
+// sessions_send is a small state machine per run, kept in the RunRecord (kind "send",
+// extra_json) so that it survives a restart:
+//
+//   awaiting --reply--> ping-pong --reply (x maxPingPongTurns) or REPLY_SKIP--> done
+//       |                   |
+//       +--timeout/finish---+-----------------------------------------------> done
+//
+//   * Send() stores the run, enqueues the message (type "message") and answers at once
+//     with status "accepted" (timeoutSeconds 0) — or with a *pending* answer: the call's
+//     result comes later through `on_complete` (and in the RunUpdate of the event that
+//     produced it): status "ok" with the reply (OnReply), "timeout" (OnTimeout/ExpireDue,
+//     or a finish with status timeout) or "error" (a finish with error/cancelled).
+//   * After the target's first reply the reply-back loop starts (also after a fire-and-
+//     forget send, when a reply arrives): the reply is delivered to the requester, the
+//     requester's reply to the target, and so on — exactly maxPingPongTurns deliveries,
+//     unless a side replies exactly `REPLY_SKIP` (surrounding whitespace ignored) or an
+//     empty text, or a turn times out. The reply to the last turn ends the loop and is not
+//     delivered. No loop when the target is the requester itself.
+//   * Each ping-pong turn waits as long as the call did (30 s after a fire-and-forget send).
+//
+// Refusals are values: InvalidArgument for bad parameters (messages byte-exact where
+// semantics.md gives them), NotFound for unknown sessions / runs / sub-agent targets,
+// PermissionDenied for profile, spawn-depth, allow-list and visibility refusals — except
+// that sessions_send answers a visibility refusal as its result
+// {"runId", "status": "forbidden", "error", "sessionKey"} as §9 lists. Other errors come
+// from the engine.
+//
+// Time is the engine's clock (a ManualClock in tests).
+//
+// Thread-safe: transitions of one run are serialized (a lock stripe per run id, another per
+// requester for spawn / yield bookkeeping); callbacks run on the calling thread after every
+// lock is released.
+#ifndef STATEWATCH_TOOLS_SESSION_MESSAGING_H_
+#define STATEWATCH_TOOLS_SESSION_MESSAGING_H_
+
+#include <array>
+#include <boost/json.hpp>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "statewatch/engine.h"
+#include "statewatch/status.h"
+#include "statewatch/types.h"
+#include "tools/session_tools.h"
+#include "tools/tool_profiles.h"
+
+namespace statewatch::tools {
+
+inline constexpr char kReplySkip[] = "REPLY_SKIP";
+inline constexpr int kMaxPingPongTurnsLimit = 20;
+inline constexpr int64_t kDefaultSendTimeoutSeconds = 30;
+inline constexpr int64_t kMaxSendTimeoutSeconds = 24 * 3600;
+inline constexpr std::size_t kMaxSteerChars = 4000;
+inline constexpr char kThreadSendRefusal[] =
+    "sessions_send cannot target a thread session for inter-agent coordination. Use the "
+    "parent channel session key instead.";
+
+struct MessagingOptions {
+  // ---- behaviour -------------------------------------------------------------------------
+
+  // tools.sessions.visibility and tools.agentToAgent (shared with session_status / list).
+  SessionToolsOptions sessions;
+  // tools.profile, tools.alsoAllow, agents.defaults.subagents.maxSpawnDepth.
+  ToolPolicy tool_policy;
+  // session.agentToAgent.maxPingPongTurns, 0..20. Default 5. 0 = no reply-back loop.
+  int max_ping_pong_turns = 5;
+  // agents.defaults.subagents.maxChildrenPerAgent: running children per requester session.
+  // Default 5. Bounds the work one session can fan out.
+  int max_children_per_session = 5;
+  // agents.defaults.subagents.allowAgents: agent id patterns ("*", exact, glob with `*`) a
+  // session may spawn into besides its own agent. Default none.
+  std::vector<std::string> spawn_allow_agents;
+  // At most one steer per run in this window. Default 2 s.
+  int64_t steer_interval_ms = 2000;
+  // subagents list shows finished runs that ended within this window. Default 30 min.
+  int64_t recent_window_ms = 30LL * 60 * 1000;
+
+  // Called with every delivery once it is durable (from the thread that enqueued it, with
+  // no lock held). The daemon pushes it to the connected feeds. May be empty.
+  std::function<void(const Delivery&)> on_delivery;
+};
+
+// InvalidArgument naming the setting and the value, e.g.
+// `maxPingPongTurns must be an integer from 0 to 20 (got 21)`.
+Status ValidateMessagingOptions(const MessagingOptions& options);
+
+// The answer to a tool call. Only sessions_send with timeoutSeconds > 0 can be pending.
+struct ToolAnswer {
+  boost::json::object result;  // the tool's result; empty while pending
+  bool pending = false;
+  std::string run_id;       // the run whose reply / timeout completes a pending call
+  int64_t deadline_ms = 0;  // when ExpireDue() times the pending call out
+};
+
+// What OnReply / OnTimeout / OnRunFinish did.
+struct RunUpdate {
+  std::string run_id;
+  bool applied = false;  // false: the run was not waiting for this (late reply, ended run)
+  std::string status;    // the run's status afterwards: running | ok | error | timeout | cancelled
+  // The final result of the sessions_send call this completed (also passed to its
+  // on_complete). Set at most once per run.
+  std::optional<boost::json::object> call_result;
+  std::vector<Delivery> deliveries;  // enqueued by this update (durable, already published)
+
+  // {"runId", "applied", "status", "deliveries": [ids...]} — the answer of the gateway's
+  // POST /v1/runs/{runId}/reply and /finish.
+  boost::json::object ToJson() const;
+};
+
+// Receives the final result of a pending sessions_send call exactly once, unless the call
+// is abandoned or the process stops first.
+using CallCompletion = std::function<void(const boost::json::object& result)>;
+
+class SessionMessaging {
+ public:
+  // Validates the options and loads the deadlines of the send runs still waiting (after a
+  // restart they time out as they would have). `engine` is not owned and must outlive this.
+  static Result<std::unique_ptr<SessionMessaging>> Open(Engine* engine, MessagingOptions options);
+
+  SessionMessaging(const SessionMessaging&) = delete;
+  SessionMessaging& operator=(const SessionMessaging&) = delete;
+
+  // Any of the seven session tools (tool_profiles.h names), after the profile check for the
+  // caller's spawn depth: session_status, sessions_list and sessions_history answer through
+  // tools/session_tools.h and tools/session_history.h. `on_complete` only matters for a
+  // pending sessions_send.
+  // REQUIRES: `caller` is resolved (ResolveSession).
+  Result<ToolAnswer> CallTool(std::string_view tool, const SessionName& caller,
+                              const boost::json::object& params, CallCompletion on_complete = {});
+
+  // sessions_send: `sessionKey?` (key or session id) | `label?` (exact, in the caller's agent
+  // or `agentId`'s) | `agentId?` alone (that agent's `agent:<id>:main`), `message`,
+  // `timeoutSeconds?` (0..86400, default 30), `watch?`. Result:
+  //   {"runId", "status": "accepted" | "ok" | "timeout" | "error" | "forbidden", "reply"?,
+  //    "error"?, "sessionKey", "watched"?}
+  // `watched` (Engine::Watch of the caller on the target, after the message is enqueued)
+  // is present exactly when watch was true and the message was dispatched.
+  Result<ToolAnswer> Send(const SessionName& caller, const boost::json::object& params,
+                          CallCompletion on_complete = {});
+
+  // sessions_spawn: `task`, `label?`, `runtime?` (subagent | acp), `agentId?`, `model?`,
+  // `thinking?` (off | minimal | low | medium | high | xhigh), `thread?` (boolean),
+  // `sandbox?` (inherit | require), `context?` (isolated | fork). Creates
+  // `agent:<agentId>:subagent:<uuid>` in the registry (parentSessionKey = caller, label,
+  // model, sandboxed = require or the caller's), the run (kind "spawn"; the options in
+  // extra_json), `child_spawned` on the child (the caller's cursor seeded) and a "task"
+  // delivery to the child. Answers {"status": "accepted", "runId", "childSessionKey"}.
+  Result<boost::json::object> Spawn(const SessionName& caller, const boost::json::object& params);
+
+  // subagents: `action` (list | steer | kill; default list), `target?`, `message?`,
+  // `recentMinutes?`. See session_messaging.cc for the answers.
+  Result<boost::json::object> Subagents(const SessionName& caller,
+                                        const boost::json::object& params);
+
+  // sessions_yield: `message?`. Answers {"status": "yielded", "message", "waitingFor": n}.
+  // With n > 0 running children, their announcements are held back and the caller's next
+  // delivery is one "announce" carrying every child result, sent when the last one ends.
+  Result<boost::json::object> Yield(const SessionName& caller, const boost::json::object& params);
+
+  // ---- the gateway's side ----------------------------------------------------------------
+
+  // POST /v1/runs/{runId}/reply: the awaited side's reply in a send run. NotFound
+  // `Unknown runId: <id>`; InvalidArgument for a spawn run.
+  Result<RunUpdate> OnReply(const std::string& run_id, std::string_view text);
+
+  // POST /v1/runs/{runId}/finish. A spawn run journals `run_completed` / `run_failed`
+  // ({"outcome"}, dedupe `run-terminal:<runId>`), stores status and result and announces
+  // the result to the requester (or holds it for a yielded requester). A send run: ok
+  // counts as the reply `result`; error / cancelled / timeout end it. A second finish is
+  // not applied. InvalidArgument for a status other than ok | error | timeout | cancelled.
+  Result<RunUpdate> OnRunFinish(const std::string& run_id, std::string_view status,
+                                std::string_view result);
+
+  // Times a waiting send run out now, whatever its deadline.
+  Result<RunUpdate> OnTimeout(const std::string& run_id);
+  // Times out every waiting send run whose deadline is <= the clock's now.
+  std::vector<RunUpdate> ExpireDue();
+  // The earliest deadline of a waiting send run, for the daemon's timer.
+  std::optional<int64_t> NextDeadlineMs() const;
+  // Forgets the on_complete of a pending call (its HTTP client went away). The run goes on.
+  void Abandon(const std::string& run_id);
+
+ private:
+  struct SendState;
+  SessionMessaging(Engine* engine, MessagingOptions options);
+  Status LoadDeadlines();
+
+  // plumbing
+  std::mutex& StripeOf(std::string_view key) const;
+  void Publish(const std::vector<Delivery>& deliveries) const;
+  Result<Delivery> Enqueue(Delivery delivery);
+  void SetDeadline(const std::string& run_id, int64_t deadline_ms);  // 0 clears
+  CallCompletion TakeCompletion(const std::string& run_id);
+  void Deliver(RunUpdate update, std::vector<RunUpdate>* out);
+  Result<std::vector<RunRecord>> ChildRuns(const SessionName& requester) const;
+
+  // sessions_send
+  Result<ToolAnswer> Dispatch(const SessionName& caller, const SessionName& target,
+                              const std::string& message, int64_t timeout_seconds, bool watch,
+                              CallCompletion on_complete);
+  Result<RunUpdate> ApplyReply(RunRecord run, std::string_view text, int64_t now);
+  Result<RunUpdate> EndSend(RunRecord run, const std::string& status, std::string_view error,
+                            int64_t now);
+  Result<RunUpdate> TimeOut(const std::string& run_id, bool only_if_due);
+
+  // sessions_spawn, run ends, yield
+  Status CreateChild(const SessionName& caller, const RunRecord& run,
+                     const std::optional<std::string>& model, bool sandboxed);
+  Result<RunUpdate> FinishSpawnRun(const std::string& run_id, const std::string& status,
+                                   std::string_view result, const std::string& actor_key,
+                                   bool by_kill);
+  Status AnnounceToRequester(const RunRecord& run, bool individual, RunUpdate* update);
+
+  // subagents
+  Result<boost::json::object> ListChildren(const SessionName& caller, int64_t recent_ms);
+  Result<boost::json::object> Steer(const SessionName& caller, const std::string& target,
+                                    const std::string& message, int64_t recent_ms);
+  Result<boost::json::object> Kill(const SessionName& caller, const std::string& target,
+                                   int64_t recent_ms);
+  Result<int64_t> KillTree(const std::string& run_id, const std::string& killer, int depth);
+
+  Engine* engine_;
+  MessagingOptions options_;
+  mutable std::array<std::mutex, 64> stripes_;
+
+  mutable std::mutex waits_mu_;  // a leaf: never held while taking a stripe
+  std::map<std::string, int64_t> deadline_of_;
+  std::set<std::pair<int64_t, std::string>> deadlines_;
+  std::unordered_map<std::string, CallCompletion> completions_;
+};
+
+// ---- the gateway's JSON ----------------------------------------------------------------------
+
+// One delivery as the feed sends it:
+//   {"deliveryId", "type", "sessionKey", "agentId", "runId", "text",
+//    "provenance": {"sourceSessionKey", "sourceTool", "isUser": false}, "createdAt"}
+boost::json::object DeliveryToJson(const Delivery& delivery);
+
+// The body of POST /v1/runs/{runId}/reply: {"text": string}.
+Result<std::string> RunReplyFromJson(const boost::json::value& body);
+
+struct RunFinish {
+  std::string status;  // ok | error | timeout | cancelled
+  std::string result;  // a string result as is; any other JSON serialized
+};
+// The body of POST /v1/runs/{runId}/finish: {"status", "result"?}.
+Result<RunFinish> RunFinishFromJson(const boost::json::value& body);
+
+}  // namespace statewatch::tools
+
+#endif  // STATEWATCH_TOOLS_SESSION_MESSAGING_H_
