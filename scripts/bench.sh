@@ -9,8 +9,8 @@
 #
 # Environment:
 #   BENCH_FILTER   a --benchmark_filter regex (default: everything)
-#   BENCH_REPS     repetitions per benchmark; the report uses the median (default 3; 5 is steadier but
-#                  takes ~3 min instead of ~2 on this machine)
+#   BENCH_REPS     repetitions per benchmark; the report uses the median (default 3;
+#                  5 is steadier but takes ~3 min instead of ~2 on this machine)
 #   BENCH_MIN_TIME seconds per benchmark run (default 0.2; a plain number for benchmark 1.7)
 #   BENCH_INTERLEAVE  run the repetitions of all benchmarks in random order (default true):
 #                  the machine is shared and its disk speed drifts, so a baseline and its
