@@ -427,7 +427,7 @@ void HttpServer::HandleSignals() {
   impl->signals.emplace(impl->control, SIGINT, SIGTERM);
   impl->signals->async_wait([impl](beast::error_code ec, int signal) {
     if (ec) return;
-    spdlog::info("signal {} received", signal);
+    spdlog::info("event=signal signal={}", signal);
     impl->BeginShutdown();
   });
 }
