@@ -366,9 +366,14 @@ std::size_t RunOf(std::string_view text, std::size_t from, bool (*body)(char)) {
 std::size_t MatchPrefixKey(std::string_view text, std::size_t i, std::string* out) {
   for (const PrefixRule& rule : kPrefixRules) {
     if (text.compare(i, rule.prefix.size(), rule.prefix) != 0) continue;
-    std::size_t len = RunOf(text, i + rule.prefix.size(), rule.body);
+    std::size_t body = i + rule.prefix.size();
+    std::size_t len = RunOf(text, body, rule.body);
     if (len < rule.min_len) continue;
     if (rule.exact && (len != rule.min_len)) continue;
+    // Generated keys are random: a short body without a digit is a word (`sk-learn-…`).
+    auto digit = [](char c) { return c >= '0' && c <= '9'; };
+    std::string_view run = text.substr(body, len);
+    if (len < 32 && std::none_of(run.begin(), run.end(), digit)) continue;
     out->append(kRedacted);
     return rule.prefix.size() + len;
   }

@@ -54,7 +54,8 @@ std::string StripScaffolding(std::string_view text);
 // Step 2. Replaces with `[REDACTED]`:
 //   * API keys by prefix: `sk-`, `sk_live_`/`sk_test_`/`rk_live_`, `ghp_` `gho_` `ghu_` `ghs_`
 //     `ghr_` `github_pat_`, `glpat-`, `xoxa-` `xoxb-` `xoxe-` `xoxp-` `xoxr-` `xoxs-` `xapp-`,
-//     `AKIA`/`ASIA` + 16, `AIza`, `hf_`, `npm_`, and JWTs (`eyJ….….…`);
+//     `AKIA`/`ASIA` + 16, `AIza`, `hf_`, `npm_` (a key body shorter than 32 characters
+//     must hold a digit: `sk-learn-model-selection` is a word), and JWTs (`eyJ….….…`);
 //   * the token after `Bearer ` (the word is kept);
 //   * PEM private keys, `-----BEGIN … PRIVATE KEY-----` to its END line (or the text's end);
 //   * the password of a URL `scheme://user:password@host` (the user is kept);

@@ -139,11 +139,13 @@ INSTANTIATE_TEST_SUITE_P(
                    "max_token: 4096, max_tokens=8192"},
         RedactCase{"prose_kept", "the task-force uses sk-learn and a secret plan",
                    "the task-force uses sk-learn and a secret plan"},
+        RedactCase{"module_name_kept", "pip install sk-learn-model-selection-utils",
+                   "pip install sk-learn-model-selection-utils"},
         RedactCase{"already_redacted", "password=[REDACTED]", "password=[REDACTED]"}),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST(SanitizeTextTest, SecretSplitByAControlTokenIsCaughtJoined) {
-  CleanText c = SanitizeText("key: sk-abcdefghij<|x|>klmnopqrstuvwxyz");
+  CleanText c = SanitizeText("key: sk-abcdefghij<|x|>klmnop0123456789");
   EXPECT_EQ(c.text, "key: [REDACTED]");
   EXPECT_TRUE(c.redacted);
 }

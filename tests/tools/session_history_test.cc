@@ -24,7 +24,7 @@ class SessionHistoryTest : public ToolsTest {
     Register("agent:ops:main");
     Say("agent:main:subagent:kid", "user", "do the thing");
     Say("agent:main:subagent:kid", "assistant",
-        "<think>hmm</think>done, key sk-abcdefghijklmnopqrstuvwxyz");
+        "<think>hmm</think>done, key sk-abcdefghij0123456789klmnop");
     Say("agent:main:subagent:kid", "tool", "raw tool output", "bash");
     Say("agent:main:other", "user", "hello");
     Say("agent:ops:main", "user", "ops");

@@ -137,7 +137,9 @@ class VisibilityProfileMatrixTest : public MessagingTest {
     if (tool == "sessions_send" && Str(a->result, "status") == "forbidden") {
       return Str(a->result, "error");
     }
-    if (tool == "sessions_send") EXPECT_EQ(Str(a->result, "status"), "accepted");
+    if (tool == "sessions_send") {
+      EXPECT_EQ(Str(a->result, "status"), "accepted");
+    }
     return "";
   }
 };
