@@ -5,6 +5,7 @@
 #include <rocksdb/env.h>
 #include <rocksdb/file_system.h>
 #include <rocksdb/options.h>
+#include <rocksdb/slice_transform.h>
 #include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
 
@@ -225,6 +226,41 @@ Store::Store(std::unique_ptr<Rep> rep) : rep_(std::move(rep)) {}
 Store::~Store() = default;
 const std::string& Store::path() const { return rep_->path; }
 
+namespace {
+
+// Memtable insert hints: journal rows of one session arrive in sequence order, and heads,
+// cursors and meta are the same keys rewritten over and over. With a hint per key prefix the
+// skiplist insert starts next to the previous one of that prefix instead of searching from
+// the top — measured: 1,000 interleaved sessions recorded ~3.5x faster (docs/design.md).
+rocksdb::ColumnFamilyOptions FamilyOptions(Family f, const rocksdb::ColumnFamilyOptions& base) {
+  rocksdb::ColumnFamilyOptions o = base;
+  std::size_t prefix = 0;
+  switch (f) {
+    case Family::kJournal:      // 'J' session
+    case Family::kHeads:        // 'H' session: the whole key
+    case Family::kTranscripts:  // 'T' session
+    case Family::kRefs:
+    case Family::kUpstream:
+    case Family::kSessions:
+      prefix = 9;
+      break;
+    case Family::kCursors:  // 'C' watcher target: the whole key
+      prefix = 17;
+      break;
+    case Family::kMeta:  // 'M' "engine": the whole key
+      prefix = 7;
+      break;
+    default:
+      break;  // by_seq, log, deliveries: keys already arrive in order
+  }
+  if (prefix > 0) {
+    o.memtable_insert_with_hint_prefix_extractor.reset(rocksdb::NewFixedPrefixTransform(prefix));
+  }
+  return o;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<Store>> Store::Open(const std::string& path, const StoreOptions& options) {
   auto rep = std::make_unique<Rep>();
   rep->path = path;
@@ -234,6 +270,9 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& path, const StoreO
   // Many families share one WAL; cap it so a rarely written family cannot pin old logs.
   db_opts.max_total_wal_size = 64u << 20;
   db_opts.keep_log_file_num = 4;
+  // One writer (the engine's commit leader) at a time: concurrent memtable writes buy
+  // nothing, and insert hints (FamilyOptions) require them off.
+  db_opts.allow_concurrent_memtable_write = false;
   if (options.faults) {
     auto state = std::static_pointer_cast<FaultState>(options.faults);
     auto fs = std::make_shared<FaultyFileSystem>(rocksdb::FileSystem::Default(), state);
@@ -255,7 +294,8 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& path, const StoreO
   std::vector<rocksdb::ColumnFamilyDescriptor> descs;
   descs.emplace_back(rocksdb::kDefaultColumnFamilyName, cf_opts);
   for (int i = 0; i < static_cast<int>(Family::kCount); ++i) {
-    descs.emplace_back(FamilyName(static_cast<Family>(i)), cf_opts);
+    descs.emplace_back(FamilyName(static_cast<Family>(i)),
+                       FamilyOptions(static_cast<Family>(i), cf_opts));
   }
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* raw = nullptr;
