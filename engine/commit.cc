@@ -1,6 +1,8 @@
 // EngineImpl: commands, the group-commit queue, and publishing after durability.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include <unordered_set>
 
 #include "engine/engine_impl.h"
@@ -240,7 +242,9 @@ void EngineImpl::ApplyAck(Command& cmd, Group& g) {
     for (const SessionName& t : cmd.targets) {
       SessionRef ref = FindRef(t);
       const projections::CursorRec* c = ref ? state_.FindCursor(w, ref) : nullptr;
-      if (c && c->pending()) targets.push_back(ref);
+      if (c && c->pending() && std::find(targets.begin(), targets.end(), ref) == targets.end()) {
+        targets.push_back(ref);
+      }
     }
   }
   if (targets.empty()) return;

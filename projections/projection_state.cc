@@ -229,7 +229,12 @@ void ProjectionState::ApplyRegister(Seq seq, int64_t now, SessionRef watcher, Se
 
 void ProjectionState::ApplyAck(Seq seq, int64_t now, SessionRef watcher,
                                std::span<const SessionRef> targets, FoldEffects* fx) {
+  std::vector<SessionRef> done;
   for (SessionRef t : targets) {
+    // A target named twice is acknowledged once: a second pass would acknowledge the notice
+    // that just reopened for intervening changes, unseen.
+    if (std::find(done.begin(), done.end(), t) != done.end()) continue;
+    done.push_back(t);
     CursorRec* c = MutableCursor(watcher, t);
     if (!c || !c->pending()) continue;
     Seq m = EffectiveMaterial(*c, watcher, t);

@@ -265,3 +265,22 @@ TEST_F(NoticesTest, VerifyIsCleanAfterEveryKindOfChange) {
 
 }  // namespace
 }  // namespace statewatch::testing
+
+namespace statewatch::testing {
+namespace {
+
+// Regression: a target named twice in one Acknowledge was acknowledged twice, so the notice
+// that reopened for intervening changes was acknowledged unseen.
+TEST_F(NoticesTest, AcknowledgingATargetTwiceKeepsTheReopenedNotice) {
+  Sequence s = Spawn(kParent, kChild);
+  Sequence first = Human(kChild);
+  Human(kChild);
+  ASSERT_TRUE(engine_->Acknowledge(kParent, {Name(kChild), Name("AGENT:main:subagent:c1")}).ok());
+  std::vector<Notice> left = Pending(kParent);
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_EQ(left[0].since, first);
+  EXPECT_GT(first, s);
+}
+
+}  // namespace
+}  // namespace statewatch::testing
