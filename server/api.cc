@@ -16,6 +16,11 @@ namespace {
 constexpr std::string_view kToolsPrefix = "/v1/tools/";
 constexpr std::string_view kSessionsPrefix = "/v1/sessions/";
 constexpr std::string_view kResetSuffix = "/reset";
+constexpr std::string_view kMessagesSuffix = "/messages";
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() > suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
 
 // Compares in time independent of where the first difference is, so that the token cannot
 // be guessed byte by byte from response times.
@@ -118,14 +123,20 @@ ApiResponse Api::Dispatch(const ApiRequest& req, Route* route) {
   }
   if (path.substr(0, kSessionsPrefix.size()) == kSessionsPrefix) {
     std::string_view rest = path.substr(kSessionsPrefix.size());
-    bool reset = rest.size() > kResetSuffix.size() &&
-                 rest.substr(rest.size() - kResetSuffix.size()) == kResetSuffix;
+    bool reset = EndsWith(rest, kResetSuffix);
+    bool messages = EndsWith(rest, kMessagesSuffix);
     if (reset) rest.remove_suffix(kResetSuffix.size());
+    if (messages) rest.remove_suffix(kMessagesSuffix.size());
     auto key = PercentDecode(rest, /*plus_is_space=*/false);
     if (!key || key->empty() || rest.find('/') != std::string_view::npos) {
       *route = Route::kNotFound;
       if (!key) return Error(400, "invalid_argument", "malformed percent-encoding in the session key");
       return NoRoute(m, path);
+    }
+    if (messages) {
+      *route = Route::kSessionMessages;
+      if (!Is(m, "POST")) return MethodNotAllowed(m, path, "POST");
+      return HandleAppendMessages(ctx, req, *key, target.query);
     }
     if (reset) {
       *route = Route::kSessionReset;

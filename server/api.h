@@ -11,6 +11,7 @@
 //   PUT /v1/sessions/{key}               registry upsert -> {"session": {...}}
 //   DELETE /v1/sessions/{key}            -> {"deleted": true}
 //   POST /v1/sessions/{key}/reset        removes the cursors it holds -> {"reset": true}
+//   POST /v1/sessions/{key}/messages     appends transcript messages -> {"appended": n}
 //   POST /v1/watches                     {"watcher","target","targetAgentId"?} -> {"watched"}
 //   GET /v1/notices?watcher=W            peek -> {"notices": [...]}
 //   POST /v1/notices/drain               {"watcher"} -> {"notices": [...]}

@@ -9,6 +9,7 @@
 #include "statewatch/session_key.h"
 #include "tools/json_codec.h"
 #include "tools/registry_codec.h"
+#include "tools/session_history.h"
 #include "tools/session_tools.h"
 
 namespace statewatch::server {
@@ -206,6 +207,22 @@ ApiResponse HandleResetSession(const HandlerContext& ctx, const ApiRequest& req,
   if (!name.ok()) return StatusResponse(name.status());
   if (Status s = ctx.engine.ResetWatcher(name->session_key); !s.ok()) return StatusResponse(s);
   return JsonResponse(200, json::object{{"reset", true}});
+}
+
+ApiResponse HandleAppendMessages(const HandlerContext& ctx, const ApiRequest& req,
+                                 const std::string& key, std::string_view query) {
+  ApiResponse error;
+  auto body = ParseBody(req.body, &error);
+  if (!body) return error;
+  auto name = RouteSession(req, key, query);
+  if (!name.ok()) return StatusResponse(name.status());
+  auto messages = tools::TranscriptMessagesFromJson(*body);
+  if (!messages.ok()) return StatusResponse(messages.status());
+  std::size_t n = messages->size();
+  if (Status s = ctx.engine.AppendTranscript(*name, std::move(*messages)); !s.ok()) {
+    return StatusResponse(s);
+  }
+  return JsonResponse(200, json::object{{"appended", n}});
 }
 
 ApiResponse HandleWatch(const HandlerContext& ctx, const ApiRequest& req) {

@@ -44,6 +44,8 @@ ApiResponse HandleDeleteSession(const HandlerContext& ctx, const ApiRequest& req
                                 const std::string& key, std::string_view query);
 ApiResponse HandleResetSession(const HandlerContext& ctx, const ApiRequest& req,
                                const std::string& key, std::string_view query);
+ApiResponse HandleAppendMessages(const HandlerContext& ctx, const ApiRequest& req,
+                                 const std::string& key, std::string_view query);
 ApiResponse HandleWatch(const HandlerContext& ctx, const ApiRequest& req);
 ApiResponse HandlePeekNotices(const HandlerContext& ctx, std::string_view query);
 ApiResponse HandleDrainNotices(const HandlerContext& ctx, const ApiRequest& req);

@@ -68,6 +68,7 @@ const char* RouteName(Route route) {
     case Route::kSessionUpsert: return "PUT /v1/sessions/{key}";
     case Route::kSessionDelete: return "DELETE /v1/sessions/{key}";
     case Route::kSessionReset: return "/v1/sessions/{key}/reset";
+    case Route::kSessionMessages: return "/v1/sessions/{key}/messages";
     case Route::kWatches: return "/v1/watches";
     case Route::kNoticesPeek: return "GET /v1/notices";
     case Route::kNoticesDrain: return "/v1/notices/drain";

@@ -30,6 +30,7 @@ enum class Route : int {
   kSessionUpsert,
   kSessionDelete,
   kSessionReset,
+  kSessionMessages,
   kWatches,
   kNoticesPeek,
   kNoticesDrain,

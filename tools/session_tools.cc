@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "statewatch/session_key.h"
+#include "tools/history_sanitizer.h"
 #include "tools/json_codec.h"
 #include "tools/registry_codec.h"
 
@@ -193,6 +194,16 @@ Result<Visibility> CallerVisibility(const Engine& engine, const SessionToolsOpti
   return EffectiveVisibility(options.visibility, sandboxed);
 }
 
+// The last `limit` transcript messages of a row, cleaned exactly as sessions_history cleans
+// them (tool results left out), so that a list never shows more than history would.
+Result<json::array> RecentMessages(const Engine& engine, const SessionName& name, int64_t limit) {
+  auto transcript = engine.RecentTranscript(name, static_cast<std::size_t>(limit));
+  if (!transcript.ok()) return transcript.status();
+  HistoryViewOptions view_options;
+  view_options.include_tools = false;
+  return BuildHistoryView(*transcript, view_options).messages;
+}
+
 json::object ListRow(const SessionRecord& r, Sequence state_version) {
   json::object o;
   o["key"] = r.name.session_key;
@@ -317,8 +328,15 @@ Result<json::object> SessionsList(const Engine& engine, const SessionToolsOption
 
     json::array sessions;
     sessions.reserve(rows.size());
+    int64_t message_limit = filters->message_limit.value_or(0);
     for (std::size_t i = 0; i < rows.size(); ++i) {
-      sessions.emplace_back(ListRow(rows[i], i < versions->size() ? (*versions)[i] : 0));
+      json::object row = ListRow(rows[i], i < versions->size() ? (*versions)[i] : 0);
+      if (message_limit > 0) {
+        auto messages = RecentMessages(engine, rows[i].name, message_limit);
+        if (!messages.ok()) return messages.status();
+        row["messages"] = std::move(*messages);
+      }
+      sessions.emplace_back(std::move(row));
     }
     json::object out;
     out["count"] = rows.size();

@@ -52,8 +52,9 @@ Result<boost::json::object> SessionStatus(const Engine& engine, const SessionToo
 // integer), `messageLimit?` (0..20). Every parameter is validated before any work.
 // Answers {"count", "sessions": [row...]}, rows newest updatedAt first, only the sessions
 // the caller may see (others are left out, not refused), each with stateVersion when > 0
-// (one batched lookup). The engine keeps no message content, so rows carry no messages
-// whatever messageLimit says.
+// (one batched lookup). With messageLimit > 0 each row also carries "messages": its last
+// messageLimit transcript messages, cleaned as sessions_history cleans them (tool results
+// left out; tools/history_sanitizer.h).
 Result<boost::json::object> SessionsList(const Engine& engine, const SessionToolsOptions& options,
                                          const SessionName& caller,
                                          const boost::json::object& params);

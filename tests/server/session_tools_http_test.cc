@@ -248,5 +248,35 @@ TEST_F(SessionToolsHttpTest, ListFiltersAndStateVersions) {
   EXPECT_EQ(counted.json().at("count"), json::value(1));
 }
 
+TEST_F(SessionToolsHttpTest, ListMessagesAreTheCleanedTranscriptTail) {
+  StartServer(tools::Visibility::kTree);
+  json::array messages{json::object{{"role", "user"}, {"content", "first"}},
+                       json::object{{"role", "assistant"},
+                                    {"content", "<think>secret plan</think>done"}},
+                       json::object{{"role", "tool"}, {"content", "output"}, {"toolName", "bash"}},
+                       json::object{{"role", "user"}, {"content", "third"}}};
+  HttpResult appended =
+      http_->Post("/v1/sessions/" + kChild + "/messages", json::object{{"messages", messages}});
+  ASSERT_EQ(appended.status, 200) << appended.body;
+  EXPECT_EQ(appended.json().at("appended"), json::value(4));
+  EXPECT_EQ(http_->Post("/v1/sessions/" + kChild + "/messages", json::object{{"messages", 7}})
+                .status,
+            400);
+
+  HttpResult r = Tool(*http_, "sessions_list", kMain,
+                      json::object{{"label", "researcher"}, {"messageLimit", 3}});
+  ASSERT_EQ(r.status, 200) << r.body;
+  json::value body = r.json();
+  const json::array& rows = body.at("sessions").as_array();
+  ASSERT_EQ(rows.size(), 1u);
+  const json::array& tail = rows[0].at("messages").as_array();
+  ASSERT_EQ(tail.size(), 2u) << r.body;  // the last three, tool result left out
+  EXPECT_EQ(tail[0].at("role"), json::value("assistant"));
+  EXPECT_EQ(tail[0].at("content"), json::value("done"));
+  EXPECT_EQ(tail[1].at("content"), json::value("third"));
+  HttpResult none = Tool(*http_, "sessions_list", kMain, json::object{{"label", "researcher"}});
+  EXPECT_FALSE(none.json().at("sessions").as_array()[0].as_object().contains("messages"));
+}
+
 }  // namespace
 }  // namespace statewatch::testing
