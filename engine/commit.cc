@@ -103,15 +103,14 @@ void EngineImpl::RunGroup(const std::vector<Command*>& group) {
     }
     std::unordered_set<uint64_t> seen;
     for (const auto& o : g.fx.opened) {
-      if (!seen.insert(o.watcher.value).second) continue;  // one wake per watcher per group
+      // One wake per watcher per group; nested sub-agents see notices on their next turn.
+      if (subagent_refs_.count(o.watcher.value) || !seen.insert(o.watcher.value).second) continue;
       const SessionName* w = NameOf(o.watcher);
       const SessionName* t = NameOf(o.target);
-      if (!w || !t) continue;
-      auto parsed = ParseSessionKey(w->session_key);
-      if (parsed.ok() && !IsSubagentKey(*parsed)) wakes.push_back({w->session_key, t->session_key});
+      if (w && t) wakes.push_back({w->session_key, t->session_key});
     }
   }
-  for (const auto& [w, t] : wakes) wakes_.Notify(w, t, now);
+  wakes_.NotifyMany(wakes, now);
 }
 
 void EngineImpl::MaybeMaintenance() {
@@ -337,12 +336,18 @@ void EngineImpl::FlushProjections(Group& g) {
       g.batch.Delete(Family::kHeads, storage::HeadKey(s));
     }
   }
-  std::set<std::pair<uint64_t, uint64_t>> cursors;
+  std::vector<std::pair<uint64_t, uint64_t>> cursors;
+  cursors.reserve(g.fx.cursors.size());
   for (const projections::CursorId& id : g.fx.cursors) {
-    if (!cursors.insert({id.watcher.value, id.target.value}).second) continue;
-    std::string key = storage::CursorKey(id.watcher, id.target);
-    if (const projections::CursorRec* c = state_.FindCursor(id.watcher, id.target)) {
-      g.batch.Put(Family::kCursors, key, EncodeCursor(*c));
+    cursors.push_back({id.target.value, id.watcher.value});  // key order: target, watcher
+  }
+  std::sort(cursors.begin(), cursors.end());
+  cursors.erase(std::unique(cursors.begin(), cursors.end()), cursors.end());
+  CursorEncoder encoder;
+  for (const auto& [t, w] : cursors) {
+    std::string key = storage::CursorKey(SessionRef{w}, SessionRef{t});
+    if (const projections::CursorRec* c = state_.FindCursor(SessionRef{w}, SessionRef{t})) {
+      g.batch.Put(Family::kCursors, key, encoder.Encode(*c));
     } else {
       g.batch.Delete(Family::kCursors, key);
     }

@@ -80,6 +80,7 @@ Status EngineImpl::Load() {
   }
   refs_by_name_.clear();
   names_by_ref_.clear();
+  subagent_refs_.clear();
   auto it = store_->NewIterator(Family::kRefs, std::string(1, storage::kRefTag),
                                 std::string(1, storage::kRefTag + 1));
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
@@ -87,7 +88,7 @@ Status EngineImpl::Load() {
     auto name = DecodeSessionName(it->value());
     if (!ref || !name.ok()) return Status::Corruption("bad refs entry");
     refs_by_name_[NameIndexKey(*name)] = *ref;
-    names_by_ref_[ref->value] = *name;
+    RememberName(*ref, *name);
   }
   SW_RETURN_IF_ERROR(it->status());
   state_.Clear();
@@ -107,13 +108,19 @@ const SessionName* EngineImpl::NameOf(SessionRef ref) const {
   return it == names_by_ref_.end() ? nullptr : &it->second;
 }
 
+void EngineImpl::RememberName(SessionRef ref, const SessionName& name) {
+  names_by_ref_[ref.value] = name;
+  auto parsed = ParseSessionKey(name.session_key);
+  if (parsed.ok() && IsSubagentKey(*parsed)) subagent_refs_.insert(ref.value);
+}
+
 SessionRef EngineImpl::Intern(const SessionName& name, Group& g) {
   std::string k = NameIndexKey(name);
   auto it = refs_by_name_.find(k);
   if (it != refs_by_name_.end()) return it->second;
   SessionRef ref{++meta_.last_ref};
   refs_by_name_.emplace(std::move(k), ref);
-  names_by_ref_[ref.value] = name;
+  RememberName(ref, name);
   std::string raw_ref;
   storage::PutFixed64BE(&raw_ref, ref.value);
   g.batch.Put(Family::kRefs, storage::NameKey(name.agent_id, name.session_key), raw_ref);

@@ -166,6 +166,7 @@ class EngineImpl final : public Engine {
   void FlushProjections(Group& g);
   void PublishWakes(const std::vector<projections::OpenedNotice>& opened, int64_t now);
   SessionRef Intern(const SessionName& name, Group& g);
+  void RememberName(SessionRef ref, const SessionName& name);
   SessionRef FindRef(const SessionName& name) const;
   const SessionName* NameOf(SessionRef ref) const;
   Notice MakeNotice(const SessionName& watcher, SessionRef target, Sequence since) const;
@@ -199,6 +200,7 @@ class EngineImpl final : public Engine {
   MetaRec meta_;
   std::unordered_map<std::string, SessionRef> refs_by_name_;  // agent \0 key -> ref
   std::unordered_map<uint64_t, SessionName> names_by_ref_;
+  std::unordered_set<uint64_t> subagent_refs_;  // sub-agent keys: notices but no wakes
   Sequence by_seq_hint_ = 0;  // every by_seq entry below this is known deleted
   Status sticky_error_;
 

@@ -137,6 +137,18 @@ std::string EncodeCursor(const projections::CursorRec& c) {
   return Finish(b);
 }
 
+struct CursorEncoder::Rep {
+  flatbuffers::FlatBufferBuilder builder{64};
+};
+CursorEncoder::CursorEncoder() : rep_(std::make_unique<Rep>()) {}
+CursorEncoder::~CursorEncoder() = default;
+std::string_view CursorEncoder::Encode(const projections::CursorRec& c) {
+  auto& b = rep_->builder;
+  b.Clear();
+  b.Finish(fb::CreateCursor(b, c.last_seen, c.notified, c.material, c.updated_at));
+  return std::string_view(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
+}
+
 Result<projections::CursorRec> DecodeCursor(std::string_view bytes) {
   AlignedBytes aligned(bytes);
   auto r = Verified<fb::Cursor>(aligned, "cursor");

@@ -5,6 +5,7 @@
 #ifndef STATEWATCH_ENGINE_RECORDS_H_
 #define STATEWATCH_ENGINE_RECORDS_H_
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,6 +24,18 @@ std::string EncodeHead(const projections::HeadState& h);
 Result<projections::HeadState> DecodeHead(std::string_view bytes);
 
 std::string EncodeCursor(const projections::CursorRec& c);
+// Encodes many cursors with one reusable builder (the fan-out path writes thousands).
+// The returned view is valid until the next Encode.
+class CursorEncoder {
+ public:
+  CursorEncoder();
+  ~CursorEncoder();
+  std::string_view Encode(const projections::CursorRec& c);
+
+ private:
+  struct Rep;
+  std::unique_ptr<Rep> rep_;
+};
 Result<projections::CursorRec> DecodeCursor(std::string_view bytes);
 
 std::string EncodeSessionName(const SessionName& n);

@@ -16,23 +16,33 @@ void WakeScheduler::Unsubscribe(uint64_t id) {
 
 void WakeScheduler::Notify(const std::string& watcher, const std::string& target_key,
                            int64_t now) {
+  NotifyMany({{watcher, target_key}}, now);
+}
+
+void WakeScheduler::NotifyMany(const std::vector<std::pair<std::string, std::string>>& notices,
+                               int64_t now) {
+  if (notices.empty()) return;
   std::vector<Wake> due;
   {
     std::lock_guard<std::mutex> l(mu_);
-    Slot& s = slots_[watcher];
-    std::string reason = "session-state:" + target_key;
-    if (!s.fired_once || now >= s.last_fire + window_ms_) {
-      s.fired_once = true;
-      s.last_fire = now;
-      s.pending = false;
-      ++sent_;
-      due.push_back(Wake{watcher, reason, now});
-    } else {
-      s.pending = true;  // merged into one wake at the window's end
-      s.reason = std::move(reason);
-    }
+    for (const auto& [watcher, target] : notices) NotifyLocked(watcher, target, now, &due);
   }
   Deliver(due);
+}
+
+void WakeScheduler::NotifyLocked(const std::string& watcher, const std::string& target_key,
+                                 int64_t now, std::vector<Wake>* due) {
+  Slot& s = slots_[watcher];
+  if (!s.fired_once || now >= s.last_fire + window_ms_) {
+    s.fired_once = true;
+    s.last_fire = now;
+    s.pending = false;
+    ++sent_;
+    due->push_back(Wake{watcher, "session-state:" + target_key, now});
+  } else {
+    s.pending = true;  // merged into one wake at the window's end
+    s.reason = "session-state:" + target_key;
+  }
 }
 
 void WakeScheduler::RunDue(int64_t now) {
@@ -81,6 +91,7 @@ void WakeScheduler::Deliver(const std::vector<Wake>& wakes) {
     std::lock_guard<std::mutex> l(mu_);
     for (const auto& [id, s] : subscribers_) subs.push_back(s);
   }
+  if (subs.empty()) return;
   for (const Wake& w : wakes) {
     for (const Subscriber& s : subs) {
       if (s.filter.empty() || s.filter == w.watcher_key) s.cb(w);

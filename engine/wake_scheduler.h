@@ -29,6 +29,8 @@ class WakeScheduler {
 
   // A notice opened for `watcher` (a non-sub-agent key) about `target_key` at `now`.
   void Notify(const std::string& watcher, const std::string& target_key, int64_t now);
+  // Notify for many (watcher, target key) pairs at once: one lock, one delivery pass.
+  void NotifyMany(const std::vector<std::pair<std::string, std::string>>& notices, int64_t now);
   // Fires the merged wakes due by `now`.
   void RunDue(int64_t now);
   std::optional<int64_t> NextDue() const;
@@ -46,6 +48,9 @@ class WakeScheduler {
     Callback cb;
   };
   void Deliver(const std::vector<Wake>& wakes);
+  // Decides one notice under mu_; appends to `due` when it fires at once.
+  void NotifyLocked(const std::string& watcher, const std::string& target_key, int64_t now,
+                    std::vector<Wake>* due);
 
   const int64_t window_ms_;
   mutable std::mutex mu_;

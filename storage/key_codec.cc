@@ -37,8 +37,8 @@ std::string BySeqKey(uint64_t sequence) { return TaggedU64(kBySeqTag, sequence);
 std::string LogKey(uint64_t sequence) { return TaggedU64(kLogTag, sequence); }
 std::string HeadKey(SessionRef session) { return TaggedU64(kHeadTag, session.value); }
 std::string CursorKey(SessionRef watcher, SessionRef target) {
-  std::string k = TaggedU64(kCursorTag, watcher.value);
-  PutFixed64BE(&k, target.value);
+  std::string k = TaggedU64(kCursorTag, target.value);
+  PutFixed64BE(&k, watcher.value);
   return k;
 }
 std::string DedupeKey(std::string_view dedupe_key) {
@@ -92,8 +92,8 @@ std::optional<SessionRef> ParseSessionKeyed(char tag, std::string_view key) {
 
 std::optional<CursorKeyParts> ParseCursorKey(std::string_view key) {
   if (key.size() != 17 || key[0] != kCursorTag) return std::nullopt;
-  return CursorKeyParts{SessionRef{DecodeFixed64BE(key.data() + 1)},
-                        SessionRef{DecodeFixed64BE(key.data() + 9)}};
+  return CursorKeyParts{/*watcher=*/SessionRef{DecodeFixed64BE(key.data() + 9)},
+                        /*target=*/SessionRef{DecodeFixed64BE(key.data() + 1)}};
 }
 
 }  // namespace statewatch::storage

@@ -9,8 +9,8 @@
 //   by_seq         'S' sequence:u64                             RowIndex
 //   log            'L' sequence:u64                             LogRecord
 //   heads          'H' session:u64                              Head
-//   cursors        'C' watcher:u64 target:u64                   Cursor
-//   base           'H' session:u64 | 'C' watcher:u64 target:u64 Head | Cursor (snapshot)
+//   cursors        'C' target:u64 watcher:u64                   Cursor
+//   base           'H' session:u64 | 'C' target:u64 watcher:u64 Head | Cursor (snapshot)
 //   base           'M'                                          LogRecord-free marker: u64
 //                                                               snapshot sequence (raw)
 //   dedupe         'D' dedupe-key bytes                         DedupeEntry
@@ -24,6 +24,8 @@
 //   upstream       'P' session:u64                              UpstreamLink
 //
 // A session ref is a 64-bit id interned once per (agentId, sessionKey), never reused.
+// Cursor keys lead with the target: a notifying event writes the cursors of one target, and
+// with the target as key prefix those writes land next to each other in the memtable.
 //
 // Thread-safe: pure functions.
 #ifndef STATEWATCH_STORAGE_KEY_CODEC_H_

@@ -238,14 +238,12 @@ rocksdb::ColumnFamilyOptions FamilyOptions(Family f, const rocksdb::ColumnFamily
   switch (f) {
     case Family::kJournal:      // 'J' session
     case Family::kHeads:        // 'H' session: the whole key
+    case Family::kCursors:      // 'C' target: a fan-out writes one target's cursors
     case Family::kTranscripts:  // 'T' session
     case Family::kRefs:
     case Family::kUpstream:
     case Family::kSessions:
       prefix = 9;
-      break;
-    case Family::kCursors:  // 'C' watcher target: the whole key
-      prefix = 17;
       break;
     case Family::kMeta:  // 'M' "engine": the whole key
       prefix = 7;

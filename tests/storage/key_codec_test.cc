@@ -10,7 +10,8 @@ TEST(KeyCodecTest, BigEndianKeysSortNumerically) {
   EXPECT_LT(JournalKey(SessionRef{1}, 255), JournalKey(SessionRef{1}, 256));
   EXPECT_LT(JournalKey(SessionRef{1}, UINT64_MAX), JournalKey(SessionRef{2}, 0));
   EXPECT_LT(LogKey(9), LogKey(10));
-  EXPECT_LT(CursorKey(SessionRef{1}, SessionRef{300}), CursorKey(SessionRef{2}, SessionRef{1}));
+  // Cursor keys lead with the target.
+  EXPECT_LT(CursorKey(SessionRef{300}, SessionRef{1}), CursorKey(SessionRef{1}, SessionRef{2}));
 }
 
 TEST(KeyCodecTest, RoundTrips) {
