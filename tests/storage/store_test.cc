@@ -62,3 +62,31 @@ TEST_F(StoreTest, InjectedWriteFaultsBecomeErrors) {
 
 }  // namespace
 }  // namespace statewatch::storage
+
+namespace statewatch::storage {
+namespace {
+
+// Regression: with memtable insert hints on the transcripts family, deleting a session's
+// transcript (a DeleteRange with 9-byte bounds) aborted inside RocksDB's skiplist, which
+// shares one hint map between point keys and range tombstones.
+TEST_F(StoreTest, DeleteRangeAfterPutsInTheSameFamilyDoesNotAbort) {
+  auto s = Store::Open(dir_, StoreOptions{});
+  ASSERT_TRUE(s.ok());
+  for (Family f : {Family::kTranscripts, Family::kLog, Family::kBase, Family::kHeads,
+                   Family::kCursors}) {
+    Batch b(**s);
+    std::string begin(9, 'T'), end = begin;
+    end.back() = 'U';
+    b.Put(f, begin + "a", "1");
+    b.Put(f, begin + "b", "2");
+    b.DeleteRange(f, begin, end);
+    b.DeleteRange(f, "A", "Z");
+    ASSERT_TRUE((*s)->Write(b, false).ok()) << FamilyName(f);
+    Batch again(**s);
+    again.Put(f, begin + "c", "3");
+    ASSERT_TRUE((*s)->Write(again, false).ok()) << FamilyName(f);
+  }
+}
+
+}  // namespace
+}  // namespace statewatch::storage
