@@ -1107,19 +1107,7 @@ Result<json::object> SessionMessaging::Yield(const SessionName& caller,
   });
 }
 
-// ---- subagents -------------------------------------------------------------------------------
-//
-// list → {"status": "ok", "action": "list", "requesterSessionKey", "total",
-//         "active": [row...], "recent": [row...], "text"}
-//   row = {"index", "runId", "sessionKey", "label"?, "task", "status", "runtime", "model"?,
-//          "createdAt", "endedAt"?, "runtimeMs"}; active (running, oldest first) then
-//   recent (ended within recentMinutes, default 30, newest first) share one 1-based index.
-// steer → {"status": "accepted", "action": "steer", "runId", "sessionKey", "deliveryId"} |
-//         {"status": "rate_limited", ..., "error"} | {"status": "done", ..., "text"}
-// kill  → {"status": "ok", "action": "kill", "killed", "text", "runId"?, "sessionKey"?} |
-//         {"status": "done", ...} for a target that is not running.
-// A target is `last`, an index of the list, a run id or session key of any of the caller's
-// children, or a label (case-insensitive; running children first).
+// ---- subagents (answers documented in the header) -----------------------------------------
 
 namespace {
 

@@ -128,7 +128,10 @@ struct RunUpdate {
 };
 
 // Receives the final result of a pending sessions_send call exactly once, unless the call
-// is abandoned or the process stops first.
+// is abandoned or the process stops first. It runs on the thread that produced the result
+// (OnReply / OnRunFinish / OnTimeout / ExpireDue) — possibly before Send has returned, when
+// the reply is that fast — so the daemon answers its parked request from here and ignores
+// `pending` once this has run.
 using CallCompletion = std::function<void(const boost::json::object& result)>;
 
 class SessionMessaging {
@@ -167,8 +170,24 @@ class SessionMessaging {
   // delivery to the child. Answers {"status": "accepted", "runId", "childSessionKey"}.
   Result<boost::json::object> Spawn(const SessionName& caller, const boost::json::object& params);
 
-  // subagents: `action` (list | steer | kill; default list), `target?`, `message?`,
-  // `recentMinutes?`. See session_messaging.cc for the answers.
+  // subagents: `action` (list | steer | kill; default list), `target?`, `message?` (steer),
+  // `recentMinutes?` (1..1440, default 30). A target is `last`, a 1-based index of the list,
+  // a run id or child session key of any of the caller's children, or a label
+  // (case-insensitive, running children first); kill also takes `all`. Answers:
+  //   list  {"status": "ok", "action": "list", "requesterSessionKey", "total",
+  //          "active": [row...], "recent": [row...], "text"}
+  //         row {"index", "runId", "sessionKey", "label"?, "task", "status", "runtime",
+  //              "model"?, "createdAt", "endedAt"?, "runtimeMs"}: active (running, oldest
+  //         first) then recent (ended within recentMinutes, newest first), one index;
+  //   steer {"status": "accepted", "action", "runId", "sessionKey", "deliveryId"} |
+  //         {"status": "rate_limited", "action", "runId", "sessionKey", "error"};
+  //   kill  {"status": "ok", "action", "killed", "text": "killed <n> subagent(s)." |
+  //          "no running subagents to kill.", "runId"?, "sessionKey"?} — a kill also
+  //         cancels the runs the child spawned, and tells each child ("announce");
+  //   steer / kill of a child that is not running: {"status": "done", ..., "text"}.
+  // Refusals: `Missing subagent target.`, `Missing steer message.`,
+  // `Message too long (<n> chars, max 4000).`, `Unknown subagent session: <x>` (NotFound),
+  // `Ambiguous subagent label: <x>`.
   Result<boost::json::object> Subagents(const SessionName& caller,
                                         const boost::json::object& params);
 
