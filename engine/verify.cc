@@ -116,8 +116,14 @@ void EngineImpl::ApplyVerify(Command& cmd, bool replace) {
   if (!replace || !sticky_error_.ok()) return;
 
   storage::Batch b(*store_);
-  b.DeleteRange(Family::kHeads, kAllBegin, kAllEnd);
-  b.DeleteRange(Family::kCursors, kAllBegin, kAllEnd);
+  // Point deletes, not DeleteRange: heads and cursors use memtable insert hints, which
+  // RocksDB 7.8 cannot combine with range tombstones (storage/store.cc).
+  persisted.ForEachHead([&](SessionRef ref, const projections::HeadState&) {
+    b.Delete(Family::kHeads, storage::HeadKey(ref));
+  });
+  persisted.ForEachCursor([&](projections::CursorId id, const projections::CursorRec&) {
+    b.Delete(Family::kCursors, storage::CursorKey(id.watcher, id.target));
+  });
   PutState(b, Family::kHeads, Family::kCursors, *rebuilt);
   MetaRec next = meta_;
   next.journal_rows = rows;

@@ -235,9 +235,9 @@ namespace {
 //
 // RocksDB 7.8 keeps one hint map per memtable and also consults it for range tombstones,
 // whose skiplist is a different one: a DeleteRange whose begin key is in the extractor's
-// domain trips `recompute_height <= max_height` in InlineSkipList. So no family that takes
-// a DeleteRange with a 9-byte begin key (transcripts, log, base) gets hints; the only other
-// DeleteRanges (heads and cursors in Rebuild) use 1-byte bounds, outside the domain.
+// domain (the extractor sees the internal key: user key + 8 bytes) trips assertions in
+// InlineSkipList. So families that take DeleteRange (transcripts, log, base) get no hints,
+// and the hinted families are never range-deleted (Rebuild deletes their keys one by one).
 rocksdb::ColumnFamilyOptions FamilyOptions(Family f, const rocksdb::ColumnFamilyOptions& base) {
   rocksdb::ColumnFamilyOptions o = base;
   std::size_t prefix = 0;
