@@ -279,9 +279,8 @@ struct OpMix {
       sweep = 3;
   bool invalid_inputs = true;  // malformed keys, unknown kinds, bare watchers
   bool key_variants = true;    // `AGENT:Main:...` spellings of the same session
-  // Acknowledge() with a target named twice. Off by default: the engine acknowledges the
-  // reopened notice too (see ModelTest.DISABLED_AcknowledgeRepeatedTargetKeepsReopenedNotice).
-  bool repeated_ack_targets = false;
+  // Acknowledge() with a target named twice (see ModelTest.AcknowledgeRepeatedTarget...).
+  bool repeated_ack_targets = true;
   int dedupe_pool = 8;
   int max_batch = 3;  // events per RecordMany
   // Clock steps: mostly small, sometimes hours, past a day, past the retention.
