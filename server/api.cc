@@ -89,99 +89,87 @@ ApiResponse Api::Handle(const ApiRequest& request) {
   return response;
 }
 
-ApiResponse Api::Dispatch(const ApiRequest& req, Route* route) {
-  Target target = SplitTarget(req.target);
-  std::string_view path = target.path;
-  std::string_view m = req.method;
-  if (path == "/healthz") {
-    *route = Route::kHealthz;
-    if (!Is(m, "GET")) return MethodNotAllowed(m, path, "GET");
-    return JsonResponse(200, json::object{{"status", "ok"}});
-  }
-  if (!options_.token.empty() &&
-      !ConstantTimeEquals(req.authorization, "Bearer " + options_.token)) {
-    ApiResponse r = Error(401, "unauthorized",
-                          "this server needs the header Authorization: Bearer <token>");
-    r.www_authenticate = true;
-    return r;
-  }
-  HandlerContext ctx{*engine_, options_, manual_clock_, *metrics_, after_write};
+namespace {
 
-  if (path.substr(0, kToolsPrefix.size()) == kToolsPrefix) {
-    std::string_view tool = path.substr(kToolsPrefix.size());
-    bool known = tool == "session_status" || tool == "sessions_list";
-    *route = tool == "session_status"  ? Route::kSessionStatus
-             : tool == "sessions_list" ? Route::kSessionsList
-                                       : Route::kUnknownTool;
-    if (!known) {
-      return Error(404, "unknown_tool",
-                   "Unknown tool: " + std::string(tool) +
-                       " (this server answers session_status and sessions_list)");
-    }
+// POST /v1/tools/<name>.
+ApiResponse RouteTool(const HandlerContext& ctx, const ApiRequest& req, std::string_view path,
+                      Route* route) {
+  std::string_view tool = path.substr(kToolsPrefix.size());
+  *route = tool == "session_status"  ? Route::kSessionStatus
+           : tool == "sessions_list" ? Route::kSessionsList
+                                     : Route::kUnknownTool;
+  if (*route == Route::kUnknownTool) {
+    return Api::Error(404, "unknown_tool",
+                      "Unknown tool: " + std::string(tool) +
+                          " (this server answers session_status and sessions_list)");
+  }
+  if (!Is(req.method, "POST")) return MethodNotAllowed(req.method, path, "POST");
+  return HandleTool(ctx, tool, req);
+}
+
+// /v1/sessions/{key}[/reset|/messages]; {key} is percent-decoded after the split, so an
+// encoded '/' in a key never looks like a sub-route.
+ApiResponse RouteSession(const HandlerContext& ctx, const ApiRequest& req, const Target& target,
+                         Route* route) {
+  std::string_view m = req.method, path = target.path;
+  std::string_view rest = path.substr(kSessionsPrefix.size());
+  bool reset = EndsWith(rest, kResetSuffix);
+  bool messages = EndsWith(rest, kMessagesSuffix);
+  if (reset) rest.remove_suffix(kResetSuffix.size());
+  if (messages) rest.remove_suffix(kMessagesSuffix.size());
+  auto key = PercentDecode(rest, /*plus_is_space=*/false);
+  if (!key) return Api::Error(400, "invalid_argument", "malformed percent-encoding in the session key");
+  if (key->empty() || rest.find('/') != std::string_view::npos) return NoRoute(m, path);
+  if (messages || reset) {
+    *route = messages ? Route::kSessionMessages : Route::kSessionReset;
     if (!Is(m, "POST")) return MethodNotAllowed(m, path, "POST");
-    return HandleTool(ctx, tool, req);
+    return messages ? HandleAppendMessages(ctx, req, *key, target.query)
+                    : HandleResetSession(ctx, req, *key, target.query);
   }
-  if (path.substr(0, kSessionsPrefix.size()) == kSessionsPrefix) {
-    std::string_view rest = path.substr(kSessionsPrefix.size());
-    bool reset = EndsWith(rest, kResetSuffix);
-    bool messages = EndsWith(rest, kMessagesSuffix);
-    if (reset) rest.remove_suffix(kResetSuffix.size());
-    if (messages) rest.remove_suffix(kMessagesSuffix.size());
-    auto key = PercentDecode(rest, /*plus_is_space=*/false);
-    if (!key || key->empty() || rest.find('/') != std::string_view::npos) {
-      *route = Route::kNotFound;
-      if (!key) return Error(400, "invalid_argument", "malformed percent-encoding in the session key");
-      return NoRoute(m, path);
-    }
-    if (messages) {
-      *route = Route::kSessionMessages;
-      if (!Is(m, "POST")) return MethodNotAllowed(m, path, "POST");
-      return HandleAppendMessages(ctx, req, *key, target.query);
-    }
-    if (reset) {
-      *route = Route::kSessionReset;
-      if (!Is(m, "POST")) return MethodNotAllowed(m, path, "POST");
-      return HandleResetSession(ctx, req, *key, target.query);
-    }
-    if (Is(m, "PUT")) {
-      *route = Route::kSessionUpsert;
-      return HandleUpsertSession(ctx, req, *key, target.query);
-    }
-    *route = Route::kSessionDelete;
-    if (Is(m, "DELETE")) return HandleDeleteSession(ctx, req, *key, target.query);
-    return MethodNotAllowed(m, path, "PUT, DELETE");
-  }
+  *route = Is(m, "PUT") ? Route::kSessionUpsert : Route::kSessionDelete;
+  if (Is(m, "PUT")) return HandleUpsertSession(ctx, req, *key, target.query);
+  if (Is(m, "DELETE")) return HandleDeleteSession(ctx, req, *key, target.query);
+  return MethodNotAllowed(m, path, "PUT, DELETE");
+}
 
-  struct Simple {
+// The routes with a fixed path.
+ApiResponse RouteFixed(const HandlerContext& ctx, const ApiRequest& req, const Target& target,
+                       Route* route) {
+  struct Fixed {
     std::string_view path;
     const char* method;
     Route route;
   };
-  static const Simple kRoutes[] = {
-      {"/v1/events", "POST", Route::kEvents},   {"/v1/watches", "POST", Route::kWatches},
-      {"/v1/notices", "GET", Route::kNoticesPeek}, {"/v1/notices/drain", "POST", Route::kNoticesDrain},
-      {"/v1/wakes", "GET", Route::kWakes},      {"/v1/prune", "POST", Route::kPrune},
-      {"/v1/verify", "GET", Route::kVerify},    {"/metrics", "GET", Route::kMetrics},
+  static const Fixed kRoutes[] = {
+      {"/v1/events", "POST", Route::kEvents},
+      {"/v1/watches", "POST", Route::kWatches},
+      {"/v1/notices", "GET", Route::kNoticesPeek},
+      {"/v1/notices/drain", "POST", Route::kNoticesDrain},
+      {"/v1/wakes", "GET", Route::kWakes},
+      {"/v1/prune", "POST", Route::kPrune},
+      {"/v1/verify", "GET", Route::kVerify},
+      {"/metrics", "GET", Route::kMetrics},
   };
+  std::string_view m = req.method, path = target.path;
   if (path == "/v1/clock") {
     *route = Route::kClock;
     if (Is(m, "GET")) return HandleGetClock(ctx);
     if (Is(m, "POST")) return HandleSetClock(ctx, req);
     return MethodNotAllowed(m, path, "GET, POST");
   }
-  for (const Simple& s : kRoutes) {
-    if (path != s.path) continue;
-    *route = s.route;
-    if (!Is(m, s.method)) return MethodNotAllowed(m, path, s.method);
-    switch (s.route) {
+  for (const Fixed& f : kRoutes) {
+    if (path != f.path) continue;
+    *route = f.route;
+    if (!Is(m, f.method)) return MethodNotAllowed(m, path, f.method);
+    switch (f.route) {
       case Route::kEvents: return HandleRecordEvents(ctx, req);
       case Route::kWatches: return HandleWatch(ctx, req);
       case Route::kNoticesPeek: return HandlePeekNotices(ctx, target.query);
       case Route::kNoticesDrain: return HandleDrainNotices(ctx, req);
       case Route::kWakes:
-        return Error(426, "upgrade_required",
-                     "GET /v1/wakes is a WebSocket stream: send Connection: Upgrade and "
-                     "Upgrade: websocket");
+        return Api::Error(426, "upgrade_required",
+                          "GET /v1/wakes is a WebSocket stream: send Connection: Upgrade and "
+                          "Upgrade: websocket");
       case Route::kPrune: return HandlePrune(ctx);
       case Route::kVerify: return HandleVerify(ctx);
       case Route::kMetrics: return HandleMetrics(ctx);
@@ -191,19 +179,45 @@ ApiResponse Api::Dispatch(const ApiRequest& req, Route* route) {
   return NoRoute(m, path);
 }
 
+}  // namespace
+
+ApiResponse Api::Dispatch(const ApiRequest& req, Route* route) {
+  Target target = SplitTarget(req.target);
+  if (target.path == "/healthz") {  // no token: load balancers and supervisors probe it
+    *route = Route::kHealthz;
+    if (!Is(req.method, "GET")) return MethodNotAllowed(req.method, target.path, "GET");
+    return JsonResponse(200, json::object{{"status", "ok"}});
+  }
+  if (!Authorized(req)) return Unauthorized();
+  HandlerContext ctx{*engine_, options_, manual_clock_, *metrics_, after_write};
+  if (target.path.substr(0, kToolsPrefix.size()) == kToolsPrefix) {
+    return RouteTool(ctx, req, target.path, route);
+  }
+  if (target.path.substr(0, kSessionsPrefix.size()) == kSessionsPrefix) {
+    return RouteSession(ctx, req, target, route);
+  }
+  return RouteFixed(ctx, req, target, route);
+}
+
+bool Api::Authorized(const ApiRequest& req) const {
+  return options_.token.empty() ||
+         ConstantTimeEquals(req.authorization, "Bearer " + options_.token);
+}
+
+ApiResponse Api::Unauthorized() {
+  ApiResponse r = Error(401, "unauthorized",
+                        "this server needs the header Authorization: Bearer <token>");
+  r.www_authenticate = true;
+  return r;
+}
+
 std::variant<std::string, ApiResponse> Api::AcceptWakes(const ApiRequest& req) {
   Target target = SplitTarget(req.target);
   if (target.path != "/v1/wakes") {
     return Error(404, "not_found",
                  "no WebSocket stream at " + std::string(target.path) + " (use /v1/wakes)");
   }
-  if (!options_.token.empty() &&
-      !ConstantTimeEquals(req.authorization, "Bearer " + options_.token)) {
-    ApiResponse r = Error(401, "unauthorized",
-                          "this server needs the header Authorization: Bearer <token>");
-    r.www_authenticate = true;
-    return r;
-  }
+  if (!Authorized(req)) return Unauthorized();
   bool malformed = false;
   auto watcher = QueryParam(target.query, "watcher", &malformed);
   if (malformed) return Error(400, "invalid_argument", "malformed percent-encoding in watcher");

@@ -82,8 +82,9 @@ class Api {
   std::function<void()> after_write;
 
  private:
-  struct Routed;
   ApiResponse Dispatch(const ApiRequest& request, Route* route);
+  bool Authorized(const ApiRequest& request) const;
+  static ApiResponse Unauthorized();
 
   Engine* engine_;
   const ServerOptions& options_;

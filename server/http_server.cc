@@ -79,9 +79,34 @@ class HttpSession : public Connection, public std::enable_shared_from_this<HttpS
   }
 
   // Phase 2: the rest of the request, within the read timeout.
+  // The header first: a client that sent `Expect: 100-continue` (curl does for bodies over
+  // 1 KiB) waits for a 100 answer before it sends the body.
   void ReadRequest() {
     phase_ = Phase::kReading;
     SetDeadline(ctx_.options.read_timeout_ms);
+    http::async_read_header(stream_, buffer_, *parser_,
+                            [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                              if (ec) return self->OnRead(ec);
+                              self->OnHeader();
+                            });
+  }
+
+  void OnHeader() {
+    if (parser_->is_done()) return OnRead({});  // no body
+    auto expect = parser_->get().find(http::field::expect);
+    if (expect == parser_->get().end() || !beast::iequals(expect->value(), "100-continue")) {
+      return ReadBody();
+    }
+    continue_ = std::make_unique<http::response<http::empty_body>>(http::status::continue_, 11);
+    http::async_write(stream_, *continue_,
+                      [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                        self->continue_.reset();
+                        if (ec) return self->Close();
+                        self->ReadBody();
+                      });
+  }
+
+  void ReadBody() {
     http::async_read(stream_, buffer_, *parser_,
                      [self = shared_from_this()](beast::error_code ec, std::size_t) {
                        self->OnRead(ec);
@@ -208,6 +233,7 @@ class HttpSession : public Connection, public std::enable_shared_from_this<HttpS
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   http::response<http::string_body> res_;
+  std::unique_ptr<http::response<http::empty_body>> continue_;  // while a 100 is written
   unsigned version_ = 11;
   Phase phase_ = Phase::kIdle;
   bool timed_out_ = false;

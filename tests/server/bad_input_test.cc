@@ -162,6 +162,20 @@ TEST_F(BadInputTest, MalformedHttpAndPipelining) {
   ExpectServing();
 }
 
+TEST_F(BadInputTest, ExpectContinueGetsA100BeforeTheBody) {
+  StartServer();
+  std::string body = json::serialize(HumanMessage("agent:main:main"));
+  RawConnection client(server_->port());
+  ASSERT_TRUE(client.Send("POST /v1/events HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
+                          "Connection: close\r\nContent-Length: " +
+                          std::to_string(body.size()) + "\r\n\r\n"));
+  std::string interim = client.ReadUntil("\r\n\r\n");
+  EXPECT_EQ(interim.rfind("HTTP/1.1 100 Continue", 0), 0u) << interim;
+  ASSERT_TRUE(client.Send(body));
+  HttpResult r = ParseRawResponse(client.ReadUntilClosed());
+  EXPECT_EQ(r.status, 200) << r.body;
+}
+
 TEST_F(BadInputTest, KeepAliveReusesOneConnection) {
   StartServer();
   for (int i = 0; i < 10; ++i) ASSERT_EQ(http_->Get("/healthz").status, 200);

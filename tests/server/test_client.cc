@@ -268,6 +268,29 @@ bool RawConnection::Send(const std::string& bytes) {
   return !ec;
 }
 
+std::string RawConnection::ReadUntil(const std::string& marker,
+                                     std::chrono::milliseconds timeout) {
+  std::string out;
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  char c;
+  while (out.find(marker) == std::string::npos) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) break;
+    std::size_t got = 0;
+    auto ec = RunFor(impl_->ioc, impl_->socket, left, [&](auto handler) {
+      impl_->socket.async_read_some(asio::buffer(&c, 1), [&, handler](beast::error_code e,
+                                                                      std::size_t n) mutable {
+        got = n;
+        handler(e);
+      });
+    });
+    if (got == 1) out += c;
+    if (ec) break;
+  }
+  return out;
+}
+
 std::string RawConnection::ReadUntilClosed(std::chrono::milliseconds timeout, bool* closed) {
   std::string out;
   auto deadline = std::chrono::steady_clock::now() + timeout;

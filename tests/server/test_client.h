@@ -96,6 +96,9 @@ class RawConnection {
   bool connected() const;
   // Writes all bytes; false when the server closed the connection first.
   bool Send(const std::string& bytes);
+  // Reads until `marker` arrived (or the connection closed, or `timeout`); returns what
+  // arrived.
+  std::string ReadUntil(const std::string& marker, std::chrono::milliseconds timeout = kWait);
   // Reads until the server closes the connection (or `timeout`); returns what arrived.
   std::string ReadUntilClosed(std::chrono::milliseconds timeout = kWait, bool* closed = nullptr);
 
