@@ -182,7 +182,7 @@ Status EngineImpl::ApplyOneEvent(PreparedEvent& pe, Group& g, RecordResult* out)
     if (d->has_value()) {
       auto rec = DecodeDedupe(**d);
       if (!rec.ok()) return rec.status();
-      if (!g.removed_rows.count(rec->sequence)) {
+      if (rows_.count(rec->sequence)) {
         auto row = store_->Get(Family::kJournal, storage::JournalKey(rec->session, rec->sequence));
         if (!row.ok()) return row.status();
         if (row->has_value()) {
@@ -213,6 +213,7 @@ Status EngineImpl::ApplyOneEvent(PreparedEvent& pe, Group& g, RecordResult* out)
     g.new_events[dk] = pe.event;
   }
   g.new_rows.push_back(Group::NewRow{ref, seq, dk});
+  rows_.emplace_hint(rows_.end(), seq, RowIndexRec{ref, pe.event.occurred_at_ms, dk});
   ++meta_.journal_rows;
   *out = RecordResult{pe.event, false};
   return Status::OK();
@@ -285,16 +286,7 @@ void EngineImpl::ApplyDelete(Command& cmd, Group& g) {
   for (const auto& r : g.new_rows) {
     if (r.session == ref) rows.push_back({r.sequence, r.dedupe_key});
   }
-  for (const auto& [seq, dk] : rows) {
-    if (!g.removed_rows.insert(seq).second) continue;
-    g.batch.Delete(Family::kJournal, storage::JournalKey(ref, seq));
-    g.batch.Delete(Family::kBySeq, storage::BySeqKey(seq));
-    if (!dk.empty()) {
-      g.batch.Delete(Family::kDedupe, storage::DedupeKey(dk));
-      g.new_events.erase(dk);
-    }
-    --meta_.journal_rows;
-  }
+  for (const auto& [seq, dk] : rows) DeleteRow(seq, g);
   bool has_projection = state_.FindHead(ref) || state_.TargetsOf(ref);
   if (!has_projection) {
     state_.ForEachCursor([&](projections::CursorId id, const projections::CursorRec&) {

@@ -94,8 +94,15 @@ Status EngineImpl::Load() {
   state_.Clear();
   SW_RETURN_IF_ERROR(LoadProjections(state_, Family::kHeads));
   SW_RETURN_IF_ERROR(LoadProjections(state_, Family::kCursors));
-  by_seq_hint_ = 0;
-  return Status::OK();
+  rows_.clear();
+  auto rows = store_->NewIterator(Family::kBySeq);
+  for (rows->SeekToFirst(); rows->Valid(); rows->Next()) {
+    auto seq = storage::ParseSequenceKey(storage::kBySeqTag, rows->key());
+    auto rec = DecodeRowIndex(rows->value());
+    if (!seq || !rec.ok()) return Status::Corruption("bad by_seq entry");
+    rows_.emplace_hint(rows_.end(), *seq, std::move(*rec));
+  }
+  return rows->status();
 }
 
 SessionRef EngineImpl::FindRef(const SessionName& name) const {

@@ -20,6 +20,7 @@
 #include <condition_variable>
 #include <functional>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -142,7 +143,6 @@ class EngineImpl final : public Engine {
     std::unordered_map<std::string, Event> new_events;      // by dedupe key, for replies
     struct NewRow { SessionRef session; Sequence sequence; std::string dedupe_key; };
     std::vector<NewRow> new_rows;       // journal rows added this group
-    std::set<Sequence> removed_rows;    // journal rows deleted this group
     bool names_changed = false;
     std::unordered_map<uint64_t, SessionRecord> new_sessions;  // registry entries this group
   };
@@ -178,8 +178,11 @@ class EngineImpl final : public Engine {
   Status EnforceRowCap(Group& g, PruneStats* stats);
   // Full pass: age, row cap, idle cursors.
   Status ApplyPrune(Command& cmd, Group& g);
-  Status DeleteRows(const std::vector<std::pair<Sequence, RowIndexRec>>& rows, Group& g,
-                    PruneStats* stats, int64_t cursor_cutoff);
+  // Deletes the rows with these sequences (journal, by_seq, dedupe) and logs the prune.
+  Status DeleteRows(const std::vector<Sequence>& rows, Group& g, PruneStats* stats,
+                    int64_t cursor_cutoff);
+  // Deletes one retained row; false when it is not retained.
+  bool DeleteRow(Sequence seq, Group& g);
 
   // ---- verify.cc ----
   Status MaybeCheckpoint();
@@ -201,7 +204,10 @@ class EngineImpl final : public Engine {
   std::unordered_map<std::string, SessionRef> refs_by_name_;  // agent \0 key -> ref
   std::unordered_map<uint64_t, SessionName> names_by_ref_;
   std::unordered_set<uint64_t> subagent_refs_;  // sub-agent keys: notices but no wakes
-  Sequence by_seq_hint_ = 0;  // every by_seq entry below this is known deleted
+  // The retained journal rows in global order: an in-memory mirror of the by_seq family, so
+  // the row cap and the age pass find their rows without an iterator or a decode. ~100
+  // bytes a row (5 MB at the default cap of 50,000).
+  std::map<Sequence, RowIndexRec> rows_;
   Status sticky_error_;
 
   // The commit queue.

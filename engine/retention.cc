@@ -1,7 +1,7 @@
 // EngineImpl: retention (semantics.md §5). The row cap is enforced inside every commit group,
 // in the same batch as the appends that overflow it, so the journal never grows past it; the
 // age pass (and idle-cursor expiry) runs at open, on demand, and at most once per interval
-// after writes. Each pass first raises the watermarks of the sessions it deletes from (in the
+// after writes. Both find their rows in rows_, the in-memory mirror of by_seq. Each pass first raises the watermarks of the sessions it deletes from (in the
 // same batch: the PruneRecord's fold), so historyGap is exact.
 #include <map>
 
@@ -12,80 +12,67 @@ namespace statewatch::engine {
 
 using storage::Family;
 
-namespace {
-
-using Row = std::pair<Sequence, RowIndexRec>;
-
-// Reads by_seq from `from`, handing each retained row to `take`, which returns false to stop.
-template <typename F>
-Status ScanRows(const storage::Store& store, Sequence from, F&& take) {
-  auto it = store.NewIterator(Family::kBySeq, storage::BySeqKey(from),
-                              std::string(1, storage::kBySeqTag + 1));
-  for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    auto seq = storage::ParseSequenceKey(storage::kBySeqTag, it->key());
-    if (!seq) return Status::Corruption("bad by_seq key");
-    auto rec = DecodeRowIndex(it->value());
-    if (!rec.ok()) return rec.status();
-    if (!take(Row{*seq, std::move(*rec)})) break;
-  }
-  return it->status();
-}
-
-}  // namespace
-
 Status EngineImpl::EnforceRowCap(Group& g, PruneStats* stats) {
-  if (meta_.journal_rows <= options_.max_rows) return Status::OK();
-  uint64_t excess = meta_.journal_rows - options_.max_rows;
-  std::vector<Row> rows;
-  Sequence last = 0;
-  Status st = ScanRows(*store_, by_seq_hint_, [&](Row r) {
-    last = r.first;
-    if (!g.removed_rows.count(r.first)) rows.push_back(std::move(r));
-    return rows.size() < excess;
-  });
-  SW_RETURN_IF_ERROR(st);
-  SW_RETURN_IF_ERROR(DeleteRows(rows, g, stats, /*cursor_cutoff=*/0));
-  // Everything below the last row visited is gone now: later scans start past it.
-  if (last > 0) by_seq_hint_ = last + 1;
-  return Status::OK();
+  if (rows_.size() <= options_.max_rows) return Status::OK();
+  std::vector<Sequence> oldest;
+  oldest.reserve(rows_.size() - options_.max_rows);
+  for (auto it = rows_.begin(); oldest.size() < rows_.size() - options_.max_rows; ++it) {
+    oldest.push_back(it->first);
+  }
+  return DeleteRows(oldest, g, stats, /*cursor_cutoff=*/0);
 }
 
 Status EngineImpl::ApplyPrune(Command& cmd, Group& g) {
   int64_t cutoff = g.now - options_.retention_ms;
-  std::vector<Row> aged, oldest;
-  uint64_t retained = 0;
-  Status st = ScanRows(*store_, by_seq_hint_, [&](Row r) {
-    if (g.removed_rows.count(r.first)) return true;
-    if (r.second.occurred_at < cutoff) {
-      aged.push_back(std::move(r));
+  std::vector<Sequence> doomed;
+  uint64_t survivors = 0;
+  for (const auto& [seq, row] : rows_) {
+    if (row.occurred_at < cutoff) {
+      doomed.push_back(seq);
     } else {
-      ++retained;
-      oldest.push_back(std::move(r));
+      ++survivors;
     }
-    return true;
-  });
-  SW_RETURN_IF_ERROR(st);
+  }
   // The row cap keeps the newest rows: drop the oldest survivors past it.
-  if (retained > options_.max_rows) {
-    oldest.resize(retained - options_.max_rows);
-    aged.insert(aged.end(), oldest.begin(), oldest.end());
+  if (survivors > options_.max_rows) {
+    uint64_t excess = survivors - options_.max_rows;
+    for (auto it = rows_.begin(); excess > 0; ++it) {
+      if (it->second.occurred_at >= cutoff) {
+        doomed.push_back(it->first);
+        --excess;
+      }
+    }
   }
   meta_.last_prune_at = g.now;
-  return DeleteRows(aged, g, &cmd.prune, cutoff);
+  return DeleteRows(doomed, g, &cmd.prune, cutoff);
 }
 
-Status EngineImpl::DeleteRows(const std::vector<Row>& rows, Group& g, PruneStats* stats,
+bool EngineImpl::DeleteRow(Sequence seq, Group& g) {
+  auto it = rows_.find(seq);
+  if (it == rows_.end()) return false;
+  const RowIndexRec& r = it->second;
+  g.batch.Delete(Family::kJournal, storage::JournalKey(r.session, seq));
+  g.batch.Delete(Family::kBySeq, storage::BySeqKey(seq));
+  if (!r.dedupe_key.empty()) {
+    g.batch.Delete(Family::kDedupe, storage::DedupeKey(r.dedupe_key));
+    g.new_events.erase(r.dedupe_key);
+  }
+  --meta_.journal_rows;
+  rows_.erase(it);
+  return true;
+}
+
+Status EngineImpl::DeleteRows(const std::vector<Sequence>& rows, Group& g, PruneStats* stats,
                               int64_t cursor_cutoff) {
   std::map<uint64_t, Sequence> raises;
   uint64_t deleted = 0;
-  for (const auto& [seq, r] : rows) {
-    if (!g.removed_rows.insert(seq).second) continue;
+  for (Sequence seq : rows) {
+    auto it = rows_.find(seq);
+    if (it == rows_.end()) continue;
+    SessionRef session = it->second.session;
+    DeleteRow(seq, g);
     ++deleted;
-    g.batch.Delete(Family::kJournal, storage::JournalKey(r.session, seq));
-    g.batch.Delete(Family::kBySeq, storage::BySeqKey(seq));
-    if (!r.dedupe_key.empty()) g.batch.Delete(Family::kDedupe, storage::DedupeKey(r.dedupe_key));
-    --meta_.journal_rows;
-    Sequence& mark = raises[r.session.value];
+    Sequence& mark = raises[session.value];
     mark = std::max(mark, seq);
   }
   bool expire = cursor_cutoff > 0 && state_.AnyCursorIdleBefore(cursor_cutoff);
