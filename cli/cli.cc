@@ -119,7 +119,7 @@ const std::vector<Verb>& Verbs() {
        "[--listen HOST:PORT] [--threads N] [--token T] [--manual-clock [MS]]\n"
        "      [--visibility self|tree|agent|all] [--agent-to-agent] [--agent-to-agent-allow ID]...\n"
        "      [--body-limit BYTES] [--read-timeout-ms MS] [--idle-timeout-ms MS]\n"
-       "      [--port-file FILE] [--log-level LEVEL] [--shutdown-grace-ms MS]",
+       "      [--port-file FILE] [--log-level LEVEL] [--shutdown-grace-ms MS] [--wake-window-ms MS]",
        Access::kWrite, ServeOptions(), RunServe},
   };
   return *verbs;

@@ -101,6 +101,7 @@ Result<ServerOptions> ReadServeOptions(const cli::Command& c) {
   SW_RETURN_IF_ERROR(Set(PositiveOption(args, "idle-timeout-ms", o.idle_timeout_ms), &o.idle_timeout_ms));
   SW_RETURN_IF_ERROR(
       Set(PositiveOption(args, "shutdown-grace-ms", o.shutdown_grace_ms), &o.shutdown_grace_ms));
+  SW_RETURN_IF_ERROR(Set(PositiveOption(args, "wake-window-ms", o.wake_window_ms), &o.wake_window_ms));
   o.port_file = args.Get("port-file").value_or("");
   SW_RETURN_IF_ERROR(ValidateServerOptions(o));
   return o;

@@ -4,7 +4,8 @@
 // a non-loopback address), --manual-clock [true|START_MS] (loopback only; --now MS implies
 // it), --visibility self|tree|agent|all, --agent-to-agent [true|false],
 // --agent-to-agent-allow ID[,ID...] (repeatable), --body-limit BYTES, --read-timeout-ms,
-// --idle-timeout-ms, --shutdown-grace-ms, --port-file FILE, --log-level LEVEL; plus the
+// --idle-timeout-ms, --shutdown-grace-ms, --wake-window-ms, --port-file FILE,
+// --log-level LEVEL; plus the
 // global --data and --durability.
 //
 // Prints {"listening": "HOST:PORT", "port": N} on stdout once it listens; logs on stderr.

@@ -29,7 +29,7 @@ inline constexpr std::string_view kServeOptions[] = {
     "listen",          "threads",        "token",           "manual-clock",
     "visibility",      "agent-to-agent", "agent-to-agent-allow",
     "body-limit",      "read-timeout-ms", "idle-timeout-ms", "port-file",
-    "log-level",       "shutdown-grace-ms"};
+    "log-level",       "shutdown-grace-ms", "wake-window-ms"};
 inline constexpr std::string_view kServeFlags[] = {"manual-clock", "agent-to-agent"};
 
 }  // namespace statewatch::cli

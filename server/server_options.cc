@@ -52,7 +52,8 @@ Status ValidateServerOptions(const ServerOptions& o) {
                                    o.host + ")");
   }
   if (o.body_limit_bytes == 0) return Status::InvalidArgument("--body-limit must be positive");
-  if (o.read_timeout_ms <= 0 || o.idle_timeout_ms <= 0 || o.shutdown_grace_ms < 0) {
+  if (o.read_timeout_ms <= 0 || o.idle_timeout_ms <= 0 || o.shutdown_grace_ms < 0 ||
+      o.wake_window_ms < 0) {
     return Status::InvalidArgument("timeouts must be positive");
   }
   if (o.threads < 0 || o.threads > 256) {

@@ -36,6 +36,10 @@ struct ServerOptions {
   // Session tools: visibility (default tree) and agent-to-agent access (default off).
   tools::SessionToolsOptions tools;
 
+  // Wakes for one watcher within this window merge into one at its end
+  // (EngineOptions::wake_window_ms). Default 20 s.
+  int64_t wake_window_ms = 20000;
+
   // The engine's durability (EngineOptions::durability). Default kSync.
   Durability durability = Durability::kSync;
 

@@ -235,5 +235,29 @@ TEST_F(NoticeFlowTest, RestartInTheMiddleRecoversPendingNotices) {
   EXPECT_EQ(verify.json().at("ok"), json::value(true)) << verify.body;
 }
 
+// With the system clock the daemon's own timer fires merged wakes at the window's end (a
+// 200 ms window here, so that the bounded wait stays short).
+TEST(WakeTimerTest, SystemClockTimerFiresTheMergedWake) {
+  server::ServerOptions o = TestOptions();
+  o.manual_clock = false;
+  o.wake_window_ms = 200;
+  TestServer server(o);
+  HttpClient http(server.port());
+  std::string error;
+  auto ws = WsClient::Connect(server.port(), "/v1/wakes?watcher=" + kParent, {}, &error);
+  ASSERT_NE(ws, nullptr) << error;
+  Record(http, Event(kChild, "child_spawned", "agent",
+                     {{"actorId", kParent}, {"watchers", json::array{json::value(kParent)}}}));
+  Record(http, HumanMessage(kChild));
+  Record(http, HumanMessage(kChild));
+  auto first = ws->Next();
+  ASSERT_TRUE(first.has_value());
+  ASSERT_EQ(Drain(http, kParent).size(), 1u);  // reopens for the second change: merged wake
+  auto merged = ws->Next();
+  ASSERT_TRUE(merged.has_value()) << "the wake timer never fired";
+  EXPECT_GE(WakeJson(*merged)["at"].to_number<int64_t>(),
+            WakeJson(*first)["at"].to_number<int64_t>() + 200);
+}
+
 }  // namespace
 }  // namespace statewatch::testing
