@@ -49,8 +49,7 @@ bool Is(std::string_view method, const char* m) { return method == m; }
 
 }  // namespace
 
-Api::Api(Engine* engine, const ServerOptions& options, ManualClock* manual_clock,
-         Metrics* metrics)
+Api::Api(Engine* engine, const ServerOptions& options, ManualClock* manual_clock, Metrics* metrics)
     : engine_(engine), options_(options), manual_clock_(manual_clock), metrics_(metrics) {}
 
 ApiResponse Api::Error(int status, std::string_view code, std::string_view message) {
@@ -82,9 +81,9 @@ ApiResponse Api::Handle(const ApiRequest& request) {
   } catch (const std::exception& e) {  // the edge: nothing below should throw
     response = Error(500, "internal", std::string("internal error: ") + e.what());
   }
-  auto nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                   std::chrono::steady_clock::now() - start)
-                   .count();
+  auto nanos =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
+          .count();
   metrics_->ObserveRequest(route, response.status, nanos);
   return response;
 }
@@ -118,7 +117,8 @@ ApiResponse RouteSession(const HandlerContext& ctx, const ApiRequest& req, const
   if (reset) rest.remove_suffix(kResetSuffix.size());
   if (messages) rest.remove_suffix(kMessagesSuffix.size());
   auto key = PercentDecode(rest, /*plus_is_space=*/false);
-  if (!key) return Api::Error(400, "invalid_argument", "malformed percent-encoding in the session key");
+  if (!key)
+    return Api::Error(400, "invalid_argument", "malformed percent-encoding in the session key");
   if (key->empty() || rest.find('/') != std::string_view::npos) return NoRoute(m, path);
   if (messages || reset) {
     *route = messages ? Route::kSessionMessages : Route::kSessionReset;
@@ -162,18 +162,26 @@ ApiResponse RouteFixed(const HandlerContext& ctx, const ApiRequest& req, const T
     *route = f.route;
     if (!Is(m, f.method)) return MethodNotAllowed(m, path, f.method);
     switch (f.route) {
-      case Route::kEvents: return HandleRecordEvents(ctx, req);
-      case Route::kWatches: return HandleWatch(ctx, req);
-      case Route::kNoticesPeek: return HandlePeekNotices(ctx, target.query);
-      case Route::kNoticesDrain: return HandleDrainNotices(ctx, req);
+      case Route::kEvents:
+        return HandleRecordEvents(ctx, req);
+      case Route::kWatches:
+        return HandleWatch(ctx, req);
+      case Route::kNoticesPeek:
+        return HandlePeekNotices(ctx, target.query);
+      case Route::kNoticesDrain:
+        return HandleDrainNotices(ctx, req);
       case Route::kWakes:
         return Api::Error(426, "upgrade_required",
                           "GET /v1/wakes is a WebSocket stream: send Connection: Upgrade and "
                           "Upgrade: websocket");
-      case Route::kPrune: return HandlePrune(ctx);
-      case Route::kVerify: return HandleVerify(ctx);
-      case Route::kMetrics: return HandleMetrics(ctx);
-      default: break;
+      case Route::kPrune:
+        return HandlePrune(ctx);
+      case Route::kVerify:
+        return HandleVerify(ctx);
+      case Route::kMetrics:
+        return HandleMetrics(ctx);
+      default:
+        break;
     }
   }
   return NoRoute(m, path);
@@ -205,8 +213,8 @@ bool Api::Authorized(const ApiRequest& req) const {
 }
 
 ApiResponse Api::Unauthorized() {
-  ApiResponse r = Error(401, "unauthorized",
-                        "this server needs the header Authorization: Bearer <token>");
+  ApiResponse r =
+      Error(401, "unauthorized", "this server needs the header Authorization: Bearer <token>");
   r.www_authenticate = true;
   return r;
 }
@@ -227,7 +235,8 @@ std::variant<std::string, ApiResponse> Api::AcceptWakes(const ApiRequest& req) {
   if (!parsed->agent_scoped) {
     return Error(400, "invalid_argument",
                  "watcher must be an agent-scoped key (agent:<id>:<rest>); a bare key never "
-                 "gets wakes (got \"" + *watcher + "\")");
+                 "gets wakes (got \"" +
+                     *watcher + "\")");
   }
   return parsed->canonical;
 }

@@ -54,7 +54,7 @@ struct ApiResponse {
   int status = 200;
   std::string body;
   const char* content_type = "application/json";
-  const char* allow = nullptr;  // the Allow header of a 405
+  const char* allow = nullptr;    // the Allow header of a 405
   bool www_authenticate = false;  // a 401 carries `WWW-Authenticate: Bearer`
 };
 

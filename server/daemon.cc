@@ -32,8 +32,8 @@ Result<std::unique_ptr<Daemon>> Daemon::Open(const ServerOptions& options) {
                  options.data_dir, stats->journal_rows, stats->sessions, stats->cursors,
                  stats->pending_notices);
   }
-  d->api_ = std::make_unique<Api>(d->engine_.get(), d->options_, d->manual_clock_.get(),
-                                  &d->metrics_);
+  d->api_ =
+      std::make_unique<Api>(d->engine_.get(), d->options_, d->manual_clock_.get(), &d->metrics_);
   auto server = HttpServer::Bind(d->engine_.get(), d->api_.get(), &d->metrics_, d->options_);
   if (!server.ok()) return server.status();
   d->server_ = std::move(server).value();

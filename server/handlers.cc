@@ -88,12 +88,15 @@ ApiResponse StatusResponse(const Status& status, bool tool) {
   switch (status.code()) {
     case Status::Code::kInvalidArgument:
       return Api::Error(400, tool ? "invalid_parameter" : "invalid_argument", status.message());
-    case Status::Code::kPermissionDenied: return Api::Error(403, "forbidden", status.message());
+    case Status::Code::kPermissionDenied:
+      return Api::Error(403, "forbidden", status.message());
     case Status::Code::kNotFound:
       return Api::Error(404, tool ? "unknown_session" : "not_found", status.message());
     case Status::Code::kFailedPrecondition:
-    case Status::Code::kBusy: return Api::Error(503, "unavailable", status.ToString());
-    default: return Api::Error(500, "internal", status.ToString());
+    case Status::Code::kBusy:
+      return Api::Error(503, "unavailable", status.ToString());
+    default:
+      return Api::Error(500, "internal", status.ToString());
   }
 }
 
@@ -124,13 +127,14 @@ ApiResponse HandleTool(const HandlerContext& ctx, std::string_view tool, const A
   auto body = ParseBody(req.body, &error, json::value(json::object()));
   if (!body) return error;
   if (!body->is_object()) {
-    return Api::Error(400, "invalid_parameter",
-                      "the tool parameters must be a JSON object (got " +
-                          tools::DescribeJson(*body) + ")");
+    return Api::Error(
+        400, "invalid_parameter",
+        "the tool parameters must be a JSON object (got " + tools::DescribeJson(*body) + ")");
   }
-  auto result = tool == "session_status"
-                    ? tools::SessionStatus(ctx.engine, ctx.options.tools, *caller, body->as_object())
-                    : tools::SessionsList(ctx.engine, ctx.options.tools, *caller, body->as_object());
+  auto result =
+      tool == "session_status"
+          ? tools::SessionStatus(ctx.engine, ctx.options.tools, *caller, body->as_object())
+          : tools::SessionsList(ctx.engine, ctx.options.tools, *caller, body->as_object());
   if (!result.ok()) return StatusResponse(result.status(), /*tool=*/true);
   return JsonResponse(200, *result);
 }
@@ -258,7 +262,8 @@ ApiResponse HandleWatch(const HandlerContext& ctx, const ApiRequest& req) {
 ApiResponse HandlePeekNotices(const HandlerContext& ctx, std::string_view query) {
   bool malformed = false;
   auto watcher = QueryParam(query, "watcher", &malformed);
-  if (malformed) return Api::Error(400, "invalid_argument", "malformed percent-encoding in watcher");
+  if (malformed)
+    return Api::Error(400, "invalid_argument", "malformed percent-encoding in watcher");
   if (!watcher || watcher->empty()) {
     return Api::Error(400, "invalid_argument", "the query parameter watcher is required");
   }

@@ -107,19 +107,17 @@ class HttpSession : public Connection, public std::enable_shared_from_this<HttpS
   }
 
   void ReadBody() {
-    http::async_read(stream_, buffer_, *parser_,
-                     [self = shared_from_this()](beast::error_code ec, std::size_t) {
-                       self->OnRead(ec);
-                     });
+    http::async_read(
+        stream_, buffer_, *parser_,
+        [self = shared_from_this()](beast::error_code ec, std::size_t) { self->OnRead(ec); });
   }
 
   void OnRead(beast::error_code ec) {
     ClearDeadline();
     if (timed_out_) {
-      return ReplyAndClose(Api::Error(
-          408, "request_timeout",
-          "the request did not arrive completely within " +
-              std::to_string(ctx_.options.read_timeout_ms) + " ms"));
+      return ReplyAndClose(Api::Error(408, "request_timeout",
+                                      "the request did not arrive completely within " +
+                                          std::to_string(ctx_.options.read_timeout_ms) + " ms"));
     }
     if (ec == http::error::end_of_stream) return Close();
     if (ec == http::error::body_limit) {
@@ -128,12 +126,13 @@ class HttpSession : public Connection, public std::enable_shared_from_this<HttpS
           "the request body exceeds " + std::to_string(ctx_.options.body_limit_bytes) + " bytes"));
     }
     if (ec == http::error::header_limit) {
-      return ReplyAndClose(Api::Error(431, "header_too_large",
-                                      "the request header exceeds " +
-                                          std::to_string(kHeaderLimit) + " bytes"));
+      return ReplyAndClose(
+          Api::Error(431, "header_too_large",
+                     "the request header exceeds " + std::to_string(kHeaderLimit) + " bytes"));
     }
     if (ec && ec.category() == http::make_error_code(http::error::bad_method).category()) {
-      return ReplyAndClose(Api::Error(400, "bad_request", "malformed HTTP request: " + ec.message()));
+      return ReplyAndClose(
+          Api::Error(400, "bad_request", "malformed HTTP request: " + ec.message()));
     }
     if (ec) return Close();
     Handle(parser_->release());
@@ -183,9 +182,9 @@ class HttpSession : public Connection, public std::enable_shared_from_this<HttpS
     res_.prepare_payload();
     phase_ = Phase::kWriting;
     SetDeadline(ctx_.options.read_timeout_ms);  // a client that never reads its answer
-    http::async_write(stream_, res_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
-      self->OnWrite(ec);
-    });
+    http::async_write(
+        stream_, res_,
+        [self = shared_from_this()](beast::error_code ec, std::size_t) { self->OnWrite(ec); });
   }
 
   void ReplyAndClose(ApiResponse r) { Reply(std::move(r), /*keep_alive=*/false); }
@@ -393,7 +392,8 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Bind(Engine* engine, Api* api, M
   try {
     beast::error_code ec;
     auto address = asio::ip::make_address(options.host, ec);
-    if (ec) return Status::InvalidArgument("cannot listen on \"" + options.host + "\": " + ec.message());
+    if (ec)
+      return Status::InvalidArgument("cannot listen on \"" + options.host + "\": " + ec.message());
     tcp::endpoint endpoint(address, options.port);
     impl->acceptor.open(endpoint.protocol());
     impl->acceptor.set_option(asio::socket_base::reuse_address(true));

@@ -61,25 +61,44 @@ static_assert(std::size(kStatusCodes) + 1 == 13, "kCodes");
 
 const char* RouteName(Route route) {
   switch (route) {
-    case Route::kSessionStatus: return "/v1/tools/session_status";
-    case Route::kSessionsList: return "/v1/tools/sessions_list";
-    case Route::kUnknownTool: return "/v1/tools/{unknown}";
-    case Route::kEvents: return "/v1/events";
-    case Route::kSessionUpsert: return "PUT /v1/sessions/{key}";
-    case Route::kSessionDelete: return "DELETE /v1/sessions/{key}";
-    case Route::kSessionReset: return "/v1/sessions/{key}/reset";
-    case Route::kSessionMessages: return "/v1/sessions/{key}/messages";
-    case Route::kWatches: return "/v1/watches";
-    case Route::kNoticesPeek: return "GET /v1/notices";
-    case Route::kNoticesDrain: return "/v1/notices/drain";
-    case Route::kWakes: return "/v1/wakes";
-    case Route::kPrune: return "/v1/prune";
-    case Route::kVerify: return "/v1/verify";
-    case Route::kClock: return "/v1/clock";
-    case Route::kHealthz: return "/healthz";
-    case Route::kMetrics: return "/metrics";
-    case Route::kNotFound: return "unmatched";
-    case Route::kCount: break;
+    case Route::kSessionStatus:
+      return "/v1/tools/session_status";
+    case Route::kSessionsList:
+      return "/v1/tools/sessions_list";
+    case Route::kUnknownTool:
+      return "/v1/tools/{unknown}";
+    case Route::kEvents:
+      return "/v1/events";
+    case Route::kSessionUpsert:
+      return "PUT /v1/sessions/{key}";
+    case Route::kSessionDelete:
+      return "DELETE /v1/sessions/{key}";
+    case Route::kSessionReset:
+      return "/v1/sessions/{key}/reset";
+    case Route::kSessionMessages:
+      return "/v1/sessions/{key}/messages";
+    case Route::kWatches:
+      return "/v1/watches";
+    case Route::kNoticesPeek:
+      return "GET /v1/notices";
+    case Route::kNoticesDrain:
+      return "/v1/notices/drain";
+    case Route::kWakes:
+      return "/v1/wakes";
+    case Route::kPrune:
+      return "/v1/prune";
+    case Route::kVerify:
+      return "/v1/verify";
+    case Route::kClock:
+      return "/v1/clock";
+    case Route::kHealthz:
+      return "/healthz";
+    case Route::kMetrics:
+      return "/metrics";
+    case Route::kNotFound:
+      return "unmatched";
+    case Route::kCount:
+      break;
   }
   return "unmatched";
 }
@@ -111,7 +130,8 @@ void Metrics::AddPruned(const PruneStats& stats) {
 }
 
 void Metrics::RenderHttp(std::string& out) const {
-  Header(out, "statewatch_http_requests_total", "counter", "HTTP requests answered, by route and status.");
+  Header(out, "statewatch_http_requests_total", "counter",
+         "HTTP requests answered, by route and status.");
   for (int i = 0; i < kRoutes; ++i) {
     std::string route = RouteName(static_cast<Route>(i));
     for (int c = 0; c < kCodes; ++c) {
@@ -138,8 +158,8 @@ void Metrics::RenderHttp(std::string& out) const {
       } else {
         std::snprintf(le, sizeof(le), "+Inf");
       }
-      Line(out, "statewatch_http_request_duration_seconds_bucket",
-           route + ",le=\"" + le + "\"", static_cast<double>(cumulative));
+      Line(out, "statewatch_http_request_duration_seconds_bucket", route + ",le=\"" + le + "\"",
+           static_cast<double>(cumulative));
     }
     Line(out, "statewatch_http_request_duration_seconds_sum", route,
          static_cast<double>(Load(r.sum_nanos)) / 1e9);
@@ -167,8 +187,8 @@ std::string Metrics::Render(const EngineStats* stats) const {
     Header(out, name, "gauge", help);
     Line(out, name, "", v);
   };
-  counter("statewatch_events_deduplicated_total", "Records answered with an existing event (dedupe key).",
-          double(Load(deduplicated_)));
+  counter("statewatch_events_deduplicated_total",
+          "Records answered with an existing event (dedupe key).", double(Load(deduplicated_)));
   counter("statewatch_notices_drained_total", "Notices handed out by POST /v1/notices/drain.",
           double(Load(notices_drained_)));
   counter("statewatch_wakes_sent_total", "Wakes the engine fired (each may reach several clients).",

@@ -96,12 +96,16 @@ Result<ServerOptions> ReadServeOptions(const cli::Command& c) {
   o.token = args.Get("token").value_or("");
   SW_RETURN_IF_ERROR(ReadManualClock(c, &o));
   SW_RETURN_IF_ERROR(ReadTools(args, &o));
-  SW_RETURN_IF_ERROR(Set(PositiveOption(args, "body-limit", o.body_limit_bytes), &o.body_limit_bytes));
-  SW_RETURN_IF_ERROR(Set(PositiveOption(args, "read-timeout-ms", o.read_timeout_ms), &o.read_timeout_ms));
-  SW_RETURN_IF_ERROR(Set(PositiveOption(args, "idle-timeout-ms", o.idle_timeout_ms), &o.idle_timeout_ms));
+  SW_RETURN_IF_ERROR(
+      Set(PositiveOption(args, "body-limit", o.body_limit_bytes), &o.body_limit_bytes));
+  SW_RETURN_IF_ERROR(
+      Set(PositiveOption(args, "read-timeout-ms", o.read_timeout_ms), &o.read_timeout_ms));
+  SW_RETURN_IF_ERROR(
+      Set(PositiveOption(args, "idle-timeout-ms", o.idle_timeout_ms), &o.idle_timeout_ms));
   SW_RETURN_IF_ERROR(
       Set(PositiveOption(args, "shutdown-grace-ms", o.shutdown_grace_ms), &o.shutdown_grace_ms));
-  SW_RETURN_IF_ERROR(Set(PositiveOption(args, "wake-window-ms", o.wake_window_ms), &o.wake_window_ms));
+  SW_RETURN_IF_ERROR(
+      Set(PositiveOption(args, "wake-window-ms", o.wake_window_ms), &o.wake_window_ms));
   o.port_file = args.Get("port-file").value_or("");
   SW_RETURN_IF_ERROR(ValidateServerOptions(o));
   return o;
@@ -112,8 +116,8 @@ Status SetUpLogging(const cli::Args& args) {
   std::string level = args.Get("log-level").value_or("info");
   spdlog::level::level_enum parsed = spdlog::level::from_str(level);
   if (parsed == spdlog::level::off && level != "off") {
-    return Status::InvalidArgument("--log-level must be trace, debug, info, warn, error or off (got \"" +
-                                   level + "\")");
+    return Status::InvalidArgument(
+        "--log-level must be trace, debug, info, warn, error or off (got \"" + level + "\")");
   }
   auto logger = spdlog::stderr_color_mt("statewatch");
   spdlog::set_default_logger(logger);

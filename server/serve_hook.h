@@ -25,11 +25,20 @@ void InstallServeVerb(ServeVerbFn fn);
 // The options of `serve` (besides the global --data, --now and --durability). The flags
 // --manual-clock and --agent-to-agent may be written without a value (cli.cc rewrites a
 // bare flag to `--flag=true`).
-inline constexpr std::string_view kServeOptions[] = {
-    "listen",          "threads",        "token",           "manual-clock",
-    "visibility",      "agent-to-agent", "agent-to-agent-allow",
-    "body-limit",      "read-timeout-ms", "idle-timeout-ms", "port-file",
-    "log-level",       "shutdown-grace-ms", "wake-window-ms"};
+inline constexpr std::string_view kServeOptions[] = {"listen",
+                                                     "threads",
+                                                     "token",
+                                                     "manual-clock",
+                                                     "visibility",
+                                                     "agent-to-agent",
+                                                     "agent-to-agent-allow",
+                                                     "body-limit",
+                                                     "read-timeout-ms",
+                                                     "idle-timeout-ms",
+                                                     "port-file",
+                                                     "log-level",
+                                                     "shutdown-grace-ms",
+                                                     "wake-window-ms"};
 inline constexpr std::string_view kServeFlags[] = {"manual-clock", "agent-to-agent"};
 
 }  // namespace statewatch::cli

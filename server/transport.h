@@ -2,9 +2,9 @@
 // files that include this header). Internal.
 //
 // Every connection lives on one single-threaded io_context (the executor of its socket), so
-// its handlers never run concurrently. Timeouts are not per-operation timers: a connection publishes a
-// deadline (an atomic), and one sweeper timer expires the overdue ones — one atomic store per
-// request instead of a timer arm and cancel.
+// its handlers never run concurrently. Timeouts are not per-operation timers: a connection
+// publishes a deadline (an atomic), and one sweeper timer expires the overdue ones — one atomic
+// store per request instead of a timer arm and cancel.
 #ifndef STATEWATCH_SERVER_TRANSPORT_H_
 #define STATEWATCH_SERVER_TRANSPORT_H_
 

@@ -48,7 +48,8 @@ std::optional<std::string> QueryParam(std::string_view query, std::string_view n
     query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
     std::size_t eq = pair.find('=');
     std::string_view key = pair.substr(0, eq);
-    std::string_view value = eq == std::string_view::npos ? std::string_view() : pair.substr(eq + 1);
+    std::string_view value =
+        eq == std::string_view::npos ? std::string_view() : pair.substr(eq + 1);
     auto decoded_key = PercentDecode(key, /*plus_is_space=*/true);
     if (!decoded_key || *decoded_key != name) continue;
     auto decoded = PercentDecode(value, /*plus_is_space=*/true);

@@ -31,9 +31,8 @@ class WakeStream : public Connection, public std::enable_shared_from_this<WakeSt
         },
         watcher_);
     ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
-    ws_.set_option(websocket::stream_base::decorator([](websocket::response_type& res) {
-      res.set(http::field::server, "statewatch");
-    }));
+    ws_.set_option(websocket::stream_base::decorator(
+        [](websocket::response_type& res) { res.set(http::field::server, "statewatch"); }));
     request_ = std::move(request);
     ws_.async_accept(request_, [self](beast::error_code ec) { self->OnAccept(ec); });
   }
@@ -82,10 +81,9 @@ class WakeStream : public Connection, public std::enable_shared_from_this<WakeSt
   void Write() {
     writing_ = true;
     ws_.text(true);
-    ws_.async_write(asio::buffer(queue_.front()),
-                    [self = shared_from_this()](beast::error_code ec, std::size_t) {
-                      self->OnWrite(ec);
-                    });
+    ws_.async_write(
+        asio::buffer(queue_.front()),
+        [self = shared_from_this()](beast::error_code ec, std::size_t) { self->OnWrite(ec); });
   }
 
   void OnWrite(beast::error_code ec) {

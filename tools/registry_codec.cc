@@ -23,8 +23,7 @@ Status Refuse(std::string_view name, std::string_view expected, const json::valu
                                  " (got " + DescribeJson(v) + ")");
 }
 
-Status ReadString(const json::object& o, std::string_view name,
-                  std::optional<std::string>* out) {
+Status ReadString(const json::object& o, std::string_view name, std::optional<std::string>* out) {
   const json::value* v = Field(o, name);
   if (v == nullptr) return Status::OK();
   if (!v->is_string()) return Refuse(name, "a string", *v);
@@ -78,7 +77,8 @@ Status ReadParent(const json::object& o, std::optional<std::string>* out) {
     return Status::OK();
   }
   auto parsed = ParseSessionKey(**out);
-  if (!parsed.ok()) return Status::InvalidArgument("parentSessionKey: " + parsed.status().message());
+  if (!parsed.ok())
+    return Status::InvalidArgument("parentSessionKey: " + parsed.status().message());
   **out = parsed->canonical;
   return Status::OK();
 }

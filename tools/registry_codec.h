@@ -27,7 +27,8 @@ bool IsSessionKind(std::string_view kind);
 // Reads the registry fields of an upsert body (a JSON object) into a record named `name`.
 // `agentId` is not read here: the caller resolves the session name. InvalidArgument names
 // the field and the value: `contextTokens must be a non-negative integer (got "x")`.
-Result<SessionRecord> SessionRecordFromJson(const boost::json::value& body, const SessionName& name);
+Result<SessionRecord> SessionRecordFromJson(const boost::json::value& body,
+                                            const SessionName& name);
 
 // Every known field; absent optional ones are omitted. `sessionKey` and `agentId` always.
 boost::json::object SessionRecordToJson(const SessionRecord& record);

@@ -15,10 +15,14 @@ std::string Lower(std::string_view s) {
 
 const char* ActionPrefix(SessionAction action) {
   switch (action) {
-    case SessionAction::kStatus: return "Session status";
-    case SessionAction::kHistory: return "Session history";
-    case SessionAction::kSend: return "Session send";
-    case SessionAction::kList: return "Session list";
+    case SessionAction::kStatus:
+      return "Session status";
+    case SessionAction::kHistory:
+      return "Session history";
+    case SessionAction::kSend:
+      return "Session send";
+    case SessionAction::kList:
+      return "Session list";
   }
   return "Session list";
 }
@@ -45,12 +49,14 @@ std::string AgentToAgentDisabled(SessionAction action) {
 
 std::string AgentToAgentDenied(SessionAction action) {
   switch (action) {
-    case SessionAction::kStatus: return "Agent-to-agent status denied by tools.agentToAgent.allow.";
+    case SessionAction::kStatus:
+      return "Agent-to-agent status denied by tools.agentToAgent.allow.";
     case SessionAction::kHistory:
       return "Agent-to-agent history denied by tools.agentToAgent.allow.";
     case SessionAction::kSend:
       return "Agent-to-agent messaging denied by tools.agentToAgent.allow.";
-    case SessionAction::kList: return "Agent-to-agent listing denied by tools.agentToAgent.allow.";
+    case SessionAction::kList:
+      return "Agent-to-agent listing denied by tools.agentToAgent.allow.";
   }
   return "";
 }
@@ -76,9 +82,7 @@ bool GlobMatch(std::string_view pattern, std::string_view text) {
   return p == pattern.size();
 }
 
-bool IsCaller(const SessionName& caller, const SessionName& target) {
-  return caller == target;
-}
+bool IsCaller(const SessionName& caller, const SessionName& target) { return caller == target; }
 
 // The reference decides ownership by key alone; a bare caller key (`global`) exists once
 // per agent, so for it the target must also be of the caller's agent.
@@ -92,10 +96,14 @@ bool OwnedByCaller(const SessionName& caller, const VisibilityTarget& target) {
 
 const char* VisibilityName(Visibility v) {
   switch (v) {
-    case Visibility::kSelf: return "self";
-    case Visibility::kTree: return "tree";
-    case Visibility::kAgent: return "agent";
-    case Visibility::kAll: return "all";
+    case Visibility::kSelf:
+      return "self";
+    case Visibility::kTree:
+      return "tree";
+    case Visibility::kAgent:
+      return "agent";
+    case Visibility::kAll:
+      return "all";
   }
   return "tree";
 }
@@ -156,7 +164,8 @@ Status CheckVisibility(SessionAction action, const SessionName& caller, Visibili
   }
   if (visibility == Visibility::kSelf) {
     return Status::PermissionDenied(
-        prefix + " visibility is restricted to the current session (tools.sessions.visibility=self).");
+        prefix +
+        " visibility is restricted to the current session (tools.sessions.visibility=self).");
   }
   if (visibility == Visibility::kTree && !owned) {
     return Status::PermissionDenied(

@@ -46,20 +46,19 @@ TEST_F(BadInputTest, MalformedJsonAndWrongTypes) {
   ExpectError(http_->Post("/v1/tools/session_status", std::string("[1,"), As("agent:main:main")),
               400, "invalid_json");
   ExpectError(http_->Post("/v1/events", Event("agent:main:main", "human_direct_message", "human",
-                                               {{"occurredAt", "yesterday"}})),
+                                              {{"occurredAt", "yesterday"}})),
               400, "invalid_argument", "occurredAt must be an integer (got \"yesterday\")");
   ExpectError(http_->Post("/v1/events", json::array{HumanMessage("agent:main:main"),
-                                                     Event("agent:main:main", "nope", "human")}),
+                                                    Event("agent:main:main", "nope", "human")}),
               400, "invalid_argument", "nope");
   ExpectError(http_->Post("/v1/events", json::array{HumanMessage("agent:main:main"), 7}), 400,
               "invalid_argument", "events[1]");
   ExpectError(http_->Post("/v1/events", Event("agent::x", "human_direct_message", "human")), 400,
               "invalid_argument");
   // Nothing of a refused batch was written.
-  EXPECT_EQ(Tool(*http_, "session_status", "agent:main:main", json::object{})
-                .json()
-                .at("stateVersion"),
-            json::value(0));
+  EXPECT_EQ(
+      Tool(*http_, "session_status", "agent:main:main", json::object{}).json().at("stateVersion"),
+      json::value(0));
 
   ExpectError(http_->Post("/v1/watches", json::object{{"watcher", 5}, {"target", "x"}}), 400,
               "invalid_argument", "watcher must be a non-empty string");
@@ -83,7 +82,8 @@ TEST_F(BadInputTest, MalformedJsonAndWrongTypes) {
   ExpectError(http_->Post("/v1/clock", json::object{{"now", kStartMs - 1}}), 400,
               "invalid_argument", "never goes backwards");
   // A malformed watch key is a refused registration, not an error (semantics.md §3.1).
-  HttpResult refused = http_->Post("/v1/watches", json::object{{"watcher", "global"}, {"target", "agent:main:a"}});
+  HttpResult refused =
+      http_->Post("/v1/watches", json::object{{"watcher", "global"}, {"target", "agent:main:a"}});
   EXPECT_EQ(refused.status, 200);
   EXPECT_EQ(refused.json().at("watched"), json::value(false));
   ExpectServing();
@@ -153,9 +153,9 @@ TEST_F(BadInputTest, MalformedHttpAndPipelining) {
   ExpectError(r, 400, "bad_request", "malformed HTTP request");
 
   RawConnection pipelined(server_->port());
-  ASSERT_TRUE(pipelined.Send(
-      "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /v1/clock HTTP/1.1\r\nHost: x\r\n"
-      "Connection: close\r\n\r\n"));
+  ASSERT_TRUE(
+      pipelined.Send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /v1/clock HTTP/1.1\r\nHost: x\r\n"
+                     "Connection: close\r\n\r\n"));
   std::string both = pipelined.ReadUntilClosed();
   EXPECT_NE(both.find("{\"status\":\"ok\"}"), std::string::npos) << both;
   EXPECT_NE(both.find("\"manual\":true"), std::string::npos) << both;
@@ -166,9 +166,10 @@ TEST_F(BadInputTest, ExpectContinueGetsA100BeforeTheBody) {
   StartServer();
   std::string body = json::serialize(HumanMessage("agent:main:main"));
   RawConnection client(server_->port());
-  ASSERT_TRUE(client.Send("POST /v1/events HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
-                          "Connection: close\r\nContent-Length: " +
-                          std::to_string(body.size()) + "\r\n\r\n"));
+  ASSERT_TRUE(
+      client.Send("POST /v1/events HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
+                  "Connection: close\r\nContent-Length: " +
+                  std::to_string(body.size()) + "\r\n\r\n"));
   std::string interim = client.ReadUntil("\r\n\r\n");
   EXPECT_EQ(interim.rfind("HTTP/1.1 100 Continue", 0), 0u) << interim;
   ASSERT_TRUE(client.Send(body));
@@ -213,8 +214,10 @@ TEST_F(BadInputTest, MetricsExposition) {
             std::string::npos);
   EXPECT_NE(m.body.find("statewatch_http_requests_total{route=\"unmatched\",code=\"404\"} 1"),
             std::string::npos);
-  EXPECT_NE(m.body.find("statewatch_http_request_duration_seconds_bucket{route=\"/v1/events\",le=\"+Inf\"} 1"),
-            std::string::npos);
+  EXPECT_NE(
+      m.body.find(
+          "statewatch_http_request_duration_seconds_bucket{route=\"/v1/events\",le=\"+Inf\"} 1"),
+      std::string::npos);
   EXPECT_NE(m.body.find("statewatch_journal_rows 2"), std::string::npos);
   EXPECT_NE(m.body.find("statewatch_rocksdb_bytes_on_disk"), std::string::npos);
 }

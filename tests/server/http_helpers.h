@@ -78,8 +78,10 @@ inline json::array Drain(HttpClient& http, const std::string& watcher) {
 
 // semantics.md §3.3, byte-exact (written out here, not taken from the engine).
 inline std::string NoticeTextFor(const std::string& target, uint64_t since) {
-  return "Session \"" + target + "\" changed (other actor). Reconcile before acting: "
-         "session_status sessionKey \"" + target + "\" changesSince " + std::to_string(since) + ".";
+  return "Session \"" + target +
+         "\" changed (other actor). Reconcile before acting: "
+         "session_status sessionKey \"" +
+         target + "\" changesSince " + std::to_string(since) + ".";
 }
 
 inline json::object WakeJson(const std::string& message) {

@@ -177,8 +177,8 @@ TEST_F(NoticeFlowTest, HistoryGapAfterPruningAcrossThirtyDays) {
   uint64_t fresh = Record(*http_, HumanMessage(key)).at(0);
 
   auto changes = [&](uint64_t since) {
-    HttpResult r = Tool(*http_, "session_status", key,
-                        json::object{{"changesSince", std::to_string(since)}});
+    HttpResult r =
+        Tool(*http_, "session_status", key, json::object{{"changesSince", std::to_string(since)}});
     EXPECT_EQ(r.status, 200) << r.body;
     return r.json();
   };

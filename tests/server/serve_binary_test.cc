@@ -84,8 +84,8 @@ class ServeBinaryTest : public ::testing::Test {
 
 TEST_F(ServeBinaryTest, ServesOnAnEphemeralPortAndStopsGracefullyOnSigterm) {
   std::string data = root_ + "/data", port_file = root_ + "/port", err = root_ + "/stderr";
-  Child child = Spawn({"serve", "--data", data, "--listen", "127.0.0.1:0", "--port-file",
-                       port_file, "--manual-clock", "--now", std::to_string(kStartMs)},
+  Child child = Spawn({"serve", "--data", data, "--listen", "127.0.0.1:0", "--port-file", port_file,
+                       "--manual-clock", "--now", std::to_string(kStartMs)},
                       err);
   ASSERT_GT(child.pid, 0);
   std::string line = FirstLine(child.stdout_fd);
@@ -127,9 +127,9 @@ TEST_F(ServeBinaryTest, RefusesUnsafeListenOptions) {
   close(no_token.stdout_fd);
   EXPECT_NE(Slurp(err).find("needs --token"), std::string::npos) << Slurp(err);
 
-  Child manual = Spawn({"serve", "--data", root_ + "/d2", "--listen", "0.0.0.0:0", "--token",
-                        "t", "--manual-clock"},
-                       err);
+  Child manual = Spawn(
+      {"serve", "--data", root_ + "/d2", "--listen", "0.0.0.0:0", "--token", "t", "--manual-clock"},
+      err);
   EXPECT_EQ(Wait(manual.pid), 2);
   close(manual.stdout_fd);
   EXPECT_NE(Slurp(err).find("--manual-clock"), std::string::npos) << Slurp(err);

@@ -45,8 +45,11 @@ class SessionToolsHttpTest : public ::testing::Test {
     PutSession(*http_, kChild, {{"parentSessionKey", kMain}, {"label", "researcher"}});
     PutSession(*http_, kSandboxed, {{"parentSessionKey", kMain}, {"sandboxed", true}});
     PutSession(*http_, kGroup,
-               {{"kind", "group"}, {"channel", "telegram"}, {"label", "ops room"},
-                {"updatedAt", kStartMs - 2 * 3600 * 1000}, {"contextTokens", 1200},
+               {{"kind", "group"},
+                {"channel", "telegram"},
+                {"label", "ops room"},
+                {"updatedAt", kStartMs - 2 * 3600 * 1000},
+                {"contextTokens", 1200},
                 {"totalTokens", 5400}});
     PutSession(*http_, kOps, {{"kind", "main"}});
   }
@@ -150,8 +153,8 @@ TEST_F(SessionToolsHttpTest, SessionStatusCardAndUnknownSession) {
   EXPECT_EQ(bare.json().at("stateVersion"), json::value(global_seq));
 
   // A bare caller names its agent in X-Agent-Id; another agent's `global` is another session.
-  HttpResult ops_global = http_->Post("/v1/tools/session_status", json::object{},
-                                      As("global", "ops"));
+  HttpResult ops_global =
+      http_->Post("/v1/tools/session_status", json::object{}, As("global", "ops"));
   ASSERT_EQ(ops_global.status, 200) << ops_global.body;
   EXPECT_EQ(ops_global.json().at("agentId"), json::value("ops"));
   EXPECT_EQ(ops_global.json().at("stateVersion"), json::value(0));
@@ -189,12 +192,18 @@ TEST_F(SessionToolsHttpTest, EveryParameterError) {
   const std::string kMessages = "messageLimit must be an integer from 0 to 20";
   const std::string kKinds = "kinds must be an array of main, group, cron, hook, node, other";
   std::vector<Case> cases = {
-      {{{"limit", 0}}, kLimit},          {{{"limit", -1}}, kLimit},
-      {{{"limit", 1.5}}, kLimit},        {{{"limit", "ten"}}, kLimit},
-      {{{"limit", true}}, kLimit},       {{{"activeMinutes", 0}}, kActive},
-      {{{"activeMinutes", "x"}}, kActive}, {{{"messageLimit", 21}}, kMessages},
-      {{{"messageLimit", -1}}, kMessages}, {{{"kinds", json::array{"bogus"}}}, kKinds},
-      {{{"kinds", 5}}, kKinds},          {{{"kinds", json::array{5}}}, kKinds},
+      {{{"limit", 0}}, kLimit},
+      {{{"limit", -1}}, kLimit},
+      {{{"limit", 1.5}}, kLimit},
+      {{{"limit", "ten"}}, kLimit},
+      {{{"limit", true}}, kLimit},
+      {{{"activeMinutes", 0}}, kActive},
+      {{{"activeMinutes", "x"}}, kActive},
+      {{{"messageLimit", 21}}, kMessages},
+      {{{"messageLimit", -1}}, kMessages},
+      {{{"kinds", json::array{"bogus"}}}, kKinds},
+      {{{"kinds", 5}}, kKinds},
+      {{{"kinds", json::array{5}}}, kKinds},
       {{{"label", 5}}, "label must be a string"},
       {{{"agentId", json::array{}}}, "agentId must be a string"},
       {{{"search", false}}, "search must be a string"},
@@ -221,7 +230,8 @@ TEST_F(SessionToolsHttpTest, ListFiltersAndStateVersions) {
   uint64_t seq = Record(*http_, HumanMessage(kGroup)).at(0);
   PutSession(*http_, kGroup, {{"updatedAt", kStartMs - 2 * 3600 * 1000}});
 
-  HttpResult r = Tool(*http_, "sessions_list", kMain, json::object{{"kinds", json::array{"group"}}});
+  HttpResult r =
+      Tool(*http_, "sessions_list", kMain, json::object{{"kinds", json::array{"group"}}});
   ASSERT_EQ(r.status, 200) << r.body;
   json::array rows = r.json().at("sessions").as_array();
   ASSERT_EQ(rows.size(), 1u);
@@ -250,18 +260,18 @@ TEST_F(SessionToolsHttpTest, ListFiltersAndStateVersions) {
 
 TEST_F(SessionToolsHttpTest, ListMessagesAreTheCleanedTranscriptTail) {
   StartServer(tools::Visibility::kTree);
-  json::array messages{json::object{{"role", "user"}, {"content", "first"}},
-                       json::object{{"role", "assistant"},
-                                    {"content", "<think>secret plan</think>done"}},
-                       json::object{{"role", "tool"}, {"content", "output"}, {"toolName", "bash"}},
-                       json::object{{"role", "user"}, {"content", "third"}}};
+  json::array messages{
+      json::object{{"role", "user"}, {"content", "first"}},
+      json::object{{"role", "assistant"}, {"content", "<think>secret plan</think>done"}},
+      json::object{{"role", "tool"}, {"content", "output"}, {"toolName", "bash"}},
+      json::object{{"role", "user"}, {"content", "third"}}};
   HttpResult appended =
       http_->Post("/v1/sessions/" + kChild + "/messages", json::object{{"messages", messages}});
   ASSERT_EQ(appended.status, 200) << appended.body;
   EXPECT_EQ(appended.json().at("appended"), json::value(4));
-  EXPECT_EQ(http_->Post("/v1/sessions/" + kChild + "/messages", json::object{{"messages", 7}})
-                .status,
-            400);
+  EXPECT_EQ(
+      http_->Post("/v1/sessions/" + kChild + "/messages", json::object{{"messages", 7}}).status,
+      400);
 
   HttpResult r = Tool(*http_, "sessions_list", kMain,
                       json::object{{"label", "researcher"}, {"messageLimit", 3}});

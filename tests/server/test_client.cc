@@ -109,8 +109,8 @@ struct HttpClient::Impl {
 
   HttpResult Once(http::request<http::string_body>& req) {
     HttpResult r;
-    auto ec = RunFor(ioc, socket, kWait,
-                     [&](auto handler) { http::async_write(socket, req, handler); });
+    auto ec =
+        RunFor(ioc, socket, kWait, [&](auto handler) { http::async_write(socket, req, handler); });
     if (ec) {
       r.error = "write: " + ec.message();
       open = false;
@@ -201,9 +201,8 @@ std::unique_ptr<WsClient> WsClient::Connect(uint16_t port, const std::string& ta
     for (const auto& [name, value] : headers) req.set(name, value);
   }));
   websocket::response_type res;
-  ec = RunFor(impl->ioc, socket, kWait, [&](auto handler) {
-    impl->ws.async_handshake(res, "127.0.0.1", target, handler);
-  });
+  ec = RunFor(impl->ioc, socket, kWait,
+              [&](auto handler) { impl->ws.async_handshake(res, "127.0.0.1", target, handler); });
   if (ec) {
     if (error) *error = std::to_string(res.result_int()) + " " + res.body();
     return nullptr;
@@ -268,8 +267,7 @@ bool RawConnection::Send(const std::string& bytes) {
   return !ec;
 }
 
-std::string RawConnection::ReadUntil(const std::string& marker,
-                                     std::chrono::milliseconds timeout) {
+std::string RawConnection::ReadUntil(const std::string& marker, std::chrono::milliseconds timeout) {
   std::string out;
   auto deadline = std::chrono::steady_clock::now() + timeout;
   char c;
@@ -279,11 +277,11 @@ std::string RawConnection::ReadUntil(const std::string& marker,
     if (left.count() <= 0) break;
     std::size_t got = 0;
     auto ec = RunFor(impl_->ioc, impl_->socket, left, [&](auto handler) {
-      impl_->socket.async_read_some(asio::buffer(&c, 1), [&, handler](beast::error_code e,
-                                                                      std::size_t n) mutable {
-        got = n;
-        handler(e);
-      });
+      impl_->socket.async_read_some(asio::buffer(&c, 1),
+                                    [&, handler](beast::error_code e, std::size_t n) mutable {
+                                      got = n;
+                                      handler(e);
+                                    });
     });
     if (got == 1) out += c;
     if (ec) break;
@@ -301,11 +299,11 @@ std::string RawConnection::ReadUntilClosed(std::chrono::milliseconds timeout, bo
     if (left.count() <= 0) break;
     std::size_t got = 0;
     auto ec = RunFor(impl_->ioc, impl_->socket, left, [&](auto handler) {
-      impl_->socket.async_read_some(asio::buffer(chunk), [&, handler](beast::error_code e,
-                                                                      std::size_t n) mutable {
-        got = n;
-        handler(e);
-      });
+      impl_->socket.async_read_some(asio::buffer(chunk),
+                                    [&, handler](beast::error_code e, std::size_t n) mutable {
+                                      got = n;
+                                      handler(e);
+                                    });
     });
     out.append(chunk, got);
     if (ec) {

@@ -23,8 +23,8 @@ using Headers = std::vector<std::pair<std::string, std::string>>;
 inline constexpr std::chrono::milliseconds kWait{10000};
 
 struct HttpResult {
-  bool ok = false;      // a complete response arrived
-  std::string error;    // transport error otherwise
+  bool ok = false;    // a complete response arrived
+  std::string error;  // transport error otherwise
   int status = 0;
   std::string body;
   std::map<std::string, std::string> headers;  // lower-case names

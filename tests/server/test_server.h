@@ -24,7 +24,8 @@ inline constexpr int64_t kStartMs = 1764460800000;
 inline constexpr int64_t kDayMs = 24LL * 3600 * 1000;
 
 inline std::string MakeTempDir(const char* prefix = "statewatch-server-test") {
-  std::string pattern = (std::filesystem::temp_directory_path() / (std::string(prefix) + "-XXXXXX")).string();
+  std::string pattern =
+      (std::filesystem::temp_directory_path() / (std::string(prefix) + "-XXXXXX")).string();
   char* dir = mkdtemp(pattern.data());
   return dir ? std::string(dir) : std::string();
 }

@@ -19,7 +19,8 @@ Status Check(Visibility v, const SessionName& target, std::optional<std::string>
 }
 
 TEST(VisibilityTest, DecisionTable) {
-  for (Visibility v : {Visibility::kSelf, Visibility::kTree, Visibility::kAgent, Visibility::kAll}) {
+  for (Visibility v :
+       {Visibility::kSelf, Visibility::kTree, Visibility::kAgent, Visibility::kAll}) {
     EXPECT_TRUE(Check(v, kCaller).ok()) << VisibilityName(v);
   }
   EXPECT_FALSE(Check(Visibility::kSelf, kChild, kCaller.session_key).ok());
