@@ -177,6 +177,25 @@ TEST_F(BadInputTest, ExpectContinueGetsA100BeforeTheBody) {
   EXPECT_EQ(r.status, 200) << r.body;
 }
 
+TEST_F(BadInputTest, AnInFlightRequestFinishesDuringGracefulShutdown) {
+  StartServer();
+  HttpClient idle(server_->port());
+  ASSERT_EQ(idle.Get("/healthz").status, 200);  // a kept-alive idle connection
+  std::string body = json::serialize(HumanMessage("agent:main:main"));
+  RawConnection client(server_->port());
+  // The 100 answer proves the server is reading this request when the shutdown begins.
+  ASSERT_TRUE(client.Send("POST /v1/events HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
+                          "Content-Length: " +
+                          std::to_string(body.size()) + "\r\n\r\n"));
+  ASSERT_NE(client.ReadUntil("\r\n\r\n").find("100 Continue"), std::string::npos);
+  server_->daemon().Shutdown();
+  ASSERT_TRUE(client.Send(body));
+  HttpResult r = ParseRawResponse(client.ReadUntilClosed());
+  EXPECT_EQ(r.status, 200) << r.body;
+  server_->Stop();  // returns: every connection closed, the database closed
+  EXPECT_FALSE(idle.Get("/healthz").ok);
+}
+
 TEST_F(BadInputTest, KeepAliveReusesOneConnection) {
   StartServer();
   for (int i = 0; i < 10; ++i) ASSERT_EQ(http_->Get("/healthz").status, 200);
