@@ -1,6 +1,8 @@
 // Api: routing, authentication and the error envelope. The handlers are in handlers.cc.
 #include "server/api.h"
 
+#include <spdlog/spdlog.h>
+
 #include <chrono>
 #include <exception>
 
@@ -85,6 +87,14 @@ ApiResponse Api::Handle(const ApiRequest& request) {
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
           .count();
   metrics_->ObserveRequest(route, response.status, nanos);
+  if (response.status >= 500) {
+    spdlog::warn("event=request_failed method={} route=\"{}\" status={} body={}", request.method,
+                 RouteName(route), response.status, response.body);
+  } else if (spdlog::should_log(spdlog::level::debug)) {
+    spdlog::debug("event=request method={} target=\"{}\" route=\"{}\" status={} us={}",
+                  request.method, request.target, RouteName(route), response.status,
+                  nanos / 1000);
+  }
   return response;
 }
 
