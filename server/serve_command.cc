@@ -43,10 +43,12 @@ Status ReadManualClock(const cli::Command& c, ServerOptions* o) {
       o->manual_clock = *on;
     }
   }
-  // --now MS fixes the clock at MS: on a daemon that is the manual clock starting there.
+  // --now is the clock of a one-shot command. A daemon's clock either runs or moves by
+  // POST /v1/clock; refusing --now keeps a mistyped `--now` from silently freezing it.
   if (c.global.now_ms) {
-    o->manual_clock = true;
-    o->manual_clock_start_ms = *c.global.now_ms;
+    return Status::InvalidArgument(
+        "serve does not take --now: use --manual-clock START_MS for a clock that only moves "
+        "through POST /v1/clock");
   }
   return Status::OK();
 }

@@ -85,7 +85,7 @@ class ServeBinaryTest : public ::testing::Test {
 TEST_F(ServeBinaryTest, ServesOnAnEphemeralPortAndStopsGracefullyOnSigterm) {
   std::string data = root_ + "/data", port_file = root_ + "/port", err = root_ + "/stderr";
   Child child = Spawn({"serve", "--data", data, "--listen", "127.0.0.1:0", "--port-file", port_file,
-                       "--manual-clock", "--now", std::to_string(kStartMs)},
+                       "--manual-clock", std::to_string(kStartMs)},
                       err);
   ASSERT_GT(child.pid, 0);
   std::string line = FirstLine(child.stdout_fd);
@@ -138,6 +138,12 @@ TEST_F(ServeBinaryTest, RefusesUnsafeListenOptions) {
   EXPECT_EQ(Wait(bad.pid), 2);
   close(bad.stdout_fd);
   EXPECT_NE(Slurp(err).find("--visibility must be"), std::string::npos) << Slurp(err);
+
+  // --now is a one-shot command's clock; a daemon refuses it (before binding anything).
+  Child now = Spawn({"--now", std::to_string(kStartMs), "serve", "--data", root_ + "/d4"}, err);
+  EXPECT_EQ(Wait(now.pid), 2);
+  close(now.stdout_fd);
+  EXPECT_NE(Slurp(err).find("--manual-clock START_MS"), std::string::npos) << Slurp(err);
 }
 
 }  // namespace
