@@ -88,6 +88,9 @@ void EngineImpl::RunGroup(const std::vector<Command*>& group) {
         spdlog::error("statewatch: durable write failed, refusing further writes: {}",
                       st.ToString());
         sticky_error_ = st;
+      } else {
+        // Only now may compaction drop what the row-cap mark covers.
+        durable_cap_mark_->store(meta_.row_cap_mark, std::memory_order_release);
       }
     }
     if (!st.ok()) {
@@ -269,7 +272,8 @@ void EngineImpl::ApplyDelete(Command& cmd, Group& g) {
   if (!ref) return;
   // The session's rows: durable ones from the store, and this group's own.
   std::vector<std::pair<Sequence, std::string>> rows;  // (sequence, dedupe key)
-  auto it = store_->NewIterator(Family::kJournal, storage::JournalPrefix(ref),
+  auto it = store_->NewIterator(Family::kJournal,
+                                storage::JournalKey(ref, meta_.row_cap_mark + 1),
                                 storage::JournalPrefix(SessionRef{ref.value + 1}));
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     auto e = DecodeEvent(it->value());

@@ -14,6 +14,23 @@ using storage::Family;
 
 namespace {
 
+// Compaction drops what the row-cap mark already deleted (see EngineImpl::row_cap_mark).
+void InstallDropFilters(const std::shared_ptr<std::atomic<uint64_t>>& mark,
+                        storage::StoreOptions* so) {
+  so->drop_filters[Family::kJournal] = [mark](std::string_view key, std::string_view) {
+    auto k = storage::ParseJournalKey(key);
+    return k && k->sequence <= mark->load(std::memory_order_acquire);
+  };
+  so->drop_filters[Family::kBySeq] = [mark](std::string_view key, std::string_view) {
+    auto seq = storage::ParseSequenceKey(storage::kBySeqTag, key);
+    return seq && *seq <= mark->load(std::memory_order_acquire);
+  };
+  so->drop_filters[Family::kDedupe] = [mark](std::string_view, std::string_view value) {
+    auto d = DecodeDedupe(value);
+    return d.ok() && d->sequence <= mark->load(std::memory_order_acquire);
+  };
+}
+
 std::string NameIndexKey(const SessionName& n) {
   std::string k = n.agent_id;
   k.push_back('\0');
@@ -31,9 +48,11 @@ Result<std::unique_ptr<Engine>> OpenEngineWithHooks(const EngineOptions& options
   so.block_cache_bytes = options.block_cache_bytes;
   so.write_buffer_bytes = options.write_buffer_bytes;
   so.faults = hooks.faults;
+  auto cap_mark = std::make_shared<std::atomic<uint64_t>>(0);
+  InstallDropFilters(cap_mark, &so);
   auto store = storage::Store::Open(path, so);
   if (!store.ok()) return store.status();
-  auto engine = std::make_unique<EngineImpl>(options, std::move(*store));
+  auto engine = std::make_unique<EngineImpl>(options, std::move(*store), cap_mark);
   SW_RETURN_IF_ERROR(engine->Load());
   if (options.prune_on_open) {
     auto pruned = engine->Prune();
@@ -42,12 +61,14 @@ Result<std::unique_ptr<Engine>> OpenEngineWithHooks(const EngineOptions& options
   return std::unique_ptr<Engine>(std::move(engine));
 }
 
-EngineImpl::EngineImpl(const EngineOptions& options, std::unique_ptr<storage::Store> store)
+EngineImpl::EngineImpl(const EngineOptions& options, std::unique_ptr<storage::Store> store,
+                       std::shared_ptr<std::atomic<uint64_t>> durable_cap_mark)
     : options_(options),
       clock_(options.clock ? options.clock : NewSystemClock()),
       store_(std::move(store)),
       kinds_(options.kinds),
-      wakes_(options.wake_window_ms) {}
+      wakes_(options.wake_window_ms),
+      durable_cap_mark_(std::move(durable_cap_mark)) {}
 
 EngineImpl::~EngineImpl() = default;
 
@@ -94,8 +115,10 @@ Status EngineImpl::Load() {
   state_.Clear();
   SW_RETURN_IF_ERROR(LoadProjections(state_, Family::kHeads));
   SW_RETURN_IF_ERROR(LoadProjections(state_, Family::kCursors));
+  durable_cap_mark_->store(meta_.row_cap_mark, std::memory_order_release);
   rows_.clear();
-  auto rows = store_->NewIterator(Family::kBySeq);
+  auto rows = store_->NewIterator(Family::kBySeq, storage::BySeqKey(meta_.row_cap_mark + 1),
+                                  std::string(1, storage::kBySeqTag + 1));
   for (rows->SeekToFirst(); rows->Valid(); rows->Next()) {
     auto seq = storage::ParseSequenceKey(storage::kBySeqTag, rows->key());
     auto rec = DecodeRowIndex(rows->value());
@@ -162,8 +185,10 @@ Result<ChangesPage> EngineImpl::ChangesSince(const SessionName& session, Sequenc
   ChangesPage page;
   SessionRef ref;
   Sequence watermark = 0;
+  Sequence cap_mark = 0;
   {
     std::shared_lock lock(state_mu_);
+    cap_mark = meta_.row_cap_mark;
     ref = FindRef(CanonicalSession(session));
     if (const projections::HeadState* h = state_.FindHead(ref)) {
       page.state_version = h->head;
@@ -174,7 +199,8 @@ Result<ChangesPage> EngineImpl::ChangesSince(const SessionName& session, Sequenc
   if (!ref) return page;
   // The head was read first: rows committed after it (sequence > head) are left out so the
   // page never runs ahead of the stateVersion it reports.
-  auto it = store_->NewIterator(Family::kJournal, storage::JournalKey(ref, 0),
+  // Rows at or below the row-cap mark are gone even where compaction has not dropped them.
+  auto it = store_->NewIterator(Family::kJournal, storage::JournalKey(ref, cap_mark + 1),
                                 storage::JournalKey(ref, page.state_version + 1));
   it->SeekToFirst();
   if (it->Valid()) {
@@ -183,7 +209,8 @@ Result<ChangesPage> EngineImpl::ChangesSince(const SessionName& session, Sequenc
     page.earliest_available_sequence = page.state_version + 1;
   }
   if (after == UINT64_MAX) return page;
-  for (it->Seek(storage::JournalKey(ref, after + 1)); it->Valid(); it->Next()) {
+  for (it->Seek(storage::JournalKey(ref, std::max(after, cap_mark) + 1)); it->Valid();
+       it->Next()) {
     if (page.events.size() == static_cast<std::size_t>(limit)) {
       page.truncated = true;
       break;

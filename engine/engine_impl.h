@@ -17,6 +17,7 @@
 #ifndef STATEWATCH_ENGINE_ENGINE_IMPL_H_
 #define STATEWATCH_ENGINE_ENGINE_IMPL_H_
 
+#include <atomic>
 #include <condition_variable>
 #include <functional>
 #include <deque>
@@ -81,7 +82,8 @@ struct Command {
 
 class EngineImpl final : public Engine {
  public:
-  EngineImpl(const EngineOptions& options, std::unique_ptr<storage::Store> store);
+  EngineImpl(const EngineOptions& options, std::unique_ptr<storage::Store> store,
+             std::shared_ptr<std::atomic<uint64_t>> durable_cap_mark);
   ~EngineImpl() override;
 
   Status Load();  // reads meta, names, projections into memory
@@ -178,9 +180,11 @@ class EngineImpl final : public Engine {
   Status EnforceRowCap(Group& g, PruneStats* stats);
   // Full pass: age, row cap, idle cursors.
   Status ApplyPrune(Command& cmd, Group& g);
-  // Deletes the rows with these sequences (journal, by_seq, dedupe) and logs the prune.
+  // Deletes the rows with these sequences and logs the prune (raising watermarks). With
+  // `by_mark` the rows are the oldest retained ones, and instead of a delete per row the
+  // row-cap mark moves past them (see row_cap_mark_).
   Status DeleteRows(const std::vector<Sequence>& rows, Group& g, PruneStats* stats,
-                    int64_t cursor_cutoff);
+                    int64_t cursor_cutoff, bool by_mark);
   // Deletes one retained row; false when it is not retained.
   bool DeleteRow(Sequence seq, Group& g);
 
@@ -208,6 +212,11 @@ class EngineImpl final : public Engine {
   // the row cap and the age pass find their rows without an iterator or a decode. ~100
   // bytes a row (5 MB at the default cap of 50,000).
   std::map<Sequence, RowIndexRec> rows_;
+  // The row cap deletes a prefix of the global order, so it does not delete rows one by one:
+  // meta_.row_cap_mark says every row at or below it is gone. Reads start above it, and
+  // compaction filters drop journal, by_seq and dedupe records below it. This copy is what
+  // the filters read; it moves only once the meta holding the mark is durable.
+  std::shared_ptr<std::atomic<uint64_t>> durable_cap_mark_;
   Status sticky_error_;
 
   // The commit queue.

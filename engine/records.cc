@@ -357,7 +357,7 @@ std::string EncodeMeta(const MetaRec& m) {
   b.Finish(fb::CreateMeta(b, m.format_version, m.last_sequence, m.last_ref, m.journal_rows,
                           m.checkpoint_sequence, m.last_prune_at,
                           m.log_records_since_checkpoint, m.last_delivery_id,
-                          m.last_message_index));
+                          m.last_message_index, m.row_cap_mark));
   return Finish(b);
 }
 
@@ -370,7 +370,7 @@ Result<MetaRec> DecodeMeta(std::string_view bytes) {
                  f->last_ref(),            f->journal_rows(),
                  f->checkpoint_sequence(), f->last_prune_at(),
                  f->log_records_since_checkpoint(), f->last_delivery_id(),
-                 f->last_message_index()};
+                 f->last_message_index(), f->row_cap_mark()};
 }
 
 }  // namespace statewatch::engine

@@ -101,6 +101,7 @@ struct MetaRec {
   uint64_t log_records_since_checkpoint = 0;
   uint64_t last_delivery_id = 0;
   uint64_t last_message_index = 0;
+  Sequence row_cap_mark = 0;
 };
 std::string EncodeMeta(const MetaRec& m);
 Result<MetaRec> DecodeMeta(std::string_view bytes);

@@ -19,32 +19,19 @@ Status EngineImpl::EnforceRowCap(Group& g, PruneStats* stats) {
   for (auto it = rows_.begin(); oldest.size() < rows_.size() - options_.max_rows; ++it) {
     oldest.push_back(it->first);
   }
-  return DeleteRows(oldest, g, stats, /*cursor_cutoff=*/0);
+  return DeleteRows(oldest, g, stats, /*cursor_cutoff=*/0, /*by_mark=*/true);
 }
 
 Status EngineImpl::ApplyPrune(Command& cmd, Group& g) {
   int64_t cutoff = g.now - options_.retention_ms;
-  std::vector<Sequence> doomed;
-  uint64_t survivors = 0;
+  std::vector<Sequence> aged;
   for (const auto& [seq, row] : rows_) {
-    if (row.occurred_at < cutoff) {
-      doomed.push_back(seq);
-    } else {
-      ++survivors;
-    }
-  }
-  // The row cap keeps the newest rows: drop the oldest survivors past it.
-  if (survivors > options_.max_rows) {
-    uint64_t excess = survivors - options_.max_rows;
-    for (auto it = rows_.begin(); excess > 0; ++it) {
-      if (it->second.occurred_at >= cutoff) {
-        doomed.push_back(it->first);
-        --excess;
-      }
-    }
+    if (row.occurred_at < cutoff) aged.push_back(seq);
   }
   meta_.last_prune_at = g.now;
-  return DeleteRows(doomed, g, &cmd.prune, cutoff);
+  SW_RETURN_IF_ERROR(DeleteRows(aged, g, &cmd.prune, cutoff, /*by_mark=*/false));
+  // Then the row cap over the survivors: the newest rows are kept.
+  return EnforceRowCap(g, &cmd.prune);
 }
 
 bool EngineImpl::DeleteRow(Sequence seq, Group& g) {
@@ -63,14 +50,22 @@ bool EngineImpl::DeleteRow(Sequence seq, Group& g) {
 }
 
 Status EngineImpl::DeleteRows(const std::vector<Sequence>& rows, Group& g, PruneStats* stats,
-                              int64_t cursor_cutoff) {
+                              int64_t cursor_cutoff, bool by_mark) {
   std::map<uint64_t, Sequence> raises;
   uint64_t deleted = 0;
   for (Sequence seq : rows) {
     auto it = rows_.find(seq);
     if (it == rows_.end()) continue;
     SessionRef session = it->second.session;
-    DeleteRow(seq, g);
+    if (by_mark) {
+      // Nothing to write: the mark covers the row. Its dedupe key is free from now on.
+      g.new_events.erase(it->second.dedupe_key);
+      --meta_.journal_rows;
+      rows_.erase(it);
+      meta_.row_cap_mark = std::max(meta_.row_cap_mark, seq);
+    } else {
+      DeleteRow(seq, g);
+    }
     ++deleted;
     Sequence& mark = raises[session.value];
     mark = std::max(mark, seq);

@@ -96,7 +96,8 @@ void EngineImpl::ApplyVerify(Command& cmd, bool replace) {
   if (cmd.status.ok()) cmd.status = LoadProjections(persisted, Family::kCursors);
   if (!cmd.status.ok()) return;
   uint64_t rows = 0;
-  auto it = store_->NewIterator(Family::kBySeq);
+  auto it = store_->NewIterator(Family::kBySeq, storage::BySeqKey(meta_.row_cap_mark + 1),
+                                std::string(1, storage::kBySeqTag + 1));
   for (it->SeekToFirst(); it->Valid(); it->Next()) ++rows;
 
   std::unique_lock lock(state_mu_);

@@ -1,6 +1,7 @@
 #include "storage/store.h"
 
 #include <rocksdb/cache.h>
+#include <rocksdb/compaction_filter.h>
 #include <rocksdb/db.h>
 #include <rocksdb/env.h>
 #include <rocksdb/file_system.h>
@@ -111,6 +112,21 @@ class FaultyFileSystem final : public rocksdb::FileSystemWrapper {
   std::shared_ptr<FaultState> state_;
 };
 
+// Adapts a DropFilter to RocksDB. Never throws (RocksDB calls it from its own threads).
+class DropCompactionFilter final : public rocksdb::CompactionFilter {
+ public:
+  explicit DropCompactionFilter(DropFilter f) : filter_(std::move(f)) {}
+  bool Filter(int /*level*/, const rocksdb::Slice& key, const rocksdb::Slice& value,
+              std::string* /*new_value*/, bool* /*value_changed*/) const noexcept override {
+    return filter_(std::string_view(key.data(), key.size()),
+                   std::string_view(value.data(), value.size()));
+  }
+  const char* Name() const override { return "StatewatchDropFilter"; }
+
+ private:
+  DropFilter filter_;
+};
+
 class RocksIterator final : public Iterator {
  public:
   RocksIterator(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf, std::string lower,
@@ -177,6 +193,9 @@ std::shared_ptr<FaultInjector> NewFaultInjector() { return std::make_shared<Faul
 
 struct Store::Rep {
   std::string path;
+  // Compaction filters are handed to RocksDB as raw pointers: they must outlive the DB,
+  // so they are declared before `db` (members are destroyed in reverse order).
+  std::vector<std::unique_ptr<DropCompactionFilter>> filters;
   std::unique_ptr<rocksdb::Env> env;  // only with fault injection
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   std::unique_ptr<rocksdb::DB> db;
@@ -297,8 +316,13 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& path, const StoreO
   std::vector<rocksdb::ColumnFamilyDescriptor> descs;
   descs.emplace_back(rocksdb::kDefaultColumnFamilyName, cf_opts);
   for (int i = 0; i < static_cast<int>(Family::kCount); ++i) {
-    descs.emplace_back(FamilyName(static_cast<Family>(i)),
-                       FamilyOptions(static_cast<Family>(i), cf_opts));
+    Family f = static_cast<Family>(i);
+    rocksdb::ColumnFamilyOptions o = FamilyOptions(f, cf_opts);
+    if (auto it = options.drop_filters.find(f); it != options.drop_filters.end()) {
+      rep->filters.push_back(std::make_unique<DropCompactionFilter>(it->second));
+      o.compaction_filter = rep->filters.back().get();
+    }
+    descs.emplace_back(FamilyName(f), o);
   }
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* raw = nullptr;

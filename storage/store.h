@@ -8,6 +8,8 @@
 #define STATEWATCH_STORAGE_STORE_H_
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -51,8 +53,14 @@ class FaultInjector {
 };
 std::shared_ptr<FaultInjector> NewFaultInjector();
 
+// Decides, during compaction, that a record may be dropped for good. Called from RocksDB's
+// background threads: must be thread-safe and quick, and must never throw.
+using DropFilter = std::function<bool(std::string_view key, std::string_view value)>;
+
 struct StoreOptions {
   bool create_if_missing = true;
+  // Per-family compaction filters (absent: keep everything).
+  std::map<Family, DropFilter> drop_filters;
   std::size_t block_cache_bytes = 64u << 20;
   std::size_t write_buffer_bytes = 16u << 20;
   std::shared_ptr<FaultInjector> faults;  // tests only; null in production
