@@ -23,8 +23,9 @@ build-asan: deps
 	@cmake --build $(ASAN_BUILD) -j$(JOBS)
 
 build-release: deps
-	@cmake -S . -B $(BENCH_BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_COMMON) >/dev/null
-	@cmake --build $(BENCH_BUILD) -j$(JOBS)
+	@cmake -S . -B $(BENCH_BUILD) -DCMAKE_BUILD_TYPE=Release -DSTATEWATCH_BUILD_TESTS=OFF \
+	  $(CMAKE_COMMON) >/dev/null
+	@cmake --build $(BENCH_BUILD) -j$(JOBS) --target statewatch_bench statewatch_bin
 
 test-plain: build
 	@cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
