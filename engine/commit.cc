@@ -91,6 +91,11 @@ void EngineImpl::RunGroup(const std::vector<Command*>& group) {
       } else {
         // Only now may compaction drop what the row-cap mark covers.
         durable_cap_mark_->store(meta_.row_cap_mark, std::memory_order_release);
+        counters_.commit_groups.fetch_add(1, std::memory_order_relaxed);
+        counters_.notices_opened.fetch_add(g.fx.opened.size(), std::memory_order_relaxed);
+        counters_.events_recorded.fetch_add(g.new_rows.size(), std::memory_order_relaxed);
+        counters_.rows_pruned.fetch_add(g.rows_pruned, std::memory_order_relaxed);
+        counters_.cursors_expired.fetch_add(g.cursors_expired, std::memory_order_relaxed);
       }
     }
     if (!st.ok()) {

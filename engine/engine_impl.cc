@@ -295,7 +295,13 @@ Result<EngineStats> EngineImpl::Stats() const {
     s.pending_notices = state_.pending_count();
     s.last_sequence = meta_.last_sequence;
     s.log_records_since_checkpoint = meta_.log_records_since_checkpoint;
+    s.events_recorded = counters_.events_recorded.load();
+    s.notices_opened = counters_.notices_opened.load();
+    s.rows_pruned = counters_.rows_pruned.load();
+    s.cursors_expired = counters_.cursors_expired.load();
+    s.commit_groups = counters_.commit_groups.load();
   }
+  s.wakes_sent = wakes_.wakes_sent();
   s.bytes_on_disk = store_->BytesOnDisk();
   return s;
 }

@@ -146,6 +146,8 @@ class EngineImpl final : public Engine {
     struct NewRow { SessionRef session; Sequence sequence; std::string dedupe_key; };
     std::vector<NewRow> new_rows;       // journal rows added this group
     bool names_changed = false;
+    uint64_t rows_pruned = 0;      // counted for Stats() once durable
+    uint64_t cursors_expired = 0;
     std::unordered_map<uint64_t, SessionRecord> new_sessions;  // registry entries this group
   };
 
@@ -218,6 +220,13 @@ class EngineImpl final : public Engine {
   // the filters read; it moves only once the meta holding the mark is durable.
   std::shared_ptr<std::atomic<uint64_t>> durable_cap_mark_;
   Status sticky_error_;
+
+  // Cumulative counters for Stats(); written by the leader, read by anyone.
+  struct Counters {
+    std::atomic<uint64_t> events_recorded{0}, notices_opened{0}, rows_pruned{0},
+        cursors_expired{0}, commit_groups{0};
+  };
+  Counters counters_;
 
   // The commit queue.
   std::mutex queue_mu_;

@@ -79,6 +79,8 @@ Status EngineImpl::DeleteRows(const std::vector<Sequence>& rows, Group& g, Prune
   std::size_t cursors_before = state_.cursor_count();
   AppendLog(rec, g);
   stats->rows_deleted += deleted;
+  g.rows_pruned += deleted;
+  g.cursors_expired += cursors_before - state_.cursor_count();
   stats->sessions_touched += raises.size();
   stats->cursors_expired += cursors_before - state_.cursor_count();
   return Status::OK();

@@ -113,6 +113,13 @@ struct EngineStats {
   Sequence last_sequence = 0;
   uint64_t bytes_on_disk = 0;
   uint64_t log_records_since_checkpoint = 0;
+  // Cumulative since this engine was opened (for metrics).
+  uint64_t events_recorded = 0;
+  uint64_t notices_opened = 0;  // including re-opened ones (drain with intervening changes)
+  uint64_t wakes_sent = 0;
+  uint64_t rows_pruned = 0;     // by any pass: row cap, age, on demand
+  uint64_t cursors_expired = 0;
+  uint64_t commit_groups = 0;   // durable batches written (group commit)
 };
 
 struct VerifyReport {

@@ -250,6 +250,21 @@ TEST_F(NoticesTest, AcknowledgeOnlyTheNamedTargets) {
   EXPECT_EQ(left[0].target.session_key, child2);
 }
 
+TEST_F(NoticesTest, StatsCountWhatHappened) {
+  std::vector<Wake> wakes;
+  engine_->SubscribeWakes([&](const Wake& w) { wakes.push_back(w); });
+  Spawn(kParent, kChild);
+  Human(kChild);
+  Human(kChild);
+  auto s = engine_->Stats();
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->events_recorded, 3u);
+  EXPECT_EQ(s->notices_opened, 1u);  // the second change coalesced
+  EXPECT_EQ(s->wakes_sent, 1u);
+  EXPECT_EQ(s->pending_notices, 1u);
+  EXPECT_EQ(s->commit_groups, 3u);
+}
+
 TEST_F(NoticesTest, VerifyIsCleanAfterEveryKindOfChange) {
   Spawn(kParent, kChild);
   for (int i = 0; i < 5; ++i) Human(kChild);
