@@ -5,6 +5,8 @@
 #include <initializer_list>
 #include <optional>
 
+#include "tools/tool_params.h"
+
 // Everything here is a hand-written linear scanner rather than std::regex: transcripts are
 // hostile input of any size, and libstdc++'s regex recurses per character (a long message
 // overflows the stack) and is slow enough to dominate sessions_history.
@@ -21,12 +23,6 @@ bool IsAsciiAlnum(char c) {
 }
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 char LowerAscii(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = LowerAscii(c);
-  return out;
-}
 
 bool StartsWithCI(std::string_view text, std::size_t pos, std::string_view prefix) {
   if (text.size() - pos < prefix.size()) return false;

@@ -1,6 +1,7 @@
 #include "tools/session_history.h"
 
-#include <cmath>
+#include <algorithm>
+#include <cstdint>
 #include <exception>
 #include <optional>
 #include <string>
@@ -8,49 +9,12 @@
 #include "statewatch/session_key.h"
 #include "tools/history_sanitizer.h"
 #include "tools/json_codec.h"
+#include "tools/tool_params.h"
 
 namespace statewatch::tools {
 namespace json = boost::json;
 
 namespace {
-
-std::string Trim(std::string_view s) {
-  std::size_t b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string_view::npos) return "";
-  std::size_t e = s.find_last_not_of(" \t\r\n");
-  return std::string(s.substr(b, e - b + 1));
-}
-
-// Absent, null and blank strings count as "not given", as in tools/session_tools.cc.
-const json::value* Param(const json::object& params, std::string_view name) {
-  const json::value* v = params.if_contains(name);
-  if (v == nullptr || v->is_null()) return nullptr;
-  if (v->is_string() && Trim(v->as_string()).empty()) return nullptr;
-  return v;
-}
-
-std::optional<int64_t> IntegerValue(const json::value& v) {
-  if (v.is_int64()) return v.as_int64();
-  if (v.is_uint64()) {
-    if (v.as_uint64() > kMaxSafeInteger) return std::nullopt;
-    return static_cast<int64_t>(v.as_uint64());
-  }
-  if (v.is_double()) {
-    double d = v.as_double();
-    if (!std::isfinite(d) || std::trunc(d) != d || std::fabs(d) > double(kMaxSafeInteger)) {
-      return std::nullopt;
-    }
-    return static_cast<int64_t>(d);
-  }
-  if (v.is_string()) {
-    std::string s = Trim(v.as_string());
-    if (s.empty() || s.size() > 15 || s.find_first_not_of("0123456789") != std::string::npos) {
-      return std::nullopt;
-    }
-    return std::stoll(s);
-  }
-  return std::nullopt;
-}
 
 bool SessionExists(const Engine& engine, const SessionName& name) {
   auto record = engine.GetSession(name);
@@ -138,19 +102,17 @@ struct HistoryParams {
 
 Result<HistoryParams> ReadHistoryParams(const json::object& params) {
   HistoryParams p;
-  const json::value* key = Param(params, "sessionKey");
-  if (key == nullptr) return Status::InvalidArgument("sessionKey is required");
-  if (!key->is_string()) return Status::InvalidArgument("sessionKey must be a string");
-  p.session_key = Trim(key->as_string());
-  if (const json::value* limit = Param(params, "limit")) {
-    auto n = IntegerValue(*limit);
-    if (!n || *n < 1) return Status::InvalidArgument("limit must be a positive integer");
-    p.limit = std::min(*n, kMaxHistoryLimit);
-  }
-  if (const json::value* tools = Param(params, "includeTools")) {
-    if (!tools->is_bool()) return Status::InvalidArgument("includeTools must be a boolean");
-    p.include_tools = tools->as_bool();
-  }
+  std::optional<std::string> key;
+  SW_RETURN_IF_ERROR(Assign(StringParam(params, "sessionKey"), &key));
+  if (!key) return Status::InvalidArgument("sessionKey is required");
+  p.session_key = std::move(*key);
+  std::optional<int64_t> limit;
+  SW_RETURN_IF_ERROR(Assign(
+      IntegerParam(params, "limit", 1, INT64_MAX, "limit must be a positive integer"), &limit));
+  if (limit) p.limit = std::min(*limit, kMaxHistoryLimit);
+  std::optional<bool> include_tools;
+  SW_RETURN_IF_ERROR(Assign(BoolParam(params, "includeTools"), &include_tools));
+  p.include_tools = include_tools.value_or(false);
   return p;
 }
 

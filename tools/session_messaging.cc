@@ -1,15 +1,14 @@
 #include "tools/session_messaging.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 #include <exception>
-#include <initializer_list>
 #include <random>
 
 #include "statewatch/session_key.h"
 #include "tools/json_codec.h"
 #include "tools/session_history.h"
+#include "tools/tool_params.h"
 #include "tools/visibility.h"
 
 namespace statewatch::tools {
@@ -17,99 +16,7 @@ namespace json = boost::json;
 
 namespace {
 
-// ---- parameters (the conventions of tools/session_tools.cc) ----------------------------------
-
-std::string Trim(std::string_view s) {
-  std::size_t b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string_view::npos) return "";
-  std::size_t e = s.find_last_not_of(" \t\r\n");
-  return std::string(s.substr(b, e - b + 1));
-}
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-  return out;
-}
-
-// Absent, null and blank strings are "not given": agents fill optional parameters with "".
-const json::value* Param(const json::object& params, std::string_view name) {
-  const json::value* v = params.if_contains(name);
-  if (v == nullptr || v->is_null()) return nullptr;
-  if (v->is_string() && Trim(v->as_string()).empty()) return nullptr;
-  return v;
-}
-
-Result<std::optional<std::string>> StringParam(const json::object& params, std::string_view name) {
-  const json::value* v = Param(params, name);
-  if (v == nullptr) return std::optional<std::string>();
-  if (!v->is_string()) return Status::InvalidArgument(std::string(name) + " must be a string");
-  return std::optional<std::string>(Trim(v->as_string()));
-}
-
-Result<std::optional<bool>> BoolParam(const json::object& params, std::string_view name) {
-  const json::value* v = Param(params, name);
-  if (v == nullptr) return std::optional<bool>();
-  if (!v->is_bool()) return Status::InvalidArgument(std::string(name) + " must be a boolean");
-  return std::optional<bool>(v->as_bool());
-}
-
-std::optional<int64_t> IntegerValue(const json::value& v) {
-  if (v.is_int64()) return v.as_int64();
-  if (v.is_uint64()) {
-    if (v.as_uint64() > kMaxSafeInteger) return std::nullopt;
-    return static_cast<int64_t>(v.as_uint64());
-  }
-  if (v.is_double()) {
-    double d = v.as_double();
-    if (!std::isfinite(d) || std::trunc(d) != d || std::fabs(d) > double(kMaxSafeInteger)) {
-      return std::nullopt;
-    }
-    return static_cast<int64_t>(d);
-  }
-  if (v.is_string()) {
-    std::string s = Trim(v.as_string());
-    if (s.empty() || s.size() > 15 || s.find_first_not_of("0123456789") != std::string::npos) {
-      return std::nullopt;
-    }
-    return std::stoll(s);
-  }
-  return std::nullopt;
-}
-
-Result<std::optional<int64_t>> IntegerParam(const json::object& params, std::string_view name,
-                                            int64_t min, int64_t max) {
-  const json::value* v = Param(params, name);
-  if (v == nullptr) return std::optional<int64_t>();
-  std::optional<int64_t> n = IntegerValue(*v);
-  if (!n || *n < min || *n > max) {
-    return Status::InvalidArgument(std::string(name) + " must be an integer from " +
-                                   std::to_string(min) + " to " + std::to_string(max));
-  }
-  return n;
-}
-
-// One of `allowed` (case-insensitive), else `<what> (got <value>)`.
-Result<std::optional<std::string>> EnumParam(const json::object& params, std::string_view name,
-                                             std::initializer_list<std::string_view> allowed,
-                                             const std::string& what) {
-  const json::value* v = Param(params, name);
-  if (v == nullptr) return std::optional<std::string>();
-  if (v->is_string()) {
-    std::string s = Lower(Trim(v->as_string()));
-    if (std::find(allowed.begin(), allowed.end(), s) != allowed.end()) {
-      return std::optional<std::string>(s);
-    }
-  }
-  return Status::InvalidArgument(what + " (got " + DescribeJson(*v) + ")");
-}
-
-template <typename T>
-Status Assign(Result<T> r, T* out) {
-  if (!r.ok()) return r.status();
-  *out = std::move(*r);
-  return Status::OK();
-}
+// ---- the edge (parameters are read with tools/tool_params.h) -------------------------------
 
 // Tool entry points are the edge: Boost.JSON throws (allocation, .at()) become a Status.
 template <typename F>

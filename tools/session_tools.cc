@@ -1,8 +1,6 @@
 #include "tools/session_tools.h"
 
 #include <algorithm>
-#include <cctype>
-#include <cmath>
 #include <exception>
 #include <optional>
 #include <set>
@@ -14,81 +12,15 @@
 #include "tools/history_sanitizer.h"
 #include "tools/json_codec.h"
 #include "tools/registry_codec.h"
+#include "tools/session_history.h"
+#include "tools/tool_params.h"
 
 namespace statewatch::tools {
 namespace json = boost::json;
 
 namespace {
 
-// ---- parameters ---------------------------------------------------------------------------
-
-// Absent and null mean "not given", and so does a blank string: agents fill optional
-// parameters with "" as often as they leave them out.
-const json::value* Param(const json::object& params, std::string_view name) {
-  const json::value* v = params.if_contains(name);
-  if (v == nullptr || v->is_null()) return nullptr;
-  if (v->is_string()) {
-    std::string_view s = v->as_string();
-    if (s.find_first_not_of(" \t\r\n") == std::string_view::npos) return nullptr;
-  }
-  return v;
-}
-
-Result<std::optional<std::string>> StringParam(const json::object& params, std::string_view name) {
-  const json::value* v = Param(params, name);
-  if (v == nullptr) return std::optional<std::string>();
-  if (!v->is_string()) return Status::InvalidArgument(std::string(name) + " must be a string");
-  std::string s(v->as_string());
-  s.erase(0, s.find_first_not_of(" \t\r\n"));
-  s.erase(s.find_last_not_of(" \t\r\n") + 1);
-  return std::optional<std::string>(std::move(s));
-}
-
-// An integer given as a JSON number (an integral double counts) or a string of digits.
-std::optional<int64_t> IntegerValue(const json::value& v) {
-  if (v.is_int64()) return v.as_int64();
-  if (v.is_uint64()) {
-    if (v.as_uint64() > kMaxSafeInteger) return std::nullopt;
-    return static_cast<int64_t>(v.as_uint64());
-  }
-  if (v.is_double()) {
-    double d = v.as_double();
-    if (!std::isfinite(d) || std::trunc(d) != d || std::fabs(d) > double(kMaxSafeInteger)) {
-      return std::nullopt;
-    }
-    return static_cast<int64_t>(d);
-  }
-  if (v.is_string()) {
-    std::string_view s = v.as_string();
-    std::size_t b = s.find_first_not_of(" \t\r\n");
-    s = s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
-    if (s.empty() || s.size() > 15) return std::nullopt;
-    int64_t n = 0;
-    for (char c : s) {
-      if (c < '0' || c > '9') return std::nullopt;
-      n = n * 10 + (c - '0');
-    }
-    return n;
-  }
-  return std::nullopt;
-}
-
-// Reads an integer parameter in [min, max]; anything else is refused with `message`.
-Result<std::optional<int64_t>> IntegerParam(const json::object& params, std::string_view name,
-                                            int64_t min, int64_t max, const char* message) {
-  const json::value* v = Param(params, name);
-  if (v == nullptr) return std::optional<int64_t>();
-  std::optional<int64_t> n = IntegerValue(*v);
-  if (!n || *n < min || *n > max) return Status::InvalidArgument(message);
-  return n;
-}
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
+// ---- parameters (readers: tools/tool_params.h) --------------------------------------------
 
 constexpr char kKindsError[] = "kinds must be an array of main, group, cron, hook, node, other";
 
@@ -131,13 +63,6 @@ struct ListFilters {
 
 constexpr int64_t kMaxCount = int64_t{1} << 40;
 
-template <typename T>
-Status Assign(Result<T> r, T* out) {
-  if (!r.ok()) return r.status();
-  *out = std::move(*r);
-  return Status::OK();
-}
-
 Result<ListFilters> ReadListFilters(const json::object& params) {
   ListFilters f;
   SW_RETURN_IF_ERROR(Assign(KindsParam(params), &f.kinds));
@@ -179,19 +104,6 @@ bool Keep(const SessionRecord& r, const ListFilters& f, int64_t now_ms) {
   if (f.search && !MatchesSearch(r, *f.search)) return false;
   if (f.active_minutes && UpdatedAt(r) < now_ms - *f.active_minutes * 60000) return false;
   return true;
-}
-
-// The caller's effective visibility: the sandbox flag only matters when it would narrow
-// `agent` or `all`, so the registry is read only then.
-Result<Visibility> CallerVisibility(const Engine& engine, const SessionToolsOptions& options,
-                                    const SessionName& caller) {
-  if (options.visibility != Visibility::kAgent && options.visibility != Visibility::kAll) {
-    return options.visibility;
-  }
-  auto rec = engine.GetSession(caller);
-  if (!rec.ok()) return rec.status();
-  bool sandboxed = rec->has_value() && (*rec)->sandboxed.value_or(false);
-  return EffectiveVisibility(options.visibility, sandboxed);
 }
 
 // The last `limit` transcript messages of a row, cleaned exactly as sessions_history cleans

@@ -1,19 +1,17 @@
 #include "tools/tool_profiles.h"
 
 #include <algorithm>
-#include <cctype>
 
 #include "statewatch/session_key.h"
+#include "tools/tool_params.h"
 
 namespace statewatch::tools {
 namespace {
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
+constexpr NamedValue<ToolProfile> kProfileNames[] = {{ToolProfile::kMinimal, "minimal"},
+                                                     {ToolProfile::kCoding, "coding"},
+                                                     {ToolProfile::kMessaging, "messaging"},
+                                                     {ToolProfile::kFull, "full"}};
 
 constexpr std::string_view kMessagingTools[] = {"sessions_list", "sessions_history",
                                                 "sessions_send", "session_status"};
@@ -52,27 +50,10 @@ bool PolicyGrants(const ToolPolicy& policy, std::string_view tool) {
 
 }  // namespace
 
-const char* ToolProfileName(ToolProfile profile) {
-  switch (profile) {
-    case ToolProfile::kMinimal:
-      return "minimal";
-    case ToolProfile::kCoding:
-      return "coding";
-    case ToolProfile::kMessaging:
-      return "messaging";
-    case ToolProfile::kFull:
-      return "full";
-  }
-  return "full";
-}
+const char* ToolProfileName(ToolProfile profile) { return NameOf(kProfileNames, profile, "full"); }
 
 std::optional<ToolProfile> ParseToolProfile(std::string_view text) {
-  std::string p = Lower(text);
-  if (p == "minimal") return ToolProfile::kMinimal;
-  if (p == "coding") return ToolProfile::kCoding;
-  if (p == "messaging") return ToolProfile::kMessaging;
-  if (p == "full") return ToolProfile::kFull;
-  return std::nullopt;
+  return ValueNamed(kProfileNames, text);
 }
 
 bool IsSessionTool(std::string_view tool) { return In(kSessionToolNames, tool); }

@@ -1,17 +1,16 @@
 #include "tools/visibility.h"
 
 #include <algorithm>
-#include <cctype>
+
+#include "tools/tool_params.h"
 
 namespace statewatch::tools {
 namespace {
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
+constexpr NamedValue<Visibility> kVisibilityNames[] = {{Visibility::kSelf, "self"},
+                                                       {Visibility::kTree, "tree"},
+                                                       {Visibility::kAgent, "agent"},
+                                                       {Visibility::kAll, "all"}};
 
 const char* ActionPrefix(SessionAction action) {
   switch (action) {
@@ -94,27 +93,10 @@ bool OwnedByCaller(const SessionName& caller, const VisibilityTarget& target) {
 
 }  // namespace
 
-const char* VisibilityName(Visibility v) {
-  switch (v) {
-    case Visibility::kSelf:
-      return "self";
-    case Visibility::kTree:
-      return "tree";
-    case Visibility::kAgent:
-      return "agent";
-    case Visibility::kAll:
-      return "all";
-  }
-  return "tree";
-}
+const char* VisibilityName(Visibility v) { return NameOf(kVisibilityNames, v, "tree"); }
 
 std::optional<Visibility> ParseVisibility(std::string_view text) {
-  std::string v = Lower(text);
-  if (v == "self") return Visibility::kSelf;
-  if (v == "tree") return Visibility::kTree;
-  if (v == "agent") return Visibility::kAgent;
-  if (v == "all") return Visibility::kAll;
-  return std::nullopt;
+  return ValueNamed(kVisibilityNames, text);
 }
 
 Visibility EffectiveVisibility(Visibility configured, bool sandboxed) {
