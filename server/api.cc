@@ -19,6 +19,14 @@ constexpr std::string_view kToolsPrefix = "/v1/tools/";
 constexpr std::string_view kSessionsPrefix = "/v1/sessions/";
 constexpr std::string_view kResetSuffix = "/reset";
 constexpr std::string_view kMessagesSuffix = "/messages";
+constexpr std::string_view kDeliveriesPrefix = "/v1/deliveries/";
+constexpr std::string_view kRunsPrefix = "/v1/runs/";
+constexpr std::string_view kLinksPath = "/v1/upstream-links";
+constexpr std::string_view kLinksPrefix = "/v1/upstream-links/";
+
+bool StartsWith(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
 
 bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() > suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
@@ -51,8 +59,12 @@ bool Is(std::string_view method, const char* m) { return method == m; }
 
 }  // namespace
 
-Api::Api(Engine* engine, const ServerOptions& options, ManualClock* manual_clock, Metrics* metrics)
-    : engine_(engine), options_(options), manual_clock_(manual_clock), metrics_(metrics) {}
+Api::Api(const ApiServices& services, const ServerOptions& options)
+    : services_(services),
+      engine_(services.engine),
+      options_(options),
+      manual_clock_(services.manual_clock),
+      metrics_(services.metrics) {}
 
 ApiResponse Api::Error(int status, std::string_view code, std::string_view message) {
   json::object inner;
@@ -92,8 +104,7 @@ ApiResponse Api::Handle(const ApiRequest& request) {
                  RouteName(route), response.status, response.body);
   } else if (spdlog::should_log(spdlog::level::debug)) {
     spdlog::debug("event=request method={} target=\"{}\" route=\"{}\" status={} us={}",
-                  request.method, request.target, RouteName(route), response.status,
-                  nanos / 1000);
+                  request.method, request.target, RouteName(route), response.status, nanos / 1000);
   }
   return response;
 }
@@ -103,17 +114,35 @@ namespace {
 // POST /v1/tools/<name>.
 ApiResponse RouteTool(const HandlerContext& ctx, const ApiRequest& req, std::string_view path,
                       Route* route) {
+  static const std::pair<std::string_view, Route> kTools[] = {
+      {"session_status", Route::kSessionStatus},
+      {"sessions_list", Route::kSessionsList},
+      {"sessions_history", Route::kSessionsHistory},
+      {"sessions_send", Route::kSessionsSend},
+      {"sessions_spawn", Route::kSessionsSpawn},
+      {"sessions_yield", Route::kSessionsYield},
+      {"subagents", Route::kSubagents},
+  };
   std::string_view tool = path.substr(kToolsPrefix.size());
-  *route = tool == "session_status"  ? Route::kSessionStatus
-           : tool == "sessions_list" ? Route::kSessionsList
-                                     : Route::kUnknownTool;
+  *route = Route::kUnknownTool;
+  for (const auto& [name, r] : kTools) {
+    if (tool == name) *route = r;
+  }
   if (*route == Route::kUnknownTool) {
     return Api::Error(404, "unknown_tool",
                       "Unknown tool: " + std::string(tool) +
-                          " (this server answers session_status and sessions_list)");
+                          " (this server answers session_status, sessions_list, "
+                          "sessions_history, sessions_send, sessions_spawn, sessions_yield "
+                          "and subagents)");
   }
   if (!Is(req.method, "POST")) return MethodNotAllowed(req.method, path, "POST");
-  return HandleTool(ctx, tool, req);
+  // session_status and sessions_list keep their direct path: CallTool would add the profile
+  // check, which refuses every session tool to a leaf sub-agent — and these two answer
+  // visibility refusals a sub-agent must be able to get.
+  if (*route == Route::kSessionStatus || *route == Route::kSessionsList) {
+    return HandleTool(ctx, tool, req);
+  }
+  return HandleMessagingTool(ctx, tool, req);
 }
 
 // /v1/sessions/{key}[/reset|/messages]; {key} is percent-decoded after the split, so an
@@ -142,6 +171,49 @@ ApiResponse RouteSession(const HandlerContext& ctx, const ApiRequest& req, const
   return MethodNotAllowed(m, path, "PUT, DELETE");
 }
 
+// /v1/deliveries/{id}/ack and /v1/runs/{runId}/reply|finish.
+ApiResponse RouteGateway(const HandlerContext& ctx, const ApiRequest& req, std::string_view path,
+                         Route* route) {
+  std::string_view m = req.method;
+  bool delivery = StartsWith(path, kDeliveriesPrefix);
+  std::string_view rest = path.substr(delivery ? kDeliveriesPrefix.size() : kRunsPrefix.size());
+  std::size_t slash = rest.rfind('/');
+  if (slash == std::string_view::npos || slash == 0) return NoRoute(m, path);
+  std::string_view action = rest.substr(slash + 1);
+  auto id = PercentDecode(rest.substr(0, slash), /*plus_is_space=*/false);
+  if (!id) return Api::Error(400, "invalid_argument", "malformed percent-encoding in the id");
+  if (delivery) {
+    if (action != "ack" || id->find('/') != std::string::npos) return NoRoute(m, path);
+    *route = Route::kDeliveryAck;
+    if (!Is(m, "POST")) return MethodNotAllowed(m, path, "POST");
+    return HandleDeliveryAck(ctx, *id);
+  }
+  if (action != "reply" && action != "finish") return NoRoute(m, path);
+  *route = action == "reply" ? Route::kRunReply : Route::kRunFinish;
+  if (!Is(m, "POST")) return MethodNotAllowed(m, path, "POST");
+  return action == "reply" ? HandleRunReply(ctx, req, *id) : HandleRunFinish(ctx, req, *id);
+}
+
+// /v1/upstream-links and /v1/upstream-links/{key}.
+ApiResponse RouteLinks(const HandlerContext& ctx, const ApiRequest& req, const Target& target,
+                       Route* route) {
+  std::string_view m = req.method, path = target.path;
+  if (path == kLinksPath) {
+    *route = Route::kUpstreamLinks;
+    if (Is(m, "GET")) return HandleListLinks(ctx);
+    if (Is(m, "POST")) return HandlePutLink(ctx, req);
+    return MethodNotAllowed(m, path, "GET, POST");
+  }
+  std::string_view rest = path.substr(kLinksPrefix.size());
+  auto key = PercentDecode(rest, /*plus_is_space=*/false);
+  if (!key)
+    return Api::Error(400, "invalid_argument", "malformed percent-encoding in the session key");
+  if (key->empty() || rest.find('/') != std::string_view::npos) return NoRoute(m, path);
+  *route = Route::kUpstreamLink;
+  if (!Is(m, "DELETE")) return MethodNotAllowed(m, path, "DELETE");
+  return HandleDeleteLink(ctx, req, *key, target.query);
+}
+
 // The routes with a fixed path.
 ApiResponse RouteFixed(const HandlerContext& ctx, const ApiRequest& req, const Target& target,
                        Route* route) {
@@ -156,6 +228,7 @@ ApiResponse RouteFixed(const HandlerContext& ctx, const ApiRequest& req, const T
       {"/v1/notices", "GET", Route::kNoticesPeek},
       {"/v1/notices/drain", "POST", Route::kNoticesDrain},
       {"/v1/wakes", "GET", Route::kWakes},
+      {"/v1/deliveries", "GET", Route::kDeliveries},
       {"/v1/prune", "POST", Route::kPrune},
       {"/v1/verify", "GET", Route::kVerify},
       {"/metrics", "GET", Route::kMetrics},
@@ -184,6 +257,10 @@ ApiResponse RouteFixed(const HandlerContext& ctx, const ApiRequest& req, const T
         return Api::Error(426, "upgrade_required",
                           "GET /v1/wakes is a WebSocket stream: send Connection: Upgrade and "
                           "Upgrade: websocket");
+      case Route::kDeliveries:
+        return Api::Error(426, "upgrade_required",
+                          "GET /v1/deliveries is a WebSocket stream: send Connection: Upgrade "
+                          "and Upgrade: websocket");
       case Route::kPrune:
         return HandlePrune(ctx);
       case Route::kVerify:
@@ -207,9 +284,13 @@ ApiResponse Api::Dispatch(const ApiRequest& req, Route* route) {
     return JsonResponse(200, json::object{{"status", "ok"}});
   }
   if (!Authorized(req)) return Unauthorized();
-  HandlerContext ctx{*engine_, options_, manual_clock_, *metrics_, after_write};
-  if (target.path.substr(0, kToolsPrefix.size()) == kToolsPrefix) {
-    return RouteTool(ctx, req, target.path, route);
+  HandlerContext ctx{*engine_, options_, manual_clock_, *metrics_, after_write, services_};
+  if (StartsWith(target.path, kToolsPrefix)) return RouteTool(ctx, req, target.path, route);
+  if (StartsWith(target.path, kDeliveriesPrefix) || StartsWith(target.path, kRunsPrefix)) {
+    return RouteGateway(ctx, req, target.path, route);
+  }
+  if (target.path == kLinksPath || StartsWith(target.path, kLinksPrefix)) {
+    return RouteLinks(ctx, req, target, route);
   }
   if (target.path.substr(0, kSessionsPrefix.size()) == kSessionsPrefix) {
     return RouteSession(ctx, req, target, route);
@@ -229,26 +310,75 @@ ApiResponse Api::Unauthorized() {
   return r;
 }
 
-std::variant<std::string, ApiResponse> Api::AcceptWakes(const ApiRequest& req) {
+std::variant<StreamTarget, ApiResponse> Api::AcceptStream(const ApiRequest& req) {
   Target target = SplitTarget(req.target);
-  if (target.path != "/v1/wakes") {
+  bool deliveries = target.path == "/v1/deliveries";
+  if (target.path != "/v1/wakes" && !deliveries) {
     return Error(404, "not_found",
-                 "no WebSocket stream at " + std::string(target.path) + " (use /v1/wakes)");
+                 "no WebSocket stream at " + std::string(target.path) +
+                     " (use /v1/wakes or /v1/deliveries)");
   }
   if (!Authorized(req)) return Unauthorized();
   bool malformed = false;
-  auto watcher = QueryParam(target.query, "watcher", &malformed);
-  if (malformed) return Error(400, "invalid_argument", "malformed percent-encoding in watcher");
-  if (!watcher || watcher->empty()) return std::string();
-  auto parsed = ParseSessionKey(*watcher);
+  const char* param = deliveries ? "agentId" : "watcher";
+  auto filter = QueryParam(target.query, param, &malformed);
+  if (malformed) {
+    return Error(400, "invalid_argument", std::string("malformed percent-encoding in ") + param);
+  }
+  StreamTarget out;
+  out.kind = deliveries ? StreamTarget::Kind::kDeliveries : StreamTarget::Kind::kWakes;
+  if (!filter || filter->empty()) return out;
+  if (deliveries) {
+    out.filter = *filter;
+    return out;
+  }
+  auto parsed = ParseSessionKey(*filter);
   if (!parsed.ok()) return Error(400, "invalid_argument", parsed.status().message());
   if (!parsed->agent_scoped) {
     return Error(400, "invalid_argument",
                  "watcher must be an agent-scoped key (agent:<id>:<rest>); a bare key never "
                  "gets wakes (got \"" +
-                     *watcher + "\")");
+                     *filter + "\")");
   }
-  return parsed->canonical;
+  out.filter = parsed->canonical;
+  return out;
+}
+
+uint64_t Api::SubscribeDeliveries(const std::string& agent_id,
+                                  std::function<void(uint64_t, std::string)> callback) {
+  if (services_.deliveries == nullptr) return 0;
+  return services_.deliveries->Subscribe(agent_id, [cb = std::move(callback)](const Delivery& d) {
+    cb(d.id, json::serialize(tools::DeliveryToJson(d)));
+  });
+}
+
+void Api::UnsubscribeDeliveries(uint64_t id) {
+  if (services_.deliveries != nullptr && id != 0) services_.deliveries->Unsubscribe(id);
+}
+
+Result<std::vector<std::pair<uint64_t, std::string>>> Api::PendingDeliveries(
+    const std::string& agent_id) {
+  auto pending = engine_->PendingDeliveries(agent_id);
+  if (!pending.ok()) return pending.status();
+  std::vector<std::pair<uint64_t, std::string>> out;
+  out.reserve(pending->size());
+  for (const Delivery& d : *pending) {
+    out.emplace_back(d.id, json::serialize(tools::DeliveryToJson(d)));
+  }
+  return out;
+}
+
+void Api::Abandon(const std::string& run_id) {
+  if (services_.messaging != nullptr) services_.messaging->Abandon(run_id);
+}
+
+std::optional<int64_t> Api::NextRunDeadlineMs() const {
+  if (services_.messaging == nullptr) return std::nullopt;
+  return services_.messaging->NextDeadlineMs();
+}
+
+void Api::ExpireDueRuns() {
+  if (services_.messaging != nullptr) services_.messaging->ExpireDue();
 }
 
 }  // namespace statewatch::server

@@ -7,6 +7,16 @@
 // Routes (JSON bodies, camelCase fields as in semantics.md):
 //   POST /v1/tools/session_status | /v1/tools/sessions_list   caller in X-Session-Key
 //                                                             (+ X-Agent-Id for a bare key)
+//   POST /v1/tools/sessions_send | sessions_spawn | subagents | sessions_yield |
+//        sessions_history           through SessionMessaging::CallTool (profiles checked);
+//                                   a waiting sessions_send is *parked* (see ApiResponse)
+//   GET /v1/deliveries[?agentId=A]       WebSocket feed of deliveries (426 without upgrade)
+//   POST /v1/deliveries/{id}/ack         -> {"acked": true} (404 when unknown)
+//   POST /v1/runs/{runId}/reply {"text"}             -> RunUpdate::ToJson
+//   POST /v1/runs/{runId}/finish {"status","result"?} -> RunUpdate::ToJson
+//   GET /v1/upstream-links               -> {"links": [...]}
+//   POST /v1/upstream-links              create or refresh -> {"link": {...}}
+//   DELETE /v1/upstream-links/{key}      -> {"deleted": true} (404 when none)
 //   POST /v1/events                      one event or an array -> {"events": [...]}
 //   PUT /v1/sessions/{key}               registry upsert -> {"session": {...}}
 //   DELETE /v1/sessions/{key}            -> {"deleted": true}
@@ -17,7 +27,8 @@
 //   POST /v1/notices/drain               {"watcher"} -> {"notices": [...]}
 //   GET /v1/wakes[?watcher=W]            WebSocket upgrade (426 without one)
 //   POST /v1/prune, GET /v1/verify, GET /healthz, GET /metrics
-//   GET /v1/clock, POST /v1/clock {"now": MS}   (POST only with the manual clock)
+//   GET /v1/clock, POST /v1/clock {"now": MS}   (POST only with the manual clock; it also
+//                                        times out due sends and runs a due upstream tick)
 // {key} is percent-decoded; the agent of a bare key comes from ?agentId=, X-Agent-Id, the
 // body's agentId (PUT), else "main".
 //
@@ -30,16 +41,25 @@
 #define STATEWATCH_SERVER_API_H_
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
+#include <vector>
 
+#include "monitor/upstream_monitor.h"
+#include "server/delivery_hub.h"
 #include "server/metrics.h"
+#include "server/monitor_driver.h"
 #include "server/server_options.h"
 #include "statewatch/clock.h"
 #include "statewatch/engine.h"
+#include "tools/session_messaging.h"
 
 namespace statewatch::server {
+
+struct ApiResponse;
 
 struct ApiRequest {
   std::string_view method;  // "GET", "POST", ...
@@ -48,6 +68,9 @@ struct ApiRequest {
   std::string_view session_key;    // X-Session-Key
   std::string_view agent_id;       // X-Agent-Id
   std::string_view authorization;  // Authorization
+  // Where a parked answer goes (see ApiResponse::parked). Called at most once, from any
+  // thread, possibly before Handle() has returned. May be empty: nothing is parked then.
+  std::function<void(ApiResponse)> respond;
 };
 
 struct ApiResponse {
@@ -56,20 +79,59 @@ struct ApiResponse {
   const char* content_type = "application/json";
   const char* allow = nullptr;    // the Allow header of a 405
   bool www_authenticate = false;  // a 401 carries `WWW-Authenticate: Bearer`
+  // The answer comes later through ApiRequest::respond (a sessions_send waiting for its
+  // reply or timeout). The transport calls Api::Abandon(run_id) if its client goes away.
+  bool parked = false;
+  std::string run_id;
+};
+
+// What a WebSocket upgrade streams.
+struct StreamTarget {
+  enum class Kind { kWakes, kDeliveries };
+  Kind kind = Kind::kWakes;
+  std::string filter;  // the watcher (wakes) or agent id (deliveries); "" = all
+};
+
+// The daemon's services behind the routes. None is owned.
+struct ApiServices {
+  Engine* engine = nullptr;
+  ManualClock* manual_clock = nullptr;  // null unless --manual-clock
+  Metrics* metrics = nullptr;
+  tools::SessionMessaging* messaging = nullptr;
+  DeliveryHub* deliveries = nullptr;
+  monitor::UpstreamMonitor* monitor = nullptr;
+  MonitorDriver* monitor_driver = nullptr;
 };
 
 class Api {
  public:
-  // `manual_clock` is the engine's clock when the server runs with --manual-clock (else
-  // null). None is owned; all must outlive the Api.
-  Api(Engine* engine, const ServerOptions& options, ManualClock* manual_clock, Metrics* metrics);
+  // `services.manual_clock` is the engine's clock when the server runs with --manual-clock
+  // (else null). None is owned; all must outlive the Api.
+  Api(const ApiServices& services, const ServerOptions& options);
 
   // Answers one request (everything but the WebSocket stream). Records its metrics.
   ApiResponse Handle(const ApiRequest& request);
 
-  // For a WebSocket upgrade request: the watcher filter of GET /v1/wakes ("" = every
-  // watcher), or the error response to send instead (auth, wrong path, bad watcher).
-  std::variant<std::string, ApiResponse> AcceptWakes(const ApiRequest& request);
+  // For a WebSocket upgrade request: what to stream (GET /v1/wakes?watcher=,
+  // GET /v1/deliveries?agentId=), or the error response to send instead (auth, wrong path,
+  // bad filter).
+  std::variant<StreamTarget, ApiResponse> AcceptStream(const ApiRequest& request);
+
+  // ---- the delivery feed (for the transport) ---------------------------------------------
+  // Live deliveries for `agent_id` ("" = all) as (id, DeliveryToJson text).
+  uint64_t SubscribeDeliveries(const std::string& agent_id,
+                               std::function<void(uint64_t, std::string)> callback);
+  void UnsubscribeDeliveries(uint64_t id);
+  // The unacknowledged deliveries, oldest first, in the same form.
+  Result<std::vector<std::pair<uint64_t, std::string>>> PendingDeliveries(
+      const std::string& agent_id);
+
+  // ---- pending sessions_send calls (for the transport's timer) ----------------------------
+  // The parked call's client went away: its answer is dropped, the run goes on.
+  void Abandon(const std::string& run_id);
+  // The earliest deadline of a waiting send (engine clock), and the expiry of the due ones.
+  std::optional<int64_t> NextRunDeadlineMs() const;
+  void ExpireDueRuns();
 
   // The error body {"error": {"code", "message"}}; for the transport's own errors too.
   static ApiResponse Error(int status, std::string_view code, std::string_view message);
@@ -86,6 +148,7 @@ class Api {
   bool Authorized(const ApiRequest& request) const;
   static ApiResponse Unauthorized();
 
+  ApiServices services_;
   Engine* engine_;
   const ServerOptions& options_;
   ManualClock* manual_clock_;

@@ -32,17 +32,49 @@ Result<std::unique_ptr<Daemon>> Daemon::Open(const ServerOptions& options) {
                  options.data_dir, stats->journal_rows, stats->sessions, stats->cursors,
                  stats->pending_notices);
   }
-  d->api_ =
-      std::make_unique<Api>(d->engine_.get(), d->options_, d->manual_clock_.get(), &d->metrics_);
+  SW_RETURN_IF_ERROR(d->OpenServices());
+  ApiServices services;
+  services.engine = d->engine_.get();
+  services.manual_clock = d->manual_clock_.get();
+  services.metrics = &d->metrics_;
+  services.messaging = d->messaging_.get();
+  services.deliveries = &d->deliveries_;
+  services.monitor = d->monitor_.get();
+  services.monitor_driver = d->monitor_driver_.get();
+  d->api_ = std::make_unique<Api>(services, d->options_);
   auto server = HttpServer::Bind(d->engine_.get(), d->api_.get(), &d->metrics_, d->options_);
   if (!server.ok()) return server.status();
   d->server_ = std::move(server).value();
+  // Last: a tick may record events and re-arm the wake timer through api_->after_write,
+  // which HttpServer::Bind has just set.
+  d->monitor_driver_->Start();
   return d;
 }
 
+Status Daemon::OpenServices() {
+  tools::MessagingOptions messaging = options_.messaging;
+  messaging.sessions = options_.tools;
+  // Deliveries become durable inside SessionMessaging; the hub pushes them to live feeds.
+  messaging.on_delivery = [hub = &deliveries_](const Delivery& d) { hub->Publish(d); };
+  auto opened = tools::SessionMessaging::Open(engine_.get(), std::move(messaging));
+  if (!opened.ok()) return opened.status();
+  messaging_ = std::move(opened).value();
+  monitor_ = std::make_unique<monitor::UpstreamMonitor>(*engine_, options_.upstream);
+  monitor_driver_ = std::make_unique<MonitorDriver>(monitor_.get(), &engine_->clock(),
+                                                    options_.manual_clock, [this] {
+                                                      if (api_ && api_->after_write)
+                                                        api_->after_write();
+                                                    });
+  return Status::OK();
+}
+
 Daemon::~Daemon() {
-  server_.reset();  // no request can reach the engine after this
+  if (monitor_driver_) monitor_driver_->Stop();  // aborts a tick; before the engine closes
+  server_.reset();                               // no request can reach the engine after this
   api_.reset();
+  monitor_driver_.reset();
+  monitor_.reset();
+  messaging_.reset();
   engine_.reset();  // closes the database
 }
 

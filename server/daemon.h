@@ -1,7 +1,9 @@
 // Daemon: everything `statewatch serve` runs — the engine (opened, restart sweep done), the
-// metrics, the Api and the HttpServer — owned together and torn down in the right order
-// (server first, then the engine, which closes the database cleanly). The end-to-end tests
-// run the very same object in-process.
+// session messaging (sessions_send and friends, the delivery feed), the upstream monitor on
+// its own thread, the metrics, the Api and the HttpServer — owned together and torn down in
+// the right order (the monitor stopped, then the server, then the messaging, then the
+// engine, which closes the database cleanly). The end-to-end tests run the very same object
+// in-process.
 //
 // Thread-safe: Shutdown() from any thread; Run() once.
 #ifndef STATEWATCH_SERVER_DAEMON_H_
@@ -9,12 +11,16 @@
 
 #include <memory>
 
+#include "monitor/upstream_monitor.h"
 #include "server/api.h"
+#include "server/delivery_hub.h"
 #include "server/http_server.h"
 #include "server/metrics.h"
+#include "server/monitor_driver.h"
 #include "server/server_options.h"
 #include "statewatch/clock.h"
 #include "statewatch/engine.h"
+#include "tools/session_messaging.h"
 
 namespace statewatch::server {
 
@@ -28,6 +34,8 @@ class Daemon {
 
   uint16_t port() const { return server_->port(); }
   Engine& engine() { return *engine_; }
+  tools::SessionMessaging& messaging() { return *messaging_; }
+  monitor::UpstreamMonitor& upstream_monitor() { return *monitor_; }
   const ServerOptions& options() const { return options_; }
 
   void Run() { server_->Run(); }
@@ -36,10 +44,16 @@ class Daemon {
 
  private:
   explicit Daemon(const ServerOptions& options) : options_(options) {}
+  // The session messaging and the upstream monitor (not started) over the open engine.
+  Status OpenServices();
 
   ServerOptions options_;
   std::shared_ptr<ManualClock> manual_clock_;
   std::unique_ptr<Engine> engine_;
+  DeliveryHub deliveries_;
+  std::unique_ptr<tools::SessionMessaging> messaging_;
+  std::unique_ptr<monitor::UpstreamMonitor> monitor_;
+  std::unique_ptr<MonitorDriver> monitor_driver_;
   Metrics metrics_;
   std::unique_ptr<Api> api_;
   std::unique_ptr<HttpServer> server_;

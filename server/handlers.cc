@@ -15,12 +15,10 @@
 namespace statewatch::server {
 namespace json = boost::json;
 
-namespace {
-
 // The agent of a bare key in a /v1/sessions/{key} route: ?agentId=, else X-Agent-Id, else
 // `body_agent`, else "main" (ResolveSession's default).
-Result<SessionName> RouteSession(const ApiRequest& req, const std::string& key,
-                                 std::string_view query, std::string_view body_agent = {}) {
+Result<SessionName> RouteSessionName(const ApiRequest& req, const std::string& key,
+                                     std::string_view query, std::string_view body_agent) {
   bool malformed = false;
   std::string agent = QueryParam(query, "agentId", &malformed).value_or("");
   if (malformed) return Status::InvalidArgument("malformed percent-encoding in agentId");
@@ -28,6 +26,8 @@ Result<SessionName> RouteSession(const ApiRequest& req, const std::string& key,
   if (agent.empty()) agent = std::string(body_agent);
   return ResolveSession(key, agent);
 }
+
+namespace {
 
 // A required string field of a JSON object body.
 Result<std::string> RequiredString(const json::value& body, std::string_view name) {
@@ -55,8 +55,9 @@ json::object NoticesJson(const std::vector<Notice>& notices) {
   return json::object{{"notices", std::move(list)}};
 }
 
-// The calling session of a tool call (X-Session-Key, X-Agent-Id for a bare key).
-Result<SessionName> Caller(const ApiRequest& req) {
+}  // namespace
+
+Result<SessionName> ToolCaller(const ApiRequest& req) {
   std::string_view key = req.session_key;
   if (key.find_first_not_of(" \t") == std::string_view::npos) {
     return Status::InvalidArgument(
@@ -72,8 +73,6 @@ Result<SessionName> Caller(const ApiRequest& req) {
 void AfterWrite(const HandlerContext& ctx) {
   if (ctx.after_write) ctx.after_write();
 }
-
-}  // namespace
 
 // ---- helpers ------------------------------------------------------------------------------
 
@@ -121,7 +120,7 @@ std::optional<json::value> ParseBody(std::string_view body, ApiResponse* error,
 // ---- routes -------------------------------------------------------------------------------
 
 ApiResponse HandleTool(const HandlerContext& ctx, std::string_view tool, const ApiRequest& req) {
-  auto caller = Caller(req);
+  auto caller = ToolCaller(req);
   if (!caller.ok()) return Api::Error(400, "invalid_caller", caller.status().message());
   ApiResponse error;
   auto body = ParseBody(req.body, &error, json::value(json::object()));
@@ -185,7 +184,7 @@ ApiResponse HandleUpsertSession(const HandlerContext& ctx, const ApiRequest& req
     }
     body_agent = std::string(a->as_string());
   }
-  auto name = RouteSession(req, key, query, body_agent);
+  auto name = RouteSessionName(req, key, query, body_agent);
   if (!name.ok()) return StatusResponse(name.status());
   auto record = tools::SessionRecordFromJson(*body, *name);
   if (!record.ok()) return StatusResponse(record.status());
@@ -199,7 +198,7 @@ ApiResponse HandleUpsertSession(const HandlerContext& ctx, const ApiRequest& req
 
 ApiResponse HandleDeleteSession(const HandlerContext& ctx, const ApiRequest& req,
                                 const std::string& key, std::string_view query) {
-  auto name = RouteSession(req, key, query);
+  auto name = RouteSessionName(req, key, query);
   if (!name.ok()) return StatusResponse(name.status());
   if (Status s = ctx.engine.DeleteSession(*name); !s.ok()) return StatusResponse(s);
   return JsonResponse(200, json::object{{"deleted", true}});
@@ -207,7 +206,7 @@ ApiResponse HandleDeleteSession(const HandlerContext& ctx, const ApiRequest& req
 
 ApiResponse HandleResetSession(const HandlerContext& ctx, const ApiRequest& req,
                                const std::string& key, std::string_view query) {
-  auto name = RouteSession(req, key, query);
+  auto name = RouteSessionName(req, key, query);
   if (!name.ok()) return StatusResponse(name.status());
   if (Status s = ctx.engine.ResetWatcher(name->session_key); !s.ok()) return StatusResponse(s);
   return JsonResponse(200, json::object{{"reset", true}});
@@ -218,7 +217,7 @@ ApiResponse HandleAppendMessages(const HandlerContext& ctx, const ApiRequest& re
   ApiResponse error;
   auto body = ParseBody(req.body, &error);
   if (!body) return error;
-  auto name = RouteSession(req, key, query);
+  auto name = RouteSessionName(req, key, query);
   if (!name.ok()) return StatusResponse(name.status());
   auto messages = tools::TranscriptMessagesFromJson(*body);
   if (!messages.ok()) return StatusResponse(messages.status());
@@ -304,6 +303,9 @@ ApiResponse HandleMetrics(const HandlerContext& ctx) {
   ApiResponse r;
   r.content_type = "text/plain; version=0.0.4; charset=utf-8";
   r.body = ctx.metrics.Render(stats.ok() ? &*stats : nullptr);
+  if (ctx.services.monitor != nullptr) {
+    r.body += RenderMonitorMetrics(ctx.services.monitor->Stats());
+  }
   return r;
 }
 
@@ -341,7 +343,12 @@ ApiResponse HandleSetClock(const HandlerContext& ctx, const ApiRequest& req) {
                           std::to_string(ctx.manual_clock->NowMs()) + ", got " +
                           std::to_string(*ms));
   }
-  ctx.engine.RunDueWakes();  // wakes merged into a window that has now ended
+  // What falls due at the new time: waiting sends time out, the upstream tick runs (on the
+  // monitor's thread; this answer waits for it so that tests see its events), and wakes
+  // merged into a window that has now ended — last, so they include the tick's notices.
+  if (ctx.services.messaging != nullptr) ctx.services.messaging->ExpireDue();
+  if (ctx.services.monitor_driver != nullptr) ctx.services.monitor_driver->RunDueNow();
+  ctx.engine.RunDueWakes();
   return JsonResponse(200, json::object{{"now", *ms}});
 }
 

@@ -21,6 +21,7 @@ struct HandlerContext {
   ManualClock* manual_clock;  // null unless --manual-clock
   Metrics& metrics;
   const std::function<void()>& after_write;
+  const ApiServices& services;
 };
 
 // ---- helpers ------------------------------------------------------------------------------
@@ -37,6 +38,19 @@ std::optional<boost::json::value> ParseBody(std::string_view body, ApiResponse* 
 // ---- routes -------------------------------------------------------------------------------
 
 ApiResponse HandleTool(const HandlerContext& ctx, std::string_view tool, const ApiRequest& req);
+// sessions_send | sessions_spawn | subagents | sessions_yield | sessions_history through
+// SessionMessaging::CallTool; a waiting send answers parked (gateway_handlers.cc).
+ApiResponse HandleMessagingTool(const HandlerContext& ctx, std::string_view tool,
+                                const ApiRequest& req);
+ApiResponse HandleDeliveryAck(const HandlerContext& ctx, std::string_view id);
+ApiResponse HandleRunReply(const HandlerContext& ctx, const ApiRequest& req,
+                           const std::string& run_id);
+ApiResponse HandleRunFinish(const HandlerContext& ctx, const ApiRequest& req,
+                            const std::string& run_id);
+ApiResponse HandleListLinks(const HandlerContext& ctx);
+ApiResponse HandlePutLink(const HandlerContext& ctx, const ApiRequest& req);
+ApiResponse HandleDeleteLink(const HandlerContext& ctx, const ApiRequest& req,
+                             const std::string& key, std::string_view query);
 ApiResponse HandleRecordEvents(const HandlerContext& ctx, const ApiRequest& req);
 ApiResponse HandleUpsertSession(const HandlerContext& ctx, const ApiRequest& req,
                                 const std::string& key, std::string_view query);
@@ -54,6 +68,13 @@ ApiResponse HandleVerify(const HandlerContext& ctx);
 ApiResponse HandleMetrics(const HandlerContext& ctx);
 ApiResponse HandleGetClock(const HandlerContext& ctx);
 ApiResponse HandleSetClock(const HandlerContext& ctx, const ApiRequest& req);
+
+// The calling session of a tool call (X-Session-Key, X-Agent-Id for a bare key).
+Result<SessionName> ToolCaller(const ApiRequest& req);
+// The agent of a bare key in a {key} route: ?agentId=, else X-Agent-Id, else `body_agent`.
+Result<SessionName> RouteSessionName(const ApiRequest& req, const std::string& key,
+                                     std::string_view query, std::string_view body_agent = {});
+void AfterWrite(const HandlerContext& ctx);
 
 }  // namespace statewatch::server
 

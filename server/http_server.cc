@@ -40,6 +40,13 @@ class HttpSession : public Connection, public std::enable_shared_from_this<HttpS
     asio::post(stream_.get_executor(), [self = shared_from_this()] {
       // Busy connections finish their request and close after answering (ctx.stopping).
       if (self->phase_ == Phase::kIdle) self->Cancel();
+      // A parked call could wait for minutes: answer it now; the run goes on.
+      if (self->phase_ == Phase::kParked) {
+        self->OnParkedAnswer(Api::Error(503, "shutting_down",
+                                        "the server is shutting down; the run " + self->run_id_ +
+                                            " goes on and its reply is delivered"),
+                             /*abandon=*/true);
+      }
     });
   }
 
@@ -52,7 +59,7 @@ class HttpSession : public Connection, public std::enable_shared_from_this<HttpS
   }
 
  private:
-  enum class Phase { kIdle, kReading, kHandling, kWriting, kLingering, kClosed };
+  enum class Phase { kIdle, kReading, kHandling, kParked, kWriting, kLingering, kClosed };
 
   void SetDeadline(int64_t from_now_ms) { deadline_ms.store(SteadyNowMs() + from_now_ms); }
   void ClearDeadline() { deadline_ms.store(kNoDeadline); }
@@ -149,8 +156,57 @@ class HttpSession : public Connection, public std::enable_shared_from_this<HttpS
                    Header(req, "X-Agent-Id"),
                    Header(req, http::field::authorization)};
     if (websocket::is_upgrade(req)) return Upgrade(std::move(req), api);
+    keep_alive_ = req.keep_alive();
+    std::weak_ptr<HttpSession> weak = shared_from_this();
+    auto executor = stream_.get_executor();
+    api.respond = [weak, executor](ApiResponse r) {
+      asio::post(executor, [weak, r = std::move(r)]() mutable {
+        if (auto self = weak.lock()) self->OnParkedAnswer(std::move(r), /*abandon=*/false);
+      });
+    };
     ApiResponse response = ctx_.api.Handle(api);
-    Reply(std::move(response), req.keep_alive() && !ctx_.stopping.load());
+    if (response.parked) return Park(std::move(response.run_id));
+    Reply(std::move(response), keep_alive_ && !ctx_.stopping.load());
+  }
+
+  // A sessions_send waits for its reply: no deadline (the messaging's own timeout answers),
+  // and one read that notices the client going away (then the call is abandoned). The
+  // answer may already be queued on this executor; it runs after this returns.
+  void Park(std::string run_id) {
+    phase_ = Phase::kParked;
+    run_id_ = std::move(run_id);
+    ClearDeadline();
+    parked_read_pending_ = true;
+    stream_.async_read_some(buffer_.prepare(kReadChunk),
+                            [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+                              self->OnParkedRead(ec, n);
+                            });
+  }
+
+  void OnParkedRead(beast::error_code ec, std::size_t n) {
+    parked_read_pending_ = false;
+    buffer_.commit(n);
+    if (parked_answer_) {  // cancelled by the answer: send it
+      ApiResponse r = std::move(*parked_answer_);
+      parked_answer_.reset();
+      return Reply(std::move(r), keep_alive_ && !ctx_.stopping.load());
+    }
+    if (ec || n == 0) {  // the client went away
+      ctx_.api.Abandon(run_id_);
+      return Close();
+    }
+    // A pipelined request: it waits in buffer_ until the parked answer has been written.
+  }
+
+  void OnParkedAnswer(ApiResponse r, bool abandon) {
+    if (phase_ != Phase::kParked || parked_answer_) return;
+    if (abandon) ctx_.api.Abandon(run_id_);
+    if (parked_read_pending_) {  // OnParkedRead sends it once the read is cancelled
+      parked_answer_ = std::move(r);
+      Cancel();
+      return;
+    }
+    Reply(std::move(r), keep_alive_ && !ctx_.stopping.load());
   }
 
   template <typename Field>
@@ -161,13 +217,13 @@ class HttpSession : public Connection, public std::enable_shared_from_this<HttpS
   }
 
   void Upgrade(http::request<http::string_body> req, const ApiRequest& api) {
-    auto accepted = ctx_.api.AcceptWakes(api);
+    auto accepted = ctx_.api.AcceptStream(api);
     if (auto* error = std::get_if<ApiResponse>(&accepted)) return ReplyAndClose(std::move(*error));
-    std::string watcher = std::get<std::string>(std::move(accepted));
-    phase_ = Phase::kClosed;  // the WakeStream owns the socket from here
+    StreamTarget target = std::get<StreamTarget>(std::move(accepted));
+    phase_ = Phase::kClosed;  // the stream owns the socket from here
     ctx_.Remove(this);
     ctx_.metrics.ConnectionClosed();
-    StartWakeStream(ctx_, std::move(stream_), std::move(req), std::move(watcher));
+    StartStream(ctx_, std::move(stream_), std::move(req), std::move(target));
   }
 
   void Reply(ApiResponse r, bool keep_alive) {
@@ -236,6 +292,11 @@ class HttpSession : public Connection, public std::enable_shared_from_this<HttpS
   unsigned version_ = 11;
   Phase phase_ = Phase::kIdle;
   bool timed_out_ = false;
+  bool keep_alive_ = true;
+  // While parked (a waiting sessions_send):
+  std::string run_id_;
+  bool parked_read_pending_ = false;
+  std::optional<ApiResponse> parked_answer_;  // arrived while the read was pending
 };
 
 int ThreadCount(const ServerOptions& options) {
@@ -272,6 +333,7 @@ struct HttpServer::Impl {
         acceptor(control),
         sweep_timer(control),
         wake_timer(control),
+        deadline_timer(control),
         grace_timer(control) {
     for (auto& c : contexts) guards.emplace_back(c->get_executor());
   }
@@ -346,6 +408,25 @@ struct HttpServer::Impl {
     });
   }
 
+  // Runs on `control`. Arms the timer that times out waiting sessions_send calls at the
+  // messaging's next deadline (the same pattern as the wake timer).
+  void ArmDeadlineTimer() {
+    if (ctx.stopping.load()) return;
+    std::optional<int64_t> next = ctx.api.NextRunDeadlineMs();
+    if (!next) return;
+    if (deadline_armed_for && *deadline_armed_for <= *next) return;
+    deadline_armed_for = *next;
+    int64_t delay = std::max<int64_t>(0, *next - ctx.engine.clock().NowMs());
+    deadline_timer.expires_after(std::chrono::milliseconds(delay));
+    deadline_timer.async_wait([this](beast::error_code ec) {
+      if (ec) return;  // re-armed earlier, or shutting down
+      deadline_armed_for.reset();
+      ctx.api.ExpireDueRuns();
+      ArmDeadlineTimer();
+      ArmWakeTimer();  // a timeout may enqueue deliveries and open notices
+    });
+  }
+
   void BeginShutdown() {
     if (ctx.stopping.exchange(true)) return;
     spdlog::info("event=shutdown_begin in_flight=finishing");
@@ -353,6 +434,7 @@ struct HttpServer::Impl {
     acceptor.close(ignored);
     if (signals) signals->cancel(ignored);
     wake_timer.cancel();
+    deadline_timer.cancel();
     std::vector<std::shared_ptr<Connection>> live;
     {
       std::lock_guard<std::mutex> lock(ctx.mu);
@@ -379,8 +461,10 @@ struct HttpServer::Impl {
   tcp::acceptor acceptor;
   asio::steady_timer sweep_timer;
   asio::steady_timer wake_timer;
+  asio::steady_timer deadline_timer;
   asio::steady_timer grace_timer;
-  std::optional<int64_t> wake_armed_for;  // guarded by `control`
+  std::optional<int64_t> wake_armed_for;      // guarded by `control`
+  std::optional<int64_t> deadline_armed_for;  // guarded by `control`
   std::optional<asio::signal_set> signals;
   uint64_t wake_counter = 0;
   uint16_t port = 0;
@@ -411,7 +495,12 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Bind(Engine* engine, Api* api, M
   Impl* raw = impl.get();
   raw->wake_counter = engine->SubscribeWakes([metrics](const Wake&) { metrics->AddWakeSent(); });
   if (!options.manual_clock) {
-    api->after_write = [raw] { asio::post(raw->control, [raw] { raw->ArmWakeTimer(); }); };
+    api->after_write = [raw] {
+      asio::post(raw->control, [raw] {
+        raw->ArmWakeTimer();
+        raw->ArmDeadlineTimer();
+      });
+    };
   }
   return std::unique_ptr<HttpServer>(new HttpServer(std::move(impl)));
 }
@@ -431,6 +520,7 @@ void HttpServer::Run() {
   asio::post(impl->control, [impl] {
     impl->Sweep();
     impl->ArmWakeTimer();  // wakes merged before this start (restart sweep)
+    if (!impl->ctx.options.manual_clock) impl->ArmDeadlineTimer();  // sends before a restart
   });
   spdlog::info("event=serving addr={}:{} threads={}", impl->ctx.options.host, impl->port,
                impl->contexts.size());

@@ -65,6 +65,16 @@ const char* RouteName(Route route) {
       return "/v1/tools/session_status";
     case Route::kSessionsList:
       return "/v1/tools/sessions_list";
+    case Route::kSessionsHistory:
+      return "/v1/tools/sessions_history";
+    case Route::kSessionsSend:
+      return "/v1/tools/sessions_send";
+    case Route::kSessionsSpawn:
+      return "/v1/tools/sessions_spawn";
+    case Route::kSessionsYield:
+      return "/v1/tools/sessions_yield";
+    case Route::kSubagents:
+      return "/v1/tools/subagents";
     case Route::kUnknownTool:
       return "/v1/tools/{unknown}";
     case Route::kEvents:
@@ -85,6 +95,18 @@ const char* RouteName(Route route) {
       return "/v1/notices/drain";
     case Route::kWakes:
       return "/v1/wakes";
+    case Route::kDeliveries:
+      return "/v1/deliveries";
+    case Route::kDeliveryAck:
+      return "/v1/deliveries/{id}/ack";
+    case Route::kRunReply:
+      return "/v1/runs/{runId}/reply";
+    case Route::kRunFinish:
+      return "/v1/runs/{runId}/finish";
+    case Route::kUpstreamLinks:
+      return "/v1/upstream-links";
+    case Route::kUpstreamLink:
+      return "DELETE /v1/upstream-links/{key}";
     case Route::kPrune:
       return "/v1/prune";
     case Route::kVerify:
@@ -219,6 +241,43 @@ std::string Metrics::Render(const EngineStats* stats) const {
           double(stats->log_records_since_checkpoint));
   }
   RenderHttp(out);
+  return out;
+}
+
+std::string RenderMonitorMetrics(const monitor::MonitorStats& stats) {
+  std::string out;
+  auto one = [&](const char* name, const char* type, const char* help, double v) {
+    Header(out, name, type, help);
+    Line(out, name, "", v);
+  };
+  one("statewatch_upstream_ticks_total", "counter", "Upstream monitor ticks completed.",
+      double(stats.ticks));
+  one("statewatch_upstream_ticks_aborted_total", "counter", "Ticks aborted by a stop.",
+      double(stats.ticks_aborted));
+  one("statewatch_upstream_links_scanned_total", "counter", "Link scans that succeeded.",
+      double(stats.links_scanned));
+  one("statewatch_upstream_human_turns_total", "counter", "Human turns found upstream.",
+      double(stats.human_turns));
+  one("statewatch_upstream_echoes_total", "counter", "Upstream user turns dropped as self-echo.",
+      double(stats.echoes));
+  one("statewatch_upstream_events_recorded_total", "counter",
+      "human_direct_message and upstream_missing events recorded.", double(stats.events_recorded));
+  one("statewatch_upstream_failed_checks_total", "counter",
+      "Failed source checks (missing, unreadable, timed out).", double(stats.failed_checks));
+  one("statewatch_upstream_timeouts_total", "counter", "Provider calls that timed out.",
+      double(stats.timeouts));
+  one("statewatch_upstream_links_removed_total", "counter", "Links removed after missing.",
+      double(stats.links_removed));
+  one("statewatch_upstream_blocked_total", "counter",
+      "Blocked-line reports (a line over the scan cap).", double(stats.blocked));
+  one("statewatch_upstream_blocked_links", "gauge", "Links blocked at the last tick.",
+      double(stats.blocked_links));
+  one("statewatch_upstream_errors_total", "counter", "Engine reads or writes that failed.",
+      double(stats.errors));
+  one("statewatch_upstream_bytes_scanned_total", "counter", "JSONL bytes classified.",
+      double(stats.bytes_scanned));
+  one("statewatch_upstream_last_tick_at_ms", "gauge", "Engine time of the last tick.",
+      double(stats.last_tick_at_ms));
   return out;
 }
 

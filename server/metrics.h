@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "monitor/upstream_monitor.h"
 #include "statewatch/types.h"
 
 namespace statewatch::server {
@@ -25,6 +26,11 @@ namespace statewatch::server {
 enum class Route : int {
   kSessionStatus,
   kSessionsList,
+  kSessionsHistory,
+  kSessionsSend,
+  kSessionsSpawn,
+  kSessionsYield,
+  kSubagents,
   kUnknownTool,
   kEvents,
   kSessionUpsert,
@@ -35,6 +41,12 @@ enum class Route : int {
   kNoticesPeek,
   kNoticesDrain,
   kWakes,
+  kDeliveries,
+  kDeliveryAck,
+  kRunReply,
+  kRunFinish,
+  kUpstreamLinks,
+  kUpstreamLink,
   kPrune,
   kVerify,
   kClock,
@@ -93,6 +105,9 @@ class Metrics {
   std::atomic<int64_t> ws_clients_{0};
   std::atomic<int64_t> connections_{0};
 };
+
+// The upstream monitor's totals (statewatch_upstream_*), appended to the exposition.
+std::string RenderMonitorMetrics(const monitor::MonitorStats& stats);
 
 }  // namespace statewatch::server
 

@@ -8,8 +8,10 @@
 #include <cstdint>
 #include <string>
 
+#include "monitor/upstream_monitor.h"
 #include "statewatch/options.h"
 #include "statewatch/status.h"
+#include "tools/session_messaging.h"
 #include "tools/session_tools.h"
 
 namespace statewatch::server {
@@ -35,6 +37,17 @@ struct ServerOptions {
 
   // Session tools: visibility (default tree) and agent-to-agent access (default off).
   tools::SessionToolsOptions tools;
+
+  // sessions_send / spawn / subagents / yield: ping-pong turns, children per session, the
+  // tool profile, the steer interval (tools::MessagingOptions, defaults there). Its
+  // `sessions` and `on_delivery` are ignored: the daemon sets them from `tools` and its
+  // delivery feed.
+  tools::MessagingOptions messaging;
+
+  // The upstream monitor: first tick 15 s after start, then every 60 s, a 45 s provider
+  // timeout, 1 MiB per scan (monitor::UpstreamMonitorOptions). With the manual clock a tick
+  // runs when POST /v1/clock moves the clock past its time.
+  monitor::UpstreamMonitorOptions upstream;
 
   // Wakes for one watcher within this window merge into one at its end
   // (EngineOptions::wake_window_ms). Default 20 s.

@@ -81,11 +81,12 @@ struct ServerContext {
   std::unordered_map<Connection*, std::weak_ptr<Connection>> connections;
 };
 
-// Takes over an upgraded connection: subscribes to the engine's wakes (filtered by
-// `watcher`, "" for all), answers the WebSocket handshake and streams wakes until the
-// client or the server closes.
-void StartWakeStream(ServerContext& ctx, beast::tcp_stream stream,
-                     http::request<http::string_body> request, std::string watcher);
+// Takes over an upgraded connection: subscribes to what `target` names — the engine's wakes
+// (filtered by watcher) or the delivery feed (filtered by agent; the unacknowledged
+// deliveries are replayed after subscribing) — answers the WebSocket handshake and streams
+// until the client or the server closes.
+void StartStream(ServerContext& ctx, beast::tcp_stream stream,
+                 http::request<http::string_body> request, StreamTarget target);
 
 }  // namespace statewatch::server::transport
 

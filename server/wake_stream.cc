@@ -1,7 +1,8 @@
-// WakeStream: one WebSocket client of GET /v1/wakes.
+// WakeStream: one WebSocket client of GET /v1/wakes or GET /v1/deliveries.
 #include <spdlog/spdlog.h>
 
 #include <deque>
+#include <unordered_set>
 
 #include "server/transport.h"
 
@@ -10,12 +11,15 @@ namespace {
 
 class WakeStream : public Connection, public std::enable_shared_from_this<WakeStream> {
  public:
-  WakeStream(ServerContext& ctx, beast::tcp_stream stream, std::string watcher)
-      : ctx_(ctx), ws_(std::move(stream)), watcher_(std::move(watcher)) {}
+  WakeStream(ServerContext& ctx, beast::tcp_stream stream, StreamTarget target)
+      : ctx_(ctx),
+        ws_(std::move(stream)),
+        deliveries_(target.kind == StreamTarget::Kind::kDeliveries),
+        watcher_(std::move(target.filter)) {}
 
   ~WakeStream() override {
     // Also here, not only in Finish(): a hard stop destroys streams that never finished.
-    if (subscription_ != 0) ctx_.engine.UnsubscribeWakes(subscription_);
+    Unsubscribe();
   }
 
   void Start(http::request<http::string_body> request) {
@@ -25,11 +29,15 @@ class WakeStream : public Connection, public std::enable_shared_from_this<WakeSt
     // Subscribe before the handshake answer goes out: a client holding its 101 answer must
     // not miss a wake recorded right after. Wakes queue until the handshake is done.
     std::weak_ptr<WakeStream> weak = self;
-    subscription_ = ctx_.engine.SubscribeWakes(
-        [weak](const Wake& wake) {
-          if (auto s = weak.lock()) s->Enqueue(Api::WakeMessage(wake));
-        },
-        watcher_);
+    if (deliveries_) {
+      SubscribeDeliveries(weak);
+    } else {
+      subscription_ = ctx_.engine.SubscribeWakes(
+          [weak](const Wake& wake) {
+            if (auto s = weak.lock()) s->Enqueue(Api::WakeMessage(wake));
+          },
+          watcher_);
+    }
     ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
     ws_.set_option(websocket::stream_base::decorator(
         [](websocket::response_type& res) { res.set(http::field::server, "statewatch"); }));
@@ -44,15 +52,42 @@ class WakeStream : public Connection, public std::enable_shared_from_this<WakeSt
   void Expire() override {}  // the WebSocket stream keeps its own idle pings and timeouts
 
  private:
-  // Called on the engine's thread that made the wake due: only hands the message over.
-  void Enqueue(std::string message) {
-    asio::post(ws_.get_executor(), [self = shared_from_this(), m = std::move(message)]() mutable {
-      self->Push(std::move(m));
+  // Live deliveries first, then the unacknowledged ones replayed (this runs on the stream's
+  // executor, so the live ones posted meanwhile queue behind the replay); ids already sent
+  // are skipped either way, so a delivery is offered once per connection.
+  void SubscribeDeliveries(const std::weak_ptr<WakeStream>& weak) {
+    subscription_ = ctx_.api.SubscribeDeliveries(watcher_, [weak](uint64_t id, std::string m) {
+      if (auto s = weak.lock()) s->Enqueue(std::move(m), id);
     });
+    auto pending = ctx_.api.PendingDeliveries(watcher_);
+    if (!pending.ok()) {
+      spdlog::warn("deliveries: cannot replay pending deliveries: {}", pending.status().ToString());
+      return;
+    }
+    for (auto& [id, message] : *pending) Push(std::move(message), id);
   }
 
-  void Push(std::string message) {
+  void Unsubscribe() {
+    if (subscription_ == 0) return;
+    if (deliveries_) {
+      ctx_.api.UnsubscribeDeliveries(subscription_);
+    } else {
+      ctx_.engine.UnsubscribeWakes(subscription_);
+    }
+    subscription_ = 0;
+  }
+
+  // Called on the engine's (or publisher's) thread: only hands the message over.
+  void Enqueue(std::string message, uint64_t delivery_id = 0) {
+    asio::post(ws_.get_executor(),
+               [self = shared_from_this(), m = std::move(message), delivery_id]() mutable {
+                 self->Push(std::move(m), delivery_id);
+               });
+  }
+
+  void Push(std::string message, uint64_t delivery_id = 0) {
     if (finished_ || closing_) return;
+    if (delivery_id != 0 && !sent_ids_.insert(delivery_id).second) return;
     if (queue_.size() >= ctx_.options.ws_queue_limit) {
       spdlog::warn("wakes: dropping a WebSocket client that fell {} messages behind",
                    queue_.size());
@@ -120,15 +155,16 @@ class WakeStream : public Connection, public std::enable_shared_from_this<WakeSt
   void Finish() {
     if (finished_) return;
     finished_ = true;
-    if (subscription_ != 0) ctx_.engine.UnsubscribeWakes(subscription_);
-    subscription_ = 0;
+    Unsubscribe();
     ctx_.Remove(this);
     ctx_.metrics.WsClientClosed();
   }
 
   ServerContext& ctx_;
   websocket::stream<beast::tcp_stream> ws_;
-  std::string watcher_;
+  const bool deliveries_;  // a delivery feed (else a wake stream)
+  std::string watcher_;    // the watcher filter, or the agent filter of a delivery feed
+  std::unordered_set<uint64_t> sent_ids_;  // deliveries offered on this connection
   http::request<http::string_body> request_;
   beast::flat_buffer read_buffer_;
   std::deque<std::string> queue_;
@@ -142,9 +178,9 @@ class WakeStream : public Connection, public std::enable_shared_from_this<WakeSt
 
 }  // namespace
 
-void StartWakeStream(ServerContext& ctx, beast::tcp_stream stream,
-                     http::request<http::string_body> request, std::string watcher) {
-  std::make_shared<WakeStream>(ctx, std::move(stream), std::move(watcher))
+void StartStream(ServerContext& ctx, beast::tcp_stream stream,
+                 http::request<http::string_body> request, StreamTarget target) {
+  std::make_shared<WakeStream>(ctx, std::move(stream), std::move(target))
       ->Start(std::move(request));
 }
 

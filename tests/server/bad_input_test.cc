@@ -92,8 +92,8 @@ TEST_F(BadInputTest, MalformedJsonAndWrongTypes) {
 TEST_F(BadInputTest, UnknownPathsToolsAndMethods) {
   StartServer();
   ExpectError(http_->Get("/v2/everything"), 404, "not_found", "no route for GET /v2/everything");
-  ExpectError(http_->Post("/v1/tools/sessions_send", json::object{}, As("agent:main:main")), 404,
-              "unknown_tool", "Unknown tool: sessions_send");
+  ExpectError(http_->Post("/v1/tools/sessions_teleport", json::object{}, As("agent:main:main")),
+              404, "unknown_tool", "Unknown tool: sessions_teleport");
   HttpResult wrong = http_->Get("/v1/events");
   ExpectError(wrong, 405, "method_not_allowed");
   EXPECT_EQ(wrong.headers["allow"], "POST");
@@ -184,9 +184,10 @@ TEST_F(BadInputTest, AnInFlightRequestFinishesDuringGracefulShutdown) {
   std::string body = json::serialize(HumanMessage("agent:main:main"));
   RawConnection client(server_->port());
   // The 100 answer proves the server is reading this request when the shutdown begins.
-  ASSERT_TRUE(client.Send("POST /v1/events HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
-                          "Content-Length: " +
-                          std::to_string(body.size()) + "\r\n\r\n"));
+  ASSERT_TRUE(
+      client.Send("POST /v1/events HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
+                  "Content-Length: " +
+                  std::to_string(body.size()) + "\r\n\r\n"));
   ASSERT_NE(client.ReadUntil("\r\n\r\n").find("100 Continue"), std::string::npos);
   server_->daemon().Shutdown();
   ASSERT_TRUE(client.Send(body));

@@ -1,0 +1,142 @@
+// The handlers of the gateway's side of the session tools (the tools that move work, run
+// replies and ends, delivery acks) and of the upstream links. JSON in, engine or
+// SessionMessaging call, JSON out; no Beast.
+#include <charconv>
+#include <string>
+
+#include "cli/upstream_link_json.h"
+#include "monitor/upstream_links.h"
+#include "server/handlers.h"
+#include "tools/json_codec.h"
+
+namespace statewatch::server {
+namespace json = boost::json;
+
+namespace {
+
+ApiResponse NoMessaging() {
+  return Api::Error(503, "unavailable", "the session messaging is not running in this server");
+}
+
+// A run update as the answer of /reply and /finish; NotFound for an unknown run is a 404.
+ApiResponse RunUpdateResponse(const HandlerContext& ctx, const Result<tools::RunUpdate>& update) {
+  if (!update.ok()) return StatusResponse(update.status());
+  AfterWrite(ctx);  // a reply or a finish may enqueue deliveries and journal run events
+  return JsonResponse(200, update->ToJson());
+}
+
+}  // namespace
+
+ApiResponse HandleMessagingTool(const HandlerContext& ctx, std::string_view tool,
+                                const ApiRequest& req) {
+  if (ctx.services.messaging == nullptr) return NoMessaging();
+  auto caller = ToolCaller(req);
+  if (!caller.ok()) return Api::Error(400, "invalid_caller", caller.status().message());
+  ApiResponse error;
+  auto body = ParseBody(req.body, &error, json::value(json::object()));
+  if (!body) return error;
+  if (!body->is_object()) {
+    return Api::Error(
+        400, "invalid_parameter",
+        "the tool parameters must be a JSON object (got " + tools::DescribeJson(*body) + ")");
+  }
+  tools::CallCompletion on_complete;
+  if (req.respond) {
+    // May run before CallTool returns (a very fast reply): the transport queues the answer
+    // and sends it once it has seen the parked response.
+    on_complete = [respond = req.respond](const json::object& result) {
+      respond(JsonResponse(200, result));
+    };
+  }
+  auto answer = ctx.services.messaging->CallTool(tool, *caller, body->as_object(), on_complete);
+  if (!answer.ok()) return StatusResponse(answer.status(), /*tool=*/true);
+  AfterWrite(ctx);  // notices (watch, spawn seeds) and the send deadline timer
+  if (answer->pending && req.respond) {
+    ApiResponse parked;
+    parked.parked = true;
+    parked.run_id = answer->run_id;
+    return parked;
+  }
+  if (answer->pending) {  // no way to answer later: answer what is known now
+    ctx.services.messaging->Abandon(answer->run_id);
+    return JsonResponse(200, json::object{{"runId", answer->run_id}, {"status", "accepted"}});
+  }
+  return JsonResponse(200, answer->result);
+}
+
+ApiResponse HandleDeliveryAck(const HandlerContext& ctx, std::string_view id_text) {
+  uint64_t id = 0;
+  auto [end, ec] = std::from_chars(id_text.data(), id_text.data() + id_text.size(), id);
+  if (ec != std::errc() || end != id_text.data() + id_text.size() || id == 0) {
+    return Api::Error(
+        400, "invalid_argument",
+        "the delivery id must be a positive integer (got \"" + std::string(id_text) + "\")");
+  }
+  auto acked = ctx.engine.AckDelivery(id);
+  if (!acked.ok()) return StatusResponse(acked.status());
+  if (!*acked) {
+    return Api::Error(404, "not_found",
+                      "Unknown deliveryId: " + std::to_string(id) + " (already acknowledged?)");
+  }
+  return JsonResponse(200, json::object{{"acked", true}, {"deliveryId", id}});
+}
+
+ApiResponse HandleRunReply(const HandlerContext& ctx, const ApiRequest& req,
+                           const std::string& run_id) {
+  if (ctx.services.messaging == nullptr) return NoMessaging();
+  ApiResponse error;
+  auto body = ParseBody(req.body, &error);
+  if (!body) return error;
+  auto text = tools::RunReplyFromJson(*body);
+  if (!text.ok()) return StatusResponse(text.status());
+  return RunUpdateResponse(ctx, ctx.services.messaging->OnReply(run_id, *text));
+}
+
+ApiResponse HandleRunFinish(const HandlerContext& ctx, const ApiRequest& req,
+                            const std::string& run_id) {
+  if (ctx.services.messaging == nullptr) return NoMessaging();
+  ApiResponse error;
+  auto body = ParseBody(req.body, &error);
+  if (!body) return error;
+  auto finish = tools::RunFinishFromJson(*body);
+  if (!finish.ok()) return StatusResponse(finish.status());
+  return RunUpdateResponse(
+      ctx, ctx.services.messaging->OnRunFinish(run_id, finish->status, finish->result));
+}
+
+ApiResponse HandleListLinks(const HandlerContext& ctx) {
+  auto links = ctx.engine.ListUpstreamLinks();
+  if (!links.ok()) return StatusResponse(links.status());
+  json::array list;
+  list.reserve(links->size());
+  for (const UpstreamLink& link : *links) list.emplace_back(cli::UpstreamLinkToJson(link));
+  return JsonResponse(200, json::object{{"links", std::move(list)}});
+}
+
+ApiResponse HandlePutLink(const HandlerContext& ctx, const ApiRequest& req) {
+  ApiResponse error;
+  auto body = ParseBody(req.body, &error);
+  if (!body) return error;
+  bool marker_given = false;
+  auto link = cli::UpstreamLinkFromJson(*body, &marker_given);
+  if (!link.ok()) return StatusResponse(link.status());
+  UpstreamLink stored;
+  Status s = monitor::CreateOrRefreshLink(ctx.engine, ctx.options.upstream.providers,
+                                          std::move(*link), marker_given, &stored);
+  if (!s.ok()) return StatusResponse(s);
+  return JsonResponse(200, json::object{{"link", cli::UpstreamLinkToJson(stored)}});
+}
+
+ApiResponse HandleDeleteLink(const HandlerContext& ctx, const ApiRequest& req,
+                             const std::string& key, std::string_view query) {
+  auto name = RouteSessionName(req, key, query);
+  if (!name.ok()) return StatusResponse(name.status());
+  auto removed = monitor::RemoveUpstreamLink(ctx.engine, *name);
+  if (!removed.ok()) return StatusResponse(removed.status());
+  if (!*removed) {
+    return Api::Error(404, "not_found", "no upstream link for session " + name->session_key);
+  }
+  return JsonResponse(200, json::object{{"deleted", true}});
+}
+
+}  // namespace statewatch::server

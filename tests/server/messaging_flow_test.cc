@@ -1,0 +1,248 @@
+// End to end over HTTP and WebSocket: the session tools that move work, driven by simulated
+// agents on the delivery feed — a send that waits for its reply, a timed-out send, a
+// fire-and-forget send, the ping-pong loop (exact turns, REPLY_SKIP), watch: true, a spawn
+// finished and announced, a kill, a rate-limited steer, and unacknowledged deliveries
+// re-offered after a daemon restart.
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+#include "gateway_agents.h"
+#include "http_helpers.h"
+#include "test_client.h"
+#include "test_server.h"
+
+namespace statewatch::testing {
+namespace {
+
+const std::string kA = "agent:main:main";
+const std::string kB = "agent:main:telegram:dm:bob";
+
+class MessagingFlowTest : public ::testing::Test {
+ protected:
+  void StartServer(int ping_pong_turns) {
+    server::ServerOptions o = TestOptions();
+    o.tools.visibility = tools::Visibility::kAll;
+    o.messaging.max_ping_pong_turns = ping_pong_turns;
+    http_.reset();
+    server_ = std::make_unique<TestServer>(o);
+    http_ = std::make_unique<HttpClient>(server_->port());
+    PutSession(*http_, kA, {{"kind", "main"}});
+    PutSession(*http_, kB, {{"kind", "other"}});
+  }
+
+  json::object Ok(const HttpResult& r) {
+    EXPECT_EQ(r.status, 200) << r.body;
+    json::value v = r.json();
+    return v.is_object() ? v.as_object() : json::object();
+  }
+
+  std::unique_ptr<TestServer> server_;
+  std::unique_ptr<HttpClient> http_;
+};
+
+TEST_F(MessagingFlowTest, SendWaitsForTheReplyDeliveredAsInterSessionData) {
+  StartServer(/*ping_pong_turns=*/0);
+  FeedAgent feed(server_->port(), "main");
+  ASSERT_TRUE(feed.connected());
+  auto call = ToolAsync(server_->port(), "sessions_send", kA,
+                        {{"sessionKey", kB}, {"message", "status?"}, {"timeoutSeconds", 30}});
+
+  json::object d = feed.Next();
+  EXPECT_EQ(Str(d, "type"), "message");
+  EXPECT_EQ(Str(d, "sessionKey"), kB);
+  EXPECT_EQ(Str(d, "text"), "status?");
+  json::object prov = d["provenance"].as_object();
+  EXPECT_EQ(Str(prov, "sourceSessionKey"), kA);
+  EXPECT_EQ(Str(prov, "sourceTool"), "sessions_send");
+  EXPECT_EQ(prov["isUser"], json::value(false));
+
+  json::object update = Ok(Reply(*http_, Str(d, "runId"), "all green"));
+  EXPECT_EQ(update["applied"], json::value(true));
+  ASSERT_EQ(call.wait_for(kWait), std::future_status::ready);
+  json::object result = Ok(call.get());
+  EXPECT_EQ(Str(result, "status"), "ok");
+  EXPECT_EQ(Str(result, "reply"), "all green");
+  EXPECT_EQ(Str(result, "runId"), Str(d, "runId"));
+
+  EXPECT_EQ(Ack(*http_, d).status, 200);
+  HttpResult again = Ack(*http_, d);
+  EXPECT_EQ(again.status, 404) << again.body;
+  EXPECT_EQ(again.error_code(), "not_found");
+}
+
+TEST_F(MessagingFlowTest, WaitingSendTimesOutWhenTheManualClockPassesItsDeadline) {
+  StartServer(/*ping_pong_turns=*/0);
+  FeedAgent feed(server_->port(), "main");
+  auto call = ToolAsync(server_->port(), "sessions_send", kA,
+                        {{"sessionKey", kB}, {"message", "anyone?"}, {"timeoutSeconds", 5}});
+  json::object d = feed.Next();  // the call is parked once its message is out
+  ASSERT_FALSE(Str(d, "runId").empty());
+  SetClock(*http_, kStartMs + 5000);
+  ASSERT_EQ(call.wait_for(kWait), std::future_status::ready);
+  json::object result = Ok(call.get());
+  EXPECT_EQ(Str(result, "status"), "timeout");
+  // A late reply is not applied.
+  json::object late = Ok(Reply(*http_, Str(d, "runId"), "sorry, late"));
+  EXPECT_EQ(late["applied"], json::value(false));
+}
+
+TEST_F(MessagingFlowTest, FireAndForgetAnswersAcceptedAtOnce) {
+  StartServer(/*ping_pong_turns=*/0);
+  FeedAgent feed(server_->port(), "main");
+  json::object result =
+      Ok(Tool(*http_, "sessions_send", kA,
+              json::object{{"sessionKey", kB}, {"message", "fyi"}, {"timeoutSeconds", 0}}));
+  EXPECT_EQ(Str(result, "status"), "accepted");
+  json::object d = feed.Next();
+  EXPECT_EQ(Str(d, "text"), "fyi");
+  EXPECT_EQ(Str(d, "runId"), Str(result, "runId"));
+}
+
+TEST_F(MessagingFlowTest, PingPongRunsExactlyTheConfiguredTurns) {
+  StartServer(/*ping_pong_turns=*/3);
+  FeedAgent feed(server_->port(), "main");
+  auto call = ToolAsync(server_->port(), "sessions_send", kA,
+                        {{"sessionKey", kB}, {"message", "ping 0"}, {"timeoutSeconds", 30}});
+  json::object d = feed.Next();
+  ASSERT_EQ(Str(d, "sessionKey"), kB);
+  std::string run = Str(d, "runId");
+  json::object update = Ok(Reply(*http_, run, "pong 1"));
+  ASSERT_EQ(call.wait_for(kWait), std::future_status::ready);
+  EXPECT_EQ(Str(Ok(call.get()), "reply"), "pong 1");
+
+  // Turns 1..3 alternate A, B, A; the reply to turn 3 ends the loop undelivered.
+  const std::string expected_to[] = {kA, kB, kA};
+  for (int turn = 1; turn <= 3; ++turn) {
+    ASSERT_EQ(update["deliveries"].as_array().size(), 1u) << "turn " << turn;
+    d = feed.Next();
+    EXPECT_EQ(Str(d, "sessionKey"), expected_to[turn - 1]) << "turn " << turn;
+    EXPECT_EQ(Str(d, "runId"), run);
+    update = Ok(Reply(*http_, run, "turn " + std::to_string(turn) + " answered"));
+    EXPECT_EQ(update["applied"], json::value(true));
+  }
+  EXPECT_TRUE(update["deliveries"].as_array().empty()) << json::serialize(update);
+  // The loop is over: one more reply changes nothing.
+  EXPECT_EQ(Ok(Reply(*http_, run, "more?"))["applied"], json::value(false));
+}
+
+TEST_F(MessagingFlowTest, ReplySkipStopsThePingPong) {
+  StartServer(/*ping_pong_turns=*/5);
+  FeedAgent feed(server_->port(), "main");
+  json::object sent =
+      Ok(Tool(*http_, "sessions_send", kA,
+              json::object{{"sessionKey", kB}, {"message", "hello"}, {"timeoutSeconds", 0}}));
+  std::string run = Str(sent, "runId");
+  EXPECT_EQ(Str(feed.Next(), "sessionKey"), kB);
+  json::object update = Ok(Reply(*http_, run, "hi A"));
+  ASSERT_EQ(update["deliveries"].as_array().size(), 1u);
+  EXPECT_EQ(Str(feed.Next(), "sessionKey"), kA);
+  update = Ok(Reply(*http_, run, "  REPLY_SKIP \n"));
+  EXPECT_EQ(update["applied"], json::value(true));
+  EXPECT_TRUE(update["deliveries"].as_array().empty()) << json::serialize(update);
+}
+
+TEST_F(MessagingFlowTest, WatchTrueThenAHumanChangeGivesOneNotice) {
+  StartServer(/*ping_pong_turns=*/0);
+  json::object result = Ok(Tool(*http_, "sessions_send", kA,
+                                json::object{{"sessionKey", kB},
+                                             {"message", "keep me posted"},
+                                             {"timeoutSeconds", 0},
+                                             {"watch", true}}));
+  EXPECT_EQ(result["watched"], json::value(true));
+  EXPECT_TRUE(Notices(*http_, kA).empty());
+  Record(*http_, HumanMessage(kB));
+  Record(*http_, HumanMessage(kB));
+  json::array notices = Notices(*http_, kA);
+  ASSERT_EQ(notices.size(), 1u);
+  EXPECT_EQ(notices[0].at("targetSessionKey"), json::value(kB)) << json::serialize(notices);
+}
+
+TEST_F(MessagingFlowTest, SpawnedRunFinishesAndIsAnnouncedToTheRequester) {
+  StartServer(/*ping_pong_turns=*/0);
+  FeedAgent feed(server_->port(), "main");
+  json::object spawned = Ok(Tool(*http_, "sessions_spawn", kA,
+                                 json::object{{"task", "summarize the logs"}, {"label", "logs"}}));
+  EXPECT_EQ(Str(spawned, "status"), "accepted");
+  std::string child = Str(spawned, "childSessionKey");
+  EXPECT_EQ(child.rfind("agent:main:subagent:", 0), 0u) << child;
+  json::object task = feed.Next();
+  EXPECT_EQ(Str(task, "type"), "task");
+  EXPECT_EQ(Str(task, "sessionKey"), child);
+  EXPECT_EQ(Str(task, "text"), "summarize the logs");
+
+  json::object update = Ok(Finish(*http_, Str(spawned, "runId"), "ok", "3 errors found"));
+  EXPECT_EQ(Str(update, "status"), "ok");
+  json::object announce = feed.Next();
+  EXPECT_EQ(Str(announce, "type"), "announce");
+  EXPECT_EQ(Str(announce, "sessionKey"), kA);
+  EXPECT_NE(Str(announce, "text").find("3 errors found"), std::string::npos)
+      << Str(announce, "text");
+  // A second finish is not applied.
+  EXPECT_EQ(Ok(Finish(*http_, Str(spawned, "runId"), "error"))["applied"], json::value(false));
+}
+
+TEST_F(MessagingFlowTest, KillCancelsTheRunningChild) {
+  StartServer(/*ping_pong_turns=*/0);
+  json::object spawned = Ok(Tool(*http_, "sessions_spawn", kA, json::object{{"task", "long job"}}));
+  json::object killed = Ok(Tool(*http_, "subagents", kA,
+                                json::object{{"action", "kill"}, {"target", spawned["runId"]}}));
+  EXPECT_EQ(Str(killed, "status"), "ok");
+  EXPECT_EQ(killed["killed"], json::value(1));
+  json::object list = Ok(Tool(*http_, "subagents", kA, json::object{{"action", "list"}}));
+  EXPECT_TRUE(list["active"].as_array().empty()) << json::serialize(list);
+  ASSERT_EQ(list["recent"].as_array().size(), 1u);
+  EXPECT_EQ(list["recent"].as_array()[0].at("status"), json::value("cancelled"));
+}
+
+TEST_F(MessagingFlowTest, SteerIsRefusedByTheRateLimitUntilTwoSecondsPass) {
+  StartServer(/*ping_pong_turns=*/0);
+  json::object spawned = Ok(Tool(*http_, "sessions_spawn", kA, json::object{{"task", "long job"}}));
+  json::object steer{{"action", "steer"}, {"target", spawned["runId"]}, {"message", "faster"}};
+  EXPECT_EQ(Str(Ok(Tool(*http_, "subagents", kA, steer)), "status"), "accepted");
+  json::object refused = Ok(Tool(*http_, "subagents", kA, steer));
+  EXPECT_EQ(Str(refused, "status"), "rate_limited");
+  EXPECT_FALSE(Str(refused, "error").empty());
+  SetClock(*http_, kStartMs + 2000);
+  EXPECT_EQ(Str(Ok(Tool(*http_, "subagents", kA, steer)), "status"), "accepted");
+}
+
+TEST_F(MessagingFlowTest, UnacknowledgedDeliveriesAreOfferedAgainAfterARestart) {
+  StartServer(/*ping_pong_turns=*/0);
+  uint64_t first_id = 0;
+  {
+    FeedAgent feed(server_->port(), "main");
+    Ok(Tool(*http_, "sessions_send", kA,
+            json::object{{"sessionKey", kB}, {"message", "one"}, {"timeoutSeconds", 0}}));
+    Ok(Tool(*http_, "sessions_send", kA,
+            json::object{{"sessionKey", kB}, {"message", "two"}, {"timeoutSeconds", 0}}));
+    json::object one = feed.Next();
+    json::object two = feed.Next();
+    first_id = one["deliveryId"].to_number<uint64_t>();
+    EXPECT_EQ(Ack(*http_, two).status, 200);  // only "two" is acknowledged
+  }
+  http_.reset();
+  server_->Restart(kStartMs + 60000);
+  http_ = std::make_unique<HttpClient>(server_->port());
+  FeedAgent feed(server_->port(), "main");
+  json::object again = feed.Next();
+  EXPECT_EQ(again["deliveryId"].to_number<uint64_t>(), first_id);
+  EXPECT_EQ(Str(again, "text"), "one");
+  EXPECT_EQ(Ack(*http_, again).status, 200);
+  auto pending = server_->daemon().engine().PendingDeliveries("main");
+  ASSERT_TRUE(pending.ok());
+  EXPECT_TRUE(pending->empty());
+}
+
+TEST_F(MessagingFlowTest, GatewayRoutesRefuseBadInput) {
+  StartServer(/*ping_pong_turns=*/0);
+  EXPECT_EQ(Reply(*http_, "no-such-run", "x").status, 404);
+  EXPECT_EQ(http_->Post("/v1/runs/r/finish", json::object{{"status", "maybe"}}).status, 400);
+  EXPECT_EQ(http_->Post("/v1/deliveries/abc/ack", std::string()).status, 400);
+  EXPECT_EQ(http_->Post("/v1/deliveries/999/ack", std::string()).status, 404);
+  EXPECT_EQ(http_->Get("/v1/deliveries").status, 426);
+  EXPECT_EQ(http_->Get("/v1/runs/r/reply").status, 405);
+}
+
+}  // namespace
+}  // namespace statewatch::testing
