@@ -11,6 +11,9 @@ bool IsHelpFlag(const std::string& token) { return token == "-h" || token == "--
 // positional word.
 bool LooksLikeOption(const std::string& token) { return token.size() > 1 && token[0] == '-'; }
 
+// Verbs that take one sub-word (`statewatch upstream list`): the verb becomes "upstream list".
+bool IsVerbGroup(const std::string& verb) { return verb == "upstream"; }
+
 }  // namespace
 
 Result<Args> Args::Parse(const std::vector<std::string>& argv) {
@@ -20,6 +23,10 @@ Result<Args> Args::Parse(const std::vector<std::string>& argv) {
     if (IsHelpFlag(token)) {
       args.help_ = true;
     } else if (!LooksLikeOption(token)) {
+      if (IsVerbGroup(args.verb_)) {
+        args.verb_ += " " + token;
+        continue;
+      }
       if (!args.verb_.empty()) {
         return Status::InvalidArgument("unexpected argument '" + token + "' after verb '" +
                                        args.verb_ + "'");

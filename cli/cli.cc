@@ -115,11 +115,32 @@ const std::vector<Verb>& Verbs() {
       {"stats", "", Access::kReadOnly, {}, RunStats},
       {"verify", "", Access::kReadOnly, {}, RunVerify},
       {"rebuild", "", Access::kWrite, {}, RunRebuild},
+      {"upstream list", "", Access::kReadOnly, {}, RunUpstreamList},
+      {"upstream add",
+       "--session KEY [--agent ID] --catalog ID --host ID --thread ID --path FILE\n"
+       "      [--kind jsonl] [--marker BYTES]",
+       Access::kWrite,
+       {{"session", true},
+        {"agent"},
+        {"catalog", true},
+        {"host", true},
+        {"thread", true},
+        {"path", true},
+        {"kind"},
+        {"marker"}},
+       RunUpstreamAdd},
+      {"upstream remove",
+       "--session KEY [--agent ID]",
+       Access::kWrite,
+       {{"session", true}, {"agent"}},
+       RunUpstreamRemove},
       {"serve",
        "[--listen HOST:PORT] [--threads N] [--token T] [--manual-clock [MS]]\n"
-       "      [--visibility self|tree|agent|all] [--agent-to-agent] [--agent-to-agent-allow ID]...\n"
+       "      [--visibility self|tree|agent|all] [--agent-to-agent] [--agent-to-agent-allow "
+       "ID]...\n"
        "      [--body-limit BYTES] [--read-timeout-ms MS] [--idle-timeout-ms MS]\n"
-       "      [--port-file FILE] [--log-level LEVEL] [--shutdown-grace-ms MS] [--wake-window-ms MS]",
+       "      [--port-file FILE] [--log-level LEVEL] [--shutdown-grace-ms MS] [--wake-window-ms "
+       "MS]",
        Access::kWrite, ServeOptions(), RunServe},
   };
   return *verbs;

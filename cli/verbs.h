@@ -28,6 +28,11 @@ int RunCursor(Command& c);        // one cursor's positions
 int RunResetWatcher(Command& c);  // delete every cursor of a watcher
 int RunSweep(Command& c);         // the restart sweep on demand
 
+// upstream_verbs.cc (`statewatch upstream list|add|remove`)
+int RunUpstreamList(Command& c);    // every upstream link
+int RunUpstreamAdd(Command& c);     // create or refresh a link (as POST /v1/upstream-links)
+int RunUpstreamRemove(Command& c);  // remove a session's link
+
 }  // namespace statewatch::cli
 
 #endif  // STATEWATCH_CLI_VERBS_H_
