@@ -250,7 +250,7 @@ namespace {
 // Memtable insert hints: journal rows of one session arrive in sequence order, and heads,
 // cursors and meta are the same keys rewritten over and over. With a hint per key prefix the
 // skiplist insert starts next to the previous one of that prefix instead of searching from
-// the top (measured: ~20% less CPU per event with 1,000 interleaved sessions).
+// the top, which matters when many sessions' appends interleave.
 //
 // RocksDB 7.8 keeps one hint map per memtable and also consults it for range tombstones,
 // whose skiplist is a different one: a DeleteRange whose begin key is in the extractor's
