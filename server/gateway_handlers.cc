@@ -30,16 +30,10 @@ ApiResponse RunUpdateResponse(const HandlerContext& ctx, const Result<tools::Run
 ApiResponse HandleMessagingTool(const HandlerContext& ctx, std::string_view tool,
                                 const ApiRequest& req) {
   if (ctx.services.messaging == nullptr) return NoMessaging();
-  auto caller = ToolCaller(req);
-  if (!caller.ok()) return Api::Error(400, "invalid_caller", caller.status().message());
+  SessionName caller;
+  json::object params;
   ApiResponse error;
-  auto body = ParseBody(req.body, &error, json::value(json::object()));
-  if (!body) return error;
-  if (!body->is_object()) {
-    return Api::Error(
-        400, "invalid_parameter",
-        "the tool parameters must be a JSON object (got " + tools::DescribeJson(*body) + ")");
-  }
+  if (!ReadToolCall(req, &caller, &params, &error)) return error;
   tools::CallCompletion on_complete;
   if (req.respond) {
     // May run before CallTool returns (a very fast reply): the transport queues the answer
@@ -48,7 +42,7 @@ ApiResponse HandleMessagingTool(const HandlerContext& ctx, std::string_view tool
       respond(JsonResponse(200, result));
     };
   }
-  auto answer = ctx.services.messaging->CallTool(tool, *caller, body->as_object(), on_complete);
+  auto answer = ctx.services.messaging->CallTool(tool, caller, params, on_complete);
   if (!answer.ok()) return StatusResponse(answer.status(), /*tool=*/true);
   AfterWrite(ctx);  // notices (watch, spawn seeds) and the send deadline timer
   if (answer->pending && req.respond) {

@@ -42,6 +42,18 @@ Result<std::string> RequiredString(const json::value& body, std::string_view nam
   return std::string(v->as_string());
 }
 
+// An optional string field: absent or null leaves `*out` alone; another type is refused.
+Status OptionalString(const json::value& body, std::string_view name, std::string* out) {
+  const json::value* v = body.is_object() ? body.as_object().if_contains(name) : nullptr;
+  if (v == nullptr || v->is_null()) return Status::OK();
+  if (!v->is_string()) {
+    return Status::InvalidArgument(std::string(name) + " must be a string (got " +
+                                   tools::DescribeJson(*v) + ")");
+  }
+  *out = std::string(v->as_string());
+  return Status::OK();
+}
+
 Status RequireObject(const json::value& body) {
   if (body.is_object()) return Status::OK();
   return Status::InvalidArgument("the request body must be a JSON object (got " +
@@ -119,21 +131,34 @@ std::optional<json::value> ParseBody(std::string_view body, ApiResponse* error,
 
 // ---- routes -------------------------------------------------------------------------------
 
-ApiResponse HandleTool(const HandlerContext& ctx, std::string_view tool, const ApiRequest& req) {
-  auto caller = ToolCaller(req);
-  if (!caller.ok()) return Api::Error(400, "invalid_caller", caller.status().message());
-  ApiResponse error;
-  auto body = ParseBody(req.body, &error, json::value(json::object()));
-  if (!body) return error;
+bool ReadToolCall(const ApiRequest& req, SessionName* caller, json::object* params,
+                  ApiResponse* error) {
+  auto who = ToolCaller(req);
+  if (!who.ok()) {
+    *error = Api::Error(400, "invalid_caller", who.status().message());
+    return false;
+  }
+  auto body = ParseBody(req.body, error, json::value(json::object()));
+  if (!body) return false;
   if (!body->is_object()) {
-    return Api::Error(
+    *error = Api::Error(
         400, "invalid_parameter",
         "the tool parameters must be a JSON object (got " + tools::DescribeJson(*body) + ")");
+    return false;
   }
-  auto result =
-      tool == "session_status"
-          ? tools::SessionStatus(ctx.engine, ctx.options.tools, *caller, body->as_object())
-          : tools::SessionsList(ctx.engine, ctx.options.tools, *caller, body->as_object());
+  *caller = std::move(*who);
+  *params = std::move(body->as_object());
+  return true;
+}
+
+ApiResponse HandleTool(const HandlerContext& ctx, std::string_view tool, const ApiRequest& req) {
+  SessionName caller;
+  json::object params;
+  ApiResponse error;
+  if (!ReadToolCall(req, &caller, &params, &error)) return error;
+  auto result = tool == "session_status"
+                    ? tools::SessionStatus(ctx.engine, ctx.options.tools, caller, params)
+                    : tools::SessionsList(ctx.engine, ctx.options.tools, caller, params);
   if (!result.ok()) return StatusResponse(result.status(), /*tool=*/true);
   return JsonResponse(200, *result);
 }
@@ -177,13 +202,7 @@ ApiResponse HandleUpsertSession(const HandlerContext& ctx, const ApiRequest& req
   if (!body) return error;
   if (Status s = RequireObject(*body); !s.ok()) return StatusResponse(s);
   std::string body_agent;
-  if (const json::value* a = body->as_object().if_contains("agentId"); a && !a->is_null()) {
-    if (!a->is_string()) {
-      return Api::Error(400, "invalid_argument",
-                        "agentId must be a string (got " + tools::DescribeJson(*a) + ")");
-    }
-    body_agent = std::string(a->as_string());
-  }
+  if (Status s = OptionalString(*body, "agentId", &body_agent); !s.ok()) return StatusResponse(s);
   auto name = RouteSessionName(req, key, query, body_agent);
   if (!name.ok()) return StatusResponse(name.status());
   auto record = tools::SessionRecordFromJson(*body, *name);
@@ -238,12 +257,8 @@ ApiResponse HandleWatch(const HandlerContext& ctx, const ApiRequest& req) {
   auto target = RequiredString(*body, "target");
   if (!target.ok()) return StatusResponse(target.status());
   std::string target_agent;
-  if (const json::value* a = body->as_object().if_contains("targetAgentId"); a && !a->is_null()) {
-    if (!a->is_string()) {
-      return Api::Error(400, "invalid_argument",
-                        "targetAgentId must be a string (got " + tools::DescribeJson(*a) + ")");
-    }
-    target_agent = std::string(a->as_string());
+  if (Status s = OptionalString(*body, "targetAgentId", &target_agent); !s.ok()) {
+    return StatusResponse(s);
   }
   // semantics.md §3.1: a malformed key is a refused registration (false), not an error.
   auto target_name = ResolveSession(*target, target_agent);

@@ -71,6 +71,10 @@ ApiResponse HandleSetClock(const HandlerContext& ctx, const ApiRequest& req);
 
 // The calling session of a tool call (X-Session-Key, X-Agent-Id for a bare key).
 Result<SessionName> ToolCaller(const ApiRequest& req);
+// A tool call's caller and parameters (a JSON object body; empty means {}). On bad input
+// returns false with the 400 answer in `*error`.
+bool ReadToolCall(const ApiRequest& req, SessionName* caller, boost::json::object* params,
+                  ApiResponse* error);
 // The agent of a bare key in a {key} route: ?agentId=, else X-Agent-Id, else `body_agent`.
 Result<SessionName> RouteSessionName(const ApiRequest& req, const std::string& key,
                                      std::string_view query, std::string_view body_agent = {});
