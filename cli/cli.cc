@@ -140,7 +140,9 @@ const std::vector<Verb>& Verbs() {
        "ID]...\n"
        "      [--body-limit BYTES] [--read-timeout-ms MS] [--idle-timeout-ms MS]\n"
        "      [--port-file FILE] [--log-level LEVEL] [--shutdown-grace-ms MS] [--wake-window-ms "
-       "MS]",
+       "MS]\n"
+       "      [--max-ping-pong-turns 0..20] [--upstream-first-tick-ms MS] "
+       "[--upstream-interval-ms MS]",
        Access::kWrite, ServeOptions(), RunServe},
   };
   return *verbs;

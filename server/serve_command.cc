@@ -32,6 +32,20 @@ Result<int64_t> PositiveOption(const cli::Args& args, std::string_view name, int
   return *n;
 }
 
+// --max-ping-pong-turns: the sessions_send reply-back loop, 0..20 (semantics.md §9).
+Status ReadPingPongTurns(const cli::Args& args, ServerOptions* o) {
+  auto text = args.Get("max-ping-pong-turns");
+  if (!text) return Status::OK();
+  auto n = cli::ParseIntOption("max-ping-pong-turns", *text);
+  if (!n.ok()) return n.status();
+  if (*n < 0 || *n > 20) {
+    return Status::InvalidArgument("--max-ping-pong-turns must be from 0 to 20 (got " + *text +
+                                   ")");
+  }
+  o->messaging.max_ping_pong_turns = static_cast<int>(*n);
+  return Status::OK();
+}
+
 Status ReadManualClock(const cli::Command& c, ServerOptions* o) {
   if (auto v = c.args.Get("manual-clock")) {
     if (!v->empty() && v->find_first_not_of("0123456789") == std::string::npos && v->size() > 1) {
@@ -108,6 +122,12 @@ Result<ServerOptions> ReadServeOptions(const cli::Command& c) {
       Set(PositiveOption(args, "shutdown-grace-ms", o.shutdown_grace_ms), &o.shutdown_grace_ms));
   SW_RETURN_IF_ERROR(
       Set(PositiveOption(args, "wake-window-ms", o.wake_window_ms), &o.wake_window_ms));
+  SW_RETURN_IF_ERROR(ReadPingPongTurns(args, &o));
+  SW_RETURN_IF_ERROR(
+      Set(PositiveOption(args, "upstream-first-tick-ms", o.upstream.first_tick_delay_ms),
+          &o.upstream.first_tick_delay_ms));
+  SW_RETURN_IF_ERROR(Set(PositiveOption(args, "upstream-interval-ms", o.upstream.tick_interval_ms),
+                         &o.upstream.tick_interval_ms));
   o.port_file = args.Get("port-file").value_or("");
   SW_RETURN_IF_ERROR(ValidateServerOptions(o));
   return o;

@@ -5,7 +5,8 @@
 // it), --visibility self|tree|agent|all, --agent-to-agent [true|false],
 // --agent-to-agent-allow ID[,ID...] (repeatable), --body-limit BYTES, --read-timeout-ms,
 // --idle-timeout-ms, --shutdown-grace-ms, --wake-window-ms, --port-file FILE,
-// --log-level LEVEL; plus the
+// --log-level LEVEL, --max-ping-pong-turns 0..20 (default 5), --upstream-first-tick-ms (15 s),
+// --upstream-interval-ms (60 s); plus the
 // global --data and --durability.
 //
 // Prints {"listening": "HOST:PORT", "port": N} on stdout once it listens; logs on stderr.

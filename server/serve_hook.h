@@ -38,7 +38,10 @@ inline constexpr std::string_view kServeOptions[] = {"listen",
                                                      "port-file",
                                                      "log-level",
                                                      "shutdown-grace-ms",
-                                                     "wake-window-ms"};
+                                                     "wake-window-ms",
+                                                     "max-ping-pong-turns",
+                                                     "upstream-first-tick-ms",
+                                                     "upstream-interval-ms"};
 inline constexpr std::string_view kServeFlags[] = {"manual-clock", "agent-to-agent"};
 
 }  // namespace statewatch::cli

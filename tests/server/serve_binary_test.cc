@@ -144,6 +144,19 @@ TEST_F(ServeBinaryTest, RefusesUnsafeListenOptions) {
   EXPECT_EQ(Wait(now.pid), 2);
   close(now.stdout_fd);
   EXPECT_NE(Slurp(err).find("--manual-clock START_MS"), std::string::npos) << Slurp(err);
+
+  Child turns = Spawn({"serve", "--data", root_ + "/d5", "--max-ping-pong-turns", "21"}, err);
+  EXPECT_EQ(Wait(turns.pid), 2);
+  close(turns.stdout_fd);
+  EXPECT_NE(Slurp(err).find("--max-ping-pong-turns must be from 0 to 20 (got 21)"),
+            std::string::npos)
+      << Slurp(err);
+
+  Child tick = Spawn({"serve", "--data", root_ + "/d6", "--upstream-interval-ms", "0"}, err);
+  EXPECT_EQ(Wait(tick.pid), 2);
+  close(tick.stdout_fd);
+  EXPECT_NE(Slurp(err).find("--upstream-interval-ms must be positive"), std::string::npos)
+      << Slurp(err);
 }
 
 }  // namespace
