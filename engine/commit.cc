@@ -2,7 +2,6 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-
 #include <unordered_set>
 
 #include "engine/engine_impl.h"
@@ -18,8 +17,7 @@ namespace {
 // Commands that read the store directly, or replace state wholesale, run in a group of
 // their own so they never see half of a group.
 bool RunsAlone(Command::Type t) {
-  return t == Command::Type::kPrune || t == Command::Type::kVerify ||
-         t == Command::Type::kRebuild;
+  return t == Command::Type::kPrune || t == Command::Type::kVerify || t == Command::Type::kRebuild;
 }
 
 }  // namespace
@@ -64,8 +62,9 @@ void EngineImpl::RunGroup(const std::vector<Command*>& group) {
     std::unique_lock lock(state_mu_);
     if (!sticky_error_.ok()) {
       for (Command* c : group) {
-        c->status = Status::FailedPrecondition("writes are refused after an earlier failed write (" +
-                                               sticky_error_.message() + "); reopen the engine");
+        c->status =
+            Status::FailedPrecondition("writes are refused after an earlier failed write (" +
+                                       sticky_error_.message() + "); reopen the engine");
       }
       return;
     }
@@ -142,14 +141,30 @@ void EngineImpl::MaybeMaintenance() {
 
 void EngineImpl::ApplyCommand(Command& cmd, Group& g) {
   switch (cmd.type) {
-    case Command::Type::kRecord: ApplyRecord(cmd, g); break;
-    case Command::Type::kWatch: ApplyWatch(cmd, g); break;
-    case Command::Type::kAck: ApplyAck(cmd, g); break;
-    case Command::Type::kReset: ApplyReset(cmd, g); break;
-    case Command::Type::kDelete: ApplyDelete(cmd, g); break;
-    case Command::Type::kSweep: ApplySweep(cmd, g); break;
-    case Command::Type::kPrune: cmd.status = ApplyPrune(cmd, g); break;
-    case Command::Type::kUpsertSession: ApplyUpsertSession(cmd, g); break;
+    case Command::Type::kRecord:
+      ApplyRecord(cmd, g);
+      break;
+    case Command::Type::kWatch:
+      ApplyWatch(cmd, g);
+      break;
+    case Command::Type::kAck:
+      ApplyAck(cmd, g);
+      break;
+    case Command::Type::kReset:
+      ApplyReset(cmd, g);
+      break;
+    case Command::Type::kDelete:
+      ApplyDelete(cmd, g);
+      break;
+    case Command::Type::kSweep:
+      ApplySweep(cmd, g);
+      break;
+    case Command::Type::kPrune:
+      cmd.status = ApplyPrune(cmd, g);
+      break;
+    case Command::Type::kUpsertSession:
+      ApplyUpsertSession(cmd, g);
+      break;
     case Command::Type::kAux: {
       AuxContext ctx{*this, g.batch, g.now, meta_,
                      [&](const SessionName& n) { return Intern(n, g); }};
@@ -157,7 +172,8 @@ void EngineImpl::ApplyCommand(Command& cmd, Group& g) {
       break;
     }
     case Command::Type::kVerify:
-    case Command::Type::kRebuild: break;  // handled by RunGroup
+    case Command::Type::kRebuild:
+      break;  // handled by RunGroup
   }
 }
 
@@ -220,7 +236,7 @@ Status EngineImpl::ApplyOneEvent(PreparedEvent& pe, Group& g, RecordResult* out)
     g.batch.Put(Family::kDedupe, storage::DedupeKey(dk), EncodeDedupe(DedupeRec{ref, seq}));
     g.new_events[dk] = pe.event;
   }
-  g.new_rows.push_back(Group::NewRow{ref, seq, dk});
+  g.new_rows.push_back(Group::NewRow{ref, seq});
   rows_.emplace_hint(rows_.end(), seq, RowIndexRec{ref, pe.event.occurred_at_ms, dk});
   ++meta_.journal_rows;
   *out = RecordResult{pe.event, false};
@@ -275,33 +291,24 @@ void EngineImpl::ApplyReset(Command& cmd, Group& g) {
 void EngineImpl::ApplyDelete(Command& cmd, Group& g) {
   SessionRef ref = FindRef(cmd.target);
   if (!ref) return;
-  // The session's rows: durable ones from the store, and this group's own.
-  std::vector<std::pair<Sequence, std::string>> rows;  // (sequence, dedupe key)
-  auto it = store_->NewIterator(Family::kJournal,
-                                storage::JournalKey(ref, meta_.row_cap_mark + 1),
+  // The session's rows: durable ones from the store (keys only: rows_ knows each row's
+  // dedupe key), and this group's own.
+  std::vector<Sequence> rows;
+  auto it = store_->NewIterator(Family::kJournal, storage::JournalKey(ref, meta_.row_cap_mark + 1),
                                 storage::JournalPrefix(SessionRef{ref.value + 1}));
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    auto e = DecodeEvent(it->value());
-    if (!e.ok()) {
-      cmd.status = e.status();
-      return;
-    }
-    rows.push_back({e->sequence, e->dedupe_key});
+    rows.push_back(storage::ParseJournalKey(it->key())->sequence);
   }
   if (!it->status().ok()) {
     cmd.status = it->status();
     return;
   }
   for (const auto& r : g.new_rows) {
-    if (r.session == ref) rows.push_back({r.sequence, r.dedupe_key});
+    if (r.session == ref) rows.push_back(r.sequence);
   }
-  for (const auto& [seq, dk] : rows) DeleteRow(seq, g);
-  bool has_projection = state_.FindHead(ref) || state_.TargetsOf(ref);
-  if (!has_projection) {
-    state_.ForEachCursor([&](projections::CursorId id, const projections::CursorRec&) {
-      if (id.target == ref) has_projection = true;
-    });
-  }
+  for (Sequence seq : rows) DeleteRow(seq, g);
+  bool has_projection =
+      state_.FindHead(ref) || state_.TargetsOf(ref) || !state_.WatchersOf(ref).empty();
   g.batch.Delete(Family::kSessions, storage::RegistryKey(ref));
   g.new_sessions.erase(ref.value);
   g.batch.DeleteRange(Family::kTranscripts, storage::TranscriptPrefix(ref),
@@ -372,8 +379,7 @@ Result<std::vector<RecordResult>> EngineImpl::RecordMany(const std::vector<Event
     auto pe = PrepareEvent(inputs[i], kinds_, now, options_.summary_max_bytes);
     if (!pe.ok()) {
       if (inputs.size() == 1) return pe.status();
-      return Status::InvalidArgument("events[" + std::to_string(i) + "]: " +
-                                     pe.status().message());
+      return Status::InvalidArgument("events[" + std::to_string(i) + "]: " + pe.status().message());
     }
     cmd.events.push_back(std::move(*pe));
   }

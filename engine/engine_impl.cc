@@ -155,7 +155,6 @@ SessionRef EngineImpl::Intern(const SessionName& name, Group& g) {
   storage::PutFixed64BE(&raw_ref, ref.value);
   g.batch.Put(Family::kRefs, storage::NameKey(name.agent_id, name.session_key), raw_ref);
   g.batch.Put(Family::kRefs, storage::RefKey(ref), EncodeSessionName(name));
-  g.names_changed = true;
   return ref;
 }
 

@@ -19,12 +19,11 @@
 
 #include <atomic>
 #include <condition_variable>
-#include <functional>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <shared_mutex>
 #include <string>
 #include <unordered_map>
@@ -53,17 +52,26 @@ struct AuxContext;
 // One queued mutation and, once done, its result.
 struct Command {
   enum class Type {
-    kRecord, kWatch, kAck, kReset, kDelete, kPrune, kSweep, kVerify, kRebuild, kUpsertSession,
+    kRecord,
+    kWatch,
+    kAck,
+    kReset,
+    kDelete,
+    kPrune,
+    kSweep,
+    kVerify,
+    kRebuild,
+    kUpsertSession,
     kAux
   };
   Type type = Type::kRecord;
   // inputs
-  std::vector<PreparedEvent> events;    // kRecord
-  SessionName watcher;                  // kWatch, kAck, kReset
-  SessionName target;                   // kWatch, kDelete
-  std::vector<SessionName> targets;     // kAck (ignored when ack_all)
-  bool ack_all = false;                 // kAck: drain every pending notice
-  SessionRecord session_record;         // kUpsertSession
+  std::vector<PreparedEvent> events;  // kRecord
+  SessionName watcher;                // kWatch, kAck, kReset
+  SessionName target;                 // kWatch, kDelete
+  std::vector<SessionName> targets;   // kAck (ignored when ack_all)
+  bool ack_all = false;               // kAck: drain every pending notice
+  SessionRecord session_record;       // kUpsertSession
   // kAux: a side-table change (transcripts, runs, deliveries, upstream links) made inside the
   // commit group; it may intern names and read the store.
   std::function<Status(struct AuxContext&)> aux;
@@ -141,11 +149,12 @@ class EngineImpl final : public Engine {
     storage::Batch batch;
     int64_t now = 0;
     projections::FoldEffects fx;
-    std::unordered_map<std::string, DedupeRec> new_dedupe;  // dedupe keys added this group
-    std::unordered_map<std::string, Event> new_events;      // by dedupe key, for replies
-    struct NewRow { SessionRef session; Sequence sequence; std::string dedupe_key; };
-    std::vector<NewRow> new_rows;       // journal rows added this group
-    bool names_changed = false;
+    std::unordered_map<std::string, Event> new_events;  // by dedupe key, for replies
+    struct NewRow {
+      SessionRef session;
+      Sequence sequence;
+    };
+    std::vector<NewRow> new_rows;  // journal rows added this group
     uint64_t rows_pruned = 0;      // counted for Stats() once durable
     uint64_t cursors_expired = 0;
     std::unordered_map<uint64_t, SessionRecord> new_sessions;  // registry entries this group
@@ -192,6 +201,7 @@ class EngineImpl final : public Engine {
 
   // ---- verify.cc ----
   Status MaybeCheckpoint();
+  bool CheckpointDueLocked() const;
   Result<projections::ProjectionState> RebuildFromLog(VerifyReport* report) const;
   void ApplyVerify(Command& cmd, bool replace);
 
@@ -223,8 +233,8 @@ class EngineImpl final : public Engine {
 
   // Cumulative counters for Stats(); written by the leader, read by anyone.
   struct Counters {
-    std::atomic<uint64_t> events_recorded{0}, notices_opened{0}, rows_pruned{0},
-        cursors_expired{0}, commit_groups{0};
+    std::atomic<uint64_t> events_recorded{0}, notices_opened{0}, rows_pruned{0}, cursors_expired{0},
+        commit_groups{0};
   };
   Counters counters_;
 

@@ -35,12 +35,21 @@ void PutState(storage::Batch& b, Family heads_family, Family cursors_family,
 
 }  // namespace
 
-Status EngineImpl::MaybeCheckpoint() {
-  std::unique_lock lock(state_mu_);
-  if (!sticky_error_.ok()) return Status::OK();
+bool EngineImpl::CheckpointDueLocked() const {
   uint64_t size = state_.head_count() + state_.cursor_count();
   uint64_t threshold = std::max<uint64_t>(options_.checkpoint_min_records, 2 * size);
-  if (meta_.log_records_since_checkpoint < threshold) return Status::OK();
+  return sticky_error_.ok() && meta_.log_records_since_checkpoint >= threshold;
+}
+
+Status EngineImpl::MaybeCheckpoint() {
+  {
+    // Runs after every commit group: decide under the shared lock, so readers are not held
+    // up by a check that almost always says "not yet".
+    std::shared_lock check(state_mu_);
+    if (!CheckpointDueLocked()) return Status::OK();
+  }
+  std::unique_lock lock(state_mu_);
+  if (!CheckpointDueLocked()) return Status::OK();
   storage::Batch b(*store_);
   b.DeleteRange(Family::kBase, kAllBegin, kAllEnd);
   PutState(b, Family::kBase, Family::kBase, state_);
