@@ -19,6 +19,7 @@ std::string Status::ToString() const {
     case Code::kFailedPrecondition: name = "Failed precondition"; break;
     case Code::kPermissionDenied: name = "Permission denied"; break;
     case Code::kBusy: name = "Busy"; break;
+    case Code::kNoSpace: name = "No space"; break;
   }
   return std::string(name) + ": " + message_;
 }

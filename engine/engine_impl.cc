@@ -299,7 +299,9 @@ Result<EngineStats> EngineImpl::Stats() const {
     s.rows_pruned = counters_.rows_pruned.load();
     s.cursors_expired = counters_.cursors_expired.load();
     s.commit_groups = counters_.commit_groups.load();
+    if (!sticky_error_.ok()) s.write_error = sticky_error_.message();
   }
+  s.wal_bytes = store_->WalBytesWritten();
   s.wakes_sent = wakes_.wakes_sent();
   s.bytes_on_disk = store_->BytesOnDisk();
   return s;

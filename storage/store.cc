@@ -22,6 +22,7 @@ Status FromRocks(const rocksdb::Status& s, std::string_view what) {
   if (s.ok()) return Status::OK();
   std::string msg = std::string(what) + ": " + s.ToString();
   if (s.IsCorruption()) return Status::Corruption(std::move(msg));
+  if (s.IsNoSpace()) return Status::NoSpace(std::move(msg));
   if (s.IsNotFound()) return Status::NotFound(std::move(msg));
   if (s.IsIOError() && s.ToString().find("lock") != std::string::npos) {
     return Status::Busy(std::move(msg));
@@ -199,6 +200,7 @@ struct Store::Rep {
   std::unique_ptr<rocksdb::Env> env;  // only with fault injection
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   std::unique_ptr<rocksdb::DB> db;
+  std::atomic<uint64_t> wal_bytes{0};
   ~Rep() {
     if (db) {
       for (auto* h : handles) db->DestroyColumnFamilyHandle(h);
@@ -337,8 +339,12 @@ Status Store::Write(Batch& batch, bool sync) {
   if (!batch.rep_->first_error.ok()) return FromRocks(batch.rep_->first_error, "building batch");
   rocksdb::WriteOptions wo;
   wo.sync = sync;
-  return FromRocks(rep_->db->Write(wo, &batch.rep_->wb), "writing batch");
+  Status st = FromRocks(rep_->db->Write(wo, &batch.rep_->wb), "writing batch");
+  if (st.ok()) rep_->wal_bytes.fetch_add(batch.rep_->wb.GetDataSize(), std::memory_order_relaxed);
+  return st;
 }
+
+uint64_t Store::WalBytesWritten() const { return rep_->wal_bytes.load(std::memory_order_relaxed); }
 
 Result<std::optional<std::string>> Store::Get(Family f, std::string_view key) const {
   std::string value;

@@ -124,6 +124,8 @@ class Store {
   std::unique_ptr<Iterator> NewIterator(Family f, std::string lower = {},
                                         std::string upper = {}) const;
 
+  // Bytes handed to the write-ahead log by Write() since open (the batches' data size).
+  uint64_t WalBytesWritten() const;
   // Total size of the live SST files and WAL, in bytes.
   uint64_t BytesOnDisk() const;
   // A RocksDB integer property (e.g. "rocksdb.estimate-num-keys") summed over families.

@@ -27,6 +27,7 @@ class [[nodiscard]] Status {
     kFailedPrecondition = 5,  // e.g. writes refused after an earlier durable-write failure
     kPermissionDenied = 6,    // visibility / profile refusals
     kBusy = 7,                // a resource is locked (e.g. another process owns the database)
+    kNoSpace = 8,             // the disk is full: nothing was written; retry once space is freed
   };
 
   Status() = default;
@@ -42,11 +43,13 @@ class [[nodiscard]] Status {
     return {Code::kPermissionDenied, std::move(msg)};
   }
   static Status Busy(std::string msg) { return {Code::kBusy, std::move(msg)}; }
+  static Status NoSpace(std::string msg) { return {Code::kNoSpace, std::move(msg)}; }
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }
   bool IsInvalidArgument() const { return code_ == Code::kInvalidArgument; }
   bool IsNotFound() const { return code_ == Code::kNotFound; }
+  bool IsNoSpace() const { return code_ == Code::kNoSpace; }
   const std::string& message() const { return message_; }
   // "OK" or "<code name>: <message>".
   std::string ToString() const;

@@ -120,6 +120,10 @@ struct EngineStats {
   uint64_t rows_pruned = 0;     // by any pass: row cap, age, on demand
   uint64_t cursors_expired = 0;
   uint64_t commit_groups = 0;   // durable batches written (group commit)
+  uint64_t wal_bytes = 0;       // bytes written to the write-ahead log since open
+  // Empty while writes are accepted; otherwise why they are refused (e.g. "no space left
+  // on device"). Reads keep working either way.
+  std::string write_error;
 };
 
 struct VerifyReport {

@@ -132,7 +132,14 @@ TEST(SmallValuesToJsonTest, NoticeCursorStatsPruneVerify) {
   CursorState c{1, 2, 3, 4};
   EXPECT_EQ(json::value(CursorToJson(c)),
             json::parse(R"({"lastSeen":1,"notified":2,"material":3,"updatedAt":4})"));
-  EngineStats s{10, 2, 3, 1, 42, 4096, 7};
+  EngineStats s;
+  s.journal_rows = 10;
+  s.sessions = 2;
+  s.cursors = 3;
+  s.pending_notices = 1;
+  s.last_sequence = 42;
+  s.bytes_on_disk = 4096;
+  s.log_records_since_checkpoint = 7;
   EXPECT_EQ(json::value(StatsToJson(s)),
             json::parse(R"({"rows":10,"sessions":2,"cursors":3,"pendingNotices":1,
                             "lastSequence":42,"bytesOnDisk":4096})"));

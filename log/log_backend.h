@@ -1,0 +1,75 @@
+// LogBackend: where a partition's commit groups become durable — one record per commit
+// group, in order. This is the seam between the engine and what makes its writes durable:
+//
+//   - the local RocksDB log (a single node; the default),
+//   - MemLog, an in-memory log with compare-and-set, dedupe and fault injection (tests),
+//   - JetStreamLog, a NATS JetStream stream replicated across machines (cluster mode).
+//
+// A record is opaque bytes to the backend (the engine's encoded commit group). Positions are
+// dense: the first record of a log is 1 and each append takes the next one; 0 means "empty".
+// Nothing here names RocksDB, NATS or the engine's record format.
+//
+// Thread contract: one appender at a time (the owner's commit leader); ReadFrom and Tail may
+// run concurrently with an append.
+#ifndef STATEWATCH_LOG_LOG_BACKEND_H_
+#define STATEWATCH_LOG_LOG_BACKEND_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "statewatch/status.h"
+
+namespace statewatch::log {
+
+// A record's place in its log: 1, 2, 3, ... (0: none).
+using LogPosition = uint64_t;
+
+struct LogRecord {
+  LogPosition position = 0;
+  std::string data;
+};
+
+struct AppendOptions {
+  // Compare-and-set: the append succeeds only while the log's last position is this. A
+  // writer that lost ownership (another writer appended, e.g. a Fence record) is refused.
+  LogPosition expected_last = 0;
+  // Idempotency key ("<partition>/<epoch>/<batchNo>" in cluster mode): appending the same id
+  // again within the backend's dedupe window returns the first append's position and
+  // appends nothing. Empty: no dedupe.
+  std::string dedupe_id;
+  // Local backends: fsync before returning. Replicated backends return once a quorum holds
+  // the record, whatever this says.
+  bool sync = true;
+};
+
+class LogBackend {
+ public:
+  virtual ~LogBackend() = default;
+
+  // Appends `data` after `options.expected_last`; returns the new record's position.
+  // Errors:
+  //   FailedPrecondition — the tail is not expected_last: this writer is fenced and must
+  //                        stop appending (the message names both positions);
+  //   IOError            — the outcome is unknown (timeout, lost connection): read Tail()
+  //                        (or retry with the same dedupe_id) before anything else;
+  //   NoSpace            — nothing was appended; retry once space is freed.
+  virtual Result<LogPosition> Append(std::string_view data, const AppendOptions& options) = 0;
+
+  // Up to `max_records` records with position >= `from`, in order; fewer (or none) near the
+  // tail. NotFound when `from` is below the first retained position (purged).
+  virtual Result<std::vector<LogRecord>> ReadFrom(LogPosition from, std::size_t max_records) = 0;
+
+  // The last position (0 for an empty log).
+  virtual Result<LogPosition> Tail() = 0;
+
+  // Discards every record below `position` (a checkpoint covers them); records at or above
+  // it stay readable. Purging below an already purged position does nothing.
+  virtual Status PurgeBelow(LogPosition position) = 0;
+};
+
+}  // namespace statewatch::log
+
+#endif  // STATEWATCH_LOG_LOG_BACKEND_H_
