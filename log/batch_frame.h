@@ -60,6 +60,8 @@ std::string EncodeFenceFrame(const BatchHeader& header, std::string_view owner);
 
 // Decodes and verifies (flatbuffers::Verifier) a frame. Corruption, naming the size, when
 // the bytes are not a well-formed LogFrame (including a prevHash that is not 32 bytes).
+// REQUIRES: bytes.data() is 8-byte aligned (a std::string's buffer is; a slice of a network
+// buffer may not be): FlatBuffers reads its fields in place.
 Result<FrameView> DecodeFrame(std::string_view bytes);
 
 }  // namespace statewatch::log

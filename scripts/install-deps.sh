@@ -10,6 +10,8 @@ PACKAGES=(
   libspdlog-dev libgtest-dev libgmock-dev libbenchmark-dev
   libboost1.81-dev libboost-json1.81-dev libssl-dev
   libsqlite3-dev sqlite3 curl python3 python3-websocket wrk
+  # cluster mode: JetStreamLog's C client and the servers its tests start (2.9.10, 3.4.1)
+  nats-server libnats-dev
   # make bench's plot. Not python3-matplotlib: it pulls libboost1.74-dev, which conflicts
   # with libboost1.81-dev.
   gnuplot-nox

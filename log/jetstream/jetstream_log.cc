@@ -1,0 +1,315 @@
+#include "log/jetstream/jetstream_log.h"
+
+#include <algorithm>
+#include <string>
+
+namespace statewatch::log {
+namespace {
+
+constexpr std::size_t kGetEachUpTo = 8;
+constexpr std::size_t kGetEachFallback = 64;
+constexpr int64_t kNanosPerMs = 1000 * 1000;
+
+struct MsgDeleter {
+  void operator()(natsMsg* m) const { natsMsg_Destroy(m); }
+};
+using MsgPtr = std::unique_ptr<natsMsg, MsgDeleter>;
+
+struct StreamInfoDeleter {
+  void operator()(jsStreamInfo* si) const { jsStreamInfo_Destroy(si); }
+};
+using StreamInfoPtr = std::unique_ptr<jsStreamInfo, StreamInfoDeleter>;
+
+std::string DataOf(natsMsg* m) {
+  return std::string(natsMsg_GetData(m), static_cast<std::size_t>(natsMsg_GetDataLength(m)));
+}
+
+}  // namespace
+
+std::string JetStreamLog::StreamName(uint32_t partition) {
+  return "SW_P" + std::to_string(partition);
+}
+std::string JetStreamLog::SubjectName(uint32_t partition) {
+  return "sw.p." + std::to_string(partition) + ".log";
+}
+
+JetStreamLog::JetStreamLog(std::shared_ptr<NatsConnection> connection,
+                           const JetStreamLogOptions& options)
+    : connection_(std::move(connection)),
+      options_(options),
+      stream_(StreamName(options.partition)),
+      subject_(SubjectName(options.partition)) {}
+
+JetStreamLog::~JetStreamLog() {
+  std::lock_guard<std::mutex> lock(reader_mu_);
+  CloseReaderLocked();
+}
+
+Result<std::unique_ptr<JetStreamLog>> JetStreamLog::Open(std::shared_ptr<NatsConnection> connection,
+                                                         const JetStreamLogOptions& options) {
+  if (options.replicas < 1 || options.replicas > 5) {
+    return Status::InvalidArgument("JetStream replicas must be 1..5 (got " +
+                                   std::to_string(options.replicas) + ")");
+  }
+  std::unique_ptr<JetStreamLog> log(new JetStreamLog(std::move(connection), options));
+  SW_RETURN_IF_ERROR(log->EnsureStream());
+  return log;
+}
+
+namespace {
+
+// What an existing stream must look like for the log's guarantees to hold.
+Status CheckConfig(const std::string& stream, const jsStreamConfig& c,
+                   const JetStreamLogOptions& o) {
+  auto mismatch = [&](const std::string& what, const std::string& got,
+                      const std::string& want) {
+    return Status::FailedPrecondition("stream " + stream + " exists with " + what + " " + got +
+                                      " (statewatch needs " + want + ")");
+  };
+  if (c.Replicas != o.replicas) {
+    return mismatch("replicas", std::to_string(c.Replicas), std::to_string(o.replicas));
+  }
+  if (c.Storage != js_FileStorage) return mismatch("storage", "memory", "file");
+  if (c.Discard != js_DiscardNew) return mismatch("discard policy", "old", "new");
+  if (!c.DenyDelete) return mismatch("deny_delete", "false", "true");
+  if (c.MaxAge != 0) return mismatch("max_age", std::to_string(c.MaxAge) + " ns", "none");
+  if (c.Retention != js_LimitsPolicy) return mismatch("retention", "not limits", "limits");
+  if (c.Duplicates != o.duplicate_window_ms * kNanosPerMs) {
+    return mismatch("duplicate window", std::to_string(c.Duplicates / kNanosPerMs) + " ms",
+                    std::to_string(o.duplicate_window_ms) + " ms");
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status JetStreamLog::EnsureStream() {
+  jsCtx* js = connection_->jetstream();
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    jsStreamInfo* raw = nullptr;
+    jsErrCode je = jsErrCode(0);
+    natsStatus s = js_GetStreamInfo(&raw, js, stream_.c_str(), nullptr, &je);
+    StreamInfoPtr info(raw);
+    if (s == NATS_OK) return CheckConfig(stream_, *info->Config, options_);
+    if (je != JSStreamNotFoundErr) return NatsStatus("look up stream " + stream_, s, je);
+    if (!options_.create) {
+      return Status::NotFound("stream " + stream_ + " does not exist (and create is off)");
+    }
+    const char* subjects[] = {subject_.c_str()};
+    jsStreamConfig cfg;
+    jsStreamConfig_Init(&cfg);
+    cfg.Name = stream_.c_str();
+    cfg.Subjects = subjects;
+    cfg.SubjectsLen = 1;
+    cfg.Storage = js_FileStorage;
+    cfg.Replicas = options_.replicas;
+    cfg.Duplicates = options_.duplicate_window_ms * kNanosPerMs;
+    cfg.DenyDelete = true;
+    cfg.Discard = js_DiscardNew;
+    // The server counts headers (Msg-Id, expected sequence) against this limit too.
+    cfg.MaxMsgSize = static_cast<int32_t>(options_.max_record_bytes + 4096);
+    raw = nullptr;
+    je = jsErrCode(0);
+    s = js_AddStream(&raw, js, &cfg, nullptr, &je);
+    info.reset(raw);
+    if (s == NATS_OK) return Status::OK();
+    // Another node created it first: check what it created.
+    if (je != JSStreamNameExistErr) return NatsStatus("create stream " + stream_, s, je);
+  }
+  return Status::IOError("stream " + stream_ + " neither found nor created");
+}
+
+Result<LogPosition> JetStreamLog::Append(std::string_view data, const AppendOptions& options) {
+  if (data.size() > options_.max_record_bytes) {
+    return Status::InvalidArgument("log record of " + std::to_string(data.size()) +
+                                   " bytes exceeds the limit of " +
+                                   std::to_string(options_.max_record_bytes));
+  }
+  natsMsg* raw = nullptr;
+  natsStatus s = natsMsg_Create(&raw, subject_.c_str(), nullptr, data.data(),
+                                static_cast<int>(data.size()));
+  MsgPtr msg(raw);
+  // Set by hand rather than through jsPubOptions.ExpectLastSeq, where 0 means "no
+  // expectation": an append to an empty log must be checked too.
+  const std::string expected = std::to_string(options.expected_last);
+  if (s == NATS_OK) s = natsMsgHeader_Set(msg.get(), "Nats-Expected-Last-Sequence", expected.c_str());
+  if (s == NATS_OK && !options.dedupe_id.empty()) {
+    s = natsMsgHeader_Set(msg.get(), "Nats-Msg-Id", options.dedupe_id.c_str());
+  }
+  if (s != NATS_OK) return NatsStatus("build the message for " + stream_, s, jsErrCode(0));
+  jsPubOptions po;
+  jsPubOptions_Init(&po);
+  po.MaxWait = connection_->request_timeout_ms();
+  jsPubAck* ack = nullptr;
+  jsErrCode je = jsErrCode(0);
+  s = js_PublishMsg(&ack, connection_->jetstream(), msg.get(), &po, &je);
+  if (s == NATS_OK) {
+    // A duplicate's ack carries the first append's sequence.
+    const LogPosition position = ack->Sequence;
+    jsPubAck_Destroy(ack);
+    return position;
+  }
+  Status status = NatsStatus("append to " + stream_ + " after position " + expected, s, je);
+  if (status.code() == Status::Code::kFailedPrecondition) {
+    return RefusalWithTail(options.expected_last, status);
+  }
+  return status;
+}
+
+Status JetStreamLog::RefusalWithTail(LogPosition expected_last, const Status& refusal) {
+  Result<LogPosition> tail = Tail();
+  const std::string actual = tail.ok() ? std::to_string(*tail) : "unknown";
+  return Status::FailedPrecondition(
+      "append to " + stream_ + " refused: the log's last position is " + actual +
+      ", not the expected " + std::to_string(expected_last) +
+      " (another writer appended: this writer is fenced) — " + refusal.message());
+}
+
+Result<JetStreamLog::StreamBounds> JetStreamLog::Bounds() {
+  jsStreamInfo* raw = nullptr;
+  jsErrCode je = jsErrCode(0);
+  natsStatus s = js_GetStreamInfo(&raw, connection_->jetstream(), stream_.c_str(), nullptr, &je);
+  StreamInfoPtr info(raw);
+  if (s != NATS_OK) return NatsStatus("stream info of " + stream_, s, je);
+  return StreamBounds{info->State.FirstSeq, info->State.LastSeq};
+}
+
+Result<LogPosition> JetStreamLog::Tail() {
+  Result<StreamBounds> bounds = Bounds();
+  if (!bounds.ok()) return bounds.status();
+  return bounds->last;
+}
+
+Result<std::string> JetStreamLog::Leader() {
+  jsStreamInfo* raw = nullptr;
+  jsErrCode je = jsErrCode(0);
+  natsStatus s = js_GetStreamInfo(&raw, connection_->jetstream(), stream_.c_str(), nullptr, &je);
+  StreamInfoPtr info(raw);
+  if (s != NATS_OK) return NatsStatus("stream info of " + stream_, s, je);
+  if (info->Cluster == nullptr || info->Cluster->Leader == nullptr) {
+    return Status::NotFound("stream " + stream_ + " has no leader right now");
+  }
+  return std::string(info->Cluster->Leader);
+}
+
+Result<std::vector<LogRecord>> JetStreamLog::ReadFrom(LogPosition from, std::size_t max_records) {
+  const LogPosition start = std::max<LogPosition>(from, 1);
+  Result<StreamBounds> bounds = Bounds();
+  if (!bounds.ok()) return bounds.status();
+  if (bounds->first > 0 && start < bounds->first) {
+    return Status::NotFound("log position " + std::to_string(start) + " was purged: " +
+                            stream_ + " starts at " + std::to_string(bounds->first));
+  }
+  if (start > bounds->last || max_records == 0) return std::vector<LogRecord>{};
+  const std::size_t count =
+      static_cast<std::size_t>(std::min<uint64_t>(max_records, bounds->last - start + 1));
+  return count <= kGetEachUpTo ? GetEach(start, count) : Stream(start, count);
+}
+
+Result<std::vector<LogRecord>> JetStreamLog::GetEach(LogPosition from, std::size_t count) {
+  std::vector<LogRecord> out;
+  for (LogPosition p = from; p < from + count; ++p) {
+    natsMsg* raw = nullptr;
+    jsErrCode je = jsErrCode(0);
+    // The leader answers (not a replica), so a position below the tail is always there.
+    natsStatus s = js_GetMsg(&raw, connection_->jetstream(), stream_.c_str(), p, nullptr, &je);
+    MsgPtr msg(raw);
+    if (s != NATS_OK) {
+      Status status = NatsStatus("read " + stream_ + " position " + std::to_string(p), s, je);
+      if (!out.empty()) break;  // a purge raced the read: hand back what was read
+      return status;
+    }
+    out.push_back({p, DataOf(msg.get())});
+  }
+  return out;
+}
+
+void JetStreamLog::CloseReaderLocked() {
+  if (reader_ == nullptr) return;
+  // Unsubscribing deletes the ephemeral consumer on the server.
+  natsSubscription_Unsubscribe(reader_);
+  natsSubscription_Destroy(reader_);
+  reader_ = nullptr;
+  reader_next_ = 0;
+}
+
+Result<std::vector<LogRecord>> JetStreamLog::Stream(LogPosition from, std::size_t count) {
+  std::lock_guard<std::mutex> lock(reader_mu_);
+  if (reader_ == nullptr || reader_next_ != from) {
+    CloseReaderLocked();
+    jsSubOptions so;
+    jsSubOptions_Init(&so);
+    so.Stream = stream_.c_str();
+    so.Ordered = true;
+    so.Config.DeliverPolicy = js_DeliverByStartSequence;
+    so.Config.OptStartSeq = from;
+    jsErrCode je = jsErrCode(0);
+    natsStatus s = js_SubscribeSync(&reader_, connection_->jetstream(), subject_.c_str(),
+                                    nullptr, &so, &je);
+    if (s != NATS_OK) {
+      reader_ = nullptr;
+      // Creating a consumer needs the meta leader as well as the stream's; right after a
+      // server loss only the latter may be back. Reading record by record needs only it.
+      Result<std::vector<LogRecord>> fallback =
+          GetEach(from, std::min<std::size_t>(count, kGetEachFallback));
+      if (fallback.ok()) return fallback;
+      return NatsStatus("ordered consumer on " + stream_ + " from " + std::to_string(from), s,
+                        je);
+    }
+    reader_next_ = from;
+  }
+  std::vector<LogRecord> out;
+  out.reserve(count);
+  while (out.size() < count) {
+    natsMsg* raw = nullptr;
+    natsStatus s = natsSubscription_NextMsg(&raw, reader_, connection_->request_timeout_ms());
+    MsgPtr msg(raw);
+    if (s != NATS_OK) {
+      Status status = NatsStatus("read " + stream_ + " from " + std::to_string(reader_next_), s,
+                                 jsErrCode(0));
+      CloseReaderLocked();
+      if (!out.empty()) return out;
+      return status;
+    }
+    jsMsgMetaData* meta = nullptr;
+    if (natsMsg_GetMetaData(&meta, msg.get()) != NATS_OK) continue;  // not a stream message
+    const LogPosition position = meta->Sequence.Stream;
+    jsMsgMetaData_Destroy(meta);
+    if (position < reader_next_) continue;  // a redelivery after the consumer reset
+    if (position > reader_next_) {
+      // The records in between were purged while this consumer was open.
+      const LogPosition missing = reader_next_;
+      CloseReaderLocked();
+      if (!out.empty()) return out;
+      return Status::NotFound("log position " + std::to_string(missing) + " was purged: " +
+                              stream_ + " continues at " + std::to_string(position));
+    }
+    out.push_back({position, DataOf(msg.get())});
+    reader_next_ = position + 1;
+  }
+  return out;
+}
+
+Status JetStreamLog::PurgeBelow(LogPosition position) {
+  Result<StreamBounds> bounds = Bounds();
+  if (!bounds.ok()) return bounds.status();
+  if (position > bounds->last + 1) {
+    return Status::InvalidArgument("cannot purge below position " + std::to_string(position) +
+                                   ": the log's last position is " +
+                                   std::to_string(bounds->last));
+  }
+  // Also what keeps a purge "up to 1" from reaching the server, which JetStream 2.9 reads as
+  // "purge everything".
+  if (position <= std::max<LogPosition>(bounds->first, 1)) return Status::OK();
+  jsOptions o;
+  jsOptions_Init(&o);
+  o.Stream.Purge.Sequence = position;  // purges up to, not including, this sequence
+  jsErrCode je = jsErrCode(0);
+  natsStatus s = js_PurgeStream(connection_->jetstream(), stream_.c_str(), &o, &je);
+  if (s != NATS_OK) {
+    return NatsStatus("purge " + stream_ + " below " + std::to_string(position), s, je);
+  }
+  return Status::OK();
+}
+
+}  // namespace statewatch::log

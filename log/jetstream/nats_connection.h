@@ -1,0 +1,74 @@
+// NatsConnection: one connection to a NATS cluster (nats.c) and its JetStream context,
+// shared by every JetStreamLog and checkpoint store of a node — a node serves many
+// partitions over one connection. The client reconnects on its own (to any server of the
+// list) after a server is lost; calls made meanwhile fail with IOError (outcome unknown).
+//
+// Also: how nats.c and JetStream errors become statewatch Status values (NatsStatus).
+//
+// Thread-safe (nats.c connections and JetStream contexts are).
+#ifndef STATEWATCH_LOG_JETSTREAM_NATS_CONNECTION_H_
+#define STATEWATCH_LOG_JETSTREAM_NATS_CONNECTION_H_
+
+#include <nats/nats.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "statewatch/status.h"
+
+namespace statewatch::log {
+
+struct NatsConnectionOptions {
+  // Comma-separated server URLs: "nats://127.0.0.1:4222,nats://127.0.0.1:4223".
+  std::string servers;
+  // Shown in the servers' connection lists.
+  std::string name = "statewatch";
+  int64_t connect_timeout_ms = 2000;
+  // How long a JetStream request (publish acknowledgement, stream info, get, purge) waits
+  // before it fails with IOError. Longer rides out more of a leader election inside one
+  // call; shorter hands control back to the caller's retry sooner.
+  int64_t request_timeout_ms = 5000;
+  // Reconnect attempts per server after a disconnect; -1: forever.
+  int max_reconnect = -1;
+  int64_t reconnect_wait_ms = 100;
+};
+
+class NatsConnection {
+ public:
+  // Connects to any server of the list. InvalidArgument for an empty list; IOError when
+  // none answers.
+  static Result<std::shared_ptr<NatsConnection>> Connect(const NatsConnectionOptions& options);
+  ~NatsConnection();
+  NatsConnection(const NatsConnection&) = delete;
+  NatsConnection& operator=(const NatsConnection&) = delete;
+
+  natsConnection* connection() const { return nc_; }
+  jsCtx* jetstream() const { return js_; }
+  int64_t request_timeout_ms() const { return request_timeout_ms_; }
+
+ private:
+  NatsConnection(natsConnection* nc, jsCtx* js, int64_t timeout_ms)
+      : nc_(nc), js_(js), request_timeout_ms_(timeout_ms) {}
+  natsConnection* nc_;
+  jsCtx* js_;
+  int64_t request_timeout_ms_;
+};
+
+// JetStream's error for an Expected-Last-Sequence mismatch.
+inline constexpr int kJsWrongLastSequence = 10071;
+
+// The Status for a failed nats.c call `what` (e.g. "append to SW_P3"):
+//   JetStream 10071 (wrong last sequence)               -> FailedPrecondition
+//   10037 / 10059 (no message / no stream)              -> NotFound
+//   10054 (message too large)                           -> InvalidArgument
+//   10047, 10028, 10023 or a "maximum ... exceeded" refusal -> NoSpace
+//   anything else (timeouts, disconnects, no responders, an election in progress) -> IOError:
+//   the outcome is unknown.
+// The message carries nats.c's status text, the server's description and the code.
+Status NatsStatus(std::string_view what, natsStatus status, jsErrCode js_code);
+
+}  // namespace statewatch::log
+
+#endif  // STATEWATCH_LOG_JETSTREAM_NATS_CONNECTION_H_

@@ -1,0 +1,160 @@
+// JetStreamLog against three nats-server processes the test starts itself.
+#include "log/jetstream/jetstream_log.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "jetstream_fixture.h"
+#include "log/append_resolver.h"
+#include "log/chain_verifier.h"
+#include "log/chain_writer.h"
+#include "log/log_backend_contract.h"
+
+namespace statewatch::log::testing {
+namespace {
+
+class JetStreamLogTest : public SharedClusterTest {};
+
+TEST_F(JetStreamLogTest, AppendReadTail) {
+  auto log = NewLog(NewPartition());
+  ASSERT_NE(log, nullptr);
+  ExpectAppendReadTail(*log);
+}
+
+TEST_F(JetStreamLogTest, StaleWriterRefusedWithError10071) {
+  auto log = NewLog(NewPartition());
+  ASSERT_NE(log, nullptr);
+  ExpectStaleWriterRefused(*log);
+}
+
+TEST_F(JetStreamLogTest, DedupeByMsgId) {
+  auto log = NewLog(NewPartition());
+  ASSERT_NE(log, nullptr);
+  ExpectDedupeById(*log);
+}
+
+TEST_F(JetStreamLogTest, PurgeBelow) {
+  auto log = NewLog(NewPartition());
+  ASSERT_NE(log, nullptr);
+  ExpectPurgeBelow(*log);
+}
+
+TEST_F(JetStreamLogTest, StreamAndSubjectFollowTheDesign) {
+  auto log = NewLog(NewPartition());
+  ASSERT_NE(log, nullptr);
+  EXPECT_EQ(JetStreamLog::StreamName(17), "SW_P17");
+  EXPECT_EQ(JetStreamLog::SubjectName(17), "sw.p.17.log");
+  Result<std::string> leader = log->Leader();
+  ASSERT_TRUE(leader.ok()) << leader.status().ToString();
+  EXPECT_EQ(leader->rfind("sw-n", 0), 0u) << *leader;
+}
+
+TEST_F(JetStreamLogTest, LongReadsStreamAndContinueWhereTheyStopped) {
+  auto log = NewLog(NewPartition());
+  ASSERT_NE(log, nullptr);
+  for (LogPosition p = 0; p < 100; ++p) {
+    ASSERT_EQ(*log->Append("r" + std::to_string(p + 1), At(p)), p + 1);
+  }
+  Result<std::vector<LogRecord>> all = log->ReadFrom(1, 1000);
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  ASSERT_EQ(all->size(), 100u);
+  for (size_t i = 0; i < all->size(); ++i) {
+    EXPECT_EQ((*all)[i].position, i + 1);
+    EXPECT_EQ((*all)[i].data, "r" + std::to_string(i + 1));
+  }
+  EXPECT_TRUE(log->ReadFrom(101, 1000)->empty());
+  for (LogPosition p = 100; p < 150; ++p) ASSERT_TRUE(log->Append("r", At(p)).ok());
+  Result<std::vector<LogRecord>> more = log->ReadFrom(101, 1000);  // the same consumer
+  ASSERT_TRUE(more.ok()) << more.status().ToString();
+  ASSERT_EQ(more->size(), 50u);
+  EXPECT_EQ(more->front().position, 101u);
+  EXPECT_EQ(more->back().position, 150u);
+  Result<std::vector<LogRecord>> middle = log->ReadFrom(40, 20);  // a new consumer
+  ASSERT_TRUE(middle.ok());
+  ASSERT_EQ(middle->size(), 20u);
+  EXPECT_EQ(middle->front().data, "r40");
+  EXPECT_EQ(middle->back().position, 59u);
+  ASSERT_TRUE(log->PurgeBelow(60).ok());
+  Result<std::vector<LogRecord>> purged = log->ReadFrom(50, 100);
+  ASSERT_FALSE(purged.ok());
+  EXPECT_TRUE(purged.status().IsNotFound()) << purged.status().ToString();
+  EXPECT_EQ(log->ReadFrom(60, 100)->size(), 91u);
+}
+
+TEST_F(JetStreamLogTest, AStreamWithOtherSettingsIsRefused) {
+  const uint32_t p = NewPartition();
+  JetStreamLogOptions r1;
+  r1.partition = p;
+  r1.replicas = 1;
+  ASSERT_TRUE(JetStreamLog::Open(connection_, r1).ok());
+  JetStreamLogOptions r3;
+  r3.partition = p;
+  Result<std::unique_ptr<JetStreamLog>> refused = JetStreamLog::Open(connection_, r3);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), Status::Code::kFailedPrecondition);
+  EXPECT_EQ(refused.status().message(),
+            "stream SW_P" + std::to_string(p) + " exists with replicas 1 (statewatch needs 3)");
+  r3.create = false;
+  r3.partition = NewPartition();
+  EXPECT_TRUE(JetStreamLog::Open(connection_, r3).status().IsNotFound());
+}
+
+TEST_F(JetStreamLogTest, OversizedRecordRefusedAndNothingAppended) {
+  auto log = NewLog(NewPartition());
+  ASSERT_NE(log, nullptr);
+  Result<LogPosition> big = log->Append(std::string(512 * 1024 + 1, 'x'), At(0));
+  ASSERT_FALSE(big.ok());
+  EXPECT_TRUE(big.status().IsInvalidArgument());
+  EXPECT_EQ(big.status().message(), "log record of 524289 bytes exceeds the limit of 524288");
+  EXPECT_EQ(*log->Tail(), 0u);
+  EXPECT_EQ(*log->Append(std::string(512 * 1024, 'x'), At(0)), 1u);
+}
+
+TEST_F(JetStreamLogTest, AnOwnerOnAnotherConnectionFencesTheFirst) {
+  const uint32_t p = NewPartition();
+  auto a = NewLog(p);
+  ASSERT_NE(a, nullptr);
+  std::shared_ptr<NatsConnection> other = Connect();
+  JetStreamLogOptions o;
+  o.partition = p;
+  auto b = JetStreamLog::Open(other, o).value();
+
+  ChainWriter wa = *ChainWriter::Make(GenesisChainState(p, 8, 1), 1);
+  SealedFrame fence_a = *wa.SealFence("a");
+  ASSERT_EQ(*a->Append(fence_a.bytes, At(0, fence_a.dedupe_id)), 1u);
+  wa.Advance(fence_a);
+  SealedFrame g1 = *wa.SealCommitGroup("a1", 2);
+  ASSERT_EQ(*a->Append(g1.bytes, At(1, g1.dedupe_id)), 2u);
+  wa.Advance(g1);
+
+  // b folds the log, fences at its tail.
+  Result<ChainState> folded = VerifyLogChain(*b, 1, ChainVerifier(GenesisChainState(p, 8, 1)));
+  ASSERT_TRUE(folded.ok()) << folded.status().ToString();
+  ChainWriter wb = *ChainWriter::Make(*folded, 2);
+  SealedFrame fence_b = *wb.SealFence("b");
+  ASSERT_EQ(*b->Append(fence_b.bytes, At(2, fence_b.dedupe_id)), 3u);
+  wb.Advance(fence_b);
+
+  // a's next commit: refused, and AppendResolved does not mistake b's fence for its own.
+  SealedFrame g2 = *wa.SealCommitGroup("a2", 2);
+  Result<LogPosition> zombie = AppendResolved(*a, g2.bytes, At(2, g2.dedupe_id), {});
+  ASSERT_FALSE(zombie.ok());
+  EXPECT_EQ(zombie.status().code(), Status::Code::kFailedPrecondition);
+  EXPECT_NE(zombie.status().message().find("last position is 3, not the expected 2"),
+            std::string::npos)
+      << zombie.status().message();
+  EXPECT_NE(zombie.status().message().find("JetStream error 10071"), std::string::npos)
+      << zombie.status().message();
+
+  SealedFrame b1 = *wb.SealCommitGroup("b1", 2);
+  ASSERT_EQ(*b->Append(b1.bytes, At(3, b1.dedupe_id)), 4u);
+  Result<ChainState> end = VerifyLogChain(*a, 1, ChainVerifier(GenesisChainState(p, 8, 1)));
+  ASSERT_TRUE(end.ok()) << end.status().ToString();
+  EXPECT_EQ(end->fence_epoch, 2u);
+  EXPECT_EQ(end->batch_no, 4u);
+}
+
+}  // namespace
+}  // namespace statewatch::log::testing
