@@ -1,6 +1,7 @@
 #include "log/jetstream/jetstream_log.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 
 namespace statewatch::log {
@@ -43,6 +44,7 @@ JetStreamLog::JetStreamLog(std::shared_ptr<NatsConnection> connection,
 JetStreamLog::~JetStreamLog() {
   std::lock_guard<std::mutex> lock(reader_mu_);
   CloseReaderLocked();
+  if (pipeline_js_ != nullptr) jsCtx_Destroy(pipeline_js_);
 }
 
 Result<std::unique_ptr<JetStreamLog>> JetStreamLog::Open(std::shared_ptr<NatsConnection> connection,
@@ -53,6 +55,7 @@ Result<std::unique_ptr<JetStreamLog>> JetStreamLog::Open(std::shared_ptr<NatsCon
   }
   std::unique_ptr<JetStreamLog> log(new JetStreamLog(std::move(connection), options));
   SW_RETURN_IF_ERROR(log->EnsureStream());
+  SW_RETURN_IF_ERROR(log->OpenPipeline());
   return log;
 }
 
@@ -310,6 +313,109 @@ Status JetStreamLog::PurgeBelow(LogPosition position) {
     return NatsStatus("purge " + stream_ + " below " + std::to_string(position), s, je);
   }
   return Status::OK();
+}
+
+Status JetStreamLog::OpenPipeline() {
+  jsOptions jo;
+  jsOptions_Init(&jo);
+  jo.Wait = connection_->request_timeout_ms();
+  jo.PublishAsync.AckHandler = &JetStreamLog::OnPipelinedAck;
+  jo.PublishAsync.AckHandlerClosure = this;
+  jo.PublishAsync.MaxPending = 4096;
+  jo.PublishAsync.StallWait = connection_->request_timeout_ms();
+  natsStatus s = natsConnection_JetStream(&pipeline_js_, connection_->connection(), &jo);
+  if (s != NATS_OK) {
+    pipeline_js_ = nullptr;
+    return NatsStatus("JetStream context for pipelined appends to " + stream_, s, jsErrCode(0));
+  }
+  return Status::OK();
+}
+
+// Runs on nats.c's delivery thread, once per published message: with an acknowledgement, an
+// error answer, or a timeout (every message is published with a MaxWait).
+void JetStreamLog::OnPipelinedAck(jsCtx*, natsMsg* msg, jsPubAck* ack, jsPubAckErr* error,
+                                  void* closure) {
+  auto* self = static_cast<JetStreamLog*>(closure);
+  const char* expected = nullptr;
+  natsMsgHeader_Get(msg, "Nats-Expected-Last-Sequence", &expected);
+  {
+    std::lock_guard<std::mutex> lock(self->pipeline_mu_);
+    const uint64_t e = expected != nullptr ? std::strtoull(expected, nullptr, 10) : 0;
+    if (self->pipeline_results_ != nullptr && e >= self->pipeline_base_ &&
+        e - self->pipeline_base_ < self->pipeline_results_->size()) {
+      Result<LogPosition>& slot = (*self->pipeline_results_)[e - self->pipeline_base_];
+      if (ack != nullptr) {
+        slot = ack->Sequence;
+      } else if (error != nullptr) {
+        slot = NatsStatusWithText(
+            "pipelined append to " + self->stream_ + " after position " + std::to_string(e),
+            error->Err, error->ErrCode, error->ErrText != nullptr ? error->ErrText : "");
+      }
+    }
+  }
+  natsMsg_Destroy(msg);
+}
+
+std::vector<Result<LogPosition>> JetStreamLog::AppendPipelined(
+    std::span<const PendingAppend> records, LogPosition expected_last, bool /*sync*/) {
+  std::vector<Result<LogPosition>> results(
+      records.size(), Status::IOError("pipelined append to " + stream_ +
+                                      ": no answer (outcome unknown)"));
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    Status bad;
+    if (records[i].data.size() > options_.max_record_bytes) {
+      bad = Status::InvalidArgument("log record of " + std::to_string(records[i].data.size()) +
+                                    " bytes exceeds the limit of " +
+                                    std::to_string(options_.max_record_bytes));
+    } else if (i > 0 && records[i - 1].dedupe_id.empty()) {
+      bad = Status::InvalidArgument("pipelined record " + std::to_string(i - 1) +
+                                    " has no dedupe id (the next one chains to it)");
+    }
+    if (!bad.ok()) return std::vector<Result<LogPosition>>(records.size(), bad);
+  }
+  {
+    std::lock_guard<std::mutex> lock(pipeline_mu_);
+    pipeline_base_ = expected_last;
+    pipeline_results_ = &results;
+  }
+  jsPubOptions po;
+  jsPubOptions_Init(&po);
+  po.MaxWait = connection_->request_timeout_ms();
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    natsMsg* msg = nullptr;
+    const std::string expected = std::to_string(expected_last + i);
+    natsStatus s = natsMsg_Create(&msg, subject_.c_str(), nullptr, records[i].data.data(),
+                                  static_cast<int>(records[i].data.size()));
+    if (s == NATS_OK) s = natsMsgHeader_Set(msg, "Nats-Expected-Last-Sequence", expected.c_str());
+    if (s == NATS_OK && !records[i].dedupe_id.empty()) {
+      s = natsMsgHeader_Set(msg, "Nats-Msg-Id", records[i].dedupe_id.c_str());
+    }
+    if (s == NATS_OK && i > 0) {
+      s = natsMsgHeader_Set(msg, "Nats-Expected-Last-Msg-Id", records[i - 1].dedupe_id.c_str());
+    }
+    if (s == NATS_OK) s = js_PublishMsgAsync(pipeline_js_, &msg, &po);
+    natsMsg_Destroy(msg);  // no-op when the library took it
+    if (s != NATS_OK) {
+      std::lock_guard<std::mutex> lock(pipeline_mu_);
+      results[i] = NatsStatus("pipelined append to " + stream_ + " after position " + expected,
+                              s, jsErrCode(0));
+      break;  // the rest would expect this one: not sent, their IOError stands
+    }
+  }
+  jsPubOptions wait;
+  jsPubOptions_Init(&wait);
+  wait.MaxWait = connection_->request_timeout_ms() + 1000;
+  if (js_PublishAsyncComplete(pipeline_js_, &wait) != NATS_OK) {
+    // Every message carries its own MaxWait, so this is a backstop: forget what is still
+    // pending (late acknowledgements are then dropped) — those results stay "unknown".
+    natsMsgList pending;
+    if (js_PublishAsyncGetPendingList(&pending, pipeline_js_) == NATS_OK) {
+      natsMsgList_Destroy(&pending);
+    }
+  }
+  std::lock_guard<std::mutex> lock(pipeline_mu_);
+  pipeline_results_ = nullptr;
+  return results;
 }
 
 }  // namespace statewatch::log

@@ -14,6 +14,11 @@
 //            (a standby following the tail streams instead of paying a round trip per
 //            record — measured by scripts/cluster-bench.sh). When no consumer can be made
 //            (the meta leader is being elected), up to 64 records one by one.
+//   AppendPipelined  every record published at once (nats.c asynchronous publish), record
+//            i with Nats-Expected-Last-Sequence: expected_last + i and, after the first,
+//            Nats-Expected-Last-Msg-Id: <record i-1's id>: were record i-1 lost on the way
+//            and another writer's fence landed in its place, record i is refused too rather
+//            than landing after the fence. So every record after the first needs an id.
 //   Tail     the stream's last sequence, from stream info (asked of the leader).
 //   PurgeBelow  a purge of the stream up to (not including) the position.
 //
@@ -29,7 +34,9 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "log/jetstream/nats_connection.h"
 #include "log/log_backend.h"
@@ -60,6 +67,9 @@ class JetStreamLog final : public LogBackend {
   Result<std::vector<LogRecord>> ReadFrom(LogPosition from, std::size_t max_records) override;
   Result<LogPosition> Tail() override;
   Status PurgeBelow(LogPosition position) override;
+  std::vector<Result<LogPosition>> AppendPipelined(std::span<const PendingAppend> records,
+                                                   LogPosition expected_last,
+                                                   bool sync = true) override;
 
   // "SW_P<p>" and "sw.p.<p>.log".
   const std::string& stream() const { return stream_; }
@@ -82,11 +92,21 @@ class JetStreamLog final : public LogBackend {
   Result<std::vector<LogRecord>> GetEach(LogPosition from, std::size_t count);
   Result<std::vector<LogRecord>> Stream(LogPosition from, std::size_t count);
   void CloseReaderLocked();
+  Status OpenPipeline();
+  static void OnPipelinedAck(jsCtx* js, natsMsg* msg, jsPubAck* ack, jsPubAckErr* error,
+                             void* closure);
 
   std::shared_ptr<NatsConnection> connection_;
   const JetStreamLogOptions options_;
   const std::string stream_;
   const std::string subject_;
+
+  // AppendPipelined's own JetStream context (its acknowledgement callback is per context)
+  // and the results of the batch in flight, filled in by that callback.
+  jsCtx* pipeline_js_ = nullptr;
+  std::mutex pipeline_mu_;
+  LogPosition pipeline_base_ = 0;
+  std::vector<Result<LogPosition>>* pipeline_results_ = nullptr;
 
   // The ordered consumer of the last streamed read, and the position it delivers next.
   std::mutex reader_mu_;

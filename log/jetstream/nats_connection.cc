@@ -74,17 +74,23 @@ NatsConnection::~NatsConnection() {
 }
 
 Status NatsStatus(std::string_view what, natsStatus status, jsErrCode js_code) {
+  natsStatus last = NATS_OK;
+  const char* detail = nats_GetLastError(&last);
+  return NatsStatusWithText(what, status, js_code, detail != nullptr ? detail : "");
+}
+
+Status NatsStatusWithText(std::string_view what, natsStatus status, jsErrCode js_code,
+                          std::string_view description) {
   std::string message(what);
   message += ": ";
   message += natsStatus_GetText(status);
-  natsStatus last = NATS_OK;
-  const char* detail = nats_GetLastError(&last);
-  std::string description = detail != nullptr ? detail : "";
-  if (!description.empty()) message += " (" + description + ")";
+  if (!description.empty()) message += " (" + std::string(description) + ")";
   const int code = static_cast<int>(js_code);
   if (code != 0) message += " [JetStream error " + std::to_string(code) + "]";
   switch (code) {
-    case kJsWrongLastSequence: return Status::FailedPrecondition(message);
+    case kJsWrongLastSequence:
+    case kJsWrongLastMsgId:
+      return Status::FailedPrecondition(message);
     case 10037:  // no message found
     case 10059:  // stream not found
       return Status::NotFound(message);
@@ -98,8 +104,8 @@ Status NatsStatus(std::string_view what, natsStatus status, jsErrCode js_code) {
   }
   // Discard=New refusals carry no dedicated code in 2.9: "maximum bytes exceeded",
   // "maximum messages exceeded".
-  if (description.find("maximum") != std::string::npos &&
-      description.find("exceeded") != std::string::npos) {
+  if (description.find("maximum") != std::string_view::npos &&
+      description.find("exceeded") != std::string_view::npos) {
     return Status::NoSpace(message);
   }
   return Status::IOError(message);

@@ -56,11 +56,12 @@ class NatsConnection {
   int64_t request_timeout_ms_;
 };
 
-// JetStream's error for an Expected-Last-Sequence mismatch.
+// JetStream's errors for an Expected-Last-Sequence and an Expected-Last-Msg-Id mismatch.
 inline constexpr int kJsWrongLastSequence = 10071;
+inline constexpr int kJsWrongLastMsgId = 10070;
 
 // The Status for a failed nats.c call `what` (e.g. "append to SW_P3"):
-//   JetStream 10071 (wrong last sequence)               -> FailedPrecondition
+//   JetStream 10071 / 10070 (wrong last sequence / msg id) -> FailedPrecondition
 //   10037 / 10059 (no message / no stream)              -> NotFound
 //   10054 (message too large)                           -> InvalidArgument
 //   10047, 10028, 10023 or a "maximum ... exceeded" refusal -> NoSpace
@@ -68,6 +69,11 @@ inline constexpr int kJsWrongLastSequence = 10071;
 //   the outcome is unknown.
 // The message carries nats.c's status text, the server's description and the code.
 Status NatsStatus(std::string_view what, natsStatus status, jsErrCode js_code);
+
+// The same with the server's description given (an asynchronous acknowledgement's error
+// text: nats.c's last-error text is per thread and belongs to another call there).
+Status NatsStatusWithText(std::string_view what, natsStatus status, jsErrCode js_code,
+                          std::string_view description);
 
 }  // namespace statewatch::log
 

@@ -96,6 +96,32 @@ inline void ExpectPurgeBelow(LogBackend& log) {
   EXPECT_EQ(DataOf(*log.ReadFrom(7, 10)), (std::vector<std::string>{"r7"}));
 }
 
+inline void ExpectPipelinedAppends(LogBackend& log) {
+  ASSERT_EQ(*log.Append("first", At(0, "p/1/1")), 1u);
+  std::vector<std::string> bodies;
+  std::vector<PendingAppend> batch;
+  for (int i = 0; i < 50; ++i) bodies.push_back("pipelined " + std::to_string(i));
+  for (int i = 0; i < 50; ++i) batch.push_back({bodies[i], "p/1/" + std::to_string(i + 2)});
+  std::vector<Result<LogPosition>> results = log.AppendPipelined(batch, 1);
+  ASSERT_EQ(results.size(), 50u);
+  for (size_t i = 0; i < results.size(); ++i) {
+    ASSERT_TRUE(results[i].ok()) << i << ": " << results[i].status().ToString();
+    EXPECT_EQ(*results[i], i + 2);
+  }
+  Result<std::vector<LogRecord>> all = log.ReadFrom(2, 100);
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(DataOf(*all), bodies);
+  // A stale batch: the first record is refused, and nothing after it lands.
+  std::vector<Result<LogPosition>> stale = log.AppendPipelined(
+      std::vector<PendingAppend>{{"x", "p/0/1"}, {"y", "p/0/2"}, {"z", "p/0/3"}}, 10);
+  ASSERT_EQ(stale.size(), 3u);
+  EXPECT_EQ(stale[0].status().code(), Status::Code::kFailedPrecondition);
+  EXPECT_FALSE(stale[1].ok());
+  EXPECT_FALSE(stale[2].ok());
+  EXPECT_EQ(*log.Tail(), 51u);
+  EXPECT_TRUE(log.AppendPipelined({}, 51).empty());
+}
+
 }  // namespace statewatch::log::testing
 
 #endif  // STATEWATCH_TESTS_LOG_LOG_BACKEND_CONTRACT_H_

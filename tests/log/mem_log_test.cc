@@ -39,6 +39,11 @@ TEST(MemLogTest, PurgeBelow) {
   testing::ExpectPurgeBelow(log);
 }
 
+TEST(MemLogTest, PipelinedAppends) {
+  MemLog log;
+  testing::ExpectPipelinedAppends(log);
+}
+
 TEST(MemLogTest, DedupeWindowFollowsTheClockThenTheCasDecides) {
   auto clock = std::make_shared<ManualClock>(1'000'000);
   MemLogOptions options;

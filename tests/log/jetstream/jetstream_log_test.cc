@@ -41,6 +41,30 @@ TEST_F(JetStreamLogTest, PurgeBelow) {
   ExpectPurgeBelow(*log);
 }
 
+TEST_F(JetStreamLogTest, PipelinedAppends) {
+  auto log = NewLog(NewPartition());
+  ASSERT_NE(log, nullptr);
+  ExpectPipelinedAppends(*log);
+}
+
+TEST_F(JetStreamLogTest, APipelinedRecordNeverLandsAfterAnotherWritersRecord) {
+  // Writer a pipelines r1 (expecting tail 1) and r2 (expecting 2). r1 is "lost": b's fence
+  // took position 2 first. By sequence alone r2 would now fit at 3, after b's fence; its
+  // Nats-Expected-Last-Msg-Id (r1's id) refuses it.
+  auto log = NewLog(NewPartition());
+  ASSERT_NE(log, nullptr);
+  ASSERT_EQ(*log->Append("a's fence", At(0, "p/1/1")), 1u);
+  ASSERT_EQ(*log->Append("b's fence", At(1, "p/2/2")), 2u);
+  // r1 arrives after b's fence and is refused by sequence; r2 matches by sequence.
+  std::vector<PendingAppend> arriving = {{"r1-lost", "p/1/2"}, {"r2", "p/1/3"}};
+  std::vector<Result<LogPosition>> results = log->AppendPipelined(arriving, 1);
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0].status().code(), Status::Code::kFailedPrecondition);
+  EXPECT_EQ(results[1].status().code(), Status::Code::kFailedPrecondition)
+      << results[1].status().ToString();
+  EXPECT_EQ(*log->Tail(), 2u);
+}
+
 TEST_F(JetStreamLogTest, StreamAndSubjectFollowTheDesign) {
   auto log = NewLog(NewPartition());
   ASSERT_NE(log, nullptr);
