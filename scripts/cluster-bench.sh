@@ -27,7 +27,12 @@ BIN="$BUILD/tests/log/jetstream/log_jetstream_measure"
 WORK=$(mktemp -d /tmp/statewatch-cluster-bench.XXXXXX)
 MNT="$WORK/mnt"
 cleanup() {
-  if mountpoint -q "$MNT" 2>/dev/null; then umount "$MNT" || true; fi
+  # The servers of a run that failed may take a moment to exit after their parent.
+  for _ in 1 2 3 4 5 6 7 8 9 10; do
+    mountpoint -q "$MNT" 2>/dev/null || break
+    umount "$MNT" 2>/dev/null || sleep 1
+  done
+  if mountpoint -q "$MNT" 2>/dev/null; then umount -l "$MNT" || true; fi
   rm -rf "$WORK"
 }
 trap cleanup EXIT

@@ -153,36 +153,61 @@ Status JetStreamCheckpoints::Write(const Checkpoint& checkpoint) {
         " refused: a newer one covers position " + std::to_string((*latest)->position));
   }
   const uint64_t id = NewCheckpointId();
-  const std::string prefix = std::to_string(options_.partition) + "/ckpt/" + std::to_string(id);
+  Result<std::vector<uint64_t>> seqs = WriteChunks(id, checkpoint.data);
+  if (!seqs.ok()) return seqs.status();
+  Result<uint64_t> end_seq = WriteEnd(id, checkpoint, *seqs, *latest ? (*latest)->seq : 0);
+  if (!end_seq.ok()) return end_seq.status();
+  // Drop this partition's older checkpoints (and any half-written one before ours).
+  const uint64_t keep_from = seqs->empty() ? *end_seq : seqs->front();
+  Status purged = PurgeBelow(keep_from);
+  if (!purged.ok()) {
+    return Status::IOError("checkpoint at position " + std::to_string(checkpoint.position) +
+                           " written; dropping the older ones failed: " + purged.message());
+  }
+  return Status::OK();
+}
+
+std::string JetStreamCheckpoints::MsgIdPrefix(uint64_t id) const {
+  return std::to_string(options_.partition) + "/ckpt/" + std::to_string(id);
+}
+
+Result<std::vector<uint64_t>> JetStreamCheckpoints::WriteChunks(uint64_t id,
+                                                                std::string_view data) {
   std::vector<uint64_t> seqs;
-  const std::string_view data = checkpoint.data;
   for (std::size_t off = 0, i = 0; off < data.size(); off += options_.chunk_bytes, ++i) {
     const std::string chunk =
         EncodeChunk(id, static_cast<uint32_t>(i), data.substr(off, options_.chunk_bytes));
-    Result<uint64_t> seq = Publish(data_subject_, chunk, prefix + "/" + std::to_string(i), {});
+    Result<uint64_t> seq =
+        Publish(data_subject_, chunk, MsgIdPrefix(id) + "/" + std::to_string(i), {});
     if (!seq.ok()) return seq.status();
     seqs.push_back(*seq);
   }
+  return seqs;
+}
+
+Result<uint64_t> JetStreamCheckpoints::WriteEnd(uint64_t id, const Checkpoint& checkpoint,
+                                                const std::vector<uint64_t>& seqs,
+                                                uint64_t previous_end_seq) {
   flatbuffers::FlatBufferBuilder fbb(256 + 8 * seqs.size());
-  const FrameHash digest = HashFrame(data);
+  const FrameHash digest = HashFrame(checkpoint.data);
   auto sha = fbb.CreateVector(digest.data(), digest.size());
   auto seq_vec = fbb.CreateVector(seqs);
   fbb.Finish(fb::CreateCheckpointEnd(fbb, id, options_.partition, checkpoint.position,
-                                     static_cast<uint32_t>(seqs.size()), data.size(), sha,
-                                     seq_vec));
-  const uint64_t expect = *latest ? (*latest)->seq : 0;
-  Result<uint64_t> end_seq = Publish(end_subject_, Bytes(fbb), prefix + "/end", expect);
-  if (!end_seq.ok()) {
-    // The per-subject expectation is checked before the Msg-Id dedupe, so a retry of an end
-    // marker that landed is refused: look whether the latest is ours.
-    Result<std::optional<EndMarker>> now = LatestEnd();
-    if (!now.ok() || !*now || (*now)->id != id) return end_seq.status();
-    end_seq = (*now)->seq;
-  }
-  // Drop this partition's older checkpoints (and any half-written one before ours).
-  const uint64_t keep_from = seqs.empty() ? *end_seq : seqs.front();
+                                     static_cast<uint32_t>(seqs.size()), checkpoint.data.size(),
+                                     sha, seq_vec));
+  Result<uint64_t> end_seq = Publish(end_subject_, Bytes(fbb), MsgIdPrefix(id) + "/end",
+                                     previous_end_seq);
+  if (end_seq.ok()) return end_seq;
+  // The per-subject expectation is checked before the Msg-Id dedupe, so a retry of an end
+  // marker that landed is refused: look whether the latest is ours.
+  Result<std::optional<EndMarker>> now = LatestEnd();
+  if (!now.ok() || !*now || (*now)->id != id) return end_seq.status();
+  return (*now)->seq;
+}
+
+Status JetStreamCheckpoints::PurgeBelow(uint64_t keep_from) {
   // Nothing lies below sequence 1 — and JetStream 2.9 reads a purge "up to 1" as "purge
-  // everything that matches", which would take this checkpoint with it.
+  // everything that matches", which would take the newest checkpoint with it.
   if (keep_from <= 1) return Status::OK();
   const std::string filter = "sw.p." + std::to_string(options_.partition) + ".ckpt.>";
   jsOptions o;
@@ -191,11 +216,7 @@ Status JetStreamCheckpoints::Write(const Checkpoint& checkpoint) {
   o.Stream.Purge.Sequence = keep_from;
   jsErrCode je = jsErrCode(0);
   natsStatus s = js_PurgeStream(connection_->jetstream(), options_.stream.c_str(), &o, &je);
-  if (s != NATS_OK) {
-    return Status::IOError("checkpoint at position " + std::to_string(checkpoint.position) +
-                           " written; dropping the older ones failed: " +
-                           NatsStatus("purge", s, je).message());
-  }
+  if (s != NATS_OK) return NatsStatus("purge " + filter + " below " + std::to_string(keep_from), s, je);
   return Status::OK();
 }
 

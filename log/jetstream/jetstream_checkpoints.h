@@ -22,7 +22,10 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "log/append_resolver.h"
 #include "log/checkpoint_store.h"
@@ -60,6 +63,11 @@ class JetStreamCheckpoints final : public CheckpointStore {
   Result<uint64_t> Publish(const std::string& subject, const std::string& bytes,
                            const std::string& msg_id, std::optional<uint64_t> expect_subject_seq);
   Result<std::string> ReadChunks(const EndMarker& end);
+  std::string MsgIdPrefix(uint64_t id) const;
+  Result<std::vector<uint64_t>> WriteChunks(uint64_t id, std::string_view data);
+  Result<uint64_t> WriteEnd(uint64_t id, const Checkpoint& checkpoint,
+                            const std::vector<uint64_t>& seqs, uint64_t previous_end_seq);
+  Status PurgeBelow(uint64_t keep_from);
 
   std::shared_ptr<NatsConnection> connection_;
   const JetStreamCheckpointsOptions options_;

@@ -356,49 +356,44 @@ void JetStreamLog::OnPipelinedAck(jsCtx*, natsMsg* msg, jsPubAck* ack, jsPubAckE
   natsMsg_Destroy(msg);
 }
 
+namespace {
+
+// InvalidArgument (for the whole batch: nothing is sent) when a record is too large or one
+// that the next record chains to has no id.
+Status CheckPipelined(std::span<const PendingAppend> records, std::size_t max_bytes) {
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    if (records[i].data.size() > max_bytes) {
+      return Status::InvalidArgument("log record of " + std::to_string(records[i].data.size()) +
+                                     " bytes exceeds the limit of " + std::to_string(max_bytes));
+    }
+    if (i > 0 && records[i - 1].dedupe_id.empty()) {
+      return Status::InvalidArgument("pipelined record " + std::to_string(i - 1) +
+                                     " has no dedupe id (the next one chains to it)");
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
 std::vector<Result<LogPosition>> JetStreamLog::AppendPipelined(
     std::span<const PendingAppend> records, LogPosition expected_last, bool /*sync*/) {
+  if (Status bad = CheckPipelined(records, options_.max_record_bytes); !bad.ok()) {
+    return std::vector<Result<LogPosition>>(records.size(), bad);
+  }
   std::vector<Result<LogPosition>> results(
       records.size(), Status::IOError("pipelined append to " + stream_ +
                                       ": no answer (outcome unknown)"));
-  for (std::size_t i = 0; i < records.size(); ++i) {
-    Status bad;
-    if (records[i].data.size() > options_.max_record_bytes) {
-      bad = Status::InvalidArgument("log record of " + std::to_string(records[i].data.size()) +
-                                    " bytes exceeds the limit of " +
-                                    std::to_string(options_.max_record_bytes));
-    } else if (i > 0 && records[i - 1].dedupe_id.empty()) {
-      bad = Status::InvalidArgument("pipelined record " + std::to_string(i - 1) +
-                                    " has no dedupe id (the next one chains to it)");
-    }
-    if (!bad.ok()) return std::vector<Result<LogPosition>>(records.size(), bad);
-  }
   {
     std::lock_guard<std::mutex> lock(pipeline_mu_);
     pipeline_base_ = expected_last;
     pipeline_results_ = &results;
   }
-  jsPubOptions po;
-  jsPubOptions_Init(&po);
-  po.MaxWait = connection_->request_timeout_ms();
   for (std::size_t i = 0; i < records.size(); ++i) {
-    natsMsg* msg = nullptr;
-    const std::string expected = std::to_string(expected_last + i);
-    natsStatus s = natsMsg_Create(&msg, subject_.c_str(), nullptr, records[i].data.data(),
-                                  static_cast<int>(records[i].data.size()));
-    if (s == NATS_OK) s = natsMsgHeader_Set(msg, "Nats-Expected-Last-Sequence", expected.c_str());
-    if (s == NATS_OK && !records[i].dedupe_id.empty()) {
-      s = natsMsgHeader_Set(msg, "Nats-Msg-Id", records[i].dedupe_id.c_str());
-    }
-    if (s == NATS_OK && i > 0) {
-      s = natsMsgHeader_Set(msg, "Nats-Expected-Last-Msg-Id", records[i - 1].dedupe_id.c_str());
-    }
-    if (s == NATS_OK) s = js_PublishMsgAsync(pipeline_js_, &msg, &po);
-    natsMsg_Destroy(msg);  // no-op when the library took it
-    if (s != NATS_OK) {
+    Status sent = PublishPipelined(records, i, expected_last);
+    if (!sent.ok()) {
       std::lock_guard<std::mutex> lock(pipeline_mu_);
-      results[i] = NatsStatus("pipelined append to " + stream_ + " after position " + expected,
-                              s, jsErrCode(0));
+      results[i] = sent;
       break;  // the rest would expect this one: not sent, their IOError stands
     }
   }
@@ -416,6 +411,31 @@ std::vector<Result<LogPosition>> JetStreamLog::AppendPipelined(
   std::lock_guard<std::mutex> lock(pipeline_mu_);
   pipeline_results_ = nullptr;
   return results;
+}
+
+Status JetStreamLog::PublishPipelined(std::span<const PendingAppend> records, std::size_t i,
+                                      LogPosition expected_last) {
+  natsMsg* msg = nullptr;
+  const std::string expected = std::to_string(expected_last + i);
+  natsStatus s = natsMsg_Create(&msg, subject_.c_str(), nullptr, records[i].data.data(),
+                                static_cast<int>(records[i].data.size()));
+  if (s == NATS_OK) s = natsMsgHeader_Set(msg, "Nats-Expected-Last-Sequence", expected.c_str());
+  if (s == NATS_OK && !records[i].dedupe_id.empty()) {
+    s = natsMsgHeader_Set(msg, "Nats-Msg-Id", records[i].dedupe_id.c_str());
+  }
+  if (s == NATS_OK && i > 0) {
+    s = natsMsgHeader_Set(msg, "Nats-Expected-Last-Msg-Id", records[i - 1].dedupe_id.c_str());
+  }
+  jsPubOptions po;
+  jsPubOptions_Init(&po);
+  po.MaxWait = connection_->request_timeout_ms();
+  if (s == NATS_OK) s = js_PublishMsgAsync(pipeline_js_, &msg, &po);
+  natsMsg_Destroy(msg);  // a no-op when the library took it
+  if (s != NATS_OK) {
+    return NatsStatus("pipelined append to " + stream_ + " after position " + expected, s,
+                      jsErrCode(0));
+  }
+  return Status::OK();
 }
 
 }  // namespace statewatch::log

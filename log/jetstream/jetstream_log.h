@@ -93,6 +93,8 @@ class JetStreamLog final : public LogBackend {
   Result<std::vector<LogRecord>> Stream(LogPosition from, std::size_t count);
   void CloseReaderLocked();
   Status OpenPipeline();
+  Status PublishPipelined(std::span<const PendingAppend> records, std::size_t i,
+                          LogPosition expected_last);
   static void OnPipelinedAck(jsCtx* js, natsMsg* msg, jsPubAck* ack, jsPubAckErr* error,
                              void* closure);
 

@@ -29,11 +29,6 @@ namespace {
 
 using SteadyClock = std::chrono::steady_clock;
 
-[[noreturn]] void Die(const char* what, const Status& status) {
-  std::fprintf(stderr, "%s: %s\n", what, status.ToString().c_str());
-  std::exit(1);
-}
-
 double Ms(SteadyClock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
 
 struct Args {
@@ -46,13 +41,20 @@ struct Figure {
   std::string name;
   double per_second = 0;  // appends (or records) per second
   int events_per_record = 1;
-  double p50_ms = 0, p99_ms = 0;
+  double p50_ms = -1, p99_ms = -1;  // -1: not applicable
 };
 
+std::string Cell(double ms) {
+  if (ms < 0) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.3f", ms);
+  return buf;
+}
+
 void Print(const Args& args, const Figure& f) {
-  std::printf("%-10s | %-62s | %10.0f | %10.0f | %8.3f | %8.3f\n", args.label.c_str(),
-              f.name.c_str(), f.per_second, f.per_second * f.events_per_record, f.p50_ms,
-              f.p99_ms);
+  std::printf("%-10s | %-62s | %10.0f | %10.0f | %8s | %8s\n", args.label.c_str(),
+              f.name.c_str(), f.per_second, f.per_second * f.events_per_record,
+              Cell(f.p50_ms).c_str(), Cell(f.p99_ms).c_str());
   std::fflush(stdout);
 }
 
@@ -67,15 +69,19 @@ class Owner {
  public:
   Owner(JetStreamLog& log, uint32_t p, int events)
       : log_(log), writer_(*ChainWriter::Make(GenesisChainState(p, 512, 1), 1)),
-        body_(static_cast<size_t>(events) * 300, 'e'), events_(events) {
+        body_(static_cast<size_t>(events) * 300, 'e'), events_(events) {}
+
+  // Appends the owner's fence. A new stream may take a moment to elect its leader: the
+  // append is settled with retries.
+  Status Fence() {
     SealedFrame fence = *writer_.SealFence("measure");
     AppendOptions o;
     o.dedupe_id = fence.dedupe_id;
-    // A new stream may take a moment to elect its leader: settle the first append.
     Result<LogPosition> r = AppendResolved(log_, fence.bytes, o, {40, RetryPolicy::Backoff()});
-    if (!r.ok()) Die("fence append", r.status());
+    if (!r.ok()) return r.status();
     last_ = *r;
     writer_.Advance(fence);
+    return Status::OK();
   }
 
   Figure Synchronous(double seconds) {
@@ -144,7 +150,7 @@ class Owner {
       }
     }
     const double secs = Ms(SteadyClock::now() - start) / 1000;
-    return {"", n / secs, events_, 1000.0 * secs / n, 0};
+    return {"", n / secs, events_, 1000.0 * secs / n, -1};  // the mean, in the p50 column
   }
 
   LogPosition last() const { return last_; }
@@ -171,7 +177,12 @@ Figure ReadBack(JetStreamLog& log, LogPosition tail, size_t page) {
     n += r->size();
   }
   const double secs = Ms(SteadyClock::now() - start) / 1000;
-  return {"", n / secs, 1, 0, 0};
+  return {"", n / secs, 1, -1, -1};
+}
+
+int Fail(const char* what, const Status& status) {
+  std::fprintf(stderr, "%s: %s\n", what, status.ToString().c_str());
+  return 1;
 }
 
 int Run(const Args& args) {
@@ -185,40 +196,41 @@ int Run(const Args& args) {
   NatsConnectionOptions no;
   no.servers = (*cluster)->Urls();
   Result<std::shared_ptr<NatsConnection>> connected = NatsConnection::Connect(no);
-  if (!connected.ok()) Die("connect", connected.status());
+  if (!connected.ok()) return Fail("connect", connected.status());
   std::shared_ptr<NatsConnection> conn = *connected;
   uint32_t partition = 0;
   auto open = [&]() {
     JetStreamLogOptions o;
     o.partition = partition++;
-    Result<std::unique_ptr<JetStreamLog>> log = JetStreamLog::Open(conn, o);
-    if (!log.ok()) Die("open", log.status());
-    return std::move(log).value();
+    return JetStreamLog::Open(conn, o);
   };
   std::printf("%-10s | %-62s | %10s | %10s | %8s | %8s\n", "store", "figure", "records/s",
               "events/s", "p50 ms", "p99 ms");
   for (int events : {1, 100}) {
     const std::string size = events == 1 ? "1 event (~300 B)" : "100 events (~30 KB)";
-    auto log = open();
-    Owner sync_owner(*log, partition - 1, events);
+    Result<std::unique_ptr<JetStreamLog>> log = open();
+    if (!log.ok()) return Fail("open", log.status());
+    Owner sync_owner(**log, partition - 1, events);
+    if (Status s = sync_owner.Fence(); !s.ok()) return Fail("fence", s);
     Figure f = sync_owner.Synchronous(args.seconds);
     f.name = "append sync, " + size;
     Print(args, f);
     const size_t depth = events == 1 ? 64 : 16;
-    auto plog = open();
-    Owner pipe_owner(*plog, partition - 1, events);
+    Result<std::unique_ptr<JetStreamLog>> plog = open();
+    if (!plog.ok()) return Fail("open", plog.status());
+    Owner pipe_owner(**plog, partition - 1, events);
+    if (Status s = pipe_owner.Fence(); !s.ok()) return Fail("fence", s);
     f = pipe_owner.Pipelined(args.seconds, depth);
     f.name = "append pipelined x" + std::to_string(depth) + ", " + size + " (batch ms)";
     Print(args, f);
     f = sync_owner.Seal(1);
-    f.name = "seal a frame + SHA-256, " + size + " (p50 = mean)";
-    f.p99_ms = 0;
+    f.name = "seal a frame + SHA-256, " + size + " (mean ms)";
     Print(args, f);
     if (events == 1) {
-      f = ReadBack(*plog, pipe_owner.last(), 8);
+      f = ReadBack(**plog, pipe_owner.last(), 8);
       f.name = "read, 8 records per ReadFrom (leader gets)";
       Print(args, f);
-      f = ReadBack(*plog, pipe_owner.last(), 1 << 20);
+      f = ReadBack(**plog, pipe_owner.last(), 1 << 20);
       f.name = "read, streamed (ordered consumer)";
       Print(args, f);
     }

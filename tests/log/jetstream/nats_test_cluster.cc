@@ -79,6 +79,27 @@ bool Listening(int port) {
   return ok;
 }
 
+// Account info answers once a meta leader exists; a replicated stream can be placed only
+// once every server has reported to it. Create and delete one to know.
+Status ProbeStreamPlacement(NatsConnection& conn, int replicas) {
+  jsStreamConfig cfg;
+  jsStreamConfig_Init(&cfg);
+  cfg.Name = "SW_TEST_PROBE";
+  const char* subjects[] = {"sw.test.probe"};
+  cfg.Subjects = subjects;
+  cfg.SubjectsLen = 1;
+  cfg.Replicas = replicas;
+  jsStreamInfo* info = nullptr;
+  jsErrCode je = jsErrCode(0);
+  natsStatus s = js_AddStream(&info, conn.jetstream(), &cfg, nullptr, &je);
+  if (info != nullptr) jsStreamInfo_Destroy(info);
+  if (s != NATS_OK) return NatsStatus("probe stream with " + std::to_string(replicas) +
+                                      " replicas", s, je);
+  s = js_DeleteStream(conn.jetstream(), "SW_TEST_PROBE", nullptr, &je);
+  if (s != NATS_OK) return NatsStatus("delete the probe stream", s, je);
+  return Status::OK();
+}
+
 bool Exited(pid_t pid) {
   int status = 0;
   return waitpid(pid, &status, WNOHANG) == pid;
@@ -197,8 +218,11 @@ Status NatsTestCluster::WaitForJetStream(int64_t timeout_ms) {
       jsErrCode je = jsErrCode(0);
       natsStatus s = js_GetAccountInfo(&info, (*conn)->jetstream(), nullptr, &je);
       if (info != nullptr) jsAccountInfo_Destroy(info);
-      if (s == NATS_OK) return Status::OK();
       last = NatsStatus("JetStream account info", s, je);
+      if (s == NATS_OK) {
+        last = ProbeStreamPlacement(**conn, static_cast<int>(servers_.size()));
+        if (last.ok()) return last;
+      }
     } else {
       last = conn.status();
     }

@@ -53,7 +53,9 @@ class NatsTestCluster {
   Status Signal(const std::string& name, int signal);
   // Starts a stopped server again on its ports and store.
   Status Restart(const std::string& name);
-  // Waits (bounded) until JetStream answers through any running server.
+  // Waits (bounded) until JetStream answers through a running server — which needs a meta
+  // leader — and a stream replicated on every server can be created (and deletes it).
+  // REQUIRES: every server running.
   Status WaitForJetStream(int64_t timeout_ms);
   // The last lines of every server's log, for failure messages.
   std::string LogTails() const;
