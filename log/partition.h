@@ -46,7 +46,7 @@ class PartitionId {
 
   // The first counter value for a partition migrated from a single node whose largest
   // sequence was `max_existing`: ceil(max_existing / P) + 1, so every new sequence is above
-  // every migrated one (design §3, "Migrated data").
+  // every migrated one (docs/cluster.md §3).
   uint64_t FirstCounterAfter(Sequence max_existing) const;
 
   bool operator==(const PartitionId&) const = default;

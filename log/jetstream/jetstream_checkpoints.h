@@ -1,4 +1,4 @@
-// JetStreamCheckpoints: a partition's checkpoints in JetStream (design: scale-out §3).
+// JetStreamCheckpoints: a partition's checkpoints in JetStream (docs/cluster.md §7).
 //
 //   stream   SW_CKPT (one for all partitions), subjects sw.p.*.ckpt.>; R3, file storage,
 //            DenyDelete, Discard=New.

@@ -54,6 +54,7 @@ TEST_F(JetStreamCheckpointsTest, RoundTripsInChunksAndKeepsOnlyTheLatest) {
 
   Checkpoint first{10, RandomBytes(300 * 1024, 1)};  // 5 chunks of 64 KiB
   ASSERT_TRUE(store->Write(first).ok());
+  ASSERT_TRUE(store->Latest().ok() && store->Latest()->has_value());
   EXPECT_EQ(**store->Latest(), first);
   EXPECT_EQ(MessagesOf(p), 6u);  // 5 chunks + the end marker
 
@@ -70,6 +71,29 @@ TEST_F(JetStreamCheckpointsTest, RoundTripsInChunksAndKeepsOnlyTheLatest) {
   Checkpoint empty{20, ""};
   ASSERT_TRUE(store->Write(empty).ok());
   EXPECT_EQ(**store->Latest(), empty);
+}
+
+TEST_F(JetStreamCheckpointsTest, TheFirstCheckpointOfAFreshStreamSurvivesItsOwnPurge) {
+  // Regression: JetStream 2.9 reads a purge "up to sequence 1" as "purge all that matches",
+  // so the first checkpoint of a new stream (chunks from sequence 1) deleted itself.
+  // A server of its own, so that SW_CKPT is new.
+  NatsTestClusterOptions single;
+  single.servers = 1;
+  Result<std::unique_ptr<NatsTestCluster>> server = NatsTestCluster::Start(single);
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  NatsConnectionOptions co;
+  co.servers = (*server)->Urls();
+  Result<std::shared_ptr<NatsConnection>> conn = NatsConnection::Connect(co);
+  ASSERT_TRUE(conn.ok()) << conn.status().ToString();
+  JetStreamCheckpointsOptions o;
+  o.replicas = 1;
+  Result<std::unique_ptr<JetStreamCheckpoints>> store = JetStreamCheckpoints::Open(*conn, o);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  ASSERT_TRUE((*store)->Write({1, "first"}).ok());
+  Result<std::optional<Checkpoint>> latest = (*store)->Latest();
+  ASSERT_TRUE(latest.ok()) << latest.status().ToString();
+  ASSERT_TRUE(latest->has_value());
+  EXPECT_EQ(**latest, (Checkpoint{1, "first"}));
 }
 
 TEST_F(JetStreamCheckpointsTest, PartitionsDoNotSeeEachOthersCheckpoints) {
