@@ -2,13 +2,14 @@
 #   make run    install what is missing, build, start statewatch on ./data
 #   make test   install what is missing, build, run the whole suite (plain + ASan/UBSan)
 #   make bench  Release build, run the benchmarks, write bench/results/
+#   make cluster-bench  JetStreamLog on a loopback R3 cluster, plain and sync-mounted (root)
 JOBS ?= 2
 BUILD ?= build
 ASAN_BUILD ?= build-asan
 BENCH_BUILD ?= build-release
 CMAKE_COMMON = -DCMAKE_CXX_COMPILER_LAUNCHER=$(shell command -v ccache 2>/dev/null)
 
-.PHONY: deps build build-asan build-release test test-plain test-asan run bench clean format
+.PHONY: deps build build-asan build-release test test-plain test-asan run bench cluster-bench clean format
 
 deps:
 	@bash scripts/install-deps.sh
@@ -41,6 +42,9 @@ run: build
 
 bench: build-release
 	@bash scripts/bench.sh $(BENCH_BUILD)
+
+cluster-bench: deps
+	@bash scripts/cluster-bench.sh
 
 format:
 	@clang-format -i $$(git ls-files '*.h' '*.cc')
