@@ -10,8 +10,8 @@ namespace statewatch::log {
 std::function<void(int)> RetryPolicy::Backoff() {
   return [](int attempt) {
     const int shift = std::min(attempt - 1, 5);
-    const auto wait = std::min(std::chrono::milliseconds(50 << shift),
-                               std::chrono::milliseconds(1000));
+    const auto wait =
+        std::min(std::chrono::milliseconds(50 << shift), std::chrono::milliseconds(1000));
     std::this_thread::sleep_for(wait);
   };
 }

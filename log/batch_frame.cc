@@ -40,8 +40,7 @@ flatbuffers::Offset<fb::BatchHeader> BuildHeader(flatbuffers::FlatBufferBuilder&
                                h.n_count, prev);
 }
 
-std::string Finish(flatbuffers::FlatBufferBuilder& fbb,
-                   flatbuffers::Offset<fb::LogFrame> frame) {
+std::string Finish(flatbuffers::FlatBufferBuilder& fbb, flatbuffers::Offset<fb::LogFrame> frame) {
   fbb.Finish(frame);
   return std::string(reinterpret_cast<const char*>(fbb.GetBufferPointer()), fbb.GetSize());
 }
@@ -81,7 +80,9 @@ std::string_view View(const flatbuffers::Vector<uint8_t>* v) {
 
 Result<FrameView> DecodeFrame(std::string_view bytes) {
   flatbuffers::Verifier verifier(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
-  if (!verifier.VerifyBuffer<fb::LogFrame>(nullptr)) return NotAFrame(bytes, "FlatBuffers verification failed");
+  if (!verifier.VerifyBuffer<fb::LogFrame>(nullptr)) {
+    return NotAFrame(bytes, "FlatBuffers verification failed");
+  }
   const fb::LogFrame* frame = flatbuffers::GetRoot<fb::LogFrame>(bytes.data());
   const fb::BatchHeader* h = frame->header();
   if (h == nullptr) return NotAFrame(bytes, "no header");

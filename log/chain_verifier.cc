@@ -28,12 +28,12 @@ Result<FrameView> ChainVerifier::Next(LogPosition position, std::string_view byt
   if (h.partition != state_.partition || h.partitions != state_.partitions) {
     return Status::Corruption(At(position, h) + "a frame of partition " +
                               std::to_string(h.partition) + "/" + std::to_string(h.partitions) +
-                              " in the log of partition " + std::to_string(state_.partition) +
-                              "/" + std::to_string(state_.partitions));
+                              " in the log of partition " + std::to_string(state_.partition) + "/" +
+                              std::to_string(state_.partitions));
   }
   if (frame.kind == FrameKind::kFence && h.n_count != 0) {
-    return Status::Corruption(At(position, h) + "a fence that uses " +
-                              std::to_string(h.n_count) + " sequence numbers (must be 0)");
+    return Status::Corruption(At(position, h) + "a fence that uses " + std::to_string(h.n_count) +
+                              " sequence numbers (must be 0)");
   }
   if (!trust_first_) {
     SW_RETURN_IF_ERROR(CheckOrder(position, h));
@@ -53,14 +53,12 @@ Result<FrameView> ChainVerifier::Next(LogPosition position, std::string_view byt
 Status ChainVerifier::CheckOrder(LogPosition position, const BatchHeader& h) const {
   const uint64_t expected = state_.batch_no + 1;
   if (h.batch_no < expected) {
-    return Status::Corruption(At(position, h) + "follows batch " +
-                              std::to_string(state_.batch_no) +
+    return Status::Corruption(At(position, h) + "follows batch " + std::to_string(state_.batch_no) +
                               ": a duplicated or reordered batch");
   }
   if (h.batch_no > expected) {
-    return Status::Corruption(At(position, h) + "follows batch " +
-                              std::to_string(state_.batch_no) + ": " +
-                              std::to_string(h.batch_no - expected) + " batch(es) lost");
+    return Status::Corruption(At(position, h) + "follows batch " + std::to_string(state_.batch_no) +
+                              ": " + std::to_string(h.batch_no - expected) + " batch(es) lost");
   }
   if (h.prev_hash != state_.last_hash) {
     return Status::Corruption(At(position, h) + "prevHash " + HashHex(h.prev_hash) +
@@ -102,8 +100,7 @@ Status ChainVerifier::CheckEpoch(LogPosition position, const FrameView& frame) c
   if (h.epoch > state_.fence_epoch) {
     return Status::Corruption(At(position, h) + "epoch " + std::to_string(h.epoch) +
                               " is above the last fence's epoch " +
-                              std::to_string(state_.fence_epoch) +
-                              ": an owner that never fenced");
+                              std::to_string(state_.fence_epoch) + ": an owner that never fenced");
   }
   return Status::OK();
 }
@@ -122,8 +119,8 @@ Result<ChainState> VerifyLogChain(LogBackend& log, LogPosition from, ChainVerifi
     }
     for (const LogRecord& r : *records) {
       if (r.position != next) {
-        return Status::Corruption("log position " + std::to_string(r.position) +
-                                  " where " + std::to_string(next) + " was expected");
+        return Status::Corruption("log position " + std::to_string(r.position) + " where " +
+                                  std::to_string(next) + " was expected");
       }
       Result<FrameView> frame = verifier.Next(r.position, r.data);
       if (!frame.ok()) return frame.status();

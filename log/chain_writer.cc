@@ -43,14 +43,13 @@ Result<SealedFrame> ChainWriter::SealFence(std::string_view owner) const {
 
 Result<SealedFrame> ChainWriter::SealCommitGroup(std::string_view body, uint32_t n_count) const {
   if (epoch_ != state_.fence_epoch) {
-    return Status::InvalidArgument("epoch " + std::to_string(epoch_) +
-                                   " has not been fenced (last fence epoch " +
-                                   std::to_string(state_.fence_epoch) +
-                                   "): append SealFence() first");
+    return Status::InvalidArgument(
+        "epoch " + std::to_string(epoch_) + " has not been fenced (last fence epoch " +
+        std::to_string(state_.fence_epoch) + "): append SealFence() first");
   }
   BatchHeader h = NextHeader(n_count);
-  return SealedFrame{EncodeCommitGroupFrame(h, body),
-                     DedupeId(h.partition, h.epoch, h.batch_no), h, FrameKind::kCommitGroup};
+  return SealedFrame{EncodeCommitGroupFrame(h, body), DedupeId(h.partition, h.epoch, h.batch_no), h,
+                     FrameKind::kCommitGroup};
 }
 
 void ChainWriter::Advance(const SealedFrame& sealed) {
@@ -63,8 +62,7 @@ void ChainWriter::Advance(const SealedFrame& sealed) {
 }
 
 std::string ChainWriter::DedupeId(uint32_t partition, uint64_t epoch, uint64_t batch_no) {
-  return std::to_string(partition) + "/" + std::to_string(epoch) + "/" +
-         std::to_string(batch_no);
+  return std::to_string(partition) + "/" + std::to_string(epoch) + "/" + std::to_string(batch_no);
 }
 
 }  // namespace statewatch::log

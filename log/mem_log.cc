@@ -52,8 +52,8 @@ Result<LogPosition> MemLog::Append(std::string_view data, const AppendOptions& o
   if (result.ok() && Roll(faults_.redeliver)) pending_redelivery_ = std::move(request);
   if (Roll(faults_.lose_ack)) {
     ++counters_.lost_acks;
-    return Status::IOError("MemLog fault: the answer to the append was lost (" +
-                           Describe(options) + "); outcome unknown to the caller");
+    return Status::IOError("MemLog fault: the answer to the append was lost (" + Describe(options) +
+                           "); outcome unknown to the caller");
   }
   return result;
 }
@@ -83,10 +83,10 @@ Result<LogPosition> MemLog::ApplyLocked(const Request& request) {
   const LogPosition tail = first_ + records_.size() - 1;
   if (o.expected_last != tail) {
     ++counters_.cas_rejected;
-    return Status::FailedPrecondition(
-        "append refused: the log's last position is " + std::to_string(tail) +
-        ", not the expected " + std::to_string(o.expected_last) +
-        " (another writer appended: this writer is fenced)");
+    return Status::FailedPrecondition("append refused: the log's last position is " +
+                                      std::to_string(tail) + ", not the expected " +
+                                      std::to_string(o.expected_last) +
+                                      " (another writer appended: this writer is fenced)");
   }
   if (options_.capacity_bytes != 0 && bytes_ + request.data.size() > options_.capacity_bytes) {
     return Status::NoSpace("log full: " + std::to_string(bytes_) + " of " +

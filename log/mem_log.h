@@ -87,7 +87,7 @@ class MemLog final : public LogBackend {
   mutable std::mutex mu_;
   std::mt19937_64 rng_;
   MemLogFaults faults_;
-  LogPosition first_ = 1;         // the first retained position
+  LogPosition first_ = 1;            // the first retained position
   std::deque<std::string> records_;  // positions first_ .. first_ + size - 1
   uint64_t bytes_ = 0;
   // dedupe id -> (position, appended at); and appended-at order for expiry.

@@ -10,8 +10,8 @@ Result<PartitionId> PartitionId::Make(uint32_t index, uint32_t partitions) {
   }
   if (index >= partitions) {
     return Status::InvalidArgument("partition must be below the partition count " +
-                                   std::to_string(partitions) + " (got " +
-                                   std::to_string(index) + ")");
+                                   std::to_string(partitions) + " (got " + std::to_string(index) +
+                                   ")");
   }
   return PartitionId(index, partitions);
 }

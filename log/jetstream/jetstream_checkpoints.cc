@@ -108,8 +108,7 @@ Status JetStreamCheckpoints::EnsureStream() {
   return NatsStatus("create stream " + options_.stream, s, je);
 }
 
-Result<uint64_t> JetStreamCheckpoints::Publish(const std::string& subject,
-                                               const std::string& bytes,
+Result<uint64_t> JetStreamCheckpoints::Publish(const std::string& subject, const std::string& bytes,
                                                const std::string& msg_id,
                                                std::optional<uint64_t> expect_subject_seq) {
   const int attempts = std::max(options_.retry.max_attempts, 1);
@@ -195,8 +194,8 @@ Result<uint64_t> JetStreamCheckpoints::WriteEnd(uint64_t id, const Checkpoint& c
   fbb.Finish(fb::CreateCheckpointEnd(fbb, id, options_.partition, checkpoint.position,
                                      static_cast<uint32_t>(seqs.size()), checkpoint.data.size(),
                                      sha, seq_vec));
-  Result<uint64_t> end_seq = Publish(end_subject_, Bytes(fbb), MsgIdPrefix(id) + "/end",
-                                     previous_end_seq);
+  Result<uint64_t> end_seq =
+      Publish(end_subject_, Bytes(fbb), MsgIdPrefix(id) + "/end", previous_end_seq);
   if (end_seq.ok()) return end_seq;
   // The per-subject expectation is checked before the Msg-Id dedupe, so a retry of an end
   // marker that landed is refused: look whether the latest is ours.
@@ -216,7 +215,8 @@ Status JetStreamCheckpoints::PurgeBelow(uint64_t keep_from) {
   o.Stream.Purge.Sequence = keep_from;
   jsErrCode je = jsErrCode(0);
   natsStatus s = js_PurgeStream(connection_->jetstream(), options_.stream.c_str(), &o, &je);
-  if (s != NATS_OK) return NatsStatus("purge " + filter + " below " + std::to_string(keep_from), s, je);
+  if (s != NATS_OK)
+    return NatsStatus("purge " + filter + " below " + std::to_string(keep_from), s, je);
   return Status::OK();
 }
 
@@ -227,9 +227,8 @@ Result<std::optional<JetStreamCheckpoints::EndMarker>> JetStreamCheckpoints::Lat
                                end_subject_.c_str(), nullptr, &je);
   MsgPtr msg(raw);
   if (s != NATS_OK) {
-    Status status = NatsStatus("latest checkpoint of partition " +
-                                   std::to_string(options_.partition),
-                               s, je);
+    Status status =
+        NatsStatus("latest checkpoint of partition " + std::to_string(options_.partition), s, je);
     if (status.IsNotFound()) return std::optional<EndMarker>();
     return status;
   }
@@ -239,8 +238,7 @@ Result<std::optional<JetStreamCheckpoints::EndMarker>> JetStreamCheckpoints::Lat
       end->chunk_seqs() == nullptr || end->chunk_seqs()->size() != end->chunks()) {
     return Status::Corruption("checkpoint end marker of partition " +
                               std::to_string(options_.partition) + " at stream sequence " +
-                              std::to_string(natsMsg_GetSequence(msg.get())) +
-                              " does not decode");
+                              std::to_string(natsMsg_GetSequence(msg.get())) + " does not decode");
   }
   EndMarker m;
   m.seq = natsMsg_GetSequence(msg.get());

@@ -64,8 +64,7 @@ namespace {
 // What an existing stream must look like for the log's guarantees to hold.
 Status CheckConfig(const std::string& stream, const jsStreamConfig& c,
                    const JetStreamLogOptions& o) {
-  auto mismatch = [&](const std::string& what, const std::string& got,
-                      const std::string& want) {
+  auto mismatch = [&](const std::string& what, const std::string& got, const std::string& want) {
     return Status::FailedPrecondition("stream " + stream + " exists with " + what + " " + got +
                                       " (statewatch needs " + want + ")");
   };
@@ -129,13 +128,14 @@ Result<LogPosition> JetStreamLog::Append(std::string_view data, const AppendOpti
                                    std::to_string(options_.max_record_bytes));
   }
   natsMsg* raw = nullptr;
-  natsStatus s = natsMsg_Create(&raw, subject_.c_str(), nullptr, data.data(),
-                                static_cast<int>(data.size()));
+  natsStatus s =
+      natsMsg_Create(&raw, subject_.c_str(), nullptr, data.data(), static_cast<int>(data.size()));
   MsgPtr msg(raw);
   // Set by hand rather than through jsPubOptions.ExpectLastSeq, where 0 means "no
   // expectation": an append to an empty log must be checked too.
   const std::string expected = std::to_string(options.expected_last);
-  if (s == NATS_OK) s = natsMsgHeader_Set(msg.get(), "Nats-Expected-Last-Sequence", expected.c_str());
+  if (s == NATS_OK)
+    s = natsMsgHeader_Set(msg.get(), "Nats-Expected-Last-Sequence", expected.c_str());
   if (s == NATS_OK && !options.dedupe_id.empty()) {
     s = natsMsgHeader_Set(msg.get(), "Nats-Msg-Id", options.dedupe_id.c_str());
   }
@@ -200,8 +200,8 @@ Result<std::vector<LogRecord>> JetStreamLog::ReadFrom(LogPosition from, std::siz
   Result<StreamBounds> bounds = Bounds();
   if (!bounds.ok()) return bounds.status();
   if (bounds->first > 0 && start < bounds->first) {
-    return Status::NotFound("log position " + std::to_string(start) + " was purged: " +
-                            stream_ + " starts at " + std::to_string(bounds->first));
+    return Status::NotFound("log position " + std::to_string(start) + " was purged: " + stream_ +
+                            " starts at " + std::to_string(bounds->first));
   }
   if (start > bounds->last || max_records == 0) return std::vector<LogRecord>{};
   const std::size_t count =
@@ -247,8 +247,8 @@ Result<std::vector<LogRecord>> JetStreamLog::Stream(LogPosition from, std::size_
     so.Config.DeliverPolicy = js_DeliverByStartSequence;
     so.Config.OptStartSeq = from;
     jsErrCode je = jsErrCode(0);
-    natsStatus s = js_SubscribeSync(&reader_, connection_->jetstream(), subject_.c_str(),
-                                    nullptr, &so, &je);
+    natsStatus s =
+        js_SubscribeSync(&reader_, connection_->jetstream(), subject_.c_str(), nullptr, &so, &je);
     if (s != NATS_OK) {
       reader_ = nullptr;
       // Creating a consumer needs the meta leader as well as the stream's; right after a
@@ -256,8 +256,7 @@ Result<std::vector<LogRecord>> JetStreamLog::Stream(LogPosition from, std::size_
       Result<std::vector<LogRecord>> fallback =
           GetEach(from, std::min<std::size_t>(count, kGetEachFallback));
       if (fallback.ok()) return fallback;
-      return NatsStatus("ordered consumer on " + stream_ + " from " + std::to_string(from), s,
-                        je);
+      return NatsStatus("ordered consumer on " + stream_ + " from " + std::to_string(from), s, je);
     }
     reader_next_ = from;
   }
@@ -268,8 +267,8 @@ Result<std::vector<LogRecord>> JetStreamLog::Stream(LogPosition from, std::size_
     natsStatus s = natsSubscription_NextMsg(&raw, reader_, connection_->request_timeout_ms());
     MsgPtr msg(raw);
     if (s != NATS_OK) {
-      Status status = NatsStatus("read " + stream_ + " from " + std::to_string(reader_next_), s,
-                                 jsErrCode(0));
+      Status status =
+          NatsStatus("read " + stream_ + " from " + std::to_string(reader_next_), s, jsErrCode(0));
       CloseReaderLocked();
       if (!out.empty()) return out;
       return status;
@@ -298,8 +297,7 @@ Status JetStreamLog::PurgeBelow(LogPosition position) {
   if (!bounds.ok()) return bounds.status();
   if (position > bounds->last + 1) {
     return Status::InvalidArgument("cannot purge below position " + std::to_string(position) +
-                                   ": the log's last position is " +
-                                   std::to_string(bounds->last));
+                                   ": the log's last position is " + std::to_string(bounds->last));
   }
   // Also what keeps a purge "up to 1" from reaching the server, which JetStream 2.9 reads as
   // "purge everything".
@@ -382,8 +380,8 @@ std::vector<Result<LogPosition>> JetStreamLog::AppendPipelined(
     return std::vector<Result<LogPosition>>(records.size(), bad);
   }
   std::vector<Result<LogPosition>> results(
-      records.size(), Status::IOError("pipelined append to " + stream_ +
-                                      ": no answer (outcome unknown)"));
+      records.size(),
+      Status::IOError("pipelined append to " + stream_ + ": no answer (outcome unknown)"));
   {
     std::lock_guard<std::mutex> lock(pipeline_mu_);
     pipeline_base_ = expected_last;

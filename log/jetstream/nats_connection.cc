@@ -48,8 +48,7 @@ Result<std::shared_ptr<NatsConnection>> NatsConnection::Connect(
     const NatsConnectionOptions& options) {
   std::vector<std::string> urls = SplitServers(options.servers);
   if (urls.empty()) {
-    return Status::InvalidArgument("NATS server list is empty (got \"" + options.servers +
-                                   "\")");
+    return Status::InvalidArgument("NATS server list is empty (got \"" + options.servers + "\")");
   }
   Result<OptionsPtr> opts = BuildOptions(options, urls);
   if (!opts.ok()) return opts.status();
@@ -100,7 +99,8 @@ Status NatsStatusWithText(std::string_view what, natsStatus status, jsErrCode js
     case 10028:  // memory resources exceeded
     case 10047:  // storage resources exceeded
       return Status::NoSpace(message);
-    default: break;
+    default:
+      break;
   }
   // Discard=New refusals carry no dedicated code in 2.9: "maximum bytes exceeded",
   // "maximum messages exceeded".

@@ -13,8 +13,7 @@ TEST(MemCheckpointStoreTest, KeepsTheLatestAndRefusesAnOlderOne) {
   EXPECT_EQ(**store.Latest(), (Checkpoint{20, "state at 20"}));
   Status stale = store.Write({15, "a fenced owner's late snapshot"});
   EXPECT_EQ(stale.code(), Status::Code::kFailedPrecondition);
-  EXPECT_EQ(stale.message(),
-            "checkpoint at position 15 refused: a newer one covers position 20");
+  EXPECT_EQ(stale.message(), "checkpoint at position 15 refused: a newer one covers position 20");
   EXPECT_EQ(**store.Latest(), (Checkpoint{20, "state at 20"}));
 }
 

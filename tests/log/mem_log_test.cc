@@ -196,8 +196,7 @@ TEST(MemLogFaultTest, AFencedOwnerNeverAppendsAgain) {
     std::vector<std::pair<LogPosition, std::string>> acked = a.acked;
     acked.insert(acked.end(), b.acked.begin(), b.acked.end());
     ExpectExactly(f.ReadAll(), acked);
-    Result<ChainState> end =
-        VerifyLogChain(*f.log, 1, ChainVerifier(GenesisChainState(1, 4, 1)));
+    Result<ChainState> end = VerifyLogChain(*f.log, 1, ChainVerifier(GenesisChainState(1, 4, 1)));
     ASSERT_TRUE(end.ok()) << end.status().ToString();
     EXPECT_EQ(end->fence_epoch, 2u);
   }

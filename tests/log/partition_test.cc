@@ -53,8 +53,8 @@ TEST(PartitionIdTest, StaysJsonSafe) {
 }
 
 TEST(PartitionIdTest, MigratedPartitionsStartAboveEveryExistingSequence) {
-  for (Sequence max_existing : {Sequence{0}, Sequence{1}, Sequence{511}, Sequence{512},
-                                Sequence{513}, Sequence{1000000}}) {
+  for (Sequence max_existing :
+       {Sequence{0}, Sequence{1}, Sequence{511}, Sequence{512}, Sequence{513}, Sequence{1000000}}) {
     for (uint32_t p : {0u, 1u, 511u}) {
       PartitionId id = *PartitionId::Make(p, 512);
       uint64_t n0 = id.FirstCounterAfter(max_existing);

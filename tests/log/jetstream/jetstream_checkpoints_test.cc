@@ -17,7 +17,8 @@ class JetStreamCheckpointsTest : public SharedClusterTest {
     JetStreamCheckpointsOptions o;
     o.partition = partition;
     o.chunk_bytes = 64 * 1024;
-    Result<std::unique_ptr<JetStreamCheckpoints>> store = JetStreamCheckpoints::Open(connection_, o);
+    Result<std::unique_ptr<JetStreamCheckpoints>> store =
+        JetStreamCheckpoints::Open(connection_, o);
     EXPECT_TRUE(store.ok()) << store.status().ToString();
     return store.ok() ? std::move(*store) : nullptr;
   }
@@ -114,8 +115,8 @@ TEST_F(JetStreamCheckpointsTest, AHalfWrittenCheckpointIsInvisible) {
   ASSERT_TRUE(store->Write({3, "complete"}).ok());
   const std::string subject = "sw.p." + std::to_string(p) + ".ckpt.data";
   jsPubAck* ack = nullptr;
-  ASSERT_EQ(js_Publish(&ack, connection_->jetstream(), subject.c_str(), "orphan chunk", 12,
-                       nullptr, nullptr),
+  ASSERT_EQ(js_Publish(&ack, connection_->jetstream(), subject.c_str(), "orphan chunk", 12, nullptr,
+                       nullptr),
             NATS_OK);
   jsPubAck_Destroy(ack);
   EXPECT_EQ(**store->Latest(), (Checkpoint{3, "complete"}));

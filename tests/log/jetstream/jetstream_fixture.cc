@@ -5,9 +5,7 @@ namespace {
 
 class StopSharedCluster : public ::testing::Environment {
  public:
-  void TearDown() override {
-    delete SharedClusterTest::cluster_for_teardown();
-  }
+  void TearDown() override { delete SharedClusterTest::cluster_for_teardown(); }
 };
 
 const ::testing::Environment* const kStopSharedCluster =

@@ -52,9 +52,9 @@ std::string Cell(double ms) {
 }
 
 void Print(const Args& args, const Figure& f) {
-  std::printf("%-10s | %-62s | %10.0f | %10.0f | %8s | %8s\n", args.label.c_str(),
-              f.name.c_str(), f.per_second, f.per_second * f.events_per_record,
-              Cell(f.p50_ms).c_str(), Cell(f.p99_ms).c_str());
+  std::printf("%-10s | %-62s | %10.0f | %10.0f | %8s | %8s\n", args.label.c_str(), f.name.c_str(),
+              f.per_second, f.per_second * f.events_per_record, Cell(f.p50_ms).c_str(),
+              Cell(f.p99_ms).c_str());
   std::fflush(stdout);
 }
 
@@ -68,8 +68,10 @@ double Percentile(std::vector<double>& v, double q) {
 class Owner {
  public:
   Owner(JetStreamLog& log, uint32_t p, int events)
-      : log_(log), writer_(*ChainWriter::Make(GenesisChainState(p, 512, 1), 1)),
-        body_(static_cast<size_t>(events) * 300, 'e'), events_(events) {}
+      : log_(log),
+        writer_(*ChainWriter::Make(GenesisChainState(p, 512, 1), 1)),
+        body_(static_cast<size_t>(events) * 300, 'e'),
+        events_(events) {}
 
   // Appends the owner's fence. A new stream may take a moment to elect its leader: the
   // append is settled with retries.
@@ -252,8 +254,7 @@ int main(int argc, char** argv) {
     } else if (a == "--label" && i + 1 < argc) {
       args.label = argv[++i];
     } else {
-      std::fprintf(stderr, "usage: %s [--store-root DIR] [--seconds S] [--label TEXT]\n",
-                   argv[0]);
+      std::fprintf(stderr, "usage: %s [--store-root DIR] [--seconds S] [--label TEXT]\n", argv[0]);
       return 2;
     }
   }

@@ -10,8 +10,8 @@
 
 #include <cerrno>
 #include <chrono>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -93,8 +93,8 @@ Status ProbeStreamPlacement(NatsConnection& conn, int replicas) {
   jsErrCode je = jsErrCode(0);
   natsStatus s = js_AddStream(&info, conn.jetstream(), &cfg, nullptr, &je);
   if (info != nullptr) jsStreamInfo_Destroy(info);
-  if (s != NATS_OK) return NatsStatus("probe stream with " + std::to_string(replicas) +
-                                      " replicas", s, je);
+  if (s != NATS_OK)
+    return NatsStatus("probe stream with " + std::to_string(replicas) + " replicas", s, je);
   s = js_DeleteStream(conn.jetstream(), "SW_TEST_PROBE", nullptr, &je);
   if (s != NATS_OK) return NatsStatus("delete the probe stream", s, je);
   return Status::OK();
