@@ -15,6 +15,9 @@ Result<Engine*> Command::OpenEngine() {
   options.durability = global.durability;
   if (global.now_ms) options.clock = std::make_shared<ManualClock>(*global.now_ms);
   options.prune_on_open = access_ == Access::kWrite;
+  // Inspecting never changes the directory, and never creates a database in it.
+  options.read_only = access_ == Access::kReadOnly;
+  options.create_if_missing = access_ != Access::kReadOnly;
   auto engine = Engine::Open(options, global.data_dir);
   if (!engine.ok()) return engine.status();
   engine_ = std::move(engine).value();

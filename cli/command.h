@@ -31,10 +31,11 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitRuntimeError = 1;
 inline constexpr int kExitUsageError = 2;
 
-// How a verb uses the database. Inspecting verbs open it with pruning off, so that looking
-// at a database never changes it (semantics.md §6).
+// How a verb uses the database. Inspecting verbs open it read-only, so that looking at a
+// database never changes it (no file created, deleted or appended; semantics.md §6), works
+// while `statewatch serve` holds it, and never creates one.
 enum class Access {
-  kReadOnly,      // no pruning at open
+  kReadOnly,      // read-only open: no pruning, no lock, no database created
   kWrite,         // pruning at open, as any writer
   kWriteNoPrune,  // `prune` itself: pruning at open would leave nothing for it to report
 };

@@ -24,7 +24,42 @@ bool RunsAlone(Command::Type t) {
 
 // ---- the queue ------------------------------------------------------------------------------
 
+Status EngineImpl::WritableLocked() {
+  if (!sticky_error_.ok()) {
+    return Status::FailedPrecondition("writes are refused after an earlier failed write (" +
+                                      sticky_error_.message() + "); reopen the engine");
+  }
+  if (space_error_.ok()) return Status::OK();
+  // A full disk is not sticky: once space is freed RocksDB can flush and clear its error.
+  Status resumed = store_->Resume();
+  if (resumed.ok()) {
+    spdlog::info("statewatch: writes resumed after the disk had been full");
+    space_error_ = Status::OK();
+    return Status::OK();
+  }
+  if (!resumed.IsNoSpace() && resumed.code() != Status::Code::kBusy) {
+    NoteWriteFailureLocked(resumed);
+    return WritableLocked();
+  }
+  return Status::NoSpace("no space left on device: writes are refused until space is freed (" +
+                         resumed.message() + ")");
+}
+
+void EngineImpl::NoteWriteFailureLocked(const Status& st) {
+  if (st.IsNoSpace()) {
+    spdlog::error("statewatch: the disk is full, refusing writes until space is freed: {}",
+                  st.ToString());
+    space_error_ = st;
+  } else {
+    spdlog::error("statewatch: durable write failed, refusing further writes: {}", st.ToString());
+    sticky_error_ = st;
+  }
+}
+
 Status EngineImpl::Execute(Command& cmd) {
+  if (options_.read_only && cmd.type != Command::Type::kVerify) {
+    return Status::FailedPrecondition("the database was opened read-only; writes are refused");
+  }
   std::unique_lock<std::mutex> lock(queue_mu_);
   queue_.push_back(&cmd);
   while (!cmd.done && queue_.front() != &cmd) cmd.cv.wait(lock);
@@ -60,12 +95,8 @@ void EngineImpl::RunGroup(const std::vector<Command*>& group) {
   int64_t now = 0;
   {
     std::unique_lock lock(state_mu_);
-    if (!sticky_error_.ok()) {
-      for (Command* c : group) {
-        c->status =
-            Status::FailedPrecondition("writes are refused after an earlier failed write (" +
-                                       sticky_error_.message() + "); reopen the engine");
-      }
+    if (Status writable = WritableLocked(); !writable.ok()) {
+      for (Command* c : group) c->status = writable;
       return;
     }
     Group g(*store_);
@@ -84,9 +115,7 @@ void EngineImpl::RunGroup(const std::vector<Command*>& group) {
       FlushProjections(g);
       st = store_->Write(g.batch, options_.durability == Durability::kSync);
       if (!st.ok()) {
-        spdlog::error("statewatch: durable write failed, refusing further writes: {}",
-                      st.ToString());
-        sticky_error_ = st;
+        NoteWriteFailureLocked(st);
       } else {
         // Only now may compaction drop what the row-cap mark covers.
         durable_cap_mark_->store(meta_.row_cap_mark, std::memory_order_release);
@@ -125,7 +154,7 @@ void EngineImpl::MaybeMaintenance() {
   bool prune_due;
   {
     std::shared_lock lock(state_mu_);
-    if (!sticky_error_.ok()) return;
+    if (options_.read_only || !sticky_error_.ok() || !space_error_.ok()) return;
     prune_due = now - meta_.last_prune_at >= options_.prune_interval_ms;
   }
   if (prune_due) {

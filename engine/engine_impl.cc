@@ -44,7 +44,8 @@ Result<std::unique_ptr<Engine>> OpenEngineWithHooks(const EngineOptions& options
                                                     const std::string& path,
                                                     const EngineTestHooks& hooks) {
   storage::StoreOptions so;
-  so.create_if_missing = options.create_if_missing;
+  so.create_if_missing = options.create_if_missing && !options.read_only;
+  so.read_only = options.read_only;
   so.block_cache_bytes = options.block_cache_bytes;
   so.write_buffer_bytes = options.write_buffer_bytes;
   so.faults = hooks.faults;
@@ -54,7 +55,7 @@ Result<std::unique_ptr<Engine>> OpenEngineWithHooks(const EngineOptions& options
   if (!store.ok()) return store.status();
   auto engine = std::make_unique<EngineImpl>(options, std::move(*store), cap_mark);
   SW_RETURN_IF_ERROR(engine->Load());
-  if (options.prune_on_open) {
+  if (options.prune_on_open && !options.read_only) {
     auto pruned = engine->Prune();
     if (!pruned.ok()) return pruned.status();
   }
@@ -202,6 +203,7 @@ Result<ChangesPage> EngineImpl::ChangesSince(const SessionName& session, Sequenc
   auto it = store_->NewIterator(Family::kJournal, storage::JournalKey(ref, cap_mark + 1),
                                 storage::JournalKey(ref, page.state_version + 1));
   it->SeekToFirst();
+  SW_RETURN_IF_ERROR(it->status());
   if (it->Valid()) {
     page.earliest_available_sequence = storage::ParseJournalKey(it->key())->sequence;
   } else if (page.state_version > 0) {
@@ -299,7 +301,13 @@ Result<EngineStats> EngineImpl::Stats() const {
     s.rows_pruned = counters_.rows_pruned.load();
     s.cursors_expired = counters_.cursors_expired.load();
     s.commit_groups = counters_.commit_groups.load();
-    if (!sticky_error_.ok()) s.write_error = sticky_error_.message();
+    if (!sticky_error_.ok()) {
+      s.write_error = sticky_error_.message();
+    } else if (!space_error_.ok()) {
+      s.write_error = space_error_.message();
+    } else if (options_.read_only) {
+      s.write_error = "opened read-only";
+    }
   }
   s.wal_bytes = store_->WalBytesWritten();
   s.wakes_sent = wakes_.wakes_sent();

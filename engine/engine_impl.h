@@ -162,6 +162,11 @@ class EngineImpl final : public Engine {
 
   // ---- commit.cc ----
   Status Execute(Command& cmd);
+  // OK when writes may go ahead; otherwise why not (FailedPrecondition after a failed
+  // durable write, NoSpace while the disk stays full). Tries to resume after NoSpace.
+  Status WritableLocked();
+  // Records a failed store write: NoSpace is retryable, anything else sticky.
+  void NoteWriteFailureLocked(const Status& st);
   void RunGroup(const std::vector<Command*>& group);
   void ApplyCommand(Command& cmd, Group& g);
   void ApplyRecord(Command& cmd, Group& g);
@@ -229,7 +234,11 @@ class EngineImpl final : public Engine {
   // compaction filters drop journal, by_seq and dedupe records below it. This copy is what
   // the filters read; it moves only once the meta holding the mark is durable.
   std::shared_ptr<std::atomic<uint64_t>> durable_cap_mark_;
+  // A failed durable write (other than a full disk): every later write is refused until
+  // the engine is reopened, as in LevelDB.
   Status sticky_error_;
+  // The disk was full: writes are refused until RocksDB can resume (WritableLocked).
+  Status space_error_;
 
   // Cumulative counters for Stats(); written by the leader, read by anyone.
   struct Counters {

@@ -23,8 +23,15 @@ std::string Quote(const std::string& s) {
   return "\"" + shown + "\"";
 }
 
-Status CheckText(const char* field, const std::string& value, std::size_t max_bytes) {
+// Keys and ids (`text` false) also refuse NUL: they become storage keys and C strings in
+// clients, where an embedded \u0000 would silently cut or alias them.
+Status CheckText(const char* field, const std::string& value, std::size_t max_bytes,
+                 bool text = false) {
   if (!IsValidUtf8(value)) return Status::InvalidArgument(std::string(field) + " is not valid UTF-8");
+  if (!text && value.find('\0') != std::string::npos) {
+    return Status::InvalidArgument(std::string(field) +
+                                   " must not contain a NUL character (\\u0000)");
+  }
   if (value.size() > max_bytes) {
     return Status::InvalidArgument(std::string(field) + " is longer than " +
                                    std::to_string(max_bytes) + " bytes (got " +
@@ -54,7 +61,7 @@ Status PrepareFields(const EventInput& in, PreparedEvent& out) {
   SW_RETURN_IF_ERROR(CheckText("actorId", in.actor_id, kMaxKeyBytes));
   SW_RETURN_IF_ERROR(CheckText("runId", in.run_id, kMaxIdBytes));
   SW_RETURN_IF_ERROR(CheckText("dedupeKey", in.dedupe_key, kMaxKeyBytes));
-  SW_RETURN_IF_ERROR(CheckText("summary", in.summary, 1 << 20));
+  SW_RETURN_IF_ERROR(CheckText("summary", in.summary, 1 << 20, /*text=*/true));
   Result<SessionName> session = ResolveSession(in.session_key, in.agent_id);
   if (!session.ok()) return session.status();
   out.session = *session;

@@ -60,6 +60,9 @@ Result<std::string> NormalizeAgentId(std::string_view agent_id) {
 Result<ParsedKey> ParseSessionKey(std::string_view key) {
   if (Trim(key).empty()) return Status::InvalidArgument("sessionKey must not be empty");
   if (!IsValidUtf8(key)) return Status::InvalidArgument("sessionKey is not valid UTF-8");
+  if (key.find('\0') != std::string_view::npos) {
+    return Status::InvalidArgument("sessionKey must not contain a NUL character (\\u0000)");
+  }
   ParsedKey out;
   if (!StartsWithNoCase(key, "agent:")) {
     out.rest = std::string(key);

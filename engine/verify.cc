@@ -38,7 +38,8 @@ void PutState(storage::Batch& b, Family heads_family, Family cursors_family,
 bool EngineImpl::CheckpointDueLocked() const {
   uint64_t size = state_.head_count() + state_.cursor_count();
   uint64_t threshold = std::max<uint64_t>(options_.checkpoint_min_records, 2 * size);
-  return sticky_error_.ok() && meta_.log_records_since_checkpoint >= threshold;
+  return sticky_error_.ok() && space_error_.ok() && !options_.read_only &&
+         meta_.log_records_since_checkpoint >= threshold;
 }
 
 Status EngineImpl::MaybeCheckpoint() {
@@ -63,7 +64,7 @@ Status EngineImpl::MaybeCheckpoint() {
   b.Put(Family::kMeta, storage::MetaKey(), EncodeMeta(next));
   Status st = store_->Write(b, options_.durability == Durability::kSync);
   if (!st.ok()) {
-    sticky_error_ = st;
+    NoteWriteFailureLocked(st);
     return st;
   }
   meta_ = next;
@@ -108,6 +109,10 @@ void EngineImpl::ApplyVerify(Command& cmd, bool replace) {
   auto it = store_->NewIterator(Family::kBySeq, storage::BySeqKey(meta_.row_cap_mark + 1),
                                 std::string(1, storage::kBySeqTag + 1));
   for (it->SeekToFirst(); it->Valid(); it->Next()) ++rows;
+  // A damaged block ends the iteration early: that is corruption, not a row-count difference.
+  cmd.status = it->status();
+  if (cmd.status.ok()) cmd.status = store_->VerifyChecksums();
+  if (!cmd.status.ok()) return;
 
   std::unique_lock lock(state_mu_);
   for (std::string& d : persisted.Diff(*rebuilt, kMaxDifferences)) {
@@ -123,7 +128,11 @@ void EngineImpl::ApplyVerify(Command& cmd, bool replace) {
   report.heads_checked = rebuilt->head_count();
   report.cursors_checked = rebuilt->cursor_count();
   report.ok = report.differences.empty();
-  if (!replace || !sticky_error_.ok()) return;
+  if (!replace) return;
+  if (Status writable = WritableLocked(); !writable.ok()) {
+    cmd.status = writable;
+    return;
+  }
 
   storage::Batch b(*store_);
   // Point deletes, not DeleteRange: heads and cursors use memtable insert hints, which
@@ -140,7 +149,7 @@ void EngineImpl::ApplyVerify(Command& cmd, bool replace) {
   b.Put(Family::kMeta, storage::MetaKey(), EncodeMeta(next));
   cmd.status = store_->Write(b, options_.durability == Durability::kSync);
   if (!cmd.status.ok()) {
-    sticky_error_ = cmd.status;
+    NoteWriteFailureLocked(cmd.status);
     return;
   }
   meta_ = next;

@@ -4,14 +4,23 @@
 #include <rocksdb/compaction_filter.h>
 #include <rocksdb/db.h>
 #include <rocksdb/env.h>
+#include <rocksdb/listener.h>
 #include <rocksdb/file_system.h>
 #include <rocksdb/options.h>
 #include <rocksdb/slice_transform.h>
 #include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <filesystem>
+#include <thread>
+
+#include "storage/db_directory.h"
+#include "storage/fault_file_system.h"
+#include "storage/rocks_logger.h"
+#include "storage/wal_check.h"
 
 namespace statewatch::storage {
 
@@ -22,7 +31,7 @@ Status FromRocks(const rocksdb::Status& s, std::string_view what) {
   if (s.ok()) return Status::OK();
   std::string msg = std::string(what) + ": " + s.ToString();
   if (s.IsCorruption()) return Status::Corruption(std::move(msg));
-  if (s.IsNoSpace()) return Status::NoSpace(std::move(msg));
+  if (s.IsNoSpace()) return Status::NoSpace("no space left on device (" + msg + ")");
   if (s.IsNotFound()) return Status::NotFound(std::move(msg));
   if (s.IsIOError() && s.ToString().find("lock") != std::string::npos) {
     return Status::Busy(std::move(msg));
@@ -32,86 +41,6 @@ Status FromRocks(const rocksdb::Status& s, std::string_view what) {
 }
 
 rocksdb::Slice ToSlice(std::string_view s) { return rocksdb::Slice(s.data(), s.size()); }
-
-// ---- fault injection ------------------------------------------------------------------
-
-class FaultState final : public FaultInjector {
- public:
-  void FailWritesAfter(uint64_t n) override { writes_left_.store(static_cast<int64_t>(n)); }
-  void FailSyncsAfter(uint64_t n) override { syncs_left_.store(static_cast<int64_t>(n)); }
-  void Heal() override {
-    writes_left_.store(-1);
-    syncs_left_.store(-1);
-  }
-  // True when this operation must fail. -1 means "never fail".
-  bool TakeWrite() { return Take(writes_left_); }
-  bool TakeSync() { return Take(syncs_left_); }
-
- private:
-  static bool Take(std::atomic<int64_t>& left) {
-    int64_t cur = left.load();
-    while (cur > 0) {
-      if (left.compare_exchange_weak(cur, cur - 1)) return false;
-    }
-    return cur == 0;
-  }
-  std::atomic<int64_t> writes_left_{-1};
-  std::atomic<int64_t> syncs_left_{-1};
-};
-
-class FaultyWritableFile final : public rocksdb::FSWritableFileOwnerWrapper {
- public:
-  FaultyWritableFile(std::unique_ptr<rocksdb::FSWritableFile> f, std::shared_ptr<FaultState> s)
-      : FSWritableFileOwnerWrapper(std::move(f)), state_(std::move(s)) {}
-  rocksdb::IOStatus Append(const rocksdb::Slice& data, const rocksdb::IOOptions& o,
-                           rocksdb::IODebugContext* dbg) override {
-    if (state_->TakeWrite()) return rocksdb::IOStatus::IOError("injected write fault");
-    return FSWritableFileOwnerWrapper::Append(data, o, dbg);
-  }
-  rocksdb::IOStatus Append(const rocksdb::Slice& data, const rocksdb::IOOptions& o,
-                           const rocksdb::DataVerificationInfo& v,
-                           rocksdb::IODebugContext* dbg) override {
-    if (state_->TakeWrite()) return rocksdb::IOStatus::IOError("injected write fault");
-    return FSWritableFileOwnerWrapper::Append(data, o, v, dbg);
-  }
-  rocksdb::IOStatus Sync(const rocksdb::IOOptions& o, rocksdb::IODebugContext* dbg) override {
-    if (state_->TakeSync()) return rocksdb::IOStatus::IOError("injected sync fault");
-    return FSWritableFileOwnerWrapper::Sync(o, dbg);
-  }
-  rocksdb::IOStatus Fsync(const rocksdb::IOOptions& o, rocksdb::IODebugContext* dbg) override {
-    if (state_->TakeSync()) return rocksdb::IOStatus::IOError("injected sync fault");
-    return FSWritableFileOwnerWrapper::Fsync(o, dbg);
-  }
-
- private:
-  std::shared_ptr<FaultState> state_;
-};
-
-class FaultyFileSystem final : public rocksdb::FileSystemWrapper {
- public:
-  FaultyFileSystem(std::shared_ptr<rocksdb::FileSystem> base, std::shared_ptr<FaultState> s)
-      : FileSystemWrapper(std::move(base)), state_(std::move(s)) {}
-  const char* Name() const override { return "StatewatchFaultyFileSystem"; }
-  rocksdb::IOStatus NewWritableFile(const std::string& f, const rocksdb::FileOptions& o,
-                                    std::unique_ptr<rocksdb::FSWritableFile>* r,
-                                    rocksdb::IODebugContext* dbg) override {
-    std::unique_ptr<rocksdb::FSWritableFile> base;
-    rocksdb::IOStatus s = target()->NewWritableFile(f, o, &base, dbg);
-    if (s.ok()) *r = std::make_unique<FaultyWritableFile>(std::move(base), state_);
-    return s;
-  }
-  rocksdb::IOStatus ReopenWritableFile(const std::string& f, const rocksdb::FileOptions& o,
-                                       std::unique_ptr<rocksdb::FSWritableFile>* r,
-                                       rocksdb::IODebugContext* dbg) override {
-    std::unique_ptr<rocksdb::FSWritableFile> base;
-    rocksdb::IOStatus s = target()->ReopenWritableFile(f, o, &base, dbg);
-    if (s.ok()) *r = std::make_unique<FaultyWritableFile>(std::move(base), state_);
-    return s;
-  }
-
- private:
-  std::shared_ptr<FaultState> state_;
-};
 
 // Adapts a DropFilter to RocksDB. Never throws (RocksDB calls it from its own threads).
 class DropCompactionFilter final : public rocksdb::CompactionFilter {
@@ -190,20 +119,22 @@ const char* FamilyName(Family f) {
   return "?";
 }
 
-std::shared_ptr<FaultInjector> NewFaultInjector() { return std::make_shared<FaultState>(); }
-
 struct Store::Rep {
   std::string path;
   // Compaction filters are handed to RocksDB as raw pointers: they must outlive the DB,
   // so they are declared before `db` (members are destroyed in reverse order).
   std::vector<std::unique_ptr<DropCompactionFilter>> filters;
   std::unique_ptr<rocksdb::Env> env;  // only with fault injection
+  // handles[Family + 1] for each family (handles[0]: the default family, which also stands
+  // in for a family a read-only open could not find); owned_handles are the ones to destroy.
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  std::vector<rocksdb::ColumnFamilyHandle*> owned_handles;
   std::unique_ptr<rocksdb::DB> db;
   std::atomic<uint64_t> wal_bytes{0};
+  bool read_only = false;
   ~Rep() {
     if (db) {
-      for (auto* h : handles) db->DestroyColumnFamilyHandle(h);
+      for (auto* h : owned_handles) db->DestroyColumnFamilyHandle(h);
       db->Close().PermitUncheckedError();
     }
   }
@@ -283,56 +214,178 @@ rocksdb::ColumnFamilyOptions FamilyOptions(Family f, const rocksdb::ColumnFamily
   return o;
 }
 
-}  // namespace
+// RocksDB would recover from a full disk on its own, polling for free space in the
+// background, and a manual Resume() returns Busy meanwhile. The engine resumes instead, at
+// the next write it is asked for, so that a write after space was freed succeeds at once.
+class ManualRecovery final : public rocksdb::EventListener {
+ public:
+  void OnErrorRecoveryBegin(rocksdb::BackgroundErrorReason /*reason*/, rocksdb::Status /*error*/,
+                            bool* auto_recovery) noexcept override {
+    *auto_recovery = false;
+  }
+};
 
-Result<std::unique_ptr<Store>> Store::Open(const std::string& path, const StoreOptions& options) {
-  auto rep = std::make_unique<Rep>();
-  rep->path = path;
+rocksdb::DBOptions DbOptionsFor(const StoreOptions& options, bool create) {
   rocksdb::DBOptions db_opts;
-  db_opts.create_if_missing = options.create_if_missing;
-  db_opts.create_missing_column_families = true;
+  db_opts.create_if_missing = create;
+  db_opts.create_missing_column_families = !options.read_only;
+  // Never an info LOG file (storage/rocks_logger.h).
+  db_opts.info_log = NewSpdlogRocksLogger();
+  db_opts.listeners.push_back(std::make_shared<ManualRecovery>());
   // Many families share one WAL; cap it so a rarely written family cannot pin old logs.
   db_opts.max_total_wal_size = 64u << 20;
-  db_opts.keep_log_file_num = 4;
+  // The recovered writes stay in the log instead of becoming one tiny SST per family at
+  // every open (a one-shot command opens once per write); Open() bounds the logs instead.
+  db_opts.avoid_flush_during_recovery = true;
+  // Stop at a damaged tail; damage with valid records after it is refused before RocksDB
+  // sees it (storage/wal_check.h).
+  db_opts.wal_recovery_mode = rocksdb::WALRecoveryMode::kPointInTimeRecovery;
   // One writer (the engine's commit leader) at a time: concurrent memtable writes buy
   // nothing, and insert hints (FamilyOptions) require them off.
   db_opts.allow_concurrent_memtable_write = false;
-  if (options.faults) {
-    auto state = std::static_pointer_cast<FaultState>(options.faults);
-    auto fs = std::make_shared<FaultyFileSystem>(rocksdb::FileSystem::Default(), state);
-    rep->env = rocksdb::NewCompositeEnv(fs);
-    db_opts.env = rep->env.get();
-  }
-  if (options.create_if_missing) {
-    std::error_code ec;
-    std::filesystem::create_directories(path, ec);
-  }
+  return db_opts;
+}
 
+// The families to open. A read-only open cannot create a family that an older database
+// lacks: such a family is served by the default family, which statewatch never writes, so
+// reads of it find nothing.
+Status OpenRocks(const std::string& path, const StoreOptions& options,
+                 const rocksdb::DBOptions& db_opts, Store::Rep* rep) {
   auto cache = rocksdb::NewLRUCache(options.block_cache_bytes);
   rocksdb::BlockBasedTableOptions table;
   table.block_cache = cache;
   rocksdb::ColumnFamilyOptions cf_opts;
   cf_opts.write_buffer_size = options.write_buffer_bytes;
   cf_opts.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
-
+  std::vector<std::string> existing;
+  if (options.read_only) {
+    rocksdb::Status s = rocksdb::DB::ListColumnFamilies(db_opts, path, &existing);
+    if (!s.ok()) return FromRocks(s, "opening database \"" + path + "\"");
+  }
   std::vector<rocksdb::ColumnFamilyDescriptor> descs;
+  std::vector<int> slot;  // descs index -> Family + 1 (0: default)
   descs.emplace_back(rocksdb::kDefaultColumnFamilyName, cf_opts);
+  slot.push_back(0);
   for (int i = 0; i < static_cast<int>(Family::kCount); ++i) {
     Family f = static_cast<Family>(i);
+    if (options.read_only &&
+        std::find(existing.begin(), existing.end(), FamilyName(f)) == existing.end()) {
+      continue;
+    }
     rocksdb::ColumnFamilyOptions o = FamilyOptions(f, cf_opts);
     if (auto it = options.drop_filters.find(f); it != options.drop_filters.end()) {
       rep->filters.push_back(std::make_unique<DropCompactionFilter>(it->second));
       o.compaction_filter = rep->filters.back().get();
     }
     descs.emplace_back(FamilyName(f), o);
+    slot.push_back(i + 1);
   }
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* raw = nullptr;
-  rocksdb::Status s = rocksdb::DB::Open(db_opts, path, descs, &handles, &raw);
+  rocksdb::Status s =
+      options.read_only
+          ? rocksdb::DB::OpenForReadOnly(db_opts, path, descs, &handles, &raw)
+          : rocksdb::DB::Open(db_opts, path, descs, &handles, &raw);
   if (!s.ok()) return FromRocks(s, "opening database \"" + path + "\"");
   rep->db.reset(raw);
-  rep->handles = std::move(handles);
+  rep->owned_handles = handles;
+  rep->handles.assign(static_cast<int>(Family::kCount) + 1, handles[0]);
+  for (std::size_t i = 0; i < handles.size(); ++i) rep->handles[slot[i]] = handles[i];
+  return Status::OK();
+}
+
+// Families keyed by sequence (by_seq, log) never overlap older files, so their flushed files
+// move down a level unmerged ("trivial move") and pile up. A family holding more than a few
+// files that are small on average is merged into one; called only after BoundLogFiles had
+// to flush, i.e. about once every max_wal_files_at_open one-shot commands.
+Status CompactTinyFiles(Store::Rep* rep) {
+  std::vector<rocksdb::LiveFileMetaData> files;
+  rep->db->GetLiveFilesMetaData(&files);
+  for (auto* h : rep->owned_handles) {
+    uint64_t count = 0, bytes = 0;
+    for (const auto& f : files) {
+      if (f.column_family_name == h->GetName()) {
+        ++count;
+        bytes += f.size;
+      }
+    }
+    if (count <= 4 || bytes / count > (1u << 20)) continue;
+    rocksdb::CompactRangeOptions cro;
+    cro.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForce;
+    SW_RETURN_IF_ERROR(FromRocks(rep->db->CompactRange(cro, h, nullptr, nullptr),
+                                 std::string("compacting ") + h->GetName() + " at open"));
+  }
+  return Status::OK();
+}
+
+// Each open starts a new write-ahead log and, with avoid_flush_during_recovery, keeps the
+// old ones; past `max_wal_files` logs the memtables are flushed so the logs can go, and the
+// compactions that flush makes due are waited for (bounded), so that a series of one-shot
+// commands — each too short-lived for a background compaction to finish — leaves a bounded
+// number of SST files too.
+Status BoundLogFiles(Store::Rep* rep, std::size_t wal_files, std::size_t max_wal_files) {
+  if (wal_files <= max_wal_files) return Status::OK();
+  rocksdb::FlushOptions fo;
+  fo.wait = true;
+  std::vector<rocksdb::ColumnFamilyHandle*> all = rep->owned_handles;
+  SW_RETURN_IF_ERROR(FromRocks(rep->db->Flush(fo, all), "flushing at open"));
+  for (int i = 0; i < 2000; ++i) {  // at most ~10 s
+    uint64_t pending = 0, running = 0;
+    rep->db->GetIntProperty("rocksdb.compaction-pending", &pending);
+    rep->db->GetIntProperty("rocksdb.num-running-compactions", &running);
+    bool any_pending = pending > 0;
+    for (auto* h : all) {
+      uint64_t p = 0;
+      if (rep->db->GetIntProperty(h, "rocksdb.compaction-pending", &p) && p > 0) any_pending = true;
+    }
+    if (!any_pending && running == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return CompactTinyFiles(rep);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Store>> Store::Open(const std::string& path, const StoreOptions& options) {
+  auto dir = InspectDirectory(path);
+  if (!dir.ok()) return dir.status();
+  bool create = false;
+  if (dir->state != DirectoryState::kDatabase) {
+    if (options.read_only || !options.create_if_missing) {
+      return Status::NotFound("no database at " + path);
+    }
+    std::error_code ec;
+    std::filesystem::create_directories(path, ec);
+    if (ec) return Status::IOError("cannot create " + path + ": " + ec.message());
+    create = true;
+  } else {
+    SW_RETURN_IF_ERROR(CheckWriteAheadLogs(dir->wal_files));
+  }
+  auto rep = std::make_unique<Rep>();
+  rep->path = path;
+  rep->read_only = options.read_only;
+  rocksdb::DBOptions db_opts = DbOptionsFor(options, create);
+  if (options.faults) {
+    rep->env = rocksdb::NewCompositeEnv(
+        NewFaultyFileSystem(rocksdb::FileSystem::Default(), options.faults));
+    db_opts.env = rep->env.get();
+  }
+  SW_RETURN_IF_ERROR(OpenRocks(path, options, db_opts, rep.get()));
+  if (!options.read_only) {
+    SW_RETURN_IF_ERROR(BoundLogFiles(rep.get(), dir->wal_files.size(), options.max_wal_files_at_open));
+  }
   return std::unique_ptr<Store>(new Store(std::move(rep)));
+}
+
+bool Store::read_only() const { return rep_->read_only; }
+
+Status Store::Resume() {
+  if (rep_->read_only) return Status::OK();
+  return FromRocks(rep_->db->Resume(), "resuming writes");
+}
+
+Status Store::VerifyChecksums() const {
+  return FromRocks(rep_->db->VerifyChecksum(), "verifying SST checksums");
 }
 
 Status Store::Write(Batch& batch, bool sync) {
@@ -366,7 +419,7 @@ uint64_t Store::BytesOnDisk() const {
 
 uint64_t Store::IntProperty(const std::string& name) const {
   uint64_t total = 0;
-  for (auto* h : rep_->handles) {
+  for (auto* h : rep_->owned_handles) {
     uint64_t v = 0;
     if (rep_->db->GetIntProperty(h, name, &v)) total += v;
   }

@@ -49,6 +49,9 @@ class FaultInjector {
   virtual void FailWritesAfter(uint64_t n) = 0;
   // After `n` more successful syncs, every sync fails.
   virtual void FailSyncsAfter(uint64_t n) = 0;
+  // After `n` more successful file appends, every append fails with "no space left on
+  // device" (a full disk: retryable once healed, unlike the failures above).
+  virtual void NoSpaceAfter(uint64_t n) = 0;
   virtual void Heal() = 0;
 };
 std::shared_ptr<FaultInjector> NewFaultInjector();
@@ -58,7 +61,18 @@ std::shared_ptr<FaultInjector> NewFaultInjector();
 using DropFilter = std::function<bool(std::string_view key, std::string_view value)>;
 
 struct StoreOptions {
+  // Create a database when the directory is missing or empty (never over anything else).
+  // Without it such a directory is NotFound("no database at <path>").
   bool create_if_missing = true;
+  // Open without writing anything: no file is created, deleted or appended, and no lock is
+  // taken, so this works while another process has the database open for writing (it then
+  // sees the state as of the open). Writes fail. Implies !create_if_missing.
+  bool read_only = false;
+  // When the directory holds more write-ahead log files than this at open, the memtables
+  // are flushed (and the logs deleted) so that one-shot processes, each of which starts a
+  // new log, leave a bounded number of files. Recovered writes are otherwise kept in the
+  // log rather than flushed into tiny SST files at every open.
+  std::size_t max_wal_files_at_open = 8;
   // Per-family compaction filters (absent: keep everything).
   std::map<Family, DropFilter> drop_filters;
   std::size_t block_cache_bytes = 64u << 20;
@@ -108,14 +122,29 @@ class Iterator {
 
 class Store {
  public:
-  // Opens or creates the database under `path`. Busy when another process holds its lock.
+  // Opens (or, see StoreOptions::create_if_missing, creates) the database under `path`.
+  // Errors: Busy when another process holds its lock (writable opens only); NotFound "no
+  // database at <path>"; Corruption naming what is missing or damaged (CURRENT, MANIFEST, a
+  // write-ahead log damaged before valid records — storage/wal_check.h); NoSpace when the
+  // disk is full. A refused open changes nothing on disk.
   static Result<std::unique_ptr<Store>> Open(const std::string& path, const StoreOptions& options);
   ~Store();
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
 
   // Applies `batch` atomically. With `sync` the WAL is fsynced before returning.
+  // NoSpace when the disk is full: nothing was applied, and every later write fails the same
+  // way until Resume() succeeds.
   Status Write(Batch& batch, bool sync);
+
+  // After a NoSpace error: lets RocksDB flush and clear the error once space is available
+  // again. OK when there was no error. Other errors (a failed fsync) are not resumable.
+  Status Resume();
+
+  // Reads every SST file and checks its block checksums; Corruption names the file.
+  Status VerifyChecksums() const;
+
+  bool read_only() const;
 
   // nullopt when the key is absent.
   Result<std::optional<std::string>> Get(Family f, std::string_view key) const;
@@ -132,9 +161,10 @@ class Store {
   uint64_t IntProperty(const std::string& name) const;
   const std::string& path() const;
 
+  struct Rep;  // opaque: RocksDB handles (store.cc)
+
  private:
   friend class Batch;
-  struct Rep;
   explicit Store(std::unique_ptr<Rep> rep);
   std::unique_ptr<Rep> rep_;
 };

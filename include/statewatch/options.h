@@ -40,8 +40,17 @@ struct EngineOptions {
   // See Durability. Default kSync.
   Durability durability = Durability::kSync;
 
-  // Create the database when the directory holds none. Default true.
+  // Create the database when the directory is missing or empty. Default true. A directory
+  // holding anything else is never used to create one: database files without a readable
+  // CURRENT/MANIFEST are Corruption, other files FailedPrecondition; nothing is changed.
   bool create_if_missing = true;
+
+  // Open without writing anything to the directory: no file is created, deleted or
+  // appended, no lock is taken (so it works while another process, e.g. `statewatch serve`,
+  // has the database open, and shows the state as of the open), no pruning at open, no
+  // maintenance. Every write fails with FailedPrecondition; Verify() works. A missing
+  // database is NotFound("no database at <path>"). Default false.
+  bool read_only = false;
 
   // History kept by occurredAt. Default 30 days. Also the idle expiry of cursors.
   int64_t retention_ms = 30LL * 24 * 3600 * 1000;

@@ -1,0 +1,108 @@
+#include "storage/fault_file_system.h"
+
+#include <atomic>
+
+namespace statewatch::storage {
+
+namespace {
+
+class FaultState final : public FaultInjector {
+ public:
+  void FailWritesAfter(uint64_t n) override { Arm(writes_left_, n, Kind::kIOError); }
+  void FailSyncsAfter(uint64_t n) override { Arm(syncs_left_, n, Kind::kIOError); }
+  void NoSpaceAfter(uint64_t n) override { Arm(writes_left_, n, Kind::kNoSpace); }
+  void Heal() override {
+    writes_left_.store(-1);
+    syncs_left_.store(-1);
+  }
+  // The error this append must fail with, or OK.
+  rocksdb::IOStatus TakeWrite() { return Take(writes_left_, write_kind_.load(), "write"); }
+  rocksdb::IOStatus TakeSync() { return Take(syncs_left_, sync_kind_.load(), "sync"); }
+
+ private:
+  enum class Kind { kIOError, kNoSpace };
+  void Arm(std::atomic<int64_t>& left, uint64_t n, Kind kind) {
+    (&left == &writes_left_ ? write_kind_ : sync_kind_).store(kind);
+    left.store(static_cast<int64_t>(n));
+  }
+  // -1 means "never fail"; 0 means "fail every call from now on".
+  static rocksdb::IOStatus Take(std::atomic<int64_t>& left, Kind kind, const char* what) {
+    int64_t cur = left.load();
+    while (cur > 0) {
+      if (left.compare_exchange_weak(cur, cur - 1)) return rocksdb::IOStatus::OK();
+    }
+    if (cur != 0) return rocksdb::IOStatus::OK();
+    if (kind == Kind::kNoSpace) return rocksdb::IOStatus::NoSpace("injected: no space left on device");
+    return rocksdb::IOStatus::IOError(std::string("injected ") + what + " fault");
+  }
+  std::atomic<int64_t> writes_left_{-1};
+  std::atomic<int64_t> syncs_left_{-1};
+  std::atomic<Kind> write_kind_{Kind::kIOError};
+  std::atomic<Kind> sync_kind_{Kind::kIOError};
+};
+
+class FaultyWritableFile final : public rocksdb::FSWritableFileOwnerWrapper {
+ public:
+  FaultyWritableFile(std::unique_ptr<rocksdb::FSWritableFile> f, std::shared_ptr<FaultState> s)
+      : FSWritableFileOwnerWrapper(std::move(f)), state_(std::move(s)) {}
+  rocksdb::IOStatus Append(const rocksdb::Slice& data, const rocksdb::IOOptions& o,
+                           rocksdb::IODebugContext* dbg) override {
+    rocksdb::IOStatus s = state_->TakeWrite();
+    return s.ok() ? FSWritableFileOwnerWrapper::Append(data, o, dbg) : s;
+  }
+  rocksdb::IOStatus Append(const rocksdb::Slice& data, const rocksdb::IOOptions& o,
+                           const rocksdb::DataVerificationInfo& v,
+                           rocksdb::IODebugContext* dbg) override {
+    rocksdb::IOStatus s = state_->TakeWrite();
+    return s.ok() ? FSWritableFileOwnerWrapper::Append(data, o, v, dbg) : s;
+  }
+  rocksdb::IOStatus Sync(const rocksdb::IOOptions& o, rocksdb::IODebugContext* dbg) override {
+    rocksdb::IOStatus s = state_->TakeSync();
+    return s.ok() ? FSWritableFileOwnerWrapper::Sync(o, dbg) : s;
+  }
+  rocksdb::IOStatus Fsync(const rocksdb::IOOptions& o, rocksdb::IODebugContext* dbg) override {
+    rocksdb::IOStatus s = state_->TakeSync();
+    return s.ok() ? FSWritableFileOwnerWrapper::Fsync(o, dbg) : s;
+  }
+
+ private:
+  std::shared_ptr<FaultState> state_;
+};
+
+class FaultyFileSystem final : public rocksdb::FileSystemWrapper {
+ public:
+  FaultyFileSystem(std::shared_ptr<rocksdb::FileSystem> base, std::shared_ptr<FaultState> s)
+      : FileSystemWrapper(std::move(base)), state_(std::move(s)) {}
+  const char* Name() const override { return "StatewatchFaultyFileSystem"; }
+  rocksdb::IOStatus NewWritableFile(const std::string& f, const rocksdb::FileOptions& o,
+                                    std::unique_ptr<rocksdb::FSWritableFile>* r,
+                                    rocksdb::IODebugContext* dbg) override {
+    std::unique_ptr<rocksdb::FSWritableFile> base;
+    rocksdb::IOStatus s = target()->NewWritableFile(f, o, &base, dbg);
+    if (s.ok()) *r = std::make_unique<FaultyWritableFile>(std::move(base), state_);
+    return s;
+  }
+  rocksdb::IOStatus ReopenWritableFile(const std::string& f, const rocksdb::FileOptions& o,
+                                       std::unique_ptr<rocksdb::FSWritableFile>* r,
+                                       rocksdb::IODebugContext* dbg) override {
+    std::unique_ptr<rocksdb::FSWritableFile> base;
+    rocksdb::IOStatus s = target()->ReopenWritableFile(f, o, &base, dbg);
+    if (s.ok()) *r = std::make_unique<FaultyWritableFile>(std::move(base), state_);
+    return s;
+  }
+
+ private:
+  std::shared_ptr<FaultState> state_;
+};
+
+}  // namespace
+
+std::shared_ptr<FaultInjector> NewFaultInjector() { return std::make_shared<FaultState>(); }
+
+std::shared_ptr<rocksdb::FileSystem> NewFaultyFileSystem(std::shared_ptr<rocksdb::FileSystem> base,
+                                                         std::shared_ptr<FaultInjector> faults) {
+  return std::make_shared<FaultyFileSystem>(std::move(base),
+                                            std::static_pointer_cast<FaultState>(faults));
+}
+
+}  // namespace statewatch::storage
