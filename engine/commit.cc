@@ -37,7 +37,7 @@ Status EngineImpl::WritableLocked() {
     space_error_ = Status::OK();
     return Status::OK();
   }
-  if (!resumed.IsNoSpace() && resumed.code() != Status::Code::kBusy) {
+  if (!resumed.IsNoSpace()) {
     NoteWriteFailureLocked(resumed);
     return WritableLocked();
   }

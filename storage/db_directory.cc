@@ -57,7 +57,8 @@ Result<DirectoryInspection> InspectDirectory(const std::string& path) {
   DirectoryInspection out;
   std::error_code ec;
   fs::file_status st = fs::status(path, ec);
-  if (ec || st.type() == fs::file_type::not_found) return out;  // kMissing
+  if (st.type() == fs::file_type::not_found) return out;  // kMissing
+  if (ec) return Status::IOError("cannot access " + path + ": " + ec.message());
   if (st.type() != fs::file_type::directory) {
     return Status::InvalidArgument(path + " is not a directory");
   }

@@ -370,7 +370,15 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& path, const StoreO
         NewFaultyFileSystem(rocksdb::FileSystem::Default(), options.faults));
     db_opts.env = rep->env.get();
   }
-  SW_RETURN_IF_ERROR(OpenRocks(path, options, db_opts, rep.get()));
+  Status opened = OpenRocks(path, options, db_opts, rep.get());
+  // A writer that holds the database may delete an obsolete log between a read-only open's
+  // listing of the directory and its reading the file: that open is simply retried.
+  for (int retry = 0; options.read_only && opened.code() == Status::Code::kIOError && retry < 3;
+       ++retry) {
+    rep->filters.clear();
+    opened = OpenRocks(path, options, db_opts, rep.get());
+  }
+  SW_RETURN_IF_ERROR(opened);
   if (!options.read_only) {
     SW_RETURN_IF_ERROR(BoundLogFiles(rep.get(), dir->wal_files.size(), options.max_wal_files_at_open));
   }
@@ -381,7 +389,27 @@ bool Store::read_only() const { return rep_->read_only; }
 
 Status Store::Resume() {
   if (rep_->read_only) return Status::OK();
-  return FromRocks(rep_->db->Resume(), "resuming writes");
+  // After a failed log append RocksDB 7.8 keeps the broken log writer unless Resume()
+  // switches to a new log, which it does only by flushing a non-empty memtable (its
+  // recovery path then retries the old writer's buffer first). With every memtable empty,
+  // Resume() would report success and the next write through that writer would abort the
+  // process (WritableFileWriter's assertion). That case needs a reopen.
+  uint64_t entries = 0;
+  for (auto* h : rep_->owned_handles) {
+    uint64_t n = 0;
+    if (rep_->db->GetIntProperty(h, "rocksdb.num-entries-active-mem-table", &n)) entries += n;
+  }
+  if (entries == 0) {
+    return Status::FailedPrecondition(
+        "the disk was full and the write-ahead log cannot be switched in this process; "
+        "reopen the engine (restart the daemon) to resume writes");
+  }
+  Status st = FromRocks(rep_->db->Resume(), "resuming writes");
+  if (st.ok() || st.IsNoSpace()) return st;
+  // Called only after a full disk: what stops a resume now is a consequence of it (RocksDB
+  // keeps the first error of a series), so it stays retryable.
+  return Status::NoSpace("no space left on device: writes cannot resume yet (" + st.message() +
+                         ")");
 }
 
 Status Store::VerifyChecksums() const {

@@ -137,8 +137,10 @@ class Store {
   // way until Resume() succeeds.
   Status Write(Batch& batch, bool sync);
 
-  // After a NoSpace error: lets RocksDB flush and clear the error once space is available
-  // again. OK when there was no error. Other errors (a failed fsync) are not resumable.
+  // After a NoSpace error: lets RocksDB flush, switch to a new write-ahead log and clear the
+  // error once space is available again (NoSpace while it is not). FailedPrecondition when
+  // this process cannot switch logs (every memtable empty at the failure): reopen then.
+  // OK when there was no error. REQUIRES: no concurrent Write().
   Status Resume();
 
   // Reads every SST file and checks its block checksums; Corruption names the file.

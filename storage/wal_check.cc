@@ -80,11 +80,15 @@ struct Damage {
   std::string what;
 };
 
-// Walks one file. `expected` is the sequence the next batch must start at (nullopt: any).
+// Walks one file. `expected` is the sequence the file's first batch must start at when the
+// file before it ended in damage (nullopt: no constraint).
 class FileScan {
  public:
   FileScan(const std::string& path, const std::string& data, std::optional<uint64_t>* expected)
       : path_(path), data_(data), expected_(expected) {}
+
+  // After Run(): the file ended in a damaged (torn) tail.
+  bool torn_tail() const { return torn_tail_; }
 
   Status Run() {
     std::size_t pos = 0;
@@ -96,7 +100,10 @@ class FileScan {
       }
       std::size_t next = 0;
       std::string bad = Physical(pos, block_left, &next);
-      if (!bad.empty()) return ValidAfterDamage(Damage{pos, bad});
+      if (!bad.empty()) {
+        torn_tail_ = true;
+        return ValidAfterDamage(Damage{pos, bad});
+      }
       SW_RETURN_IF_ERROR(valid_status_);
       pos = next;
     }
@@ -157,13 +164,18 @@ class FileScan {
     }
   }
 
+  // Only across a torn tail: that is where RocksDB's point-in-time recovery stops, and it
+  // then drops the next file silently unless it continues the sequence numbers. (Between
+  // intact files a gap is harmless and can be real: an obsolete log left behind when a crash
+  // interrupted the deletion of obsolete logs, newest first.)
   void Batch(uint64_t sequence, uint32_t count) {
-    if (*expected_ && sequence > **expected_ && valid_status_.ok()) {
+    if (first_batch_ && *expected_ && sequence > **expected_ && valid_status_.ok()) {
       valid_status_ = Status::Corruption(
           "write-ahead log " + path_ + " continues at sequence " + std::to_string(sequence) +
           " but the log before it ends at " + std::to_string(**expected_ - 1) +
           ": acknowledged writes in between are missing");
     }
+    first_batch_ = false;
     *expected_ = sequence + count;
   }
 
@@ -172,6 +184,8 @@ class FileScan {
   std::optional<uint64_t>* expected_;
   std::string batch_;
   Status valid_status_;
+  bool first_batch_ = true;
+  bool torn_tail_ = false;
 };
 
 }  // namespace
@@ -191,7 +205,9 @@ Status CheckWriteAheadLogs(const std::vector<std::string>& wal_files) {
     std::ifstream in(path, std::ios::binary);
     if (!in) continue;  // deleted meanwhile by a live database: it was obsolete
     std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    SW_RETURN_IF_ERROR(FileScan(path, data, &expected).Run());
+    FileScan scan(path, data, &expected);
+    SW_RETURN_IF_ERROR(scan.Run());
+    if (!scan.torn_tail()) expected.reset();  // the next file is not constrained
   }
   return Status::OK();
 }

@@ -33,7 +33,7 @@ constexpr int kMaxN = 25;                  // fail the Nth append / sync for N i
 constexpr int kOps = 40;                   // operations per case
 constexpr int kOpsAfterFailure = 6;        // writes tried after the first failure
 
-enum class Fault { kAppend, kSync };
+enum class Fault { kAppend, kSync, kNoSpace };
 
 OpMix FaultMix() {
   OpMix mix;
@@ -67,18 +67,22 @@ class FaultCase {
     std::filesystem::remove_all(dir_);
   }
 
-  std::string Name() const {
-    return std::string(fault_ == Fault::kAppend ? "append" : "sync") + " #" + std::to_string(n_);
+  std::string Name() const { return std::string(FaultName(fault_)) + " #" + std::to_string(n_); }
+  static const char* FaultName(Fault f) {
+    return f == Fault::kAppend ? "append" : f == Fault::kSync ? "sync" : "no space";
   }
   bool failed() const { return failed_; }
   bool failed_call_landed() const { return failed_call_landed_; }
 
   ::testing::AssertionResult Run() {
     if (auto r = Open(); !r) return r;
-    if (fault_ == Fault::kAppend)
+    if (fault_ == Fault::kAppend) {
       faults_->FailWritesAfter(static_cast<uint64_t>(n_));
-    else
+    } else if (fault_ == Fault::kSync) {
       faults_->FailSyncsAfter(static_cast<uint64_t>(n_));
+    } else {
+      faults_->NoSpaceAfter(static_cast<uint64_t>(n_));
+    }
     OpGenerator gen(0xfa017 + static_cast<uint64_t>(n_), Universe::Small(), FaultMix(), kStart);
     int after_failure = 0;
     for (int i = 0; i < kOps && after_failure < kOpsAfterFailure; ++i) {
@@ -93,8 +97,46 @@ class FaultCase {
       if (!r) return r << "(reads after the refused writes)";
     }
     faults_->Heal();
+    if (fault_ == Fault::kNoSpace && failed_) {
+      // Space is back: writes resume in the same engine, no reopen — unless the failure hit
+      // a log append with every memtable empty, where RocksDB 7.8 cannot switch logs in the
+      // process; then the answer says to reopen.
+      Status probe = engine_->Stats().ok() ? ProbeWrite() : Status::OK();
+      if (probe.ok()) {
+        resumed_in_place_ = true;
+        if (auto r = SameState(*engine_, model_, Universe::Small()); !r) {
+          return r << "(after space was freed, no reopen)";
+        }
+      } else if (probe.code() != Status::Code::kFailedPrecondition ||
+                 probe.message().find("reopen") == std::string::npos) {
+        return ::testing::AssertionFailure() << "after space was freed: " << probe.ToString();
+      }
+    }
     return CheckReopened();
   }
+
+  // One write after space came back, applied to the model when it succeeds.
+  Status ProbeWrite() {
+    clock_->Advance(1000);
+    EventInput in;
+    in.session_key = "agent:main:main";
+    in.kind = "human_direct_message";
+    in.actor_type = ActorType::kHuman;
+    in.summary = "space is back";
+    Op op;
+    op.now_ms = clock_->NowMs();
+    op.events = {in};
+    OpResult got = ApplyToEngine(*engine_, op);
+    if (!got.ok()) return Status::FailedPrecondition(got.message);
+    ApplyToModel(model_, op);
+    return Status::OK();
+  }
+
+ public:
+  bool resumed_in_place() const { return resumed_in_place_; }
+
+ private:
+  bool resumed_in_place_ = false;
 
  private:
   ::testing::AssertionResult Open() {
@@ -119,7 +161,14 @@ class FaultCase {
       return ::testing::AssertionSuccess();
     }
     failed_ = true;
-    if (got.code == Status::Code::kIOError) {
+    if (fault_ == Fault::kNoSpace) {
+      // A full disk is reported as such (NoSpace), whether the write or the maintenance
+      // after an earlier call hit it.
+      if (got.code != Status::Code::kNoSpace) {
+        return ::testing::AssertionFailure() << "the first failure is " << got.message;
+      }
+      failed_op_ = op;
+    } else if (got.code == Status::Code::kIOError) {
       failed_op_ = op;
     } else if (got.code != Status::Code::kFailedPrecondition) {
       return ::testing::AssertionFailure() << "the first failure is " << got.message;
@@ -139,9 +188,14 @@ class FaultCase {
         return ::testing::AssertionFailure()
                << "a write succeeded after the failure: " << DescribeResult(got);
       }
-    } else if (got.code != Status::Code::kFailedPrecondition) {
+    } else if (fault_ == Fault::kNoSpace && got.code == Status::Code::kFailedPrecondition &&
+               got.message.find("reopen") != std::string::npos) {
+      // The one case RocksDB 7.8 cannot resume in the process (store.h: Resume): said so.
+    } else if (got.code != (fault_ == Fault::kNoSpace ? Status::Code::kNoSpace
+                                                      : Status::Code::kFailedPrecondition)) {
       return ::testing::AssertionFailure()
-             << "after the failure, expected FailedPrecondition, got " << got.message;
+             << "after the failure, expected " << (fault_ == Fault::kNoSpace ? "NoSpace" : "FailedPrecondition")
+             << ", got " << got.message;
     }
     return ::testing::AssertionSuccess();
   }
@@ -152,6 +206,7 @@ class FaultCase {
     const Universe u = Universe::Small();
     auto same = SameState(*engine_, model_, u);
     if (!same) {
+      // Only a failed fsync may leave its call whole: a failed append (also NoSpace) never.
       if (fault_ != Fault::kSync || !failed_op_ || strict_) {
         return same << "(after heal and reopen; the failed call: "
                     << (failed_op_ ? DescribeOp(*failed_op_) : "none") << ")";
@@ -211,14 +266,19 @@ class FaultCase {
 };
 
 void RunFaults(Fault fault) {
-  int failures = 0, landed = 0;
+  int failures = 0, landed = 0, resumed = 0;
   for (int n = 0; n <= kMaxN; ++n) {
     FaultCase c(fault, n);
     EXPECT_TRUE(c.Run()) << c.Name();
     failures += c.failed();
     landed += c.failed_call_landed();
+    resumed += c.resumed_in_place();
   }
-  std::cout << "[ faults   ] " << (fault == Fault::kAppend ? "append" : "sync")
+  if (fault == Fault::kNoSpace) {
+    std::cout << "[ faults   ] no space: resumed without a reopen=" << resumed << std::endl;
+    EXPECT_GT(resumed, 0);
+  }
+  std::cout << "[ faults   ] " << FaultCase::FaultName(fault)
             << ": cases=" << kMaxN + 1 << " with a failure=" << failures
             << " failed calls found whole after reopen=" << landed << std::endl;
   EXPECT_GT(failures, kMaxN / 2) << "the faults should hit most cases";
@@ -230,6 +290,13 @@ TEST(FaultInjectionTest, FailedAppendIsStickyAndLeavesOnlyAcknowledgedWrites) {
 
 TEST(FaultInjectionTest, FailedSyncIsStickyAndLeavesOnlyAcknowledgedWrites) {
   RunFaults(Fault::kSync);
+}
+
+// A full disk on the Nth append — a log write, an SST flush, a MANIFEST update, a
+// checkpoint: writes fail with NoSpace (not sticky), reads show the acknowledged state, and
+// once space is back writes resume in the same engine; nothing acknowledged is lost.
+TEST(FaultInjectionTest, NoSpaceIsRetryableAndLeavesOnlyAcknowledgedWrites) {
+  RunFaults(Fault::kNoSpace);
 }
 
 }  // namespace

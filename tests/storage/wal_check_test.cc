@@ -140,5 +140,29 @@ TEST_F(WalCheckTest, ADamagedTailWithNothingValidAfterItOpens) {
   EXPECT_TRUE((*again)->Get(Family::kJournal, "after")->has_value());
 }
 
+// Point-in-time recovery stops at a damaged tail and then drops the next log silently unless
+// its first batch continues the sequence numbers: acknowledged writes in both would be lost.
+TEST_F(WalCheckTest, ADamagedTailBeforeALaterLogIsCorruption) {
+  {
+    auto s = Open();  // intact: a second log follows the first
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    for (int i = 0; i < 5; ++i) {
+      Batch b(**s);
+      b.Put(Family::kJournal, "later" + std::to_string(i), "x");
+      ASSERT_TRUE((*s)->Write(b, /*sync=*/true).ok());
+    }
+  }
+  // Acknowledged records at the end of the first log are destroyed.
+  std::size_t from = records_[kRows - 10].offset;
+  std::memset(data_.data() + from, 0, data_.size() - from);
+  WriteFile(wal_, data_);
+  auto s = Open();
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), Status::Code::kCorruption);
+  EXPECT_NE(s.status().message().find("acknowledged writes in between are missing"),
+            std::string::npos)
+      << s.status().ToString();
+}
+
 }  // namespace
 }  // namespace statewatch::storage
