@@ -209,6 +209,7 @@ class EngineImpl final : public Engine {
   bool CheckpointDueLocked() const;
   Result<projections::ProjectionState> RebuildFromLog(VerifyReport* report) const;
   void ApplyVerify(Command& cmd, bool replace);
+  Status VerifyJournalRows() const;
 
   Status LoadProjections(projections::ProjectionState& state, storage::Family family) const;
 

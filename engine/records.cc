@@ -86,25 +86,61 @@ std::string EncodeEvent(const Event& e) {
   return Finish(b);
 }
 
+namespace {
+
+void AssignStr(const flatbuffers::String* s, std::string* out) {
+  if (s) {
+    out->assign(s->data(), s->size());
+  } else {
+    out->clear();
+  }
+}
+
+// The fields of a verified or trusted event table.
+Status FillEvent(const fb::Event* f, Event* e) {
+  e->sequence = f->sequence();
+  int at = static_cast<int>(f->actor_type());
+  if (at < static_cast<int>(ActorType::kHuman) || at > static_cast<int>(ActorType::kSystem)) {
+    return Status::Corruption("event " + std::to_string(e->sequence) +
+                              " has an unknown actor type " + std::to_string(at));
+  }
+  e->actor_type = static_cast<ActorType>(at);
+  AssignStr(f->session_key(), &e->session_key);
+  AssignStr(f->agent_id(), &e->agent_id);
+  AssignStr(f->session_id(), &e->session_id);
+  AssignStr(f->kind(), &e->kind);
+  AssignStr(f->actor_id(), &e->actor_id);
+  AssignStr(f->run_id(), &e->run_id);
+  e->occurred_at_ms = f->occurred_at();
+  AssignStr(f->summary(), &e->summary);
+  AssignStr(f->payload_json(), &e->payload_json);
+  AssignStr(f->dedupe_key(), &e->dedupe_key);
+  return Status::OK();
+}
+
+}  // namespace
+
+Status TrustedEventDecoder::Decode(std::string_view bytes, Event* out) {
+  const uint8_t* data = reinterpret_cast<const uint8_t*>(bytes.data());
+  if (reinterpret_cast<std::uintptr_t>(data) % alignof(uint64_t) != 0) {
+    aligned_.resize((bytes.size() + 7) / 8);
+    std::memcpy(aligned_.data(), bytes.data(), bytes.size());
+    data = reinterpret_cast<const uint8_t*>(aligned_.data());
+  }
+  // The cheap bounds a torn or foreign value would fail; the full Verifier is for `verify`.
+  if (bytes.size() < 8 || flatbuffers::ReadScalar<flatbuffers::uoffset_t>(data) >= bytes.size()) {
+    return Status::Corruption("event record is malformed (" + std::to_string(bytes.size()) +
+                              " bytes)");
+  }
+  return FillEvent(flatbuffers::GetRoot<fb::Event>(data), out);
+}
+
 Result<Event> DecodeEvent(std::string_view bytes) {
   AlignedBytes aligned(bytes);
   auto r = Verified<fb::Event>(aligned, "event");
   if (!r.ok()) return r.status();
-  const fb::Event* f = *r;
   Event e;
-  e.sequence = f->sequence();
-  e.session_key = Str(f->session_key());
-  e.agent_id = Str(f->agent_id());
-  e.session_id = Str(f->session_id());
-  e.kind = Str(f->kind());
-  int at = static_cast<int>(f->actor_type());
-  e.actor_type = at >= 0 && at <= 2 ? static_cast<ActorType>(at) : ActorType::kSystem;
-  e.actor_id = Str(f->actor_id());
-  e.run_id = Str(f->run_id());
-  e.occurred_at_ms = f->occurred_at();
-  e.summary = Str(f->summary());
-  e.payload_json = Str(f->payload_json());
-  e.dedupe_key = Str(f->dedupe_key());
+  SW_RETURN_IF_ERROR(FillEvent(*r, &e));
   return e;
 }
 

@@ -251,6 +251,13 @@ json::object StatsToJson(const EngineStats& stats) {
   o["pendingNotices"] = stats.pending_notices;
   o["lastSequence"] = stats.last_sequence;
   o["bytesOnDisk"] = stats.bytes_on_disk;
+  // Since this engine was opened (a one-shot `statewatch stats` has recorded nothing).
+  o["eventsRecorded"] = stats.events_recorded;
+  o["walBytes"] = stats.wal_bytes;
+  o["walBytesPerEvent"] = stats.events_recorded == 0
+                              ? 0.0
+                              : static_cast<double>(stats.wal_bytes) / stats.events_recorded;
+  if (!stats.write_error.empty()) o["writeError"] = stats.write_error;
   return o;
 }
 

@@ -15,7 +15,9 @@ namespace statewatch {
 // increasing, never reused (also after pruning and restarts). 0 means "nothing".
 using Sequence = std::uint64_t;
 
-enum class ActorType { kHuman, kAgent, kSystem };
+// Persisted (journal rows): DO NOT CHANGE the values; retired values are never reused.
+// A stored value outside them is Corruption, never silently kSystem.
+enum class ActorType { kHuman = 0, kAgent = 1, kSystem = 2 };
 const char* ActorTypeName(ActorType t);  // "human" | "agent" | "system"
 std::optional<ActorType> ParseActorType(const std::string& s);
 
@@ -120,7 +122,9 @@ struct EngineStats {
   uint64_t rows_pruned = 0;     // by any pass: row cap, age, on demand
   uint64_t cursors_expired = 0;
   uint64_t commit_groups = 0;   // durable batches written (group commit)
-  uint64_t wal_bytes = 0;       // bytes written to the write-ahead log since open
+  // Bytes written to the write-ahead log since open: every record's batch plus its 7-byte
+  // record header. wal_bytes / events_recorded is the WAL cost of an event.
+  uint64_t wal_bytes = 0;
   // Empty while writes are accepted; otherwise why they are refused (e.g. "no space left
   // on device"). Reads keep working either way.
   std::string write_error;

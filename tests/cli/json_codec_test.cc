@@ -140,9 +140,14 @@ TEST(SmallValuesToJsonTest, NoticeCursorStatsPruneVerify) {
   s.last_sequence = 42;
   s.bytes_on_disk = 4096;
   s.log_records_since_checkpoint = 7;
+  s.events_recorded = 4;
+  s.wal_bytes = 1000;
   EXPECT_EQ(json::value(StatsToJson(s)),
             json::parse(R"({"rows":10,"sessions":2,"cursors":3,"pendingNotices":1,
-                            "lastSequence":42,"bytesOnDisk":4096})"));
+                            "lastSequence":42,"bytesOnDisk":4096,"eventsRecorded":4,
+                            "walBytes":1000,"walBytesPerEvent":250.0})"));
+  s.write_error = "no space left on device";
+  EXPECT_EQ(json::value(StatsToJson(s)).at("writeError"), "no space left on device");
   PruneStats p{5, 2, 1};
   EXPECT_EQ(json::value(PruneStatsToJson(p)),
             json::parse(R"({"rowsDeleted":5,"sessionsTouched":2,"cursorsExpired":1})"));

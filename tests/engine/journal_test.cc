@@ -324,5 +324,23 @@ TEST_F(JournalTest, DeleteAfterRebuildStaysDeleted) {
   EXPECT_TRUE(engine_->Verify()->ok);
 }
 
+// `statewatch stats` / EngineStats: the WAL cost of an event since open.
+TEST_F(JournalTest, StatsReportWalBytesPerEventSinceOpen) {
+  auto before = engine_->Stats();
+  ASSERT_TRUE(before.ok());
+  EXPECT_EQ(before->events_recorded, 0u);
+  EXPECT_EQ(before->wal_bytes, 0u);
+  EventInput in = Input("agent:main:main", "human_direct_message");
+  in.summary = std::string(200, 's');
+  for (int i = 0; i < 10; ++i) Rec(in);
+  auto after = engine_->Stats();
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(after->events_recorded, 10u);
+  // Each event's row alone holds its 200-byte summary, and the row plus 7-byte header is
+  // in the log.
+  EXPECT_GT(after->wal_bytes / after->events_recorded, 200u + 7u);
+  EXPECT_LT(after->wal_bytes / after->events_recorded, 4096u);
+}
+
 }  // namespace
 }  // namespace statewatch::testing

@@ -1,0 +1,47 @@
+// A changesSince page of 200 events, measured (not a test: DISABLED_, run on purpose):
+//   ./build/tests/engine_tests --gtest_also_run_disabled_tests \
+//       --gtest_filter='ChangesSinceMeasure.*'
+// prints microseconds per page; under callgrind (instruction counts are repeatable on a noisy
+// machine) count only the page reads:
+//   valgrind --tool=callgrind --toggle-collect='*EngineImpl::ChangesSince*' \
+//       ./build/tests/engine_tests --gtest_also_run_disabled_tests \
+//       --gtest_filter='ChangesSinceMeasure.*'
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <iostream>
+
+#include "engine/engine_fixture.h"
+
+namespace statewatch::testing {
+namespace {
+
+class ChangesSinceMeasure : public EngineTest {};
+
+TEST_F(ChangesSinceMeasure, DISABLED_TwoHundredEventPage) {
+  const std::string key = "agent:main:subagent:8f1c2d3e-4b5a-6978-8a9b-0c1d2e3f4a5b";
+  for (int i = 0; i < 300; ++i) {
+    EventInput in = Input(key, i % 3 ? "human_direct_message" : "goal_changed");
+    in.actor_id = "agent:main:main";
+    in.run_id = "run-" + std::to_string(i);
+    in.summary = "human message via telegram (turn " + std::to_string(i) + ")";
+    in.payload_json = R"({"channel":"telegram","turns":2})";
+    Rec(in);
+  }
+  constexpr int kPages = 2000;
+  std::size_t events = 0;
+  auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < kPages; ++i) {
+    auto page = engine_->ChangesSince(Name(key), 50, 200);
+    ASSERT_TRUE(page.ok());
+    events += page->events.size();
+  }
+  double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
+                  .count();
+  EXPECT_EQ(events, static_cast<std::size_t>(kPages) * 200);
+  std::cout << "[ measure  ] changesSince 200-event page (memtable): " << us / kPages
+            << " us/page" << std::endl;
+}
+
+}  // namespace
+}  // namespace statewatch::testing
