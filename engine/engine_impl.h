@@ -140,6 +140,8 @@ class EngineImpl final : public Engine {
   Result<VerifyReport> Verify() override;
   Result<VerifyReport> Rebuild() override;
   Result<EngineStats> Stats() const override;
+  Status Backup(const std::string& dir) const override;  // engine/backup.cc
+  Status ForEachEvent(const std::function<Status(const Event&)>& fn) const override;
   const Clock& clock() const override { return *clock_; }
 
  private:

@@ -8,7 +8,10 @@
 namespace statewatch::engine {
 
 KindTable::KindTable(const std::vector<KindSpec>& kinds) {
-  for (const KindSpec& k : kinds) by_name_[k.name] = k;
+  for (const KindSpec& k : kinds) {
+    if (!by_name_.count(k.name)) names_ += (names_.empty() ? "" : ", ") + k.name;
+    by_name_[k.name] = k;
+  }
 }
 
 const KindSpec* KindTable::Find(const std::string& name) const {
@@ -106,7 +109,10 @@ Result<PreparedEvent> PrepareEvent(const EventInput& in, const KindTable& kinds,
   PreparedEvent out;
   SW_RETURN_IF_ERROR(PrepareFields(in, out));
   const KindSpec* kind = kinds.Find(in.kind);
-  if (!kind) return Status::InvalidArgument("unknown kind " + Quote(in.kind));
+  if (!kind) {
+    return Status::InvalidArgument("unknown kind " + Quote(in.kind) +
+                                   " (valid kinds: " + kinds.names() + ")");
+  }
   out.kind = *kind;
   Result<std::string> payload = NormalizePayload(in.payload_json);
   if (!payload.ok()) return payload.status();

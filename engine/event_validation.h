@@ -21,9 +21,12 @@ class KindTable {
  public:
   explicit KindTable(const std::vector<KindSpec>& kinds);
   const KindSpec* Find(const std::string& name) const;
+  // Every kind's name in table order, comma-separated (for error messages).
+  const std::string& names() const { return names_; }
 
  private:
   std::unordered_map<std::string, KindSpec> by_name_;
+  std::string names_;
 };
 
 struct PreparedEvent {

@@ -9,6 +9,7 @@
 #include <rocksdb/options.h>
 #include <rocksdb/slice_transform.h>
 #include <rocksdb/table.h>
+#include <rocksdb/utilities/checkpoint.h>
 #include <rocksdb/write_batch.h>
 
 #include <algorithm>
@@ -445,6 +446,20 @@ Result<std::optional<std::string>> Store::Get(Family f, std::string_view key) co
 std::unique_ptr<Iterator> Store::NewIterator(Family f, std::string lower, std::string upper) const {
   return std::make_unique<RocksIterator>(rep_->db.get(), rep_->handles[static_cast<int>(f) + 1],
                                          std::move(lower), std::move(upper));
+}
+
+Status Store::Checkpoint(const std::string& dir) const {
+  rocksdb::Checkpoint* raw = nullptr;
+  rocksdb::Status s = rocksdb::Checkpoint::Create(rep_->db.get(), &raw);
+  std::unique_ptr<rocksdb::Checkpoint> checkpoint(raw);
+  if (s.ok()) s = checkpoint->CreateCheckpoint(dir);
+  if (s.ok()) return Status::OK();
+  // RocksDB answers InvalidArgument ("Directory exists") for an existing target.
+  if (s.IsInvalidArgument()) {
+    return Status::InvalidArgument("backup target \"" + dir + "\" already exists (" +
+                                   s.ToString() + ")");
+  }
+  return FromRocks(s, "writing a checkpoint to \"" + dir + "\"");
 }
 
 uint64_t Store::BytesOnDisk() const {

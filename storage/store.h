@@ -163,6 +163,11 @@ class Store {
   uint64_t IntProperty(const std::string& name) const;
   const std::string& path() const;
 
+  // A RocksDB checkpoint of the open database in `dir` (which must not exist): SST files
+  // hard-linked where possible, the memtables flushed first. InvalidArgument when `dir`
+  // exists; IOError otherwise.
+  Status Checkpoint(const std::string& dir) const;
+
   struct Rep;  // opaque: RocksDB handles (store.cc)
 
  private:

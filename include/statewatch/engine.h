@@ -2,7 +2,7 @@
 //
 // An Engine owns one database directory: the durable signal journal of every session, the
 // watchers' cursors, and the projections derived from them (heads, watermarks, pending
-// notices). See shared/spec/semantics.md for the behaviour contract.
+// notices). See docs/semantics.md for the behaviour reference.
 //
 //   auto engine = statewatch::Engine::Open(options, "./data");
 //   if (!engine.ok()) ... engine.status().ToString() ...
@@ -172,6 +172,15 @@ class Engine {
   virtual Result<VerifyReport> Rebuild() = 0;
 
   virtual Result<EngineStats> Stats() const = 0;
+
+  // Writes a consistent copy of the whole database (a RocksDB checkpoint: hard links where
+  // `dir` is on the same file system, copies otherwise) into `dir`, which must not exist.
+  // Writers go on meanwhile; the copy holds every write acknowledged before the call and no
+  // partial batch. Engine::Open on `dir` opens it like the original.
+  virtual Status Backup(const std::string& dir) const = 0;
+  // Calls `fn` with every retained journal event, grouped by session and ascending within
+  // one; stops at the first non-OK status `fn` returns and returns it. Read-only.
+  virtual Status ForEachEvent(const std::function<Status(const Event&)>& fn) const = 0;
 
   // The engine's clock (the one in the options, or the system clock).
   virtual const Clock& clock() const = 0;
