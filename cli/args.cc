@@ -11,8 +11,11 @@ bool IsHelpFlag(const std::string& token) { return token == "-h" || token == "--
 // positional word.
 bool LooksLikeOption(const std::string& token) { return token.size() > 1 && token[0] == '-'; }
 
-// Verbs that take one sub-word (`statewatch upstream list`): the verb becomes "upstream list".
-bool IsVerbGroup(const std::string& verb) { return verb == "upstream"; }
+// Verbs that take sub-words (`statewatch upstream list`): the verb becomes "upstream list".
+// `help` takes the verb it explains: "help upstream add".
+bool IsVerbGroup(const std::string& verb) {
+  return verb == "upstream" || verb == "help" || verb == "help upstream";
+}
 
 }  // namespace
 
@@ -22,6 +25,8 @@ Result<Args> Args::Parse(const std::vector<std::string>& argv) {
     const std::string& token = argv[i];
     if (IsHelpFlag(token)) {
       args.help_ = true;
+    } else if (token == "--version") {
+      args.version_ = true;
     } else if (!LooksLikeOption(token)) {
       if (IsVerbGroup(args.verb_)) {
         args.verb_ += " " + token;

@@ -4,7 +4,9 @@
 // Grammar: every option takes exactly one value, written `--name value` or `--name=value`;
 // the value is taken verbatim, so `--changes-since -1` passes "-1" on to be refused by the
 // verb rather than read as an option. The first bare word is the verb; options may stand
-// before or after it. `-h` / `--help` (no value) ask for help.
+// before or after it. `-h` / `--help` and `--version` take no value. Verb groups take their
+// sub-verb as the next word (`upstream list`), and `help` the verb it explains
+// (`help upstream add`).
 //
 // Errors are usage errors (the CLI exits 2 on them): InvalidArgument with the message.
 //
@@ -36,6 +38,7 @@ class Args {
 
   const std::string& verb() const { return verb_; }
   bool help() const { return help_; }
+  bool version() const { return version_; }
 
   // Usage errors for options not in `specs`, repeats of non-repeatable ones and missing
   // required ones. Names the option.
@@ -50,6 +53,7 @@ class Args {
  private:
   std::string verb_;
   bool help_ = false;
+  bool version_ = false;
   std::vector<std::pair<std::string, std::string>> options_;  // (name, value) in order
 };
 

@@ -1,6 +1,11 @@
 #include "cli/command.h"
 
+#include <cctype>
+#include <cerrno>
 #include <charconv>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <ostream>
 #include <utility>
 
@@ -46,6 +51,26 @@ Result<GlobalOptions> ReadGlobalOptions(const Args& args) {
     if (!ms.ok()) return ms.status();
     global.now_ms = *ms;
   }
+  const char* env_server = std::getenv("STATEWATCH_SERVER");
+  global.server = args.Get("server").value_or(env_server ? env_server : "");
+  if (!global.server.empty() &&
+      (global.server.rfind("http://", 0) != 0 || global.server.size() <= 7)) {
+    return Status::InvalidArgument("--server must be http://HOST[:PORT] (got \"" +
+                                   global.server + "\")");
+  }
+  const char* env_token = std::getenv("STATEWATCH_TOKEN_FILE");
+  std::string token_file = args.Get("token-file").value_or(env_token ? env_token : "");
+  if (!token_file.empty()) {
+    std::ifstream in(token_file);
+    if (!in) {
+      return Status::InvalidArgument("--token-file: cannot read \"" + token_file +
+                                     "\": " + std::strerror(errno));
+    }
+    std::getline(in, global.token);
+    while (!global.token.empty() && std::isspace(static_cast<unsigned char>(global.token.back()))) {
+      global.token.pop_back();
+    }
+  }
   if (auto durability = args.Get("durability")) {
     if (*durability == "sync") {
       global.durability = Durability::kSync;
@@ -74,7 +99,7 @@ int UsageError(Command& c, std::string_view message) { return PrintUsageError(c.
 
 int RuntimeError(Command& c, const Status& status) {
   bool bare = status.IsInvalidArgument() || status.IsNotFound();
-  c.err << (bare ? status.message() : status.ToString()) << '\n';
+  c.err << "statewatch: " << (bare ? status.message() : status.ToString()) << '\n';
   return kExitRuntimeError;
 }
 

@@ -3,7 +3,7 @@
 // the data directory). Plus the helpers every verb uses to turn options into API values and
 // outcomes into exit codes.
 //
-// Exit codes (architecture.md §6): 0 success, 1 runtime error (message on stderr), 2 usage
+// Exit codes: 0 success, 1 runtime error (message on stderr), 2 usage
 // error (unknown verb or option, missing required option, malformed option value).
 //
 // Not thread-safe: one command, one thread.
@@ -45,6 +45,10 @@ struct GlobalOptions {
   std::string data_dir = "./data";
   std::optional<int64_t> now_ms;  // --now: a ManualClock for this command
   Durability durability = Durability::kSync;
+  // --server URL (else $STATEWATCH_SERVER): run the verb against a daemon; "" = locally.
+  std::string server;
+  // The bearer token read from --token-file (else $STATEWATCH_TOKEN_FILE); "" = none.
+  std::string token;
 };
 
 class Command {
@@ -68,7 +72,9 @@ class Command {
   std::unique_ptr<Engine> engine_;
 };
 
-// Reads --data, --now and --durability. Usage errors name the option and value.
+// Reads --data, --now, --durability, --server (or STATEWATCH_SERVER) and --token-file (or
+// STATEWATCH_TOKEN_FILE, read here). Usage errors name the option and value; an unreadable
+// token file is one too.
 Result<GlobalOptions> ReadGlobalOptions(const Args& args);
 
 // Prints one JSON document and a newline on stdout; returns kExitOk.
@@ -76,8 +82,8 @@ int PrintJson(Command& c, const boost::json::value& document);
 // Prints "statewatch: <message>" and a pointer to `help` on stderr; returns kExitUsageError.
 int PrintUsageError(std::ostream& err, std::string_view message);
 int UsageError(Command& c, std::string_view message);
-// Prints the error on stderr — the bare message for InvalidArgument and NotFound (callers
-// compare it, e.g. the byte-exact changesSince refusal), "<code>: <message>" otherwise;
+// Prints "statewatch: <message>" on stderr — the bare message for InvalidArgument and
+// NotFound (e.g. the byte-exact changesSince refusal), "<code>: <message>" otherwise;
 // returns kExitRuntimeError.
 int RuntimeError(Command& c, const Status& status);
 

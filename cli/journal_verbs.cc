@@ -36,13 +36,21 @@ Result<std::string> ReadBatchText(Command& c, const std::string& path) {
   return text.str();
 }
 
+}  // namespace
+
+Result<std::vector<EventInput>> ReadBatchInputs(Command& c) {
+  auto text = ReadBatchText(c, *c.args.Get("batch"));
+  if (!text.ok()) return text.status();
+  return EventInputsFromBatch(*text);
+}
+
+namespace {
+
 int RunRecordBatch(Command& c) {
   for (const std::string& name : EventOptionNames()) {
     if (c.args.Has(name)) return UsageError(c, "--batch cannot be combined with --" + name);
   }
-  auto text = ReadBatchText(c, *c.args.Get("batch"));
-  if (!text.ok()) return RuntimeError(c, text.status());
-  auto inputs = EventInputsFromBatch(*text);
+  auto inputs = ReadBatchInputs(c);
   if (!inputs.ok()) return RuntimeError(c, inputs.status());
   auto engine = c.OpenEngine();
   if (!engine.ok()) return RuntimeError(c, engine.status());
@@ -72,14 +80,6 @@ Result<std::optional<uint64_t>> ChangesSinceOption(const Args& args) {
   if (!text) return std::optional<uint64_t>();
   json::value value(*text);
   return tools::ParseChangesSince(&value);
-}
-
-json::object SessionJson(const SessionName& session, Sequence version) {
-  json::object o;
-  o["sessionKey"] = session.session_key;
-  o["agentId"] = session.agent_id;
-  o["stateVersion"] = version;
-  return o;
 }
 
 // With several keys, --agent names the agent of the bare ones; an agent-scoped key always
@@ -114,13 +114,10 @@ int RunStatus(Command& c) {
   if (!engine.ok()) return RuntimeError(c, engine.status());
   auto version = (*engine)->StateVersion(*session);
   if (!version.ok()) return RuntimeError(c, version.status());
-  json::object o = SessionJson(*session, *version);
-  if (since->has_value()) {
-    auto page = (*engine)->ChangesSince(*session, **since, *limit);
-    if (!page.ok()) return RuntimeError(c, page.status());
-    o["stateChanges"] = tools::ChangesPageToJson(*page);
-  }
-  return PrintJson(c, o);
+  if (!since->has_value()) return PrintJson(c, tools::SessionStateToJson(*session, *version));
+  auto page = (*engine)->ChangesSince(*session, **since, *limit);
+  if (!page.ok()) return RuntimeError(c, page.status());
+  return PrintJson(c, tools::SessionStateToJson(*session, *version, &*page));
 }
 
 int RunVersions(Command& c) {
@@ -142,7 +139,7 @@ int RunVersions(Command& c) {
   }
   json::array rows;
   for (std::size_t i = 0; i < sessions.size(); ++i) {
-    rows.emplace_back(SessionJson(sessions[i], (*versions)[i]));
+    rows.emplace_back(tools::SessionStateToJson(sessions[i], (*versions)[i]));
   }
   return PrintJson(c, json::object{{"versions", std::move(rows)}});
 }
@@ -181,7 +178,7 @@ int RunVerify(Command& c) {
   PrintJson(c, tools::VerifyReportToJson(*report));
   if (report->ok) return kExitOk;
   // The differences are on stdout (JSON); stderr says why the exit code is 1.
-  c.err << "verify: the live projections differ from the rebuilt ones ("
+  c.err << "statewatch: verify: the live projections differ from the rebuilt ones ("
         << report->differences.size() << " difference(s) listed)\n";
   return kExitRuntimeError;
 }

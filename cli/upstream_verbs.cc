@@ -3,7 +3,7 @@
 // by the same rule (same source keeps it; a new link starts at the source's end).
 #include <string>
 
-#include "cli/upstream_link_json.h"
+#include "monitor/upstream_link_json.h"
 #include "cli/verbs.h"
 #include "monitor/upstream_links.h"
 
@@ -16,7 +16,7 @@ int RunUpstreamList(Command& c) {
   auto links = (*engine)->ListUpstreamLinks();
   if (!links.ok()) return RuntimeError(c, links.status());
   json::array list;
-  for (const UpstreamLink& link : *links) list.emplace_back(UpstreamLinkToJson(link));
+  for (const UpstreamLink& link : *links) list.emplace_back(monitor::UpstreamLinkToJson(link));
   return PrintJson(c, json::object{{"links", std::move(list)}});
 }
 
@@ -45,7 +45,7 @@ int RunUpstreamAdd(Command& c) {
   UpstreamLink stored;
   Status s = monitor::CreateOrRefreshLink(**engine, std::move(link), marker_given, &stored);
   if (!s.ok()) return RuntimeError(c, s);
-  return PrintJson(c, json::object{{"link", UpstreamLinkToJson(stored)}});
+  return PrintJson(c, json::object{{"link", monitor::UpstreamLinkToJson(stored)}});
 }
 
 int RunUpstreamRemove(Command& c) {

@@ -6,11 +6,15 @@
 #ifndef STATEWATCH_CLI_VERBS_H_
 #define STATEWATCH_CLI_VERBS_H_
 
+#include <vector>
+
 #include "cli/command.h"
 
 namespace statewatch::cli {
 
 // journal_verbs.cc
+// The events of `record --batch FILE|-` (a JSON array or JSON lines).
+Result<std::vector<EventInput>> ReadBatchInputs(Command& c);
 int RunRecord(Command& c);         // record one event, or --batch FILE via RecordMany
 int RunStatus(Command& c);         // stateVersion [+ stateChanges with --changes-since]
 int RunVersions(Command& c);       // batched state versions
@@ -32,6 +36,13 @@ int RunSweep(Command& c);         // the restart sweep on demand
 int RunUpstreamList(Command& c);    // every upstream link
 int RunUpstreamAdd(Command& c);     // create or refresh a link (as POST /v1/upstream-links)
 int RunUpstreamRemove(Command& c);  // remove a session's link
+
+// admin_verbs.cc
+int RunBackup(Command& c);   // a RocksDB checkpoint of the database into a new directory
+int RunRestore(Command& c);  // a backup put in place as an empty or absent --data
+int RunExport(Command& c);   // every retained event as JSON lines
+int RunOpenApi(Command& c);  // the daemon's OpenAPI document
+int RunManPage(Command& c);  // the man page (roff), from the verb table
 
 }  // namespace statewatch::cli
 

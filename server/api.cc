@@ -1,12 +1,15 @@
 // Api: routing, authentication and the error envelope. The handlers are in handlers.cc.
 #include "server/api.h"
 
+#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <chrono>
 #include <exception>
 
 #include "server/handlers.h"
+#include "server/route_table.h"
 #include "server/url.h"
 #include "statewatch/session_key.h"
 
@@ -16,21 +19,6 @@ namespace json = boost::json;
 namespace {
 
 constexpr std::string_view kToolsPrefix = "/v1/tools/";
-constexpr std::string_view kSessionsPrefix = "/v1/sessions/";
-constexpr std::string_view kResetSuffix = "/reset";
-constexpr std::string_view kMessagesSuffix = "/messages";
-constexpr std::string_view kDeliveriesPrefix = "/v1/deliveries/";
-constexpr std::string_view kRunsPrefix = "/v1/runs/";
-constexpr std::string_view kLinksPath = "/v1/upstream-links";
-constexpr std::string_view kLinksPrefix = "/v1/upstream-links/";
-
-bool StartsWith(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
-}
-
-bool EndsWith(std::string_view s, std::string_view suffix) {
-  return s.size() > suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
 
 // Compares in time independent of where the first difference is, so that the token cannot
 // be guessed byte by byte from response times.
@@ -55,7 +43,18 @@ ApiResponse NoRoute(std::string_view method, std::string_view path) {
                     "no route for " + std::string(method) + " " + std::string(path));
 }
 
-bool Is(std::string_view method, const char* m) { return method == m; }
+// A path under /v1/tools/ that names no tool: the answer lists the tools there are.
+ApiResponse UnknownTool(std::string_view path) {
+  std::string names;
+  for (const RouteSpec& spec : Routes()) {
+    if (spec.path.rfind(kToolsPrefix, 0) != 0) continue;
+    if (!names.empty()) names += ", ";
+    names += spec.path.substr(kToolsPrefix.size());
+  }
+  return Api::Error(404, "unknown_tool",
+                    "Unknown tool: " + std::string(path.substr(kToolsPrefix.size())) +
+                        " (this server answers " + names + ")");
+}
 
 }  // namespace
 
@@ -64,7 +63,23 @@ Api::Api(const ApiServices& services, const ServerOptions& options)
       engine_(services.engine),
       options_(options),
       manual_clock_(services.manual_clock),
-      metrics_(services.metrics) {}
+      metrics_(services.metrics) {
+  if (options.access_log.empty()) return;
+  try {
+    spdlog::sink_ptr sink;
+    if (options.access_log == "-") {
+      sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
+    } else {
+      sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>(options.access_log);
+    }
+    access_log_ = std::make_shared<spdlog::logger>("access", std::move(sink));
+    access_log_->set_pattern("ts=%Y-%m-%dT%H:%M:%S.%eZ %v", spdlog::pattern_time_type::utc);
+    access_log_->flush_on(spdlog::level::info);
+  } catch (const spdlog::spdlog_ex& e) {  // the edge: an unwritable file is logged, not fatal
+    spdlog::error("event=access_log_failed file=\"{}\" error=\"{}\"", options.access_log,
+                  e.what());
+  }
+}
 
 ApiResponse Api::Error(int status, std::string_view code, std::string_view message) {
   json::object inner;
@@ -74,7 +89,7 @@ ApiResponse Api::Error(int status, std::string_view code, std::string_view messa
   outer["error"] = std::move(inner);
   ApiResponse r;
   r.status = status;
-  r.body = json::serialize(outer);
+  r.body = json::serialize(outer) + "\n";
   return r;
 }
 
@@ -88,7 +103,7 @@ std::string Api::WakeMessage(const Wake& wake) {
 
 ApiResponse Api::Handle(const ApiRequest& request) {
   auto start = std::chrono::steady_clock::now();
-  Route route = Route::kNotFound;
+  std::size_t route = Routes().size();  // "unmatched" until a row matches
   ApiResponse response;
   try {
     response = Dispatch(request, &route);
@@ -99,203 +114,45 @@ ApiResponse Api::Handle(const ApiRequest& request) {
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
           .count();
   metrics_->ObserveRequest(route, response.status, nanos);
+  if (access_log_) {
+    access_log_->info("method={} target=\"{}\" route=\"{}\" status={} bytes={} us={}",
+                      request.method, request.target, RouteLabel(route), response.status,
+                      response.body.size(), nanos / 1000);
+  }
   if (response.status >= 500) {
     spdlog::warn("event=request_failed method={} route=\"{}\" status={} body={}", request.method,
-                 RouteName(route), response.status, response.body);
+                 RouteLabel(route), response.status, response.body);
   } else if (spdlog::should_log(spdlog::level::debug)) {
     spdlog::debug("event=request method={} target=\"{}\" route=\"{}\" status={} us={}",
-                  request.method, request.target, RouteName(route), response.status, nanos / 1000);
+                  request.method, request.target, RouteLabel(route), response.status, nanos / 1000);
   }
   return response;
 }
 
-namespace {
-
-// POST /v1/tools/<name>.
-ApiResponse RouteTool(const HandlerContext& ctx, const ApiRequest& req, std::string_view path,
-                      Route* route) {
-  static const std::pair<std::string_view, Route> kTools[] = {
-      {"session_status", Route::kSessionStatus},
-      {"sessions_list", Route::kSessionsList},
-      {"sessions_history", Route::kSessionsHistory},
-      {"sessions_send", Route::kSessionsSend},
-      {"sessions_spawn", Route::kSessionsSpawn},
-      {"sessions_yield", Route::kSessionsYield},
-      {"subagents", Route::kSubagents},
-  };
-  std::string_view tool = path.substr(kToolsPrefix.size());
-  *route = Route::kUnknownTool;
-  for (const auto& [name, r] : kTools) {
-    if (tool == name) *route = r;
-  }
-  if (*route == Route::kUnknownTool) {
-    return Api::Error(404, "unknown_tool",
-                      "Unknown tool: " + std::string(tool) +
-                          " (this server answers session_status, sessions_list, "
-                          "sessions_history, sessions_send, sessions_spawn, sessions_yield "
-                          "and subagents)");
-  }
-  if (!Is(req.method, "POST")) return MethodNotAllowed(req.method, path, "POST");
-  // session_status and sessions_list keep their direct path: CallTool would add the profile
-  // check, which refuses every session tool to a leaf sub-agent — and these two answer
-  // visibility refusals a sub-agent must be able to get.
-  if (*route == Route::kSessionStatus || *route == Route::kSessionsList) {
-    return HandleTool(ctx, tool, req);
-  }
-  return HandleMessagingTool(ctx, tool, req);
-}
-
-// /v1/sessions/{key}[/reset|/messages]; {key} is percent-decoded after the split, so an
-// encoded '/' in a key never looks like a sub-route.
-ApiResponse RouteSession(const HandlerContext& ctx, const ApiRequest& req, const Target& target,
-                         Route* route) {
-  std::string_view m = req.method, path = target.path;
-  std::string_view rest = path.substr(kSessionsPrefix.size());
-  bool reset = EndsWith(rest, kResetSuffix);
-  bool messages = EndsWith(rest, kMessagesSuffix);
-  if (reset) rest.remove_suffix(kResetSuffix.size());
-  if (messages) rest.remove_suffix(kMessagesSuffix.size());
-  auto key = PercentDecode(rest, /*plus_is_space=*/false);
-  if (!key)
-    return Api::Error(400, "invalid_argument", "malformed percent-encoding in the session key");
-  if (key->empty() || rest.find('/') != std::string_view::npos) return NoRoute(m, path);
-  if (messages || reset) {
-    *route = messages ? Route::kSessionMessages : Route::kSessionReset;
-    if (!Is(m, "POST")) return MethodNotAllowed(m, path, "POST");
-    return messages ? HandleAppendMessages(ctx, req, *key, target.query)
-                    : HandleResetSession(ctx, req, *key, target.query);
-  }
-  *route = Is(m, "PUT") ? Route::kSessionUpsert : Route::kSessionDelete;
-  if (Is(m, "PUT")) return HandleUpsertSession(ctx, req, *key, target.query);
-  if (Is(m, "DELETE")) return HandleDeleteSession(ctx, req, *key, target.query);
-  return MethodNotAllowed(m, path, "PUT, DELETE");
-}
-
-// /v1/deliveries/{id}/ack and /v1/runs/{runId}/reply|finish.
-ApiResponse RouteGateway(const HandlerContext& ctx, const ApiRequest& req, std::string_view path,
-                         Route* route) {
-  std::string_view m = req.method;
-  bool delivery = StartsWith(path, kDeliveriesPrefix);
-  std::string_view rest = path.substr(delivery ? kDeliveriesPrefix.size() : kRunsPrefix.size());
-  std::size_t slash = rest.rfind('/');
-  if (slash == std::string_view::npos || slash == 0) return NoRoute(m, path);
-  std::string_view action = rest.substr(slash + 1);
-  auto id = PercentDecode(rest.substr(0, slash), /*plus_is_space=*/false);
-  if (!id) return Api::Error(400, "invalid_argument", "malformed percent-encoding in the id");
-  if (delivery) {
-    if (action != "ack" || id->find('/') != std::string::npos) return NoRoute(m, path);
-    *route = Route::kDeliveryAck;
-    if (!Is(m, "POST")) return MethodNotAllowed(m, path, "POST");
-    return HandleDeliveryAck(ctx, *id);
-  }
-  if (action != "reply" && action != "finish") return NoRoute(m, path);
-  *route = action == "reply" ? Route::kRunReply : Route::kRunFinish;
-  if (!Is(m, "POST")) return MethodNotAllowed(m, path, "POST");
-  return action == "reply" ? HandleRunReply(ctx, req, *id) : HandleRunFinish(ctx, req, *id);
-}
-
-// /v1/upstream-links and /v1/upstream-links/{key}.
-ApiResponse RouteLinks(const HandlerContext& ctx, const ApiRequest& req, const Target& target,
-                       Route* route) {
-  std::string_view m = req.method, path = target.path;
-  if (path == kLinksPath) {
-    *route = Route::kUpstreamLinks;
-    if (Is(m, "GET")) return HandleListLinks(ctx);
-    if (Is(m, "POST")) return HandlePutLink(ctx, req);
-    return MethodNotAllowed(m, path, "GET, POST");
-  }
-  std::string_view rest = path.substr(kLinksPrefix.size());
-  auto key = PercentDecode(rest, /*plus_is_space=*/false);
-  if (!key)
-    return Api::Error(400, "invalid_argument", "malformed percent-encoding in the session key");
-  if (key->empty() || rest.find('/') != std::string_view::npos) return NoRoute(m, path);
-  *route = Route::kUpstreamLink;
-  if (!Is(m, "DELETE")) return MethodNotAllowed(m, path, "DELETE");
-  return HandleDeleteLink(ctx, req, *key, target.query);
-}
-
-// The routes with a fixed path.
-ApiResponse RouteFixed(const HandlerContext& ctx, const ApiRequest& req, const Target& target,
-                       Route* route) {
-  struct Fixed {
-    std::string_view path;
-    const char* method;
-    Route route;
-  };
-  static const Fixed kRoutes[] = {
-      {"/v1/events", "POST", Route::kEvents},
-      {"/v1/watches", "POST", Route::kWatches},
-      {"/v1/notices", "GET", Route::kNoticesPeek},
-      {"/v1/notices/drain", "POST", Route::kNoticesDrain},
-      {"/v1/wakes", "GET", Route::kWakes},
-      {"/v1/deliveries", "GET", Route::kDeliveries},
-      {"/v1/prune", "POST", Route::kPrune},
-      {"/v1/verify", "GET", Route::kVerify},
-      {"/metrics", "GET", Route::kMetrics},
-  };
-  std::string_view m = req.method, path = target.path;
-  if (path == "/v1/clock") {
-    *route = Route::kClock;
-    if (Is(m, "GET")) return HandleGetClock(ctx);
-    if (Is(m, "POST")) return HandleSetClock(ctx, req);
-    return MethodNotAllowed(m, path, "GET, POST");
-  }
-  for (const Fixed& f : kRoutes) {
-    if (path != f.path) continue;
-    *route = f.route;
-    if (!Is(m, f.method)) return MethodNotAllowed(m, path, f.method);
-    switch (f.route) {
-      case Route::kEvents:
-        return HandleRecordEvents(ctx, req);
-      case Route::kWatches:
-        return HandleWatch(ctx, req);
-      case Route::kNoticesPeek:
-        return HandlePeekNotices(ctx, target.query);
-      case Route::kNoticesDrain:
-        return HandleDrainNotices(ctx, req);
-      case Route::kWakes:
-        return Api::Error(426, "upgrade_required",
-                          "GET /v1/wakes is a WebSocket stream: send Connection: Upgrade and "
-                          "Upgrade: websocket");
-      case Route::kDeliveries:
-        return Api::Error(426, "upgrade_required",
-                          "GET /v1/deliveries is a WebSocket stream: send Connection: Upgrade "
-                          "and Upgrade: websocket");
-      case Route::kPrune:
-        return HandlePrune(ctx);
-      case Route::kVerify:
-        return HandleVerify(ctx);
-      case Route::kMetrics:
-        return HandleMetrics(ctx);
-      default:
-        break;
-    }
-  }
-  return NoRoute(m, path);
-}
-
-}  // namespace
-
-ApiResponse Api::Dispatch(const ApiRequest& req, Route* route) {
+ApiResponse Api::Dispatch(const ApiRequest& req, std::size_t* route) {
   Target target = SplitTarget(req.target);
-  if (target.path == "/healthz") {  // no token: load balancers and supervisors probe it
-    *route = Route::kHealthz;
-    if (!Is(req.method, "GET")) return MethodNotAllowed(req.method, target.path, "GET");
-    return JsonResponse(200, json::object{{"status", "ok"}});
+  RouteLookup found = MatchRoute(req.method, target.path, target.query);
+  if (!found.malformed_param.empty()) {
+    *route = *found.path_route;
+    return Error(400, "invalid_argument",
+                 "malformed percent-encoding in the path parameter " + found.malformed_param);
   }
-  if (!Authorized(req)) return Unauthorized();
+  const auto& routes = Routes();
+  std::size_t row = found.route ? *found.route : found.path_route.value_or(routes.size());
+  bool is_public = row < routes.size() && routes[row].public_route;
+  // The token is checked before telling a caller which routes exist.
+  if (!is_public && !Authorized(req)) return Unauthorized();
+  if (!found.route) {
+    if (found.path_route) {
+      *route = *found.path_route;
+      return MethodNotAllowed(req.method, target.path, found.allow);
+    }
+    if (target.path.substr(0, kToolsPrefix.size()) == kToolsPrefix) return UnknownTool(target.path);
+    return NoRoute(req.method, target.path);
+  }
+  *route = *found.route;
   HandlerContext ctx{*engine_, options_, manual_clock_, *metrics_, after_write, services_};
-  if (StartsWith(target.path, kToolsPrefix)) return RouteTool(ctx, req, target.path, route);
-  if (StartsWith(target.path, kDeliveriesPrefix) || StartsWith(target.path, kRunsPrefix)) {
-    return RouteGateway(ctx, req, target.path, route);
-  }
-  if (target.path == kLinksPath || StartsWith(target.path, kLinksPrefix)) {
-    return RouteLinks(ctx, req, target, route);
-  }
-  if (target.path.substr(0, kSessionsPrefix.size()) == kSessionsPrefix) {
-    return RouteSession(ctx, req, target, route);
-  }
-  return RouteFixed(ctx, req, target, route);
+  return routes[*found.route].handle(ctx, req, found.match);
 }
 
 bool Api::Authorized(const ApiRequest& req) const {

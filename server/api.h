@@ -41,6 +41,7 @@
 #define STATEWATCH_SERVER_API_H_
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -57,20 +58,24 @@
 #include "statewatch/engine.h"
 #include "tools/session_messaging.h"
 
+namespace spdlog {
+class logger;
+}
+
 namespace statewatch::server {
 
 struct ApiResponse;
 
 struct ApiRequest {
-  std::string_view method;  // "GET", "POST", ...
-  std::string_view target;  // path and query, as received
-  std::string_view body;
-  std::string_view session_key;    // X-Session-Key
-  std::string_view agent_id;       // X-Agent-Id
-  std::string_view authorization;  // Authorization
+  std::string_view method = {};  // "GET", "POST", ...
+  std::string_view target = {};  // path and query, as received
+  std::string_view body = {};
+  std::string_view session_key = {};    // X-Session-Key
+  std::string_view agent_id = {};       // X-Agent-Id
+  std::string_view authorization = {};  // Authorization
   // Where a parked answer goes (see ApiResponse::parked). Called at most once, from any
   // thread, possibly before Handle() has returned. May be empty: nothing is parked then.
-  std::function<void(ApiResponse)> respond;
+  std::function<void(ApiResponse)> respond = {};
 };
 
 struct ApiResponse {
@@ -144,11 +149,12 @@ class Api {
   std::function<void()> after_write;
 
  private:
-  ApiResponse Dispatch(const ApiRequest& request, Route* route);
+  ApiResponse Dispatch(const ApiRequest& request, std::size_t* route);
   bool Authorized(const ApiRequest& request) const;
   static ApiResponse Unauthorized();
 
   ApiServices services_;
+  std::shared_ptr<spdlog::logger> access_log_;  // null without ServerOptions::access_log
   Engine* engine_;
   const ServerOptions& options_;
   ManualClock* manual_clock_;

@@ -4,7 +4,7 @@
 #include <charconv>
 #include <string>
 
-#include "cli/upstream_link_json.h"
+#include "monitor/upstream_link_json.h"
 #include "monitor/upstream_links.h"
 #include "server/handlers.h"
 #include "tools/json_codec.h"
@@ -103,7 +103,7 @@ ApiResponse HandleListLinks(const HandlerContext& ctx) {
   if (!links.ok()) return StatusResponse(links.status());
   json::array list;
   list.reserve(links->size());
-  for (const UpstreamLink& link : *links) list.emplace_back(cli::UpstreamLinkToJson(link));
+  for (const UpstreamLink& link : *links) list.emplace_back(monitor::UpstreamLinkToJson(link));
   return JsonResponse(200, json::object{{"links", std::move(list)}});
 }
 
@@ -112,13 +112,13 @@ ApiResponse HandlePutLink(const HandlerContext& ctx, const ApiRequest& req) {
   auto body = ParseBody(req.body, &error);
   if (!body) return error;
   bool marker_given = false;
-  auto link = cli::UpstreamLinkFromJson(*body, &marker_given);
+  auto link = monitor::UpstreamLinkFromJson(*body, &marker_given);
   if (!link.ok()) return StatusResponse(link.status());
   UpstreamLink stored;
   Status s = monitor::CreateOrRefreshLink(ctx.engine, ctx.options.upstream.providers,
                                           std::move(*link), marker_given, &stored);
   if (!s.ok()) return StatusResponse(s);
-  return JsonResponse(200, json::object{{"link", cli::UpstreamLinkToJson(stored)}});
+  return JsonResponse(200, json::object{{"link", monitor::UpstreamLinkToJson(stored)}});
 }
 
 ApiResponse HandleDeleteLink(const HandlerContext& ctx, const ApiRequest& req,

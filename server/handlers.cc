@@ -3,9 +3,12 @@
 
 #include <cmath>
 #include <exception>
+#include <filesystem>
 #include <vector>
 
+#include "server/openapi.h"
 #include "server/url.h"
+#include "statewatch/version.h"
 #include "statewatch/session_key.h"
 #include "tools/json_codec.h"
 #include "tools/registry_codec.h"
@@ -91,7 +94,7 @@ void AfterWrite(const HandlerContext& ctx) {
 ApiResponse JsonResponse(int status, const json::value& value) {
   ApiResponse r;
   r.status = status;
-  r.body = json::serialize(value);
+  r.body = json::serialize(value) + "\n";  // a terminal shows one answer per line
   return r;
 }
 
@@ -315,13 +318,52 @@ ApiResponse HandleVerify(const HandlerContext& ctx) {
 
 ApiResponse HandleMetrics(const HandlerContext& ctx) {
   auto stats = ctx.engine.Stats();
+  // Read at scrape time: a scrape every few seconds costs two scans of small tables, and
+  // the request path stays free of bookkeeping.
+  ServiceGauges gauges;
+  auto deliveries = ctx.engine.PendingDeliveries("");
+  auto runs = ctx.engine.ListRuns();
+  if (deliveries.ok()) gauges.unacked_deliveries = deliveries->size();
+  if (runs.ok()) {
+    for (const RunRecord& run : *runs) gauges.active_runs += run.status == "running" ? 1 : 0;
+  }
   ApiResponse r;
   r.content_type = "text/plain; version=0.0.4; charset=utf-8";
-  r.body = ctx.metrics.Render(stats.ok() ? &*stats : nullptr);
+  r.body = ctx.metrics.Render(stats.ok() ? &*stats : nullptr, &gauges);
   if (ctx.services.monitor != nullptr) {
     r.body += RenderMonitorMetrics(ctx.services.monitor->Stats());
   }
   return r;
+}
+
+ApiResponse HandleStats(const HandlerContext& ctx) {
+  auto stats = ctx.engine.Stats();
+  if (!stats.ok()) return StatusResponse(stats.status());
+  return JsonResponse(200, tools::StatsToJson(*stats));
+}
+
+ApiResponse HandleHealthz(const HandlerContext&) {
+  return JsonResponse(200, json::object{{"status", "ok"}, {"version", kVersion}});
+}
+
+ApiResponse HandleOpenApi(const HandlerContext&) {
+  ApiResponse r;
+  r.body = OpenApiDocument();
+  return r;
+}
+
+ApiResponse HandleBackup(const HandlerContext& ctx, const ApiRequest& req) {
+  ApiResponse error;
+  auto body = ParseBody(req.body, &error);
+  if (!body) return error;
+  if (Status s = RequireObject(*body); !s.ok()) return StatusResponse(s);
+  auto to = RequiredString(*body, "to");
+  if (!to.ok()) return StatusResponse(to.status());
+  std::error_code ec;
+  std::string dir = std::filesystem::absolute(*to, ec).lexically_normal().string();
+  if (ec) return Api::Error(400, "invalid_argument", "to: " + ec.message() + " (" + *to + ")");
+  if (Status s = ctx.engine.Backup(dir); !s.ok()) return StatusResponse(s);
+  return JsonResponse(200, json::object{{"path", dir}});
 }
 
 ApiResponse HandleGetClock(const HandlerContext& ctx) {

@@ -66,7 +66,26 @@ ApiResponse HandleDrainNotices(const HandlerContext& ctx, const ApiRequest& req)
 ApiResponse HandlePrune(const HandlerContext& ctx);
 ApiResponse HandleVerify(const HandlerContext& ctx);
 ApiResponse HandleMetrics(const HandlerContext& ctx);
+ApiResponse HandleStats(const HandlerContext& ctx);
+// {"status": "ok", "version"}.
+ApiResponse HandleHealthz(const HandlerContext& ctx);
+// The OpenAPI document generated from the route table (server/openapi.h).
+ApiResponse HandleOpenApi(const HandlerContext& ctx);
+// {"to": DIR} -> a checkpoint in DIR (a new directory) -> {"path": absolute DIR, ...}.
+ApiResponse HandleBackup(const HandlerContext& ctx, const ApiRequest& req);
 ApiResponse HandleGetClock(const HandlerContext& ctx);
+
+// ---- admin_handlers.cc: the routes `statewatch --server` needs ---------------------------
+// GET /v1/sessions/{key}/state[?changesSince=N&limit=L] -> as `statewatch status`.
+ApiResponse HandleSessionState(const HandlerContext& ctx, const ApiRequest& req,
+                               const std::string& key, std::string_view query);
+// POST /v1/versions {"sessions": [key...], "agentId"?} -> {"versions": [...]}.
+ApiResponse HandleVersions(const HandlerContext& ctx, const ApiRequest& req);
+// GET /v1/cursors?watcher=W&target=T[&targetAgentId=A] -> CursorToJson (404 when none).
+ApiResponse HandleCursor(const HandlerContext& ctx, std::string_view query);
+ApiResponse HandleSweep(const HandlerContext& ctx);    // -> {"pendingNotices": n}
+ApiResponse HandleRebuild(const HandlerContext& ctx);  // -> VerifyReport
+ApiResponse HandleExport(const HandlerContext& ctx);   // -> JSON lines of events
 ApiResponse HandleSetClock(const HandlerContext& ctx, const ApiRequest& req);
 
 // The calling session of a tool call (X-Session-Key, X-Agent-Id for a bare key).

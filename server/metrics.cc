@@ -2,6 +2,9 @@
 
 #include <cstdio>
 
+#include "server/route_table.h"
+#include "statewatch/version.h"
+
 namespace statewatch::server {
 namespace {
 
@@ -59,76 +62,23 @@ uint64_t Load(const std::atomic<uint64_t>& a) { return a.load(std::memory_order_
 static_assert(std::size(kBucketBounds) + 1 == 14, "kBuckets");
 static_assert(std::size(kStatusCodes) + 1 == 13, "kCodes");
 
-const char* RouteName(Route route) {
-  switch (route) {
-    case Route::kSessionStatus:
-      return "/v1/tools/session_status";
-    case Route::kSessionsList:
-      return "/v1/tools/sessions_list";
-    case Route::kSessionsHistory:
-      return "/v1/tools/sessions_history";
-    case Route::kSessionsSend:
-      return "/v1/tools/sessions_send";
-    case Route::kSessionsSpawn:
-      return "/v1/tools/sessions_spawn";
-    case Route::kSessionsYield:
-      return "/v1/tools/sessions_yield";
-    case Route::kSubagents:
-      return "/v1/tools/subagents";
-    case Route::kUnknownTool:
-      return "/v1/tools/{unknown}";
-    case Route::kEvents:
-      return "/v1/events";
-    case Route::kSessionUpsert:
-      return "PUT /v1/sessions/{key}";
-    case Route::kSessionDelete:
-      return "DELETE /v1/sessions/{key}";
-    case Route::kSessionReset:
-      return "/v1/sessions/{key}/reset";
-    case Route::kSessionMessages:
-      return "/v1/sessions/{key}/messages";
-    case Route::kWatches:
-      return "/v1/watches";
-    case Route::kNoticesPeek:
-      return "GET /v1/notices";
-    case Route::kNoticesDrain:
-      return "/v1/notices/drain";
-    case Route::kWakes:
-      return "/v1/wakes";
-    case Route::kDeliveries:
-      return "/v1/deliveries";
-    case Route::kDeliveryAck:
-      return "/v1/deliveries/{id}/ack";
-    case Route::kRunReply:
-      return "/v1/runs/{runId}/reply";
-    case Route::kRunFinish:
-      return "/v1/runs/{runId}/finish";
-    case Route::kUpstreamLinks:
-      return "/v1/upstream-links";
-    case Route::kUpstreamLink:
-      return "DELETE /v1/upstream-links/{key}";
-    case Route::kPrune:
-      return "/v1/prune";
-    case Route::kVerify:
-      return "/v1/verify";
-    case Route::kClock:
-      return "/v1/clock";
-    case Route::kHealthz:
-      return "/healthz";
-    case Route::kMetrics:
-      return "/metrics";
-    case Route::kNotFound:
-      return "unmatched";
-    case Route::kCount:
-      break;
-  }
-  return "unmatched";
+Metrics::Metrics()
+    : route_count_(Routes().size() + 1),
+      routes_(std::make_unique<RouteCounters[]>(Routes().size() + 1)) {}
+
+namespace {
+// The labels of a route row: method and path template; "unmatched" has no method.
+std::string RouteLabels(std::size_t route) {
+  const auto& routes = Routes();
+  if (route >= routes.size()) return "route=\"unmatched\"";
+  return std::string("method=\"") + routes[route].method + "\",route=\"" + routes[route].path +
+         "\"";
 }
+}  // namespace
 
-Metrics::Metrics() = default;
-
-void Metrics::ObserveRequest(Route route, int status, int64_t nanos) {
-  RouteCounters& r = routes_[static_cast<int>(route)];
+void Metrics::ObserveRequest(std::size_t route, int status, int64_t nanos) {
+  if (route >= route_count_) route = route_count_ - 1;
+  RouteCounters& r = routes_[route];
   r.by_code[CodeIndex(status)].fetch_add(1, std::memory_order_relaxed);
   r.buckets[BucketIndex(nanos)].fetch_add(1, std::memory_order_relaxed);
   r.count.fetch_add(1, std::memory_order_relaxed);
@@ -154,23 +104,23 @@ void Metrics::AddPruned(const PruneStats& stats) {
 void Metrics::RenderHttp(std::string& out) const {
   Header(out, "statewatch_http_requests_total", "counter",
          "HTTP requests answered, by route and status.");
-  for (int i = 0; i < kRoutes; ++i) {
-    std::string route = RouteName(static_cast<Route>(i));
+  for (std::size_t i = 0; i < route_count_; ++i) {
+    std::string route = RouteLabels(i);
     for (int c = 0; c < kCodes; ++c) {
       uint64_t n = Load(routes_[i].by_code[c]);
       if (n == 0) continue;
       std::string code = c < kCodes - 1 ? std::to_string(kStatusCodes[c]) : "other";
-      Line(out, "statewatch_http_requests_total", "route=\"" + route + "\",code=\"" + code + "\"",
+      Line(out, "statewatch_http_requests_total", route + ",code=\"" + code + "\"",
            static_cast<double>(n));
     }
   }
   Header(out, "statewatch_http_request_duration_seconds", "histogram",
          "Time to handle a request (parse, engine call, response body), by route.");
-  for (int i = 0; i < kRoutes; ++i) {
+  for (std::size_t i = 0; i < route_count_; ++i) {
     const RouteCounters& r = routes_[i];
     uint64_t count = Load(r.count);
     if (count == 0) continue;
-    std::string route = "route=\"" + std::string(RouteName(static_cast<Route>(i))) + "\"";
+    std::string route = RouteLabels(i);
     uint64_t cumulative = 0;
     for (int b = 0; b < kBuckets; ++b) {
       cumulative += Load(r.buckets[b]);
@@ -189,9 +139,11 @@ void Metrics::RenderHttp(std::string& out) const {
   }
 }
 
-std::string Metrics::Render(const EngineStats* stats) const {
+std::string Metrics::Render(const EngineStats* stats, const ServiceGauges* services) const {
   std::string out;
   out.reserve(8192);
+  Header(out, "statewatch_build_info", "gauge", "The running statewatch's version (always 1).");
+  Line(out, "statewatch_build_info", std::string("version=\"") + kVersion + "\"", 1);
   Header(out, "statewatch_events_recorded_total", "counter",
          "Events recorded through this daemon, by kind.");
   {
@@ -239,6 +191,12 @@ std::string Metrics::Render(const EngineStats* stats) const {
           double(stats->bytes_on_disk));
     gauge("statewatch_log_records_since_checkpoint", "Log records since the projection snapshot.",
           double(stats->log_records_since_checkpoint));
+  }
+  if (services != nullptr) {
+    gauge("statewatch_deliveries_unacked", "Deliveries not yet acknowledged by a gateway.",
+          double(services->unacked_deliveries));
+    gauge("statewatch_runs_active", "Runs (sessions_send, sessions_spawn) still running.",
+          double(services->active_runs));
   }
   RenderHttp(out);
   return out;

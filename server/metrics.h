@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -22,47 +23,19 @@
 
 namespace statewatch::server {
 
-// Every HTTP route of the daemon, for per-route metrics.
-enum class Route : int {
-  kSessionStatus,
-  kSessionsList,
-  kSessionsHistory,
-  kSessionsSend,
-  kSessionsSpawn,
-  kSessionsYield,
-  kSubagents,
-  kUnknownTool,
-  kEvents,
-  kSessionUpsert,
-  kSessionDelete,
-  kSessionReset,
-  kSessionMessages,
-  kWatches,
-  kNoticesPeek,
-  kNoticesDrain,
-  kWakes,
-  kDeliveries,
-  kDeliveryAck,
-  kRunReply,
-  kRunFinish,
-  kUpstreamLinks,
-  kUpstreamLink,
-  kPrune,
-  kVerify,
-  kClock,
-  kHealthz,
-  kMetrics,
-  kNotFound,
-  kCount
+// Gauges read from the engine's tool state at scrape time.
+struct ServiceGauges {
+  uint64_t unacked_deliveries = 0;  // deliveries not yet acknowledged by a gateway
+  uint64_t active_runs = 0;         // runs (sends, spawns) still running
 };
-const char* RouteName(Route route);
 
 class Metrics {
  public:
   Metrics();
 
-  // One answered request: its route, HTTP status and handling time.
-  void ObserveRequest(Route route, int status, int64_t nanos);
+  // One answered request: its row of the route table (server/route_table.h; Routes().size()
+  // for a request that matched none), HTTP status and handling time.
+  void ObserveRequest(std::size_t route, int status, int64_t nanos);
   // Events newly recorded (deduplicated ones are not counted).
   void CountRecorded(const std::vector<RecordResult>& results);
   void AddNoticesDrained(uint64_t n) { notices_drained_.fetch_add(n, std::memory_order_relaxed); }
@@ -75,11 +48,11 @@ class Metrics {
   void ConnectionOpened() { connections_.fetch_add(1, std::memory_order_relaxed); }
   void ConnectionClosed() { connections_.fetch_sub(1, std::memory_order_relaxed); }
 
-  // The exposition text. `stats` (may be null) adds the engine's gauges.
-  std::string Render(const EngineStats* stats) const;
+  // The exposition text. `stats` (may be null) adds the engine's gauges; `services` (may be
+  // null) the session messaging's.
+  std::string Render(const EngineStats* stats, const ServiceGauges* services = nullptr) const;
 
  private:
-  static constexpr int kRoutes = static_cast<int>(Route::kCount);
   static constexpr int kBuckets = 14;
   static constexpr int kCodes = 13;  // see kStatusCodes in metrics.cc; the last is "other"
 
@@ -92,7 +65,8 @@ class Metrics {
 
   void RenderHttp(std::string& out) const;
 
-  std::array<RouteCounters, kRoutes> routes_;
+  std::size_t route_count_;                   // rows of the route table + "unmatched"
+  std::unique_ptr<RouteCounters[]> routes_;  // atomics: fixed at construction
   mutable std::mutex kinds_mu_;
   std::map<std::string, uint64_t> recorded_by_kind_;
   std::atomic<uint64_t> deduplicated_{0};

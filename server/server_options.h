@@ -56,6 +56,10 @@ struct ServerOptions {
   // The engine's durability (EngineOptions::durability). Default kSync.
   Durability durability = Durability::kSync;
 
+  // When set, one line per answered request (method, target, route, status, bytes, time) is
+  // appended to this file; "-" is stderr. Default: none (request lines at --log-level debug).
+  std::string access_log;
+
   // When set, the bound port is written there (atomically, by rename) once listening.
   std::string port_file;
 

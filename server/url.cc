@@ -1,5 +1,7 @@
 #include "server/url.h"
 
+#include <cctype>
+
 namespace statewatch::server {
 namespace {
 
@@ -57,6 +59,23 @@ std::optional<std::string> QueryParam(std::string_view query, std::string_view n
     return decoded;
   }
   return std::nullopt;
+}
+
+std::string PercentEncode(std::string_view text) {
+  static const char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(text.size());
+  for (char ch : text) {
+    auto c = static_cast<unsigned char>(ch);
+    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~' || c == ':') {
+      out += ch;
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
 }
 
 }  // namespace statewatch::server

@@ -21,6 +21,10 @@ Target SplitTarget(std::string_view target);
 // malformed escape ("%4", "%zz") or a decoded NUL byte.
 std::optional<std::string> PercentDecode(std::string_view text, bool plus_is_space);
 
+// Percent-encodes everything but the unreserved characters (A-Z a-z 0-9 - . _ ~) and ':',
+// so that a session key is one path segment or query value.
+std::string PercentEncode(std::string_view text);
+
 // The decoded value of the first `name=value` pair of `query`; an empty optional when the
 // parameter is absent. A parameter given without '=' has the value "". Malformed escapes
 // make the result nullopt too, and set *malformed.

@@ -226,6 +226,41 @@ json::object RecordResultToJson(const RecordResult& result) {
   return o;
 }
 
+json::object EventInputToJson(const EventInput& in) {
+  json::object o;
+  o["sessionKey"] = in.session_key;
+  PutIfNotEmpty(o, "agentId", in.agent_id);
+  PutIfNotEmpty(o, "sessionId", in.session_id);
+  o["kind"] = in.kind;
+  o["actorType"] = ActorTypeName(in.actor_type);
+  PutIfNotEmpty(o, "actorId", in.actor_id);
+  PutIfNotEmpty(o, "runId", in.run_id);
+  if (in.occurred_at_ms) o["occurredAt"] = *in.occurred_at_ms;
+  PutIfNotEmpty(o, "summary", in.summary);
+  if (!in.payload_json.empty()) {
+    std::error_code ec;
+    json::value payload = json::parse(in.payload_json, ec);
+    o["payload"] = ec ? json::value(in.payload_json) : std::move(payload);
+  }
+  PutIfNotEmpty(o, "dedupeKey", in.dedupe_key);
+  if (!in.watchers.empty()) {
+    json::array w;
+    for (const std::string& key : in.watchers) w.emplace_back(key);
+    o["watchers"] = std::move(w);
+  }
+  return o;
+}
+
+json::object SessionStateToJson(const SessionName& session, Sequence version,
+                                 const ChangesPage* page) {
+  json::object o;
+  o["sessionKey"] = session.session_key;
+  o["agentId"] = session.agent_id;
+  o["stateVersion"] = version;
+  if (page != nullptr) o["stateChanges"] = ChangesPageToJson(*page);
+  return o;
+}
+
 json::object NoticeToJson(const Notice& notice) {
   json::object o;
   o["targetSessionKey"] = notice.target.session_key;

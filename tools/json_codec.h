@@ -44,6 +44,11 @@ boost::json::object ChangesPageToJson(const ChangesPage& page);
 // EventToJson plus "deduplicated": true, only when the event came back deduplicated.
 boost::json::object RecordResultToJson(const RecordResult& result);
 
+// {"sessionKey", "agentId", "stateVersion"} and, with a page, "stateChanges"
+// (ChangesPageToJson): what `statewatch status` and GET /v1/sessions/{key}/state print.
+boost::json::object SessionStateToJson(const SessionName& session, Sequence version,
+                                       const ChangesPage* page = nullptr);
+
 // {"targetSessionKey", "contextKey", "text"}.
 boost::json::object NoticeToJson(const Notice& notice);
 
@@ -58,6 +63,11 @@ boost::json::object PruneStatsToJson(const PruneStats& stats);
 
 // {"ok", "recordsReplayed", "headsChecked", "cursorsChecked", "differences": [...]}.
 boost::json::object VerifyReportToJson(const VerifyReport& report);
+
+// An event input as the body EventInputFromJson reads back into the same input (what
+// `statewatch --server URL record` sends). Empty optional fields are omitted; a payload that
+// is not valid JSON is sent as a string (the engine drops non-object payloads either way).
+boost::json::object EventInputToJson(const EventInput& input);
 
 // ---- in --------------------------------------------------------------------------------
 

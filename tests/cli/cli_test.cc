@@ -26,7 +26,7 @@ constexpr int64_t kNow = 1764460800000;  // 2025-11-30T00:00:00Z
 constexpr int64_t kDay = 24LL * 3600 * 1000;
 constexpr char kParent[] = "agent:main:main";
 constexpr char kChild[] = "agent:main:subagent:8f1c";
-constexpr char kChangesSinceError[] = "changesSince must be a non-negative integer\n";
+constexpr char kChangesSinceError[] = "statewatch: changesSince must be a non-negative integer\n";
 
 struct CliOutput {
   int code = -1;
@@ -110,7 +110,7 @@ TEST_F(CliTest, UsageErrorsExitTwo) {
       {"status", "--session"},
       {"status", "--session", "global", "--limit", "abc"},
       {"stats", "extra"},
-      {"serve"},
+      {"serve", "--threads", "abc"},
       {"record", "--session", "global", "--actor-type", "human"},
       {"record", "--session", "global", "--kind", "created"},
       {"record", "--session", "global", "--kind", "created", "--actor-type", "robot"},
@@ -295,7 +295,7 @@ TEST_F(CliTest, BadBatchItemWritesNothing) {
       "\"occurredAt\":\"abc\"}\n";
   CliOutput r = Run({"record", "--batch", "-"}, lines);
   EXPECT_EQ(r.code, 1);
-  EXPECT_EQ(r.err, "batch line 2: occurredAt must be an integer (got \"abc\")\n");
+  EXPECT_EQ(r.err, "statewatch: batch line 2: occurredAt must be an integer (got \"abc\")\n");
   r = Run({"record", "--batch", "-"}, R"([{"sessionKey":"global","kind":"created",
       "actorType":"system"},{"sessionKey":"global","kind":"bogus","actorType":"system"}])");
   EXPECT_EQ(r.code, 1) << r.out;  // the engine refuses the whole batch

@@ -157,7 +157,7 @@ TEST_F(BadInputTest, MalformedHttpAndPipelining) {
       pipelined.Send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /v1/clock HTTP/1.1\r\nHost: x\r\n"
                      "Connection: close\r\n\r\n"));
   std::string both = pipelined.ReadUntilClosed();
-  EXPECT_NE(both.find("{\"status\":\"ok\"}"), std::string::npos) << both;
+  EXPECT_NE(both.find("{\"status\":\"ok\",\"version\":"), std::string::npos) << both;
   EXPECT_NE(both.find("\"manual\":true"), std::string::npos) << both;
   ExpectServing();
 }
@@ -230,13 +230,13 @@ TEST_F(BadInputTest, MetricsExposition) {
   EXPECT_NE(m.body.find("statewatch_events_recorded_total{kind=\"human_direct_message\"} 2"),
             std::string::npos)
       << m.body;
-  EXPECT_NE(m.body.find("statewatch_http_requests_total{route=\"/v1/events\",code=\"200\"} 1"),
+  EXPECT_NE(m.body.find("statewatch_http_requests_total{method=\"POST\",route=\"/v1/events\",code=\"200\"} 1"),
             std::string::npos);
   EXPECT_NE(m.body.find("statewatch_http_requests_total{route=\"unmatched\",code=\"404\"} 1"),
             std::string::npos);
   EXPECT_NE(
       m.body.find(
-          "statewatch_http_request_duration_seconds_bucket{route=\"/v1/events\",le=\"+Inf\"} 1"),
+          "statewatch_http_request_duration_seconds_bucket{method=\"POST\",route=\"/v1/events\",le=\"+Inf\"} 1"),
       std::string::npos);
   EXPECT_NE(m.body.find("statewatch_journal_rows 2"), std::string::npos);
   EXPECT_NE(m.body.find("statewatch_rocksdb_bytes_on_disk"), std::string::npos);

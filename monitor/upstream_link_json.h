@@ -4,15 +4,15 @@
 //    "upstreamRef": {"path"}, "marker", "lastScannedAt", "missingCount"}
 //
 // Thread-safe: pure functions.
-#ifndef STATEWATCH_CLI_UPSTREAM_LINK_JSON_H_
-#define STATEWATCH_CLI_UPSTREAM_LINK_JSON_H_
+#ifndef STATEWATCH_MONITOR_UPSTREAM_LINK_JSON_H_
+#define STATEWATCH_MONITOR_UPSTREAM_LINK_JSON_H_
 
 #include <boost/json.hpp>
 
 #include "statewatch/status.h"
 #include "statewatch/types.h"
 
-namespace statewatch::cli {
+namespace statewatch::monitor {
 
 boost::json::object UpstreamLinkToJson(const UpstreamLink& link);
 
@@ -21,6 +21,6 @@ boost::json::object UpstreamLinkToJson(const UpstreamLink& link);
 // *marker_given says whether the body had a marker. InvalidArgument naming the field.
 Result<UpstreamLink> UpstreamLinkFromJson(const boost::json::value& body, bool* marker_given);
 
-}  // namespace statewatch::cli
+}  // namespace statewatch::monitor
 
-#endif  // STATEWATCH_CLI_UPSTREAM_LINK_JSON_H_
+#endif  // STATEWATCH_MONITOR_UPSTREAM_LINK_JSON_H_

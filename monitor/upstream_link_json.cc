@@ -1,11 +1,11 @@
-#include "cli/upstream_link_json.h"
+#include "monitor/upstream_link_json.h"
 
 #include <string>
 
 #include "statewatch/session_key.h"
 #include "tools/json_codec.h"
 
-namespace statewatch::cli {
+namespace statewatch::monitor {
 namespace json = boost::json;
 
 namespace {
@@ -85,4 +85,4 @@ Result<UpstreamLink> UpstreamLinkFromJson(const json::value& body, bool* marker_
   return link;
 }
 
-}  // namespace statewatch::cli
+}  // namespace statewatch::monitor

@@ -1,16 +1,22 @@
 // `statewatch serve`: reads the options, sets up structured logging, runs the Daemon until
 // SIGINT/SIGTERM.
-#include "server/serve_command.h"
+#include "cli/serve_command.h"
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <filesystem>
 #include <sstream>
 
-#include "cli/command.h"
 #include "server/daemon.h"
+#include "statewatch/version.h"
 
-namespace statewatch::server {
+namespace statewatch::cli {
+
+using server::Daemon;
+using server::ParseListen;
+using server::ServerOptions;
+using server::ValidateServerOptions;
 namespace {
 
 Result<bool> ParseBool(std::string_view name, const std::string& v) {
@@ -109,7 +115,9 @@ Result<ServerOptions> ReadServeOptions(const cli::Command& c) {
     if (!n.ok()) return n.status();
     o.threads = static_cast<int>(*n);
   }
-  o.token = args.Get("token").value_or("");
+  // --token-file (read with the global options, as for --server) keeps the token out of the
+  // process list; --token wins when both are given.
+  o.token = args.Get("token").value_or(c.global.token);
   SW_RETURN_IF_ERROR(ReadManualClock(c, &o));
   SW_RETURN_IF_ERROR(ReadTools(args, &o));
   SW_RETURN_IF_ERROR(
@@ -129,6 +137,7 @@ Result<ServerOptions> ReadServeOptions(const cli::Command& c) {
   SW_RETURN_IF_ERROR(Set(PositiveOption(args, "upstream-interval-ms", o.upstream.tick_interval_ms),
                          &o.upstream.tick_interval_ms));
   o.port_file = args.Get("port-file").value_or("");
+  o.access_log = args.Get("access-log").value_or("");
   SW_RETURN_IF_ERROR(ValidateServerOptions(o));
   return o;
 }
@@ -150,21 +159,53 @@ Status SetUpLogging(const cli::Args& args) {
 
 }  // namespace
 
+std::vector<OptionHelp> ServeOptionHelp() {
+  return {
+      {"listen", "HOST:PORT", "127.0.0.1:7411",
+       "Where to listen; port 0 picks a free one (see --port-file)."},
+      {"threads", "N", "twice the cores, at least 2", "I/O threads (handlers run on them)."},
+      {"token", "TOKEN", "", "A bearer token every request but GET /healthz must carry; "
+                             "required on a non-loopback address. Prefer the global "
+                             "--token-file, which keeps it out of the process list."},
+      {"manual-clock", "[START_MS]", "off",
+       "The clock moves only through POST /v1/clock (tests); loopback only."},
+      {"visibility", "self|tree|agent|all", "tree", "What the session tools let a caller see."},
+      {"agent-to-agent", "", "off", "Allow cross-agent access (with --visibility all)."},
+      {"agent-to-agent-allow", "ID[,ID]", "", "The agents cross-agent access may reach "
+                                              "(repeatable).", false, true},
+      {"body-limit", "BYTES", "4194304", "Largest request body; more is answered 413."},
+      {"read-timeout-ms", "MS", "10000", "A started request must arrive within this; else 408."},
+      {"idle-timeout-ms", "MS", "60000", "Idle kept-alive connections close after this."},
+      {"port-file", "FILE", "", "Write the bound port there once listening."},
+      {"log-level", "LEVEL", "info", "trace, debug, info, warn, error or off."},
+      {"access-log", "FILE", "", "One line per answered request to FILE (- = stderr)."},
+      {"shutdown-grace-ms", "MS", "5000", "In-flight requests get this long after SIGTERM."},
+      {"wake-window-ms", "MS", "20000",
+       "Wakes for one watcher within this window merge into one at its end."},
+      {"max-ping-pong-turns", "0..20", "5", "sessions_send's reply-back loop."},
+      {"upstream-first-tick-ms", "MS", "15000", "The upstream monitor's first tick after start."},
+      {"upstream-interval-ms", "MS", "60000", "The upstream monitor's tick interval."},
+  };
+}
+
 int RunServeCommand(cli::Command& c) {
   auto options = ReadServeOptions(c);
   if (!options.ok()) return cli::UsageError(c, options.status().message());
   if (Status s = SetUpLogging(c.args); !s.ok()) return cli::UsageError(c, s.message());
 
   auto daemon = Daemon::Open(*options);
-  if (!daemon.ok()) {
-    spdlog::error("event=start_failed error=\"{}\"", daemon.status().ToString());
-    return cli::RuntimeError(c, daemon.status());
-  }
+  // Printed once, by RuntimeError (stderr): a log line too would say it twice.
+  if (!daemon.ok()) return cli::RuntimeError(c, daemon.status());
   (*daemon)->HandleSignals();
-  spdlog::info("event=listening addr={}:{} data={} visibility={} manual_clock={} auth={}",
-               options->host, (*daemon)->port(), options->data_dir,
-               tools::VisibilityName(options->tools.visibility), options->manual_clock,
-               options->token.empty() ? "none" : "bearer");
+  std::error_code ec;
+  std::string data_dir = std::filesystem::absolute(options->data_dir, ec).lexically_normal();
+  spdlog::info(
+      "event=listening version={} addr={}:{} data={} durability={} visibility={} "
+      "manual_clock={} auth={}",
+      kVersion, options->host, (*daemon)->port(), ec ? options->data_dir : data_dir,
+      options->durability == Durability::kSync ? "sync" : "buffered",
+      tools::VisibilityName(options->tools.visibility), options->manual_clock,
+      options->token.empty() ? "none" : "bearer");
   c.out << "{\"listening\":\"" << options->host << ":" << (*daemon)->port()
         << "\",\"port\":" << (*daemon)->port() << "}\n";
   c.out.flush();
@@ -174,4 +215,4 @@ int RunServeCommand(cli::Command& c) {
   return cli::kExitOk;
 }
 
-}  // namespace statewatch::server
+}  // namespace statewatch::cli

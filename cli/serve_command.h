@@ -1,4 +1,4 @@
-// `statewatch serve` (cli/cli.cc dispatches to it through server/serve_hook.h).
+// `statewatch serve`: the daemon (server/daemon.h) behind the command line.
 //
 // Options: --listen HOST:PORT (default 127.0.0.1:7411), --threads N, --token T (required for
 // a non-loopback address), --manual-clock [true|START_MS] (loopback only; --now MS implies
@@ -14,15 +14,26 @@
 // error.
 //
 // Not thread-safe: runs once per process.
-#ifndef STATEWATCH_SERVER_SERVE_COMMAND_H_
-#define STATEWATCH_SERVER_SERVE_COMMAND_H_
+#ifndef STATEWATCH_CLI_SERVE_COMMAND_H_
+#define STATEWATCH_CLI_SERVE_COMMAND_H_
 
-#include "server/serve_hook.h"
+#include <string_view>
+#include <vector>
 
-namespace statewatch::server {
+#include "cli/command.h"
+#include "cli/verb_table.h"
 
-int RunServeCommand(cli::Command& command);
+namespace statewatch::cli {
 
-}  // namespace statewatch::server
+// The options of `serve` with their defaults and meaning (besides the global --data and
+// --durability), for the verb table and `help serve`. The flags --manual-clock and
+// --agent-to-agent may be written without a value (cli.cc rewrites a bare flag to
+// `--flag=true`).
+std::vector<OptionHelp> ServeOptionHelp();
+inline constexpr std::string_view kServeFlags[] = {"manual-clock", "agent-to-agent"};
 
-#endif  // STATEWATCH_SERVER_SERVE_COMMAND_H_
+int RunServeCommand(Command& command);
+
+}  // namespace statewatch::cli
+
+#endif  // STATEWATCH_CLI_SERVE_COMMAND_H_

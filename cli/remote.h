@@ -1,0 +1,60 @@
+// `statewatch --server URL <verb>`: the verbs run against a running daemon over its HTTP API
+// (docs/http-api.md) and print the same JSON as on a local database, so scripts do not
+// care which one they talk to. The daemon holds the database's lock; a local verb beside it
+// would fail with Busy.
+//
+// URL is http://HOST[:PORT] (port 80 by default; https is not spoken: put a TLS proxy on
+// loopback beside the daemon). The bearer token comes from --token-file or
+// STATEWATCH_TOKEN_FILE. Bodies are sent as application/json.
+//
+// Errors: the daemon's {"error": {"code", "message"}} becomes "statewatch: <message>" on
+// stderr and exit 1 (the same text a local run prints for the same bad input); a daemon
+// that cannot be reached is exit 1 with the URL and the reason.
+//
+// Not thread-safe: one command, one thread.
+#ifndef STATEWATCH_CLI_REMOTE_H_
+#define STATEWATCH_CLI_REMOTE_H_
+
+#include <string>
+#include <string_view>
+
+#include "cli/command.h"
+
+namespace statewatch::cli {
+
+struct HttpAnswer {
+  int status = 0;
+  std::string body;
+};
+
+// One HTTP/1.1 request to `base_url` + `target` (Connection: close), waiting at most
+// `timeout_ms` for the whole exchange. IOError when the daemon cannot be reached or
+// answers garbage; InvalidArgument for a URL that is not http://HOST[:PORT].
+Result<HttpAnswer> HttpRequest(const std::string& base_url, std::string_view method,
+                               const std::string& target, const std::string& body,
+                               const std::string& token, int timeout_ms = 30000);
+
+// The remote form of each verb (see verb_table.cc).
+int RemoteRecord(Command& c);
+int RemoteStatus(Command& c);
+int RemoteVersions(Command& c);
+int RemoteDeleteSession(Command& c);
+int RemoteWatch(Command& c);
+int RemoteNotices(Command& c);
+int RemoteDrain(Command& c);
+int RemoteCursor(Command& c);
+int RemoteResetWatcher(Command& c);
+int RemoteSweep(Command& c);
+int RemotePrune(Command& c);
+int RemoteStats(Command& c);
+int RemoteVerify(Command& c);
+int RemoteRebuild(Command& c);
+int RemoteBackup(Command& c);
+int RemoteExport(Command& c);
+int RemoteUpstreamList(Command& c);
+int RemoteUpstreamAdd(Command& c);
+int RemoteUpstreamRemove(Command& c);
+
+}  // namespace statewatch::cli
+
+#endif  // STATEWATCH_CLI_REMOTE_H_

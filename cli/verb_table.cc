@@ -1,0 +1,236 @@
+// The verb table's rows and the help, usage and man-page printers.
+#include "cli/verb_table.h"
+
+#include <algorithm>
+#include <ostream>
+
+#include "cli/remote.h"
+#include "cli/serve_command.h"
+#include "cli/verbs.h"
+#include "statewatch/version.h"
+
+namespace statewatch::cli {
+namespace {
+
+OptionHelp Session(const char* help = "The session key (agent:<id>:<rest>, or a bare key).") {
+  return {"session", "KEY", "", help, /*required=*/true};
+}
+OptionHelp Agent() {
+  return {"agent", "ID", "main", "The agent of a bare session key (agent-scoped keys bring their own)."};
+}
+OptionHelp Watcher() {
+  return {"watcher", "KEY", "", "The watcher's agent-scoped session key.", true};
+}
+OptionHelp Target() {
+  return {"target", "KEY", "", "The watched session's key.", true};
+}
+OptionHelp TargetAgent() {
+  return {"target-agent", "ID", "main", "The agent of a bare target key."};
+}
+
+std::vector<OptionHelp> RecordOptions() {
+  return {
+      {"session", "KEY", "", "The session the event belongs to (required unless --batch)."},
+      Agent(),
+      {"kind", "KIND", "",
+       "The event kind: human_direct_message, upstream_missing, goal_changed, child_spawned, "
+       "run_completed, run_failed, compacted, adopted, created (required unless --batch)."},
+      {"actor-type", "TYPE", "", "human, agent or system (required unless --batch)."},
+      {"actor-id", "ID", "", "Who acted; an agent's session key is never notified of its own events."},
+      {"run-id", "ID", "", "The run the event belongs to."},
+      {"session-id", "ID", "", "The session's incarnation id."},
+      {"summary", "TEXT", "", "One line of metadata, never message content (folded, capped at 512 bytes)."},
+      {"payload", "JSON", "", "A JSON object stored with the event."},
+      {"dedupe", "KEY", "", "Idempotency key: a second record with it returns the first event."},
+      {"occurred-at", "MS", "now", "When it happened, ms since the epoch (clamped into the last 24 h)."},
+      {"watcher", "KEY", "", "A producer-passed watcher (repeatable).", false, true},
+      {"batch", "FILE", "",
+       "Record a JSON array or JSON lines of events from FILE (- = stdin) in one atomic batch "
+       "instead; prints the array of stored events."},
+  };
+}
+
+std::vector<Verb> BuildVerbs() {
+  std::vector<Verb> v;
+  v.push_back({"record", "Records one event (or a batch) in the journal; prints the stored event.",
+               "--session KEY --kind KIND --actor-type TYPE [options] | --batch FILE",
+               Access::kWrite, RecordOptions(), RunRecord, RemoteRecord,
+               "An existing event comes back with \"deduplicated\": true."});
+  v.push_back({"status", "A session's state version; with --changes-since, the events after it.",
+               "--session KEY [--agent ID] [--changes-since N] [--limit N]", Access::kReadOnly,
+               {Session(), Agent(),
+                {"changes-since", "N", "",
+                 "Also list the events with a sequence above N, and whether history was pruned "
+                 "past N (historyGap)."},
+                {"limit", "N", "200", "At most N events (clamped to 1..200)."}},
+               RunStatus, RemoteStatus, ""});
+  v.push_back({"versions", "The state versions of several sessions, in one lookup.",
+               "--session KEY [--session KEY]... [--agent ID]", Access::kReadOnly,
+               {{"session", "KEY", "", "A session key (repeatable).", true, true}, Agent()},
+               RunVersions, RemoteVersions, ""});
+  v.push_back({"delete-session",
+               "Deletes a session: its events, head and every cursor naming it.",
+               "--session KEY [--agent ID]", Access::kWrite, {Session(), Agent()},
+               RunDeleteSession, RemoteDeleteSession, ""});
+  v.push_back({"watch", "Registers a watcher on a target at the target's current head.",
+               "--watcher KEY --target KEY [--target-agent ID]", Access::kWrite,
+               {Watcher(), Target(), TargetAgent()}, RunWatch, RemoteWatch,
+               "Prints {\"watched\": false} for a refused registration (same session, bare or "
+               "malformed key)."});
+  v.push_back({"notices", "The watcher's pending notices, without acknowledging them.",
+               "--watcher KEY", Access::kReadOnly, {Watcher()}, RunNotices, RemoteNotices, ""});
+  v.push_back({"drain", "The watcher's pending notices, acknowledged.", "--watcher KEY",
+               Access::kWrite, {Watcher()}, RunDrain, RemoteDrain, ""});
+  v.push_back({"cursor", "One cursor's positions: lastSeen, notified, material, updatedAt.",
+               "--watcher KEY --target KEY [--target-agent ID]", Access::kReadOnly,
+               {Watcher(), Target(), TargetAgent()}, RunCursor, RemoteCursor, ""});
+  v.push_back({"reset-watcher", "Deletes every cursor the watcher holds.", "--watcher KEY",
+               Access::kWrite, {Watcher()}, RunResetWatcher, RemoteResetWatcher, ""});
+  v.push_back({"sweep", "Runs the restart sweep now: pending notices reopen from the cursors.",
+               "", Access::kWrite, {}, RunSweep, RemoteSweep, ""});
+  v.push_back({"prune", "Runs retention now (age, row cap, idle cursors).", "",
+               Access::kWriteNoPrune, {}, RunPrune, RemotePrune, ""});
+  v.push_back({"stats", "Counts and bytes on disk.", "", Access::kReadOnly, {}, RunStats,
+               RemoteStats, ""});
+  v.push_back({"verify",
+               "Rebuilds every projection from the snapshot and the log and diffs it with the "
+               "live one; exit 1 on a difference.",
+               "", Access::kReadOnly, {}, RunVerify, RemoteVerify, ""});
+  v.push_back({"rebuild", "Replaces the projections with rebuilt ones.", "", Access::kWrite, {},
+               RunRebuild, RemoteRebuild, ""});
+  v.push_back({"backup",
+               "Writes a consistent copy of the database (a RocksDB checkpoint) to a new "
+               "directory.",
+               "--to DIR", Access::kReadOnly,
+               {{"to", "DIR", "",
+                 "The backup directory; it must not exist. With --server it is a path on the "
+                 "daemon's machine.",
+                 true}},
+               RunBackup, RemoteBackup,
+               "Works while the daemon runs: use --server (POST /v1/backup)."});
+  v.push_back({"restore",
+               "Puts a backup in place as the data directory named by --data, which must be "
+               "empty or absent.",
+               "--from DIR --data DIR", Access::kReadOnly,
+               {{"from", "DIR", "", "A directory written by `statewatch backup`.", true}},
+               RunRestore, nullptr,
+               "Stop the daemon first; restore never overwrites a database."});
+  v.push_back({"export", "Prints every retained journal event as JSON lines (one event a line).",
+               "", Access::kReadOnly, {}, RunExport, RemoteExport,
+               "Events are grouped by session, ascending within one."});
+  v.push_back({"upstream list", "Every upstream link.", "", Access::kReadOnly, {},
+               RunUpstreamList, RemoteUpstreamList, ""});
+  v.push_back({"upstream add", "Creates or refreshes a session's upstream link (a JSONL source).",
+               "--session KEY --catalog ID --host ID --thread ID --path FILE [options]",
+               Access::kWrite,
+               {Session(), Agent(),
+                {"catalog", "ID", "", "The catalog the session was adopted from.", true},
+                {"host", "ID", "", "The host id of the source.", true},
+                {"thread", "ID", "", "The thread id of the source.", true},
+                {"path", "FILE", "", "The JSONL transcript to monitor.", true},
+                {"kind", "KIND", "jsonl", "The provider kind."},
+                {"marker", "BYTES", "the file's current end", "The byte offset to scan from."}},
+               RunUpstreamAdd, RemoteUpstreamAdd, ""});
+  v.push_back({"upstream remove", "Removes a session's upstream link.",
+               "--session KEY [--agent ID]", Access::kWrite, {Session(), Agent()},
+               RunUpstreamRemove, RemoteUpstreamRemove, ""});
+  v.push_back({"openapi", "Prints the daemon's OpenAPI 3.1 document.", "", Access::kReadOnly,
+               {}, RunOpenApi, nullptr, ""});
+  v.push_back({"serve", "Runs the daemon (HTTP + WebSocket) on the data directory.",
+               "[options]", Access::kWrite, ServeOptionHelp(), RunServeCommand, nullptr,
+               "Prints {\"listening\", \"port\"} once it listens; SIGINT or SIGTERM stops it "
+               "gracefully (in-flight requests finish, the database closes cleanly)."});
+  v.push_back({"man", "Prints this tool's man page (roff).", "", Access::kReadOnly, {},
+               RunManPage, nullptr, ""});
+  return v;
+}
+
+void PrintOption(const OptionHelp& o, std::ostream& out) {
+  std::string head = "  --" + o.name + (o.value.empty() ? "" : " " + o.value);
+  out << head;
+  out << std::string(head.size() < 26 ? 26 - head.size() : 1, ' ') << o.help;
+  if (o.required) out << " Required.";
+  if (!o.default_value.empty()) out << " (default: " << o.default_value << ")";
+  out << "\n";
+}
+
+}  // namespace
+
+const std::vector<Verb>& Verbs() {
+  static const auto* verbs = new std::vector<Verb>(BuildVerbs());
+  return *verbs;
+}
+
+const std::vector<OptionHelp>& GlobalOptionHelp() {
+  static const auto* options = new std::vector<OptionHelp>{
+      {"data", "DIR", "./data", "The data directory (a RocksDB database)."},
+      {"now", "MS", "the system clock", "The clock for this one command (tests, replays)."},
+      {"durability", "MODE", "sync",
+       "sync: fsync before a write is acknowledged; buffered: survive a process crash only."},
+      {"server", "URL", "$STATEWATCH_SERVER, else the local database",
+       "Talk to a running daemon (http://HOST:PORT) instead of opening --data; prints the "
+       "same JSON."},
+      {"token-file", "FILE", "$STATEWATCH_TOKEN_FILE",
+       "A file holding the daemon's bearer token (with --server)."},
+  };
+  return *options;
+}
+
+const Verb* FindVerb(std::string_view name) {
+  const auto& verbs = Verbs();
+  auto it = std::find_if(verbs.begin(), verbs.end(), [&](const Verb& v) { return v.name == name; });
+  return it == verbs.end() ? nullptr : &*it;
+}
+
+std::vector<OptionSpec> OptionSpecs(const Verb& verb) {
+  std::vector<OptionSpec> specs;
+  for (const OptionHelp& o : verb.options) specs.push_back({o.name, o.required, o.repeatable});
+  for (const OptionHelp& o : GlobalOptionHelp()) specs.push_back({o.name, false, false});
+  return specs;
+}
+
+void PrintUsage(std::ostream& out) {
+  out << "statewatch " << kVersion << " — session state awareness for AI-agent gateways\n\n"
+      << "usage: statewatch [global options] <verb> [options]\n"
+      << "       statewatch help [verb]      statewatch <verb> --help      statewatch --version\n\n"
+      << "verbs:\n";
+  for (const Verb& verb : Verbs()) {
+    std::string head = "  " + verb.name;
+    out << head << std::string(head.size() < 20 ? 20 - head.size() : 1, ' ') << verb.summary
+        << "\n";
+  }
+  out << "\nglobal options:\n";
+  for (const OptionHelp& o : GlobalOptionHelp()) PrintOption(o, out);
+  out << "\nJSON on stdout. Exit 0 ok, 1 runtime error, 2 usage error.\n";
+}
+
+void PrintVerbHelp(const Verb& verb, std::ostream& out) {
+  out << "usage: statewatch " << verb.name << (verb.synopsis.empty() ? "" : " " + verb.synopsis)
+      << "\n\n"
+      << verb.summary << "\n";
+  if (!verb.options.empty()) {
+    out << "\noptions:\n";
+    for (const OptionHelp& o : verb.options) PrintOption(o, out);
+  }
+  if (!verb.notes.empty()) out << "\n" << verb.notes << "\n";
+  if (verb.remote == nullptr) out << "\nRuns on the local database only (no --server).\n";
+  out << "\nglobal options:\n";
+  for (const OptionHelp& o : GlobalOptionHelp()) PrintOption(o, out);
+}
+
+bool PrintGroupHelp(std::string_view group, std::ostream& out) {
+  std::string prefix = std::string(group) + " ";
+  bool any = false;
+  for (const Verb& verb : Verbs()) {
+    if (verb.name.rfind(prefix, 0) != 0) continue;
+    if (!any) out << "usage: statewatch " << group << " <sub-verb> [options]\n\nsub-verbs:\n";
+    any = true;
+    std::string head = "  " + verb.name.substr(prefix.size());
+    out << head << std::string(head.size() < 12 ? 12 - head.size() : 1, ' ') << verb.summary
+        << "\n";
+  }
+  if (any) out << "\n'statewatch help " << group << " <sub-verb>' shows its options.\n";
+  return any;
+}
+
+}  // namespace statewatch::cli

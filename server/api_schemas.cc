@@ -1,0 +1,202 @@
+// The JSON Schemas (2020-12, as OpenAPI 3.1 uses them) of every body the daemon takes or
+// answers, by component name. The route table (route_table.cc) names them; openapi.cc puts
+// them under components/schemas. Answers allow fields they do not list (a newer daemon may
+// add some); requests document every field the daemon reads.
+#include "server/api_schemas.h"
+
+namespace statewatch::server {
+
+const char* ComponentSchemasJson() {
+  return R"json({
+"Error": {"type": "object", "required": ["error"], "properties": {
+  "error": {"type": "object", "required": ["code", "message"], "properties": {
+    "code": {"type": "string", "description": "Machine-readable: invalid_argument, invalid_json, invalid_parameter, invalid_caller, unauthorized, forbidden, not_found, unknown_session, unknown_tool, method_not_allowed, payload_too_large, request_timeout, upgrade_required, unavailable, internal."},
+    "message": {"type": "string", "description": "What was wrong and with what value; tool refusals are byte-exact (docs/semantics.md section 9)."}}}}},
+"Kind": {"type": "string", "description": "An event kind of the engine's kind table (docs/semantics.md section 2.2).",
+  "examples": ["human_direct_message", "upstream_missing", "goal_changed", "child_spawned", "run_completed", "run_failed", "compacted", "adopted", "created"]},
+"ActorType": {"type": "string", "enum": ["human", "agent", "system"]},
+"EventInput": {"type": "object", "required": ["sessionKey", "kind", "actorType"], "properties": {
+  "sessionKey": {"type": "string"},
+  "agentId": {"type": "string", "description": "The agent of a bare sessionKey (default main)."},
+  "sessionId": {"type": "string"},
+  "kind": {"$ref": "#/components/schemas/Kind"},
+  "actorType": {"$ref": "#/components/schemas/ActorType"},
+  "actorId": {"type": "string", "description": "For an agent actor its session key; a watcher is never notified of its own events."},
+  "runId": {"type": "string"},
+  "occurredAt": {"type": "integer", "description": "ms since the epoch; clamped into [now - 24 h, now]; default now."},
+  "summary": {"type": "string", "description": "One line of metadata, never message content (folded to one line, capped)."},
+  "payload": {"type": "object", "description": "Any JSON object; anything else is dropped."},
+  "dedupeKey": {"type": "string", "description": "Idempotency key, unique across the engine."},
+  "watchers": {"type": "array", "items": {"type": "string"}, "description": "Producer-passed watchers (agent-scoped keys)."}}},
+"RecordEventsBody": {"oneOf": [
+  {"$ref": "#/components/schemas/EventInput"},
+  {"type": "array", "items": {"$ref": "#/components/schemas/EventInput"}}]},
+"Event": {"type": "object", "required": ["sequence", "sessionKey", "agentId", "kind", "actorType", "occurredAt", "summary"], "properties": {
+  "sequence": {"type": "integer", "minimum": 1},
+  "sessionKey": {"type": "string"}, "agentId": {"type": "string"}, "sessionId": {"type": "string"},
+  "kind": {"type": "string"}, "actorType": {"$ref": "#/components/schemas/ActorType"},
+  "actorId": {"type": "string"}, "runId": {"type": "string"},
+  "occurredAt": {"type": "integer"}, "summary": {"type": "string"},
+  "payload": {"type": "object"}, "dedupeKey": {"type": "string"},
+  "deduplicated": {"type": "boolean", "description": "Present (true) when an existing event came back for its dedupeKey."}}},
+"RecordEventsAnswer": {"type": "object", "required": ["events"], "properties": {
+  "events": {"type": "array", "items": {"$ref": "#/components/schemas/Event"}}}},
+"ChangeEvent": {"type": "object", "required": ["sequence", "kind", "actorType", "occurredAt", "summary"], "properties": {
+  "sequence": {"type": "integer"}, "kind": {"type": "string"}, "actorType": {"$ref": "#/components/schemas/ActorType"},
+  "occurredAt": {"type": "integer"}, "summary": {"type": "string"}, "actorId": {"type": "string"}, "runId": {"type": "string"},
+  "payload": {"type": "object", "description": "Only the keys outcome, channel and turns."}}},
+"StateChanges": {"type": "object", "required": ["events", "truncated", "earliestAvailableSequence", "historyGap"], "properties": {
+  "events": {"type": "array", "items": {"$ref": "#/components/schemas/ChangeEvent"}},
+  "truncated": {"type": "boolean"}, "earliestAvailableSequence": {"type": "integer"},
+  "historyGap": {"type": "boolean", "description": "true exactly when changesSince is below the session's prune watermark."}}},
+"SessionUpsert": {"type": "object", "properties": {
+  "agentId": {"type": "string", "description": "The agent of a bare key (else ?agentId=, X-Agent-Id, main)."},
+  "sessionId": {"type": "string"}, "kind": {"type": "string", "enum": ["main", "group", "cron", "hook", "node", "other"]},
+  "channel": {"type": "string"}, "label": {"type": "string"}, "model": {"type": "string"},
+  "contextTokens": {"type": "integer", "minimum": 0}, "totalTokens": {"type": "integer", "minimum": 0},
+  "parentSessionKey": {"type": "string", "description": "The spawner: visibility tree is the caller and the sessions whose parent it is."},
+  "sandboxed": {"type": "boolean"}, "createdAt": {"type": "integer"}, "updatedAt": {"type": "integer"}}},
+"SessionRecord": {"type": "object", "required": ["sessionKey", "agentId", "kind", "channel", "sandboxed"], "properties": {
+  "sessionKey": {"type": "string"}, "agentId": {"type": "string"}, "sessionId": {"type": "string"},
+  "kind": {"type": "string"}, "channel": {"type": "string"}, "label": {"type": "string"}, "model": {"type": "string"},
+  "contextTokens": {"type": "integer"}, "totalTokens": {"type": "integer"}, "parentSessionKey": {"type": "string"},
+  "sandboxed": {"type": "boolean"}, "createdAt": {"type": "integer"}, "updatedAt": {"type": "integer"}}},
+"SessionAnswer": {"type": "object", "required": ["session"], "properties": {"session": {"$ref": "#/components/schemas/SessionRecord"}}},
+"SessionState": {"type": "object", "required": ["sessionKey", "agentId", "stateVersion"], "properties": {
+  "sessionKey": {"type": "string"}, "agentId": {"type": "string"}, "stateVersion": {"type": "integer", "minimum": 0},
+  "stateChanges": {"$ref": "#/components/schemas/StateChanges"}}},
+"VersionsRequest": {"type": "object", "required": ["sessions"], "properties": {
+  "sessions": {"type": "array", "items": {"type": "string"}},
+  "agentId": {"type": "string", "description": "The agent of the bare keys (default main)."}}},
+"VersionsAnswer": {"type": "object", "required": ["versions"], "properties": {
+  "versions": {"type": "array", "items": {"$ref": "#/components/schemas/SessionState"}}}},
+"Cursor": {"type": "object", "required": ["lastSeen", "notified", "material", "updatedAt"], "properties": {
+  "lastSeen": {"type": "integer"}, "notified": {"type": "integer"}, "material": {"type": "integer"}, "updatedAt": {"type": "integer"}}},
+"SweepAnswer": {"type": "object", "required": ["pendingNotices"], "properties": {"pendingNotices": {"type": "integer"}}},
+"Deleted": {"type": "object", "required": ["deleted"], "properties": {"deleted": {"const": true}}},
+"Reset": {"type": "object", "required": ["reset"], "properties": {"reset": {"const": true}}},
+"TranscriptMessage": {"type": "object", "required": ["role", "content"], "properties": {
+  "role": {"type": "string", "minLength": 1},
+  "content": {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "object"}}, {"type": "object"}]},
+  "toolName": {"type": "string"}, "timestamp": {"type": "integer", "minimum": 0}}},
+"TranscriptAppend": {"oneOf": [
+  {"type": "object", "required": ["messages"], "properties": {"messages": {"type": "array", "items": {"$ref": "#/components/schemas/TranscriptMessage"}}}},
+  {"type": "array", "items": {"$ref": "#/components/schemas/TranscriptMessage"}},
+  {"$ref": "#/components/schemas/TranscriptMessage"}]},
+"Appended": {"type": "object", "required": ["appended"], "properties": {"appended": {"type": "integer", "minimum": 0}}},
+"WatchRequest": {"type": "object", "required": ["watcher", "target"], "properties": {
+  "watcher": {"type": "string"}, "target": {"type": "string"}, "targetAgentId": {"type": "string"}}},
+"WatchAnswer": {"type": "object", "required": ["watched"], "properties": {"watched": {"type": "boolean"}}},
+"Notice": {"type": "object", "required": ["targetSessionKey", "contextKey", "text"], "properties": {
+  "targetSessionKey": {"type": "string"},
+  "contextKey": {"type": "string", "description": "session-state:<lower-case hex of the UTF-8 target key>"},
+  "text": {"type": "string", "description": "Session \"<key>\" changed (other actor). Reconcile before acting: session_status sessionKey \"<key>\" changesSince <L>."}}},
+"NoticesAnswer": {"type": "object", "required": ["notices"], "properties": {"notices": {"type": "array", "items": {"$ref": "#/components/schemas/Notice"}}}},
+"DrainRequest": {"type": "object", "required": ["watcher"], "properties": {"watcher": {"type": "string"}}},
+"Wake": {"type": "object", "required": ["watcher", "reason", "at"], "description": "One WebSocket text message of GET /v1/wakes.", "properties": {
+  "watcher": {"type": "string"}, "reason": {"type": "string"}, "at": {"type": "integer"}}},
+"Provenance": {"type": "object", "required": ["sourceSessionKey", "sourceTool", "isUser"], "properties": {
+  "sourceSessionKey": {"type": "string"}, "sourceTool": {"type": "string"}, "isUser": {"const": false}}},
+"Delivery": {"type": "object", "required": ["deliveryId", "type", "sessionKey", "agentId", "runId", "text", "provenance", "createdAt"],
+  "description": "One WebSocket text message of GET /v1/deliveries: work for the gateway to hand to a session.", "properties": {
+  "deliveryId": {"type": "integer"}, "type": {"type": "string", "enum": ["message", "task", "steer", "announce"]},
+  "sessionKey": {"type": "string"}, "agentId": {"type": "string"}, "runId": {"type": "string"}, "text": {"type": "string"},
+  "provenance": {"$ref": "#/components/schemas/Provenance"}, "createdAt": {"type": "integer"}}},
+"AckAnswer": {"type": "object", "required": ["acked", "deliveryId"], "properties": {"acked": {"const": true}, "deliveryId": {"type": "integer"}}},
+"RunReply": {"type": "object", "required": ["text"], "properties": {"text": {"type": "string"}}},
+"RunFinish": {"type": "object", "required": ["status"], "properties": {
+  "status": {"type": "string", "enum": ["ok", "error", "timeout", "cancelled"]},
+  "result": {"description": "A string as is; any other JSON is stored serialized."}}},
+"RunUpdate": {"type": "object", "required": ["runId", "applied", "status", "deliveries"], "properties": {
+  "runId": {"type": "string"}, "applied": {"type": "boolean"}, "status": {"type": "string"},
+  "deliveries": {"type": "array", "items": {"type": "integer"}}}},
+"UpstreamLinkInput": {"type": "object", "required": ["sessionKey", "catalogId", "hostId", "threadId", "upstreamRef"], "properties": {
+  "sessionKey": {"type": "string"}, "agentId": {"type": "string"}, "catalogId": {"type": "string"}, "hostId": {"type": "string"},
+  "threadId": {"type": "string"}, "upstreamKind": {"type": "string", "enum": ["jsonl"]},
+  "upstreamRef": {"type": "object", "required": ["path"], "properties": {"path": {"type": "string"}}},
+  "marker": {"type": "integer", "minimum": 0, "description": "Byte offset to scan from (default: the source's current end)."}}},
+"UpstreamLink": {"type": "object", "required": ["sessionKey", "agentId", "catalogId", "hostId", "threadId", "upstreamKind", "upstreamRef", "marker"], "properties": {
+  "sessionKey": {"type": "string"}, "agentId": {"type": "string"}, "catalogId": {"type": "string"}, "hostId": {"type": "string"},
+  "threadId": {"type": "string"}, "upstreamKind": {"type": "string"}, "upstreamRef": {"type": "object"},
+  "marker": {"type": "integer"}, "lastScannedAt": {"type": "integer"}, "missingCount": {"type": "integer"}}},
+"UpstreamLinks": {"type": "object", "required": ["links"], "properties": {"links": {"type": "array", "items": {"$ref": "#/components/schemas/UpstreamLink"}}}},
+"UpstreamLinkAnswer": {"type": "object", "required": ["link"], "properties": {"link": {"$ref": "#/components/schemas/UpstreamLink"}}},
+"PruneStats": {"type": "object", "required": ["rowsDeleted", "sessionsTouched", "cursorsExpired"], "properties": {
+  "rowsDeleted": {"type": "integer"}, "sessionsTouched": {"type": "integer"}, "cursorsExpired": {"type": "integer"}}},
+"VerifyReport": {"type": "object", "required": ["ok", "recordsReplayed", "headsChecked", "cursorsChecked", "differences"], "properties": {
+  "ok": {"type": "boolean"}, "recordsReplayed": {"type": "integer"}, "headsChecked": {"type": "integer"},
+  "cursorsChecked": {"type": "integer"}, "differences": {"type": "array", "items": {"type": "string"}}}},
+"Stats": {"type": "object", "required": ["rows", "sessions", "cursors", "pendingNotices", "lastSequence", "bytesOnDisk"], "properties": {
+  "rows": {"type": "integer"}, "sessions": {"type": "integer"}, "cursors": {"type": "integer"},
+  "pendingNotices": {"type": "integer"}, "lastSequence": {"type": "integer"}, "bytesOnDisk": {"type": "integer"}}},
+"BackupRequest": {"type": "object", "required": ["to"], "properties": {
+  "to": {"type": "string", "description": "A directory that does not exist yet, on the daemon's machine (relative to its working directory)."}}},
+"BackupAnswer": {"type": "object", "required": ["path"], "properties": {"path": {"type": "string", "description": "The absolute backup directory."}}},
+"Clock": {"type": "object", "required": ["now"], "properties": {"now": {"type": "integer"}, "manual": {"type": "boolean"}}},
+"ClockSet": {"type": "object", "required": ["now"], "properties": {"now": {"type": "integer", "minimum": 0, "description": "ms since the epoch; never backwards."}}},
+"Health": {"type": "object", "required": ["status", "version"], "properties": {"status": {"const": "ok"}, "version": {"type": "string"}}},
+"OpenApiDocument": {"type": "object", "required": ["openapi", "info", "paths"]},
+"SessionStatusParams": {"type": "object", "properties": {
+  "sessionKey": {"type": "string", "description": "Default (and \"current\"): the caller. A bare key is of the caller's agent."},
+  "changesSince": {"oneOf": [{"type": "integer", "minimum": 0}, {"type": "string"}],
+    "description": "A non-negative safe integer or a numeric string; a blank string counts as absent. Anything else: changesSince must be a non-negative integer"}}},
+"SessionStatusAnswer": {"type": "object", "required": ["sessionKey", "agentId", "kind", "stateVersion"], "properties": {
+  "sessionKey": {"type": "string"}, "agentId": {"type": "string"}, "kind": {"type": "string"}, "channel": {"type": "string"},
+  "label": {"type": "string"}, "model": {"type": "string"}, "sessionId": {"type": "string"},
+  "contextTokens": {"type": "integer"}, "totalTokens": {"type": "integer"}, "parentSessionKey": {"type": "string"},
+  "sandboxed": {"type": "boolean"}, "createdAt": {"type": "integer"}, "updatedAt": {"type": "integer"},
+  "stateVersion": {"type": "integer", "minimum": 0},
+  "stateChanges": {"$ref": "#/components/schemas/StateChanges"}}},
+"SessionsListParams": {"type": "object", "properties": {
+  "kinds": {"oneOf": [{"type": "array", "items": {"type": "string", "enum": ["main", "group", "cron", "hook", "node", "other"]}},
+                      {"type": "string", "enum": ["main", "group", "cron", "hook", "node", "other"]}]},
+  "label": {"type": "string"}, "agentId": {"type": "string"}, "search": {"type": "string"},
+  "activeMinutes": {"type": "integer", "minimum": 1}, "limit": {"type": "integer", "minimum": 1},
+  "messageLimit": {"type": "integer", "minimum": 0, "maximum": 20}}},
+"SessionRow": {"type": "object", "required": ["key", "agentId", "kind", "channel", "updatedAt"], "properties": {
+  "key": {"type": "string"}, "agentId": {"type": "string"}, "kind": {"type": "string"}, "channel": {"type": "string"},
+  "label": {"type": "string"}, "model": {"type": "string"}, "contextTokens": {"type": "integer"}, "totalTokens": {"type": "integer"},
+  "updatedAt": {"type": "integer"}, "parentSessionKey": {"type": "string"},
+  "stateVersion": {"type": "integer", "minimum": 1, "description": "Only when > 0."},
+  "messages": {"type": "array", "items": {"type": "object"}}}},
+"SessionsListAnswer": {"type": "object", "required": ["count", "sessions"], "properties": {
+  "count": {"type": "integer"}, "sessions": {"type": "array", "items": {"$ref": "#/components/schemas/SessionRow"}}}},
+"SessionsHistoryParams": {"type": "object", "required": ["sessionKey"], "properties": {
+  "sessionKey": {"type": "string", "description": "A session key or session id; \"current\" = the caller."},
+  "limit": {"type": "integer", "minimum": 1}, "includeTools": {"type": "boolean"}}},
+"SessionsHistoryAnswer": {"type": "object", "required": ["sessionKey", "messages", "truncated", "droppedMessages", "contentTruncated", "contentRedacted", "bytes"], "properties": {
+  "sessionKey": {"type": "string"}, "agentId": {"type": "string"},
+  "messages": {"type": "array", "items": {"type": "object", "required": ["role", "content"]}},
+  "truncated": {"type": "boolean"}, "droppedMessages": {"type": "integer"}, "contentTruncated": {"type": "boolean"},
+  "contentRedacted": {"type": "boolean"}, "bytes": {"type": "integer"}}},
+"SessionsSendParams": {"type": "object", "required": ["message"], "properties": {
+  "sessionKey": {"type": "string"}, "label": {"type": "string"}, "agentId": {"type": "string"},
+  "message": {"type": "string"}, "timeoutSeconds": {"type": "number", "minimum": 0, "description": "Default 30; 0 = fire and forget."},
+  "watch": {"type": "boolean"}}},
+"SessionsSendAnswer": {"type": "object", "required": ["runId", "status"], "properties": {
+  "runId": {"type": "string"}, "status": {"type": "string", "enum": ["accepted", "ok", "timeout", "error", "forbidden"]},
+  "reply": {"type": "string"}, "error": {"type": "string"}, "sessionKey": {"type": "string"}, "watched": {"type": "boolean"}}},
+"SessionsSpawnParams": {"type": "object", "required": ["task"], "properties": {
+  "task": {"type": "string"}, "label": {"type": "string"}, "runtime": {"type": "string", "enum": ["subagent", "acp"]},
+  "agentId": {"type": "string"}, "model": {"type": "string"},
+  "thinking": {"type": "string", "enum": ["off", "minimal", "low", "medium", "high", "xhigh"]},
+  "thread": {"type": "boolean"}, "sandbox": {"type": "string", "enum": ["inherit", "require"]},
+  "context": {"type": "string", "enum": ["isolated", "fork"]}}},
+"SessionsSpawnAnswer": {"type": "object", "required": ["status", "runId", "childSessionKey"], "properties": {
+  "status": {"const": "accepted"}, "runId": {"type": "string"}, "childSessionKey": {"type": "string"}}},
+"SessionsYieldParams": {"type": "object", "properties": {"message": {"type": "string"}}},
+"SessionsYieldAnswer": {"type": "object", "required": ["status"], "properties": {
+  "status": {"const": "yielded"}, "message": {"type": "string"}, "waitingFor": {"type": "integer"}}},
+"SubagentsParams": {"type": "object", "properties": {
+  "action": {"type": "string", "enum": ["list", "steer", "kill"]},
+  "target": {"type": "string", "description": "1-based index, label, run id or session key; all (kill only)."},
+  "message": {"type": "string", "maxLength": 4000}}},
+"SubagentsAnswer": {"type": "object", "required": ["status"], "properties": {
+  "status": {"type": "string"}, "action": {"type": "string"}, "text": {"type": "string"},
+  "runId": {"type": "string"}, "sessionKey": {"type": "string"}, "killed": {"type": "integer"},
+  "active": {"type": "array"}, "recent": {"type": "array"}, "total": {"type": "integer"},
+  "deliveryId": {"type": "integer"}, "error": {"type": "string"}}}
+})json";
+}
+
+}  // namespace statewatch::server

@@ -1,0 +1,166 @@
+// OpenAPI generation: one operation per route-table row.
+#include "server/openapi.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <vector>
+#include <string_view>
+
+#include "server/api_schemas.h"
+#include "server/route_table.h"
+#include "statewatch/version.h"
+
+namespace statewatch::server {
+namespace json = boost::json;
+namespace {
+
+const char* ErrorDescription(int status) {
+  static const std::map<int, const char*> kText = {
+      {400, "Bad input: malformed JSON, a wrong field, a refused tool parameter."},
+      {401, "The daemon runs with a token and the request lacks Authorization: Bearer <token>."},
+      {403, "Refused by the session tools' visibility or profile settings (the message names "
+            "the setting)."},
+      {404, "Unknown session, delivery, run, link or route."},
+      {405, "The path exists with other methods (the Allow header lists them)."},
+      {413, "The body is larger than serve --body-limit."},
+      {426, "A WebSocket stream requested without an upgrade."},
+      {500, "An internal error."},
+      {503, "The engine refuses writes (after a failed durable write) or a service is not "
+            "running."},
+  };
+  auto it = kText.find(status);
+  return it == kText.end() ? "Error." : it->second;
+}
+
+json::value Parse(const char* text) { return json::parse(text); }
+
+json::object SchemaRef(const char* name) {
+  return json::object{{"$ref", std::string("#/components/schemas/") + name}};
+}
+
+json::object ErrorResponse(int status) {
+  return json::object{
+      {"description", ErrorDescription(status)},
+      {"content", json::object{{"application/json",
+                                json::object{{"schema", SchemaRef("Error")}}}}}};
+}
+
+json::object Operation(const RouteSpec& spec) {
+  json::object op;
+  op["operationId"] = spec.operation_id;
+  op["tags"] = json::array{spec.tag};
+  op["summary"] = spec.summary;
+  if (spec.description[0] != '\0') op["description"] = spec.description;
+  if (!spec.params.empty()) {
+    json::array params;
+    for (const RouteParam& p : spec.params) {
+      params.push_back(json::object{{"name", p.name},
+                                    {"in", p.in},
+                                    {"required", p.required},
+                                    {"description", p.description},
+                                    {"schema", Parse(p.schema)}});
+    }
+    op["parameters"] = std::move(params);
+  }
+  if (spec.request_schema != nullptr) {
+    op["requestBody"] = json::object{
+        {"required", spec.request_required},
+        {"content", json::object{{"application/json",
+                                  json::object{{"schema", SchemaRef(spec.request_schema)}}}}}};
+  }
+  json::object responses;
+  json::object ok{{"description", spec.websocket ? "Switching to a WebSocket; each text message "
+                                                   "is one JSON document of this schema."
+                                                 : "Success."}};
+  json::object media;
+  if (spec.answer_schema != nullptr) media["schema"] = SchemaRef(spec.answer_schema);
+  ok["content"] = json::object{{spec.answer_type, std::move(media)}};
+  responses[spec.websocket ? "101" : "200"] = std::move(ok);
+  std::vector<int> errors = spec.errors;
+  if (!spec.public_route) errors.push_back(401);
+  errors.push_back(500);
+  std::sort(errors.begin(), errors.end());
+  for (int status : errors) responses[std::to_string(status)] = ErrorResponse(status);
+  op["responses"] = std::move(responses);
+  if (!spec.public_route) op["security"] = json::array{json::object{{"bearer", json::array()}}};
+  return op;
+}
+
+void Indent(std::string& out, int depth) { out.append(static_cast<std::size_t>(depth) * 2, ' '); }
+
+void Pretty(const json::value& v, std::string& out, int depth) {
+  if (v.is_object() && !v.as_object().empty()) {
+    out += "{\n";
+    bool first = true;
+    for (const auto& [key, value] : v.as_object()) {
+      if (!first) out += ",\n";
+      first = false;
+      Indent(out, depth + 1);
+      out += json::serialize(json::string(key));
+      out += ": ";
+      Pretty(value, out, depth + 1);
+    }
+    out += "\n";
+    Indent(out, depth);
+    out += "}";
+  } else if (v.is_array() && !v.as_array().empty()) {
+    out += "[\n";
+    bool first = true;
+    for (const json::value& item : v.as_array()) {
+      if (!first) out += ",\n";
+      first = false;
+      Indent(out, depth + 1);
+      Pretty(item, out, depth + 1);
+    }
+    out += "\n";
+    Indent(out, depth);
+    out += "]";
+  } else {
+    out += json::serialize(v);
+  }
+}
+
+}  // namespace
+
+json::object OpenApiJson() {
+  json::object doc;
+  doc["openapi"] = "3.1.0";
+  doc["info"] = json::object{
+      {"title", "statewatch"},
+      {"version", kVersion},
+      {"summary", "Session state awareness for AI-agent gateways: the daemon's HTTP API."},
+      {"description",
+       "Generated from the daemon's route table (server/route_table.cc). The behaviour behind "
+       "each route is described in docs/semantics.md; docs/http-api.md walks through it."}};
+  doc["servers"] = json::array{json::object{{"url", "http://127.0.0.1:7411"}}};
+  json::object paths;
+  for (const RouteSpec& spec : Routes()) {
+    json::value& item = paths[spec.path];
+    if (!item.is_object()) item = json::object();
+    std::string method(spec.method);
+    for (char& c : method) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    item.as_object()[method] = Operation(spec);
+  }
+  doc["paths"] = std::move(paths);
+  json::object components;
+  components["schemas"] = Parse(ComponentSchemasJson());
+  components["securitySchemes"] = json::object{
+      {"bearer", json::object{{"type", "http"},
+                              {"scheme", "bearer"},
+                              {"description", "serve --token or --token-file; required when "
+                                              "listening on a non-loopback address."}}}};
+  doc["components"] = std::move(components);
+  return doc;
+}
+
+std::string PrettyJson(const json::value& value) {
+  std::string out;
+  Pretty(value, out, 0);
+  out += "\n";
+  return out;
+}
+
+std::string OpenApiDocument() { return PrettyJson(OpenApiJson()); }
+
+}  // namespace statewatch::server

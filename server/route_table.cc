@@ -1,0 +1,347 @@
+// The route table's rows and the path-template matcher.
+#include "server/route_table.h"
+
+#include "server/handlers.h"
+#include "server/url.h"
+
+namespace statewatch::server {
+namespace {
+
+constexpr const char* kJson = "application/json";
+constexpr const char* kString = R"({"type":"string"})";
+
+// Parameters shared by several rows.
+const RouteParam kCallerKey{"X-Session-Key", "header", true, kString,
+                            "The calling session's key (the requester of the tool call)."};
+const RouteParam kCallerAgent{"X-Agent-Id", "header", false, kString,
+                              "The calling session's agent when X-Session-Key is a bare key "
+                              "(default main)."};
+const RouteParam kSessionKey{"key", "path", true, kString,
+                             "A session key, percent-encoded (agent:main:main needs no "
+                             "escaping)."};
+const RouteParam kAgentQuery{"agentId", "query", false, kString,
+                             "The agent of a bare session key (else X-Agent-Id, else main)."};
+
+// ---- adapters from a RouteMatch to the handlers of handlers.h ------------------------------
+
+template <const char* kTool>
+ApiResponse ReadTool(const HandlerContext& ctx, const ApiRequest& req, const RouteMatch&) {
+  return HandleTool(ctx, kTool, req);
+}
+template <const char* kTool>
+ApiResponse MessagingTool(const HandlerContext& ctx, const ApiRequest& req, const RouteMatch&) {
+  return HandleMessagingTool(ctx, kTool, req);
+}
+constexpr char kSessionStatus[] = "session_status";
+constexpr char kSessionsList[] = "sessions_list";
+constexpr char kSessionsHistory[] = "sessions_history";
+constexpr char kSessionsSend[] = "sessions_send";
+constexpr char kSessionsSpawn[] = "sessions_spawn";
+constexpr char kSessionsYield[] = "sessions_yield";
+constexpr char kSubagents[] = "subagents";
+
+ApiResponse UpgradeRequired(const ApiRequest& req) {
+  Target t = SplitTarget(req.target);
+  return Api::Error(426, "upgrade_required",
+                    "GET " + std::string(t.path) +
+                        " is a WebSocket stream: send Connection: Upgrade and Upgrade: websocket");
+}
+
+using M = const RouteMatch&;
+using C = const HandlerContext&;
+using R = const ApiRequest&;
+
+std::vector<RouteSpec> BuildRoutes() {
+  // Tool rows differ only in name, schemas, errors and handler.
+  auto tool = [](const char* name, const char* summary, const char* params, const char* answer,
+                 std::vector<int> errors, RouteHandler handle) {
+    return RouteSpec{"POST",  std::string("/v1/tools/") + name,
+                     name,    "tools",
+                     summary, "The caller is the session in X-Session-Key.",
+                     {kCallerKey, kCallerAgent},
+                     params,  false,
+                     answer,  kJson,
+                     std::move(errors),
+                     false,   false,
+                     handle};
+  };
+  std::vector<RouteSpec> r;
+  r.push_back(tool("session_status",
+                   "A session's status card; with changesSince, the events after it and "
+                   "whether history was pruned past it (historyGap).",
+                   "SessionStatusParams", "SessionStatusAnswer", {400, 403, 404},
+                   ReadTool<kSessionStatus>));
+  r.push_back(tool("sessions_list", "The sessions the caller may see, newest first.",
+                   "SessionsListParams", "SessionsListAnswer", {400, 403}, ReadTool<kSessionsList>));
+  r.push_back(tool("sessions_history", "A bounded, cleaned view of a session's transcript.",
+                   "SessionsHistoryParams", "SessionsHistoryAnswer", {400, 403, 404, 503},
+                   MessagingTool<kSessionsHistory>));
+  r.push_back(tool("sessions_send",
+                   "Sends a message to another session; with timeoutSeconds > 0 the answer "
+                   "waits for the reply.",
+                   "SessionsSendParams", "SessionsSendAnswer", {400, 403, 404, 503},
+                   MessagingTool<kSessionsSend>));
+  r.push_back(tool("sessions_spawn", "Starts a sub-agent run; answers at once.",
+                   "SessionsSpawnParams", "SessionsSpawnAnswer", {400, 403, 503},
+                   MessagingTool<kSessionsSpawn>));
+  r.push_back(tool("sessions_yield", "Ends the caller's turn until its children report back.",
+                   "SessionsYieldParams", "SessionsYieldAnswer", {400, 403, 503},
+                   MessagingTool<kSessionsYield>));
+  r.push_back(tool("subagents", "Lists, steers or kills the caller's sub-agent runs.",
+                   "SubagentsParams", "SubagentsAnswer", {400, 403, 404, 503},
+                   MessagingTool<kSubagents>));
+
+  r.push_back({"POST", "/v1/events", "recordEvents", "journal",
+               "Records one event or an array of events in one atomic batch.",
+               "An event whose dedupeKey is already present comes back as the stored event "
+               "with deduplicated: true. watchers names producer-passed watchers.",
+               {}, "RecordEventsBody", true, "RecordEventsAnswer", kJson,
+               {400, 413, 503}, false, false,
+               [](C c, R q, M) { return HandleRecordEvents(c, q); }});
+  r.push_back({"PUT", "/v1/sessions/{key}", "upsertSession", "sessions",
+               "Creates or updates a session's registry entry; absent fields keep their value.",
+               "", {kSessionKey, kAgentQuery}, "SessionUpsert", false, "SessionAnswer", kJson,
+               {400, 503}, false, false,
+               [](C c, R q, M m) { return HandleUpsertSession(c, q, m.params[0], m.query); }});
+  r.push_back({"DELETE", "/v1/sessions/{key}", "deleteSession", "sessions",
+               "Deletes a session: its events, head, registry entry and every cursor naming it.",
+               "", {kSessionKey, kAgentQuery}, nullptr, false, "Deleted", kJson, {400, 503},
+               false, false,
+               [](C c, R q, M m) { return HandleDeleteSession(c, q, m.params[0], m.query); }});
+  r.push_back({"POST", "/v1/sessions/{key}/reset", "resetWatcher", "sessions",
+               "Removes every cursor the session holds as a watcher.", "",
+               {kSessionKey, kAgentQuery}, nullptr, false, "Reset", kJson, {400, 503}, false,
+               false,
+               [](C c, R q, M m) { return HandleResetSession(c, q, m.params[0], m.query); }});
+  r.push_back({"POST", "/v1/sessions/{key}/messages", "appendMessages", "sessions",
+               "Appends messages to the session's transcript (what sessions_history serves).",
+               "", {kSessionKey, kAgentQuery}, "TranscriptAppend", true, "Appended", kJson,
+               {400, 413, 503}, false, false,
+               [](C c, R q, M m) { return HandleAppendMessages(c, q, m.params[0], m.query); }});
+  r.push_back({"GET", "/v1/sessions/{key}/state", "sessionState", "sessions",
+               "A session's state version; with changesSince, the events after it "
+               "(as `statewatch status`).",
+               "Unlike the session_status tool this needs no caller and checks no visibility: "
+               "it is the operator's view.",
+               {kSessionKey, kAgentQuery,
+                {"changesSince", "query", false, kString, "As session_status's changesSince."},
+                {"limit", "query", false, R"({"type":"integer"})",
+                 "At most this many events, clamped to 1..200 (default 200)."}},
+               nullptr, false, "SessionState", kJson, {400, 503}, false, false,
+               [](C c, R q, M m) { return HandleSessionState(c, q, m.params[0], m.query); }});
+  r.push_back({"POST", "/v1/versions", "versions", "sessions",
+               "State versions of several sessions in one lookup (as `statewatch versions`).", "",
+               {}, "VersionsRequest", true, "VersionsAnswer", kJson, {400, 503}, false, false,
+               [](C c, R q, M) { return HandleVersions(c, q); }});
+  r.push_back({"POST", "/v1/watches", "watch", "notices",
+               "Registers a watcher on a target at the target's head (no notice for earlier "
+               "history).",
+               "A refused registration (the watcher is the target, or a key is not "
+               "agent-scoped) answers watched: false.",
+               {}, "WatchRequest", true, "WatchAnswer", kJson, {400, 503}, false, false,
+               [](C c, R q, M) { return HandleWatch(c, q); }});
+  r.push_back({"GET", "/v1/notices", "peekNotices", "notices",
+               "The watcher's pending notices, without acknowledging them.", "",
+               {{"watcher", "query", true, kString, "The watcher's agent-scoped key."}},
+               nullptr, false, "NoticesAnswer", kJson, {400, 503}, false, false,
+               [](C c, R, M m) { return HandlePeekNotices(c, m.query); }});
+  r.push_back({"POST", "/v1/notices/drain", "drainNotices", "notices",
+               "The watcher's pending notices, acknowledged: each cursor's lastSeen moves to "
+               "its notified mark, and a notice reopens only for changes since.",
+               "", {}, "DrainRequest", true, "NoticesAnswer", kJson, {400, 503}, false, false,
+               [](C c, R q, M) { return HandleDrainNotices(c, q); }});
+  r.push_back({"GET", "/v1/cursors", "cursor", "notices",
+               "One cursor's positions (as `statewatch cursor`); 404 when there is none.", "",
+               {{"watcher", "query", true, kString, "The watcher's key."},
+                {"target", "query", true, kString, "The target's key."},
+                {"targetAgentId", "query", false, kString, "The agent of a bare target key."}},
+               nullptr, false, "Cursor", kJson, {400, 404, 503}, false, false,
+               [](C c, R, M m) { return HandleCursor(c, m.query); }});
+  r.push_back({"POST", "/v1/sweep", "sweep", "notices",
+               "Runs the restart sweep now: notices reopen for cursors with unseen changes.", "",
+               {}, nullptr, false, "SweepAnswer", kJson, {503}, false, false,
+               [](C c, R, M) { return HandleSweep(c); }});
+  r.push_back({"GET", "/v1/wakes", "wakes", "streams",
+               "WebSocket: one Wake message per wake (all watchers, or ?watcher=).",
+               "Answers 426 without a WebSocket upgrade.",
+               {{"watcher", "query", false, kString, "Only this watcher's wakes."}}, nullptr,
+               false, "Wake", kJson, {400, 426}, true, false,
+               [](C, R q, M) { return UpgradeRequired(q); }});
+  r.push_back({"GET", "/v1/deliveries", "deliveries", "streams",
+               "WebSocket: one Delivery message per delivery; the unacknowledged ones are "
+               "offered again on every (re)connect.",
+               "Answers 426 without a WebSocket upgrade.",
+               {{"agentId", "query", false, kString, "Only deliveries to this agent."}},
+               nullptr, false, "Delivery", kJson, {400, 426}, true, false,
+               [](C, R q, M) { return UpgradeRequired(q); }});
+  r.push_back({"POST", "/v1/deliveries/{id}/ack", "ackDelivery", "gateway",
+               "Acknowledges a delivery: it is not offered again.", "",
+               {{"id", "path", true, R"({"type":"integer","minimum":1})", "The deliveryId."}},
+               nullptr, false, "AckAnswer", kJson, {400, 404, 503}, false, false,
+               [](C c, R, M m) { return HandleDeliveryAck(c, m.params[0]); }});
+  r.push_back({"POST", "/v1/runs/{runId}/reply", "replyRun", "gateway",
+               "The reply of the run's session to the message it was delivered.", "",
+               {{"runId", "path", true, kString, "The run id of the delivery."}}, "RunReply",
+               true, "RunUpdate", kJson, {400, 404, 503}, false, false,
+               [](C c, R q, M m) { return HandleRunReply(c, q, m.params[0]); }});
+  r.push_back({"POST", "/v1/runs/{runId}/finish", "finishRun", "gateway",
+               "The end of a run (ok, error, timeout or cancelled), with its result.", "",
+               {{"runId", "path", true, kString, "The run id of the delivery."}}, "RunFinish",
+               true, "RunUpdate", kJson, {400, 404, 503}, false, false,
+               [](C c, R q, M m) { return HandleRunFinish(c, q, m.params[0]); }});
+  r.push_back({"GET", "/v1/upstream-links", "listUpstreamLinks", "upstream",
+               "Every upstream link.", "", {}, nullptr, false, "UpstreamLinks", kJson, {503},
+               false, false, [](C c, R, M) { return HandleListLinks(c); }});
+  r.push_back({"POST", "/v1/upstream-links", "putUpstreamLink", "upstream",
+               "Creates or refreshes a session's upstream link.",
+               "Without marker a new link starts at the source's current end; the same source "
+               "keeps its marker on refresh, a changed source resets it.",
+               {}, "UpstreamLinkInput", true, "UpstreamLinkAnswer", kJson, {400, 503}, false,
+               false, [](C c, R q, M) { return HandlePutLink(c, q); }});
+  r.push_back({"DELETE", "/v1/upstream-links/{key}", "deleteUpstreamLink", "upstream",
+               "Removes a session's upstream link.", "", {kSessionKey, kAgentQuery}, nullptr,
+               false, "Deleted", kJson, {400, 404, 503}, false, false,
+               [](C c, R q, M m) { return HandleDeleteLink(c, q, m.params[0], m.query); }});
+  r.push_back({"POST", "/v1/prune", "prune", "maintenance",
+               "Runs retention now: rows past the age or row cap, idle cursors.", "", {},
+               nullptr, false, "PruneStats", kJson, {503}, false, false,
+               [](C c, R, M) { return HandlePrune(c); }});
+  r.push_back({"POST", "/v1/backup", "backup", "maintenance",
+               "Writes a consistent copy of the database (a RocksDB checkpoint) to a new "
+               "directory on the daemon's machine, while the daemon keeps serving.",
+               "", {}, "BackupRequest", true, "BackupAnswer", kJson, {400, 503}, false, false,
+               [](C c, R q, M) { return HandleBackup(c, q); }});
+  r.push_back({"GET", "/v1/verify", "verify", "maintenance",
+               "Rebuilds every projection from the snapshot and the log and diffs it with the "
+               "live one.",
+               "", {}, nullptr, false, "VerifyReport", kJson, {503}, false, false,
+               [](C c, R, M) { return HandleVerify(c); }});
+  r.push_back({"POST", "/v1/rebuild", "rebuild", "maintenance",
+               "Replaces the live projections with ones rebuilt from the snapshot and the log.",
+               "", {}, nullptr, false, "VerifyReport", kJson, {503}, false, false,
+               [](C c, R, M) { return HandleRebuild(c); }});
+  r.push_back({"GET", "/v1/export", "export", "maintenance",
+               "Every retained journal event, one JSON document a line (as `statewatch "
+               "export`); grouped by session, ascending within one.",
+               "", {}, nullptr, false, "Event", "application/x-ndjson", {503}, false, false,
+               [](C c, R, M) { return HandleExport(c); }});
+  r.push_back({"GET", "/v1/stats", "stats", "maintenance",
+               "Counts and bytes on disk (as `statewatch stats`).", "", {}, nullptr, false,
+               "Stats", kJson, {503}, false, false, [](C c, R, M) { return HandleStats(c); }});
+  r.push_back({"GET", "/v1/clock", "getClock", "maintenance", "The engine's clock.", "", {},
+               nullptr, false, "Clock", kJson, {}, false, false,
+               [](C c, R, M) { return HandleGetClock(c); }});
+  r.push_back({"POST", "/v1/clock", "setClock", "maintenance",
+               "Moves the manual clock forward (only with serve --manual-clock).",
+               "Then times out due sessions_send waits, runs a due upstream tick and fires due "
+               "wakes, before answering.",
+               {}, "ClockSet", true, "Clock", kJson, {400, 404}, false, false,
+               [](C c, R q, M) { return HandleSetClock(c, q); }});
+  r.push_back({"GET", "/v1/openapi.json", "openapi", "maintenance",
+               "This document.", "", {}, nullptr, false, "OpenApiDocument", kJson, {}, false,
+               false, [](C c, R, M) { return HandleOpenApi(c); }});
+  r.push_back({"GET", "/healthz", "healthz", "maintenance",
+               "Liveness and version; needs no token.", "", {}, nullptr, false, "Health",
+               kJson, {}, false, true, [](C c, R, M) { return HandleHealthz(c); }});
+  r.push_back({"GET", "/metrics", "metrics", "maintenance",
+               "Prometheus text exposition (version 0.0.4).", "", {}, nullptr, false, nullptr,
+               "text/plain; version=0.0.4; charset=utf-8", {}, false, false,
+               [](C c, R, M) { return HandleMetrics(c); }});
+  return r;
+}
+
+std::vector<std::string_view> Segments(std::string_view path) {
+  std::vector<std::string_view> out;
+  std::size_t start = 1;  // after the leading '/'
+  if (path.empty() || path[0] != '/') return out;
+  while (start <= path.size()) {
+    std::size_t slash = path.find('/', start);
+    if (slash == std::string_view::npos) slash = path.size();
+    out.push_back(path.substr(start, slash - start));
+    start = slash + 1;
+  }
+  return out;
+}
+
+// Matches `segments` against one template; fills decoded parameters. A {param} segment must
+// be non-empty.
+bool MatchTemplate(const RouteSpec& spec, const std::vector<std::string_view>& segments,
+                   RouteMatch* match, std::string* malformed) {
+  std::vector<std::string_view> tmpl = Segments(spec.path);
+  if (tmpl.size() != segments.size()) return false;
+  std::vector<std::string> params;
+  for (std::size_t i = 0; i < tmpl.size(); ++i) {
+    bool param = !tmpl[i].empty() && tmpl[i].front() == '{';
+    if (!param) {
+      if (tmpl[i] != segments[i]) return false;
+      continue;
+    }
+    if (segments[i].empty()) return false;
+    auto decoded = PercentDecode(segments[i], /*plus_is_space=*/false);
+    if (!decoded) {
+      *malformed = std::string(tmpl[i].substr(1, tmpl[i].size() - 2));
+      return true;
+    }
+    params.push_back(std::move(*decoded));
+  }
+  match->params = std::move(params);
+  return true;
+}
+
+// For each row, the methods of every row with the same path ("GET, POST"), in table order.
+const std::vector<std::string>& AllowHeaders() {
+  static const auto* allow = [] {
+    const auto& routes = Routes();
+    auto* out = new std::vector<std::string>(routes.size());
+    for (std::size_t i = 0; i < routes.size(); ++i) {
+      for (const RouteSpec& other : routes) {
+        if (other.path != routes[i].path) continue;
+        if (!(*out)[i].empty()) (*out)[i] += ", ";
+        (*out)[i] += other.method;
+      }
+    }
+    return out;
+  }();
+  return *allow;
+}
+
+}  // namespace
+
+const std::vector<RouteSpec>& Routes() {
+  static const auto* routes = new std::vector<RouteSpec>(BuildRoutes());
+  return *routes;
+}
+
+std::string_view RouteLabel(std::size_t index) {
+  const auto& routes = Routes();
+  return index < routes.size() ? std::string_view(routes[index].path) : "unmatched";
+}
+
+RouteLookup MatchRoute(std::string_view method, std::string_view path, std::string_view query) {
+  RouteLookup out;
+  std::vector<std::string_view> segments = Segments(path);
+  const auto& routes = Routes();
+  for (std::size_t i = 0; i < routes.size(); ++i) {
+    RouteMatch match;
+    std::string malformed;
+    if (!MatchTemplate(routes[i], segments, &match, &malformed)) continue;
+    if (!malformed.empty()) {
+      out.malformed_param = malformed;
+      out.path_route = i;
+      return out;
+    }
+    if (method == routes[i].method) {
+      out.route = i;
+      out.match = std::move(match);
+      out.match.query = query;
+      return out;
+    }
+    if (!out.path_route) {
+      out.path_route = i;
+      out.allow = AllowHeaders()[i].c_str();
+    }
+  }
+  return out;
+}
+
+}  // namespace statewatch::server

@@ -1,0 +1,86 @@
+// The daemon's one route table. Every HTTP endpoint is a row: method, path template,
+// parameters, request and answer body schemas, the error statuses it can answer, and its
+// handler. Three things are derived from it and nothing else:
+//   - dispatch (server/api.cc matches a request against the templates),
+//   - the per-route metric labels (server/metrics.cc),
+//   - the OpenAPI 3.1 document (server/openapi.cc; committed as docs/openapi.json and served
+//     at GET /v1/openapi.json).
+// Adding an endpoint is adding a row here and its handler in handlers.h.
+//
+// Thread-safe: the table is built once, on first use, and never changes.
+#ifndef STATEWATCH_SERVER_ROUTE_TABLE_H_
+#define STATEWATCH_SERVER_ROUTE_TABLE_H_
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "server/api.h"
+
+namespace statewatch::server {
+
+struct HandlerContext;
+
+// A request matched to a route: the percent-decoded path parameters, in template order,
+// and the raw query string.
+struct RouteMatch {
+  std::vector<std::string> params;
+  std::string_view query;
+};
+
+using RouteHandler = ApiResponse (*)(const HandlerContext& ctx, const ApiRequest& request,
+                                     const RouteMatch& match);
+
+// One parameter outside the body.
+struct RouteParam {
+  const char* name;
+  const char* in;  // "path", "query" or "header"
+  bool required;
+  const char* schema;  // a JSON Schema, as JSON text
+  const char* description;
+};
+
+struct RouteSpec {
+  const char* method;  // "GET", "POST", "PUT", "DELETE"
+  std::string path;    // OpenAPI template: "/v1/sessions/{key}"; a {param} is one segment
+  const char* operation_id;
+  const char* tag;
+  const char* summary;
+  const char* description;
+  std::vector<RouteParam> params;
+  // Component schema names (server/api_schemas.h); nullptr when there is none.
+  const char* request_schema;
+  bool request_required;
+  const char* answer_schema;
+  const char* answer_type;  // media type of the 200 answer
+  // The error statuses this route answers besides 401 (every route but /healthz) and 500.
+  std::vector<int> errors;
+  bool websocket;     // GET that upgrades to a WebSocket stream (426 without an upgrade)
+  bool public_route;  // answered without the bearer token
+  RouteHandler handle;
+};
+
+// Every route, in the order the OpenAPI document lists them.
+const std::vector<RouteSpec>& Routes();
+
+// The metric label of route `index`: its path template ("unmatched" for Routes().size()).
+std::string_view RouteLabel(std::size_t index);
+
+// The outcome of matching a request path and method.
+struct RouteLookup {
+  std::optional<std::size_t> route;  // the matched row
+  RouteMatch match;
+  // The path matched a template but not with this method: the methods it allows
+  // ("PUT, DELETE"; static storage), and the row that names the path for metrics.
+  const char* allow = nullptr;
+  std::optional<std::size_t> path_route;
+  // A path segment had a malformed percent-escape: the parameter's name.
+  std::string malformed_param;
+};
+RouteLookup MatchRoute(std::string_view method, std::string_view path, std::string_view query);
+
+}  // namespace statewatch::server
+
+#endif  // STATEWATCH_SERVER_ROUTE_TABLE_H_

@@ -1,0 +1,203 @@
+// `statewatch --server URL <verb>`: every verb that has a remote form prints, through a real
+// `statewatch serve`, exactly what it prints on a local database given the same history —
+// same stdout bytes, same exit code, same stderr — and the local-only verbs refuse
+// --server with a usage error.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <boost/json.hpp>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "cli/cli.h"
+
+extern char** environ;
+
+namespace statewatch::cli {
+namespace {
+namespace fs = std::filesystem;
+namespace json = boost::json;
+
+constexpr int64_t kNow = 1764460800000;  // 2025-11-30T00:00:00Z: both clocks start here
+constexpr char kParent[] = "agent:main:main";
+constexpr char kChild[] = "agent:main:subagent:8f1c";
+
+struct Output {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+// The daemon: the real binary on an ephemeral loopback port with the manual clock.
+class Daemon {
+ public:
+  explicit Daemon(const std::string& data) {
+    int out[2];
+    if (pipe(out) != 0) return;
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+    posix_spawn_file_actions_addclose(&actions, out[0]);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+    std::vector<std::string> args = {STATEWATCH_BIN, "--data",       data,
+                                     "--durability", "buffered",     "serve",
+                                     "--listen",     "127.0.0.1:0",  "--manual-clock",
+                                     std::to_string(kNow)};
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    if (posix_spawn(&pid_, STATEWATCH_BIN, &actions, nullptr, argv.data(), environ) != 0) pid_ = -1;
+    posix_spawn_file_actions_destroy(&actions);
+    close(out[1]);
+    // The first stdout line is {"listening": ..., "port": N}, printed once it listens.
+    std::string line;
+    char c;
+    while (pid_ > 0 && read(out[0], &c, 1) == 1 && c != '\n') line += c;
+    close(out[0]);
+    std::error_code ec;
+    json::value v = json::parse(line, ec);
+    if (!ec && v.is_object()) port_ = v.at("port").to_number<int>();
+  }
+  ~Daemon() {
+    if (pid_ <= 0) return;
+    kill(pid_, SIGTERM);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  int port() const { return port_; }
+
+ private:
+  pid_t pid_ = -1;
+  int port_ = 0;
+};
+
+class RemoteTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    static std::atomic<int> counter{0};
+    dir_ = fs::temp_directory_path() / ("statewatch_remote_test_" + std::to_string(::getpid()) +
+                                        "_" + std::to_string(counter++));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    daemon_ = std::make_unique<Daemon>((dir_ / "served").string());
+    ASSERT_GT(daemon_->port(), 0) << "the daemon did not start";
+  }
+  void TearDown() override {
+    daemon_.reset();
+    fs::remove_all(dir_);
+  }
+
+  Output Exec(std::vector<std::string> args, const std::string& input) {
+    std::istringstream in(input);
+    std::ostringstream out, err;
+    Output r;
+    r.code = RunCli(args, in, out, err);
+    r.out = out.str();
+    r.err = err.str();
+    return r;
+  }
+  Output Local(std::vector<std::string> args, const std::string& input = "") {
+    args.insert(args.begin(), {"--data", (dir_ / "local").string(), "--durability", "buffered",
+                               "--now", std::to_string(kNow)});
+    return Exec(args, input);
+  }
+  Output Remote(std::vector<std::string> args, const std::string& input = "") {
+    args.insert(args.begin(), {"--server", daemon_->url()});
+    return Exec(args, input);
+  }
+  // Runs `args` both ways and expects the same bytes and exit code.
+  Output Same(const std::vector<std::string>& args, const std::string& input = "") {
+    Output local = Local(args, input);
+    Output remote = Remote(args, input);
+    std::string shown;
+    for (const auto& a : args) shown += a + " ";
+    EXPECT_EQ(local.code, remote.code) << shown << "\nlocal: " << local.err << "\nremote: " << remote.err;
+    EXPECT_EQ(local.out, remote.out) << shown;
+    EXPECT_EQ(local.err, remote.err) << shown;
+    return remote;
+  }
+
+  fs::path dir_;
+  std::unique_ptr<Daemon> daemon_;
+};
+
+TEST_F(RemoteTest, EveryVerbPrintsWhatItPrintsLocally) {
+  EXPECT_EQ(Same({"record", "--session", kChild, "--kind", "child_spawned", "--actor-type",
+                  "agent", "--actor-id", kParent, "--run-id", "r1", "--dedupe",
+                  "child-spawned:r1", "--watcher", kParent})
+                .code,
+            0);
+  Same({"record", "--session", kChild, "--kind", "child_spawned", "--actor-type", "agent",
+        "--dedupe", "child-spawned:r1"});  // deduplicated
+  Same({"record", "--batch", "-"},
+       "{\"sessionKey\":\"agent:main:subagent:8f1c\",\"kind\":\"human_direct_message\","
+       "\"actorType\":\"human\",\"summary\":\"human message via telegram\","
+       "\"payload\":{\"channel\":\"telegram\"}}\n"
+       "{\"sessionKey\":\"global\",\"agentId\":\"ops\",\"kind\":\"created\",\"actorType\":\"system\"}\n");
+  Same({"record", "--session", kChild, "--kind", "agent_message", "--actor-type", "human"});
+  Same({"status", "--session", kChild});
+  Same({"status", "--session", kChild, "--changes-since", "0", "--limit", "1"});
+  Same({"status", "--session", kChild, "--changes-since", "-1"});
+  Same({"status", "--session", "global", "--agent", "ops", "--changes-since", "0"});
+  Same({"versions", "--session", kChild, "--session", "global", "--agent", "ops"});
+  Same({"notices", "--watcher", kParent});
+  Same({"cursor", "--watcher", kParent, "--target", kChild});
+  Same({"cursor", "--watcher", "agent:ops:main", "--target", kChild});
+  Same({"drain", "--watcher", kParent});
+  Same({"watch", "--watcher", "agent:ops:main", "--target", kChild});
+  Same({"watch", "--watcher", "agent:ops:main", "--target", "agent:bad"});
+  Same({"sweep"});
+  Same({"prune"});
+  Same({"verify"});
+  Same({"rebuild"});
+  Same({"export"});
+  std::string source = (dir_ / "upstream.jsonl").string();
+  std::ofstream(source) << "{\"type\":\"user\"}\n";
+  Same({"upstream", "add", "--session", kChild, "--catalog", "c", "--host", "h", "--thread",
+        "t", "--path", source});
+  Same({"upstream", "list"});
+  Same({"upstream", "remove", "--session", kChild});
+  Same({"upstream", "remove", "--session", kChild});
+  Same({"reset-watcher", "--watcher", kParent});
+  Same({"delete-session", "--session", kChild});
+  Same({"status", "--session", kChild});
+
+  // stats: the same counts; bytes on disk differ between two databases.
+  json::value local = json::parse(Local({"stats"}).out), remote = json::parse(Remote({"stats"}).out);
+  local.as_object().erase("bytesOnDisk");
+  remote.as_object().erase("bytesOnDisk");
+  EXPECT_EQ(local, remote);
+
+  // backup: each side names its own directory.
+  Output backup = Remote({"backup", "--to", (dir_ / "remote-backup").string()});
+  EXPECT_EQ(backup.code, 0) << backup.err;
+  EXPECT_TRUE(fs::exists(dir_ / "remote-backup" / "CURRENT"));
+  EXPECT_EQ(Remote({"backup", "--to", (dir_ / "remote-backup").string()}).code, 1);
+}
+
+TEST_F(RemoteTest, LocalOnlyVerbsRefuseServer) {
+  for (std::vector<std::string> args :
+       {std::vector<std::string>{"serve"}, {"restore", "--from", "x"}, {"openapi"}, {"man"}}) {
+    Output r = Remote(args);
+    EXPECT_EQ(r.code, 2) << args[0];
+    EXPECT_NE(r.err.find("does not take --server"), std::string::npos) << r.err;
+  }
+}
+
+TEST_F(RemoteTest, UnreachableDaemonIsARuntimeError) {
+  Output r = Exec({"--server", "http://127.0.0.1:1", "stats"}, "");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err.rfind("statewatch: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find("127.0.0.1:1"), std::string::npos) << r.err;
+  EXPECT_EQ(Exec({"--server", "https://x", "stats"}, "").code, 2);
+}
+
+}  // namespace
+}  // namespace statewatch::cli
