@@ -1,4 +1,4 @@
-// SqliteReference: the incumbent design (shared/spec/reference-baseline.md) on SQLite, the
+// SqliteReference: the incumbent design (a SQLite table inside the gateway) on SQLite, the
 // baseline statewatch's benchmarks compare against in the same run.
 //
 // It keeps session state awareness the way the reference gateway does: three STRICT tables in

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs statewatch's benchmarks and prints the ratio table (architecture.md §7).
+# Runs statewatch's benchmarks and prints the ratio table of the README's Performance section.
 #
 #   scripts/bench.sh BUILD_DIR      (make bench: BUILD_DIR = build-release, a Release tree)
 #

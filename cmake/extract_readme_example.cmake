@@ -1,0 +1,19 @@
+# Writes the first ```cpp block after the "## Embedding" heading of README.md to OUT, so
+# that the example users copy is compiled and run by the test suite exactly as written.
+#   cmake -DREADME=README.md -DOUT=readme_example.cc -P extract_readme_example.cmake
+file(READ "${README}" text)
+string(FIND "${text}" "## Embedding" section)
+if(section EQUAL -1)
+  message(FATAL_ERROR "README.md has no '## Embedding' section")
+endif()
+string(SUBSTRING "${text}" ${section} -1 text)
+string(FIND "${text}" "```cpp\n" start)
+if(start EQUAL -1)
+  message(FATAL_ERROR "README.md's Embedding section has no ```cpp block")
+endif()
+math(EXPR start "${start} + 7")
+string(SUBSTRING "${text}" ${start} -1 text)
+string(FIND "${text}" "```" end)
+string(SUBSTRING "${text}" 0 ${end} code)
+file(WRITE "${OUT}.tmp" "${code}")
+file(COPY_FILE "${OUT}.tmp" "${OUT}" ONLY_IF_DIFFERENT)
