@@ -1,22 +1,32 @@
 # statewatch — the two commands of the README, plus benchmarks.
-#   make run    install what is missing, build, start statewatch on ./data
-#   make test   install what is missing, build, run the whole suite (plain + ASan/UBSan)
+#   make run    install what is missing, build the binary only, start statewatch on ./data
+#   make test   install what is missing, build, run the whole suite (plain + ASan/UBSan +
+#               the TypeScript client); never builds the benchmarks
 #   make bench  Release build, run the benchmarks, write bench/results/
 #   make cluster-bench  JetStreamLog on a loopback R3 cluster, plain and sync-mounted (root)
 JOBS ?= 2
 BUILD ?= build
 ASAN_BUILD ?= build-asan
 BENCH_BUILD ?= build-release
-CMAKE_COMMON = -DCMAKE_CXX_COMPILER_LAUNCHER=$(shell command -v ccache 2>/dev/null)
+# Evaluated by the shell when a recipe runs, i.e. after `deps` has installed ccache: a
+# make-time $(shell command -v ccache) on a fresh machine would find nothing.
+CMAKE_COMMON = -DCMAKE_CXX_COMPILER_LAUNCHER="$$(command -v ccache || true)"
 
-.PHONY: deps build build-asan build-release test test-plain test-asan run bench cluster-bench clean format
+.PHONY: deps configure build build-bin build-asan build-release test test-plain test-asan \
+        test-client run bench cluster-bench clean format openapi
 
 deps:
 	@bash scripts/install-deps.sh
 
-build: deps
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_COMMON) >/dev/null
+configure: deps
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTATEWATCH_BUILD_BENCH=OFF \
+	  $(CMAKE_COMMON) >/dev/null
+
+build: configure
 	@cmake --build $(BUILD) -j$(JOBS)
+
+build-bin: configure
+	@cmake --build $(BUILD) -j$(JOBS) --target statewatch_bin
 
 build-asan: deps
 	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DSTATEWATCH_SANITIZE=ON \
@@ -35,9 +45,13 @@ test-asan: build-asan
 	@cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	  ctest --output-on-failure -j$(JOBS) -LE no-sanitizer
 
-test: test-plain test-asan
+# The TypeScript client against the real daemon of the plain build.
+test-client: build-bin
+	@bash scripts/test-client.sh $(BUILD)/statewatch
 
-run: build
+test: test-plain test-client test-asan
+
+run: build-bin
 	@bash scripts/run.sh $(BUILD)
 
 bench: build-release
@@ -45,6 +59,11 @@ bench: build-release
 
 cluster-bench: deps
 	@bash scripts/cluster-bench.sh
+
+# Rewrites docs/openapi.json from the route table (a test fails while they differ).
+openapi: configure
+	@cmake --build $(BUILD) -j$(JOBS) --target statewatch_bin
+	@$(BUILD)/statewatch openapi > docs/openapi.json
 
 format:
 	@clang-format -i $$(git ls-files '*.h' '*.cc')

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages statewatch builds and tests with, only when one is missing.
-# The package list is the verified line of shared/spec/toolchain.md plus the tools the test
-# suite and benchmarks use (ccache, sanitizer runtimes, wrk, a WebSocket client for e2e tests).
+# Installs the Debian 12 packages statewatch builds and tests with, only when one is missing:
+# the compiler and libraries (RocksDB 7.8, FlatBuffers 2.0.8, Boost 1.81, spdlog, GoogleTest,
+# Google Benchmark, OpenSSL's libcrypto, SQLite for the baseline) plus the tools the test
+# suite and benchmarks use (ccache, curl, wrk, a Python WebSocket client, gnuplot) and
+# Node.js 18+ with npm for the TypeScript client (clients/typescript).
 set -euo pipefail
 
 PACKAGES=(
@@ -23,6 +25,13 @@ for p in "${PACKAGES[@]}"; do
     missing+=("$p")
   fi
 done
+
+# Node.js and npm: Debian's nodejs + npm packages, unless a node and an npm are already on
+# the PATH (an image may bring its own build of Node.js, whose package already contains npm
+# and would conflict with Debian's npm).
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  missing+=(nodejs npm)
+fi
 
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0

@@ -1,0 +1,205 @@
+// statewatch-client against a real daemon: typed calls for every operation of the OpenAPI
+// document, the error class, the session tools, and the wake and delivery streams across a
+// daemon restart.
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+
+import { StatewatchClient, StatewatchError, type Delivery, type Wake } from "../src/index.js";
+import { Daemon, START_MS, next, nextMatching } from "./daemon.js";
+
+const PARENT = "agent:main:main";
+const CHILD = "agent:main:subagent:a1";
+
+describe("statewatch-client", () => {
+  const daemon = new Daemon();
+  let sw: StatewatchClient;
+
+  before(async () => {
+    await daemon.start();
+    sw = new StatewatchClient({ url: daemon.url });
+  });
+  after(async () => daemon.close());
+
+  test("health carries the version", async () => {
+    const health = await sw.health();
+    assert.equal(health.status, "ok");
+    assert.match(health.version, /^\d+\.\d+\.\d+/);
+  });
+
+  test("a spawned child's human message becomes one notice, drained once", async () => {
+    await sw.upsertSession(PARENT, { kind: "main", channel: "telegram" });
+    await sw.upsertSession(CHILD, { parentSessionKey: PARENT });
+    const spawned = await sw.recordEvents({
+      sessionKey: CHILD, kind: "child_spawned", actorType: "agent", actorId: PARENT,
+      runId: "a1", dedupeKey: "child-spawned:a1", watchers: [PARENT],
+    });
+    const seed = spawned.events[0].sequence;
+    await sw.recordEvents([
+      { sessionKey: CHILD, kind: "human_direct_message", actorType: "human", summary: "human message via telegram" },
+      { sessionKey: CHILD, kind: "human_direct_message", actorType: "human", summary: "human message via telegram" },
+    ]);
+    const { notices } = await sw.peekNotices(PARENT);
+    assert.equal(notices.length, 1);
+    assert.equal(
+      notices[0].text,
+      `Session "${CHILD}" changed (other actor). Reconcile before acting: session_status sessionKey "${CHILD}" changesSince ${seed}.`,
+    );
+    // The first drain acknowledges up to the pinned mark (the first message); the second
+    // message arrived after it, so exactly one notice reopens for it; then nothing is left.
+    assert.equal((await sw.drainNotices(PARENT)).notices.length, 1);
+    assert.equal((await sw.drainNotices(PARENT)).notices.length, 1);
+    assert.equal((await sw.drainNotices(PARENT)).notices.length, 0);
+    const cursor = await sw.cursor(PARENT, CHILD);
+    assert.ok(cursor.lastSeen > seed);
+    const state = await sw.sessionState(CHILD, { changesSince: seed });
+    assert.equal(state.stateChanges?.events.length, 2);
+    assert.equal(state.stateChanges?.historyGap, false);
+    const status = await sw.as(PARENT).sessionStatus({ sessionKey: CHILD, changesSince: seed });
+    assert.equal(status.stateVersion, state.stateVersion);
+    const dup = await sw.recordEvents({ sessionKey: CHILD, kind: "child_spawned", actorType: "agent", dedupeKey: "child-spawned:a1" });
+    assert.equal(dup.events[0].deduplicated, true);
+  });
+
+  test("errors are one class with code, message and HTTP status", async () => {
+    await assert.rejects(
+      sw.recordEvents({ sessionKey: PARENT, kind: "agent_message", actorType: "human" }),
+      (e: unknown) => e instanceof StatewatchError && e.status === 400 && e.code === "invalid_argument" &&
+        e.message.includes("valid kinds: human_direct_message"),
+    );
+    await assert.rejects(
+      sw.as(PARENT).sessionStatus({ changesSince: -1 }),
+      (e: unknown) => e instanceof StatewatchError && e.status === 400 &&
+        e.message === "changesSince must be a non-negative integer",
+    );
+    await assert.rejects(
+      sw.as(PARENT).sessionStatus({ sessionKey: "agent:main:nope" }),
+      (e: unknown) => e instanceof StatewatchError && e.status === 403 && e.code === "forbidden" &&
+        e.message === "Session status visibility is restricted to the current session tree (tools.sessions.visibility=tree).",
+    );
+    await assert.rejects(
+      new StatewatchClient({ url: "http://127.0.0.1:1" }).health(),
+      (e: unknown) => e instanceof StatewatchError && e.code === "network" && e.status === 0,
+    );
+  });
+
+  test("sessions_send waits for the reply and stops waiting on abort", async () => {
+    const deliveries = sw.deliveries({ agentId: "main" });
+    const controller = new AbortController();
+    const waiting = sw.as(PARENT).sessionsSend(
+      { sessionKey: CHILD, message: "status?", timeoutSeconds: 30 },
+      { signal: controller.signal },
+    );
+    const delivery = await next(deliveries);
+    assert.equal(delivery.type, "message");
+    assert.equal(delivery.text.includes("status?"), true);
+    assert.equal(delivery.provenance.isUser, false);
+    await sw.ackDelivery(delivery.deliveryId);
+    controller.abort();
+    await assert.rejects(waiting, (e: unknown) => e instanceof StatewatchError && e.code === "aborted");
+
+    const answered = sw.as(PARENT).sessionsSend({ sessionKey: CHILD, message: "again?", timeoutSeconds: 30 });
+    const second = await next(deliveries);
+    await sw.ackDelivery(second.deliveryId);
+    await sw.replyRun(second.runId, "all good");
+    const answer = await answered;
+    assert.equal(answer.status, "ok");
+    assert.equal(answer.reply, "all good");
+    await deliveries.return(undefined);
+  });
+
+  test("every tool has a typed call", async () => {
+    const me = sw.as(PARENT);
+    assert.ok((await me.sessionsList({ limit: 10 })).count >= 2);
+    await sw.appendMessages(PARENT, [{ role: "user", content: "hello" }]);
+    assert.equal((await me.sessionsHistory({ sessionKey: PARENT })).messages.length, 1);
+    const spawned = await me.sessionsSpawn({ task: "look around", label: "scout" });
+    assert.equal(spawned.status, "accepted");
+    assert.equal((await me.subagents({ action: "list" })).status, "ok");
+    assert.equal((await me.sessionsYield()).status, "yielded");
+    await sw.finishRun(spawned.runId, "ok", "done");
+  });
+
+  test("a wake arrives, and after a daemon restart pending notices wake the watcher again", async () => {
+    const controller = new AbortController();
+    const wakes = sw.wakes({ watcher: PARENT, signal: controller.signal, initialDelayMs: 50, maxDelayMs: 200 });
+    const firstWake = next(wakes);
+    await new Promise((r) => setTimeout(r, 200));  // the stream connects
+    // Past the 20 s wake window of the earlier tests' wakes, so this one fires at once.
+    await sw.setClock((await sw.clock()).now + 60_000);
+    await sw.recordEvents({ sessionKey: CHILD, kind: "human_direct_message", actorType: "human" });
+    const wake: Wake = await firstWake;
+    assert.equal(wake.watcher, PARENT);
+    assert.match(wake.reason, /^session-state:/);
+
+    await daemon.stop();
+    await daemon.start(START_MS + 120_000);
+    const again = await next(wakes);
+    assert.equal(again.reason, "reconnected");
+    controller.abort();
+  });
+
+  test("an unacknowledged delivery is offered again after a reconnect", async () => {
+    const controller = new AbortController();
+    const deliveries = sw.deliveries({ signal: controller.signal, initialDelayMs: 50, maxDelayMs: 200 });
+    const sent = await sw.as(PARENT).sessionsSend({ sessionKey: CHILD, message: "fire and forget", timeoutSeconds: 0 });
+    // Earlier tests left other deliveries unacknowledged (the spawned task): skip them.
+    const first: Delivery = await nextMatching(deliveries, (d) => d.runId === sent.runId);
+    await daemon.stop();
+    await daemon.start(START_MS + 180_000);
+    const offered = await nextMatching(deliveries, (d) => d.runId === sent.runId);
+    assert.equal(offered.deliveryId, first.deliveryId);
+    await sw.ackDelivery(offered.deliveryId);
+    controller.abort();
+  });
+
+  test("the day-2 calls", async () => {
+    const exported = await sw.exportEvents();
+    assert.ok(exported.some((e) => e.kind === "child_spawned"));
+    assert.equal((await sw.verify()).ok, true);
+    assert.ok((await sw.backup(`${daemon.dir}/backup`)).path.endsWith("/backup"));
+    assert.ok((await sw.stats()).rows >= 3);
+    assert.match(await sw.metrics(), /statewatch_build_info\{version=/);
+  });
+
+  test("the client has a call for every operation of the OpenAPI document", async () => {
+    // operationId -> the client call that covers it.
+    const covered: Record<string, string> = {
+      session_status: "as().sessionStatus", sessions_list: "as().sessionsList",
+      sessions_history: "as().sessionsHistory", sessions_send: "as().sessionsSend",
+      sessions_spawn: "as().sessionsSpawn", sessions_yield: "as().sessionsYield",
+      subagents: "as().subagents", recordEvents: "recordEvents", upsertSession: "upsertSession",
+      deleteSession: "deleteSession", resetWatcher: "resetWatcher", appendMessages: "appendMessages",
+      sessionState: "sessionState", versions: "versions", watch: "watch", peekNotices: "peekNotices",
+      drainNotices: "drainNotices", cursor: "cursor", sweep: "sweep", wakes: "wakes",
+      deliveries: "deliveries", ackDelivery: "ackDelivery", replyRun: "replyRun", finishRun: "finishRun",
+      listUpstreamLinks: "upstreamLinks", putUpstreamLink: "putUpstreamLink",
+      deleteUpstreamLink: "deleteUpstreamLink", prune: "prune", backup: "backup", verify: "verify",
+      rebuild: "rebuild", export: "exportEvents", stats: "stats", getClock: "clock", setClock: "setClock",
+      openapi: "openapi", healthz: "health", metrics: "metrics",
+    };
+    const doc = (await sw.openapi()) as { paths: Record<string, Record<string, { operationId: string }>> };
+    for (const item of Object.values(doc.paths)) {
+      for (const op of Object.values(item)) {
+        const call = covered[op.operationId];
+        assert.ok(call, `no client call for ${op.operationId}`);
+        const target: Record<string, unknown> = call.startsWith("as().")
+          ? (sw.as(PARENT) as unknown as Record<string, unknown>)
+          : (sw as unknown as Record<string, unknown>);
+        assert.equal(typeof target[call.replace("as().", "")], "function", call);
+      }
+    }
+  });
+
+  test("remaining calls answer as typed", async () => {
+    assert.equal((await sw.watch("agent:ops:main", CHILD)).watched, true);
+    assert.equal((await sw.versions([CHILD, PARENT])).versions.length, 2);
+    assert.equal(typeof (await sw.sweep()).pendingNotices, "number");
+    assert.equal(typeof (await sw.prune()).rowsDeleted, "number");
+    assert.equal((await sw.rebuild()).ok, true);
+    assert.equal((await sw.upstreamLinks()).links.length, 0);
+    const clock = await sw.clock();
+    assert.equal((await sw.setClock(clock.now + 1000)).now, clock.now + 1000);
+    assert.equal((await sw.resetWatcher("agent:ops:main")).reset, true);
+    assert.equal((await sw.deleteSession(CHILD)).deleted, true);
+  });
+});
