@@ -25,8 +25,8 @@ std::string Roff(const std::string& text) {
 }
 
 void ManOption(const OptionHelp& o, std::ostream& out) {
-  out << ".TP\n.B \\-\\-" << Roff(o.name);
-  if (!o.value.empty()) out << " \" " << Roff(o.value) << "\"";
+  // .BI alternates bold (the option) and italic (its value).
+  out << ".TP\n.BI \"\\-\\-" << Roff(o.name) << (o.value.empty() ? "\"" : " \" \"" + Roff(o.value) + "\"");
   out << "\n" << Roff(o.help);
   if (o.required) out << " Required.";
   if (!o.default_value.empty()) out << " Default: " << Roff(o.default_value) << ".";

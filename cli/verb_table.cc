@@ -147,8 +147,9 @@ std::vector<Verb> BuildVerbs() {
 
 void PrintOption(const OptionHelp& o, std::ostream& out) {
   std::string head = "  --" + o.name + (o.value.empty() ? "" : " " + o.value);
-  out << head;
-  out << std::string(head.size() < 26 ? 26 - head.size() : 1, ' ') << o.help;
+  // A long head gets its meaning on the next line, so the meanings stay in one column.
+  out << head << (head.size() < 26 ? std::string(26 - head.size(), ' ') : "\n" + std::string(26, ' '))
+      << o.help;
   if (o.required) out << " Required.";
   if (!o.default_value.empty()) out << " (default: " << o.default_value << ")";
   out << "\n";

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <boost/json.hpp>
 #include <filesystem>
@@ -189,6 +190,16 @@ TEST_F(RemoteTest, LocalOnlyVerbsRefuseServer) {
     EXPECT_EQ(r.code, 2) << args[0];
     EXPECT_NE(r.err.find("does not take --server"), std::string::npos) << r.err;
   }
+}
+
+// Regression: a daemon that could not start printed its error twice (a log line and the
+// runtime error). It is printed once, as "statewatch: ...", with exit 1.
+TEST_F(RemoteTest, AServeStartFailureIsPrintedOnce) {
+  Output r = Exec({"--data", (dir_ / "served").string(), "serve", "--listen", "127.0.0.1:0"}, "");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err.rfind("statewatch: ", 0), 0u) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
 }
 
 TEST_F(RemoteTest, UnreachableDaemonIsARuntimeError) {
