@@ -51,6 +51,8 @@ using M = const RouteMatch&;
 using C = const HandlerContext&;
 using R = const ApiRequest&;
 
+// The table itself: one push_back per row, in the order the document lists them. Long
+// because it is data, not logic.
 std::vector<RouteSpec> BuildRoutes() {
   // Tool rows differ only in name, schemas, errors and handler.
   auto tool = [](const char* name, const char* summary, const char* params, const char* answer,
