@@ -101,7 +101,9 @@ std::vector<Verb> BuildVerbs() {
   v.push_back({"backup",
                "Writes a consistent copy of the database (a RocksDB checkpoint) to a new "
                "directory.",
-               "--to DIR", Access::kReadOnly,
+               // Writable open without pruning: RocksDB checkpoints need a writable DB (they
+               // pin and flush files), and a backup must not change what it copies.
+               "--to DIR", Access::kWriteNoPrune,
                {{"to", "DIR", "",
                  "The backup directory; it must not exist. With --server it is a path on the "
                  "daemon's machine.",

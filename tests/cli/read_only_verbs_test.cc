@@ -129,7 +129,7 @@ TEST_F(ReadOnlyVerbsTest, NoDatabaseIsNotCreatedByReadingIt) {
   for (const std::string& verb : kReadOnlyVerbs) {
     Output r = Exec(verb, missing);
     EXPECT_EQ(r.code, 1) << verb;
-    EXPECT_EQ(r.err, "no database at " + missing + "\n") << verb;
+    EXPECT_EQ(r.err, "statewatch: no database at " + missing + "\n") << verb;
     EXPECT_TRUE(r.out.empty());
   }
   EXPECT_FALSE(fs::exists(dir_ / "no"));
