@@ -128,7 +128,11 @@ const char* ComponentSchemasJson() {
   "cursorsChecked": {"type": "integer"}, "differences": {"type": "array", "items": {"type": "string"}}}},
 "Stats": {"type": "object", "required": ["rows", "sessions", "cursors", "pendingNotices", "lastSequence", "bytesOnDisk"], "properties": {
   "rows": {"type": "integer"}, "sessions": {"type": "integer"}, "cursors": {"type": "integer"},
-  "pendingNotices": {"type": "integer"}, "lastSequence": {"type": "integer"}, "bytesOnDisk": {"type": "integer"}}},
+  "pendingNotices": {"type": "integer"}, "lastSequence": {"type": "integer"}, "bytesOnDisk": {"type": "integer"},
+  "eventsRecorded": {"type": "integer", "description": "Since this engine was opened."},
+  "walBytes": {"type": "integer", "description": "Write-ahead log bytes since this engine was opened."},
+  "walBytesPerEvent": {"type": "number"},
+  "writeError": {"type": "string", "description": "Present while writes are refused: why."}}},
 "BackupRequest": {"type": "object", "required": ["to"], "properties": {
   "to": {"type": "string", "description": "A directory that does not exist yet, on the daemon's machine (relative to its working directory)."}}},
 "BackupAnswer": {"type": "object", "required": ["path"], "properties": {"path": {"type": "string", "description": "The absolute backup directory."}}},

@@ -173,6 +173,12 @@ export interface Stats {
   pendingNotices: number;
   lastSequence: number;
   bytesOnDisk: number;
+  /** Since the daemon's engine was opened. */
+  eventsRecorded?: number;
+  walBytes?: number;
+  walBytesPerEvent?: number;
+  /** Present while writes are refused: why. */
+  writeError?: string;
 }
 
 export interface Health {
