@@ -10,7 +10,7 @@
 namespace statewatch::bench {
 namespace {
 
-// The schema of reference-baseline.md, verbatim.
+// The reference gateway's schema, verbatim.
 constexpr const char* kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS session_state_events (
   sequence INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -67,8 +67,12 @@ bool IsAgentScoped(const std::string& key) {
   return colon != std::string::npos && colon > 6 && colon + 1 < key.size() && key[colon + 1] != ':';
 }
 
+// SQLITE_BUSY (another connection holds the write lock past busy_timeout) is Busy, so that
+// a caller with several connections can tell contention from failure.
 Status SqlError(sqlite3* db, const char* what) {
-  return Status::IOError(std::string(what) + ": " + sqlite3_errmsg(db));
+  std::string msg = std::string(what) + ": " + sqlite3_errmsg(db);
+  if ((sqlite3_extended_errcode(db) & 0xff) == SQLITE_BUSY) return Status::Busy(std::move(msg));
+  return Status::IOError(std::move(msg));
 }
 
 }  // namespace
@@ -227,7 +231,8 @@ std::string RefNoticeText(const std::string& target_key, int64_t since) {
 }
 
 Result<std::unique_ptr<SqliteReference>> SqliteReference::Open(const std::string& path,
-                                                               SqliteSync sync) {
+                                                               SqliteSync sync,
+                                                               int busy_timeout_ms) {
   sqlite3* db = nullptr;
   int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
   if (sqlite3_open_v2(path.c_str(), &db, flags, nullptr) != SQLITE_OK) {
@@ -236,7 +241,8 @@ Result<std::unique_ptr<SqliteReference>> SqliteReference::Open(const std::string
     return st;
   }
   std::string pragmas = std::string("PRAGMA journal_mode=WAL; PRAGMA synchronous=") +
-                        SqliteSyncName(sync) + "; PRAGMA busy_timeout=5000;";
+                        SqliteSyncName(sync) +
+                        "; PRAGMA busy_timeout=" + std::to_string(busy_timeout_ms) + ";";
   auto stmts = std::make_unique<Statements>();
   char* err = nullptr;
   for (const std::string& sql : {pragmas, std::string(kSchema)}) {

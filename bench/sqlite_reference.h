@@ -1,5 +1,5 @@
-// SqliteReference: the incumbent design (a SQLite table inside the gateway) on SQLite, the
-// baseline statewatch's benchmarks compare against in the same run.
+// SqliteReference: the incumbent design on SQLite — the reference gateway's session-state
+// tables — the baseline statewatch's benchmarks compare against in the same run.
 //
 // It keeps session state awareness the way the reference gateway does: three STRICT tables in
 // one WAL-mode database, every operation a fixed sequence of prepared statements inside one
@@ -12,7 +12,13 @@
 //    `agent:` prefix that decides whether a key may watch);
 //  - wakes are not modelled (the reference fires them from the in-memory queue).
 //
-// Not thread-safe: one caller at a time (the reference runs on the gateway's event loop).
+// Several SqliteReference objects may open the same file, each its own connection (as
+// several writers of a gateway would): SQLite serialises their write transactions with its
+// file lock, and a writer that cannot take the lock within the busy timeout (default 5 s)
+// gets a Busy status, nothing written.
+//
+// Not thread-safe: one caller at a time per object (the reference runs on the gateway's
+// event loop).
 #ifndef STATEWATCH_BENCH_SQLITE_REFERENCE_H_
 #define STATEWATCH_BENCH_SQLITE_REFERENCE_H_
 
@@ -92,9 +98,10 @@ struct RefPruneStats {
 
 class SqliteReference {
  public:
-  // Opens or creates the database file at `path` (WAL mode, the given synchronous level) and
-  // creates the reference tables and indexes when missing.
-  static Result<std::unique_ptr<SqliteReference>> Open(const std::string& path, SqliteSync sync);
+  // Opens or creates the database file at `path` (WAL mode, the given synchronous level, the
+  // given busy timeout) and creates the reference tables and indexes when missing.
+  static Result<std::unique_ptr<SqliteReference>> Open(const std::string& path, SqliteSync sync,
+                                                       int busy_timeout_ms = 5000);
   ~SqliteReference();
   SqliteReference(const SqliteReference&) = delete;
   SqliteReference& operator=(const SqliteReference&) = delete;
