@@ -8,6 +8,8 @@
 int main(int argc, char** argv) {
   namespace sb = statewatch::bench;
   sb::RegisterRecordBenchmarks();
+  sb::RegisterConcurrentBenchmarks();
+  sb::RegisterWalBenchmarks();
   sb::RegisterChangesBenchmarks();
   sb::RegisterPruneBenchmarks();
   sb::RegisterFanoutBenchmarks();
@@ -15,7 +17,9 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();
-  sb::ReleaseFanoutFixtures();  // before static destruction tears RocksDB's globals down
+  // Before static destruction tears RocksDB's globals down.
+  sb::ReleaseFanoutFixtures();
+  sb::ReleaseChangesFixture();
   benchmark::Shutdown();
   return 0;
 }

@@ -22,12 +22,15 @@ inline benchmark::internal::Benchmark* Register(const std::string& name,
       ->Unit(benchmark::kMicrosecond);
 }
 
-void RegisterRecordBenchmarks();   // record_bench.cc
-void RegisterChangesBenchmarks();  // changes_bench.cc
-void RegisterPruneBenchmarks();    // prune_bench.cc
-void RegisterFanoutBenchmarks();   // fanout_bench.cc
-void ReleaseFanoutFixtures();      // closes the fixture fan-out keeps between runs
-void RegisterOpenBenchmarks();     // open_bench.cc: open with many cursors, verify
+void RegisterRecordBenchmarks();      // record_bench.cc: 1 and 100,000 sessions
+void RegisterConcurrentBenchmarks();  // concurrent_bench.cc: 8 and 32 sync writers
+void RegisterWalBenchmarks();         // wal_bench.cc: WAL bytes per event
+void RegisterChangesBenchmarks();     // changes_bench.cc: pages from SSTs and the memtable
+void ReleaseChangesFixture();         // closes the journal changes_bench keeps between runs
+void RegisterPruneBenchmarks();       // prune_bench.cc: at the cap vs the hourly pass
+void RegisterFanoutBenchmarks();      // fanout_bench.cc
+void ReleaseFanoutFixtures();         // closes the fixtures fan-out keeps between runs
+void RegisterOpenBenchmarks();        // open_bench.cc: open with many cursors, verify
 
 }  // namespace statewatch::bench
 

@@ -17,20 +17,19 @@ Status FromRocks(const rocksdb::Status& s) {
   return s.ok() ? Status::OK() : Status::IOError("rocksdb: " + s.ToString());
 }
 
+// Writes the key of (session, sequence) into `key`, reusing its buffer.
+void KeyFor(uint64_t session, uint64_t sequence, std::string* key) {
+  key->clear();
+  key->push_back('J');
+  PutFixed64BE(key, session);
+  PutFixed64BE(key, sequence);
+}
+
 }  // namespace
 
 struct RawRocksdbFloor::Rep {
   std::unique_ptr<rocksdb::DB> db;
   std::string value;
-  std::string key;  // reused buffer
-
-  const std::string& KeyFor(uint64_t session, uint64_t sequence) {
-    key.clear();
-    key.push_back('J');
-    PutFixed64BE(&key, session);
-    PutFixed64BE(&key, sequence);
-    return key;
-  }
 };
 
 Result<std::unique_ptr<RawRocksdbFloor>> RawRocksdbFloor::Open(const std::string& path,
@@ -55,17 +54,21 @@ RawRocksdbFloor::RawRocksdbFloor(std::unique_ptr<Rep> rep) : rep_(std::move(rep)
 RawRocksdbFloor::~RawRocksdbFloor() = default;
 
 Status RawRocksdbFloor::Put(uint64_t session, bool sync) {
+  thread_local std::string key;
+  KeyFor(session, sequence_.fetch_add(1, std::memory_order_relaxed) + 1, &key);
   rocksdb::WriteOptions wo;
   wo.sync = sync;
-  return FromRocks(rep_->db->Put(wo, rep_->KeyFor(session, ++sequence_), rep_->value));
+  return FromRocks(rep_->db->Put(wo, key, rep_->value));
 }
 
-Status RawRocksdbFloor::PutBatch(uint64_t session_base, uint64_t sessions, std::size_t n,
-                                 bool sync) {
-  rocksdb::WriteBatch batch;
-  for (std::size_t i = 0; i < n; ++i) {
-    uint64_t session = sessions == 0 ? session_base : (session_base + i) % sessions;
-    batch.Put(rep_->KeyFor(session, ++sequence_), rep_->value);
+Status RawRocksdbFloor::PutBatch(const std::vector<uint64_t>& sessions, bool sync) {
+  thread_local std::string key;
+  thread_local rocksdb::WriteBatch batch;
+  batch.Clear();
+  uint64_t first = sequence_.fetch_add(sessions.size(), std::memory_order_relaxed) + 1;
+  for (std::size_t i = 0; i < sessions.size(); ++i) {
+    KeyFor(sessions[i], first + i, &key);
+    batch.Put(key, rep_->value);
   }
   rocksdb::WriteOptions wo;
   wo.sync = sync;
