@@ -1,19 +1,24 @@
 #!/usr/bin/env bash
 # HTTP benchmarks of `statewatch serve` on loopback, in one run:
-#   1. session_status with changesSince (a reconcile of 5 events): requests/s and latency
-#      percentiles (wrk --latency);
-#   2. batched POST /v1/events (100 events per request): events/s, one connection (each
-#      batch waits for its own group commit) and 8 connections (batches share commits),
-#      beside the in-process RecordMany rate of the same batches when the benchmark binary
-#      is built (record/batch100 of bench/record_bench.cc);
-#   3. wake delivery latency: from sending the POST that opens a notice to the wake message
-#      on a WebSocket client (the record's fsync included).
+#   1. status: session_status with changesSince answering a 200-event page (the reconcile
+#      of a watcher that fell 200 events behind; truncated, as the session has more):
+#      requests/s and latency percentiles (wrk --latency), RUNS runs of each wrk
+#      configuration, the configurations alternating;
+#   2. events: batched POST /v1/events (100 events per request): events/s, one connection
+#      (each batch waits for its own group commit) and 8 connections (batches share
+#      commits), beside the in-process RecordMany rate when the benchmark binary is built;
+#   3. wakes: wake delivery latency, from sending the POST that opens a notice to the wake
+#      message on a WebSocket client (the record's fsync included).
 #
 # Usage: bench/http_bench.sh [BUILD_DIR]   (default build; BENCH_BUILD for the in-process
-#        benchmark, default build-release). Env: DURATION (s, default 10), DURABILITY
-#        (sync|buffered, default sync), THREADS (server threads, default: server default).
+#        benchmark, default build-release). Env: DURATION (s per wrk run, default 10),
+#        DURABILITY (sync|buffered, default sync), THREADS (server threads, default: the
+#        server's), SECTIONS (default "status events wakes"), RUNS (runs of each
+#        session_status configuration, default 1), JSON_OUT (a file: section 1's runs as
+#        JSON, for bench/report.py; scripts/bench.sh sets it).
 # Needs wrk and /usr/bin/python3 with python3-websocket (scripts/install-deps.sh installs
-# both). Everything stays on 127.0.0.1 and stops by itself.
+# both). Everything stays on 127.0.0.1 and stops by itself. Every request body goes with
+# Content-Type: application/json.
 set -euo pipefail
 
 BUILD_DIR="${1:-build}"
@@ -21,6 +26,10 @@ BIN="$BUILD_DIR/statewatch"
 BENCH_BIN="${BENCH_BUILD:-build-release}/bench/statewatch_bench"
 DURATION="${DURATION:-10}"
 DURABILITY="${DURABILITY:-sync}"
+SECTIONS="${SECTIONS:-status events wakes}"
+RUNS="${RUNS:-1}"
+JSON_OUT="${JSON_OUT:-}"
+PAGE=200
 [ -x "$BIN" ] || { echo "http_bench: $BIN is not built" >&2; exit 1; }
 command -v wrk >/dev/null || { echo "http_bench: wrk is missing (apt-get install wrk)" >&2; exit 1; }
 
@@ -31,6 +40,8 @@ cleanup() {
   rm -rf "$WORK"
 }
 trap cleanup EXIT
+
+section() { case " $SECTIONS " in *" $1 "*) return 0 ;; esac; return 1; }
 
 THREAD_ARGS=()
 [ -n "${THREADS:-}" ] && THREAD_ARGS=(--threads "$THREADS")
@@ -43,35 +54,13 @@ PORT="$(cat "$WORK/port")"
 URL="http://127.0.0.1:$PORT"
 echo "statewatch serve on $URL (durability $DURABILITY), wrk ${DURATION}s per run"
 
-PARENT="agent:main:main"
-CHILD="agent:main:subagent:bench"
-curl -sf -X PUT "$URL/v1/sessions/$PARENT" -d '{"kind":"main"}' >/dev/null
-curl -sf -X PUT "$URL/v1/sessions/$CHILD" -d "{\"parentSessionKey\":\"$PARENT\"}" >/dev/null
-# 200 events of history on the child, in two batches.
-python3 - "$CHILD" >"$WORK/history.json" <<'EOF'
-import json, sys
-print(json.dumps([{"sessionKey": sys.argv[1], "kind": "human_direct_message", "actorType": "human",
-                   "summary": "human message via telegram", "payload": {"channel": "telegram"}}
-                  for _ in range(100)]))
-EOF
-curl -sf "$URL/v1/events" -d @"$WORK/history.json" >/dev/null
-HEAD="$(curl -sf "$URL/v1/events" -d @"$WORK/history.json" | python3 -c 'import json,sys; print(json.load(sys.stdin)["events"][-1]["sequence"])')"
-SINCE=$((HEAD - 5))
-
-# ---- 1. session_status with changesSince -------------------------------------------------
-cat >"$WORK/status.lua" <<EOF
-wrk.method = "POST"
-wrk.body = '{"sessionKey":"$CHILD","changesSince":$SINCE}'
-wrk.headers["Content-Type"] = "application/json"
-wrk.headers["X-Session-Key"] = "$PARENT"
-EOF
-curl -sf "$URL/v1/tools/session_status" -H "X-Session-Key: $PARENT" \
-  -d "{\"sessionKey\":\"$CHILD\",\"changesSince\":$SINCE}" | python3 -c '
-import json,sys; r=json.load(sys.stdin); assert len(r["stateChanges"]["events"]) == 5, r' \
-  || { echo "http_bench: session_status answered unexpectedly" >&2; exit 1; }
+post() {  # PATH BODY [curl args...] -> the answer on stdout; fails on an HTTP error
+  local path="$1" body="$2"; shift 2
+  curl -sf -H 'Content-Type: application/json' "$@" "$URL$path" -d "$body"
+}
 
 wrk_summary() {  # FILE -> "req/s p50 p75 p90 p99 non2xx"
-  python3 - "$1" <<'EOF'
+  python3 - "$1" <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
 def ms(v, unit): return float(v) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
@@ -79,58 +68,113 @@ rps = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
 pct = {p: ms(v, u) for p, v, u in re.findall(r"^\s+(\d+)%\s+([\d.]+)(us|ms|s)\s*$", text, re.M)}
 bad = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
 print(f"{rps:.0f} {pct.get('50',0):.3f} {pct.get('75',0):.3f} {pct.get('90',0):.3f} {pct.get('99',0):.3f} {bad.group(1) if bad else 0}")
-EOF
+PY
 }
 
-echo
-echo "== session_status with changesSince (5 events per answer)"
-printf "%-26s %10s %9s %9s %9s %9s %7s\n" "wrk" "req/s" "p50 ms" "p75 ms" "p90 ms" "p99 ms" "errors"
-for conf in "1 16" "2 32"; do
-  set -- $conf
-  wrk -t"$1" -c"$2" -d"${DURATION}s" --latency -s "$WORK/status.lua" "$URL/v1/tools/session_status" >"$WORK/wrk.txt"
-  read -r rps p50 p75 p90 p99 bad < <(wrk_summary "$WORK/wrk.txt")
-  printf "%-26s %10s %9s %9s %9s %9s %7s\n" "-t$1 -c$2" "$rps" "$p50" "$p75" "$p90" "$p99" "$bad"
-done
+# ---- 1. session_status with changesSince: a 200-event page ---------------------------------
+if section status; then
+  PARENT="agent:main:main"
+  CHILD="agent:main:subagent:bench"
+  post "/v1/sessions/$PARENT" '{"kind":"main"}' -X PUT >/dev/null
+  post "/v1/sessions/$CHILD" "{\"parentSessionKey\":\"$PARENT\"}" -X PUT >/dev/null
+  # 300 events of history on the child, in three batches; the page starts after the 50th.
+  python3 - "$CHILD" >"$WORK/history.json" <<'PY'
+import json, sys
+print(json.dumps([{"sessionKey": sys.argv[1], "kind": "human_direct_message", "actorType": "human",
+                   "summary": "human message via telegram", "payload": {"channel": "telegram"}}
+                  for _ in range(100)]))
+PY
+  for _ in 1 2 3; do post /v1/events "@$WORK/history.json" >>"$WORK/recorded.jsonl"; echo >>"$WORK/recorded.jsonl"; done
+  SINCE="$(python3 -c '
+import json, sys
+seqs = [e["sequence"] for line in open(sys.argv[1]) if line.strip() for e in json.loads(line)["events"]]
+print(seqs[49])' "$WORK/recorded.jsonl")"
+  BODY="{\"sessionKey\":\"$CHILD\",\"changesSince\":$SINCE}"
+  post /v1/tools/session_status "$BODY" -H "X-Session-Key: $PARENT" >"$WORK/page.json"
+  python3 - "$WORK/page.json" "$PAGE" <<'PY' || { echo "http_bench: session_status answered unexpectedly" >&2; exit 1; }
+import json, sys
+c = json.load(open(sys.argv[1]))["stateChanges"]
+assert len(c["events"]) == int(sys.argv[2]) and c["truncated"], (len(c["events"]), c["truncated"])
+PY
+  PAGE_BYTES="$(wc -c <"$WORK/page.json")"
+  cat >"$WORK/status.lua" <<EOF
+wrk.method = "POST"
+wrk.body = '$BODY'
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["X-Session-Key"] = "$PARENT"
+EOF
+  echo
+  echo "== session_status with changesSince ($PAGE events per answer, $PAGE_BYTES bytes)"
+  printf "%-26s %10s %9s %9s %9s %9s %7s\n" "wrk" "req/s" "p50 ms" "p75 ms" "p90 ms" "p99 ms" "errors"
+  : >"$WORK/status_runs.txt"
+  for _ in $(seq 1 "$RUNS"); do
+    for conf in "1 16" "2 32"; do
+      set -- $conf
+      wrk -t"$1" -c"$2" -d"${DURATION}s" --latency -s "$WORK/status.lua" "$URL/v1/tools/session_status" >"$WORK/wrk.txt"
+      read -r rps p50 p75 p90 p99 bad < <(wrk_summary "$WORK/wrk.txt")
+      printf "%-26s %10s %9s %9s %9s %9s %7s\n" "-t$1 -c$2" "$rps" "$p50" "$p75" "$p90" "$p99" "$bad"
+      echo "$1 $2 $rps $p50 $p99 $bad" >>"$WORK/status_runs.txt"
+    done
+  done
+  if [ -n "$JSON_OUT" ]; then
+    python3 - "$WORK/status_runs.txt" "$PAGE" "$PAGE_BYTES" "$DURATION" "$DURABILITY" >"$JSON_OUT" <<'PY'
+import json, sys
+keys = ("wrk_threads", "connections", "requests_per_s", "p50_ms", "p99_ms", "errors")
+kinds = (int, int, float, float, float, int)
+runs = [{k: t(v) for k, t, v in zip(keys, kinds, line.split())}
+        for line in open(sys.argv[1]) if line.strip()]
+print(json.dumps({"figure": "session_status with changesSince, one page",
+                  "page_events": int(sys.argv[2]), "page_bytes": int(sys.argv[3]),
+                  "duration_s": float(sys.argv[4]), "durability": sys.argv[5], "runs": runs},
+                 indent=2))
+PY
+  fi
+fi
 
 # ---- 2. batched POST /v1/events ------------------------------------------------------------
-python3 - >"$WORK/batch.json" <<'EOF'
+if section events; then
+  python3 - >"$WORK/batch.json" <<'PY'
 import json
 print(json.dumps([{"sessionKey": f"agent:main:bench:{i}", "kind": "human_direct_message",
                    "actorType": "human", "summary": "human message via telegram",
                    "payload": {"channel": "telegram"}} for i in range(100)]))
-EOF
-python3 - "$WORK/batch.json" >"$WORK/events.lua" <<'EOF'
+PY
+  python3 - "$WORK/batch.json" >"$WORK/events.lua" <<'PY'
 import sys
 body = open(sys.argv[1]).read().strip().replace("\\", "\\\\").replace("'", "\\'")
 print('wrk.method = "POST"')
 print("wrk.body = '" + body + "'")
 print('wrk.headers["Content-Type"] = "application/json"')
-EOF
-echo
-echo "== batched POST /v1/events (100 events per request, durability $DURABILITY)"
-printf "%-26s %10s %12s %9s %9s %7s\n" "wrk" "req/s" "events/s" "p50 ms" "p99 ms" "errors"
-for conf in "1 1" "2 8"; do
-  set -- $conf
-  wrk -t"$1" -c"$2" -d"${DURATION}s" --latency -s "$WORK/events.lua" "$URL/v1/events" >"$WORK/wrk.txt"
-  read -r rps p50 p75 p90 p99 bad < <(wrk_summary "$WORK/wrk.txt")
-  printf "%-26s %10s %12s %9s %9s %7s\n" "-t$1 -c$2" "$rps" "$((rps * 100))" "$p50" "$p99" "$bad"
-done
-if [ -x "$BENCH_BIN" ]; then
-  "$BENCH_BIN" --benchmark_filter="^record/batch100/$DURABILITY/sessions:1000/" \
-    --benchmark_min_time=2 --benchmark_format=json 2>/dev/null >"$WORK/inproc.json" || true
-  python3 - "$WORK/inproc.json" <<'EOF' || echo "in-process: (benchmark output unreadable)"
+PY
+  echo
+  echo "== batched POST /v1/events (100 events per request, durability $DURABILITY)"
+  printf "%-26s %10s %12s %9s %9s %7s\n" "wrk" "req/s" "events/s" "p50 ms" "p99 ms" "errors"
+  for conf in "1 1" "2 8"; do
+    set -- $conf
+    wrk -t"$1" -c"$2" -d"${DURATION}s" --latency -s "$WORK/events.lua" "$URL/v1/events" >"$WORK/wrk.txt"
+    read -r rps p50 p75 p90 p99 bad < <(wrk_summary "$WORK/wrk.txt")
+    printf "%-26s %10s %12s %9s %9s %7s\n" "-t$1 -c$2" "$rps" "$((rps * 100))" "$p50" "$p99" "$bad"
+  done
+  if [ -x "$BENCH_BIN" ]; then
+    # record/batch100 at a tenth of its length (40,000 events per system); its one-session
+    # lane is the same work per event as one caller's batches here.
+    BENCH_SCALE=0.1 "$BENCH_BIN" --benchmark_filter="^record/batch100/$DURABILITY/" \
+      --benchmark_format=json 2>/dev/null >"$WORK/inproc.json" || true
+    python3 - "$WORK/inproc.json" <<'PY' || echo "in-process: (benchmark output unreadable)"
 import json, sys
 b = json.load(open(sys.argv[1]))["benchmarks"][0]
-print(f"{'in-process RecordMany':26s} {'':>10s} {b['statewatch_per_s']:12.0f}   (bench/record_bench.cc, one caller)")
-EOF
-else
-  echo "in-process: build the benchmarks (make build-release) for the RecordMany rate beside it"
+print(f"{'in-process RecordMany':26s} {'':>10s} {b['statewatch_1_per_s']:12.0f}   (record/batch100, one caller)")
+PY
+  else
+    echo "in-process: build the benchmarks (make build-release) for the RecordMany rate beside it"
+  fi
 fi
 
 # ---- 3. wake delivery latency --------------------------------------------------------------
-echo
-echo "== wake delivery latency: POST /v1/events (notice opens) -> WebSocket message"
-/usr/bin/python3 - "$PORT" <<'EOF'
+if section wakes; then
+  echo
+  echo "== wake delivery latency: POST /v1/events (notice opens) -> WebSocket message"
+  /usr/bin/python3 - "$PORT" <<'PY'
 import http.client, json, sys, time
 try:
     import websocket
@@ -161,4 +205,5 @@ for i in range(300):
 samples.sort()
 q = lambda p: samples[min(len(samples) - 1, int(p * len(samples)))]
 print(f"samples {len(samples)}  p50 {q(0.5):.3f} ms  p90 {q(0.9):.3f} ms  p99 {q(0.99):.3f} ms  max {samples[-1]:.3f} ms")
-EOF
+PY
+fi

@@ -1,38 +1,48 @@
 #!/usr/bin/env python3
-"""statewatch benchmark report: the ratio table of architecture.md section 7.
+"""statewatch benchmark report: the ratio table of architecture.md section 7 and the goals.
 
-Reads Google Benchmark JSON (bench/results/raw.json, written by scripts/bench.sh), prints one
-markdown table (figure, statewatch, baseline, ratio) to stdout, and writes
-<out-dir>/summary.json and <out-dir>/summary.png (a bar chart of the ratios, drawn by
-gnuplot when it is installed).
+Reads Google Benchmark JSON (bench/results/raw.json, written by scripts/bench.sh) and, when
+given, the HTTP benchmark's JSON (bench/results/http.json, from bench/http_bench.sh) and the
+run's metadata (bench/results/meta.json: load average before and after, duration). Prints
+markdown on stdout: the figure table (figure, statewatch, baseline, ratio) and the goals
+table (goal, measured, met / not met); writes <out-dir>/summary.json and
+<out-dir>/summary.png (a bar chart of the ratios, drawn by gnuplot when it is installed).
+With --readme FILE, replaces the text between the lines `<!-- bench:begin -->` and
+`<!-- bench:end -->` of FILE with the same tables.
 
 Benchmark names and counters are defined in bench/*_bench.cc (see bench/bench_registry.h);
 change both together. Where statewatch and a baseline run in one benchmark (InterleavedRun)
-the ratio is that benchmark's own ratio counter. With repetitions, medians are used.
+the ratio is that benchmark's own ratio counter: the median over the repetitions of the
+ratio measured in alternation in each.
 
 Ratios:
   x   throughput ratio, statewatch / baseline: higher is better for statewatch
-      (against the raw RocksDB floor it is the fraction of the storage limit reached).
-      Where statewatch and the baseline ran in one benchmark (alternating calls), it is the
-      median of the per-repetition ratios, robust to the machine's drift;
+      (against the raw RocksDB floor it is the fraction of the storage limit reached);
   %   added cost: how much more time per event the variant takes than the baseline
-      (0 % = no extra cost).
+      (0 % = no extra cost);
+  c   a cost ratio (bytes or time, variant / baseline): lower is better.
+A figure whose repetitions disagree — spread (max - min) / median over 25 % — is marked †.
 """
 
 import argparse
 import datetime
 import json
 import os
+import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
+
+NOISY_SPREAD = 0.25
+MANY = 100000  # the random-sessions lane of record_bench.cc
 
 # ---- reading the results -------------------------------------------------------------------
 
 
 def base_name(run_name):
-    """`record/x/real_time`, `.../iterations:5/repeats:3/real_time` -> `record/x`."""
+    """`record/x/iterations:5/repeats:3/real_time` -> `record/x`."""
     parts = [p for p in run_name.split("/")
              if p != "real_time" and not p.startswith(("iterations:", "repeats:",
                                                           "min_time:"))]
@@ -40,10 +50,8 @@ def base_name(run_name):
 
 
 def load(paths):
-    """Returns (context, {name: entry}): per benchmark its median run (or its only run) with
-    every counter, plus "cv": {counter: coefficient of variation} over the repetitions.
-    Errored benchmarks map to {"error": message}."""
-    runs, medians, cvs, errors, context = {}, {}, {}, {}, {}
+    """Returns (context, {name: [run, ...]}, {name: error}) over every repetition."""
+    runs, errors, context = {}, {}, {}
     for path in paths:
         with open(path) as f:
             data = json.load(f)
@@ -52,60 +60,53 @@ def load(paths):
             name = base_name(b.get("run_name", b["name"]))
             if b.get("error_occurred"):
                 errors[name] = b.get("error_message", "error")
-            elif b.get("run_type") == "aggregate":
-                if b.get("aggregate_name") == "median":
-                    medians[name] = b
-                elif b.get("aggregate_name") == "cv":
-                    cvs[name] = b  # every counter holds its cv, as a fraction
-            else:
+            elif b.get("run_type") != "aggregate":
                 runs.setdefault(name, []).append(b)
-    results = {}
-    for name, rs in runs.items():
-        entry = dict(medians.get(name) or sorted(rs, key=lambda r: r["real_time"])[len(rs) // 2])
-        entry["cv"] = cvs.get(name, {})
-        entry["repetitions_run"] = len(rs)
-        results[name] = entry
-    for name, msg in errors.items():
-        results[name] = {"error": msg}
-    return context, results
+    return context, runs, errors
+
+
+def spread(values):
+    values = [v for v in values if v is not None]
+    if len(values) < 2:
+        return 0.0
+    med = statistics.median(values)
+    return (max(values) - min(values)) / med if med else 0.0
 
 
 class Figures:
-    """Counter lookups that record what was missing instead of failing."""
+    """Counter lookups over repetitions: the median, and the spread that marks noise.
+    Missing benchmarks and counters are recorded, never fatal."""
 
-    def __init__(self, results):
-        self.results = results
+    def __init__(self, runs, errors, http):
+        self.runs, self.errors, self.http = runs, errors, http
         self.missing = {}
 
-    def _get(self, name):
-        r = self.results.get(name)
-        if r is None:
+    def values(self, name, key):
+        if name in self.errors:
+            self.missing[name] = self.errors[name]
+            return []
+        rs = self.runs.get(name)
+        if not rs:
             self.missing[name] = "not run"
-            return None
-        if "error" in r:
-            self.missing[name] = r["error"]
-            return None
-        return r
-
-    def counter(self, name, key):
-        """The median of a counter (rates are items per second, `_us` per call)."""
-        r = self._get(name)
-        if r is None:
-            return None
-        if key not in r:
+            return []
+        vals = [r[key] for r in rs if key in r]
+        if not vals:
             self.missing[f"{name}:{key}"] = "no such counter"
-            return None
-        return r[key]
+        return vals
+
+    def median(self, name, key):
+        vals = self.values(name, key)
+        return statistics.median(vals) if vals else None
+
+    def spread(self, name, key):
+        return spread(self.values(name, key))
 
     def us_per_item(self, name, rate_key):
-        rate = self.counter(name, rate_key)
+        rate = self.median(name, rate_key)
         return 1e6 / rate if rate else None
 
-    def cv(self, name, key):
-        r = self.results.get(name)
-        if not r or "error" in r:
-            return 0.0
-        return r.get("cv", {}).get(key, 0.0) or 0.0
+    def reps(self, name):
+        return len(self.runs.get(name, []))
 
 
 # ---- formatting ----------------------------------------------------------------------------
@@ -129,9 +130,17 @@ def fmt_us(v):
 
 
 def fmt_bytes(v):
+    return "n/a" if v is None else f"{v:.0f} B"
+
+
+def fmt_ratio(v, kind):
     if v is None:
         return "n/a"
-    return f"{v:.0f} B"
+    if kind == "%":
+        return f"{v:+.0f} %"
+    if kind in ("x", "c"):
+        return f"{v:.3g}x"
+    return "—"
 
 
 def inverse_added_pct(rate_ratio):
@@ -143,38 +152,29 @@ def ratio_x(a, b):
     return a / b if a is not None and b else None
 
 
-def added_pct(cost, base):
-    return (cost / base - 1.0) * 100.0 if cost is not None and base else None
-
-
-# ---- the table -----------------------------------------------------------------------------
-
-
-# A figure whose repetitions vary more than this (coefficient of variation) is marked: the
-# machine is shared, and fsync latency in particular swings by 10x while others build.
-NOISY_CV = 0.25
+# ---- the figure table ----------------------------------------------------------------------
 
 
 class Table:
     def __init__(self, figures):
-        self.figures = figures
+        self.f = figures
         self.rows = []
+        self.by_id = {}
 
-    def add(self, figure, label, sw, base, ratio, kind, sw_text, base_text, names=()):
-        if kind == "x":
-            ratio_text = "n/a" if ratio is None else f"{ratio:.3g}x"
-        elif kind == "%":
-            ratio_text = "n/a" if ratio is None else f"{ratio:+.0f} %"
-        else:
-            ratio_text = "—"
-        cv = max([self.figures.cv(n, k) for n, k in names] or [0.0])
-        if cv > NOISY_CV and ratio is not None:
-            ratio_text += " †"
-        self.rows.append({"figure": figure, "label": label, "statewatch": sw_text,
-                          "baseline": base_text, "ratio": ratio_text, "ratio_kind": kind,
-                          "statewatch_value": sw, "baseline_value": base,
-                          "ratio_value": ratio, "max_cv": round(cv, 4),
-                          "benchmarks": list(names)})
+    def add(self, fid, figure, label, sw_text, base_text, ratio, kind, noise):
+        """noise: the spread of the figure over its repetitions (None: not repeated)."""
+        text = fmt_ratio(ratio, kind)
+        noisy = noise is not None and noise > NOISY_SPREAD and ratio is not None
+        if noisy and kind == "abs":  # an absolute figure: the mark goes on the figure
+            sw_text += " †"
+        elif noisy:
+            text += " †"
+        row = {"id": fid, "figure": figure, "label": label, "statewatch": sw_text,
+               "baseline": base_text, "ratio": text, "ratio_kind": kind,
+               "ratio_value": ratio, "spread": None if noise is None else round(noise, 4),
+               "noisy": noisy}
+        self.rows.append(row)
+        self.by_id[fid] = row
 
     def markdown(self):
         out = ["| figure | statewatch | baseline | ratio |", "| --- | --- | --- | --- |"]
@@ -183,53 +183,107 @@ class Table:
         return "\n".join(out)
 
 
+MODES = (("single", "single event"), ("batch100", "batch of 100"))
+
+
+def lanes(n):
+    return "1 session" if n == 1 else f"{n:,} random sessions"
+
+
 def record_rows(t, f):
-    for mode, mode_text in (("single", "single event"), ("batch100", "batch of 100")):
+    for mode, mode_text in MODES:
         for dur in ("sync", "buffered"):
+            name = f"record/{mode}/{dur}"
             sqlite_text = "SQLite FULL" if dur == "sync" else "SQLite NORMAL"
-            for n in (1, 1000):
-                name = f"record/{mode}/{dur}/sessions:{n}"
-                what = f"record, {mode_text}, {dur}, {n} session{'s' if n > 1 else ''}"
-                short = f"rec {mode.replace('100', '')} {dur[:4]} {n}s"
-                sw = f.counter(name, "statewatch_per_s")
-                for key, ratio_key, base_text, label in (
-                        ("floor_per_s", "vs_floor", "floor", "raw RocksDB floor"),
-                        ("sqlite_per_s", "vs_sqlite", sqlite_text, sqlite_text)):
-                    base = f.counter(name, key)
-                    t.add(f"{what}: vs {label}", f"{short} /{base_text.split()[0].lower()}",
-                          sw, base, f.counter(name, ratio_key), "x", fmt_rate(sw),
-                          f"{base_text} {fmt_rate(base)}", names=[(name, ratio_key)])
+            for n in (1, MANY):
+                what = f"record, {mode_text}, {dur}, {lanes(n)}"
+                short = f"rec {mode.replace('100', '')} {dur[:4]} {'1s' if n == 1 else '1e5s'}"
+                sw = f.median(name, f"statewatch_{n}_per_s")
+                for base, ratio_key, base_text, label in (
+                        ("floor", "vs_floor", "floor", "raw RocksDB floor"),
+                        ("sqlite", "vs_sqlite", sqlite_text, sqlite_text)):
+                    bv = f.median(name, f"{base}_{n}_per_s")
+                    key = f"{ratio_key}_{n}"
+                    t.add(f"{name}/{key}", f"{what}: vs {label}",
+                          f"{short} /{base_text.split()[0].lower()}", fmt_rate(sw),
+                          f"{base_text} {fmt_rate(bv)}", f.median(name, key), "x",
+                          f.spread(name, key))
+            v = f.median(name, "many_vs_one_cost")
+            floor_v = f.median(name, "floor_many_vs_one_cost")
+            t.add(f"{name}/many_vs_one_cost",
+                  f"record, {mode_text}, {dur}: cost per event, {MANY:,} random sessions vs "
+                  "1 session", f"{mode.replace('100', '')} {dur[:4]} 1e5/1 cost",
+                  fmt_ratio(v, "c"), f"floor {fmt_ratio(floor_v, 'c')}", v, "c",
+                  f.spread(name, "many_vs_one_cost"))
+
+
+def background_note(f):
+    """How much RocksDB background work the long record runs included (medians)."""
+    parts = []
+    for dur in ("sync", "buffered"):
+        name = f"record/batch100/{dur}"
+        fl = f.median(name, f"statewatch_{MANY}_flushes")
+        co = f.median(name, f"statewatch_{MANY}_compactions")
+        if fl is not None and co is not None and fl >= 0:
+            parts.append(f"batch100/{dur}: {fl:.0f} flushes, {co:.0f} compactions")
+    return "; ".join(parts)
+
+
+def concurrent_rows(t, f):
+    for n in (8, 32):
+        name = f"concurrent/sync/writers:{n}"
+        sw = f.median(name, "statewatch_per_s")
+        per_group = f.median(name, "statewatch_events_per_group")
+        sw_text = fmt_rate(sw) + ("" if per_group is None else f" ({per_group:.1f} ev/fsync)")
+        for base, key, base_text in (
+                ("sqlite", "vs_sqlite", "SQLite FULL, a connection per writer"),
+                ("sqlite_shared", "vs_sqlite_shared", "SQLite FULL, one shared connection"),
+                ("floor", "vs_floor", "raw RocksDB floor")):
+            bv = f.median(name, f"{base}_per_s")
+            t.add(f"{name}/{key}", f"{n} concurrent writers, single events, sync: vs {base_text}",
+                  f"{n} writers /{base.replace('_shared', '1c')}", sw_text,
+                  f"{base_text.split(',')[0]} {fmt_rate(bv)}", f.median(name, key), "x",
+                  f.spread(name, key))
+
+
+def wal_rows(t, f):
+    for mode, mode_text in MODES:
+        name = f"wal/{mode}"
+        per_event, row = f.median(name, "wal_bytes_per_event"), f.median(name, "row_bytes")
+        t.add(f"{name}/wal_vs_row", f"WAL bytes per event / the journal row's bytes ({mode_text})",
+              f"WAL/row {mode.replace('100', '')}", fmt_bytes(per_event) + "/ev",
+              "row " + fmt_bytes(row), f.median(name, "wal_vs_row"), "c", None)
 
 
 def changes_rows(t, f):
-    name = "changes_page"
-    sw, ref = f.counter(name, "statewatch_per_s"), f.counter(name, "sqlite_per_s")
-    t.add("changesSince, one 200-event page: vs SQLite", "changesSince page /sqlite", sw, ref,
-          f.counter(name, "vs_sqlite"), "x", fmt_rate(sw, "pages/s"),
-          "SQLite " + fmt_rate(ref, "pages/s"), names=[(name, "vs_sqlite")])
+    name = "changes/page200"
+    for where, text in (("sst", "rows in SSTs (300,000-event journal, compacted, warm cache)"),
+                        ("memtable", "rows in the memtable")):
+        sw, ref = f.median(name, f"statewatch_{where}_per_s"), f.median(name, f"sqlite_{where}_per_s")
+        key = f"vs_sqlite_{where}"
+        t.add(f"{name}/{key}", f"changesSince, one 200-event page, {text}: vs SQLite",
+              f"changesSince {where} /sqlite", fmt_rate(sw, "pages/s"),
+              "SQLite " + fmt_rate(ref, "pages/s"), f.median(name, key), "x", f.spread(name, key))
 
 
 def prune_rows(t, f):
-    for mode, mode_text in (("single", "single event"), ("batch100", "batch of 100")):
+    for mode, mode_text in MODES:
+        name = f"prune/{mode}"
         short = mode.replace("100", "")
-        sw_name, ref_name = f"prune/statewatch/{mode}", f"prune/sqlite_normal/{mode}"
-        sw_cap, sw_free = (f.us_per_item(sw_name, k) for k in ("at_cap_per_s", "no_cap_per_s"))
-        sw_ratio = f.counter(sw_name, "at_cap_vs_no_cap")
-        t.add(f"append at the 10,000-row cap vs uncapped ({mode_text}, buffered): added cost",
-              f"prune {short} cost", sw_cap, sw_free, inverse_added_pct(sw_ratio), "%",
-              fmt_us(sw_cap) + "/ev", "uncapped " + fmt_us(sw_free) + "/ev",
-              names=[(sw_name, "at_cap_vs_no_cap")])
-        ref_cap = f.us_per_item(ref_name, "at_cap_per_s")
-        ref_added = inverse_added_pct(f.counter(ref_name, "at_cap_vs_no_cap"))
-        t.add(f"append at the cap ({mode_text}): vs SQLite NORMAL with its prune pass after "
-              f"each append (SQLite's own added cost {fmt_pct(ref_added)})",
-              f"prune {short} /sqlite", sw_cap, ref_cap, ratio_x(ref_cap, sw_cap), "x",
-              fmt_us(sw_cap) + "/ev", "SQLite " + fmt_us(ref_cap) + "/ev",
-              names=[(sw_name, "at_cap_per_s"), (ref_name, "at_cap_per_s")])
-
-
-def fmt_pct(v):
-    return "n/a" if v is None else f"{v:+.0f} %"
+        cap, free = f.us_per_item(name, "at_cap_per_s"), f.us_per_item(name, "no_cap_per_s")
+        t.add(f"{name}/at_cap_vs_no_cap",
+              f"append at the 50,000-row cap vs uncapped ({mode_text}, buffered): added cost",
+              f"prune {short} cost", fmt_us(cap) + "/ev", "uncapped " + fmt_us(free) + "/ev",
+              inverse_added_pct(f.median(name, "at_cap_vs_no_cap")), "%",
+              f.spread(name, "at_cap_vs_no_cap"))
+        ref = f.us_per_item(name, "sqlite_hourly_per_s")
+        share = f.median(name, "sqlite_prune_share")
+        share_text = "n/a" if share is None else f"{share * 100:.0f} %"
+        t.add(f"{name}/vs_sqlite",
+              f"append at the cap ({mode_text}): vs SQLite NORMAL with its prune pass once per "
+              f"50,000 appends, amortised (the passes: {share_text} of its time)",
+              f"prune {short} /sqlite", fmt_us(cap) + "/ev", "SQLite " + fmt_us(ref) + "/ev",
+              f.median(name, "vs_sqlite"), "x", f.spread(name, "vs_sqlite"))
 
 
 def watchers(n):
@@ -239,58 +293,154 @@ def watchers(n):
 def fanout_rows(t, f):
     for n in (1, 100, 10000):
         name = f"fanout/coalesced/statewatch/watchers:{n}"
-        co, none = (f.us_per_item(name, k) for k in ("coalesced_per_s", "no_watchers_per_s"))
-        ratio = f.counter(name, "coalesced_vs_no_watchers")
-        t.add(f"fan-out, {n:,} {watchers(n)}: coalesced event vs event with no watchers: "
-              "added cost", f"coalesced {n}w cost", co, none, inverse_added_pct(ratio), "%",
-              fmt_us(co) + "/ev", "no watchers " + fmt_us(none) + "/ev",
-              names=[(name, "coalesced_vs_no_watchers")])
+        co = f.us_per_item(name, "coalesced_per_s")
+        none = f.us_per_item(name, "no_watchers_per_s")
+        t.add(f"{name}/cost", f"fan-out, {n:,} {watchers(n)}: coalesced event vs event with no "
+              "watchers: added cost", f"coalesced {n}w cost", fmt_us(co) + "/ev",
+              "no watchers " + fmt_us(none) + "/ev",
+              inverse_added_pct(f.median(name, "coalesced_vs_no_watchers")), "%",
+              f.spread(name, "coalesced_vs_no_watchers"))
     for n in (1, 100, 10000):
         sw_name = f"fanout/coalesced/statewatch/watchers:{n}"
         ref_name = f"fanout/coalesced/sqlite_normal/watchers:{n}"
         sw = f.us_per_item(sw_name, "coalesced_per_s")
         ref = f.us_per_item(ref_name, "coalesced_per_s")
-        t.add(f"fan-out, {n:,} {watchers(n)}: coalesced event: vs SQLite NORMAL",
-              f"coalesced {n}w /sqlite", sw, ref, ratio_x(ref, sw), "x", fmt_us(sw) + "/ev",
-              "SQLite " + fmt_us(ref) + "/ev",
-              names=[(sw_name, "coalesced_per_s"), (ref_name, "coalesced_per_s")])
+        noise = max(f.spread(sw_name, "coalesced_per_s"), f.spread(ref_name, "coalesced_per_s"))
+        t.add(f"fanout/coalesced/watchers:{n}/vs_sqlite",
+              f"fan-out, {n:,} {watchers(n)}: coalesced event: vs SQLite NORMAL (separate "
+              "benchmarks)", f"coalesced {n}w /sqlite", fmt_us(sw) + "/ev",
+              "SQLite " + fmt_us(ref) + "/ev", ratio_x(ref, sw), "x", noise)
     for n in (1, 100, 10000):
         name = f"fanout/first/watchers:{n}"
-        sw, ref = f.counter(name, "statewatch_us"), f.counter(name, "sqlite_us")
-        t.add(f"fan-out: first notifying event, opening {n:,} notice{'s' if n > 1 else ''}: "
-              "vs SQLite NORMAL", f"open {n} notices /sqlite", sw, ref,
-              f.counter(name, "vs_sqlite"), "x", fmt_us(sw) + "/ev",
-              "SQLite " + fmt_us(ref) + "/ev", names=[(name, "vs_sqlite")])
+        sw, ref = f.median(name, "statewatch_us"), f.median(name, "sqlite_us")
+        t.add(f"{name}/vs_sqlite", f"fan-out: first notifying event, opening {n:,} "
+              f"notice{'s' if n > 1 else ''}: vs SQLite NORMAL", f"open {n} notices /sqlite",
+              fmt_us(sw) + "/ev", "SQLite " + fmt_us(ref) + "/ev", f.median(name, "vs_sqlite"),
+              "x", f.spread(name, "vs_sqlite"))
     name = "drain/watchers:10000"
-    sw, ref = f.counter(name, "statewatch_per_s"), f.counter(name, "sqlite_per_s")
-    t.add("drain (acknowledge) 10,000 watchers, one each: vs SQLite NORMAL", "drain /sqlite",
-          sw, ref, f.counter(name, "vs_sqlite"), "x", fmt_rate(sw, "drains/s"),
-          "SQLite " + fmt_rate(ref, "drains/s"), names=[(name, "vs_sqlite")])
+    sw, ref = f.median(name, "statewatch_per_s"), f.median(name, "sqlite_per_s")
+    t.add(f"{name}/vs_sqlite", "drain (acknowledge) 10,000 watchers, one each: vs SQLite NORMAL",
+          "drain /sqlite", fmt_rate(sw, "drains/s"), "SQLite " + fmt_rate(ref, "drains/s"),
+          f.median(name, "vs_sqlite"), "x", f.spread(name, "vs_sqlite"))
 
 
 def maintenance_rows(t, f):
     name = "verify/statewatch/events:50000"
-    v = f.counter(name, "items_per_second")
-    t.add("verify: log records replayed and diffed (50,000 events)", "verify", v, None, None,
-          None, fmt_rate(v, "records/s"), "—")
+    v = f.median(name, "items_per_second")
+    t.add(name, "verify: log records replayed and diffed (50,000 events)", "verify",
+          fmt_rate(v, "records/s"), "—", v, "abs", f.spread(name, "items_per_second"))
     name = "open/statewatch/cursors:1000000"
-    secs = f.counter(name, "open_seconds")
-    t.add("Engine::Open with 1,000,000 cursors", "open 1M cursors", secs, None, None, None,
-          "n/a" if secs is None else f"{secs:.3g} s", "—")
-    bpc = f.counter(name, "bytes_per_cursor")
-    t.add("resident memory per cursor after open (RSS delta / cursors)", "bytes/cursor", bpc,
-          None, None, None, fmt_bytes(bpc), "—")
+    secs = f.median(name, "open_seconds")
+    t.add(f"{name}/seconds", "Engine::Open with 1,000,000 cursors", "open 1M cursors",
+          "n/a" if secs is None else f"{secs:.3g} s", "—", secs, "abs", None)
+    bpc = f.median(name, "bytes_per_cursor")
+    t.add(f"{name}/bytes", "resident memory per cursor after open (RSS delta / cursors)",
+          "bytes/cursor", fmt_bytes(bpc), "—", bpc, "abs", None)
 
 
-def build_table(results):
-    f = Figures(results)
+HTTP_CONFIGS = ((1, 16), (2, 32))
+
+
+def http_rows(t, f):
+    http = f.http
+    for threads, conns in HTTP_CONFIGS:
+        runs = [r for r in (http or {}).get("runs", [])
+                if r["wrk_threads"] == threads and r["connections"] == conns]
+        rps = [r["requests_per_s"] for r in runs]
+        med = statistics.median(rps) if rps else None
+        p99 = statistics.median([r["p99_ms"] for r in runs]) if runs else None
+        errors = sum(r["errors"] for r in runs)
+        if not runs:
+            f.missing["http_bench status"] = "not run (bench/http_bench.sh)"
+        text = fmt_rate(med, "req/s") + ("" if p99 is None else f", p99 {p99:.3g} ms")
+        if errors:
+            text += f", {errors} errors"
+        t.add(f"http/status/t{threads}c{conns}",
+              f"session_status with a 200-event page over HTTP, loopback (wrk -t{threads} "
+              f"-c{conns}, {len(runs)} runs)", f"HTTP page t{threads}c{conns}", text, "—", med,
+              "abs", spread(rps) if len(rps) > 1 else None)
+
+
+def build_table(f):
     t = Table(f)
-    record_rows(t, f)
-    changes_rows(t, f)
-    prune_rows(t, f)
-    fanout_rows(t, f)
-    maintenance_rows(t, f)
-    return t, f.missing
+    for section in (record_rows, concurrent_rows, wal_rows, changes_rows, prune_rows,
+                    fanout_rows, maintenance_rows, http_rows):
+        section(t, f)
+    return t
+
+
+# ---- the goals -----------------------------------------------------------------------------
+
+# (issue, goal text, figure ids, comparison, threshold). A goal over several figures is met
+# when every one of them meets it. `>=`/`<=` compare the figure's ratio value.
+GOALS = [
+    ("10", "WAL bytes per event / the journal row's bytes (single events) ≤ 1.3x",
+     ["wal/single/wal_vs_row"], "<=", 1.3),
+    ("10", "record, single event, buffered, vs the raw RocksDB floor ≥ 0.6x (1 session)",
+     ["record/single/buffered/vs_floor_1"], ">=", 0.6),
+    ("10", f"… the same with {MANY:,} random sessions",
+     [f"record/single/buffered/vs_floor_{MANY}"], ">=", 0.6),
+    ("10", "record, batch of 100, sync, vs the floor ≥ 0.7x (1 session)",
+     ["record/batch100/sync/vs_floor_1"], ">=", 0.7),
+    ("10", f"… the same with {MANY:,} random sessions",
+     [f"record/batch100/sync/vs_floor_{MANY}"], ">=", 0.7),
+    ("10", "8 concurrent single-event sync writers vs SQLite FULL with 8 writers ≥ 5x",
+     ["concurrent/sync/writers:8/vs_sqlite"], ">=", 5),
+    ("10", "32 concurrent single-event sync writers vs SQLite FULL with 32 writers ≥ 5x",
+     ["concurrent/sync/writers:32/vs_sqlite"], ">=", 5),
+    ("10", "changesSince 200-event page, rows in SSTs (300k-event journal, warm cache), vs "
+     "SQLite ≥ 4x", ["changes/page200/vs_sqlite_sst"], ">=", 4),
+    ("10", "… rows in the memtable, vs SQLite ≥ 4x",
+     ["changes/page200/vs_sqlite_memtable"], ">=", 4),
+    ("10", "session_status with a 200-event page over HTTP, 2 cores ≥ 15k req/s (the better "
+     "wrk configuration)", ["http/status/t1c16", "http/status/t2c32"], "max>=", 15000),
+    ("10", "first event opening 10,000 notices vs SQLite ≥ 5x",
+     ["fanout/first/watchers:10000/vs_sqlite"], ">=", 5),
+    ("10", f"batch-100 append cost, {MANY:,} random sessions vs 1 session (buffered) ≤ 1.5x",
+     ["record/batch100/buffered/many_vs_one_cost"], "<=", 1.5),
+    ("10", "opening 1,000,000 cursors stays ≤ 0.7 s", ["open/statewatch/cursors:1000000/seconds"],
+     "<=", 0.7),
+    ("10", "… and ≤ 200 B of memory per cursor", ["open/statewatch/cursors:1000000/bytes"],
+     "<=", 200),
+    ("earlier", "pruning at the cap ≤ 25 % added cost per append (single, batch of 100)",
+     ["prune/single/at_cap_vs_no_cap", "prune/batch100/at_cap_vs_no_cap"], "<=", 25),
+    ("earlier", "a coalesced event ≤ 2x an event with no watchers (+100 %) at 1, 100, 10,000 "
+     "watchers", [f"fanout/coalesced/statewatch/watchers:{n}/cost" for n in (1, 100, 10000)],
+     "<=", 100),
+    ("earlier", "buffered single events ≥ 3x SQLite NORMAL (1 and 100,000 sessions)",
+     ["record/single/buffered/vs_sqlite_1", f"record/single/buffered/vs_sqlite_{MANY}"],
+     ">=", 3),
+    ("earlier", "verify ≥ 1,000,000 records/s", ["verify/statewatch/events:50000"], ">=", 1e6),
+]
+
+
+def judge(table, goal):
+    issue, text, ids, op, threshold = goal
+    rows = [table.by_id.get(i) for i in ids]
+    values = [r["ratio_value"] if r else None for r in rows]
+    shown = ", ".join("n/a" if not r else r["statewatch"] if r["ratio_kind"] == "abs"
+                      else r["ratio"] for r in rows)
+    if op == "max>=":
+        present = [v for v in values if v is not None]
+        verdict = None if not present else max(present) >= threshold
+    elif any(v is None for v in values):
+        verdict = None
+    elif op == ">=":
+        verdict = all(v >= threshold for v in values)
+    else:
+        verdict = all(v <= threshold for v in values)
+    noisy = any(r and r["noisy"] for r in rows)
+    word = "n/a" if verdict is None else ("met" if verdict else "**not met**")
+    if noisy and verdict is not None:
+        word += " (noisy †)"
+    return {"issue": issue, "goal": text, "measured": shown, "verdict": word, "met": verdict}
+
+
+def goals_markdown(judged):
+    out = ["| issue | goal | measured | |", "| --- | --- | --- | --- |"]
+    for g in judged:
+        out.append(f"| {g['issue']} | {g['goal']} | {g['measured']} | {g['verdict']} |")
+    return "\n".join(out)
 
 
 # ---- the plot ------------------------------------------------------------------------------
@@ -302,7 +452,7 @@ def plot(rows, path):
     if not gnuplot:
         print("report: gnuplot not found, no plot (apt-get install gnuplot-nox)", file=sys.stderr)
         return False
-    xs = [r for r in rows if r["ratio_kind"] == "x" and r["ratio_value"]]
+    xs = [r for r in rows if r["ratio_kind"] in ("x", "c") and r["ratio_value"]]
     pcts = [r for r in rows if r["ratio_kind"] == "%" and r["ratio_value"] is not None]
     with tempfile.TemporaryDirectory() as tmp:
         for fname, data in (("x.dat", xs), ("pct.dat", pcts)):
@@ -310,7 +460,7 @@ def plot(rows, path):
                 for r in data:
                     out.write(f"\"{r['label']}\" {r['ratio_value']:.6g}\n")
         script = f"""
-set terminal pngcairo size 1600,1000 font ",10"
+set terminal pngcairo size 1800,1000 font ",9"
 set output "{path}"
 set multiplot layout 2,1 title "statewatch vs baselines (same run)"
 set style data histograms
@@ -319,7 +469,7 @@ set boxwidth 0.8
 set grid ytics
 set xtics rotate by -45 scale 0
 set key off
-set title "throughput ratio statewatch / baseline (log scale; >1 = statewatch faster; vs floor = share of the storage limit)"
+set title "ratio statewatch / baseline (log scale; throughput: >1 = statewatch faster; cost ratios (WAL/row, 1e5/1 sessions): <1 is better)"
 set logscale y
 set ytics (0.01, 0.03, 0.1, 0.3, 1, 3, 10, 30, 100, 300, 1000, 3000, 10000)
 plot "{tmp}/x.dat" using 2:xtic(1) lc rgb "#3b75af", 1 with lines lc rgb "black" dt 2
@@ -336,33 +486,78 @@ unset multiplot
     return True
 
 
+# ---- the README block ----------------------------------------------------------------------
+
+BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
+
+
+def replace_block(text, block):
+    """`text` with the lines between BEGIN and END replaced by `block`. ValueError when the
+    markers are missing or out of order."""
+    pattern = re.compile(re.escape(BEGIN) + r"\n.*?" + re.escape(END), re.S)
+    if len(pattern.findall(text)) != 1:
+        raise ValueError(f"expected exactly one {BEGIN} ... {END} block")
+    return pattern.sub(lambda _: f"{BEGIN}\n{block}\n{END}", text)
+
+
+def header(context, meta, reps):
+    date = (meta.get("finished_at") or context.get("date") or "")[:16].replace("T", " ")
+    parts = [f"One `make bench` run ({date} UTC, {context.get('num_cpus', '?')} cores"]
+    if meta.get("duration_s"):
+        parts.append(f", {meta['duration_s'] / 60:.0f} min")
+    parts.append(")")
+    if meta.get("bench_scale", 1) != 1 or meta.get("filter"):
+        parts.append(f" — NOT a full run (BENCH_SCALE {meta.get('bench_scale')}, filter "
+                     f"'{meta.get('filter', '')}')")
+    if meta.get("load_before") and meta.get("load_after"):
+        parts.append(f"; load average {meta['load_before']} before, {meta['load_after']} after")
+    parts.append(f"; medians of {reps} repetitions, † = repetitions spread over "
+                 f"{NOISY_SPREAD:.0%}.")
+    return "".join(parts)
+
+
 # ---- main ----------------------------------------------------------------------------------
 
 
-def main():
+def read_json(path):
+    if not path or not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return json.load(f)
+
+
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("raw", nargs="+", help="Google Benchmark JSON file(s)")
+    ap.add_argument("--http", help="bench/http_bench.sh's JSON_OUT")
+    ap.add_argument("--meta", help="scripts/bench.sh's meta.json")
     ap.add_argument("--out-dir", default=None, help="where summary.json/.png go "
                     "(default: the directory of the first input)")
-    args = ap.parse_args()
+    ap.add_argument("--readme", help="replace this file's bench:begin/end block")
+    args = ap.parse_args(argv)
     out_dir = args.out_dir or os.path.dirname(os.path.abspath(args.raw[0]))
     os.makedirs(out_dir, exist_ok=True)
 
-    context, results = load(args.raw)
-    table, missing = build_table(results)
-    print(table.markdown())
-    print()
-    print("ratio: `x` = statewatch / baseline throughput (higher is better for statewatch); "
-          "`%` = added cost per event over the baseline (lower is better). "
-          "Where both figures come from one benchmark the ratio is the median of the "
-          "per-repetition ratios (each measured in alternation), so it can differ from the "
-          "quotient of the two medians shown. "
-          f"† = noisy: a figure's repetitions vary by more than {NOISY_CV:.0%} (coefficient of "
-          "variation; the machine is shared), rerun before trusting it.")
-    if missing:
-        print()
-        print("missing or failed benchmarks:")
-        for name, why in sorted(missing.items()):
+    context, runs, errors = load(args.raw)
+    meta = read_json(args.meta) or {}
+    f = Figures(runs, errors, read_json(args.http))
+    table = build_table(f)
+    judged = [judge(table, g) for g in GOALS]
+    reps = max((len(v) for v in runs.values()), default=0)
+    note_bg = background_note(f)
+    legend = ("`x` = statewatch / baseline throughput (higher is better for statewatch); "
+              "`%` = added cost per event over the baseline (lower is better); a cost ratio "
+              "(WAL bytes / row bytes, 10^5 sessions / 1 session) is lower-is-better. Ratios "
+              "measured in one benchmark are the median of the per-repetition ratios (each "
+              "measured in alternation), so they can differ from the quotient of the two "
+              "medians shown." + (f" The long record runs included RocksDB's background work "
+                                   f"({note_bg})." if note_bg else ""))
+    block = "\n\n".join([header(context, meta, reps), table.markdown(), legend,
+                         "Against the goals:", goals_markdown(judged)])
+    print(block)
+    if f.missing:
+        print("\nmissing or failed benchmarks:")
+        for name, why in sorted(f.missing.items()):
             print(f"- {name}: {why}")
 
     png = os.path.join(out_dir, "summary.png")
@@ -371,15 +566,27 @@ def main():
         "generated_at": datetime.datetime.now(datetime.timezone.utc).isoformat(),
         "context": {k: context.get(k) for k in ("date", "host_name", "num_cpus",
                                                  "mhz_per_cpu", "library_build_type")},
-        "legend": {"x": "statewatch / baseline throughput, higher is better",
-                   "%": "added cost per event over the baseline, lower is better"},
+        "meta": meta,
+        "noisy_spread": NOISY_SPREAD,
         "rows": [{k: v for k, v in r.items() if k != "label"} for r in table.rows],
-        "missing": missing,
+        "goals": judged,
+        "missing": f.missing,
         "plot": os.path.basename(png) if plotted else None,
     }
     with open(os.path.join(out_dir, "summary.json"), "w") as out:
         json.dump(summary, out, indent=2, ensure_ascii=False)
         out.write("\n")
+    if args.readme:
+        with open(args.readme) as fh:
+            text = fh.read()
+        try:
+            text = replace_block(text, block)
+        except ValueError as e:
+            print(f"report: {args.readme}: {e}", file=sys.stderr)
+            return 1
+        with open(args.readme, "w") as fh:
+            fh.write(text)
+        print(f"report: updated {args.readme}", file=sys.stderr)
     return 0
 
 

@@ -1,37 +1,49 @@
 #!/usr/bin/env bash
-# Runs statewatch's benchmarks and prints the ratio table of the README's Performance section.
+# Runs statewatch's benchmarks and regenerates the report (docs/benchmarks.md):
 #
 #   scripts/bench.sh BUILD_DIR      (make bench: BUILD_DIR = build-release, a Release tree)
 #
-# Writes bench/results/raw.json (Google Benchmark JSON, every repetition and the medians),
-# then bench/report.py prints the markdown table on stdout and writes
-# bench/results/summary.json and bench/results/summary.png. Benchmark progress goes to stderr.
+#   1. bench/statewatch_bench (Google Benchmark) -> bench/results/raw.json: every
+#      repetition's counters; statewatch and its baselines alternate inside each benchmark.
+#   2. bench/http_bench.sh, section status (the daemon answering 200-event pages under wrk)
+#      -> bench/results/http.json.
+#   3. bench/report.py -> the tables on stdout, bench/results/summary.json and summary.png,
+#      and the README's performance block (between <!-- bench:begin --> and
+#      <!-- bench:end -->) — only from a complete run: no BENCH_FILTER, BENCH_SCALE 1,
+#      the HTTP benchmark included.
+# Takes ~15-20 minutes on 2 cores (docs/benchmarks.md lists each part). Progress on stderr.
 #
 # Environment:
-#   BENCH_FILTER   a --benchmark_filter regex (default: everything)
-#   BENCH_REPS     repetitions per benchmark; the report uses the median (default 3;
-#                  5 is steadier but takes ~3 min instead of ~2 on this machine)
-#   BENCH_MIN_TIME seconds per benchmark run (default 0.2; a plain number for benchmark 1.7)
-#   BENCH_INTERLEAVE  run the repetitions of all benchmarks in random order (default true):
-#                  the machine is shared and its disk speed drifts, so a baseline and its
-#                  statewatch figure should not be measured minutes apart in one block each.
+#   BENCH_FILTER      a --benchmark_filter regex (default: everything)
+#   BENCH_REPS        repetitions per benchmark (default 3); the report shows medians and
+#                     marks figures whose repetitions spread over 25 %
+#   BENCH_MIN_TIME    seconds per benchmark whose length is not fixed (default 0.2)
+#   BENCH_SCALE       multiplies the fixed amounts of work (default 1; 0.05 for a quick look)
+#   BENCH_INTERLEAVE  run the repetitions of all benchmarks in random order (default true)
+#   BENCH_HTTP        0 skips the HTTP benchmark (default 1)
+#   BENCH_README      0 never touches README.md (default 1)
+#   BENCH_RESULTS     where the results go (default bench/results)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${1:-build-release}"
 case "$BUILD_DIR" in /*) ;; *) BUILD_DIR="$ROOT/$BUILD_DIR" ;; esac
 BIN="$BUILD_DIR/bench/statewatch_bench"
-RESULTS="$ROOT/bench/results"
+RESULTS="${BENCH_RESULTS:-$ROOT/bench/results}"
+SCALE="${BENCH_SCALE:-1}"
 
 if [ ! -x "$BIN" ]; then
   echo "bench: $BIN not found; build the Release tree first (make bench)" >&2
   exit 1
 fi
 mkdir -p "$RESULTS"
-
-echo "bench: running $BIN (a few minutes; progress below)" >&2
+load() { cut -d' ' -f1-3 /proc/loadavg; }
+LOAD_BEFORE="$(load)"
+STARTED="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 SECONDS=0
-"$BIN" \
+
+echo "bench: running $BIN (load average $LOAD_BEFORE; ~15-20 min)" >&2
+BENCH_SCALE="$SCALE" "$BIN" \
   --benchmark_filter="${BENCH_FILTER:-.}" \
   --benchmark_min_time="${BENCH_MIN_TIME:-0.2}" \
   --benchmark_repetitions="${BENCH_REPS:-3}" \
@@ -43,5 +55,33 @@ SECONDS=0
 mv "$RESULTS/raw.json.tmp" "$RESULTS/raw.json"
 echo "bench: benchmarks ran in ${SECONDS}s" >&2
 
-python3 -B "$ROOT/bench/report.py" "$RESULTS/raw.json" --out-dir "$RESULTS"
-echo "bench: wrote $RESULTS/raw.json, summary.json, summary.png" >&2
+HTTP_ARGS=()
+if [ "${BENCH_HTTP:-1}" != 0 ]; then
+  rm -f "$RESULTS/http.json"
+  SECTIONS=status RUNS=3 DURATION=5 JSON_OUT="$RESULTS/http.json" \
+    bash "$ROOT/bench/http_bench.sh" "$BUILD_DIR" >&2
+  HTTP_ARGS=(--http "$RESULTS/http.json")
+fi
+
+LOAD_AFTER="$(load)"
+python3 - "$RESULTS/meta.json" "$STARTED" "$SECONDS" "$LOAD_BEFORE" "$LOAD_AFTER" "$SCALE" \
+  "${BENCH_FILTER:-}" <<'PY'
+import datetime, json, sys
+out, started, secs, before, after, scale, flt = sys.argv[1:]
+json.dump({"started_at": started, "finished_at": datetime.datetime.now(datetime.timezone.utc)
+           .strftime("%Y-%m-%dT%H:%M:%SZ"), "duration_s": int(secs), "load_before": before,
+           "load_after": after, "bench_scale": float(scale), "filter": flt},
+          open(out, "w"), indent=2)
+PY
+
+README_ARGS=()
+if [ "${BENCH_README:-1}" != 0 ] && [ -z "${BENCH_FILTER:-}" ] && [ "$SCALE" = 1 ] &&
+   [ "${#HTTP_ARGS[@]}" -gt 0 ]; then
+  README_ARGS=(--readme "$ROOT/README.md")
+else
+  echo "bench: a partial run (filter, scale or no HTTP): README.md left as it is" >&2
+fi
+python3 -B "$ROOT/bench/report.py" "$RESULTS/raw.json" "${HTTP_ARGS[@]}" \
+  --meta "$RESULTS/meta.json" --out-dir "$RESULTS" "${README_ARGS[@]}"
+echo "bench: wrote $RESULTS/raw.json, http.json, meta.json, summary.json, summary.png" \
+  "(${SECONDS}s in all; load average $LOAD_BEFORE before, $LOAD_AFTER after)" >&2
