@@ -38,6 +38,10 @@ constexpr std::size_t kRecentPerBatch = 3;
 constexpr std::size_t kRecentStride = kBatch / kRecentPerBatch;  // positions 0, 33, 66
 
 uint64_t FillSessions() { return static_cast<uint64_t>(std::max<int64_t>(10, Scaled(kSessions))); }
+// 300 events per session on average, however short BENCH_SCALE makes the run.
+int64_t JournalEvents() {
+  return std::max<int64_t>(Scaled(kJournalEvents), static_cast<int64_t>(FillSessions()) * 300);
+}
 
 Status CheckPage(std::size_t events, bool truncated) {
   if (events == kPage && truncated) return Status::OK();
@@ -79,7 +83,7 @@ struct Fixture {
 Status Fill(Fixture* f, std::map<uint64_t, int64_t>* counts) {
   SessionPicker pick(FillSessions());
   std::vector<EventInput> batch(kBatch, StandardEvent(0));
-  for (int64_t done = 0; done < Scaled(kJournalEvents); done += kBatch) {
+  for (int64_t done = 0; done < JournalEvents(); done += kBatch) {
     for (EventInput& in : batch) {
       uint64_t s = pick.Next();
       ++(*counts)[s];
