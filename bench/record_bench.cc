@@ -5,7 +5,7 @@
 // counts: six systems, each in its own directory, each recording the same sessions in the
 // same order (SessionPicker).
 //
-// Runs are long enough to include RocksDB's background work: 300,000-400,000 events per
+// Runs are long enough to include RocksDB's background work: 200,000-300,000 events per
 // system per repetition fill the 16 MiB memtables several times over, so every run pays for
 // flushes and L0 compactions — counted from RocksDB's LOG and reported. Single `sync`
 // events are fsync-bound (~4k/s) and run 2,000 events. SQLite is the slowest system here
@@ -182,9 +182,9 @@ void Record(benchmark::State& state, const Case& c) {
 void RegisterRecordBenchmarks() {
   const Case cases[] = {
       {Mode::kSingle, Durability::kSync, /*events=*/2000, /*sqlite_every=*/1},
-      {Mode::kSingle, Durability::kBuffered, 400000, 10},
-      {Mode::kBatch, Durability::kSync, 300000, 3},
-      {Mode::kBatch, Durability::kBuffered, 400000, 4},
+      {Mode::kSingle, Durability::kBuffered, 300000, 10},
+      {Mode::kBatch, Durability::kSync, 200000, 3},
+      {Mode::kBatch, Durability::kBuffered, 300000, 4},
   };
   for (const Case& c : cases) {
     std::string name =

@@ -241,7 +241,7 @@ def concurrent_rows(t, f):
                 ("floor", "vs_floor", "raw RocksDB floor")):
             bv = f.median(name, f"{base}_per_s")
             t.add(f"{name}/{key}", f"{n} concurrent writers, single events, sync: vs {base_text}",
-                  f"{n} writers /{base.replace('_shared', '1c')}", sw_text,
+                  f"{n} writers /{base.replace('_shared', ' 1conn')}", sw_text,
                   f"{base_text.split(',')[0]} {fmt_rate(bv)}", f.median(name, key), "x",
                   f.spread(name, key))
 
