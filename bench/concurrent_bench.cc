@@ -9,7 +9,8 @@
 // together on a WriterPool), in alternation (InterleavedRun). Thread t's i-th event goes to
 // session (i * N + t) mod 1,000, the same on every system. SQLite with a connection per
 // writer manages a few hundred events/s (its writers spend their time in the busy handler's
-// sleeps, 1 ms and up), so its rounds are 400 events.
+// sleeps, 1 ms and up) and the shared connection below some hundreds, so SQLite's rounds are
+// 400 events.
 //
 // A SQLite writer that still finds the lock taken after its busy timeout gets SQLITE_BUSY:
 // the reference would log and drop that event. Here the writer retries it (so every system
@@ -116,7 +117,7 @@ struct Writers {
 
   Status SqliteShared(int t) {
     RefEventInput& in = ref_inputs[t];
-    for (int64_t i = 0; i < per_thread; ++i) {
+    for (int64_t i = 0; i < sqlite_per_thread; ++i) {
       SetSession(SessionOf(t, threads, i), &in);
       std::lock_guard<std::mutex> turn(shared_mu);
       SW_RETURN_IF_ERROR(shared_ref->RecordEvent(in).status());
@@ -145,7 +146,7 @@ void Concurrent(benchmark::State& state, int threads) {
       {.items = static_cast<double>(w.sqlite_per_thread * threads)});
   run.Add(
       "sqlite_shared", [&] { return pool.Run([&](int t) { return w.SqliteShared(t); }); },
-      {.items = items});
+      {.items = static_cast<double>(w.sqlite_per_thread * threads)});
   run.AddRatio("vs_sqlite", "statewatch", "sqlite");
   run.AddRatio("vs_sqlite_shared", "statewatch", "sqlite_shared");
   run.AddRatio("vs_floor", "statewatch", "floor");

@@ -8,7 +8,7 @@
 // Runs are long enough to include RocksDB's background work: 200,000-300,000 events per
 // system per repetition fill the 16 MiB memtables several times over, so every run pays for
 // flushes and L0 compactions — counted from RocksDB's LOG and reported. Single `sync`
-// events are fsync-bound (~4k/s) and run 2,000 events. SQLite is the slowest system here
+// events are fsync-bound (~4k/s on a quiet disk) and run 1,000 events. SQLite is the slowest system here
 // (single events ~10x, random sessions ~6x slower), so to keep `make bench` within its time
 // it records on every n-th round only: its rate is still events per second of its own
 // time, and its smaller table only favours it.
@@ -181,7 +181,7 @@ void Record(benchmark::State& state, const Case& c) {
 
 void RegisterRecordBenchmarks() {
   const Case cases[] = {
-      {Mode::kSingle, Durability::kSync, /*events=*/2000, /*sqlite_every=*/1},
+      {Mode::kSingle, Durability::kSync, /*events=*/1000, /*sqlite_every=*/1},
       {Mode::kSingle, Durability::kBuffered, 300000, 10},
       {Mode::kBatch, Durability::kSync, 200000, 3},
       {Mode::kBatch, Durability::kBuffered, 300000, 4},

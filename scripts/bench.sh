@@ -11,7 +11,7 @@
 #      and the README's performance block (between <!-- bench:begin --> and
 #      <!-- bench:end -->) — only from a complete run: no BENCH_FILTER, BENCH_SCALE 1,
 #      the HTTP benchmark included.
-# Takes ~10-20 minutes on 2 cores (docs/benchmarks.md lists each part). Progress on stderr.
+# Takes ~15-25 minutes on a shared 2-core machine (docs/benchmarks.md). Progress on stderr.
 #
 # Environment:
 #   BENCH_FILTER      a --benchmark_filter regex (default: everything)
@@ -42,7 +42,7 @@ LOAD_BEFORE="$(load)"
 STARTED="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 SECONDS=0
 
-echo "bench: running $BIN (load average $LOAD_BEFORE; ~10-20 min)" >&2
+echo "bench: running $BIN (load average $LOAD_BEFORE; ~15-25 min)" >&2
 BENCH_SCALE="$SCALE" "$BIN" \
   --benchmark_filter="${BENCH_FILTER:-.}" \
   --benchmark_min_time="${BENCH_MIN_TIME:-0.2}" \
