@@ -220,12 +220,17 @@ def record_rows(t, f):
 def background_note(f):
     """How much RocksDB background work the long record runs included (medians)."""
     parts = []
-    for dur in ("sync", "buffered"):
-        name = f"record/batch100/{dur}"
-        fl = f.median(name, f"statewatch_{MANY}_flushes")
-        co = f.median(name, f"statewatch_{MANY}_compactions")
-        if fl is not None and co is not None and fl >= 0:
-            parts.append(f"batch100/{dur}: {fl:.0f} flushes, {co:.0f} compactions")
+    for mode in ("single", "batch100"):
+        for dur in ("sync", "buffered"):
+            name = f"record/{mode}/{dur}"
+            fl = f.median(name, "statewatch_flushes")
+            co = f.median(name, "statewatch_compactions")
+            ffl = f.median(name, f"floor_{MANY}_flushes")
+            fco = f.median(name, f"floor_{MANY}_compactions")
+            if None in (fl, co, ffl, fco) or min(fl, ffl) < 0:
+                continue
+            parts.append(f"{mode}/{dur}: statewatch {fl:.0f} flushes and {co:.0f} compactions "
+                         f"(both lanes), the floor's random-sessions lane {ffl:.0f} and {fco:.0f}")
     return "; ".join(parts)
 
 
