@@ -1,4 +1,4 @@
-// statewatch_bench: every benchmark of architecture.md §7 in one binary. scripts/bench.sh
+// statewatch_bench: every benchmark of docs/benchmarks.md in one binary. scripts/bench.sh
 // runs it with --benchmark_format=json and bench/report.py turns the result into the ratio
 // table.
 #include <benchmark/benchmark.h>

@@ -1,4 +1,4 @@
-// Fan-out (architecture.md §4: "coalescing must save work, not only lines"). One target
+// Fan-out (docs/benchmarks.md: coalescing must save work, not only lines). One target
 // session watched by 1, 100 or 10,000 watchers (explicit registrations, Engine::Watch):
 //
 //   fanout/coalesced/<system>/watchers:N   the events after the first: every notice is

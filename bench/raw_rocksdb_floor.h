@@ -1,4 +1,4 @@
-// RawRocksdbFloor: the storage floor of statewatch's benchmarks (architecture.md §7) — raw
+// RawRocksdbFloor: the storage floor of statewatch's benchmarks (docs/benchmarks.md) — raw
 // RocksDB writes of the same bytes as one recorded event, with the same durability, and
 // nothing else: no sequencer, no projections, no index, no dedupe.
 //

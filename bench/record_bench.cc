@@ -1,4 +1,4 @@
-// Record throughput (architecture.md §7): one event per write and batches of 100, durable
+// Record throughput (docs/benchmarks.md): one event per write and batches of 100, durable
 // (sync) and buffered, into 1 session and into 100,000 sessions picked at random. Each
 // benchmark measures, in alternation (InterleavedRun), statewatch, the raw RocksDB floor and
 // the SQLite reference (synchronous=FULL for sync, NORMAL for buffered) on both session
