@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""statewatch benchmark report: the ratio table of architecture.md section 7 and the goals.
+"""statewatch benchmark report: the ratio table of docs/benchmarks.md and the goals.
 
 Reads Google Benchmark JSON (bench/results/raw.json, written by scripts/bench.sh) and, when
 given, the HTTP benchmark's JSON (bench/results/http.json, from bench/http_bench.sh) and the
@@ -511,9 +511,17 @@ def header(context, meta, reps):
     if meta.get("duration_s"):
         parts.append(f", {meta['duration_s'] / 60:.0f} min")
     parts.append(")")
-    if meta.get("bench_scale", 1) != 1 or meta.get("filter"):
-        parts.append(f" — NOT a full run (BENCH_SCALE {meta.get('bench_scale')}, filter "
-                     f"'{meta.get('filter', '')}')")
+    partial = []
+    if meta.get("bench_scale", 1) != 1:
+        partial.append(f"BENCH_SCALE {meta['bench_scale']:g}")
+    if meta.get("filter"):
+        partial.append(f"filter '{meta['filter']}'")
+    if meta.get("http") is False:
+        partial.append("no HTTP benchmark")
+    if partial:
+        parts.append(f" — NOT a full run ({', '.join(partial)}): shorter runs skip most of "
+                     "RocksDB's flushes and compactions, so these figures are not the goals' "
+                     "measurements")
     if meta.get("load_before") and meta.get("load_after"):
         parts.append(f"; load average {meta['load_before']} before, {meta['load_after']} after")
     parts.append(f"; medians of {reps} repetitions, † = repetitions spread over "

@@ -9,8 +9,8 @@
 #      -> bench/results/http.json.
 #   3. bench/report.py -> the tables on stdout, bench/results/summary.json and summary.png,
 #      and the README's performance block (between <!-- bench:begin --> and
-#      <!-- bench:end -->) — only from a complete run: no BENCH_FILTER, BENCH_SCALE 1,
-#      the HTTP benchmark included.
+#      <!-- bench:end -->) — by default only from a complete run: no BENCH_FILTER,
+#      BENCH_SCALE 1, the HTTP benchmark included (see BENCH_README).
 # Takes ~15-25 minutes on a shared 2-core machine (docs/benchmarks.md). Progress on stderr.
 #
 # Environment:
@@ -21,7 +21,8 @@
 #   BENCH_SCALE       multiplies the fixed amounts of work (default 1; 0.05 for a quick look)
 #   BENCH_INTERLEAVE  run the repetitions of all benchmarks in random order (default true)
 #   BENCH_HTTP        0 skips the HTTP benchmark (default 1)
-#   BENCH_README      0 never touches README.md (default 1)
+#   BENCH_README      auto (default): rewrite README.md's block after a full run only;
+#                     1: also after a partial run (its header says so); 0: never
 #   BENCH_RESULTS     where the results go (default bench/results)
 set -euo pipefail
 
@@ -65,21 +66,30 @@ fi
 
 LOAD_AFTER="$(load)"
 python3 - "$RESULTS/meta.json" "$STARTED" "$SECONDS" "$LOAD_BEFORE" "$LOAD_AFTER" "$SCALE" \
-  "${BENCH_FILTER:-}" <<'PY'
+  "${BENCH_FILTER:-}" "${#HTTP_ARGS[@]}" <<'PY'
 import datetime, json, sys
-out, started, secs, before, after, scale, flt = sys.argv[1:]
+out, started, secs, before, after, scale, flt, http = sys.argv[1:]
 json.dump({"started_at": started, "finished_at": datetime.datetime.now(datetime.timezone.utc)
            .strftime("%Y-%m-%dT%H:%M:%SZ"), "duration_s": int(secs), "load_before": before,
-           "load_after": after, "bench_scale": float(scale), "filter": flt},
+           "load_after": after, "bench_scale": float(scale), "filter": flt,
+           "http": http != "0"},
           open(out, "w"), indent=2)
 PY
 
+# A partial run rewrites the README block only when asked (BENCH_README=1); its header then
+# says "NOT a full run", so a short look is never mistaken for the measured figures.
 README_ARGS=()
-if [ "${BENCH_README:-1}" != 0 ] && [ -z "${BENCH_FILTER:-}" ] && [ "$SCALE" = 1 ] &&
-   [ "${#HTTP_ARGS[@]}" -gt 0 ]; then
-  README_ARGS=(--readme "$ROOT/README.md")
-else
-  echo "bench: a partial run (filter, scale or no HTTP): README.md left as it is" >&2
+FULL_RUN=0
+if [ -z "${BENCH_FILTER:-}" ] && [ "$SCALE" = 1 ] && [ "${#HTTP_ARGS[@]}" -gt 0 ]; then
+  FULL_RUN=1
+fi
+case "${BENCH_README:-auto}" in
+  1) README_ARGS=(--readme "$ROOT/README.md") ;;
+  auto) if [ "$FULL_RUN" = 1 ]; then README_ARGS=(--readme "$ROOT/README.md"); fi ;;
+esac
+if [ "${#README_ARGS[@]}" -eq 0 ]; then
+  echo "bench: a partial run (filter, scale or no HTTP): README.md left as it is" \
+    "(BENCH_README=1 writes it anyway, marked NOT a full run)" >&2
 fi
 python3 -B "$ROOT/bench/report.py" "$RESULTS/raw.json" "${HTTP_ARGS[@]}" \
   --meta "$RESULTS/meta.json" --out-dir "$RESULTS" "${README_ARGS[@]}"

@@ -102,6 +102,17 @@ class ReadmeBlock(unittest.TestCase):
         with self.assertRaises(ValueError):
             report.replace_block(twice, "x")
 
+    def test_a_partial_run_says_so_in_the_header(self):
+        full = report.header({"num_cpus": 2}, {"finished_at": "2026-11-30T23:50:00Z",
+                                               "bench_scale": 1.0, "filter": "", "http": True}, 3)
+        self.assertNotIn("NOT a full run", full)
+        self.assertIn("2026-11-30 23:50 UTC, 2 cores", full)
+        short = report.header({"num_cpus": 2}, {"bench_scale": 0.1, "filter": "",
+                                                "http": False}, 1)
+        self.assertIn("NOT a full run (BENCH_SCALE 0.1, no HTTP benchmark)", short)
+        filtered = report.header({}, {"bench_scale": 1, "filter": "record/"}, 3)
+        self.assertIn("NOT a full run (filter 'record/')", filtered)
+
     def test_main_writes_summary_and_readme(self):
         with tempfile.TemporaryDirectory() as tmp:
             raw = os.path.join(tmp, "raw.json")
