@@ -563,8 +563,9 @@ def main(argv=None):
               "(WAL bytes / row bytes, 10^5 sessions / 1 session) is lower-is-better. Ratios "
               "measured in one benchmark are the median of the per-repetition ratios (each "
               "measured in alternation), so they can differ from the quotient of the two "
-              "medians shown." + (f" The long record runs included RocksDB's background work "
-                                   f"({note_bg})." if note_bg else ""))
+              "medians shown." + (f" RocksDB's background work during the record runs "
+                                   f"(medians per repetition; in a full run every record run "
+                                   f"but single sync events flushes): {note_bg}." if note_bg else ""))
     block = "\n\n".join([header(context, meta, reps), table.markdown(), legend,
                          "Against the goals:", goals_markdown(judged)])
     print(block)
