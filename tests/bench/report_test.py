@@ -80,6 +80,16 @@ class Goals(unittest.TestCase):
         self.assertTrue(self.verdict(t, "8 concurrent")["met"])
         self.assertIsNone(self.verdict(t, "32 concurrent")["met"])
 
+    def test_every_goal_names_figures_the_table_has(self):
+        # A goal naming a figure id the table never produces would print "n/a" for ever,
+        # even after a full run; the ids must match build_table's.
+        http = {"runs": [{"wrk_threads": t, "connections": c, "requests_per_s": 1000,
+                          "p50_ms": 1, "p99_ms": 2, "errors": 0} for t, c in ((1, 16), (2, 32))]}
+        t = self.table([], http)
+        for issue, text, ids, op, threshold in report.GOALS:
+            for fid in ids:
+                self.assertTrue(fid in t.by_id, f"goal '{text}' names {fid}")
+
     def test_http_goal_takes_the_better_configuration(self):
         http = {"runs": [{"wrk_threads": 1, "connections": 16, "requests_per_s": 16000,
                           "p50_ms": 1, "p99_ms": 3, "errors": 0},
