@@ -138,9 +138,15 @@ Result<PreparedEvent> PrepareEvent(const EventInput& in, const KindTable& kinds,
       e.actor_id = actor->canonical;
     }
   }
+  // semantics.md §1: a bare target gets the journal, a state version and changesSince,
+  // but never a cursor, a notice or a wake — whichever way the watcher comes (a producer's
+  // list or a child_spawned seed), exactly as Watch() refuses a bare target. The watchers
+  // are still validated, so a malformed key is refused the same way for every target.
+  const bool bare_target = out.session.session_key.rfind("agent:", 0) != 0;
   for (const std::string& w : in.watchers) {
     auto parsed = ParseWatcherKey(w);
     if (!parsed.ok()) return parsed.status();
+    if (bare_target) continue;
     if (!*parsed || **parsed == out.session) continue;  // bare keys and the target itself
     if (std::find(out.watchers.begin(), out.watchers.end(), **parsed) == out.watchers.end()) {
       out.watchers.push_back(**parsed);

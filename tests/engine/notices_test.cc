@@ -238,6 +238,35 @@ TEST_F(NoticesTest, BareKeysNeverHoldCursors) {
   EXPECT_FALSE(engine_->Cursor("global", SessionName{"main", "global"})->has_value());
 }
 
+// Regression: a producer-passed watcher and a child_spawned seed gave an agent-scoped watcher
+// a cursor (and a notice) on the bare target `global`, although Watch() refuses one.
+TEST_F(NoticesTest, BareTargetGetsNoCursorThroughTheProducersWatchers) {
+  const SessionName global{"worker", "global"};
+  EventInput human = Input("global", "human_direct_message", ActorType::kHuman);
+  human.agent_id = "worker";
+  human.watchers = {kParent};
+  Sequence s = Rec(human);
+  EXPECT_TRUE(Pending(kParent).empty());
+  EXPECT_FALSE(engine_->Cursor(kParent, global)->has_value());
+
+  EventInput spawned = Input("global", "child_spawned", ActorType::kAgent, kParent);
+  spawned.agent_id = "worker";
+  spawned.watchers = {kParent};
+  Rec(spawned);
+  EXPECT_FALSE(engine_->Cursor(kParent, global)->has_value());
+  EXPECT_TRUE(engine_->WatchersOf(global)->empty());
+
+  // The bare key still has its journal, state version and changesSince.
+  auto page = engine_->ChangesSince(global, 0);
+  ASSERT_TRUE(page.ok());
+  EXPECT_EQ(page->events.size(), 2u);
+  EXPECT_EQ(page->events[0].sequence, s);
+  EXPECT_GT(*engine_->StateVersion(global), s);
+  // A malformed watcher is still refused for a bare target.
+  human.watchers = {"agent:x"};
+  EXPECT_TRUE(engine_->Record(human).status().IsInvalidArgument());
+}
+
 TEST_F(NoticesTest, AcknowledgeOnlyTheNamedTargets) {
   const char* child2 = "agent:main:subagent:c2";
   Spawn(kParent, kChild);

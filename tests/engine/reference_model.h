@@ -326,7 +326,9 @@ class ReferenceModel {
       WatcherKey w = ParseWatcher(key);
       if (w.malformed) return std::nullopt;
       // §2.3 step 3: agent-scoped keys only; the target itself is no watcher of itself.
-      if (!w.session || *w.session == p.session) continue;
+      // §1: a bare target never gets a cursor or a notice, whoever names the watcher.
+      std::optional<Key> target = ParseKey(p.session.session_key);
+      if (!w.session || *w.session == p.session || !target || !target->agent_scoped) continue;
       if (std::find(p.watchers.begin(), p.watchers.end(), *w.session) == p.watchers.end()) {
         p.watchers.push_back(*w.session);
       }
