@@ -4,23 +4,19 @@
 
 #include "statewatch/session_key.h"
 #include "tools/json_codec.h"
+#include "tools/json_fields.h"
 
 namespace statewatch::monitor {
 namespace json = boost::json;
 
 namespace {
 
+// A required non-empty string, or an optional one ("" when absent): tools/json_fields.h.
 Result<std::string> StringField(const json::object& o, std::string_view name, bool required) {
-  const json::value* v = o.if_contains(name);
-  if (v == nullptr || v->is_null()) {
-    if (required) return Status::InvalidArgument(std::string(name) + " is required");
-    return std::string();
-  }
-  if (!v->is_string() || v->as_string().empty()) {
-    return Status::InvalidArgument(std::string(name) + " must be a non-empty string (got " +
-                                   tools::DescribeJson(*v) + ")");
-  }
-  return std::string(v->as_string());
+  if (required) return tools::RequiredStringField(o, name);
+  std::optional<std::string> v;
+  SW_RETURN_IF_ERROR(tools::Assign(tools::StringField(o, name), &v));
+  return v.value_or("");
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "statewatch/version.h"
 #include "statewatch/session_key.h"
 #include "tools/json_codec.h"
+#include "tools/json_fields.h"
 #include "tools/registry_codec.h"
 #include "tools/session_history.h"
 #include "tools/session_tools.h"
@@ -32,28 +33,18 @@ Result<SessionName> RouteSessionName(const ApiRequest& req, const std::string& k
 
 namespace {
 
-// A required string field of a JSON object body.
+// A required string field of a JSON object body (the readers: tools/json_fields.h).
 Result<std::string> RequiredString(const json::value& body, std::string_view name) {
-  const json::value* v = body.is_object() ? body.as_object().if_contains(name) : nullptr;
-  if (v == nullptr || v->is_null()) {
-    return Status::InvalidArgument(std::string(name) + " is required");
-  }
-  if (!v->is_string() || v->as_string().empty()) {
-    return Status::InvalidArgument(std::string(name) + " must be a non-empty string (got " +
-                                   tools::DescribeJson(*v) + ")");
-  }
-  return std::string(v->as_string());
+  if (!body.is_object()) return Status::InvalidArgument(std::string(name) + " is required");
+  return tools::RequiredStringField(body.as_object(), name);
 }
 
 // An optional string field: absent or null leaves `*out` alone; another type is refused.
 Status OptionalString(const json::value& body, std::string_view name, std::string* out) {
-  const json::value* v = body.is_object() ? body.as_object().if_contains(name) : nullptr;
-  if (v == nullptr || v->is_null()) return Status::OK();
-  if (!v->is_string()) {
-    return Status::InvalidArgument(std::string(name) + " must be a string (got " +
-                                   tools::DescribeJson(*v) + ")");
-  }
-  *out = std::string(v->as_string());
+  if (!body.is_object()) return Status::OK();
+  std::optional<std::string> v;
+  SW_RETURN_IF_ERROR(tools::Assign(tools::StringField(body.as_object(), name), &v));
+  if (v) *out = std::move(*v);
   return Status::OK();
 }
 
@@ -383,22 +374,15 @@ ApiResponse HandleSetClock(const HandlerContext& ctx, const ApiRequest& req) {
   auto body = ParseBody(req.body, &error);
   if (!body) return error;
   if (Status s = RequireObject(*body); !s.ok()) return StatusResponse(s);
-  const json::value* now = body->as_object().if_contains("now");
-  std::optional<int64_t> ms;
-  if (now != nullptr && now->is_int64()) ms = now->as_int64();
-  if (now != nullptr && now->is_uint64() && now->as_uint64() <= tools::kMaxSafeInteger) {
-    ms = static_cast<int64_t>(now->as_uint64());
-  }
-  if (!ms || *ms < 0) {
-    return Api::Error(400, "invalid_argument",
-                      "now must be a non-negative integer (ms since the epoch; got " +
-                          (now ? tools::DescribeJson(*now) : std::string("nothing")) + ")");
-  }
-  if (!ctx.manual_clock->Set(*ms)) {
+  auto ms = tools::IntegerField(body->as_object(), "now", 0, tools::kMaxSafeInt,
+                                "a non-negative integer (ms since the epoch)");
+  if (!ms.ok()) return StatusResponse(ms.status());
+  if (!*ms) return Api::Error(400, "invalid_argument", "now is required (ms since the epoch)");
+  if (!ctx.manual_clock->Set(**ms)) {
     return Api::Error(400, "invalid_argument",
                       "the clock never goes backwards: it is at " +
                           std::to_string(ctx.manual_clock->NowMs()) + ", got " +
-                          std::to_string(*ms));
+                          std::to_string(**ms));
   }
   // What falls due at the new time: waiting sends time out, the upstream tick runs (on the
   // monitor's thread; this answer waits for it so that tests see its events), and wakes
@@ -406,7 +390,7 @@ ApiResponse HandleSetClock(const HandlerContext& ctx, const ApiRequest& req) {
   if (ctx.services.messaging != nullptr) ctx.services.messaging->ExpireDue();
   if (ctx.services.monitor_driver != nullptr) ctx.services.monitor_driver->RunDueNow();
   ctx.engine.RunDueWakes();
-  return JsonResponse(200, json::object{{"now", *ms}});
+  return JsonResponse(200, json::object{{"now", **ms}});
 }
 
 }  // namespace statewatch::server

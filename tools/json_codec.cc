@@ -12,8 +12,6 @@ namespace json = boost::json;
 
 namespace {
 
-constexpr std::size_t kDescribeMaxBytes = 64;
-
 // Only these payload keys are part of the reconciliation view (§4): they carry the outcome
 // of runs and the channel of human messages, never message content.
 constexpr std::string_view kChangePayloadKeys[] = {"outcome", "channel", "turns"};
@@ -36,51 +34,25 @@ void PutIfNotEmpty(json::object& o, std::string_view name, const std::string& va
   if (!value.empty()) o[name] = value;
 }
 
-// Absent and null both mean "not given": producers written in JavaScript send either.
-const json::value* FindField(const json::object& o, std::string_view name) {
-  const json::value* v = o.if_contains(name);
-  return (v == nullptr || v->is_null()) ? nullptr : v;
-}
-
 Status TypeError(std::string_view name, std::string_view expected, const json::value& v) {
   return Status::InvalidArgument(std::string(name) + " must be " + std::string(expected) +
                                  " (got " + DescribeJson(v) + ")");
 }
 
-Status ReadString(const json::object& o, std::string_view name, std::string* out) {
-  const json::value* v = FindField(o, name);
-  if (v == nullptr) return Status::OK();
-  if (!v->is_string()) return TypeError(name, "a string", *v);
-  *out = std::string(v->as_string());
-  return Status::OK();
+const json::value* FindField(const json::object& o, std::string_view name) {
+  return Field(o, name, FieldStyle::kBody);
 }
 
-// An integer, or a double without fraction that a JSON producer may have written as 12.0.
-std::optional<int64_t> AsInt64(const json::value& v) {
-  if (v.is_int64()) return v.as_int64();
-  if (v.is_uint64()) {
-    if (v.as_uint64() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-      return std::nullopt;
-    }
-    return static_cast<int64_t>(v.as_uint64());
-  }
-  if (v.is_double()) {
-    double d = v.as_double();
-    constexpr double kSafe = static_cast<double>(kMaxSafeInteger);
-    if (std::isfinite(d) && std::trunc(d) == d && d >= -kSafe && d <= kSafe) {
-      return static_cast<int64_t>(d);
-    }
-  }
-  return std::nullopt;
+Status ReadString(const json::object& o, std::string_view name, std::string* out) {
+  std::optional<std::string> v;
+  SW_RETURN_IF_ERROR(Assign(StringField(o, name), &v));
+  if (v) *out = std::move(*v);
+  return Status::OK();
 }
 
 Status ReadOccurredAt(const json::object& o, EventInput* in) {
-  const json::value* v = FindField(o, "occurredAt");
-  if (v == nullptr) return Status::OK();
-  std::optional<int64_t> ms = AsInt64(*v);
-  if (!ms) return TypeError("occurredAt", "an integer", *v);
-  in->occurred_at_ms = *ms;
-  return Status::OK();
+  return Assign(IntegerField(o, "occurredAt", -kMaxSafeInt, kMaxSafeInt, "an integer"),
+                &in->occurred_at_ms);
 }
 
 Status ReadActorType(const json::object& o, EventInput* in) {
@@ -127,50 +99,7 @@ Status ReadEventInput(const json::object& o, EventInput* in) {
   return ReadWatchers(o, in);
 }
 
-bool IsBlank(std::string_view s) {
-  return s.find_first_not_of(" \t\n\r\f\v") == std::string_view::npos;
-}
-
-// Decimal digits with optional surrounding whitespace. Signs, exponents and fractions are
-// refused: the reference accepts "a numeric string", and only plain digits are unambiguous.
-std::optional<uint64_t> ParseDecimalString(std::string_view s) {
-  const char* kSpace = " \t\n\r\f\v";
-  std::size_t first = s.find_first_not_of(kSpace);
-  if (first == std::string_view::npos) return std::nullopt;
-  s = s.substr(first, s.find_last_not_of(kSpace) - first + 1);
-  if (s.size() > 16) return std::nullopt;  // 2^53 has 16 digits
-  uint64_t n = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return std::nullopt;
-    n = n * 10 + static_cast<uint64_t>(c - '0');
-  }
-  return n;
-}
-
-std::optional<uint64_t> ChangesSinceValue(const json::value& v) {
-  if (v.is_string()) return ParseDecimalString(v.as_string());
-  if (v.is_bool()) return std::nullopt;
-  std::optional<int64_t> n = AsInt64(v);
-  if (!n && v.is_uint64()) return std::nullopt;  // beyond int64: certainly unsafe
-  if (!n || *n < 0) return std::nullopt;
-  return static_cast<uint64_t>(*n);
-}
-
 }  // namespace
-
-std::string DescribeJson(const json::value& value) {
-  std::string text;
-  try {
-    text = json::serialize(value);
-  } catch (const std::exception&) {
-    return "<unprintable>";
-  }
-  if (text.size() <= kDescribeMaxBytes) return text;
-  std::size_t cut = kDescribeMaxBytes - 3;
-  // Never split a UTF-8 sequence: back up over continuation bytes.
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
-  return text.substr(0, cut) + "...";
-}
 
 json::object EventToJson(const Event& event) {
   json::object o;
@@ -331,11 +260,13 @@ Result<EventInput> EventInputFromJson(const json::value& value) {
 }
 
 Result<std::optional<uint64_t>> ParseChangesSince(const json::value* value) {
-  if (value == nullptr || value->is_null()) return std::optional<uint64_t>();
-  if (value->is_string() && IsBlank(value->as_string())) return std::optional<uint64_t>();
-  std::optional<uint64_t> n = ChangesSinceValue(*value);
-  if (!n || *n > kMaxSafeInteger) return Status::InvalidArgument(kChangesSinceError);
-  return std::optional<uint64_t>(*n);
+  json::object holder;
+  if (value != nullptr) holder["changesSince"] = *value;
+  std::optional<int64_t> n;
+  SW_RETURN_IF_ERROR(
+      Assign(IntegerParam(holder, "changesSince", 0, kMaxSafeInt, kChangesSinceError), &n));
+  if (!n) return std::optional<uint64_t>();
+  return std::optional<uint64_t>(static_cast<uint64_t>(*n));
 }
 
 std::string ChangesSinceErrorDetail(const json::value& value) {

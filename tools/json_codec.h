@@ -18,14 +18,12 @@
 
 #include "statewatch/status.h"
 #include "statewatch/types.h"
+#include "tools/json_fields.h"
 
 namespace statewatch::tools {
 
 // The tool-facing refusal of a bad `changesSince`, byte-exact (semantics.md §4).
 inline constexpr char kChangesSinceError[] = "changesSince must be a non-negative integer";
-
-// The largest integer a JSON (IEEE double) consumer represents exactly: 2^53 - 1.
-inline constexpr uint64_t kMaxSafeInteger = (uint64_t{1} << 53) - 1;
 
 // ---- out -------------------------------------------------------------------------------
 
@@ -91,9 +89,6 @@ Result<std::optional<uint64_t>> ParseChangesSince(const boost::json::value* valu
 // The refusal with the offending value appended, for humans (CLI stderr, logs):
 // `changesSince must be a non-negative integer (got "-1")`.
 std::string ChangesSinceErrorDetail(const boost::json::value& value);
-
-// A short rendering of a value for error messages: its JSON text, cut to 64 bytes.
-std::string DescribeJson(const boost::json::value& value);
 
 }  // namespace statewatch::tools
 

@@ -7,16 +7,12 @@
 
 #include "statewatch/session_key.h"
 #include "tools/json_codec.h"
+#include "tools/json_fields.h"
 
 namespace statewatch::tools {
 namespace json = boost::json;
 
 namespace {
-
-const json::value* Field(const json::object& o, std::string_view name) {
-  const json::value* v = o.if_contains(name);
-  return (v == nullptr || v->is_null()) ? nullptr : v;
-}
 
 Status Refuse(std::string_view name, std::string_view expected, const json::value& v) {
   return Status::InvalidArgument(std::string(name) + " must be " + std::string(expected) +
@@ -24,40 +20,24 @@ Status Refuse(std::string_view name, std::string_view expected, const json::valu
 }
 
 Status ReadString(const json::object& o, std::string_view name, std::optional<std::string>* out) {
-  const json::value* v = Field(o, name);
-  if (v == nullptr) return Status::OK();
-  if (!v->is_string()) return Refuse(name, "a string", *v);
-  *out = std::string(v->as_string());
+  std::optional<std::string> v;
+  SW_RETURN_IF_ERROR(Assign(StringField(o, name), &v));
+  if (v) *out = std::move(v);
   return Status::OK();
 }
 
-std::optional<int64_t> Integer(const json::value& v) {
-  if (v.is_int64()) return v.as_int64();
-  if (v.is_uint64() && v.as_uint64() <= kMaxSafeInteger) return static_cast<int64_t>(v.as_uint64());
-  if (v.is_double()) {
-    double d = v.as_double();
-    if (std::isfinite(d) && std::trunc(d) == d && std::fabs(d) <= double(kMaxSafeInteger)) {
-      return static_cast<int64_t>(d);
-    }
-  }
-  return std::nullopt;
-}
-
 Status ReadCount(const json::object& o, std::string_view name, std::optional<int64_t>* out) {
-  const json::value* v = Field(o, name);
-  if (v == nullptr) return Status::OK();
-  std::optional<int64_t> n = Integer(*v);
-  if (!n || *n < 0) return Refuse(name, "a non-negative integer", *v);
-  *out = *n;
+  std::optional<int64_t> v;
+  SW_RETURN_IF_ERROR(Assign(IntegerField(o, name, 0, kMaxSafeInt, "a non-negative integer"), &v));
+  if (v) *out = v;
   return Status::OK();
 }
 
 Status ReadTime(const json::object& o, std::string_view name, std::optional<int64_t>* out) {
-  const json::value* v = Field(o, name);
-  if (v == nullptr) return Status::OK();
-  std::optional<int64_t> n = Integer(*v);
-  if (!n) return Refuse(name, "an integer (ms since the epoch)", *v);
-  *out = *n;
+  std::optional<int64_t> v;
+  SW_RETURN_IF_ERROR(Assign(
+      IntegerField(o, name, -kMaxSafeInt, kMaxSafeInt, "an integer (ms since the epoch)"), &v));
+  if (v) *out = v;
   return Status::OK();
 }
 
@@ -92,10 +72,9 @@ Status ReadRecord(const json::object& o, SessionRecord* r) {
   SW_RETURN_IF_ERROR(ReadCount(o, "contextTokens", &r->context_tokens));
   SW_RETURN_IF_ERROR(ReadCount(o, "totalTokens", &r->total_tokens));
   SW_RETURN_IF_ERROR(ReadParent(o, &r->parent_session_key));
-  if (const json::value* v = Field(o, "sandboxed")) {
-    if (!v->is_bool()) return Refuse("sandboxed", "a boolean", *v);
-    r->sandboxed = v->as_bool();
-  }
+  std::optional<bool> sandboxed;
+  SW_RETURN_IF_ERROR(Assign(BoolField(o, "sandboxed"), &sandboxed));
+  if (sandboxed) r->sandboxed = sandboxed;
   SW_RETURN_IF_ERROR(ReadTime(o, "createdAt", &r->created_at_ms));
   return ReadTime(o, "updatedAt", &r->updated_at_ms);
 }

@@ -9,7 +9,7 @@
 #include "statewatch/session_key.h"
 #include "tools/history_sanitizer.h"
 #include "tools/json_codec.h"
-#include "tools/tool_params.h"
+#include "tools/json_fields.h"
 
 namespace statewatch::tools {
 namespace json = boost::json;
@@ -46,19 +46,18 @@ Result<std::optional<SessionName>> FindBySessionId(const Engine& engine, const S
   return Found();
 }
 
+// A string field of messages[i], refused with the message's position in front.
 Result<std::string> MessageString(const json::object& m, std::string_view field, std::size_t i,
                                   bool required) {
-  const json::value* v = m.if_contains(field);
-  std::string where = "messages[" + std::to_string(i) + "]." + std::string(field);
-  if (v == nullptr || v->is_null()) {
-    if (required) return Status::InvalidArgument(where + " is required");
-    return std::string();
+  std::string where = "messages[" + std::to_string(i) + "].";
+  if (required) {
+    auto v = RequiredStringField(m, field);
+    if (!v.ok()) return Status::InvalidArgument(where + v.status().message());
+    return v;
   }
-  if (!v->is_string() || (required && v->as_string().empty())) {
-    return Status::InvalidArgument(where + " must be a non-empty string (got " + DescribeJson(*v) +
-                                   ")");
-  }
-  return std::string(v->as_string());
+  auto v = StringField(m, field);
+  if (!v.ok()) return Status::InvalidArgument(where + v.status().message());
+  return v->value_or("");
 }
 
 Result<TranscriptMessage> MessageFromJson(const json::value& value, std::size_t i) {
@@ -83,14 +82,9 @@ Result<TranscriptMessage> MessageFromJson(const json::value& value, std::size_t 
   auto tool = MessageString(m, "toolName", i, /*required=*/false);
   if (!tool.ok()) return tool.status();
   out.tool_name = *tool;
-  if (const json::value* ts = m.if_contains("timestamp"); ts && !ts->is_null()) {
-    auto ms = IntegerValue(*ts);
-    if (!ms || *ms < 0 || ts->is_string()) {
-      return Status::InvalidArgument(where + ".timestamp must be a non-negative integer (ms; got " +
-                                     DescribeJson(*ts) + ")");
-    }
-    out.timestamp_ms = *ms;
-  }
+  auto ts = IntegerField(m, "timestamp", 0, kMaxSafeInt, "a non-negative integer (ms)");
+  if (!ts.ok()) return Status::InvalidArgument(where + "." + ts.status().message());
+  out.timestamp_ms = ts->value_or(0);
   return out;
 }
 

@@ -8,7 +8,7 @@
 #include "statewatch/session_key.h"
 #include "tools/json_codec.h"
 #include "tools/session_history.h"
-#include "tools/tool_params.h"
+#include "tools/json_fields.h"
 #include "tools/visibility.h"
 
 namespace statewatch::tools {
@@ -16,7 +16,7 @@ namespace json = boost::json;
 
 namespace {
 
-// ---- the edge (parameters are read with tools/tool_params.h) -------------------------------
+// ---- the edge (parameters are read with tools/json_fields.h) -------------------------------
 
 // Tool entry points are the edge: Boost.JSON throws (allocation, .at()) become a Status.
 template <typename F>

@@ -13,14 +13,14 @@
 #include "tools/json_codec.h"
 #include "tools/registry_codec.h"
 #include "tools/session_history.h"
-#include "tools/tool_params.h"
+#include "tools/json_fields.h"
 
 namespace statewatch::tools {
 namespace json = boost::json;
 
 namespace {
 
-// ---- parameters (readers: tools/tool_params.h) --------------------------------------------
+// ---- parameters (readers: tools/json_fields.h) --------------------------------------------
 
 constexpr char kKindsError[] = "kinds must be an array of main, group, cron, hook, node, other";
 

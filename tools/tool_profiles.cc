@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "statewatch/session_key.h"
-#include "tools/tool_params.h"
+#include "tools/json_fields.h"
 
 namespace statewatch::tools {
 namespace {

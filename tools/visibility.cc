@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "tools/tool_params.h"
+#include "tools/json_fields.h"
 
 namespace statewatch::tools {
 namespace {

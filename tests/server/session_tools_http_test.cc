@@ -181,7 +181,7 @@ TEST_F(SessionToolsHttpTest, EveryParameterError) {
   HttpResult blank = Tool(*http_, "session_status", kMain, json::object{{"changesSince", ""}});
   EXPECT_FALSE(blank.json().as_object().contains("stateChanges"));
   EXPECT_EQ(Tool(*http_, "session_status", kMain, json::object{{"sessionKey", 5}}).error_message(),
-            "sessionKey must be a string");
+            "sessionKey must be a string (got 5)");
 
   struct Case {
     json::object params;
@@ -204,9 +204,9 @@ TEST_F(SessionToolsHttpTest, EveryParameterError) {
       {{{"kinds", json::array{"bogus"}}}, kKinds},
       {{{"kinds", 5}}, kKinds},
       {{{"kinds", json::array{5}}}, kKinds},
-      {{{"label", 5}}, "label must be a string"},
-      {{{"agentId", json::array{}}}, "agentId must be a string"},
-      {{{"search", false}}, "search must be a string"},
+      {{{"label", 5}}, "label must be a string (got 5)"},
+      {{{"agentId", json::array{}}}, "agentId must be a string (got [])"},
+      {{{"search", false}}, "search must be a string (got false)"},
   };
   for (const Case& c : cases) {
     HttpResult r = Tool(*http_, "sessions_list", kMain, c.params);

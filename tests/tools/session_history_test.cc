@@ -125,7 +125,7 @@ TEST_F(SessionHistoryTest, BadParametersAreRefusedBeforeAnyWork) {
   EXPECT_EQ(History("agent:main:main", R"({"sessionKey": "current", "includeTools": "yes"})")
                 .status()
                 .message(),
-            "includeTools must be a boolean");
+            R"(includeTools must be a boolean (got "yes"))");
 }
 
 TEST(TranscriptCodecTest, ReadsMessagesAndNamesTheBadField) {

@@ -222,7 +222,7 @@ TEST_F(SessionSendTest, RefusalsAreExact) {
   EXPECT_EQ(CallError("sessions_send", kMain,
                       R"({"sessionKey": "agent:main:other", "message": "x", "timeoutSeconds": -1})")
                 .message(),
-            "timeoutSeconds must be an integer from 0 to 86400");
+            "timeoutSeconds must be an integer from 0 to 86400 (got -1)");
   EXPECT_EQ(
       CallError("sessions_send", kMain, R"({"sessionKey": "agent:main:nope", "message": "x"})")
           .message(),

@@ -286,7 +286,7 @@ TEST_F(SubagentsTest, SpawnValidatesItsParameters) {
   EXPECT_EQ(CallError("sessions_spawn", kMain, R"({"task": "t", "thinking": "max"})").message(),
             "thinking must be one of off, minimal, low, medium, high, xhigh (got \"max\")");
   EXPECT_EQ(CallError("sessions_spawn", kMain, R"({"task": "t", "thread": "yes"})").message(),
-            "thread must be a boolean");
+            R"(thread must be a boolean (got "yes"))");
   EXPECT_EQ(CallError("sessions_spawn", kMain, R"({"task": "t", "agentId": "ops"})").message(),
             "agentId is not allowed for sessions_spawn (allowed: none; "
             "agents.defaults.subagents.allowAgents).");

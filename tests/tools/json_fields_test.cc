@@ -1,6 +1,6 @@
-// The shared readers of session-tool parameters: what counts as "not given", which integers
-// are accepted, and the byte-exact refusal texts.
-#include "tools/tool_params.h"
+// The one set of JSON field readers (tool parameters and gateway bodies): what counts as "not
+// given", which integers are accepted, and the refusal texts.
+#include "tools/json_fields.h"
 
 #include <gtest/gtest.h>
 
@@ -22,7 +22,7 @@ namespace json = boost::json;
 
 json::object Params(std::string_view text) { return json::parse(text).as_object(); }
 
-TEST(ToolParamsTest, TrimAndLower) {
+TEST(JsonFieldsTest, TrimAndLower) {
   struct Case {
     std::string_view in, trimmed, lowered;
   };
@@ -37,7 +37,7 @@ TEST(ToolParamsTest, TrimAndLower) {
   }
 }
 
-TEST(ToolParamsTest, ParamTreatsAbsentNullAndBlankAsNotGiven) {
+TEST(JsonFieldsTest, ParamTreatsAbsentNullAndBlankAsNotGiven) {
   const json::object p = Params(R"({"n": null, "b": " \t", "s": " x ", "z": 0, "f": false})");
   EXPECT_EQ(tools::Param(p, "missing"), nullptr);
   EXPECT_EQ(tools::Param(p, "n"), nullptr);
@@ -48,7 +48,7 @@ TEST(ToolParamsTest, ParamTreatsAbsentNullAndBlankAsNotGiven) {
   EXPECT_NE(tools::Param(p, "f"), nullptr);
 }
 
-TEST(ToolParamsTest, IntegerValue) {
+TEST(JsonFieldsTest, IntegerValue) {
   struct Case {
     std::string_view json;
     std::optional<int64_t> want;
@@ -59,14 +59,18 @@ TEST(ToolParamsTest, IntegerValue) {
       {"12.0", 12},
       {"12.5", std::nullopt},
       {"9007199254740991", int64_t{9007199254740991}},
-      {"9007199254740992", int64_t{9007199254740992}},  // an int64 is taken whole
+      {"-9007199254740991", int64_t{-9007199254740991}},
+      {"9007199254740992", std::nullopt},               // beyond 2^53 - 1: refused, not rounded
+      {"-9007199254740992", std::nullopt},
       {"18446744073709551615", std::nullopt},           // a uint64 above 2^53 - 1
       {"9007199254740992.0", std::nullopt},             // a double above 2^53 - 1
       {"1e300", std::nullopt},
       {R"("42")", 42},
       {R"(" 42\n")", 42},
       {R"("999999999999999")", int64_t{999999999999999}},  // 15 digits
-      {R"("1000000000000000")", std::nullopt},             // 16 digits
+      {R"("9007199254740991")", int64_t{9007199254740991}},  // 16 digits
+      {R"("9007199254740992")", std::nullopt},               // beyond 2^53 - 1
+      {R"("10000000000000000")", std::nullopt},              // 17 digits
       {R"("-1")", std::nullopt},
       {R"("+1")", std::nullopt},
       {R"("1e3")", std::nullopt},
@@ -82,7 +86,7 @@ TEST(ToolParamsTest, IntegerValue) {
   }
 }
 
-TEST(ToolParamsTest, ReadersAndTheirRefusals) {
+TEST(JsonFieldsTest, ReadersAndTheirRefusals) {
   struct Case {
     std::string_view params;
     std::string_view error;  // "" = OK
@@ -103,15 +107,15 @@ TEST(ToolParamsTest, ReadersAndTheirRefusals) {
     std::vector<Case> cases;
   };
   const Reader readers[] = {
-      {string_of, {{R"({})", ""}, {R"({"v": " a "})", ""}, {R"({"v": 1})", "v must be a string"}}},
+      {string_of, {{R"({})", ""}, {R"({"v": " a "})", ""}, {R"({"v": 1})", "v must be a string (got 1)"}}},
       {bool_of,
-       {{R"({"v": ""})", ""}, {R"({"v": true})", ""}, {R"({"v": "true"})", "v must be a boolean"}}},
+       {{R"({"v": ""})", ""}, {R"({"v": true})", ""}, {R"({"v": "true"})", R"(v must be a boolean (got "true"))"}}},
       {int_of,
        {{R"({"v": null})", ""},
         {R"({"v": "20"})", ""},
-        {R"({"v": 0})", "v must be an integer from 1 to 20"},
-        {R"({"v": 21})", "v must be an integer from 1 to 20"},
-        {R"({"v": "x"})", "v must be an integer from 1 to 20"}}},
+        {R"({"v": 0})", "v must be an integer from 1 to 20 (got 0)"},
+        {R"({"v": 21})", "v must be an integer from 1 to 20 (got 21)"},
+        {R"({"v": "x"})", R"(v must be an integer from 1 to 20 (got "x"))"}}},
       {int_msg, {{R"({"v": 1})", ""}, {R"({"v": -1})", "v must be a positive integer"}}},
       {enum_of,
        {{R"({"v": " KILL "})", ""},
@@ -130,7 +134,7 @@ TEST(ToolParamsTest, ReadersAndTheirRefusals) {
   }
 }
 
-TEST(ToolParamsTest, ReadValues) {
+TEST(JsonFieldsTest, ReadValues) {
   const json::object p = Params(R"({"s": " Hi ", "b": false, "i": "7", "e": "Kill"})");
   EXPECT_EQ(*tools::StringParam(p, "s"), std::optional<std::string>("Hi"));
   EXPECT_EQ(*tools::BoolParam(p, "b"), std::optional<bool>(false));
@@ -146,7 +150,7 @@ TEST(ToolParamsTest, ReadValues) {
   EXPECT_EQ(out, 3);  // untouched on error
 }
 
-TEST(ToolParamsTest, NameTables) {
+TEST(JsonFieldsTest, NameTables) {
   EXPECT_STREQ(tools::VisibilityName(tools::Visibility::kAgent), "agent");
   EXPECT_STREQ(tools::VisibilityName(static_cast<tools::Visibility>(9)), "tree");
   EXPECT_EQ(tools::ParseVisibility("ALL"), tools::Visibility::kAll);
@@ -155,6 +159,30 @@ TEST(ToolParamsTest, NameTables) {
   EXPECT_STREQ(tools::ToolProfileName(static_cast<tools::ToolProfile>(9)), "full");
   EXPECT_EQ(tools::ParseToolProfile("Messaging"), tools::ToolProfile::kMessaging);
   EXPECT_EQ(tools::ParseToolProfile("everything"), std::nullopt);
+}
+
+TEST(JsonFieldsTest, BodyFieldsKeepEmptyStringsAndRefuseStringIntegers) {
+  json::object o = Params(R"({"s": "", "n": null, "i": "12", "b": 1, "k": 7})");
+  EXPECT_EQ(*tools::StringField(o, "s"), std::optional<std::string>(""));  // a value
+  EXPECT_EQ(*tools::StringField(o, "n"), std::nullopt);                    // null: not given
+  EXPECT_EQ(tools::RequiredStringField(o, "s").status().message(),
+            R"(s must be a non-empty string (got ""))");
+  EXPECT_EQ(tools::RequiredStringField(o, "absent").status().message(), "absent is required");
+  EXPECT_EQ(tools::IntegerField(o, "i", 0, 100, "a non-negative integer").status().message(),
+            R"(i must be a non-negative integer (got "12"))");
+  EXPECT_EQ(*tools::IntegerField(o, "k", 0, 100, "a count"), std::optional<int64_t>(7));
+  EXPECT_EQ(tools::BoolField(o, "b").status().message(), "b must be a boolean (got 1)");
+}
+
+TEST(JsonFieldsTest, UnknownParametersAreNamed) {
+  json::object o = Params(R"({"sessionKey": "x", "modle": "y"})");
+  EXPECT_TRUE(tools::CheckKnownParams(o, "t", {"sessionKey", "modle"}).ok());
+  EXPECT_EQ(tools::CheckKnownParams(o, "session_status", {"sessionKey", "changesSince"}).message(),
+            "Unknown parameter for session_status: modle (session_status takes sessionKey, "
+            "changesSince)");
+  EXPECT_EQ(tools::CheckKnownParams(o, "sessions_yield", {}).message(),
+            "Unknown parameter for sessions_yield: sessionKey (sessions_yield takes no "
+            "parameters)");
 }
 
 }  // namespace
