@@ -1,0 +1,57 @@
+// Internal to the SessionMessaging implementation (tools/session_messaging*.cc), split by
+// concern the way RocksDB splits db_impl_*.cc:
+//   session_messaging.cc            options, lifecycle, the plumbing every tool shares, CallTool
+//   session_messaging_send.cc       sessions_send: the send state machine, replies, timeouts
+//   session_messaging_spawn.cc      sessions_spawn, run ends and announcements, sessions_yield
+//   session_messaging_subagents.cc  subagents list | steer | kill
+//   session_messaging_json.cc       the gateway's JSON: deliveries, run updates, bodies
+// Nothing here is part of the tools API.
+//
+// Thread-safe: pure functions.
+#ifndef STATEWATCH_TOOLS_SESSION_MESSAGING_INTERNAL_H_
+#define STATEWATCH_TOOLS_SESSION_MESSAGING_INTERNAL_H_
+
+#include <boost/json.hpp>
+#include <exception>
+#include <string>
+#include <string_view>
+
+#include "statewatch/status.h"
+#include "statewatch/types.h"
+#include "tools/session_messaging.h"
+
+namespace statewatch::tools::messaging_internal {
+
+// Tool entry points are the edge: Boost.JSON throws (allocation, .at()) become a Status.
+template <typename F>
+auto Guarded(const char* what, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const std::exception& e) {
+    return Status::IOError(std::string(what) + " failed: " + e.what());
+  }
+}
+
+// A random RFC 4122 version-4 UUID (run ids, child session keys).
+std::string NewUuidV4();
+// `text` as a JSON object; an empty object when it is not one.
+boost::json::object ParseObject(std::string_view text);
+// Code points in valid UTF-8 `s`.
+std::size_t CountChars(std::string_view s);
+// A reply that ends the ping-pong loop: exactly REPLY_SKIP (trimmed) or nothing.
+bool StopsLoop(std::string_view reply);
+Delivery MakeDelivery(const SessionName& to, std::string type, const std::string& run_id,
+                      std::string text, const std::string& source_key, std::string source_tool);
+// The run id of a requester's yield record (persisted: DO NOT CHANGE).
+std::string YieldRunId(const SessionName& requester);
+// A child as announcements and lists name it: its label in quotes, else its key.
+std::string ChildName(const RunRecord& run);
+const char* OutcomeWords(std::string_view status);
+// The announcement of a finished child run.
+std::string AnnounceText(const RunRecord& run);
+// The sessions_send result a send run stands for.
+boost::json::object SendResultJson(const RunRecord& run, bool watch, bool watched);
+
+}  // namespace statewatch::tools::messaging_internal
+
+#endif  // STATEWATCH_TOOLS_SESSION_MESSAGING_INTERNAL_H_

@@ -1,0 +1,402 @@
+// SessionMessaging: sessions_send — the send state machine, replies, timeouts.
+#include <algorithm>
+
+#include "statewatch/session_key.h"
+#include "tools/json_fields.h"
+#include "tools/session_history.h"
+#include "tools/session_messaging.h"
+#include "tools/session_messaging_internal.h"
+#include "tools/visibility.h"
+
+namespace statewatch::tools {
+namespace json = boost::json;
+using namespace messaging_internal;  // NOLINT: the implementation's own helpers
+
+// ---- the send state machine ------------------------------------------------------------------
+
+// Persisted in the send run's extra_json (DO NOT CHANGE the field names: runs outlive
+// restarts): {"phase": "awaiting" | "pingpong" | "done", "turn", "maxTurns",
+// "next": "target" | "requester", "timeoutMs", "deadlineAt", "watch", "watched",
+// "lastReply"?, "outcome"?}.
+struct SessionMessaging::SendState {
+  enum class Phase { kAwaiting, kPingPong, kDone };
+  Phase phase = Phase::kAwaiting;
+  int turn = 0;  // ping-pong deliveries made
+  int max_turns = 0;
+  bool next_is_requester = false;  // whose reply is awaited
+  int64_t timeout_ms = 0;          // 0: fire and forget
+  int64_t deadline_ms = 0;         // 0: none
+  bool watch = false;
+  bool watched = false;
+  std::string last_reply;
+  std::string outcome;  // how the loop ended: skip | turns | single | timeout | finished
+
+  int64_t TurnTimeoutMs() const {
+    return timeout_ms > 0 ? timeout_ms : kDefaultSendTimeoutSeconds * 1000;
+  }
+
+  static SendState Read(const RunRecord& run) {
+    json::object o = ParseObject(run.extra_json);
+    SendState s;
+    auto str = [&](std::string_view k) {
+      const json::value* v = o.if_contains(k);
+      return v && v->is_string() ? std::string(v->as_string()) : std::string();
+    };
+    auto num = [&](std::string_view k) -> int64_t {
+      const json::value* v = o.if_contains(k);
+      return v && v->is_number() ? v->to_number<int64_t>() : 0;
+    };
+    auto flag = [&](std::string_view k) {
+      const json::value* v = o.if_contains(k);
+      return v && v->is_bool() && v->as_bool();
+    };
+    std::string phase = str("phase");
+    s.phase = phase == "pingpong" ? Phase::kPingPong
+              : phase == "done"   ? Phase::kDone
+                                  : Phase::kAwaiting;
+    s.turn = static_cast<int>(num("turn"));
+    s.max_turns = static_cast<int>(num("maxTurns"));
+    s.next_is_requester = str("next") == "requester";
+    s.timeout_ms = num("timeoutMs");
+    s.deadline_ms = num("deadlineAt");
+    s.watch = flag("watch");
+    s.watched = flag("watched");
+    s.last_reply = str("lastReply");
+    s.outcome = str("outcome");
+    return s;
+  }
+
+  void Write(RunRecord* run) const {
+    json::object o;
+    o["phase"] = phase == Phase::kPingPong ? "pingpong"
+                 : phase == Phase::kDone   ? "done"
+                                           : "awaiting";
+    o["turn"] = turn;
+    o["maxTurns"] = max_turns;
+    o["next"] = next_is_requester ? "requester" : "target";
+    o["timeoutMs"] = timeout_ms;
+    o["deadlineAt"] = deadline_ms;
+    o["watch"] = watch;
+    o["watched"] = watched;
+    if (!last_reply.empty()) o["lastReply"] = last_reply;
+    if (!outcome.empty()) o["outcome"] = outcome;
+    run->extra_json = json::serialize(o);
+  }
+};
+
+
+Status SessionMessaging::LoadDeadlines() {
+  auto runs = engine_->ListRuns();
+  if (!runs.ok()) return runs.status();
+  for (const RunRecord& run : *runs) {
+    if (run.kind != "send") continue;
+    SendState s = SendState::Read(run);
+    if (s.phase != SendState::Phase::kDone && s.deadline_ms > 0)
+      SetDeadline(run.run_id, s.deadline_ms);
+  }
+  return Status::OK();
+}
+
+// ---- sessions_send ---------------------------------------------------------------------------
+
+namespace {
+
+struct SendParams {
+  std::optional<std::string> session_key;
+  std::optional<std::string> label;
+  std::optional<std::string> agent_id;
+  std::string message;
+  int64_t timeout_seconds = kDefaultSendTimeoutSeconds;
+  bool watch = false;
+};
+
+Result<SendParams> ReadSendParams(const json::object& params) {
+  SendParams p;
+  SW_RETURN_IF_ERROR(Assign(StringParam(params, "sessionKey"), &p.session_key));
+  SW_RETURN_IF_ERROR(Assign(StringParam(params, "label"), &p.label));
+  SW_RETURN_IF_ERROR(Assign(StringParam(params, "agentId"), &p.agent_id));
+  if (!p.session_key && !p.label && !p.agent_id) {
+    return Status::InvalidArgument("Either sessionKey or label is required");
+  }
+  if (p.session_key && p.label) {
+    return Status::InvalidArgument("Provide either sessionKey or label (not both).");
+  }
+  const json::value* message = Param(params, "message");
+  if (message == nullptr) return Status::InvalidArgument("message is required");
+  if (!message->is_string()) return Status::InvalidArgument("message must be a string");
+  p.message = std::string(message->as_string());
+  std::optional<int64_t> timeout;
+  SW_RETURN_IF_ERROR(
+      Assign(IntegerParam(params, "timeoutSeconds", 0, kMaxSendTimeoutSeconds), &timeout));
+  if (timeout) p.timeout_seconds = *timeout;
+  std::optional<bool> watch;
+  SW_RETURN_IF_ERROR(Assign(BoolParam(params, "watch"), &watch));
+  p.watch = watch.value_or(false);
+  return p;
+}
+
+// The receiving session: sessionKey (key or session id), else the session with `label` in
+// agentId's agent (default the caller's), else agentId's main session.
+Result<SessionName> SendTarget(const Engine& engine, const SessionName& caller,
+                               const SendParams& p) {
+  if (p.session_key) return ResolveSessionReference(engine, caller, *p.session_key);
+  std::string agent = caller.agent_id;
+  if (p.agent_id) {
+    auto id = NormalizeAgentId(*p.agent_id);
+    if (!id.ok()) return id.status();
+    agent = *id;
+  }
+  if (!p.label) return SessionName{agent, "agent:" + agent + ":main"};
+  auto all = engine.ListSessions();
+  if (!all.ok()) return all.status();
+  std::vector<SessionName> matches;
+  for (const SessionRecord& r : *all) {
+    if (r.label && *r.label == *p.label && r.name.agent_id == agent) matches.push_back(r.name);
+  }
+  if (matches.empty()) {
+    return Status::NotFound("No session found with label: " + *p.label + " (agent " + agent + ")");
+  }
+  if (matches.size() > 1) {
+    return Status::InvalidArgument("Multiple sessions found with label: " + *p.label +
+                                   " (use the sessionKey from sessions_list)");
+  }
+  return matches[0];
+}
+
+}  // namespace
+
+Result<ToolAnswer> SessionMessaging::Send(const SessionName& caller, const json::object& params,
+                                          CallCompletion on_complete) {
+  return Guarded("sessions_send", [&]() -> Result<ToolAnswer> {
+    auto p = ReadSendParams(params);
+    if (!p.ok()) return p.status();
+    if (p->session_key && ThreadParentKey(*p->session_key)) {
+      return Status::InvalidArgument(kThreadSendRefusal);
+    }
+    auto target = SendTarget(*engine_, caller, *p);
+    if (!target.ok()) return target.status();
+    if (ThreadParentKey(target->session_key)) return Status::InvalidArgument(kThreadSendRefusal);
+    Status access =
+        CheckSessionAccess(*engine_, options_.sessions, SessionAction::kSend, caller, *target);
+    if (access.code() == Status::Code::kPermissionDenied) {
+      ToolAnswer refused;
+      refused.result = json::object{{"runId", NewUuidV4()},
+                                    {"status", "forbidden"},
+                                    {"error", access.message()},
+                                    {"sessionKey", target->session_key}};
+      return refused;
+    }
+    SW_RETURN_IF_ERROR(access);
+    return Dispatch(caller, *target, p->message, p->timeout_seconds, p->watch,
+                    std::move(on_complete));
+  });
+}
+
+Result<ToolAnswer> SessionMessaging::Dispatch(const SessionName& caller, const SessionName& target,
+                                              const std::string& message, int64_t timeout_seconds,
+                                              bool watch, CallCompletion on_complete) {
+  int64_t now = engine_->clock().NowMs();
+  SendState state;
+  state.max_turns = options_.max_ping_pong_turns;
+  state.timeout_ms = timeout_seconds * 1000;
+  state.deadline_ms = state.timeout_ms > 0 ? now + state.timeout_ms : 0;
+  state.watch = watch;
+  RunRecord run;
+  run.run_id = NewUuidV4();
+  run.kind = "send";
+  run.requester = caller;
+  run.target = target;
+  run.task = message;
+  run.created_at_ms = now;
+  state.Write(&run);
+
+  std::vector<Delivery> sent;
+  {
+    // The run and the wait exist before the delivery does: a reply can only name a run the
+    // gateway saw, and it may arrive (on another thread) before this returns.
+    std::lock_guard lock(StripeOf(run.run_id));
+    SW_RETURN_IF_ERROR(engine_->PutRun(run));
+    if (state.deadline_ms > 0) {
+      SetDeadline(run.run_id, state.deadline_ms);
+      if (on_complete) {
+        std::lock_guard waits(waits_mu_);
+        completions_[run.run_id] = std::move(on_complete);
+      }
+    }
+    auto d = Enqueue(
+        MakeDelivery(target, "message", run.run_id, message, caller.session_key, "sessions_send"));
+    if (!d.ok()) {
+      SetDeadline(run.run_id, 0);
+      (void)TakeCompletion(run.run_id);
+      return d.status();
+    }
+    sent.push_back(*d);
+    if (watch) {
+      // semantics.md §3.1: after the dispatch, at the target's current state version. A key
+      // the engine cannot watch (bare, malformed, the sender itself) is a refusal: false.
+      auto watched = engine_->Watch(caller.session_key, target);
+      state.watched = watched.ok() && *watched;
+      state.Write(&run);
+      SW_RETURN_IF_ERROR(engine_->PutRun(run));
+    }
+  }
+  Publish(sent);
+  ToolAnswer answer;
+  answer.run_id = run.run_id;
+  if (state.deadline_ms > 0) {
+    answer.pending = true;
+    answer.deadline_ms = state.deadline_ms;
+  } else {
+    answer.result = SendResultJson(run, state.watch, state.watched);
+  }
+  return answer;
+}
+
+// A reply from the side the run waits for. REQUIRES: the run's stripe is held.
+Result<RunUpdate> SessionMessaging::ApplyReply(RunRecord run, std::string_view text, int64_t now) {
+  SendState s = SendState::Read(run);
+  RunUpdate u;
+  u.run_id = run.run_id;
+  u.status = run.status;
+  if (s.phase == SendState::Phase::kDone) return u;
+  bool completes_call = s.phase == SendState::Phase::kAwaiting;
+  bool forward = false;
+  if (completes_call) {
+    run.status = "ok";
+    run.reply = std::string(text);
+    if (StopsLoop(text) || s.max_turns == 0 || run.requester == run.target) {
+      s.phase = SendState::Phase::kDone;
+      s.outcome = StopsLoop(text) ? "skip" : "single";
+    } else {
+      s.phase = SendState::Phase::kPingPong;
+      s.turn = 1;
+      s.next_is_requester = true;
+      forward = true;
+    }
+  } else {
+    s.last_reply = std::string(text);
+    if (StopsLoop(text) || s.turn >= s.max_turns) {
+      s.phase = SendState::Phase::kDone;
+      s.outcome = StopsLoop(text) ? "skip" : "turns";
+    } else {
+      ++s.turn;
+      s.next_is_requester = !s.next_is_requester;
+      forward = true;
+    }
+  }
+  s.deadline_ms = forward ? now + s.TurnTimeoutMs() : 0;
+  if (s.phase == SendState::Phase::kDone) run.ended_at_ms = now;
+  s.Write(&run);
+  SW_RETURN_IF_ERROR(engine_->PutRun(run));
+  if (forward) {
+    // The awaited side gets the other side's words, as inter-session data.
+    const SessionName& to = s.next_is_requester ? run.requester : run.target;
+    const SessionName& from = s.next_is_requester ? run.target : run.requester;
+    auto d = Enqueue(MakeDelivery(to, "message", run.run_id, std::string(text), from.session_key,
+                                  "sessions_send"));
+    if (!d.ok()) return d.status();
+    u.deliveries.push_back(*d);
+  }
+  SetDeadline(run.run_id, s.deadline_ms);
+  u.applied = true;
+  u.status = run.status;
+  if (completes_call) u.call_result = SendResultJson(run, s.watch, s.watched);
+  return u;
+}
+
+// Ends a send run that did not get (all) its replies. REQUIRES: the run's stripe is held.
+Result<RunUpdate> SessionMessaging::EndSend(RunRecord run, const std::string& status,
+                                            std::string_view error, int64_t now) {
+  SendState s = SendState::Read(run);
+  RunUpdate u;
+  u.run_id = run.run_id;
+  u.status = run.status;
+  if (s.phase == SendState::Phase::kDone) return u;
+  bool completes_call = s.phase == SendState::Phase::kAwaiting;
+  if (completes_call) {
+    run.status = status;
+    run.result = std::string(error);
+  } else {
+    s.outcome = status == "timeout" ? "timeout" : "finished";  // the first reply stands
+  }
+  s.phase = SendState::Phase::kDone;
+  s.deadline_ms = 0;
+  run.ended_at_ms = now;
+  s.Write(&run);
+  SW_RETURN_IF_ERROR(engine_->PutRun(run));
+  SetDeadline(run.run_id, 0);
+  u.applied = true;
+  u.status = run.status;
+  if (completes_call) u.call_result = SendResultJson(run, s.watch, s.watched);
+  return u;
+}
+
+Result<RunUpdate> SessionMessaging::OnReply(const std::string& run_id, std::string_view text) {
+  auto update = Guarded("reply", [&]() -> Result<RunUpdate> {
+    std::lock_guard lock(StripeOf(run_id));
+    auto run = engine_->GetRun(run_id);
+    if (!run.ok()) return run.status();
+    if (!*run) return Status::NotFound("Unknown runId: " + run_id);
+    if ((*run)->kind != "send") {
+      return Status::InvalidArgument("run " + run_id + " is a " + (*run)->kind +
+                                     " run: report its end with POST /v1/runs/" + run_id +
+                                     "/finish");
+    }
+    return ApplyReply(std::move(**run), text, engine_->clock().NowMs());
+  });
+  if (update.ok()) Deliver(*update, nullptr);
+  return update;
+}
+
+Result<RunUpdate> SessionMessaging::TimeOut(const std::string& run_id, bool only_if_due) {
+  auto update = Guarded("timeout", [&]() -> Result<RunUpdate> {
+    std::lock_guard lock(StripeOf(run_id));
+    auto run = engine_->GetRun(run_id);
+    if (!run.ok()) return run.status();
+    if (!*run) return Status::NotFound("Unknown runId: " + run_id);
+    int64_t now = engine_->clock().NowMs();
+    SendState s = SendState::Read(**run);
+    RunUpdate not_due;
+    not_due.run_id = run_id;
+    not_due.status = (*run)->status;
+    bool live = (*run)->kind == "send" && s.phase != SendState::Phase::kDone;
+    // A reply may have renewed the deadline since ExpireDue picked the run: the stored state
+    // is the truth, the in-memory index follows it.
+    if (!live || (only_if_due && (s.deadline_ms == 0 || s.deadline_ms > now))) {
+      SetDeadline(run_id, live ? s.deadline_ms : 0);
+      return not_due;
+    }
+    std::string error;
+    if (s.phase == SendState::Phase::kAwaiting) {
+      error = "No reply from " + (*run)->target.session_key + " within " +
+              std::to_string(s.timeout_ms / 1000) + " s.";
+    }
+    return EndSend(std::move(**run), "timeout", error, now);
+  });
+  if (update.ok()) Deliver(*update, nullptr);
+  return update;
+}
+
+Result<RunUpdate> SessionMessaging::OnTimeout(const std::string& run_id) {
+  return TimeOut(run_id, /*only_if_due=*/false);
+}
+
+std::vector<RunUpdate> SessionMessaging::ExpireDue() {
+  std::vector<std::string> due;
+  {
+    std::lock_guard lock(waits_mu_);
+    int64_t now = engine_->clock().NowMs();
+    for (const auto& [deadline, run_id] : deadlines_) {
+      if (deadline > now) break;
+      due.push_back(run_id);
+    }
+  }
+  std::vector<RunUpdate> out;
+  for (const std::string& run_id : due) {
+    auto u = TimeOut(run_id, /*only_if_due=*/true);
+    if (u.ok() && u->applied) out.push_back(std::move(*u));
+  }
+  return out;
+}
+
+}  // namespace statewatch::tools

@@ -1,0 +1,372 @@
+// SessionMessaging: sessions_spawn, run ends and announcements, sessions_yield.
+#include <algorithm>
+
+#include "statewatch/session_key.h"
+#include "tools/json_fields.h"
+#include "tools/session_messaging.h"
+#include "tools/session_messaging_internal.h"
+#include "tools/visibility.h"
+
+namespace statewatch::tools {
+namespace json = boost::json;
+using namespace messaging_internal;  // NOLINT: the implementation's own helpers
+
+// ---- sessions_spawn ----------------------------------------------------------------------------
+
+namespace {
+
+struct SpawnParams {
+  std::string task;
+  std::optional<std::string> label;
+  std::optional<std::string> runtime;
+  std::optional<std::string> agent_id;
+  std::optional<std::string> model;
+  std::optional<std::string> thinking;
+  std::optional<bool> thread;
+  std::optional<std::string> sandbox;
+  std::optional<std::string> context;
+};
+
+constexpr std::size_t kMaxLabelChars = 128;
+
+Result<SpawnParams> ReadSpawnParams(const json::object& params) {
+  SpawnParams p;
+  const json::value* task = Param(params, "task");
+  if (task == nullptr) return Status::InvalidArgument("task is required");
+  if (!task->is_string()) return Status::InvalidArgument("task must be a string");
+  p.task = std::string(task->as_string());
+  SW_RETURN_IF_ERROR(Assign(StringParam(params, "label"), &p.label));
+  if (p.label && CountChars(*p.label) > kMaxLabelChars) {
+    return Status::InvalidArgument("label must be at most 128 characters");
+  }
+  SW_RETURN_IF_ERROR(Assign(
+      EnumParam(params, "runtime", {"subagent", "acp"}, "runtime must be \"subagent\" or \"acp\""),
+      &p.runtime));
+  SW_RETURN_IF_ERROR(Assign(StringParam(params, "agentId"), &p.agent_id));
+  if (p.agent_id) {
+    auto id = NormalizeAgentId(*p.agent_id);
+    if (!id.ok()) return id.status();
+    p.agent_id = *id;
+  }
+  SW_RETURN_IF_ERROR(Assign(StringParam(params, "model"), &p.model));
+  SW_RETURN_IF_ERROR(
+      Assign(EnumParam(params, "thinking", {"off", "minimal", "low", "medium", "high", "xhigh"},
+                       "thinking must be one of off, minimal, low, medium, high, xhigh"),
+             &p.thinking));
+  SW_RETURN_IF_ERROR(Assign(BoolParam(params, "thread"), &p.thread));
+  SW_RETURN_IF_ERROR(Assign(EnumParam(params, "sandbox", {"inherit", "require"},
+                                      "sandbox must be \"inherit\" or \"require\""),
+                            &p.sandbox));
+  SW_RETURN_IF_ERROR(Assign(EnumParam(params, "context", {"isolated", "fork"},
+                                      "context must be \"isolated\" or \"fork\""),
+                            &p.context));
+  return p;
+}
+
+std::string SpawnExtra(const SpawnParams& p, int depth) {
+  json::object o;
+  o["runtime"] = p.runtime.value_or("subagent");
+  if (p.model) o["model"] = *p.model;
+  if (p.thinking) o["thinking"] = *p.thinking;
+  o["thread"] = p.thread.value_or(false);
+  o["sandbox"] = p.sandbox.value_or("inherit");
+  o["context"] = p.context.value_or("isolated");
+  o["depth"] = depth;
+  return json::serialize(o);
+}
+
+std::string AllowList(const std::vector<std::string>& patterns) {
+  if (patterns.empty()) return "none";
+  std::string out;
+  for (const std::string& p : patterns) out += (out.empty() ? "" : ", ") + p;
+  return out;
+}
+
+}  // namespace
+
+Result<json::object> SessionMessaging::Spawn(const SessionName& caller,
+                                             const json::object& params) {
+  return Guarded("sessions_spawn", [&]() -> Result<json::object> {
+    auto p = ReadSpawnParams(params);
+    if (!p.ok()) return p.status();
+    auto depth = SpawnDepth(*engine_, caller);
+    if (!depth.ok()) return depth.status();
+    const int max_depth = options_.tool_policy.max_spawn_depth;
+    if (*depth >= max_depth) {
+      return Status::PermissionDenied(
+          "sessions_spawn is not allowed at this depth (spawn depth " + std::to_string(*depth) +
+          ", agents.defaults.subagents.maxSpawnDepth=" + std::to_string(max_depth) + ").");
+    }
+    std::string agent = p->agent_id.value_or(caller.agent_id);
+    AgentToAgentPolicy allow{true, options_.spawn_allow_agents};
+    if (agent != caller.agent_id && (allow.allow.empty() || !allow.MatchesAllow(agent))) {
+      return Status::PermissionDenied("agentId is not allowed for sessions_spawn (allowed: " +
+                                      AllowList(options_.spawn_allow_agents) +
+                                      "; agents.defaults.subagents.allowAgents).");
+    }
+    auto caller_record = engine_->GetSession(caller);
+    if (!caller_record.ok()) return caller_record.status();
+    bool sandboxed = p->sandbox == "require" ||
+                     (caller_record->has_value() && (*caller_record)->sandboxed.value_or(false));
+
+    int64_t now = engine_->clock().NowMs();
+    RunRecord run;
+    run.run_id = NewUuidV4();
+    run.kind = "spawn";
+    run.requester = caller;
+    run.target = SessionName{agent, "agent:" + agent + ":subagent:" + NewUuidV4()};
+    run.label = p->label.value_or("");
+    run.task = p->task;
+    run.created_at_ms = now;
+    run.extra_json = SpawnExtra(*p, *depth + 1);
+
+    std::vector<Delivery> sent;
+    {
+      // The requester's stripe makes the children count and the creation one step.
+      std::lock_guard lock(StripeOf(caller.session_key));
+      auto children = ChildRuns(caller);
+      if (!children.ok()) return children.status();
+      auto active = std::count_if(children->begin(), children->end(),
+                                  [](const RunRecord& r) { return r.status == "running"; });
+      if (active >= options_.max_children_per_session) {
+        return Status::PermissionDenied(
+            "sessions_spawn has reached max active children for this session (" +
+            std::to_string(active) + "/" + std::to_string(options_.max_children_per_session) +
+            ", agents.defaults.subagents.maxChildrenPerAgent).");
+      }
+      SW_RETURN_IF_ERROR(CreateChild(caller, run, p->model, sandboxed));
+      auto d = Enqueue(MakeDelivery(run.target, "task", run.run_id, run.task, caller.session_key,
+                                    "sessions_spawn"));
+      if (!d.ok()) return d.status();
+      sent.push_back(*d);
+    }
+    Publish(sent);
+    return json::object{
+        {"status", "accepted"}, {"runId", run.run_id}, {"childSessionKey", run.target.session_key}};
+  });
+}
+
+// Registry entry, run, then the journal: a `child_spawned` never names a run that is not
+// stored, and the delivery (last, in Spawn) never names a child that is not registered.
+Status SessionMessaging::CreateChild(const SessionName& caller, const RunRecord& run,
+                                     const std::optional<std::string>& model, bool sandboxed) {
+  SessionRecord child;
+  child.name = run.target;
+  child.parent_session_key = caller.session_key;
+  if (!run.label.empty()) child.label = run.label;
+  if (model) child.model = *model;
+  child.sandboxed = sandboxed;
+  child.created_at_ms = run.created_at_ms;
+  child.updated_at_ms = run.created_at_ms;
+  SW_RETURN_IF_ERROR(engine_->UpsertSession(child));
+  SW_RETURN_IF_ERROR(engine_->PutRun(run));
+  EventInput spawned;
+  spawned.session_key = run.target.session_key;
+  spawned.agent_id = run.target.agent_id;
+  spawned.kind = "child_spawned";
+  spawned.actor_type = ActorType::kAgent;
+  spawned.actor_id = caller.session_key;
+  spawned.run_id = run.run_id;
+  spawned.summary = "child session spawned";
+  spawned.dedupe_key = "child-spawned:" + run.run_id;
+  spawned.watchers = {caller.session_key};  // seeds the spawner's cursor (semantics.md §3.1)
+  auto recorded = engine_->Record(spawned);
+  return recorded.status();
+}
+
+// ---- run ends ----------------------------------------------------------------------------------
+
+Result<RunUpdate> SessionMessaging::OnRunFinish(const std::string& run_id, std::string_view status,
+                                                std::string_view result) {
+  if (status != "ok" && status != "error" && status != "timeout" && status != "cancelled") {
+    return Status::InvalidArgument("status must be one of ok, error, timeout, cancelled (got \"" +
+                                   std::string(status) + "\")");
+  }
+  auto kind = Guarded("finish", [&]() -> Result<std::string> {
+    auto run = engine_->GetRun(run_id);
+    if (!run.ok()) return run.status();
+    if (!*run) return Status::NotFound("Unknown runId: " + run_id);
+    return (*run)->kind;
+  });
+  if (!kind.ok()) return kind.status();
+  if (*kind == "spawn") {
+    auto update = Guarded("finish", [&]() -> Result<RunUpdate> {
+      return FinishSpawnRun(run_id, std::string(status), result, "", /*by_kill=*/false);
+    });
+    if (update.ok()) Deliver(*update, nullptr);
+    return update;
+  }
+  if (*kind != "send") {
+    return Status::InvalidArgument("run " + run_id +
+                                   " is not a sessions_send or sessions_spawn run");
+  }
+  auto update = Guarded("finish", [&]() -> Result<RunUpdate> {
+    std::lock_guard lock(StripeOf(run_id));
+    auto run = engine_->GetRun(run_id);
+    if (!run.ok()) return run.status();
+    if (!*run) return Status::NotFound("Unknown runId: " + run_id);
+    int64_t now = engine_->clock().NowMs();
+    if (status == "ok") return ApplyReply(std::move(**run), result, now);
+    std::string error(result);
+    if (error.empty())
+      error = "the run of " + (*run)->target.session_key + " ended: " + std::string(status);
+    return EndSend(std::move(**run), std::string(status), error, now);
+  });
+  if (update.ok()) Deliver(*update, nullptr);
+  return update;
+}
+
+// Ends a running spawn run: journal, run record, then the requester's announcement. The
+// journal goes first and is deduplicated by `run-terminal:<runId>`, so a retry after a
+// failure anywhere later repeats nothing. `actor_key` ("" = the child itself) is the
+// journal's actor; a kill also tells the child to stop and announces nothing to the killer.
+Result<RunUpdate> SessionMessaging::FinishSpawnRun(const std::string& run_id,
+                                                   const std::string& status,
+                                                   std::string_view result,
+                                                   const std::string& actor_key, bool by_kill) {
+  RunUpdate u;
+  u.run_id = run_id;
+  RunRecord run;
+  {
+    std::lock_guard lock(StripeOf(run_id));
+    auto stored = engine_->GetRun(run_id);
+    if (!stored.ok()) return stored.status();
+    if (!*stored) return Status::NotFound("Unknown runId: " + run_id);
+    run = std::move(**stored);
+    u.status = run.status;
+    if (run.status != "running") return u;
+    EventInput ended;
+    ended.session_key = run.target.session_key;
+    ended.agent_id = run.target.agent_id;
+    ended.actor_type = ActorType::kAgent;
+    ended.actor_id = actor_key.empty() ? run.target.session_key : actor_key;
+    ended.run_id = run_id;
+    ended.dedupe_key = "run-terminal:" + run_id;
+    if (status == "ok") {
+      ended.kind = "run_completed";
+      ended.summary = "child run completed";
+    } else {
+      ended.kind = "run_failed";
+      ended.summary = "child run failed";
+      ended.payload_json = json::serialize(json::object{{"outcome", status}});
+    }
+    auto recorded = engine_->Record(ended);
+    if (!recorded.ok()) return recorded.status();
+    int64_t now = engine_->clock().NowMs();
+    run.status = status;
+    run.result = std::string(result);
+    run.ended_at_ms = now;
+    SW_RETURN_IF_ERROR(engine_->PutRun(run));
+    u.applied = true;
+    u.status = status;
+    if (by_kill) {
+      auto d = Enqueue(
+          MakeDelivery(run.target, "announce", run_id,
+                       "Run " + run_id + " was cancelled by " + actor_key + ". Stop working on it.",
+                       actor_key, "subagents"));
+      if (!d.ok()) return d.status();
+      u.deliveries.push_back(*d);
+    }
+  }
+  std::lock_guard lock(StripeOf(run.requester.session_key));
+  SW_RETURN_IF_ERROR(AnnounceToRequester(run, /*individual=*/!by_kill, &u));
+  return u;
+}
+
+// Announces a finished child to its requester: at once, or — when the requester yielded —
+// collected into its yield record and delivered as one announcement when its last running
+// child has ended. REQUIRES: the requester's stripe is held.
+//
+// The yield record is a run (DO NOT CHANGE: persisted) with run_id `yield:<agent>:<key>`,
+// kind "yield", status "yielded" while it collects and "ok" once delivered, and extra_json
+// {"results": [{"runId", "sessionKey", "label", "status", "result"}...]}.
+Status SessionMessaging::AnnounceToRequester(const RunRecord& run, bool individual, RunUpdate* u) {
+  auto yielded = engine_->GetRun(YieldRunId(run.requester));
+  if (!yielded.ok()) return yielded.status();
+  if (*yielded && (*yielded)->status == "yielded") {
+    RunRecord mark = std::move(**yielded);
+    json::object extra = ParseObject(mark.extra_json);
+    if (!extra["results"].is_array()) extra["results"] = json::array();
+    extra["results"].as_array().push_back(json::object{{"runId", run.run_id},
+                                                       {"sessionKey", run.target.session_key},
+                                                       {"label", run.label},
+                                                       {"status", run.status},
+                                                       {"result", run.result}});
+    auto children = ChildRuns(run.requester);
+    if (!children.ok()) return children.status();
+    bool last = std::none_of(children->begin(), children->end(),
+                             [](const RunRecord& r) { return r.status == "running"; });
+    std::optional<Delivery> combined;
+    if (last) {
+      const json::array& results = extra["results"].as_array();
+      std::string text = "Results of your sub-agents (" + std::to_string(results.size()) + "):";
+      for (std::size_t i = 0; i < results.size(); ++i) {
+        const json::object& r = results[i].as_object();
+        RunRecord view;
+        view.run_id = std::string(r.at("runId").as_string());
+        view.target.session_key = std::string(r.at("sessionKey").as_string());
+        view.label = std::string(r.at("label").as_string());
+        view.status = std::string(r.at("status").as_string());
+        view.result = std::string(r.at("result").as_string());
+        text += "\n\n" + std::to_string(i + 1) + ". " + AnnounceText(view);
+      }
+      combined = MakeDelivery(run.requester, "announce", "", text, "", "sessions_yield");
+      mark.status = "ok";
+      mark.ended_at_ms = engine_->clock().NowMs();
+    }
+    mark.extra_json = json::serialize(extra);
+    SW_RETURN_IF_ERROR(engine_->PutRun(mark));
+    if (combined) {
+      auto d = Enqueue(*combined);
+      if (!d.ok()) return d.status();
+      u->deliveries.push_back(*d);
+    }
+    return Status::OK();
+  }
+  if (!individual) return Status::OK();
+  auto d = Enqueue(MakeDelivery(run.requester, "announce", run.run_id, AnnounceText(run),
+                                run.target.session_key, "sessions_spawn"));
+  if (!d.ok()) return d.status();
+  u->deliveries.push_back(*d);
+  return Status::OK();
+}
+
+// ---- sessions_yield ----------------------------------------------------------------------------
+
+Result<json::object> SessionMessaging::Yield(const SessionName& caller,
+                                             const json::object& params) {
+  return Guarded("sessions_yield", [&]() -> Result<json::object> {
+    std::optional<std::string> message;
+    SW_RETURN_IF_ERROR(Assign(StringParam(params, "message"), &message));
+    int64_t running = 0;
+    {
+      std::lock_guard lock(StripeOf(caller.session_key));
+      auto children = ChildRuns(caller);
+      if (!children.ok()) return children.status();
+      running = std::count_if(children->begin(), children->end(),
+                              [](const RunRecord& r) { return r.status == "running"; });
+      if (running > 0) {
+        auto existing = engine_->GetRun(YieldRunId(caller));
+        if (!existing.ok()) return existing.status();
+        RunRecord mark;
+        if (*existing && (*existing)->status == "yielded") mark = std::move(**existing);
+        if (mark.run_id.empty()) {
+          mark.run_id = YieldRunId(caller);
+          mark.kind = "yield";
+          mark.requester = caller;
+          mark.status = "yielded";
+          mark.created_at_ms = engine_->clock().NowMs();
+          mark.extra_json = R"({"results":[]})";
+        }
+        SW_RETURN_IF_ERROR(engine_->PutRun(mark));
+      }
+    }
+    std::string text = message.value_or(
+        running > 0 ? "Turn yielded. The results of your " + std::to_string(running) +
+                          " running sub-agent(s) arrive together as your next message."
+                    : std::string("Turn yielded. No sub-agents are running."));
+    return json::object{{"status", "yielded"}, {"message", text}, {"waitingFor", running}};
+  });
+}
+
+}  // namespace statewatch::tools
