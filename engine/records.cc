@@ -414,19 +414,114 @@ Result<MetaRec> DecodeMeta(std::string_view bytes) {
 namespace statewatch::engine {
 
 namespace {
+
 template <typename T>
 void Overlay(const std::optional<T>& from, std::optional<T>* to) {
   if (from) *to = from;
 }
+
+std::optional<std::string> OptString(const flatbuffers::String* s) {
+  return s ? std::optional<std::string>(s->str()) : std::nullopt;
+}
+
+flatbuffers::Offset<flatbuffers::String> MaybeString(flatbuffers::FlatBufferBuilder& b,
+                                                     const std::optional<std::string>& v) {
+  return v ? b.CreateString(*v) : 0;
+}
+
+flatbuffers::Offset<fb::DeliveryRoute> EncodeRoute(flatbuffers::FlatBufferBuilder& b,
+                                                   const DeliveryRoute& r) {
+  if (r.empty()) return 0;
+  return fb::CreateDeliveryRoute(b, OptStr(b, r.channel), OptStr(b, r.to), OptStr(b, r.account_id),
+                                 OptStr(b, r.thread_id));
+}
+
+DeliveryRoute DecodeRoute(const fb::DeliveryRoute* f) {
+  if (f == nullptr) return {};
+  return DeliveryRoute{Str(f->channel()), Str(f->to()), Str(f->account_id()),
+                       Str(f->thread_id())};
+}
+
+flatbuffers::Offset<fb::SpawnOptions> EncodeSpawn(flatbuffers::FlatBufferBuilder& b,
+                                                  const std::optional<SpawnOptions>& o) {
+  if (!o) return 0;
+  return fb::CreateSpawnOptions(b, b.CreateString(o->runtime), OptStr(b, o->model),
+                                OptStr(b, o->thinking), o->thread, b.CreateString(o->sandbox),
+                                b.CreateString(o->context), OptStr(b, o->label), o->depth);
+}
+
+std::optional<SpawnOptions> DecodeSpawn(const fb::SpawnOptions* f) {
+  if (f == nullptr) return std::nullopt;
+  SpawnOptions o;
+  if (f->runtime()) o.runtime = f->runtime()->str();
+  o.model = Str(f->model());
+  o.thinking = Str(f->thinking());
+  o.thread = f->thread();
+  if (f->sandbox()) o.sandbox = f->sandbox()->str();
+  if (f->context()) o.context = f->context()->str();
+  o.label = Str(f->label());
+  o.depth = f->depth();
+  return o;
+}
+
+flatbuffers::Offset<fb::SendState> EncodeSend(flatbuffers::FlatBufferBuilder& b,
+                                              const std::optional<SendRunState>& s) {
+  if (!s) return 0;
+  return fb::CreateSendState(b, static_cast<int8_t>(s->phase), s->turn, s->max_turns,
+                             s->next_is_requester, s->timeout_ms, s->deadline_ms, s->watch,
+                             s->watched, OptStr(b, s->last_reply), OptStr(b, s->outcome));
+}
+
+std::optional<SendRunState> DecodeSend(const fb::SendState* f) {
+  if (f == nullptr) return std::nullopt;
+  SendRunState s;
+  int8_t phase = f->phase();
+  s.phase = phase == 1   ? SendRunState::Phase::kPingPong
+            : phase == 2 ? SendRunState::Phase::kDone
+                         : SendRunState::Phase::kAwaiting;
+  s.turn = f->turn();
+  s.max_turns = f->max_turns();
+  s.next_is_requester = f->next_is_requester();
+  s.timeout_ms = f->timeout_ms();
+  s.deadline_ms = f->deadline_at();
+  s.watch = f->watch();
+  s.watched = f->watched();
+  s.last_reply = Str(f->last_reply());
+  s.outcome = Str(f->outcome());
+  return s;
+}
+
+// The optional counters of the registry: value + has_* flag (FlatBuffers scalars have no
+// "absent").
+struct Counters {
+  int64_t value[6] = {};
+  bool has[6] = {};
+  explicit Counters(const SessionRecord& r) {
+    const std::optional<int64_t>* all[6] = {&r.context_tokens, &r.total_tokens,
+                                            &r.input_tokens,   &r.output_tokens,
+                                            &r.cache_read_tokens, &r.cache_write_tokens};
+    for (int i = 0; i < 6; ++i) {
+      value[i] = all[i]->value_or(0);
+      has[i] = all[i]->has_value();
+    }
+  }
+};
+
 }  // namespace
 
 std::string EncodeSessionRecord(const SessionRecord& r) {
   flatbuffers::FlatBufferBuilder b(256);
-  auto s = [&](const std::optional<std::string>& v) { return v ? b.CreateString(*v) : 0; };
   auto agent = b.CreateString(r.name.agent_id);
   auto key = b.CreateString(r.name.session_key);
-  auto sid = s(r.session_id), kind = s(r.kind), channel = s(r.channel), label = s(r.label),
-       model = s(r.model), parent = s(r.parent_session_key), extra = s(r.extra_json);
+  auto sid = MaybeString(b, r.session_id), kind = MaybeString(b, r.kind),
+       channel = MaybeString(b, r.channel), label = MaybeString(b, r.label),
+       model = MaybeString(b, r.model), parent = MaybeString(b, r.parent_session_key),
+       extra = MaybeString(b, r.extra_json), display = MaybeString(b, r.display_name),
+       override_model = MaybeString(b, r.model_override), thinking = MaybeString(b, r.thinking),
+       runtime = MaybeString(b, r.runtime), last_channel = MaybeString(b, r.last_channel),
+       last_to = MaybeString(b, r.last_to), last_account = MaybeString(b, r.last_account_id),
+       last_thread = MaybeString(b, r.last_thread_id);
+  Counters c(r);
   fb::SessionRecordBuilder sb(b);
   sb.add_agent_id(agent);
   sb.add_session_key(key);
@@ -436,14 +531,30 @@ std::string EncodeSessionRecord(const SessionRecord& r) {
   sb.add_label(label);
   sb.add_model(model);
   sb.add_parent_session_key(parent);
-  sb.add_context_tokens(r.context_tokens.value_or(0));
-  sb.add_has_context_tokens(r.context_tokens.has_value());
-  sb.add_total_tokens(r.total_tokens.value_or(0));
-  sb.add_has_total_tokens(r.total_tokens.has_value());
+  sb.add_context_tokens(c.value[0]);
+  sb.add_has_context_tokens(c.has[0]);
+  sb.add_total_tokens(c.value[1]);
+  sb.add_has_total_tokens(c.has[1]);
   sb.add_sandboxed(r.sandboxed.value_or(false));
   sb.add_created_at(r.created_at_ms.value_or(0));
   sb.add_updated_at(r.updated_at_ms.value_or(0));
   sb.add_extra_json(extra);
+  sb.add_display_name(display);
+  sb.add_model_override(override_model);
+  sb.add_thinking(thinking);
+  sb.add_runtime(runtime);
+  sb.add_input_tokens(c.value[2]);
+  sb.add_has_input_tokens(c.has[2]);
+  sb.add_output_tokens(c.value[3]);
+  sb.add_has_output_tokens(c.has[3]);
+  sb.add_cache_read_tokens(c.value[4]);
+  sb.add_has_cache_read_tokens(c.has[4]);
+  sb.add_cache_write_tokens(c.value[5]);
+  sb.add_has_cache_write_tokens(c.has[5]);
+  sb.add_last_channel(last_channel);
+  sb.add_last_to(last_to);
+  sb.add_last_account_id(last_account);
+  sb.add_last_thread_id(last_thread);
   b.Finish(sb.Finish());
   return Finish(b);
 }
@@ -453,25 +564,64 @@ Result<SessionRecord> DecodeSessionRecord(std::string_view bytes) {
   auto v = Verified<fb::SessionRecord>(aligned, "session registry");
   if (!v.ok()) return v.status();
   const fb::SessionRecord* f = *v;
-  auto opt = [](const flatbuffers::String* s) {
-    return s ? std::optional<std::string>(s->str()) : std::nullopt;
-  };
   SessionRecord r;
   r.name = SessionName{Str(f->agent_id()), Str(f->session_key())};
-  r.session_id = opt(f->session_id());
-  r.kind = opt(f->kind());
-  r.channel = opt(f->channel());
-  r.label = opt(f->label());
-  r.model = opt(f->model());
-  r.parent_session_key = opt(f->parent_session_key());
+  r.session_id = OptString(f->session_id());
+  r.kind = OptString(f->kind());
+  r.channel = OptString(f->channel());
+  r.label = OptString(f->label());
+  r.model = OptString(f->model());
+  r.parent_session_key = OptString(f->parent_session_key());
   if (f->has_context_tokens()) r.context_tokens = f->context_tokens();
   if (f->has_total_tokens()) r.total_tokens = f->total_tokens();
-  r.sandboxed = f->sandboxed();
+  r.sandboxed = f->sandboxed();  // a flag: cleared reads as false
   r.created_at_ms = f->created_at();
   r.updated_at_ms = f->updated_at();
-  r.extra_json = opt(f->extra_json());
+  r.extra_json = OptString(f->extra_json());
+  r.display_name = OptString(f->display_name());
+  r.model_override = OptString(f->model_override());
+  r.thinking = OptString(f->thinking());
+  r.runtime = OptString(f->runtime());
+  if (f->has_input_tokens()) r.input_tokens = f->input_tokens();
+  if (f->has_output_tokens()) r.output_tokens = f->output_tokens();
+  if (f->has_cache_read_tokens()) r.cache_read_tokens = f->cache_read_tokens();
+  if (f->has_cache_write_tokens()) r.cache_write_tokens = f->cache_write_tokens();
+  r.last_channel = OptString(f->last_channel());
+  r.last_to = OptString(f->last_to());
+  r.last_account_id = OptString(f->last_account_id());
+  r.last_thread_id = OptString(f->last_thread_id());
   return r;
 }
+
+namespace {
+
+void ClearField(SessionField field, SessionRecord* r) {
+  switch (field) {
+    case SessionField::kSessionId: r->session_id.reset(); break;
+    case SessionField::kKind: r->kind.reset(); break;
+    case SessionField::kChannel: r->channel.reset(); break;
+    case SessionField::kLabel: r->label.reset(); break;
+    case SessionField::kModel: r->model.reset(); break;
+    case SessionField::kParentSessionKey: r->parent_session_key.reset(); break;
+    case SessionField::kContextTokens: r->context_tokens.reset(); break;
+    case SessionField::kTotalTokens: r->total_tokens.reset(); break;
+    case SessionField::kSandboxed: r->sandboxed.reset(); break;
+    case SessionField::kDisplayName: r->display_name.reset(); break;
+    case SessionField::kModelOverride: r->model_override.reset(); break;
+    case SessionField::kThinking: r->thinking.reset(); break;
+    case SessionField::kRuntime: r->runtime.reset(); break;
+    case SessionField::kInputTokens: r->input_tokens.reset(); break;
+    case SessionField::kOutputTokens: r->output_tokens.reset(); break;
+    case SessionField::kCacheReadTokens: r->cache_read_tokens.reset(); break;
+    case SessionField::kCacheWriteTokens: r->cache_write_tokens.reset(); break;
+    case SessionField::kLastChannel: r->last_channel.reset(); break;
+    case SessionField::kLastTo: r->last_to.reset(); break;
+    case SessionField::kLastAccountId: r->last_account_id.reset(); break;
+    case SessionField::kLastThreadId: r->last_thread_id.reset(); break;
+  }
+}
+
+}  // namespace
 
 void MergeSessionRecord(const SessionRecord& u, SessionRecord* base) {
   Overlay(u.session_id, &base->session_id);
@@ -486,6 +636,20 @@ void MergeSessionRecord(const SessionRecord& u, SessionRecord* base) {
   Overlay(u.created_at_ms, &base->created_at_ms);
   Overlay(u.updated_at_ms, &base->updated_at_ms);
   Overlay(u.extra_json, &base->extra_json);
+  Overlay(u.display_name, &base->display_name);
+  Overlay(u.model_override, &base->model_override);
+  Overlay(u.thinking, &base->thinking);
+  Overlay(u.runtime, &base->runtime);
+  Overlay(u.input_tokens, &base->input_tokens);
+  Overlay(u.output_tokens, &base->output_tokens);
+  Overlay(u.cache_read_tokens, &base->cache_read_tokens);
+  Overlay(u.cache_write_tokens, &base->cache_write_tokens);
+  Overlay(u.last_channel, &base->last_channel);
+  Overlay(u.last_to, &base->last_to);
+  Overlay(u.last_account_id, &base->last_account_id);
+  Overlay(u.last_thread_id, &base->last_thread_id);
+  for (SessionField field : u.clear) ClearField(field, base);
+  base->clear.clear();
 }
 
 }  // namespace statewatch::engine
@@ -493,11 +657,24 @@ void MergeSessionRecord(const SessionRecord& u, SessionRecord* base) {
 namespace statewatch::engine {
 
 std::string EncodeTranscriptMessage(const TranscriptMessage& m) {
-  flatbuffers::FlatBufferBuilder b(128 + m.content_json.size());
+  flatbuffers::FlatBufferBuilder b(160 + m.content_json.size());
   auto role = b.CreateString(m.role);
   auto content = b.CreateString(m.content_json);
   auto tool = OptStr(b, m.tool_name);
-  b.Finish(fb::CreateTranscriptMessage(b, m.index, role, content, tool, m.timestamp_ms));
+  flatbuffers::Offset<fb::MessageProvenance> provenance = 0;
+  if (m.provenance) {
+    const MessageProvenance& p = *m.provenance;
+    provenance = fb::CreateMessageProvenance(b, OptStr(b, p.kind), OptStr(b, p.source_session_key),
+                                             OptStr(b, p.source_tool), OptStr(b, p.source_channel),
+                                             OptStr(b, p.run_id));
+  }
+  std::optional<fb::TokenUsage> usage;
+  if (m.usage) {
+    usage = fb::TokenUsage(m.usage->input, m.usage->output, m.usage->cache_read,
+                           m.usage->cache_write, m.usage->total);
+  }
+  b.Finish(fb::CreateTranscriptMessage(b, m.index, role, content, tool, m.timestamp_ms, provenance,
+                                       usage ? &*usage : nullptr));
   return Finish(b);
 }
 
@@ -506,12 +683,21 @@ Result<TranscriptMessage> DecodeTranscriptMessage(std::string_view bytes) {
   auto v = Verified<fb::TranscriptMessage>(aligned, "transcript message");
   if (!v.ok()) return v.status();
   const auto* f = *v;
-  return TranscriptMessage{f->index(), Str(f->role()), Str(f->content_json()),
-                           Str(f->tool_name()), f->timestamp()};
+  TranscriptMessage m{f->index(), Str(f->role()), Str(f->content_json()), Str(f->tool_name()),
+                      f->timestamp(), std::nullopt, std::nullopt};
+  if (const auto* p = f->provenance()) {
+    m.provenance = MessageProvenance{Str(p->kind()), Str(p->source_session_key()),
+                                     Str(p->source_tool()), Str(p->source_channel()),
+                                     Str(p->run_id())};
+  }
+  if (const auto* u = f->usage()) {
+    m.usage = TokenUsage{u->input(), u->output(), u->cache_read(), u->cache_write(), u->total()};
+  }
+  return m;
 }
 
 std::string EncodeRun(const RunRecord& r) {
-  flatbuffers::FlatBufferBuilder b(256 + r.task.size() + r.result.size() + r.reply.size());
+  flatbuffers::FlatBufferBuilder b(320 + r.task.size() + r.result.size() + r.reply.size());
   auto id = b.CreateString(r.run_id);
   auto kind = b.CreateString(r.kind);
   auto ra = b.CreateString(r.requester.agent_id), rk = b.CreateString(r.requester.session_key);
@@ -519,8 +705,12 @@ std::string EncodeRun(const RunRecord& r) {
   auto status = b.CreateString(r.status);
   auto label = OptStr(b, r.label), task = OptStr(b, r.task), result = OptStr(b, r.result),
        reply = OptStr(b, r.reply), extra = OptStr(b, r.extra_json);
+  auto send = EncodeSend(b, r.send);
+  auto spawn = EncodeSpawn(b, r.spawn);
+  auto route = EncodeRoute(b, r.requester_route);
   b.Finish(fb::CreateRun(b, id, kind, ra, rk, ta, tk, status, label, task, r.created_at_ms,
-                         r.ended_at_ms, result, reply, r.last_steer_at_ms, extra));
+                         r.ended_at_ms, result, reply, r.last_steer_at_ms, extra, send, spawn,
+                         route));
   return Finish(b);
 }
 
@@ -543,16 +733,22 @@ Result<RunRecord> DecodeRun(std::string_view bytes) {
   r.reply = Str(f->reply());
   r.last_steer_at_ms = f->last_steer_at();
   r.extra_json = Str(f->extra_json());
+  r.send = DecodeSend(f->send());
+  r.spawn = DecodeSpawn(f->spawn());
+  r.requester_route = DecodeRoute(f->requester_route());
   return r;
 }
 
 std::string EncodeDelivery(const Delivery& d) {
-  flatbuffers::FlatBufferBuilder b(192 + d.text.size());
+  flatbuffers::FlatBufferBuilder b(256 + d.text.size());
   auto agent = b.CreateString(d.agent_id), type = b.CreateString(d.type),
        key = b.CreateString(d.session_key), run = OptStr(b, d.run_id),
        text = b.CreateString(d.text), src = OptStr(b, d.source_session_key),
-       tool = OptStr(b, d.source_tool);
-  b.Finish(fb::CreateDelivery(b, d.id, agent, type, key, run, text, src, tool, d.created_at_ms));
+       tool = OptStr(b, d.source_tool), channel = OptStr(b, d.source_channel);
+  auto route = EncodeRoute(b, d.route);
+  auto spawn = EncodeSpawn(b, d.spawn);
+  b.Finish(fb::CreateDelivery(b, d.id, agent, type, key, run, text, src, tool, d.created_at_ms,
+                              channel, route, spawn));
   return Finish(b);
 }
 
@@ -561,9 +757,20 @@ Result<Delivery> DecodeDelivery(std::string_view bytes) {
   auto v = Verified<fb::Delivery>(aligned, "delivery");
   if (!v.ok()) return v.status();
   const auto* f = *v;
-  return Delivery{f->id(),   Str(f->agent_id()), Str(f->type()),
-                  Str(f->session_key()), Str(f->run_id()), Str(f->text()),
-                  Str(f->source_session_key()), Str(f->source_tool()), f->created_at()};
+  Delivery d;
+  d.id = f->id();
+  d.agent_id = Str(f->agent_id());
+  d.type = Str(f->type());
+  d.session_key = Str(f->session_key());
+  d.run_id = Str(f->run_id());
+  d.text = Str(f->text());
+  d.source_session_key = Str(f->source_session_key());
+  d.source_tool = Str(f->source_tool());
+  d.created_at_ms = f->created_at();
+  d.source_channel = Str(f->source_channel());
+  d.route = DecodeRoute(f->route());
+  d.spawn = DecodeSpawn(f->spawn());
+  return d;
 }
 
 std::string EncodeUpstreamLink(const UpstreamLink& l) {

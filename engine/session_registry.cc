@@ -35,6 +35,13 @@ void EngineImpl::ApplyUpsertSession(Command& cmd, Group& g) {
   }
   MergeSessionRecord(update, &merged);
   if (!update.updated_at_ms) merged.updated_at_ms = g.now;
+  // createdAt never follows updatedAt: a gateway importing a session with a past updatedAt
+  // tells us it existed by then, so the creation time moves back to it (not the update
+  // forward: the gateway's own clock is the one that dated it).
+  if (merged.created_at_ms && merged.updated_at_ms &&
+      *merged.created_at_ms > *merged.updated_at_ms) {
+    merged.created_at_ms = merged.updated_at_ms;
+  }
   g.batch.Put(Family::kSessions, key, EncodeSessionRecord(merged));
   g.new_sessions[ref.value] = merged;
 }

@@ -23,7 +23,12 @@ Status EngineImpl::AppendTranscript(const SessionName& session,
   auto name = ResolveSession(session.session_key, session.agent_id);
   if (!name.ok()) return name.status();
   for (const TranscriptMessage& m : messages) {
-    if (!IsValidUtf8(m.role) || !IsValidUtf8(m.content_json) || !IsValidUtf8(m.tool_name)) {
+    bool provenance_ok = !m.provenance || (IsValidUtf8(m.provenance->source_session_key) &&
+                                           IsValidUtf8(m.provenance->source_tool) &&
+                                           IsValidUtf8(m.provenance->source_channel) &&
+                                           IsValidUtf8(m.provenance->run_id));
+    if (!IsValidUtf8(m.role) || !IsValidUtf8(m.content_json) || !IsValidUtf8(m.tool_name) ||
+        !provenance_ok) {
       return Status::InvalidArgument("transcript message is not valid UTF-8");
     }
   }
@@ -57,6 +62,26 @@ Result<std::vector<TranscriptMessage>> EngineImpl::RecentTranscript(const Sessio
   }
   SW_RETURN_IF_ERROR(it->status());
   std::reverse(out.begin(), out.end());
+  return out;
+}
+
+Result<std::vector<TranscriptMessage>> EngineImpl::FirstTranscript(const SessionName& session,
+                                                                   std::size_t limit) const {
+  SessionRef ref;
+  {
+    std::shared_lock lock(state_mu_);
+    ref = FindRef(CanonicalSession(session));
+  }
+  std::vector<TranscriptMessage> out;
+  if (!ref || limit == 0) return out;
+  auto it = store_->NewIterator(Family::kTranscripts, storage::TranscriptPrefix(ref),
+                                storage::TranscriptPrefix(SessionRef{ref.value + 1}));
+  for (it->SeekToFirst(); it->Valid() && out.size() < limit; it->Next()) {
+    auto m = DecodeTranscriptMessage(it->value());
+    if (!m.ok()) return m.status();
+    out.push_back(std::move(*m));
+  }
+  SW_RETURN_IF_ERROR(it->status());
   return out;
 }
 

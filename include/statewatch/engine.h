@@ -126,7 +126,9 @@ class Engine {
   // ---- the session registry -----------------------------------------------------------
 
   // Creates or updates the registry entry of `record.name`; absent fields keep their stored
-  // values. A new entry gets createdAt/updatedAt = now unless given. Durable like Record.
+  // values, the fields in `record.clear` are removed. A new entry gets createdAt/updatedAt =
+  // now unless given; createdAt is lowered to updatedAt when it would be later. Durable like
+  // Record.
   virtual Status UpsertSession(const SessionRecord& record) = 0;
   // The entry, or nullopt.
   virtual Result<std::optional<SessionRecord>> GetSession(const SessionName& name) const = 0;
@@ -143,6 +145,9 @@ class Engine {
   // The last `limit` messages, oldest first.
   virtual Result<std::vector<TranscriptMessage>> RecentTranscript(const SessionName& session,
                                                                   std::size_t limit) const = 0;
+  // The first `limit` messages, oldest first (titles derived from the opening message).
+  virtual Result<std::vector<TranscriptMessage>> FirstTranscript(const SessionName& session,
+                                                                 std::size_t limit) const = 0;
   // Creates or replaces a run.
   virtual Status PutRun(const RunRecord& run) = 0;
   virtual Result<std::optional<RunRecord>> GetRun(const std::string& run_id) const = 0;

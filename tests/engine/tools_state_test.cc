@@ -74,5 +74,111 @@ TEST_F(ToolsStateTest, RunsAndUpstreamLinksRoundTrip) {
   EXPECT_TRUE(engine_->ListUpstreamLinks()->empty());
 }
 
+TEST_F(ToolsStateTest, TranscriptCarriesProvenanceAndUsageAndReadsFromTheStart) {
+  TranscriptMessage task{0, "user", "\"do it\"", "", 0, std::nullopt, std::nullopt};
+  task.provenance = MessageProvenance{"inter_session", "agent:main:main", "sessions_spawn",
+                                      "telegram", "run-1"};
+  TranscriptMessage answer{0, "assistant", "\"done\"", "", 0, std::nullopt, std::nullopt};
+  answer.usage = TokenUsage{120, 30, 5, 7, 150};
+  ASSERT_TRUE(engine_->AppendTranscript(Name("agent:main:subagent:x"), {task, answer}).ok());
+  Reopen();
+  auto first = engine_->FirstTranscript(Name("agent:main:subagent:x"), 1);
+  ASSERT_TRUE(first.ok());
+  ASSERT_EQ(first->size(), 1u);
+  ASSERT_TRUE((*first)[0].provenance);
+  EXPECT_EQ((*first)[0].provenance->source_session_key, "agent:main:main");
+  EXPECT_EQ((*first)[0].provenance->source_tool, "sessions_spawn");
+  EXPECT_EQ((*first)[0].provenance->source_channel, "telegram");
+  EXPECT_EQ((*first)[0].provenance->run_id, "run-1");
+  EXPECT_FALSE((*first)[0].usage);
+  auto last = engine_->RecentTranscript(Name("agent:main:subagent:x"), 1);
+  ASSERT_TRUE((*last)[0].usage);
+  EXPECT_EQ((*last)[0].usage->input, 120);
+  EXPECT_EQ((*last)[0].usage->cache_write, 7);
+  EXPECT_EQ((*last)[0].usage->total, 150);
+  EXPECT_FALSE((*last)[0].provenance);
+}
+
+TEST_F(ToolsStateTest, RunsKeepSendStateSpawnOptionsAndRoute) {
+  RunRecord r;
+  r.run_id = "run-2";
+  r.kind = "send";
+  r.requester = Name("agent:main:main");
+  r.target = Name("agent:main:telegram:dm:bob");
+  SendRunState s;
+  s.phase = SendRunState::Phase::kPingPong;
+  s.turn = 2;
+  s.max_turns = 5;
+  s.next_is_requester = true;
+  s.timeout_ms = 30000;
+  s.deadline_ms = kStart + 30000;
+  s.watch = s.watched = true;
+  s.last_reply = "pong";
+  r.send = s;
+  SpawnOptions o;
+  o.runtime = "acp";
+  o.model = "opus";
+  o.thinking = "high";
+  o.thread = true;
+  o.context = "fork";
+  o.label = "scout";
+  o.depth = 2;
+  r.spawn = o;
+  r.requester_route = DeliveryRoute{"discord", "chan-1", "acct", "th-9"};
+  ASSERT_TRUE(engine_->PutRun(r).ok());
+  Reopen();
+  RunRecord got = **engine_->GetRun("run-2");
+  ASSERT_TRUE(got.send);
+  EXPECT_EQ(got.send->phase, SendRunState::Phase::kPingPong);
+  EXPECT_EQ(got.send->turn, 2);
+  EXPECT_EQ(got.send->deadline_ms, kStart + 30000);
+  EXPECT_TRUE(got.send->watched);
+  EXPECT_EQ(got.send->last_reply, "pong");
+  ASSERT_TRUE(got.spawn);
+  EXPECT_EQ(got.spawn->runtime, "acp");
+  EXPECT_EQ(got.spawn->context, "fork");
+  EXPECT_TRUE(got.spawn->thread);
+  EXPECT_EQ(got.spawn->depth, 2);
+  EXPECT_EQ(got.spawn->sandbox, "inherit");
+  EXPECT_EQ(got.requester_route, (DeliveryRoute{"discord", "chan-1", "acct", "th-9"}));
+}
+
+// Regression: a registry field could not be cleared once set (an upsert only overlaid
+// present fields); SessionRecord::clear removes the named ones.
+TEST_F(ToolsStateTest, RegistryClearRemovesTheNamedFields) {
+  SessionRecord r;
+  r.name = Name("agent:main:main");
+  r.model = "opus";
+  r.last_channel = "telegram";
+  r.last_to = "42";
+  r.input_tokens = 10;
+  ASSERT_TRUE(engine_->UpsertSession(r).ok());
+  SessionRecord clear;
+  clear.name = r.name;
+  clear.clear = {SessionField::kModel, SessionField::kLastTo, SessionField::kInputTokens};
+  clear.label = "kept";
+  ASSERT_TRUE(engine_->UpsertSession(clear).ok());
+  Reopen();
+  SessionRecord got = **engine_->GetSession(r.name);
+  EXPECT_FALSE(got.model);
+  EXPECT_FALSE(got.last_to);
+  EXPECT_FALSE(got.input_tokens);
+  EXPECT_EQ(got.last_channel, "telegram");
+  EXPECT_EQ(got.label, "kept");
+  EXPECT_TRUE(got.clear.empty());
+}
+
+// Regression: a new session given only a past updatedAt got createdAt = now, later than its
+// updatedAt.
+TEST_F(ToolsStateTest, CreatedAtNeverFollowsUpdatedAt) {
+  SessionRecord old;
+  old.name = Name("agent:main:cron:nightly");
+  old.updated_at_ms = kStart - 5000;
+  ASSERT_TRUE(engine_->UpsertSession(old).ok());
+  SessionRecord stored = **engine_->GetSession(old.name);
+  EXPECT_EQ(stored.updated_at_ms, kStart - 5000);
+  EXPECT_EQ(stored.created_at_ms, kStart - 5000);
+}
+
 }  // namespace
 }  // namespace statewatch::testing
