@@ -2,6 +2,7 @@
 #include "server/handlers.h"
 
 #include <cmath>
+#include <cstdio>
 #include <exception>
 #include <filesystem>
 #include <vector>
@@ -105,11 +106,35 @@ ApiResponse StatusResponse(const Status& status, bool tool) {
   }
 }
 
+// The offset of the first byte that breaks UTF-8 in `s`, or npos when it is valid.
+std::size_t FirstInvalidUtf8(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    std::size_t end = i + 1;
+    while (end < s.size() && end - i < 4 && (static_cast<unsigned char>(s[end]) & 0xC0) == 0x80) {
+      ++end;
+    }
+    if (!IsValidUtf8(s.substr(i, end - i))) return i;
+    i = end;
+  }
+  return std::string_view::npos;
+}
+
 std::optional<json::value> ParseBody(std::string_view body, ApiResponse* error,
                                      std::optional<json::value> empty) {
   if (body.find_first_not_of(" \t\r\n") == std::string_view::npos) {
     if (empty) return empty;
     *error = Api::Error(400, "invalid_json", "the request needs a JSON body");
+    return std::nullopt;
+  }
+  // JSON text is UTF-8 (RFC 8259 §8.1). Boost.JSON would call a bad byte a "syntax error";
+  // say what it is and where.
+  if (std::size_t bad = FirstInvalidUtf8(body); bad != std::string_view::npos) {
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "0x%02X", static_cast<unsigned char>(body[bad]));
+    *error = Api::Error(400, "invalid_json",
+                        "the request body is not valid UTF-8 (byte " + std::string(hex) +
+                            " at offset " + std::to_string(bad) + ")");
     return std::nullopt;
   }
   try {
@@ -143,18 +168,6 @@ bool ReadToolCall(const ApiRequest& req, SessionName* caller, json::object* para
   *caller = std::move(*who);
   *params = std::move(body->as_object());
   return true;
-}
-
-ApiResponse HandleTool(const HandlerContext& ctx, std::string_view tool, const ApiRequest& req) {
-  SessionName caller;
-  json::object params;
-  ApiResponse error;
-  if (!ReadToolCall(req, &caller, &params, &error)) return error;
-  auto result = tool == "session_status"
-                    ? tools::SessionStatus(ctx.engine, ctx.options.tools, caller, params)
-                    : tools::SessionsList(ctx.engine, ctx.options.tools, caller, params);
-  if (!result.ok()) return StatusResponse(result.status(), /*tool=*/true);
-  return JsonResponse(200, *result);
 }
 
 ApiResponse HandleRecordEvents(const HandlerContext& ctx, const ApiRequest& req) {

@@ -31,15 +31,14 @@ ApiResponse JsonResponse(int status, const boost::json::value& value);
 // others 500. `tool` picks the tool error codes (invalid_parameter, unknown_session).
 ApiResponse StatusResponse(const Status& status, bool tool = false);
 // The body as JSON; an empty body is `empty` when given, else an error. On failure returns
-// nullopt and sets *error (400 invalid_json).
+// nullopt and sets *error (400 invalid_json; invalid UTF-8 is named with its offset).
 std::optional<boost::json::value> ParseBody(std::string_view body, ApiResponse* error,
                                             std::optional<boost::json::value> empty = {});
 
 // ---- routes -------------------------------------------------------------------------------
 
-ApiResponse HandleTool(const HandlerContext& ctx, std::string_view tool, const ApiRequest& req);
-// sessions_send | sessions_spawn | subagents | sessions_yield | sessions_history through
-// SessionMessaging::CallTool; a waiting send answers parked (gateway_handlers.cc).
+// Every session tool, through SessionMessaging::CallTool (the caller's tool policy first);
+// a waiting sessions_send answers parked (gateway_handlers.cc).
 ApiResponse HandleMessagingTool(const HandlerContext& ctx, std::string_view tool,
                                 const ApiRequest& req);
 ApiResponse HandleDeliveryAck(const HandlerContext& ctx, std::string_view id);

@@ -24,10 +24,8 @@ const RouteParam kAgentQuery{"agentId", "query", false, kString,
 
 // ---- adapters from a RouteMatch to the handlers of handlers.h ------------------------------
 
-template <const char* kTool>
-ApiResponse ReadTool(const HandlerContext& ctx, const ApiRequest& req, const RouteMatch&) {
-  return HandleTool(ctx, kTool, req);
-}
+// Every tool goes through SessionMessaging::CallTool and the caller's tool policy: a leaf
+// sub-agent gets no session tool unless tools.subagents.tools.allow gives it one.
 template <const char* kTool>
 ApiResponse MessagingTool(const HandlerContext& ctx, const ApiRequest& req, const RouteMatch&) {
   return HandleMessagingTool(ctx, kTool, req);
@@ -71,10 +69,11 @@ std::vector<RouteSpec> BuildRoutes() {
   r.push_back(tool("session_status",
                    "A session's status card; with changesSince, the events after it and "
                    "whether history was pruned past it (historyGap).",
-                   "SessionStatusParams", "SessionStatusAnswer", {400, 403, 404},
-                   ReadTool<kSessionStatus>));
+                   "SessionStatusParams", "SessionStatusAnswer", {400, 403, 404, 503},
+                   MessagingTool<kSessionStatus>));
   r.push_back(tool("sessions_list", "The sessions the caller may see, newest first.",
-                   "SessionsListParams", "SessionsListAnswer", {400, 403}, ReadTool<kSessionsList>));
+                   "SessionsListParams", "SessionsListAnswer", {400, 403, 503},
+                   MessagingTool<kSessionsList>));
   r.push_back(tool("sessions_history", "A bounded, cleaned view of a session's transcript.",
                    "SessionsHistoryParams", "SessionsHistoryAnswer", {400, 403, 404, 503},
                    MessagingTool<kSessionsHistory>));

@@ -690,6 +690,16 @@ json::object MessageShell(const TranscriptMessage& m) {
   o["role"] = m.role;
   if (!m.tool_name.empty()) o["toolName"] = m.tool_name;
   o["timestamp"] = m.timestamp_ms;
+  if (m.provenance) {
+    // Where an inter-session message came from, so that the reader treats it as data.
+    json::object p{{"kind", m.provenance->kind},
+                   {"sourceSessionKey", m.provenance->source_session_key},
+                   {"sourceTool", m.provenance->source_tool}};
+    if (!m.provenance->source_channel.empty()) p["sourceChannel"] = m.provenance->source_channel;
+    if (!m.provenance->run_id.empty()) p["runId"] = m.provenance->run_id;
+    p["isUser"] = false;
+    o["provenance"] = std::move(p);
+  }
   return o;
 }
 

@@ -98,7 +98,9 @@ struct HistoryView {
 // Builds the view of `messages` (oldest first, as RecentTranscript returns them):
 //   * tool-result messages (IsToolResultRole) and `tool_result` blocks only with
 //     include_tools;
-//   * each message becomes {"index", "role", "content", "toolName"?, "timestamp"}; string
+//   * each message becomes {"index", "role", "content", "toolName"?, "timestamp",
+//     "provenance"? {"kind", "sourceSessionKey", "sourceTool", "sourceChannel"?, "runId"?,
+//     "isUser": false}}; string
 //     content stays a string, block content stays an array of blocks:
 //       text-like blocks (any block with a string "text") keep type and cleaned text;
 //       reasoning blocks (thinking, redacted_thinking, reasoning) are dropped;

@@ -1,12 +1,11 @@
 #include "tools/registry_codec.h"
 
 #include <algorithm>
-#include <cmath>
 #include <exception>
 #include <optional>
+#include <vector>
 
 #include "statewatch/session_key.h"
-#include "tools/json_codec.h"
 #include "tools/json_fields.h"
 
 namespace statewatch::tools {
@@ -14,74 +13,140 @@ namespace json = boost::json;
 
 namespace {
 
+// One clearable string field of the registry: its JSON name, its member, its SessionField.
+struct StringSlot {
+  const char* name;
+  std::optional<std::string> SessionRecord::*member;
+  SessionField field;
+};
+constexpr StringSlot kStrings[] = {
+    {"sessionId", &SessionRecord::session_id, SessionField::kSessionId},
+    {"kind", &SessionRecord::kind, SessionField::kKind},
+    {"channel", &SessionRecord::channel, SessionField::kChannel},
+    {"label", &SessionRecord::label, SessionField::kLabel},
+    {"displayName", &SessionRecord::display_name, SessionField::kDisplayName},
+    {"model", &SessionRecord::model, SessionField::kModel},
+    {"modelOverride", &SessionRecord::model_override, SessionField::kModelOverride},
+    {"thinking", &SessionRecord::thinking, SessionField::kThinking},
+    {"runtime", &SessionRecord::runtime, SessionField::kRuntime},
+    {"parentSessionKey", &SessionRecord::parent_session_key, SessionField::kParentSessionKey},
+    {"lastChannel", &SessionRecord::last_channel, SessionField::kLastChannel},
+    {"lastTo", &SessionRecord::last_to, SessionField::kLastTo},
+    {"lastAccountId", &SessionRecord::last_account_id, SessionField::kLastAccountId},
+    {"lastThreadId", &SessionRecord::last_thread_id, SessionField::kLastThreadId},
+};
+
+struct CountSlot {
+  const char* name;
+  std::optional<int64_t> SessionRecord::*member;
+  SessionField field;
+};
+constexpr CountSlot kCounts[] = {
+    {"contextTokens", &SessionRecord::context_tokens, SessionField::kContextTokens},
+    {"totalTokens", &SessionRecord::total_tokens, SessionField::kTotalTokens},
+    {"inputTokens", &SessionRecord::input_tokens, SessionField::kInputTokens},
+    {"outputTokens", &SessionRecord::output_tokens, SessionField::kOutputTokens},
+    {"cacheReadTokens", &SessionRecord::cache_read_tokens, SessionField::kCacheReadTokens},
+    {"cacheWriteTokens", &SessionRecord::cache_write_tokens, SessionField::kCacheWriteTokens},
+};
+
+bool IsNull(const json::object& o, std::string_view name) {
+  const json::value* v = o.if_contains(name);
+  return v != nullptr && v->is_null();
+}
+
 Status Refuse(std::string_view name, std::string_view expected, const json::value& v) {
   return Status::InvalidArgument(std::string(name) + " must be " + std::string(expected) +
                                  " (got " + DescribeJson(v) + ")");
 }
 
-Status ReadString(const json::object& o, std::string_view name, std::optional<std::string>* out) {
-  std::optional<std::string> v;
-  SW_RETURN_IF_ERROR(Assign(StringField(o, name), &v));
-  if (v) *out = std::move(v);
-  return Status::OK();
-}
-
-Status ReadCount(const json::object& o, std::string_view name, std::optional<int64_t>* out) {
-  std::optional<int64_t> v;
-  SW_RETURN_IF_ERROR(Assign(IntegerField(o, name, 0, kMaxSafeInt, "a non-negative integer"), &v));
-  if (v) *out = v;
-  return Status::OK();
-}
-
-Status ReadTime(const json::object& o, std::string_view name, std::optional<int64_t>* out) {
-  std::optional<int64_t> v;
-  SW_RETURN_IF_ERROR(Assign(
-      IntegerField(o, name, -kMaxSafeInt, kMaxSafeInt, "an integer (ms since the epoch)"), &v));
-  if (v) *out = v;
-  return Status::OK();
-}
-
-Status ReadKind(const json::object& o, std::optional<std::string>* out) {
-  SW_RETURN_IF_ERROR(ReadString(o, "kind", out));
-  if (*out && !IsSessionKind(**out)) {
-    return Refuse("kind", "one of main, group, cron, hook, node, other", o.at("kind"));
+// A string field's own rules beyond "a non-empty string": enums, canonical keys.
+Status CheckString(const StringSlot& slot, const json::object& o, std::string* value) {
+  std::string_view name = slot.name;
+  auto one_of = [&](auto& table, const char* list) -> Status {
+    if (std::find(std::begin(table), std::end(table), *value) != std::end(table)) {
+      return Status::OK();
+    }
+    return Refuse(name, list, o.at(name));
+  };
+  if (name == "kind") return one_of(kSessionKinds, "one of main, group, cron, hook, node, other");
+  if (name == "thinking") {
+    return one_of(kThinkingLevels, "one of off, minimal, low, medium, high, xhigh");
+  }
+  if (name == "runtime") {
+    static constexpr std::string_view kRuntimes[] = {"subagent", "acp"};
+    return one_of(kRuntimes, "subagent or acp");
+  }
+  if (name == "parentSessionKey") {
+    auto parsed = ParseSessionKey(*value);
+    if (!parsed.ok()) {
+      return Status::InvalidArgument("parentSessionKey: " + parsed.status().message());
+    }
+    *value = parsed->canonical;
   }
   return Status::OK();
 }
 
-Status ReadParent(const json::object& o, std::optional<std::string>* out) {
-  SW_RETURN_IF_ERROR(ReadString(o, "parentSessionKey", out));
-  if (!*out) return Status::OK();
-  if ((*out)->empty()) {
-    out->reset();  // "" clears nothing and names nothing: treat as absent
-    return Status::OK();
+Status ReadStrings(const json::object& o, SessionRecord* r) {
+  for (const StringSlot& slot : kStrings) {
+    if (IsNull(o, slot.name)) {
+      r->clear.push_back(slot.field);
+      continue;
+    }
+    std::optional<std::string> v;
+    SW_RETURN_IF_ERROR(Assign(StringField(o, slot.name), &v));
+    if (!v) continue;
+    if (v->empty()) return Refuse(slot.name, "a non-empty string, or null to clear it", o.at(slot.name));
+    SW_RETURN_IF_ERROR(CheckString(slot, o, &*v));
+    r->*slot.member = std::move(v);
   }
-  auto parsed = ParseSessionKey(**out);
-  if (!parsed.ok())
-    return Status::InvalidArgument("parentSessionKey: " + parsed.status().message());
-  **out = parsed->canonical;
+  return Status::OK();
+}
+
+Status ReadCounts(const json::object& o, SessionRecord* r) {
+  for (const CountSlot& slot : kCounts) {
+    if (IsNull(o, slot.name)) {
+      r->clear.push_back(slot.field);
+      continue;
+    }
+    SW_RETURN_IF_ERROR(Assign(
+        IntegerField(o, slot.name, 0, kMaxSafeInt, "a non-negative integer"), &(r->*slot.member)));
+  }
   return Status::OK();
 }
 
 Status ReadRecord(const json::object& o, SessionRecord* r) {
-  SW_RETURN_IF_ERROR(ReadString(o, "sessionId", &r->session_id));
-  SW_RETURN_IF_ERROR(ReadKind(o, &r->kind));
-  SW_RETURN_IF_ERROR(ReadString(o, "channel", &r->channel));
-  SW_RETURN_IF_ERROR(ReadString(o, "label", &r->label));
-  SW_RETURN_IF_ERROR(ReadString(o, "model", &r->model));
-  SW_RETURN_IF_ERROR(ReadCount(o, "contextTokens", &r->context_tokens));
-  SW_RETURN_IF_ERROR(ReadCount(o, "totalTokens", &r->total_tokens));
-  SW_RETURN_IF_ERROR(ReadParent(o, &r->parent_session_key));
-  std::optional<bool> sandboxed;
-  SW_RETURN_IF_ERROR(Assign(BoolField(o, "sandboxed"), &sandboxed));
-  if (sandboxed) r->sandboxed = sandboxed;
-  SW_RETURN_IF_ERROR(ReadTime(o, "createdAt", &r->created_at_ms));
-  return ReadTime(o, "updatedAt", &r->updated_at_ms);
+  SW_RETURN_IF_ERROR(ReadStrings(o, r));
+  SW_RETURN_IF_ERROR(ReadCounts(o, r));
+  if (IsNull(o, "sandboxed")) r->clear.push_back(SessionField::kSandboxed);
+  SW_RETURN_IF_ERROR(Assign(BoolField(o, "sandboxed"), &r->sandboxed));
+  constexpr char kTime[] = "an integer (ms since the epoch)";
+  SW_RETURN_IF_ERROR(
+      Assign(IntegerField(o, "createdAt", 0, kMaxSafeInt, kTime), &r->created_at_ms));
+  SW_RETURN_IF_ERROR(
+      Assign(IntegerField(o, "updatedAt", 0, kMaxSafeInt, kTime), &r->updated_at_ms));
+  if (r->created_at_ms && r->updated_at_ms && *r->created_at_ms > *r->updated_at_ms) {
+    return Status::InvalidArgument("createdAt (" + std::to_string(*r->created_at_ms) +
+                                   ") is later than updatedAt (" +
+                                   std::to_string(*r->updated_at_ms) + ")");
+  }
+  return Status::OK();
 }
 
-template <typename T>
-void PutIf(json::object& o, std::string_view name, const std::optional<T>& v) {
-  if (v) o[name] = *v;
+std::vector<std::string> Segments(std::string_view rest) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (true) {
+    std::size_t colon = rest.find(':', start);
+    out.push_back(Lower(rest.substr(start, colon - start)));
+    if (colon == std::string_view::npos) return out;
+    start = colon + 1;
+  }
+}
+
+std::string RestOf(const SessionName& name) {
+  auto parsed = ParseSessionKey(name.session_key);
+  return parsed.ok() ? parsed->rest : name.session_key;
 }
 
 }  // namespace
@@ -110,17 +175,17 @@ json::object SessionRecordToJson(const SessionRecord& r) {
   json::object o;
   o["sessionKey"] = r.name.session_key;
   o["agentId"] = r.name.agent_id;
-  PutIf(o, "sessionId", r.session_id);
+  for (const StringSlot& slot : kStrings) {
+    if (const auto& v = r.*slot.member) o[slot.name] = *v;
+  }
   o["kind"] = SessionKindOf(r);
   o["channel"] = SessionChannelOf(r);
-  PutIf(o, "label", r.label);
-  PutIf(o, "model", r.model);
-  PutIf(o, "contextTokens", r.context_tokens);
-  PutIf(o, "totalTokens", r.total_tokens);
-  PutIf(o, "parentSessionKey", r.parent_session_key);
+  for (const CountSlot& slot : kCounts) {
+    if (const auto& v = r.*slot.member) o[slot.name] = *v;
+  }
   o["sandboxed"] = r.sandboxed.value_or(false);
-  PutIf(o, "createdAt", r.created_at_ms);
-  PutIf(o, "updatedAt", r.updated_at_ms);
+  if (r.created_at_ms) o["createdAt"] = *r.created_at_ms;
+  if (r.updated_at_ms) o["updatedAt"] = *r.updated_at_ms;
   return o;
 }
 
@@ -130,10 +195,7 @@ std::string SessionKindOf(const SessionRecord& record) {
 }
 
 std::string DeriveSessionKind(const SessionName& name) {
-  auto parsed = ParseSessionKey(name.session_key);
-  std::string rest = parsed.ok() ? parsed->rest : name.session_key;
-  std::transform(rest.begin(), rest.end(), rest.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::string rest = Lower(RestOf(name));
   auto starts = [&](std::string_view p) { return rest.rfind(p, 0) == 0; };
   if (rest == "main" || rest == "global") return "main";
   if (starts("cron:")) return "cron";
@@ -148,6 +210,19 @@ std::string DeriveSessionKind(const SessionName& name) {
 
 std::string SessionChannelOf(const SessionRecord& record) {
   if (record.channel && !record.channel->empty()) return *record.channel;
+  return DeriveSessionChannel(record.name);
+}
+
+std::string DeriveSessionChannel(const SessionName& name) {
+  std::string kind = DeriveSessionKind(name);
+  if (kind == "cron" || kind == "hook" || kind == "node") return "internal";
+  std::vector<std::string> seg = Segments(RestOf(name));
+  // The channel is the segment the key starts with when a group/channel marker follows it;
+  // what comes after the marker (a Matrix room id with its own colons, a Slack thread) does
+  // not matter.
+  for (std::size_t i = 1; i < seg.size(); ++i) {
+    if ((seg[i] == "group" || seg[i] == "channel") && !seg[0].empty()) return seg[0];
+  }
   return "unknown";
 }
 

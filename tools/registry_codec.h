@@ -1,10 +1,17 @@
-// JSON codec of session registry entries (what `PUT /v1/sessions/{key}` takes and what
-// sessions_list / session_status show), and the session kind derived from a key when the
-// registry has none.
+// JSON codec of session registry entries (what `PUT /v1/sessions/{key}` takes and answers),
+// and what the tools derive from an entry when the gateway left a field out: the session's
+// kind and channel.
 //
-// Field names are camelCase: sessionId, kind, channel, label, model, contextTokens,
-// totalTokens, parentSessionKey, sandboxed, createdAt, updatedAt. In an upsert a missing or
-// null field keeps the stored value; unknown fields are ignored (newer gateways).
+// Fields (camelCase): sessionId, kind, channel, label, displayName, model, modelOverride,
+// thinking, runtime, contextTokens (the model's context window), totalTokens (tokens in the
+// context now), inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens,
+// parentSessionKey, sandboxed, createdAt, updatedAt, and the delivery route lastChannel,
+// lastTo, lastAccountId, lastThreadId.
+//
+// In an upsert, a missing field keeps the stored value and `null` clears it (createdAt and
+// updatedAt cannot be cleared: null keeps them). An empty string is refused
+// (`model must be a non-empty string, or null to clear it (got "")`): "" would otherwise be
+// stored and listed as a value nobody meant. Unknown fields are ignored (newer gateways).
 //
 // Thread-safe: pure functions.
 #ifndef STATEWATCH_TOOLS_REGISTRY_CODEC_H_
@@ -24,13 +31,20 @@ inline constexpr std::string_view kSessionKinds[] = {"main", "group", "cron",
                                                      "hook", "node",  "other"};
 bool IsSessionKind(std::string_view kind);
 
-// Reads the registry fields of an upsert body (a JSON object) into a record named `name`.
-// `agentId` is not read here: the caller resolves the session name. InvalidArgument names
-// the field and the value: `contextTokens must be a non-negative integer (got "x")`.
+// The thinking levels a session or a spawn may name.
+inline constexpr std::string_view kThinkingLevels[] = {"off",    "minimal", "low",
+                                                       "medium", "high",    "xhigh"};
+
+// Reads the registry fields of an upsert body (a JSON object) into an update of the record
+// named `name` (nulls become SessionRecord::clear). `agentId` is not read here: the caller
+// resolves the session name. InvalidArgument names the field and the value:
+// `contextTokens must be a non-negative integer (got "x")`; createdAt later than updatedAt in
+// one body is refused.
 Result<SessionRecord> SessionRecordFromJson(const boost::json::value& body,
                                             const SessionName& name);
 
-// Every known field; absent optional ones are omitted. `sessionKey` and `agentId` always.
+// Every stored field, for the gateway (the route included); absent optional ones are
+// omitted. `sessionKey`, `agentId`, `kind`, `channel` and `sandboxed` always.
 boost::json::object SessionRecordToJson(const SessionRecord& record);
 
 // The kind of a session: the registry's, else derived from its key like the reference
@@ -40,8 +54,12 @@ boost::json::object SessionRecordToJson(const SessionRecord& record);
 std::string SessionKindOf(const SessionRecord& record);
 std::string DeriveSessionKind(const SessionName& name);
 
-// The channel of a session: the registry's, else "unknown".
+// The channel of a session: the registry's, else derived from its key — `internal` for
+// cron / hook / node keys, the first segment of a group or channel key
+// (`agent:main:discord:group:ops` -> discord, `…:slack:channel:c1:thread:9` -> slack,
+// `…:matrix:channel:!room:example.org` -> matrix), else `unknown`.
 std::string SessionChannelOf(const SessionRecord& record);
+std::string DeriveSessionChannel(const SessionName& name);
 
 }  // namespace statewatch::tools
 

@@ -60,6 +60,56 @@ Result<std::string> MessageString(const json::object& m, std::string_view field,
   return v->value_or("");
 }
 
+// messages[i].provenance: {"sourceSessionKey", "sourceTool"?, "sourceChannel"?, "runId"?}
+// marks a message another session sent (kind "inter_session").
+Status ReadProvenance(const json::object& m, const std::string& where, TranscriptMessage* out) {
+  const json::value* v = Field(m, "provenance", FieldStyle::kBody);
+  if (v == nullptr) return Status::OK();
+  if (!v->is_object()) {
+    return Status::InvalidArgument(where + ".provenance must be an object (got " +
+                                   DescribeJson(*v) + ")");
+  }
+  const json::object& o = v->as_object();
+  MessageProvenance p;
+  auto key = RequiredStringField(o, "sourceSessionKey");
+  if (!key.ok()) return Status::InvalidArgument(where + ".provenance." + key.status().message());
+  p.source_session_key = *key;
+  for (auto [name, field] : {std::pair{"sourceTool", &p.source_tool},
+                             std::pair{"sourceChannel", &p.source_channel},
+                             std::pair{"runId", &p.run_id}}) {
+    auto s = StringField(o, name);
+    if (!s.ok()) return Status::InvalidArgument(where + ".provenance." + s.status().message());
+    *field = s->value_or("");
+  }
+  out->provenance = std::move(p);
+  return Status::OK();
+}
+
+// messages[i].usage: {"input", "output", "cacheRead"?, "cacheWrite"?, "total"?} token counts
+// of the model call that produced the message (session_status backfills from the last one).
+Status ReadUsage(const json::object& m, const std::string& where, TranscriptMessage* out) {
+  const json::value* v = Field(m, "usage", FieldStyle::kBody);
+  if (v == nullptr) return Status::OK();
+  if (!v->is_object()) {
+    return Status::InvalidArgument(where + ".usage must be an object (got " + DescribeJson(*v) +
+                                   ")");
+  }
+  TokenUsage u;
+  std::optional<int64_t> total;
+  for (auto [name, field] :
+       {std::pair{"input", &u.input}, std::pair{"output", &u.output},
+        std::pair{"cacheRead", &u.cache_read}, std::pair{"cacheWrite", &u.cache_write}}) {
+    auto n = IntegerField(v->as_object(), name, 0, kMaxSafeInt, "a non-negative integer");
+    if (!n.ok()) return Status::InvalidArgument(where + ".usage." + n.status().message());
+    *field = n->value_or(0);
+  }
+  auto t = IntegerField(v->as_object(), "total", 0, kMaxSafeInt, "a non-negative integer");
+  if (!t.ok()) return Status::InvalidArgument(where + ".usage." + t.status().message());
+  u.total = t->value_or(u.input + u.output);
+  out->usage = u;
+  return Status::OK();
+}
+
 Result<TranscriptMessage> MessageFromJson(const json::value& value, std::size_t i) {
   std::string where = "messages[" + std::to_string(i) + "]";
   if (!value.is_object()) {
@@ -85,6 +135,8 @@ Result<TranscriptMessage> MessageFromJson(const json::value& value, std::size_t 
   auto ts = IntegerField(m, "timestamp", 0, kMaxSafeInt, "a non-negative integer (ms)");
   if (!ts.ok()) return Status::InvalidArgument(where + "." + ts.status().message());
   out.timestamp_ms = ts->value_or(0);
+  SW_RETURN_IF_ERROR(ReadProvenance(m, where, &out));
+  SW_RETURN_IF_ERROR(ReadUsage(m, where, &out));
   return out;
 }
 
@@ -95,6 +147,8 @@ struct HistoryParams {
 };
 
 Result<HistoryParams> ReadHistoryParams(const json::object& params) {
+  SW_RETURN_IF_ERROR(
+      CheckKnownParams(params, "sessions_history", {"sessionKey", "limit", "includeTools"}));
   HistoryParams p;
   std::optional<std::string> key;
   SW_RETURN_IF_ERROR(Assign(StringParam(params, "sessionKey"), &key));

@@ -1,13 +1,15 @@
 // SessionMessaging: options, lifecycle, the plumbing every tool shares, and CallTool. The
 // tools themselves are in session_messaging_{send,spawn,subagents}.cc; the gateway's JSON in
 // session_messaging_json.cc (see session_messaging_internal.h).
+#include "tools/session_messaging.h"
+
 #include <algorithm>
 #include <cstring>
 #include <random>
 
+#include "statewatch/session_key.h"
 #include "tools/json_fields.h"
 #include "tools/session_history.h"
-#include "tools/session_messaging.h"
 #include "tools/session_messaging_internal.h"
 
 namespace statewatch::tools {
@@ -86,6 +88,27 @@ std::string AnnounceText(const RunRecord& run) {
   return text;
 }
 
+SpawnOptions SpawnOptionsOf(const RunRecord& run) {
+  if (run.spawn) return *run.spawn;
+  SpawnOptions o;
+  json::object extra = ParseObject(run.extra_json);
+  auto str = [&](std::string_view k, std::string fallback) {
+    const json::value* v = extra.if_contains(k);
+    return v && v->is_string() ? std::string(v->as_string()) : fallback;
+  };
+  o.runtime = str("runtime", o.runtime);
+  o.model = str("model", "");
+  o.thinking = str("thinking", "");
+  o.sandbox = str("sandbox", o.sandbox);
+  o.context = str("context", o.context);
+  const json::value* thread = extra.if_contains("thread");
+  o.thread = thread && thread->is_bool() && thread->as_bool();
+  const json::value* depth = extra.if_contains("depth");
+  o.depth = depth ? static_cast<int>(IntegerValue(*depth, false).value_or(1)) : 1;
+  o.label = run.label;
+  return o;
+}
+
 // The sessions_send result a run stands for.
 json::object SendResultJson(const RunRecord& run, bool watch, bool watched) {
   json::object o;
@@ -112,12 +135,9 @@ using namespace messaging_internal;  // NOLINT: the implementation's own helpers
 
 Status ValidateMessagingOptions(const MessagingOptions& options) {
   if (options.max_ping_pong_turns < 0 || options.max_ping_pong_turns > kMaxPingPongTurnsLimit) {
-    return Status::InvalidArgument("maxPingPongTurns must be an integer from 0 to 20 (got " +
-                                   std::to_string(options.max_ping_pong_turns) + ")");
-  }
-  if (options.max_children_per_session < 1) {
-    return Status::InvalidArgument("maxChildrenPerAgent must be a positive integer (got " +
-                                   std::to_string(options.max_children_per_session) + ")");
+    return Status::InvalidArgument(
+        "session.agentToAgent.maxPingPongTurns must be an integer from 0 to 20 (got " +
+        std::to_string(options.max_ping_pong_turns) + ")");
   }
   if (options.steer_interval_ms < 0 || options.recent_window_ms < 0) {
     return Status::InvalidArgument("steer interval and recent window must not be negative");
@@ -128,7 +148,7 @@ Status ValidateMessagingOptions(const MessagingOptions& options) {
 // ---- lifecycle, plumbing ---------------------------------------------------------------------
 
 SessionMessaging::SessionMessaging(Engine* engine, MessagingOptions options)
-    : engine_(engine), options_(std::move(options)) {}
+    : engine_(engine), options_(std::make_shared<const MessagingOptions>(std::move(options))) {}
 
 Result<std::unique_ptr<SessionMessaging>> SessionMessaging::Open(Engine* engine,
                                                                  MessagingOptions options) {
@@ -138,21 +158,62 @@ Result<std::unique_ptr<SessionMessaging>> SessionMessaging::Open(Engine* engine,
   return m;
 }
 
+Status SessionMessaging::Reconfigure(const MessagingOptions& options) {
+  SW_RETURN_IF_ERROR(ValidateMessagingOptions(options));
+  std::lock_guard lock(policy_mu_);
+  auto next = std::make_shared<MessagingOptions>(*options_);
+  next->sessions = options.sessions;
+  next->tool_policy = options.tool_policy;
+  next->max_ping_pong_turns = options.max_ping_pong_turns;
+  options_ = std::move(next);
+  return Status::OK();
+}
+
+std::shared_ptr<const MessagingOptions> SessionMessaging::Policy() const {
+  std::lock_guard lock(policy_mu_);
+  return options_;
+}
+
+MessagingOptions SessionMessaging::options() const { return *Policy(); }
+
 std::mutex& SessionMessaging::StripeOf(std::string_view key) const {
   return stripes_[std::hash<std::string_view>{}(key) % stripes_.size()];
 }
 
 void SessionMessaging::Publish(const std::vector<Delivery>& deliveries) const {
-  if (!options_.on_delivery) return;
-  for (const Delivery& d : deliveries) options_.on_delivery(d);
+  auto policy = Policy();  // on_delivery never changes; the snapshot keeps it alive
+  if (!policy->on_delivery) return;
+  for (const Delivery& d : deliveries) policy->on_delivery(d);
 }
 
+// The transcript first, then the delivery: a gateway that takes the delivery and reads the
+// session's history already finds the message there, marked with where it came from.
 Result<Delivery> SessionMessaging::Enqueue(Delivery delivery) {
   delivery.created_at_ms = engine_->clock().NowMs();
+  if (delivery.source_channel.empty() && !delivery.source_session_key.empty()) {
+    auto source = ResolveSession(delivery.source_session_key, "", delivery.agent_id);
+    if (source.ok()) delivery.source_channel = ChannelOf(*source);
+  }
+  TranscriptMessage m;
+  m.role = "user";
+  m.content_json = json::serialize(json::value(delivery.text));
+  m.timestamp_ms = delivery.created_at_ms;
+  m.provenance = MessageProvenance{"inter_session", delivery.source_session_key,
+                                   delivery.source_tool, delivery.source_channel, delivery.run_id};
+  SW_RETURN_IF_ERROR(engine_->AppendTranscript(
+      SessionName{delivery.agent_id, delivery.session_key}, {std::move(m)}));
   auto id = engine_->EnqueueDelivery(delivery);
   if (!id.ok()) return id.status();
   delivery.id = *id;
   return delivery;
+}
+
+std::string SessionMessaging::ChannelOf(const SessionName& session) const {
+  auto record = engine_->GetSession(session);
+  if (!record.ok() || !record->has_value()) return "";
+  const SessionRecord& r = **record;
+  if (r.last_channel && !r.last_channel->empty()) return *r.last_channel;
+  return r.channel.value_or("");
 }
 
 void SessionMessaging::SetDeadline(const std::string& run_id, int64_t deadline_ms) {
@@ -208,17 +269,19 @@ Result<std::vector<RunRecord>> SessionMessaging::ChildRuns(const SessionName& re
 Result<ToolAnswer> SessionMessaging::CallTool(std::string_view tool, const SessionName& caller,
                                               const json::object& params,
                                               CallCompletion on_complete) {
+  auto policy = Policy();
   auto depth = SpawnDepth(*engine_, caller);
   if (!depth.ok()) return depth.status();
-  SW_RETURN_IF_ERROR(CheckToolAllowed(options_.tool_policy, tool, *depth));
+  SW_RETURN_IF_ERROR(
+      CheckToolAllowed(policy->tool_policy.ForAgent(caller.agent_id), tool, *depth));
   if (tool == "sessions_send") return Send(caller, params, std::move(on_complete));
   Result<json::object> result = Status::NotFound("Unknown tool: " + std::string(tool));
   if (tool == "session_status") {
-    result = SessionStatus(*engine_, options_.sessions, caller, params);
+    result = SessionStatus(*engine_, policy->sessions, caller, params);
   } else if (tool == "sessions_list") {
-    result = SessionsList(*engine_, options_.sessions, caller, params);
+    result = SessionsList(*engine_, policy->sessions, caller, params);
   } else if (tool == "sessions_history") {
-    result = SessionsHistory(*engine_, options_.sessions, caller, params);
+    result = SessionsHistory(*engine_, policy->sessions, caller, params);
   } else if (tool == "sessions_spawn") {
     result = Spawn(caller, params);
   } else if (tool == "subagents") {

@@ -1,16 +1,21 @@
 // The session tools that move work between sessions (semantics.md §9): sessions_send,
 // sessions_spawn, subagents, sessions_yield — and the gateway's side of them: replies, run
-// results, timeouts and the delivery feed. JSON in, JSON out; no HTTP and no threads here:
-// the daemon (or an embedding gateway) calls these from its own threads and timers.
+// results, timeouts and the delivery feed. CallTool is the one entry point of all seven tools
+// (the profile check, then the tool). JSON in, JSON out; no HTTP and no threads here: the
+// daemon (or an embedding gateway) calls these from its own threads and timers. The code is
+// split by concern: session_messaging{,_send,_spawn,_subagents,_json}.cc.
 //
 // The gateway runs the models. statewatch hands it work as Deliveries (durable until
 // acknowledged: Engine::EnqueueDelivery / PendingDeliveries / AckDelivery) and takes back
 // replies (OnReply) and run ends (OnRunFinish). Every delivery this class enqueues is also
 // passed to MessagingOptions::on_delivery once it is durable, so that a live feed can push
-// it at once; a feed that reconnects replays PendingDeliveries.
+// it at once; a feed that reconnects replays PendingDeliveries. Every message, task, steer
+// and announcement is also appended to the receiving session's transcript with its
+// provenance (inter-session data, isUser=false), so that sessions_history and the next
+// model turn see where it came from.
 //
-// sessions_send is a small state machine per run, kept in the RunRecord (kind "send",
-// extra_json) so that it survives a restart:
+// sessions_send is a small state machine per run, kept in the RunRecord (RunRecord::send,
+// the SendState table) so that it survives a restart:
 //
 //   awaiting --reply--> ping-pong --reply (x maxPingPongTurns) or REPLY_SKIP--> done
 //       |                   |
@@ -30,17 +35,18 @@
 //   * Each ping-pong turn waits as long as the call did (30 s after a fire-and-forget send).
 //
 // Refusals are values: InvalidArgument for bad parameters (messages byte-exact where
-// semantics.md gives them), NotFound for unknown sessions / runs / sub-agent targets,
-// PermissionDenied for profile, spawn-depth, allow-list and visibility refusals — except
-// that sessions_send answers a visibility refusal as its result
-// {"runId", "status": "forbidden", "error", "sessionKey"} as §9 lists. Other errors come
-// from the engine.
+// semantics.md gives them; an unknown parameter is refused by name), NotFound for unknown
+// sessions / runs / sub-agent targets, PermissionDenied for profile, spawn-depth, allow-list
+// and visibility refusals — except that sessions_send answers a visibility refusal as its
+// result {"runId", "status": "forbidden", "error", "sessionKey"} as §9 lists. Other errors
+// come from the engine.
 //
 // Time is the engine's clock (a ManualClock in tests).
 //
 // Thread-safe: transitions of one run are serialized (a lock stripe per run id, another per
 // requester for spawn / yield bookkeeping); callbacks run on the calling thread after every
-// lock is released.
+// lock is released. Reconfigure() may run concurrently with calls: each call reads one
+// snapshot of the policy.
 #ifndef STATEWATCH_TOOLS_SESSION_MESSAGING_H_
 #define STATEWATCH_TOOLS_SESSION_MESSAGING_H_
 
@@ -62,6 +68,7 @@
 #include "statewatch/status.h"
 #include "statewatch/types.h"
 #include "tools/session_tools.h"
+#include "tools/tool_policy.h"
 #include "tools/tool_profiles.h"
 
 namespace statewatch::tools {
@@ -71,25 +78,29 @@ inline constexpr int kMaxPingPongTurnsLimit = 20;
 inline constexpr int64_t kDefaultSendTimeoutSeconds = 30;
 inline constexpr int64_t kMaxSendTimeoutSeconds = 24 * 3600;
 inline constexpr std::size_t kMaxSteerChars = 4000;
+// The largest sessions_send message and sessions_spawn task: the sessions_history answer
+// bound (80 KiB), so that anything one session sends another can be read back whole.
+inline constexpr std::size_t kMaxMessageBytes = 80 * 1024;
+// The most requester messages a `context: "fork"` spawn copies into the child's transcript
+// (the newest ones).
+inline constexpr std::size_t kMaxForkMessages = 1000;
 inline constexpr char kThreadSendRefusal[] =
     "sessions_send cannot target a thread session for inter-agent coordination. Use the "
     "parent channel session key instead.";
 
 struct MessagingOptions {
-  // ---- behaviour -------------------------------------------------------------------------
+  // ---- behaviour (the policy: Reconfigure() replaces these three while running) ----------
 
   // tools.sessions.visibility and tools.agentToAgent (shared with session_status / list).
   SessionToolsOptions sessions;
-  // tools.profile, tools.alsoAllow, agents.defaults.subagents.maxSpawnDepth.
+  // tools.profile, tools.alsoAllow, tools.deny, tools.subagents.tools,
+  // agents.defaults.subagents.*, agents.list[] (tools/tool_policy.h).
   ToolPolicy tool_policy;
   // session.agentToAgent.maxPingPongTurns, 0..20. Default 5. 0 = no reply-back loop.
   int max_ping_pong_turns = 5;
-  // agents.defaults.subagents.maxChildrenPerAgent: running children per requester session.
-  // Default 5. Bounds the work one session can fan out.
-  int max_children_per_session = 5;
-  // agents.defaults.subagents.allowAgents: agent id patterns ("*", exact, glob with `*`) a
-  // session may spawn into besides its own agent. Default none.
-  std::vector<std::string> spawn_allow_agents;
+
+  // ---- behaviour (fixed for the life of the object) ---------------------------------------
+
   // At most one steer per run in this window. Default 2 s.
   int64_t steer_interval_ms = 2000;
   // subagents list shows finished runs that ended within this window. Default 30 min.
@@ -140,13 +151,21 @@ class SessionMessaging {
   // restart they time out as they would have). `engine` is not owned and must outlive this.
   static Result<std::unique_ptr<SessionMessaging>> Open(Engine* engine, MessagingOptions options);
 
+  // Applies a new policy (sessions, tool_policy, max_ping_pong_turns of `options`; the rest
+  // is ignored) to every later call; calls in flight finish under the old one. Runs already
+  // started keep the ping-pong turns they started with. InvalidArgument (and no change) when
+  // the options are invalid.
+  Status Reconfigure(const MessagingOptions& options);
+  // The policy in force (a snapshot).
+  MessagingOptions options() const;
+
   SessionMessaging(const SessionMessaging&) = delete;
   SessionMessaging& operator=(const SessionMessaging&) = delete;
 
   // Any of the seven session tools (tool_profiles.h names), after the profile check for the
-  // caller's spawn depth: session_status, sessions_list and sessions_history answer through
-  // tools/session_tools.h and tools/session_history.h. `on_complete` only matters for a
-  // pending sessions_send.
+  // caller's agent and spawn depth: session_status, sessions_list and sessions_history answer
+  // through tools/session_tools.h and tools/session_history.h. `on_complete` only matters
+  // for a pending sessions_send.
   // REQUIRES: `caller` is resolved (ResolveSession).
   Result<ToolAnswer> CallTool(std::string_view tool, const SessionName& caller,
                               const boost::json::object& params, CallCompletion on_complete = {});
@@ -157,17 +176,21 @@ class SessionMessaging {
   //   {"runId", "status": "accepted" | "ok" | "timeout" | "error" | "forbidden", "reply"?,
   //    "error"?, "sessionKey", "watched"?}
   // `watched` (Engine::Watch of the caller on the target, after the message is enqueued)
-  // is present exactly when watch was true and the message was dispatched.
+  // is present exactly when watch was true and the message was dispatched. `message` is at
+  // most kMaxMessageBytes.
   Result<ToolAnswer> Send(const SessionName& caller, const boost::json::object& params,
                           CallCompletion on_complete = {});
 
-  // sessions_spawn: `task`, `label?`, `runtime?` (subagent | acp), `agentId?`, `model?`,
-  // `thinking?` (off | minimal | low | medium | high | xhigh), `thread?` (boolean),
-  // `sandbox?` (inherit | require), `context?` (isolated | fork). Creates
-  // `agent:<agentId>:subagent:<uuid>` in the registry (parentSessionKey = caller, label,
-  // model, sandboxed = require or the caller's), the run (kind "spawn"; the options in
-  // extra_json), `child_spawned` on the child (the caller's cursor seeded) and a "task"
-  // delivery to the child. Answers {"status": "accepted", "runId", "childSessionKey"}.
+  // sessions_spawn: `task` (at most kMaxMessageBytes), `label?`, `runtime?` (subagent |
+  // acp), `agentId?`, `model?`, `thinking?` (off | minimal | low | medium | high | xhigh),
+  // `thread?` (boolean), `sandbox?` (inherit | require), `context?` (isolated | fork).
+  // Creates `agent:<agentId>:subagent:<uuid>` in the registry (parentSessionKey = caller,
+  // label, model, thinking, runtime, sandboxed = require or the caller's), the run (kind
+  // "spawn", RunRecord::spawn, the caller's delivery route), `child_spawned` on the child
+  // (the caller's cursor seeded); with context "fork" copies the caller's transcript (its
+  // newest kMaxForkMessages messages) into the child's; appends the task to the child's
+  // transcript and delivers it ("task", with every option and the caller's route).
+  // Answers {"status": "accepted", "runId", "childSessionKey"}.
   Result<boost::json::object> Spawn(const SessionName& caller, const boost::json::object& params);
 
   // subagents: `action` (list | steer | kill; default list), `target?`, `message?` (steer),
@@ -193,7 +216,8 @@ class SessionMessaging {
 
   // sessions_yield: `message?`. Answers {"status": "yielded", "message", "waitingFor": n}.
   // With n > 0 running children, their announcements are held back and the caller's next
-  // delivery is one "announce" carrying every child result, sent when the last one ends.
+  // delivery is one "announce" carrying every child result, sent when the last one ends
+  // (its runId and provenance are those of the run that ended last).
   Result<boost::json::object> Yield(const SessionName& caller, const boost::json::object& params);
 
   // ---- the gateway's side ----------------------------------------------------------------
@@ -203,8 +227,10 @@ class SessionMessaging {
   Result<RunUpdate> OnReply(const std::string& run_id, std::string_view text);
 
   // POST /v1/runs/{runId}/finish. A spawn run journals `run_completed` / `run_failed`
-  // ({"outcome"}, dedupe `run-terminal:<runId>`), stores status and result and announces
-  // the result to the requester (or holds it for a yielded requester). A send run: ok
+  // ({"outcome"}, summary `child run failed` | `child run timed out` | `child run
+  // cancelled`, dedupe `run-terminal:<runId>`), stores status and result and announces the
+  // result to the requester on its route — the child's thread when the spawn was
+  // thread-bound — or holds it for a yielded requester. A send run: ok
   // counts as the reply `result`; error / cancelled / timeout end it. A second finish is
   // not applied. InvalidArgument for a status other than ok | error | timeout | cancelled.
   Result<RunUpdate> OnRunFinish(const std::string& run_id, std::string_view status,
@@ -220,35 +246,43 @@ class SessionMessaging {
   void Abandon(const std::string& run_id);
 
  private:
-  struct SendState;
   SessionMessaging(Engine* engine, MessagingOptions options);
   Status LoadDeadlines();
+  std::shared_ptr<const MessagingOptions> Policy() const;
 
   // plumbing
   std::mutex& StripeOf(std::string_view key) const;
   void Publish(const std::vector<Delivery>& deliveries) const;
+  // Appends the delivery to the receiving session's transcript (with its provenance), then
+  // makes it durable on the feed.
   Result<Delivery> Enqueue(Delivery delivery);
   void SetDeadline(const std::string& run_id, int64_t deadline_ms);  // 0 clears
   CallCompletion TakeCompletion(const std::string& run_id);
   void Deliver(RunUpdate update, std::vector<RunUpdate>* out);
   Result<std::vector<RunRecord>> ChildRuns(const SessionName& requester) const;
+  // The channel a session is known on (registry lastChannel, else channel), "" if none.
+  std::string ChannelOf(const SessionName& session) const;
 
   // sessions_send
   Result<ToolAnswer> Dispatch(const SessionName& caller, const SessionName& target,
                               const std::string& message, int64_t timeout_seconds, bool watch,
-                              CallCompletion on_complete);
+                              int max_turns, CallCompletion on_complete);
   Result<RunUpdate> ApplyReply(RunRecord run, std::string_view text, int64_t now);
   Result<RunUpdate> EndSend(RunRecord run, const std::string& status, std::string_view error,
                             int64_t now);
   Result<RunUpdate> TimeOut(const std::string& run_id, bool only_if_due);
 
   // sessions_spawn, run ends, yield
-  Status CreateChild(const SessionName& caller, const RunRecord& run,
-                     const std::optional<std::string>& model, bool sandboxed);
+  Status CreateChild(const SessionName& caller, const RunRecord& run, bool sandboxed);
+  Status ForkTranscript(const SessionName& from, const SessionName& to);
   Result<RunUpdate> FinishSpawnRun(const std::string& run_id, const std::string& status,
                                    std::string_view result, const std::string& actor_key,
                                    bool by_kill);
   Status AnnounceToRequester(const RunRecord& run, bool individual, RunUpdate* update);
+  // Where a finished child's announcement goes: the requester's route at spawn time (its
+  // current one when none was known then); for a thread-bound spawn, the child's own route
+  // (the thread the gateway bound it to) where it has one.
+  DeliveryRoute AnnounceRoute(const RunRecord& run) const;
 
   // subagents
   Result<boost::json::object> ListChildren(const SessionName& caller, int64_t recent_ms);
@@ -259,7 +293,8 @@ class SessionMessaging {
   Result<int64_t> KillTree(const std::string& run_id, const std::string& killer, int depth);
 
   Engine* engine_;
-  MessagingOptions options_;
+  mutable std::mutex policy_mu_;  // a leaf
+  std::shared_ptr<const MessagingOptions> options_;
   mutable std::array<std::mutex, 64> stripes_;
 
   mutable std::mutex waits_mu_;  // a leaf: never held while taking a stripe
@@ -270,10 +305,26 @@ class SessionMessaging {
 
 // ---- the gateway's JSON ----------------------------------------------------------------------
 
+// The line the receiving model sees before an inter-session message, as the reference
+// gateway renders it: `[Inter-session message] sourceSession=<key> sourceChannel=<channel>
+// sourceTool=<tool> isUser=false` (sourceChannel only when known).
+std::string InterSessionMarker(const Delivery& delivery);
+
 // One delivery as the feed sends it:
 //   {"deliveryId", "type", "sessionKey", "agentId", "runId", "text",
-//    "provenance": {"sourceSessionKey", "sourceTool", "isUser": false}, "createdAt"}
+//    "provenance": {"kind": "inter_session", "sourceSessionKey", "sourceTool",
+//                   "sourceChannel"?, "isUser": false},
+//    "marker", "prompt"   (message and announce: InterSessionMarker, and marker + "\n" + text
+//                          — what a gateway that only forwards text should hand the model),
+//    "route"?: {"channel"?, "to"?, "accountId"?, "threadId"?}
+//                         (task: the requester's route; announce: where to post it),
+//    "options"?: {"runtime", "model"?, "thinking"?, "thread", "sandbox", "context",
+//                 "label"?, "depth"}   (task: how to start the run),
+//    "createdAt"}
 boost::json::object DeliveryToJson(const Delivery& delivery);
+
+// {"channel"?, "to"?, "accountId"?, "threadId"?}: the non-empty fields of a route.
+boost::json::object RouteToJson(const DeliveryRoute& route);
 
 // The body of POST /v1/runs/{runId}/reply: {"text": string}.
 Result<std::string> RunReplyFromJson(const boost::json::value& body);

@@ -49,6 +49,9 @@ std::string ChildName(const RunRecord& run);
 const char* OutcomeWords(std::string_view status);
 // The announcement of a finished child run.
 std::string AnnounceText(const RunRecord& run);
+// The options of a spawn run (runs written before RunRecord::spawn kept them as JSON in
+// extra_json: {"runtime", "model"?, "thinking"?, "thread", "sandbox", "context", "depth"}).
+SpawnOptions SpawnOptionsOf(const RunRecord& run);
 // The sessions_send result a send run stands for.
 boost::json::object SendResultJson(const RunRecord& run, bool watch, bool watched);
 

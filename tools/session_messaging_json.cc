@@ -15,6 +15,44 @@ json::object RunUpdate::ToJson() const {
       {"runId", run_id}, {"applied", applied}, {"status", status}, {"deliveries", std::move(ids)}};
 }
 
+namespace {
+
+json::object SpawnOptionsToJson(const SpawnOptions& o) {
+  json::object out;
+  out["runtime"] = o.runtime;
+  if (!o.model.empty()) out["model"] = o.model;
+  if (!o.thinking.empty()) out["thinking"] = o.thinking;
+  out["thread"] = o.thread;
+  out["sandbox"] = o.sandbox;
+  out["context"] = o.context;
+  if (!o.label.empty()) out["label"] = o.label;
+  out["depth"] = o.depth;
+  return out;
+}
+
+// Deliveries a model reads as a message from another session (a task and a steer are the
+// spawner's instructions to its own child, and are not marked).
+bool IsInterSessionMessage(const Delivery& d) { return d.type == "message" || d.type == "announce"; }
+
+}  // namespace
+
+std::string InterSessionMarker(const Delivery& d) {
+  std::string marker = "[Inter-session message]";
+  if (!d.source_session_key.empty()) marker += " sourceSession=" + d.source_session_key;
+  if (!d.source_channel.empty()) marker += " sourceChannel=" + d.source_channel;
+  if (!d.source_tool.empty()) marker += " sourceTool=" + d.source_tool;
+  return marker + " isUser=false";
+}
+
+json::object RouteToJson(const DeliveryRoute& r) {
+  json::object o;
+  if (!r.channel.empty()) o["channel"] = r.channel;
+  if (!r.to.empty()) o["to"] = r.to;
+  if (!r.account_id.empty()) o["accountId"] = r.account_id;
+  if (!r.thread_id.empty()) o["threadId"] = r.thread_id;
+  return o;
+}
+
 json::object DeliveryToJson(const Delivery& d) {
   json::object o;
   o["deliveryId"] = d.id;
@@ -23,19 +61,29 @@ json::object DeliveryToJson(const Delivery& d) {
   o["agentId"] = d.agent_id;
   o["runId"] = d.run_id;
   o["text"] = d.text;
-  o["provenance"] = json::object{
-      {"sourceSessionKey", d.source_session_key}, {"sourceTool", d.source_tool}, {"isUser", false}};
+  json::object provenance{{"kind", "inter_session"},
+                          {"sourceSessionKey", d.source_session_key},
+                          {"sourceTool", d.source_tool}};
+  if (!d.source_channel.empty()) provenance["sourceChannel"] = d.source_channel;
+  provenance["isUser"] = false;
+  o["provenance"] = std::move(provenance);
+  if (IsInterSessionMessage(d)) {
+    std::string marker = InterSessionMarker(d);
+    o["prompt"] = marker + "\n" + d.text;
+    o["marker"] = std::move(marker);
+  }
+  if (!d.route.empty()) o["route"] = RouteToJson(d.route);
+  if (d.spawn) o["options"] = SpawnOptionsToJson(*d.spawn);
   o["createdAt"] = d.created_at_ms;
   return o;
 }
 
 Result<std::string> RunReplyFromJson(const json::value& body) {
-  const json::value* text = body.is_object() ? body.as_object().if_contains("text") : nullptr;
-  if (text == nullptr || text->is_null()) return Status::InvalidArgument("text is required");
-  if (!text->is_string()) {
-    return Status::InvalidArgument("text must be a string (got " + DescribeJson(*text) + ")");
-  }
-  return std::string(text->as_string());
+  if (!body.is_object()) return Status::InvalidArgument("text is required");
+  auto text = StringField(body.as_object(), "text");  // "" is a reply: it ends the loop
+  if (!text.ok()) return text.status();
+  if (!*text) return Status::InvalidArgument("text is required");
+  return std::move(**text);
 }
 
 Result<RunFinish> RunFinishFromJson(const json::value& body) {

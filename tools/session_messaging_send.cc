@@ -14,85 +14,56 @@ using namespace messaging_internal;  // NOLINT: the implementation's own helpers
 
 // ---- the send state machine ------------------------------------------------------------------
 
-// Persisted in the send run's extra_json (DO NOT CHANGE the field names: runs outlive
-// restarts): {"phase": "awaiting" | "pingpong" | "done", "turn", "maxTurns",
-// "next": "target" | "requester", "timeoutMs", "deadlineAt", "watch", "watched",
-// "lastReply"?, "outcome"?}.
-struct SessionMessaging::SendState {
-  enum class Phase { kAwaiting, kPingPong, kDone };
-  Phase phase = Phase::kAwaiting;
-  int turn = 0;  // ping-pong deliveries made
-  int max_turns = 0;
-  bool next_is_requester = false;  // whose reply is awaited
-  int64_t timeout_ms = 0;          // 0: fire and forget
-  int64_t deadline_ms = 0;         // 0: none
-  bool watch = false;
-  bool watched = false;
-  std::string last_reply;
-  std::string outcome;  // how the loop ended: skip | turns | single | timeout | finished
+namespace {
 
-  int64_t TurnTimeoutMs() const {
-    return timeout_ms > 0 ? timeout_ms : kDefaultSendTimeoutSeconds * 1000;
-  }
+using Phase = SendRunState::Phase;
 
-  static SendState Read(const RunRecord& run) {
-    json::object o = ParseObject(run.extra_json);
-    SendState s;
-    auto str = [&](std::string_view k) {
-      const json::value* v = o.if_contains(k);
-      return v && v->is_string() ? std::string(v->as_string()) : std::string();
-    };
-    auto num = [&](std::string_view k) -> int64_t {
-      const json::value* v = o.if_contains(k);
-      return v && v->is_number() ? v->to_number<int64_t>() : 0;
-    };
-    auto flag = [&](std::string_view k) {
-      const json::value* v = o.if_contains(k);
-      return v && v->is_bool() && v->as_bool();
-    };
-    std::string phase = str("phase");
-    s.phase = phase == "pingpong" ? Phase::kPingPong
-              : phase == "done"   ? Phase::kDone
-                                  : Phase::kAwaiting;
-    s.turn = static_cast<int>(num("turn"));
-    s.max_turns = static_cast<int>(num("maxTurns"));
-    s.next_is_requester = str("next") == "requester";
-    s.timeout_ms = num("timeoutMs");
-    s.deadline_ms = num("deadlineAt");
-    s.watch = flag("watch");
-    s.watched = flag("watched");
-    s.last_reply = str("lastReply");
-    s.outcome = str("outcome");
-    return s;
-  }
+// Send runs written before RunRecord::send existed kept their state as JSON in extra_json
+// (field names as below); they still time out and take replies after an upgrade.
+SendRunState LegacyState(const RunRecord& run) {
+  json::object o = ParseObject(run.extra_json);
+  auto str = [&](std::string_view k) {
+    const json::value* v = o.if_contains(k);
+    return v && v->is_string() ? std::string(v->as_string()) : std::string();
+  };
+  auto num = [&](std::string_view k) -> int64_t {
+    const json::value* v = o.if_contains(k);
+    return v ? IntegerValue(*v, /*allow_strings=*/false).value_or(0) : 0;
+  };
+  auto flag = [&](std::string_view k) {
+    const json::value* v = o.if_contains(k);
+    return v && v->is_bool() && v->as_bool();
+  };
+  SendRunState s;
+  std::string phase = str("phase");
+  s.phase = phase == "pingpong" ? Phase::kPingPong : phase == "done" ? Phase::kDone : Phase::kAwaiting;
+  s.turn = static_cast<int>(num("turn"));
+  s.max_turns = static_cast<int>(num("maxTurns"));
+  s.next_is_requester = str("next") == "requester";
+  s.timeout_ms = num("timeoutMs");
+  s.deadline_ms = num("deadlineAt");
+  s.watch = flag("watch");
+  s.watched = flag("watched");
+  s.last_reply = str("lastReply");
+  s.outcome = str("outcome");
+  return s;
+}
 
-  void Write(RunRecord* run) const {
-    json::object o;
-    o["phase"] = phase == Phase::kPingPong ? "pingpong"
-                 : phase == Phase::kDone   ? "done"
-                                           : "awaiting";
-    o["turn"] = turn;
-    o["maxTurns"] = max_turns;
-    o["next"] = next_is_requester ? "requester" : "target";
-    o["timeoutMs"] = timeout_ms;
-    o["deadlineAt"] = deadline_ms;
-    o["watch"] = watch;
-    o["watched"] = watched;
-    if (!last_reply.empty()) o["lastReply"] = last_reply;
-    if (!outcome.empty()) o["outcome"] = outcome;
-    run->extra_json = json::serialize(o);
-  }
-};
+SendRunState StateOf(const RunRecord& run) { return run.send ? *run.send : LegacyState(run); }
 
+int64_t TurnTimeoutMs(const SendRunState& s) {
+  return s.timeout_ms > 0 ? s.timeout_ms : kDefaultSendTimeoutSeconds * 1000;
+}
+
+}  // namespace
 
 Status SessionMessaging::LoadDeadlines() {
   auto runs = engine_->ListRuns();
   if (!runs.ok()) return runs.status();
   for (const RunRecord& run : *runs) {
     if (run.kind != "send") continue;
-    SendState s = SendState::Read(run);
-    if (s.phase != SendState::Phase::kDone && s.deadline_ms > 0)
-      SetDeadline(run.run_id, s.deadline_ms);
+    SendRunState s = StateOf(run);
+    if (s.phase != Phase::kDone && s.deadline_ms > 0) SetDeadline(run.run_id, s.deadline_ms);
   }
   return Status::OK();
 }
@@ -111,6 +82,8 @@ struct SendParams {
 };
 
 Result<SendParams> ReadSendParams(const json::object& params) {
+  SW_RETURN_IF_ERROR(CheckKnownParams(
+      params, "sessions_send", {"sessionKey", "label", "agentId", "message", "timeoutSeconds", "watch"}));
   SendParams p;
   SW_RETURN_IF_ERROR(Assign(StringParam(params, "sessionKey"), &p.session_key));
   SW_RETURN_IF_ERROR(Assign(StringParam(params, "label"), &p.label));
@@ -123,8 +96,14 @@ Result<SendParams> ReadSendParams(const json::object& params) {
   }
   const json::value* message = Param(params, "message");
   if (message == nullptr) return Status::InvalidArgument("message is required");
-  if (!message->is_string()) return Status::InvalidArgument("message must be a string");
+  if (!message->is_string()) {
+    return Status::InvalidArgument("message must be a string (got " + DescribeJson(*message) + ")");
+  }
   p.message = std::string(message->as_string());
+  if (p.message.size() > kMaxMessageBytes) {
+    return Status::InvalidArgument("message is too large (" + std::to_string(p.message.size()) +
+                                   " bytes, max " + std::to_string(kMaxMessageBytes) + ")");
+  }
   std::optional<int64_t> timeout;
   SW_RETURN_IF_ERROR(
       Assign(IntegerParam(params, "timeoutSeconds", 0, kMaxSendTimeoutSeconds), &timeout));
@@ -176,8 +155,9 @@ Result<ToolAnswer> SessionMessaging::Send(const SessionName& caller, const json:
     auto target = SendTarget(*engine_, caller, *p);
     if (!target.ok()) return target.status();
     if (ThreadParentKey(target->session_key)) return Status::InvalidArgument(kThreadSendRefusal);
+    auto policy = Policy();
     Status access =
-        CheckSessionAccess(*engine_, options_.sessions, SessionAction::kSend, caller, *target);
+        CheckSessionAccess(*engine_, policy->sessions, SessionAction::kSend, caller, *target);
     if (access.code() == Status::Code::kPermissionDenied) {
       ToolAnswer refused;
       refused.result = json::object{{"runId", NewUuidV4()},
@@ -188,16 +168,17 @@ Result<ToolAnswer> SessionMessaging::Send(const SessionName& caller, const json:
     }
     SW_RETURN_IF_ERROR(access);
     return Dispatch(caller, *target, p->message, p->timeout_seconds, p->watch,
-                    std::move(on_complete));
+                    policy->max_ping_pong_turns, std::move(on_complete));
   });
 }
 
 Result<ToolAnswer> SessionMessaging::Dispatch(const SessionName& caller, const SessionName& target,
                                               const std::string& message, int64_t timeout_seconds,
-                                              bool watch, CallCompletion on_complete) {
+                                              bool watch, int max_turns,
+                                              CallCompletion on_complete) {
   int64_t now = engine_->clock().NowMs();
-  SendState state;
-  state.max_turns = options_.max_ping_pong_turns;
+  SendRunState state;
+  state.max_turns = max_turns;
   state.timeout_ms = timeout_seconds * 1000;
   state.deadline_ms = state.timeout_ms > 0 ? now + state.timeout_ms : 0;
   state.watch = watch;
@@ -208,7 +189,7 @@ Result<ToolAnswer> SessionMessaging::Dispatch(const SessionName& caller, const S
   run.target = target;
   run.task = message;
   run.created_at_ms = now;
-  state.Write(&run);
+  run.send = state;
 
   std::vector<Delivery> sent;
   {
@@ -236,7 +217,7 @@ Result<ToolAnswer> SessionMessaging::Dispatch(const SessionName& caller, const S
       // the engine cannot watch (bare, malformed, the sender itself) is a refusal: false.
       auto watched = engine_->Watch(caller.session_key, target);
       state.watched = watched.ok() && *watched;
-      state.Write(&run);
+      run.send = state;
       SW_RETURN_IF_ERROR(engine_->PutRun(run));
     }
   }
@@ -254,21 +235,21 @@ Result<ToolAnswer> SessionMessaging::Dispatch(const SessionName& caller, const S
 
 // A reply from the side the run waits for. REQUIRES: the run's stripe is held.
 Result<RunUpdate> SessionMessaging::ApplyReply(RunRecord run, std::string_view text, int64_t now) {
-  SendState s = SendState::Read(run);
+  SendRunState s = StateOf(run);
   RunUpdate u;
   u.run_id = run.run_id;
   u.status = run.status;
-  if (s.phase == SendState::Phase::kDone) return u;
-  bool completes_call = s.phase == SendState::Phase::kAwaiting;
+  if (s.phase == Phase::kDone) return u;
+  bool completes_call = s.phase == Phase::kAwaiting;
   bool forward = false;
   if (completes_call) {
     run.status = "ok";
     run.reply = std::string(text);
     if (StopsLoop(text) || s.max_turns == 0 || run.requester == run.target) {
-      s.phase = SendState::Phase::kDone;
+      s.phase = Phase::kDone;
       s.outcome = StopsLoop(text) ? "skip" : "single";
     } else {
-      s.phase = SendState::Phase::kPingPong;
+      s.phase = Phase::kPingPong;
       s.turn = 1;
       s.next_is_requester = true;
       forward = true;
@@ -276,7 +257,7 @@ Result<RunUpdate> SessionMessaging::ApplyReply(RunRecord run, std::string_view t
   } else {
     s.last_reply = std::string(text);
     if (StopsLoop(text) || s.turn >= s.max_turns) {
-      s.phase = SendState::Phase::kDone;
+      s.phase = Phase::kDone;
       s.outcome = StopsLoop(text) ? "skip" : "turns";
     } else {
       ++s.turn;
@@ -284,9 +265,9 @@ Result<RunUpdate> SessionMessaging::ApplyReply(RunRecord run, std::string_view t
       forward = true;
     }
   }
-  s.deadline_ms = forward ? now + s.TurnTimeoutMs() : 0;
-  if (s.phase == SendState::Phase::kDone) run.ended_at_ms = now;
-  s.Write(&run);
+  s.deadline_ms = forward ? now + TurnTimeoutMs(s) : 0;
+  if (s.phase == Phase::kDone) run.ended_at_ms = now;
+  run.send = s;
   SW_RETURN_IF_ERROR(engine_->PutRun(run));
   if (forward) {
     // The awaited side gets the other side's words, as inter-session data.
@@ -307,22 +288,22 @@ Result<RunUpdate> SessionMessaging::ApplyReply(RunRecord run, std::string_view t
 // Ends a send run that did not get (all) its replies. REQUIRES: the run's stripe is held.
 Result<RunUpdate> SessionMessaging::EndSend(RunRecord run, const std::string& status,
                                             std::string_view error, int64_t now) {
-  SendState s = SendState::Read(run);
+  SendRunState s = StateOf(run);
   RunUpdate u;
   u.run_id = run.run_id;
   u.status = run.status;
-  if (s.phase == SendState::Phase::kDone) return u;
-  bool completes_call = s.phase == SendState::Phase::kAwaiting;
+  if (s.phase == Phase::kDone) return u;
+  bool completes_call = s.phase == Phase::kAwaiting;
   if (completes_call) {
     run.status = status;
     run.result = std::string(error);
   } else {
     s.outcome = status == "timeout" ? "timeout" : "finished";  // the first reply stands
   }
-  s.phase = SendState::Phase::kDone;
+  s.phase = Phase::kDone;
   s.deadline_ms = 0;
   run.ended_at_ms = now;
-  s.Write(&run);
+  run.send = s;
   SW_RETURN_IF_ERROR(engine_->PutRun(run));
   SetDeadline(run.run_id, 0);
   u.applied = true;
@@ -355,11 +336,11 @@ Result<RunUpdate> SessionMessaging::TimeOut(const std::string& run_id, bool only
     if (!run.ok()) return run.status();
     if (!*run) return Status::NotFound("Unknown runId: " + run_id);
     int64_t now = engine_->clock().NowMs();
-    SendState s = SendState::Read(**run);
+    SendRunState s = StateOf(**run);
     RunUpdate not_due;
     not_due.run_id = run_id;
     not_due.status = (*run)->status;
-    bool live = (*run)->kind == "send" && s.phase != SendState::Phase::kDone;
+    bool live = (*run)->kind == "send" && s.phase != Phase::kDone;
     // A reply may have renewed the deadline since ExpireDue picked the run: the stored state
     // is the truth, the in-memory index follows it.
     if (!live || (only_if_due && (s.deadline_ms == 0 || s.deadline_ms > now))) {
@@ -367,7 +348,7 @@ Result<RunUpdate> SessionMessaging::TimeOut(const std::string& run_id, bool only
       return not_due;
     }
     std::string error;
-    if (s.phase == SendState::Phase::kAwaiting) {
+    if (s.phase == Phase::kAwaiting) {
       error = "No reply from " + (*run)->target.session_key + " within " +
               std::to_string(s.timeout_ms / 1000) + " s.";
     }

@@ -5,6 +5,7 @@
 #include "tools/json_fields.h"
 #include "tools/session_messaging.h"
 #include "tools/session_messaging_internal.h"
+#include "tools/tool_profiles.h"
 #include "tools/visibility.h"
 
 namespace statewatch::tools {
@@ -30,11 +31,20 @@ struct SpawnParams {
 constexpr std::size_t kMaxLabelChars = 128;
 
 Result<SpawnParams> ReadSpawnParams(const json::object& params) {
+  SW_RETURN_IF_ERROR(CheckKnownParams(params, "sessions_spawn",
+                                      {"task", "label", "runtime", "agentId", "model", "thinking",
+                                       "thread", "sandbox", "context"}));
   SpawnParams p;
   const json::value* task = Param(params, "task");
   if (task == nullptr) return Status::InvalidArgument("task is required");
-  if (!task->is_string()) return Status::InvalidArgument("task must be a string");
+  if (!task->is_string()) {
+    return Status::InvalidArgument("task must be a string (got " + DescribeJson(*task) + ")");
+  }
   p.task = std::string(task->as_string());
+  if (p.task.size() > kMaxMessageBytes) {
+    return Status::InvalidArgument("task is too large (" + std::to_string(p.task.size()) +
+                                   " bytes, max " + std::to_string(kMaxMessageBytes) + ")");
+  }
   SW_RETURN_IF_ERROR(Assign(StringParam(params, "label"), &p.label));
   if (p.label && CountChars(*p.label) > kMaxLabelChars) {
     return Status::InvalidArgument("label must be at most 128 characters");
@@ -63,16 +73,17 @@ Result<SpawnParams> ReadSpawnParams(const json::object& params) {
   return p;
 }
 
-std::string SpawnExtra(const SpawnParams& p, int depth) {
-  json::object o;
-  o["runtime"] = p.runtime.value_or("subagent");
-  if (p.model) o["model"] = *p.model;
-  if (p.thinking) o["thinking"] = *p.thinking;
-  o["thread"] = p.thread.value_or(false);
-  o["sandbox"] = p.sandbox.value_or("inherit");
-  o["context"] = p.context.value_or("isolated");
-  o["depth"] = depth;
-  return json::serialize(o);
+SpawnOptions OptionsOf(const SpawnParams& p, int depth) {
+  SpawnOptions o;
+  o.runtime = p.runtime.value_or("subagent");
+  o.model = p.model.value_or("");
+  o.thinking = p.thinking.value_or("");
+  o.thread = p.thread.value_or(false);
+  o.sandbox = p.sandbox.value_or("inherit");
+  o.context = p.context.value_or("isolated");
+  o.label = p.label.value_or("");
+  o.depth = depth;
+  return o;
 }
 
 std::string AllowList(const std::vector<std::string>& patterns) {
@@ -80,6 +91,37 @@ std::string AllowList(const std::vector<std::string>& patterns) {
   std::string out;
   for (const std::string& p : patterns) out += (out.empty() ? "" : ", ") + p;
   return out;
+}
+
+// The caller may spawn at its depth and into `agent`; PermissionDenied naming the key.
+Status CheckSpawnAllowed(const ToolPolicy& policy, const SessionName& caller, int depth,
+                         const std::string& agent) {
+  if (depth >= policy.max_spawn_depth) {
+    return Status::PermissionDenied("sessions_spawn is not allowed at this depth (spawn depth " +
+                                    std::to_string(depth) + ", " + policy.DepthKey() + "=" +
+                                    std::to_string(policy.max_spawn_depth) + ").");
+  }
+  AgentToAgentPolicy allow{true, policy.allow_agents};
+  if (agent != caller.agent_id && (allow.allow.empty() || !allow.MatchesAllow(agent))) {
+    return Status::PermissionDenied("agentId is not allowed for sessions_spawn (allowed: " +
+                                    AllowList(policy.allow_agents) + "; " +
+                                    policy.AllowAgentsKey() + ").");
+  }
+  return Status::OK();
+}
+
+RunRecord NewSpawnRun(const SessionName& caller, const std::string& agent, const SpawnParams& p,
+                      int depth, int64_t now) {
+  RunRecord run;
+  run.run_id = NewUuidV4();
+  run.kind = "spawn";
+  run.requester = caller;
+  run.target = SessionName{agent, "agent:" + agent + ":subagent:" + NewUuidV4()};
+  run.label = p.label.value_or("");
+  run.task = p.task;
+  run.created_at_ms = now;
+  run.spawn = OptionsOf(p, depth + 1);
+  return run;
 }
 
 }  // namespace
@@ -91,34 +133,15 @@ Result<json::object> SessionMessaging::Spawn(const SessionName& caller,
     if (!p.ok()) return p.status();
     auto depth = SpawnDepth(*engine_, caller);
     if (!depth.ok()) return depth.status();
-    const int max_depth = options_.tool_policy.max_spawn_depth;
-    if (*depth >= max_depth) {
-      return Status::PermissionDenied(
-          "sessions_spawn is not allowed at this depth (spawn depth " + std::to_string(*depth) +
-          ", agents.defaults.subagents.maxSpawnDepth=" + std::to_string(max_depth) + ").");
-    }
+    ToolPolicy policy = Policy()->tool_policy.ForAgent(caller.agent_id);
     std::string agent = p->agent_id.value_or(caller.agent_id);
-    AgentToAgentPolicy allow{true, options_.spawn_allow_agents};
-    if (agent != caller.agent_id && (allow.allow.empty() || !allow.MatchesAllow(agent))) {
-      return Status::PermissionDenied("agentId is not allowed for sessions_spawn (allowed: " +
-                                      AllowList(options_.spawn_allow_agents) +
-                                      "; agents.defaults.subagents.allowAgents).");
-    }
+    SW_RETURN_IF_ERROR(CheckSpawnAllowed(policy, caller, *depth, agent));
     auto caller_record = engine_->GetSession(caller);
     if (!caller_record.ok()) return caller_record.status();
     bool sandboxed = p->sandbox == "require" ||
                      (caller_record->has_value() && (*caller_record)->sandboxed.value_or(false));
-
-    int64_t now = engine_->clock().NowMs();
-    RunRecord run;
-    run.run_id = NewUuidV4();
-    run.kind = "spawn";
-    run.requester = caller;
-    run.target = SessionName{agent, "agent:" + agent + ":subagent:" + NewUuidV4()};
-    run.label = p->label.value_or("");
-    run.task = p->task;
-    run.created_at_ms = now;
-    run.extra_json = SpawnExtra(*p, *depth + 1);
+    RunRecord run = NewSpawnRun(caller, agent, *p, *depth, engine_->clock().NowMs());
+    if (caller_record->has_value()) run.requester_route = (*caller_record)->route();
 
     std::vector<Delivery> sent;
     {
@@ -128,15 +151,19 @@ Result<json::object> SessionMessaging::Spawn(const SessionName& caller,
       if (!children.ok()) return children.status();
       auto active = std::count_if(children->begin(), children->end(),
                                   [](const RunRecord& r) { return r.status == "running"; });
-      if (active >= options_.max_children_per_session) {
+      if (active >= policy.max_children_per_agent) {
         return Status::PermissionDenied(
             "sessions_spawn has reached max active children for this session (" +
-            std::to_string(active) + "/" + std::to_string(options_.max_children_per_session) +
-            ", agents.defaults.subagents.maxChildrenPerAgent).");
+            std::to_string(active) + "/" + std::to_string(policy.max_children_per_agent) + ", " +
+            policy.ChildrenKey() + ").");
       }
-      SW_RETURN_IF_ERROR(CreateChild(caller, run, p->model, sandboxed));
-      auto d = Enqueue(MakeDelivery(run.target, "task", run.run_id, run.task, caller.session_key,
-                                    "sessions_spawn"));
+      SW_RETURN_IF_ERROR(CreateChild(caller, run, sandboxed));
+      if (run.spawn->context == "fork") SW_RETURN_IF_ERROR(ForkTranscript(caller, run.target));
+      Delivery task = MakeDelivery(run.target, "task", run.run_id, run.task, caller.session_key,
+                                   "sessions_spawn");
+      task.route = run.requester_route;
+      task.spawn = run.spawn;
+      auto d = Enqueue(std::move(task));
       if (!d.ok()) return d.status();
       sent.push_back(*d);
     }
@@ -149,12 +176,15 @@ Result<json::object> SessionMessaging::Spawn(const SessionName& caller,
 // Registry entry, run, then the journal: a `child_spawned` never names a run that is not
 // stored, and the delivery (last, in Spawn) never names a child that is not registered.
 Status SessionMessaging::CreateChild(const SessionName& caller, const RunRecord& run,
-                                     const std::optional<std::string>& model, bool sandboxed) {
+                                     bool sandboxed) {
+  const SpawnOptions& o = *run.spawn;
   SessionRecord child;
   child.name = run.target;
   child.parent_session_key = caller.session_key;
   if (!run.label.empty()) child.label = run.label;
-  if (model) child.model = *model;
+  if (!o.model.empty()) child.model = o.model;
+  if (!o.thinking.empty()) child.thinking = o.thinking;
+  child.runtime = o.runtime;
   child.sandboxed = sandboxed;
   child.created_at_ms = run.created_at_ms;
   child.updated_at_ms = run.created_at_ms;
@@ -172,6 +202,20 @@ Status SessionMessaging::CreateChild(const SessionName& caller, const RunRecord&
   spawned.watchers = {caller.session_key};  // seeds the spawner's cursor (semantics.md §3.1)
   auto recorded = engine_->Record(spawned);
   return recorded.status();
+}
+
+// context "fork": the child starts from the requester's conversation. The copies keep their
+// roles, content, tool names, usage and provenance; they get the child's own indexes and
+// times of the copy (the transcript is the child's history, and it starts now).
+Status SessionMessaging::ForkTranscript(const SessionName& from, const SessionName& to) {
+  auto messages = engine_->RecentTranscript(from, kMaxForkMessages);
+  if (!messages.ok()) return messages.status();
+  if (messages->empty()) return Status::OK();
+  for (TranscriptMessage& m : *messages) {
+    m.index = 0;
+    m.timestamp_ms = 0;
+  }
+  return engine_->AppendTranscript(to, std::move(*messages));
 }
 
 // ---- run ends ----------------------------------------------------------------------------------
@@ -246,8 +290,11 @@ Result<RunUpdate> SessionMessaging::FinishSpawnRun(const std::string& run_id,
       ended.kind = "run_completed";
       ended.summary = "child run completed";
     } else {
+      // The reference's summaries: the outcome in words, never the result text.
       ended.kind = "run_failed";
-      ended.summary = "child run failed";
+      ended.summary = status == "timeout"     ? "child run timed out"
+                      : status == "cancelled" ? "child run cancelled"
+                                              : "child run failed";
       ended.payload_json = json::serialize(json::object{{"outcome", status}});
     }
     auto recorded = engine_->Record(ended);
@@ -310,7 +357,10 @@ Status SessionMessaging::AnnounceToRequester(const RunRecord& run, bool individu
         view.result = std::string(r.at("result").as_string());
         text += "\n\n" + std::to_string(i + 1) + ". " + AnnounceText(view);
       }
-      combined = MakeDelivery(run.requester, "announce", "", text, "", "sessions_yield");
+      // Named after the run that ended last: its end is what released the announcement.
+      combined = MakeDelivery(run.requester, "announce", run.run_id, text,
+                              run.target.session_key, "sessions_yield");
+      combined->route = AnnounceRoute(run);
       mark.status = "ok";
       mark.ended_at_ms = engine_->clock().NowMs();
     }
@@ -324,11 +374,32 @@ Status SessionMessaging::AnnounceToRequester(const RunRecord& run, bool individu
     return Status::OK();
   }
   if (!individual) return Status::OK();
-  auto d = Enqueue(MakeDelivery(run.requester, "announce", run.run_id, AnnounceText(run),
-                                run.target.session_key, "sessions_spawn"));
+  Delivery announce = MakeDelivery(run.requester, "announce", run.run_id, AnnounceText(run),
+                                   run.target.session_key, "sessions_spawn");
+  announce.route = AnnounceRoute(run);
+  auto d = Enqueue(std::move(announce));
   if (!d.ok()) return d.status();
   u->deliveries.push_back(*d);
   return Status::OK();
+}
+
+DeliveryRoute SessionMessaging::AnnounceRoute(const RunRecord& run) const {
+  DeliveryRoute route = run.requester_route;
+  if (route.empty()) {
+    auto requester = engine_->GetSession(run.requester);
+    if (requester.ok() && requester->has_value()) route = (*requester)->route();
+  }
+  if (!run.spawn || !run.spawn->thread) return route;
+  // Thread-bound: the gateway bound the child to a thread by setting the child's route; the
+  // announcement goes back there. Fields the child's route leaves empty keep the requester's.
+  auto child = engine_->GetSession(run.target);
+  if (!child.ok() || !child->has_value()) return route;
+  DeliveryRoute bound = (*child)->route();
+  if (!bound.channel.empty()) route.channel = bound.channel;
+  if (!bound.to.empty()) route.to = bound.to;
+  if (!bound.account_id.empty()) route.account_id = bound.account_id;
+  if (!bound.thread_id.empty()) route.thread_id = bound.thread_id;
+  return route;
 }
 
 // ---- sessions_yield ----------------------------------------------------------------------------
@@ -336,6 +407,7 @@ Status SessionMessaging::AnnounceToRequester(const RunRecord& run, bool individu
 Result<json::object> SessionMessaging::Yield(const SessionName& caller,
                                              const json::object& params) {
   return Guarded("sessions_yield", [&]() -> Result<json::object> {
+    SW_RETURN_IF_ERROR(CheckKnownParams(params, "sessions_yield", {"message"}));
     std::optional<std::string> message;
     SW_RETURN_IF_ERROR(Assign(StringParam(params, "message"), &message));
     int64_t running = 0;

@@ -85,7 +85,7 @@ Result<RunRecord> ResolveChild(const ChildList& list, const std::string& target)
 }
 
 json::object ChildRow(const RunRecord& r, std::size_t index, int64_t now) {
-  json::object extra = ParseObject(r.extra_json);
+  SpawnOptions options = SpawnOptionsOf(r);
   json::object o;
   o["index"] = index;
   o["runId"] = r.run_id;
@@ -93,11 +93,8 @@ json::object ChildRow(const RunRecord& r, std::size_t index, int64_t now) {
   if (!r.label.empty()) o["label"] = r.label;
   o["task"] = r.task.size() > 200 ? r.task.substr(0, 200) + "…" : r.task;
   o["status"] = r.status;
-  const json::value* runtime = extra.if_contains("runtime");
-  o["runtime"] = runtime && runtime->is_string() ? runtime->as_string() : json::string("subagent");
-  if (const json::value* model = extra.if_contains("model"); model && model->is_string()) {
-    o["model"] = *model;
-  }
+  o["runtime"] = options.runtime;
+  if (!options.model.empty()) o["model"] = options.model;
   o["createdAt"] = r.created_at_ms;
   if (r.ended_at_ms > 0) o["endedAt"] = r.ended_at_ms;
   o["runtimeMs"] = (r.ended_at_ms > 0 ? r.ended_at_ms : now) - r.created_at_ms;
@@ -118,6 +115,8 @@ json::object NotRunning(const char* action, const RunRecord& run) {
 Result<json::object> SessionMessaging::Subagents(const SessionName& caller,
                                                  const json::object& params) {
   return Guarded("subagents", [&]() -> Result<json::object> {
+    SW_RETURN_IF_ERROR(
+        CheckKnownParams(params, "subagents", {"action", "target", "message", "recentMinutes"}));
     std::optional<std::string> action, target;
     std::optional<int64_t> recent_minutes;
     SW_RETURN_IF_ERROR(Assign(EnumParam(params, "action", {"list", "steer", "kill"},
@@ -127,9 +126,10 @@ Result<json::object> SessionMessaging::Subagents(const SessionName& caller,
     SW_RETURN_IF_ERROR(Assign(IntegerParam(params, "recentMinutes", 1, 1440), &recent_minutes));
     const json::value* message = params.if_contains("message");
     if (message != nullptr && !message->is_null() && !message->is_string()) {
-      return Status::InvalidArgument("message must be a string");
+      return Status::InvalidArgument("message must be a string (got " + DescribeJson(*message) +
+                                     ")");
     }
-    int64_t recent_ms = recent_minutes ? *recent_minutes * 60000 : options_.recent_window_ms;
+    int64_t recent_ms = recent_minutes ? *recent_minutes * 60000 : Policy()->recent_window_ms;
     std::string act = action.value_or("list");
     if (act == "list") return ListChildren(caller, recent_ms);
     if (!target) return Status::InvalidArgument("Missing subagent target.");
@@ -191,11 +191,12 @@ Result<json::object> SessionMessaging::Steer(const SessionName& caller, const st
     int64_t now = engine_->clock().NowMs();
     out = json::object{
         {"action", "steer"}, {"runId", run.run_id}, {"sessionKey", run.target.session_key}};
-    if (run.last_steer_at_ms > 0 && now - run.last_steer_at_ms < options_.steer_interval_ms) {
+    const int64_t interval = Policy()->steer_interval_ms;
+    if (run.last_steer_at_ms > 0 && now - run.last_steer_at_ms < interval) {
       out["status"] = "rate_limited";
       out["error"] = "Steer rate limit: at most one steer every " +
-                     std::to_string(options_.steer_interval_ms / 1000) + " s per run (retry in " +
-                     std::to_string(options_.steer_interval_ms - (now - run.last_steer_at_ms)) +
+                     std::to_string(interval / 1000) + " s per run (retry in " +
+                     std::to_string(interval - (now - run.last_steer_at_ms)) +
                      " ms).";
       return out;
     }

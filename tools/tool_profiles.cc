@@ -8,11 +8,6 @@
 namespace statewatch::tools {
 namespace {
 
-constexpr NamedValue<ToolProfile> kProfileNames[] = {{ToolProfile::kMinimal, "minimal"},
-                                                     {ToolProfile::kCoding, "coding"},
-                                                     {ToolProfile::kMessaging, "messaging"},
-                                                     {ToolProfile::kFull, "full"}};
-
 constexpr std::string_view kMessagingTools[] = {"sessions_list", "sessions_history",
                                                 "sessions_send", "session_status"};
 // What an orchestrator sub-agent (depth < maxSpawnDepth) keeps.
@@ -37,38 +32,43 @@ bool ProfileGrants(ToolProfile profile, std::string_view tool) {
   return false;
 }
 
-bool AlsoAllowGrants(const std::vector<std::string>& also_allow, std::string_view tool) {
-  return std::any_of(also_allow.begin(), also_allow.end(), [&](const std::string& entry) {
-    std::string e = Lower(entry);
+// A tools list entry names `tool`: its name (case-insensitive) or "group:sessions".
+bool ListNames(const std::vector<std::string>& list, std::string_view tool) {
+  return std::any_of(list.begin(), list.end(), [&](const std::string& entry) {
+    std::string e = Lower(Trim(entry));
     return e == tool || e == "group:sessions";
   });
 }
 
 bool PolicyGrants(const ToolPolicy& policy, std::string_view tool) {
-  return ProfileGrants(policy.profile, tool) || AlsoAllowGrants(policy.also_allow, tool);
+  return ProfileGrants(policy.profile, tool) || ListNames(policy.also_allow, tool);
+}
+
+// The sub-agent rules: a leaf gets nothing, an orchestrator its four, both plus
+// tools.subagents.tools.allow, minus .deny.
+Status CheckSubagentTool(const ToolPolicy& policy, const std::string& tool, int spawn_depth) {
+  const std::string depth_setting = " (spawn depth " + std::to_string(spawn_depth) + ", " +
+                                    policy.DepthKey() + "=" +
+                                    std::to_string(policy.max_spawn_depth) + ").";
+  if (ListNames(policy.subagent_deny, tool)) {
+    return Status::PermissionDenied("Tool " + tool +
+                                    " is denied to sub-agents by tools.subagents.tools.deny.");
+  }
+  if (ListNames(policy.subagent_allow, tool)) return Status::OK();
+  if (spawn_depth >= policy.max_spawn_depth) {
+    return Status::PermissionDenied("Tool " + tool + " is not available to leaf sub-agents" +
+                                    depth_setting);
+  }
+  if (!In(kOrchestratorTools, tool)) {
+    return Status::PermissionDenied("Tool " + tool + " is not available to sub-agents" +
+                                    depth_setting);
+  }
+  return Status::OK();
 }
 
 }  // namespace
 
-const char* ToolProfileName(ToolProfile profile) { return NameOf(kProfileNames, profile, "full"); }
-
-std::optional<ToolProfile> ParseToolProfile(std::string_view text) {
-  return ValueNamed(kProfileNames, text);
-}
-
 bool IsSessionTool(std::string_view tool) { return In(kSessionToolNames, tool); }
-
-Status ValidateToolPolicy(const ToolPolicy& policy) {
-  if (policy.max_spawn_depth < 1 || policy.max_spawn_depth > kMaxSpawnDepthLimit) {
-    return Status::InvalidArgument("maxSpawnDepth must be an integer from 1 to 5 (got " +
-                                   std::to_string(policy.max_spawn_depth) + ")");
-  }
-  int p = static_cast<int>(policy.profile);
-  if (p < 0 || p > static_cast<int>(ToolProfile::kFull)) {
-    return Status::InvalidArgument("tools.profile must be minimal, coding, messaging or full");
-  }
-  return Status::OK();
-}
 
 std::vector<std::string> AllowedSessionTools(const ToolPolicy& policy, int spawn_depth) {
   std::vector<std::string> out;
@@ -81,22 +81,15 @@ std::vector<std::string> AllowedSessionTools(const ToolPolicy& policy, int spawn
 Status CheckToolAllowed(const ToolPolicy& policy, std::string_view tool, int spawn_depth) {
   if (!IsSessionTool(tool)) return Status::NotFound("Unknown tool: " + std::string(tool));
   const std::string t(tool);
-  const std::string depth_setting =
-      " (spawn depth " + std::to_string(spawn_depth) +
-      ", agents.defaults.subagents.maxSpawnDepth=" + std::to_string(policy.max_spawn_depth) + ").";
+  if (ListNames(policy.deny, tool)) {
+    return Status::PermissionDenied("Tool " + t + " is denied by " + policy.DenyKey() + ".");
+  }
   // The sub-agent rules come first: no profile or alsoAllow widens a leaf.
-  if (spawn_depth >= 1 && spawn_depth >= policy.max_spawn_depth) {
-    return Status::PermissionDenied("Tool " + t + " is not available to leaf sub-agents" +
-                                    depth_setting);
-  }
-  if (spawn_depth >= 1 && !In(kOrchestratorTools, tool)) {
-    return Status::PermissionDenied("Tool " + t + " is not available to sub-agents" +
-                                    depth_setting);
-  }
+  if (spawn_depth >= 1) SW_RETURN_IF_ERROR(CheckSubagentTool(policy, t, spawn_depth));
   if (!PolicyGrants(policy, tool)) {
-    return Status::PermissionDenied(
-        "Tool " + t + " is not allowed by tools.profile=" + ToolProfileName(policy.profile) +
-        " (add it to tools.alsoAllow to allow it).");
+    return Status::PermissionDenied("Tool " + t + " is not allowed by " + policy.ProfileKey() +
+                                    "=" + ToolProfileName(policy.profile) +
+                                    " (add it to tools.alsoAllow to allow it).");
   }
   return Status::OK();
 }

@@ -32,12 +32,17 @@ std::string Refusal(const std::string& action, const std::string& setting) {
 
 class SessionToolsHttpTest : public ::testing::Test {
  protected:
+  // The sub-agents of these tests (kChild, kSandboxed) are leaves; they get session_status
+  // and sessions_list through tools.subagents.tools.allow, so that the visibility rules can
+  // be checked from their side too (LeafSubAgentsGetNoSessionToolByDefault checks without).
   void StartServer(tools::Visibility visibility, bool a2a = false,
-                   std::vector<std::string> allow = {}) {
+                   std::vector<std::string> allow = {},
+                   std::vector<std::string> subagent_tools = {"session_status", "sessions_list"}) {
     server::ServerOptions o = TestOptions();
     o.tools.visibility = visibility;
     o.tools.agent_to_agent.enabled = a2a;
     o.tools.agent_to_agent.allow = std::move(allow);
+    o.messaging.tool_policy.subagent_allow = std::move(subagent_tools);
     http_.reset();
     server_ = std::make_unique<TestServer>(o);
     http_ = std::make_unique<HttpClient>(server_->port());
@@ -89,6 +94,19 @@ TEST_F(SessionToolsHttpTest, TreeIsTheDefault) {
   ExpectRefused(Status(kMain, kOps), Refusal("status", "agent"));
   ExpectRefused(Status(kChild, kMain), Refusal("status", "tree"));  // not the parent's child
   EXPECT_EQ(ListKeys(kMain), (std::vector<std::string>{kMain, kChild, kSandboxed}));
+}
+
+// Regression: session_status and sessions_list bypassed the profile check, so a leaf
+// sub-agent (depth 1, maxSpawnDepth 1) got both although §9 gives leaves no session tool.
+TEST_F(SessionToolsHttpTest, LeafSubAgentsGetNoSessionToolByDefault) {
+  StartServer(tools::Visibility::kTree, false, {}, /*subagent_tools=*/{});
+  for (const char* tool : {"session_status", "sessions_list"}) {
+    ExpectRefused(Tool(*http_, tool, kChild, json::object{}),
+                  std::string("Tool ") + tool +
+                      " is not available to leaf sub-agents (spawn depth 1, "
+                      "agents.defaults.subagents.maxSpawnDepth=1).");
+  }
+  EXPECT_EQ(Status(kMain, kChild).status, 200);  // the parent still sees its child
 }
 
 TEST_F(SessionToolsHttpTest, SelfAgentAndAll) {
@@ -250,9 +268,13 @@ TEST_F(SessionToolsHttpTest, ListFiltersAndStateVersions) {
   EXPECT_EQ(ListKeys(kMain, {{"search", "RESEARCH"}}), (std::vector<std::string>{kChild}));
   EXPECT_EQ(ListKeys(kMain, {{"agentId", "main"}}).size(), 4u);
   EXPECT_EQ(ListKeys(kMain, {{"agentId", "ops"}}).size(), 0u);  // not visible under agent
-  // The group was last updated two hours ago.
-  EXPECT_EQ(ListKeys(kMain, {{"activeMinutes", 60}}).size(), 3u);
-  EXPECT_EQ(ListKeys(kMain, {{"activeMinutes", "180"}}).size(), 4u);
+  // The group's registry entry was last updated two hours ago, but it recorded an event now:
+  // any activity counts.
+  EXPECT_EQ(ListKeys(kMain, {{"activeMinutes", 60}}).size(), 4u);
+  const std::string stale = "agent:main:cron:nightly";
+  PutSession(*http_, stale, {{"updatedAt", kStartMs - 3 * 3600 * 1000}});
+  EXPECT_EQ(ListKeys(kMain, {{"activeMinutes", 60}}).size(), 4u);
+  EXPECT_EQ(ListKeys(kMain, {{"activeMinutes", "240"}}).size(), 5u);
   EXPECT_EQ(ListKeys(kMain, {{"limit", 2}, {"messageLimit", 5}}).size(), 2u);
   HttpResult counted = Tool(*http_, "sessions_list", kMain, json::object{{"limit", 1}});
   EXPECT_EQ(counted.json().at("count"), json::value(1));

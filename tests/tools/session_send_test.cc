@@ -55,7 +55,7 @@ TEST_F(SessionSendTest, WaitsForTheReplyAndAnswersWithIt) {
   json::object feed = tools::DeliveryToJson(*d);
   EXPECT_EQ(
       json::serialize(feed.at("provenance")),
-      R"({"sourceSessionKey":"agent:main:main","sourceTool":"sessions_send","isUser":false})");
+      R"({"kind":"inter_session","sourceSessionKey":"agent:main:main","sourceTool":"sessions_send","isUser":false})");
   ASSERT_EQ(published_.size(), 1u);
   EXPECT_EQ(published_[0].id, d->id);
 
@@ -139,10 +139,10 @@ TEST_F(SessionSendTest, ReplyBackLoopRunsExactlyTheConfiguredTurns) {
   EXPECT_EQ(replies, 4);
   ASSERT_TRUE(answer);
   EXPECT_EQ(Str(*answer, "reply"), "r1");  // the call answers with the target's reply
-  json::object extra = json::parse((*engine_->GetRun(a.run_id))->extra_json).as_object();
-  EXPECT_EQ(Str(extra, "phase"), "done");
-  EXPECT_EQ(Str(extra, "outcome"), "turns");
-  EXPECT_EQ(Str(extra, "lastReply"), "r4");
+  SendRunState state = *(*engine_->GetRun(a.run_id))->send;  // the SendState table
+  EXPECT_EQ(state.phase, SendRunState::Phase::kDone);
+  EXPECT_EQ(state.outcome, "turns");
+  EXPECT_EQ(state.last_reply, "r4");
   EXPECT_FALSE(messaging_->NextDeadlineMs());
 }
 
@@ -162,9 +162,9 @@ TEST_F(SessionSendTest, ExactReplySkipStopsTheLoop) {
   EXPECT_TRUE(skip.applied);
   EXPECT_TRUE(skip.deliveries.empty());
   EXPECT_TRUE(Deliveries().empty());
-  json::object extra = json::parse((*engine_->GetRun(a.run_id))->extra_json).as_object();
-  EXPECT_EQ(Str(extra, "outcome"), "skip");
-  EXPECT_EQ(extra.at("turn"), 2);
+  SendRunState state = *(*engine_->GetRun(a.run_id))->send;
+  EXPECT_EQ(state.outcome, "skip");
+  EXPECT_EQ(state.turn, 2);
 }
 
 TEST_F(SessionSendTest, PingPongTurnTimesOutQuietly) {
@@ -310,7 +310,7 @@ TEST(MessagingOptionsTest, PingPongTurnsAreValidated) {
   tools::MessagingOptions o;
   o.max_ping_pong_turns = 21;
   EXPECT_EQ(tools::ValidateMessagingOptions(o).message(),
-            "maxPingPongTurns must be an integer from 0 to 20 (got 21)");
+            "session.agentToAgent.maxPingPongTurns must be an integer from 0 to 20 (got 21)");
   o.max_ping_pong_turns = 20;
   EXPECT_TRUE(tools::ValidateMessagingOptions(o).ok());
   o.max_ping_pong_turns = -1;

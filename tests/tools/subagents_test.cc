@@ -303,8 +303,8 @@ TEST_F(SubagentsTest, SpawnValidatesItsParameters) {
 }
 
 TEST_F(SubagentsTest, SpawnRespectsAllowAgentsAndTheChildrenCap) {
-  options_messaging_.spawn_allow_agents = {"o*"};
-  options_messaging_.max_children_per_session = 2;
+  options_messaging_.tool_policy.allow_agents = {"o*"};
+  options_messaging_.tool_policy.max_children_per_agent = 2;
   OpenMessaging();
   auto [run_id, child] = Spawn(kMain, R"({"task": "t", "agentId": "ops"})");
   EXPECT_EQ(child.rfind("agent:ops:subagent:", 0), 0u);

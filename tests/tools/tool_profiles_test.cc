@@ -45,6 +45,54 @@ TEST(ToolProfilesTest, ProfilesGrantTheirTools) {
             (Tools{"sessions_list", "sessions_history"}));
 }
 
+TEST(ToolProfilesTest, DenyAndSubagentToolsAdjustWhatEachDepthGets) {
+  ToolPolicy p;
+  p.max_spawn_depth = 2;
+  p.deny = {"Sessions_Send"};
+  p.subagent_allow = {"session_status"};
+  p.subagent_deny = {"subagents"};
+  EXPECT_EQ(tools::AllowedSessionTools(p, 0),
+            (Tools{"session_status", "sessions_list", "sessions_history", "sessions_spawn",
+                   "sessions_yield", "subagents"}));
+  EXPECT_EQ(tools::AllowedSessionTools(p, 1),
+            (Tools{"session_status", "sessions_list", "sessions_history", "sessions_spawn"}));
+  EXPECT_EQ(tools::AllowedSessionTools(p, 2), Tools{"session_status"});  // a leaf
+  EXPECT_EQ(tools::CheckToolAllowed(p, "sessions_send", 0).message(),
+            "Tool sessions_send is denied by tools.deny.");
+  EXPECT_EQ(tools::CheckToolAllowed(p, "subagents", 1).message(),
+            "Tool subagents is denied to sub-agents by tools.subagents.tools.deny.");
+  // The profile still decides: a minimal profile grants a leaf nothing beyond session_status.
+  p.profile = ToolProfile::kMinimal;
+  p.subagent_allow = {"sessions_list"};
+  EXPECT_TRUE(tools::AllowedSessionTools(p, 2).empty());
+}
+
+TEST(ToolProfilesTest, AgentsListOverridesTheDefaultsAndRefusalsNameItsKey) {
+  ToolPolicy p;
+  p.profile = ToolProfile::kCoding;
+  tools::AgentPolicyOverride ops;
+  ops.id = "ops";
+  ops.profile = ToolProfile::kMessaging;
+  ops.max_spawn_depth = 3;
+  p.agents = {tools::AgentPolicyOverride{"other"}, ops};
+  ToolPolicy resolved = p.ForAgent("OPS");
+  EXPECT_EQ(resolved.profile, ToolProfile::kMessaging);
+  EXPECT_EQ(resolved.max_spawn_depth, 3);
+  EXPECT_TRUE(resolved.agents.empty());
+  EXPECT_EQ(tools::CheckToolAllowed(resolved, "sessions_spawn", 0).message(),
+            "Tool sessions_spawn is not allowed by agents.list[1].tools.profile=messaging (add "
+            "it to tools.alsoAllow to allow it).");
+  EXPECT_EQ(tools::CheckToolAllowed(resolved, "sessions_send", 3).message(),
+            "Tool sessions_send is not available to leaf sub-agents (spawn depth 3, "
+            "agents.list[1].subagents.maxSpawnDepth=3).");
+  ToolPolicy main = p.ForAgent("main");  // no entry: the defaults
+  EXPECT_EQ(main.profile, ToolProfile::kCoding);
+  EXPECT_TRUE(tools::CheckToolAllowed(main, "sessions_spawn", 0).ok());
+  p.agents[1].max_spawn_depth = 6;
+  EXPECT_EQ(tools::ValidateToolPolicy(p).message(),
+            "agents.list[1].subagents.maxSpawnDepth must be an integer from 1 to 5 (got 6)");
+}
+
 TEST(ToolProfilesTest, RefusalsNameTheSetting) {
   ToolPolicy messaging;
   messaging.profile = ToolProfile::kMessaging;
@@ -65,7 +113,7 @@ TEST(ToolProfilesTest, RefusalsNameTheSetting) {
   EXPECT_FALSE(tools::ParseToolProfile("admin"));
   full.max_spawn_depth = 0;
   EXPECT_EQ(tools::ValidateToolPolicy(full).message(),
-            "maxSpawnDepth must be an integer from 1 to 5 (got 0)");
+            "agents.defaults.subagents.maxSpawnDepth must be an integer from 1 to 5 (got 0)");
 }
 
 // ---- the matrix ---------------------------------------------------------------------------

@@ -1,0 +1,193 @@
+// session_status: the `/status` card (tools/session_tools.h).
+#include <algorithm>
+#include <exception>
+#include <optional>
+#include <string>
+
+#include "tools/json_codec.h"
+#include "tools/json_fields.h"
+#include "tools/registry_codec.h"
+#include "tools/session_activity.h"
+#include "tools/session_history.h"
+#include "tools/session_tools.h"
+
+namespace statewatch::tools {
+namespace json = boost::json;
+
+namespace {
+
+struct StatusParams {
+  std::optional<std::string> session_key;  // nullopt: the caller
+  std::optional<uint64_t> changes_since;
+  std::optional<std::string> model;
+};
+
+Result<StatusParams> ReadStatusParams(const json::object& params) {
+  SW_RETURN_IF_ERROR(
+      CheckKnownParams(params, "session_status", {"sessionKey", "changesSince", "model"}));
+  StatusParams p;
+  SW_RETURN_IF_ERROR(Assign(StringParam(params, "sessionKey"), &p.session_key));
+  if (p.session_key == "current") p.session_key.reset();
+  SW_RETURN_IF_ERROR(Assign(ParseChangesSince(params.if_contains("changesSince")),
+                            &p.changes_since));
+  SW_RETURN_IF_ERROR(Assign(StringParam(params, "model"), &p.model));
+  return p;
+}
+
+// The session the card is about: the caller, or what sessionKey names (a key or a
+// sessionId, like sessions_history), with the byte-exact refusal of §9 when it names none.
+Result<SessionName> StatusTarget(const Engine& engine, const SessionName& caller,
+                                 const StatusParams& p) {
+  if (!p.session_key) return caller;
+  auto target = ResolveSessionReference(engine, caller, *p.session_key);
+  if (target.ok() || target.status().code() != Status::Code::kNotFound) return target;
+  return Status::NotFound("Unknown sessionKey: " + *p.session_key);
+}
+
+// session_status model: "<id>" sets the per-session override, "default" clears it.
+Status ApplyModel(Engine& engine, const SessionName& target, const std::string& model) {
+  SessionRecord update;
+  update.name = target;
+  if (Lower(model) == "default") {
+    update.clear.push_back(SessionField::kModelOverride);
+  } else {
+    update.model_override = model;
+  }
+  return engine.UpsertSession(update);
+}
+
+json::object UsageJson(const SessionRecord& r, const std::optional<TokenUsage>& last) {
+  json::object usage;
+  bool from_registry = false, from_transcript = false;
+  auto put = [&](const char* name, const std::optional<int64_t>& registry,
+                 std::optional<int64_t> transcript) {
+    if (registry) {
+      usage[name] = *registry;
+      from_registry = true;
+    } else if (transcript) {
+      usage[name] = *transcript;
+      from_transcript = true;
+    }
+  };
+  auto t = [&](int64_t TokenUsage::*field) {
+    return last ? std::optional<int64_t>((*last).*field) : std::nullopt;
+  };
+  put("inputTokens", r.input_tokens, t(&TokenUsage::input));
+  put("outputTokens", r.output_tokens, t(&TokenUsage::output));
+  put("totalTokens", r.total_tokens, t(&TokenUsage::total));
+  put("cacheReadTokens", r.cache_read_tokens, t(&TokenUsage::cache_read));
+  put("cacheWriteTokens", r.cache_write_tokens, t(&TokenUsage::cache_write));
+  if (r.context_tokens) {
+    usage["contextTokens"] = *r.context_tokens;
+    const json::value* total = usage.if_contains("totalTokens");
+    if (total != nullptr && *r.context_tokens > 0) {
+      usage["contextPercent"] = total->to_number<int64_t>() * 100 / *r.context_tokens;
+    }
+  }
+  usage["source"] = from_registry && from_transcript ? "registry+transcript"
+                    : from_registry                  ? "registry"
+                    : from_transcript                ? "transcript"
+                                                     : "none";
+  return usage;
+}
+
+json::object RunsJson(const RunIndex& runs, const SessionName& target, json::object card) {
+  if (const RunRecord* active = runs.ActiveRunOf(target)) {
+    card["activeRun"] = json::object{{"runId", active->run_id},
+                                     {"kind", active->kind},
+                                     {"status", active->status},
+                                     {"startedAt", active->created_at_ms},
+                                     {"requesterSessionKey", active->requester.session_key}};
+  }
+  json::array background;
+  for (const RunRecord* child : runs.RunningChildrenOf(target)) {
+    json::object task{{"runId", child->run_id}, {"sessionKey", child->target.session_key}};
+    if (!child->label.empty()) task["label"] = child->label;
+    task["runtime"] = child->spawn ? child->spawn->runtime : std::string("subagent");
+    task["startedAt"] = child->created_at_ms;
+    background.push_back(std::move(task));
+  }
+  card["backgroundTasks"] = std::move(background);
+  return card;
+}
+
+// The card without stateVersion / stateChanges (added by the caller).
+Result<json::object> Card(const Engine& engine, const SessionRecord& r, Sequence version) {
+  json::object card;
+  card["sessionKey"] = r.name.session_key;
+  card["agentId"] = r.name.agent_id;
+  if (r.session_id) card["sessionId"] = *r.session_id;
+  card["kind"] = SessionKindOf(r);
+  card["channel"] = SessionChannelOf(r);
+  if (r.label) card["label"] = *r.label;
+  if (r.display_name) card["displayName"] = *r.display_name;
+  if (r.model_override) {
+    card["model"] = *r.model_override;
+    if (r.model) card["defaultModel"] = *r.model;
+  } else if (r.model) {
+    card["model"] = *r.model;
+  }
+  card["modelOverride"] = r.model_override.has_value();
+  if (r.runtime) card["runtime"] = *r.runtime;
+  if (r.thinking) card["thinking"] = *r.thinking;
+  if (r.context_tokens) card["contextTokens"] = *r.context_tokens;
+  if (r.total_tokens) card["totalTokens"] = *r.total_tokens;
+  std::optional<TokenUsage> last;
+  if (!r.input_tokens || !r.output_tokens || !r.total_tokens) {
+    auto usage = LatestUsage(engine, r.name);
+    if (!usage.ok()) return usage.status();
+    last = *usage;
+  }
+  card["usage"] = UsageJson(r, last);
+  if (r.parent_session_key) card["parentSessionKey"] = *r.parent_session_key;
+  card["sandboxed"] = r.sandboxed.value_or(false);
+  if (r.created_at_ms) card["createdAt"] = *r.created_at_ms;
+  auto active = LastActivityMs(engine, r, version);
+  if (!active.ok()) return active.status();
+  if (*active > 0) {
+    card["updatedAt"] = *active;
+    card["ageMs"] = std::max<int64_t>(0, engine.clock().NowMs() - *active);
+  }
+  auto runs = RunIndex::Load(engine);
+  if (!runs.ok()) return runs.status();
+  return RunsJson(*runs, r.name, std::move(card));
+}
+
+}  // namespace
+
+Result<json::object> SessionStatus(Engine& engine, const SessionToolsOptions& options,
+                                   const SessionName& caller, const json::object& params) {
+  try {
+    auto p = ReadStatusParams(params);
+    if (!p.ok()) return p.status();
+    auto target = StatusTarget(engine, caller, *p);
+    if (!target.ok()) return target.status();
+    SW_RETURN_IF_ERROR(
+        CheckSessionAccess(engine, options, SessionAction::kStatus, caller, *target));
+    if (p->model) SW_RETURN_IF_ERROR(ApplyModel(engine, *target, *p->model));
+
+    auto rec = engine.GetSession(*target);
+    if (!rec.ok()) return rec.status();
+    SessionRecord record;
+    if (*rec) record = std::move(**rec);
+    record.name = *target;
+    auto page = p->changes_since ? engine.ChangesSince(*target, *p->changes_since)
+                                 : Result<ChangesPage>(ChangesPage{});
+    if (!page.ok()) return page.status();
+    Sequence version = page->state_version;
+    if (!p->changes_since) {
+      auto v = engine.StateVersion(*target);
+      if (!v.ok()) return v.status();
+      version = *v;
+    }
+    auto card = Card(engine, record, version);
+    if (!card.ok()) return card.status();
+    (*card)["stateVersion"] = version;
+    if (p->changes_since) (*card)["stateChanges"] = ChangesPageToJson(*page);
+    return std::move(*card);
+  } catch (const std::exception& e) {  // allocation failures: this is the edge
+    return Status::IOError(std::string("session_status failed: ") + e.what());
+  }
+}
+
+}  // namespace statewatch::tools

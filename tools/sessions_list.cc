@@ -1,0 +1,305 @@
+// sessions_list: the visible sessions, filtered, paged and bounded (tools/session_tools.h).
+#include <algorithm>
+#include <exception>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tools/history_sanitizer.h"
+#include "tools/json_fields.h"
+#include "tools/registry_codec.h"
+#include "tools/session_activity.h"
+#include "tools/session_history.h"
+#include "tools/session_tools.h"
+
+namespace statewatch::tools {
+namespace json = boost::json;
+
+namespace {
+
+// ---- parameters ------------------------------------------------------------------------------
+
+constexpr char kKindsError[] = "kinds must be an array of main, group, cron, hook, node, other";
+constexpr int64_t kMaxCount = int64_t{1} << 40;
+
+Result<std::optional<std::set<std::string>>> KindsParam(const json::object& params) {
+  using Kinds = std::optional<std::set<std::string>>;
+  const json::value* v = Param(params, "kinds");
+  if (v == nullptr) return Kinds();
+  std::set<std::string> kinds;
+  auto add = [&](const json::value& k) {
+    if (!k.is_string()) return false;
+    std::string kind = Lower(Trim(k.as_string()));
+    if (!IsSessionKind(kind)) return false;
+    kinds.insert(kind);
+    return true;
+  };
+  bool ok = v->is_string() ? add(*v) : v->is_array();
+  if (ok && v->is_array()) {
+    for (const json::value& k : v->as_array()) ok = ok && add(k);
+  }
+  if (!ok) return Status::InvalidArgument(kKindsError);
+  if (kinds.empty()) return Kinds();  // [] filters nothing
+  return Kinds(std::move(kinds));
+}
+
+struct ListParams {
+  std::optional<std::set<std::string>> kinds;
+  std::optional<std::string> label;
+  std::optional<std::string> agent_id;
+  std::optional<std::string> search;  // lower-case
+  std::optional<int64_t> active_minutes;
+  int64_t limit = kDefaultListLimit;
+  int64_t offset = 0;
+  int64_t message_limit = 0;
+  bool titles = false;
+  bool previews = false;
+};
+
+Result<ListParams> ReadListParams(const json::object& params) {
+  SW_RETURN_IF_ERROR(CheckKnownParams(
+      params, "sessions_list",
+      {"kinds", "label", "agentId", "search", "activeMinutes", "limit", "offset", "messageLimit",
+       "includeDerivedTitles", "includeLastMessage"}));
+  ListParams p;
+  std::optional<int64_t> limit, offset, message_limit;
+  std::optional<bool> titles, previews;
+  SW_RETURN_IF_ERROR(Assign(KindsParam(params), &p.kinds));
+  SW_RETURN_IF_ERROR(Assign(StringParam(params, "label"), &p.label));
+  SW_RETURN_IF_ERROR(Assign(StringParam(params, "agentId"), &p.agent_id));
+  SW_RETURN_IF_ERROR(Assign(StringParam(params, "search"), &p.search));
+  SW_RETURN_IF_ERROR(Assign(IntegerParam(params, "activeMinutes", 1, kMaxCount,
+                                         "activeMinutes must be a positive integer"),
+                            &p.active_minutes));
+  SW_RETURN_IF_ERROR(Assign(
+      IntegerParam(params, "limit", 1, kMaxCount, "limit must be a positive integer"), &limit));
+  SW_RETURN_IF_ERROR(Assign(
+      IntegerParam(params, "offset", 0, kMaxCount, "offset must be a non-negative integer"),
+      &offset));
+  SW_RETURN_IF_ERROR(Assign(IntegerParam(params, "messageLimit", 0, kMaxMessageLimit,
+                                         "messageLimit must be an integer from 0 to 20"),
+                            &message_limit));
+  SW_RETURN_IF_ERROR(Assign(BoolParam(params, "includeDerivedTitles"), &titles));
+  SW_RETURN_IF_ERROR(Assign(BoolParam(params, "includeLastMessage"), &previews));
+  if (p.agent_id) p.agent_id = Lower(*p.agent_id);
+  if (p.search) p.search = Lower(*p.search);
+  p.limit = std::min<int64_t>(limit.value_or(kDefaultListLimit), kMaxListLimit);
+  p.offset = offset.value_or(0);
+  p.message_limit = message_limit.value_or(0);
+  p.titles = titles.value_or(false);
+  p.previews = previews.value_or(false);
+  return p;
+}
+
+// ---- selection -------------------------------------------------------------------------------
+
+// A visible session with what the list derives about it.
+struct Row {
+  SessionRecord record;
+  Sequence version = 0;
+  int64_t active_ms = 0;  // LastActivityMs
+};
+
+bool Contains(const std::optional<std::string>& field, const std::string& needle) {
+  return field && Lower(*field).find(needle) != std::string::npos;
+}
+
+bool Keep(const Row& row, const ListParams& p, int64_t now_ms) {
+  const SessionRecord& r = row.record;
+  if (p.kinds && !p.kinds->count(SessionKindOf(r))) return false;
+  if (p.label && r.label.value_or("") != *p.label) return false;
+  if (p.agent_id && r.name.agent_id != *p.agent_id) return false;
+  if (p.search) {
+    const std::string& s = *p.search;
+    bool hit = Lower(r.name.session_key).find(s) != std::string::npos || Contains(r.label, s) ||
+               Contains(r.display_name, s) || Contains(r.session_id, s) ||
+               Lower(SessionChannelOf(r)).find(s) != std::string::npos || Contains(r.model, s);
+    if (!hit) return false;
+  }
+  return !p.active_minutes || row.active_ms >= now_ms - *p.active_minutes * 60000;
+}
+
+// Every session the caller may see, with its state version and last activity.
+Result<std::vector<Row>> VisibleRows(const Engine& engine, const SessionToolsOptions& options,
+                                     const SessionName& caller, Visibility visibility) {
+  auto all = engine.ListSessions();
+  if (!all.ok()) return all.status();
+  std::vector<Row> rows;
+  for (SessionRecord& r : *all) {
+    VisibilityTarget vt{r.name, r.parent_session_key};
+    if (CheckVisibility(SessionAction::kList, caller, visibility, options.agent_to_agent, vt)
+            .ok()) {
+      rows.push_back(Row{std::move(r)});
+    }
+  }
+  std::vector<SessionName> names;
+  names.reserve(rows.size());
+  for (const Row& row : rows) names.push_back(row.record.name);
+  auto versions = engine.StateVersions(names);  // one batch for every row
+  if (!versions.ok()) return versions.status();
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    rows[i].version = i < versions->size() ? (*versions)[i] : 0;
+    auto active = LastActivityMs(engine, rows[i].record, rows[i].version);
+    if (!active.ok()) return active.status();
+    rows[i].active_ms = *active;
+  }
+  return rows;
+}
+
+// ---- rows ------------------------------------------------------------------------------------
+
+// The keys of the visible children of each visible session (parentSessionKey, same agent
+// for a bare parent key, as visibility decides ownership).
+std::map<std::pair<std::string, std::string>, json::array> ChildrenOf(
+    const std::vector<Row>& rows) {
+  std::map<std::pair<std::string, std::string>, json::array> out;
+  for (const Row& row : rows) {
+    const auto& parent = row.record.parent_session_key;
+    if (!parent) continue;
+    bool scoped = parent->rfind("agent:", 0) == 0;
+    std::string agent = row.record.name.agent_id;
+    if (scoped) agent = Lower(parent->substr(6, parent->find(':', 6) - 6));
+    out[{agent, *parent}].emplace_back(row.record.name.session_key);
+  }
+  return out;
+}
+
+json::object RowJson(const Row& row, const RunIndex& runs,
+                     const std::map<std::pair<std::string, std::string>, json::array>& children) {
+  const SessionRecord& r = row.record;
+  json::object o;
+  o["key"] = r.name.session_key;
+  o["agentId"] = r.name.agent_id;
+  o["kind"] = SessionKindOf(r);
+  o["channel"] = SessionChannelOf(r);
+  if (r.display_name) o["displayName"] = *r.display_name;
+  if (r.label) o["label"] = *r.label;
+  if (r.model_override || r.model) o["model"] = r.model_override ? *r.model_override : *r.model;
+  if (r.context_tokens) o["contextTokens"] = *r.context_tokens;
+  if (r.total_tokens) o["totalTokens"] = *r.total_tokens;
+  o["updatedAt"] = row.active_ms;
+  if (r.parent_session_key) o["parentSessionKey"] = *r.parent_session_key;
+  if (row.version > 0) o["stateVersion"] = row.version;
+  if (const RunRecord* run = runs.SpawnRunOf(r.name)) o["status"] = ListStatusOf(*run);
+  auto kids = children.find({r.name.agent_id, r.name.session_key});
+  if (kids != children.end()) o["childSessions"] = kids->second;
+  return o;
+}
+
+// Titles, previews and recent messages: transcript reads, only for rows on the page.
+Status Enrich(const Engine& engine, const ListParams& p, const SessionName& name, json::object* o) {
+  if (p.titles) {
+    auto title = DerivedTitle(engine, name);
+    if (!title.ok()) return title.status();
+    if (*title) (*o)["derivedTitle"] = **title;
+  }
+  if (p.previews) {
+    auto preview = LastMessagePreview(engine, name);
+    if (!preview.ok()) return preview.status();
+    if (*preview) (*o)["lastMessagePreview"] = **preview;
+  }
+  if (p.message_limit > 0) {
+    auto transcript = engine.RecentTranscript(name, static_cast<std::size_t>(p.message_limit));
+    if (!transcript.ok()) return transcript.status();
+    HistoryViewOptions view_options;
+    view_options.include_tools = false;
+    (*o)["messages"] = BuildHistoryView(*transcript, view_options).messages;
+  }
+  return Status::OK();
+}
+
+std::string VisibilityWarning(Visibility v, const SessionName& caller) {
+  switch (v) {
+    case Visibility::kSelf:
+      return "Session list visibility is restricted to the current session "
+             "(tools.sessions.visibility=self).";
+    case Visibility::kTree:
+      return "Session list visibility is restricted to the current session tree "
+             "(tools.sessions.visibility=tree).";
+    default:
+      return "Session list visibility is restricted to the sessions of agent " +
+             caller.agent_id +
+             " (tools.sessions.visibility=agent). Set tools.sessions.visibility=all to allow "
+             "cross-agent access.";
+  }
+}
+
+// Keeps the answer within the budget: enrichment goes first, then rows from the end.
+Status FitBudget(json::object* out, int64_t offset) {
+  auto size = [&] { return json::serialize(*out).size(); };
+  if (size() <= kListResultBudgetBytes) return Status::OK();
+  json::array& sessions = (*out)["sessions"].as_array();
+  bool enriched = false;
+  for (json::value& row : sessions) {
+    for (const char* field : {"derivedTitle", "lastMessagePreview", "messages"}) {
+      enriched = row.as_object().erase(field) > 0 || enriched;
+    }
+  }
+  if (enriched) (*out)["enrichmentOmitted"] = true;
+  if (size() <= kListResultBudgetBytes) return Status::OK();
+  while (!sessions.empty() && size() > kListResultBudgetBytes) sessions.pop_back();
+  if (sessions.empty()) {
+    return Status::IOError("sessions_list: one row alone exceeds the 64 KiB result budget");
+  }
+  (*out)["count"] = sessions.size();
+  (*out)["hasMore"] = true;
+  (*out)["nextOffset"] = offset + static_cast<int64_t>(sessions.size());
+  (*out)["truncationReason"] = "byte-limit";
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<json::object> SessionsList(const Engine& engine, const SessionToolsOptions& options,
+                                  const SessionName& caller, const json::object& params) {
+  try {
+    auto p = ReadListParams(params);
+    if (!p.ok()) return p.status();
+    auto visibility = CallerVisibility(engine, options, caller);
+    if (!visibility.ok()) return visibility.status();
+    auto visible = VisibleRows(engine, options, caller, *visibility);
+    if (!visible.ok()) return visible.status();
+    auto runs = RunIndex::Load(engine);
+    if (!runs.ok()) return runs.status();
+    auto children = ChildrenOf(*visible);
+
+    int64_t now = engine.clock().NowMs();
+    std::vector<const Row*> kept;
+    for (const Row& row : *visible) {
+      if (Keep(row, *p, now)) kept.push_back(&row);
+    }
+    std::sort(kept.begin(), kept.end(), [](const Row* a, const Row* b) {
+      const SessionName &x = a->record.name, &y = b->record.name;
+      return std::tie(b->active_ms, x.session_key, x.agent_id) <
+             std::tie(a->active_ms, y.session_key, y.agent_id);
+    });
+    std::size_t begin = std::min<std::size_t>(kept.size(), static_cast<std::size_t>(p->offset));
+    std::size_t end = std::min<std::size_t>(kept.size(), begin + static_cast<std::size_t>(p->limit));
+
+    json::array sessions;
+    for (std::size_t i = begin; i < end; ++i) {
+      json::object row = RowJson(*kept[i], *runs, children);
+      SW_RETURN_IF_ERROR(Enrich(engine, *p, kept[i]->record.name, &row));
+      sessions.emplace_back(std::move(row));
+    }
+    json::object out;
+    out["count"] = sessions.size();
+    out["sessions"] = std::move(sessions);
+    out["hasMore"] = end < kept.size();
+    if (end < kept.size()) out["nextOffset"] = end;
+    out["limitApplied"] = p->limit;
+    if (*visibility != Visibility::kAll) {
+      out["visibility"] = json::object{{"mode", VisibilityName(*visibility)},
+                                       {"restricted", true},
+                                       {"warning", VisibilityWarning(*visibility, caller)}};
+    }
+    SW_RETURN_IF_ERROR(FitBudget(&out, p->offset));
+    return out;
+  } catch (const std::exception& e) {
+    return Status::IOError(std::string("sessions_list failed: ") + e.what());
+  }
+}
+
+}  // namespace statewatch::tools
