@@ -14,8 +14,12 @@ bool LooksLikeOption(const std::string& token) { return token.size() > 1 && toke
 // Verbs that take sub-words (`statewatch upstream list`): the verb becomes "upstream list".
 // `help` takes the verb it explains: "help upstream add".
 bool IsVerbGroup(const std::string& verb) {
-  return verb == "upstream" || verb == "help" || verb == "help upstream";
+  return verb == "upstream" || verb == "config" || verb == "help" || verb == "help upstream" ||
+         verb == "help config";
 }
+
+// Verbs that take one operand after their name (`statewatch config check FILE`).
+bool TakesOperand(const std::string& verb) { return verb == "config check"; }
 
 }  // namespace
 
@@ -30,6 +34,10 @@ Result<Args> Args::Parse(const std::vector<std::string>& argv) {
     } else if (!LooksLikeOption(token)) {
       if (IsVerbGroup(args.verb_)) {
         args.verb_ += " " + token;
+        continue;
+      }
+      if (TakesOperand(args.verb_) && args.operand_.empty()) {
+        args.operand_ = token;
         continue;
       }
       if (!args.verb_.empty()) {

@@ -37,6 +37,8 @@ class Args {
   static Result<Args> Parse(const std::vector<std::string>& argv);
 
   const std::string& verb() const { return verb_; }
+  // The one bare word after a verb that takes an operand (`config check FILE`); "" if none.
+  const std::string& operand() const { return operand_; }
   bool help() const { return help_; }
   bool version() const { return version_; }
 
@@ -52,6 +54,7 @@ class Args {
 
  private:
   std::string verb_;
+  std::string operand_;
   bool help_ = false;
   bool version_ = false;
   std::vector<std::pair<std::string, std::string>> options_;  // (name, value) in order

@@ -8,8 +8,10 @@
 #include <filesystem>
 #include <sstream>
 
+#include "server/config_reload.h"
 #include "server/daemon.h"
 #include "statewatch/version.h"
+#include "tools/config_file.h"
 
 namespace statewatch::cli {
 
@@ -104,11 +106,22 @@ Status Set(Result<int64_t> r, T* out) {
   return Status::OK();
 }
 
+// --config FILE: the file first, so that every flag given beside it overrides it.
+Status ReadConfigFile(const cli::Args& args, ServerOptions* o) {
+  auto path = args.Get("config");
+  if (!path) return Status::OK();
+  tools::DaemonConfig config = server::ConfigOf(*o);
+  SW_RETURN_IF_ERROR(tools::ApplyConfigFile(*path, &config));
+  server::ApplyDaemonConfig(config, o);
+  return Status::OK();
+}
+
 Result<ServerOptions> ReadServeOptions(const cli::Command& c) {
   ServerOptions o;
   o.data_dir = c.global.data_dir;
   o.durability = c.global.durability;
   const cli::Args& args = c.args;
+  SW_RETURN_IF_ERROR(ReadConfigFile(args, &o));
   if (auto v = args.Get("listen")) SW_RETURN_IF_ERROR(ParseListen(*v, &o));
   if (auto v = args.Get("threads")) {
     auto n = cli::ParseIntOption("threads", *v);
@@ -185,6 +198,9 @@ std::vector<OptionHelp> ServeOptionHelp() {
       {"max-ping-pong-turns", "0..20", "5", "sessions_send's reply-back loop."},
       {"upstream-first-tick-ms", "MS", "15000", "The upstream monitor's first tick after start."},
       {"upstream-interval-ms", "MS", "60000", "The upstream monitor's tick interval."},
+      {"config", "FILE", "",
+       "The tool policy and upstream settings as JSON (see `statewatch config check`); flags "
+       "given beside it override it; SIGHUP reloads it."},
   };
 }
 
@@ -197,6 +213,24 @@ int RunServeCommand(cli::Command& c) {
   // Printed once, by RuntimeError (stderr): a log line too would say it twice.
   if (!daemon.ok()) return cli::RuntimeError(c, daemon.status());
   (*daemon)->HandleSignals();
+  // SIGHUP: read the file and the flags again and apply the new tool policy. A file that no
+  // longer reads keeps the running policy (and says why).
+  Daemon* running = daemon->get();
+  auto reload = server::ReloadSignal::Start([&c, running] {
+    auto next = ReadServeOptions(c);
+    Status s = next.ok() ? running->Reconfigure(*next) : next.status();
+    if (!s.ok()) {
+      spdlog::error("event=config_reload_refused error=\"{}\"", s.message());
+      return;
+    }
+    for (const std::string& key : server::SettingsNeedingRestart(running->options(), *next)) {
+      spdlog::warn("event=config_reload_needs_restart key={}", key);
+    }
+    spdlog::info("event=config_reloaded config={} visibility={} profile={}",
+                 c.args.Get("config").value_or("-"), tools::VisibilityName(next->tools.visibility),
+                 tools::ToolProfileName(next->messaging.tool_policy.profile));
+  });
+  if (!reload.ok()) return cli::RuntimeError(c, reload.status());
   std::error_code ec;
   std::string data_dir = std::filesystem::absolute(options->data_dir, ec).lexically_normal();
   spdlog::info(
@@ -210,6 +244,7 @@ int RunServeCommand(cli::Command& c) {
         << "\",\"port\":" << (*daemon)->port() << "}\n";
   c.out.flush();
   (*daemon)->Run();
+  reload->reset();  // no reload may reach a daemon being torn down
   daemon->reset();  // server first, then the engine: the database closes cleanly
   spdlog::info("event=stopped data={}", options->data_dir);
   return cli::kExitOk;

@@ -6,12 +6,15 @@
 // --agent-to-agent-allow ID[,ID...] (repeatable), --body-limit BYTES, --read-timeout-ms,
 // --idle-timeout-ms, --shutdown-grace-ms, --wake-window-ms, --port-file FILE,
 // --log-level LEVEL, --max-ping-pong-turns 0..20 (default 5), --upstream-first-tick-ms (15 s),
-// --upstream-interval-ms (60 s); plus the
-// global --data and --durability.
+// --upstream-interval-ms (60 s), --config FILE (the JSON configuration file of
+// tools/config_file.h; every flag given beside it overrides it); plus the global --data and
+// --durability.
 //
 // Prints {"listening": "HOST:PORT", "port": N} on stdout once it listens; logs on stderr.
 // Exit 0 after a graceful shutdown (SIGINT/SIGTERM), 1 when it cannot start, 2 on a usage
-// error.
+// error (a configuration file that does not read is one, named with the key's path).
+// SIGHUP reads the file and the flags again and applies the new tool policy without dropping
+// a connection (server/config_reload.h).
 //
 // Not thread-safe: runs once per process.
 #ifndef STATEWATCH_CLI_SERVE_COMMAND_H_

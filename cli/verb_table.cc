@@ -136,6 +136,11 @@ std::vector<Verb> BuildVerbs() {
   v.push_back({"upstream remove", "Removes a session's upstream link.",
                "--session KEY [--agent ID]", Access::kWrite, {Session(), Agent()},
                RunUpstreamRemove, RemoteUpstreamRemove, ""});
+  v.push_back({"config check", "Validates a serve --config file and prints the effective policy.",
+               "FILE", Access::kReadOnly, {}, RunConfigCheck, nullptr,
+               "Prints {\"ok\", \"file\", \"effective\"}: the configuration with every default, "
+               "and the tool policy resolved per agent and spawn depth. A refusal names the key's "
+               "path (exit 1). Touches no database."});
   v.push_back({"openapi", "Prints the daemon's OpenAPI 3.1 document.", "", Access::kReadOnly,
                {}, RunOpenApi, nullptr, ""});
   v.push_back({"serve", "Runs the daemon (HTTP + WebSocket) on the data directory.",

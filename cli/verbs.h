@@ -44,6 +44,9 @@ int RunExport(Command& c);   // every retained event as JSON lines
 int RunOpenApi(Command& c);  // the daemon's OpenAPI document
 int RunManPage(Command& c);  // the man page (roff), from the verb table
 
+// config_verbs.cc (`statewatch config check FILE`)
+int RunConfigCheck(Command& c);  // validate a serve --config file, print the effective policy
+
 }  // namespace statewatch::cli
 
 #endif  // STATEWATCH_CLI_VERBS_H_

@@ -68,6 +68,12 @@ Status Daemon::OpenServices() {
   return Status::OK();
 }
 
+Status Daemon::Reconfigure(const ServerOptions& next) {
+  tools::MessagingOptions policy = next.messaging;
+  policy.sessions = next.tools;
+  return messaging_->Reconfigure(policy);
+}
+
 Daemon::~Daemon() {
   if (monitor_driver_) monitor_driver_->Stop();  // aborts a tick; before the engine closes
   server_.reset();                               // no request can reach the engine after this

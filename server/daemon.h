@@ -38,6 +38,12 @@ class Daemon {
   monitor::UpstreamMonitor& upstream_monitor() { return *monitor_; }
   const ServerOptions& options() const { return options_; }
 
+  // Applies the reloadable part of `next` — the session tools' policy (visibility,
+  // agent-to-agent, tool policy, ping-pong turns) — to every later tool call, without
+  // touching a connection. The rest of `next` is ignored (see server/config_reload.h).
+  // InvalidArgument (and nothing changes) when the policy is invalid.
+  Status Reconfigure(const ServerOptions& next);
+
   void Run() { server_->Run(); }
   void Shutdown() { server_->Shutdown(); }
   void HandleSignals() { server_->HandleSignals(); }
