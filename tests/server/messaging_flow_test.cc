@@ -1,8 +1,9 @@
 // End to end over HTTP and WebSocket: the session tools that move work, driven by simulated
 // agents on the delivery feed — a send that waits for its reply, a timed-out send, a
 // fire-and-forget send, the ping-pong loop (exact turns, REPLY_SKIP), watch: true, a spawn
-// finished and announced, a kill, a rate-limited steer, and unacknowledged deliveries
-// re-offered after a daemon restart.
+// finished and announced, a kill, a rate-limited steer, unacknowledged deliveries re-offered
+// after a daemon restart, and a gateway that starts a spawned run from the task delivery's
+// options (fork, thread binding) and posts the announcement where its route says.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -242,6 +243,96 @@ TEST_F(MessagingFlowTest, GatewayRoutesRefuseBadInput) {
   EXPECT_EQ(http_->Post("/v1/deliveries/999/ack", std::string()).status, 404);
   EXPECT_EQ(http_->Get("/v1/deliveries").status, 426);
   EXPECT_EQ(http_->Get("/v1/runs/r/reply").status, 405);
+}
+
+// The gateway's side of a spawn, as a gateway would write it: it reads the task delivery's
+// options from the feed, checks that the forked child starts from the requester's
+// conversation, opens a thread for a thread-bound run and binds the child to it, runs the
+// model (appending its answer with usage), finishes the run, and posts the announcement on
+// the route the announcement carries.
+TEST_F(MessagingFlowTest, GatewaySimulationRunsASpawnFromTheTaskDeliveryOptions) {
+  StartServer(/*ping_pong_turns=*/0);
+  PutSession(*http_, kA, {{"channel", "discord"}, {"lastChannel", "discord"},
+                          {"lastTo", "channel-1"}, {"lastAccountId", "bot-a"}});
+  ASSERT_EQ(http_->Post("/v1/sessions/" + kA + "/messages",
+                        json::object{{"messages", json::array{
+                            json::object{{"role", "user"}, {"content", "we ship on friday"}},
+                            json::object{{"role", "assistant"}, {"content", "noted"}}}}})
+                .status,
+            200);
+  FeedAgent feed(server_->port(), "main");
+  ASSERT_TRUE(feed.connected());
+  json::object spawned = Ok(Tool(*http_, "sessions_spawn", kA,
+                                 json::object{{"task", "draft the release notes"},
+                                              {"label", "notes"},
+                                              {"model", "opus"},
+                                              {"thinking", "medium"},
+                                              {"thread", true},
+                                              {"context", "fork"}}));
+  std::string child = Str(spawned, "childSessionKey"), run = Str(spawned, "runId");
+
+  // 1. The task: everything needed to start the run.
+  json::object task = feed.Next();
+  ASSERT_EQ(Str(task, "type"), "task");
+  EXPECT_EQ(Str(task, "sessionKey"), child);
+  const json::object& options = task.at("options").as_object();
+  EXPECT_EQ(Str(options, "runtime"), "subagent");
+  EXPECT_EQ(Str(options, "model"), "opus");
+  EXPECT_EQ(Str(options, "thinking"), "medium");
+  EXPECT_EQ(options.at("thread"), json::value(true));
+  EXPECT_EQ(Str(options, "context"), "fork");
+  EXPECT_EQ(Str(options, "label"), "notes");
+  EXPECT_EQ(json::serialize(task.at("route")),
+            R"({"channel":"discord","to":"channel-1","accountId":"bot-a"})");
+  EXPECT_EQ(Ack(*http_, task).status, 200);
+
+  // 2. Fork: the child's history starts with the requester's conversation, then the task.
+  HttpResult history = Tool(*http_, "sessions_history", kA, json::object{{"sessionKey", child}});
+  json::array messages = Ok(history).at("messages").as_array();
+  ASSERT_EQ(messages.size(), 3u) << history.body;
+  EXPECT_EQ(messages[0].at("content"), json::value("we ship on friday"));
+  EXPECT_EQ(messages[2].at("content"), json::value("draft the release notes"));
+  EXPECT_EQ(messages[2].at("provenance").at("sourceTool"), json::value("sessions_spawn"));
+
+  // 3. The gateway opens a thread in the requester's channel and binds the child to it.
+  PutSession(*http_, child, {{"lastChannel", "discord"}, {"lastTo", "channel-1"},
+                             {"lastThreadId", "thread-42"}});
+  // 4. It runs the model and records the answer with its usage.
+  ASSERT_EQ(http_->Post("/v1/sessions/" + child + "/messages",
+                        json::object{{"role", "assistant"},
+                                     {"content", "Release notes: fixes and features."},
+                                     {"usage", json::object{{"input", 900}, {"output", 120}}}})
+                .status,
+            200);
+  json::object card = Ok(Tool(*http_, "session_status", kA, json::object{{"sessionKey", child}}));
+  EXPECT_EQ(card.at("activeRun").at("runId"), json::value(run));
+  EXPECT_EQ(card.at("usage").at("inputTokens"), json::value(900));
+  EXPECT_EQ(Str(card.at("usage").as_object(), "source"), "transcript");
+  EXPECT_EQ(Str(card, "thinking"), "medium");
+
+  // 5. It finishes the run; the announcement says where to post it: the bound thread.
+  Ok(Finish(*http_, run, "ok", "Release notes: fixes and features."));
+  json::object announce = feed.Next();
+  ASSERT_EQ(Str(announce, "type"), "announce");
+  EXPECT_EQ(Str(announce, "sessionKey"), kA);
+  EXPECT_EQ(Str(announce, "runId"), run);
+  EXPECT_EQ(json::serialize(announce.at("route")),
+            R"({"channel":"discord","to":"channel-1","accountId":"bot-a","threadId":"thread-42"})");
+  EXPECT_EQ(Str(announce, "marker"), "[Inter-session message] sourceSession=" + child +
+                                         " sourceChannel=discord sourceTool=sessions_spawn "
+                                         "isUser=false");
+  EXPECT_EQ(Str(announce, "prompt").rfind(Str(announce, "marker") + "\n", 0), 0u);
+  EXPECT_EQ(Ack(*http_, announce).status, 200);
+
+  // The requester sees the child done in its list, titled by its task.
+  json::object list = Ok(Tool(*http_, "sessions_list", kA,
+                              json::object{{"includeDerivedTitles", true}, {"kinds", "other"}}));
+  json::object row;
+  for (const json::value& r : list.at("sessions").as_array()) {
+    if (r.at("key") == json::value(child)) row = r.as_object();
+  }
+  EXPECT_EQ(Str(row, "status"), "done");
+  EXPECT_EQ(Str(row, "derivedTitle"), "we ship on friday");  // forked: the first user message
 }
 
 }  // namespace

@@ -310,5 +310,48 @@ TEST_F(SessionToolsHttpTest, ListMessagesAreTheCleanedTranscriptTail) {
   EXPECT_FALSE(none.json().at("sessions").as_array()[0].as_object().contains("messages"));
 }
 
+// Regression: PUT {"model": null} kept the old value and {"model": ""} was stored and
+// listed as "model": "".
+TEST_F(SessionToolsHttpTest, RegistryNullClearsAndEmptyStringsAreRefused) {
+  StartServer(tools::Visibility::kTree);
+  HttpResult cleared =
+      http_->Request("PUT", "/v1/sessions/" + kMain, R"({"model": null, "lastTo": "42"})");
+  ASSERT_EQ(cleared.status, 200) << cleared.body;
+  EXPECT_FALSE(cleared.json().at("session").as_object().contains("model"));
+  EXPECT_EQ(cleared.json().at("session").at("lastTo"), json::value("42"));  // the gateway sees it
+  HttpResult empty = http_->Request("PUT", "/v1/sessions/" + kMain, R"({"model": ""})");
+  EXPECT_EQ(empty.status, 400);
+  EXPECT_EQ(empty.error_message(), R"(model must be a non-empty string, or null to clear it (got ""))");
+  json::value row = Tool(*http_, "sessions_list", kMain, json::object{{"kinds", "main"}}).json();
+  std::string text = json::serialize(row);
+  EXPECT_EQ(text.find("\"model\""), std::string::npos) << text;
+  EXPECT_EQ(text.find("lastTo"), std::string::npos) << text;  // routes never in rows
+}
+
+// Regression: invalid UTF-8 in a tool body was reported as "malformed JSON body: syntax
+// error", which hid what was wrong.
+TEST_F(SessionToolsHttpTest, InvalidUtf8IsNamedWithItsOffset) {
+  StartServer(tools::Visibility::kTree);
+  HttpResult r = http_->Post("/v1/tools/session_status", std::string("{\"sessionKey\": \"a\xC3\x28\"}"),
+                             As(kMain));
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(r.error_code(), "invalid_json");
+  EXPECT_EQ(r.error_message(), "the request body is not valid UTF-8 (byte 0xC3 at offset 17)");
+}
+
+TEST_F(SessionToolsHttpTest, SessionStatusSetsAndClearsTheModelOverride) {
+  StartServer(tools::Visibility::kTree);
+  HttpResult set = Tool(*http_, "session_status", kMain, json::object{{"model", "haiku"}});
+  ASSERT_EQ(set.status, 200) << set.body;
+  EXPECT_EQ(set.json().at("model"), json::value("haiku"));
+  EXPECT_EQ(set.json().at("modelOverride"), json::value(true));
+  EXPECT_EQ(set.json().at("defaultModel"), json::value("opus"));
+  HttpResult cleared = Tool(*http_, "session_status", kMain, json::object{{"model", "default"}});
+  EXPECT_EQ(cleared.json().at("model"), json::value("opus"));
+  HttpResult unknown = Tool(*http_, "session_status", kMain, json::object{{"modle", "x"}});
+  EXPECT_EQ(unknown.status, 400);
+  EXPECT_EQ(unknown.error_code(), "invalid_parameter");
+}
+
 }  // namespace
 }  // namespace statewatch::testing
