@@ -8,7 +8,8 @@ namespace statewatch::cli {
 
 int RunConfigCheck(Command& c) {
   const std::string& path = c.args.operand();
-  if (path.empty()) return UsageError(c, "'config check' needs the configuration file: config check FILE");
+  if (path.empty())
+    return UsageError(c, "'config check' needs the configuration file: config check FILE");
   tools::DaemonConfig config;  // the daemon's defaults
   if (Status s = tools::ApplyConfigFile(path, &config); !s.ok()) return RuntimeError(c, s);
   boost::json::object out;

@@ -124,7 +124,7 @@ class EngineImpl final : public Engine {
   Result<std::vector<TranscriptMessage>> RecentTranscript(const SessionName& session,
                                                           std::size_t limit) const override;
   Result<std::vector<TranscriptMessage>> FirstTranscript(const SessionName& session,
-                                                          std::size_t limit) const override;
+                                                         std::size_t limit) const override;
   Status PutRun(const RunRecord& run) override;
   Result<std::optional<RunRecord>> GetRun(const std::string& run_id) const override;
   Result<std::vector<RunRecord>> ListRuns() const override;

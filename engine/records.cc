@@ -438,8 +438,7 @@ flatbuffers::Offset<fb::DeliveryRoute> EncodeRoute(flatbuffers::FlatBufferBuilde
 
 DeliveryRoute DecodeRoute(const fb::DeliveryRoute* f) {
   if (f == nullptr) return {};
-  return DeliveryRoute{Str(f->channel()), Str(f->to()), Str(f->account_id()),
-                       Str(f->thread_id())};
+  return DeliveryRoute{Str(f->channel()), Str(f->to()), Str(f->account_id()), Str(f->thread_id())};
 }
 
 flatbuffers::Offset<fb::SpawnOptions> EncodeSpawn(flatbuffers::FlatBufferBuilder& b,
@@ -497,8 +496,8 @@ struct Counters {
   int64_t value[6] = {};
   bool has[6] = {};
   explicit Counters(const SessionRecord& r) {
-    const std::optional<int64_t>* all[6] = {&r.context_tokens, &r.total_tokens,
-                                            &r.input_tokens,   &r.output_tokens,
+    const std::optional<int64_t>* all[6] = {&r.context_tokens,    &r.total_tokens,
+                                            &r.input_tokens,      &r.output_tokens,
                                             &r.cache_read_tokens, &r.cache_write_tokens};
     for (int i = 0; i < 6; ++i) {
       value[i] = all[i]->value_or(0);
@@ -595,59 +594,59 @@ Result<SessionRecord> DecodeSessionRecord(std::string_view bytes) {
 
 namespace {
 
+// Which member each clearable SessionField names.
+struct StringField {
+  SessionField field;
+  std::optional<std::string> SessionRecord::*member;
+};
+constexpr StringField kStringFields[] = {
+    {SessionField::kSessionId, &SessionRecord::session_id},
+    {SessionField::kKind, &SessionRecord::kind},
+    {SessionField::kChannel, &SessionRecord::channel},
+    {SessionField::kLabel, &SessionRecord::label},
+    {SessionField::kModel, &SessionRecord::model},
+    {SessionField::kParentSessionKey, &SessionRecord::parent_session_key},
+    {SessionField::kDisplayName, &SessionRecord::display_name},
+    {SessionField::kModelOverride, &SessionRecord::model_override},
+    {SessionField::kThinking, &SessionRecord::thinking},
+    {SessionField::kRuntime, &SessionRecord::runtime},
+    {SessionField::kLastChannel, &SessionRecord::last_channel},
+    {SessionField::kLastTo, &SessionRecord::last_to},
+    {SessionField::kLastAccountId, &SessionRecord::last_account_id},
+    {SessionField::kLastThreadId, &SessionRecord::last_thread_id},
+};
+struct CountField {
+  SessionField field;
+  std::optional<int64_t> SessionRecord::*member;
+};
+constexpr CountField kCountFields[] = {
+    {SessionField::kContextTokens, &SessionRecord::context_tokens},
+    {SessionField::kTotalTokens, &SessionRecord::total_tokens},
+    {SessionField::kInputTokens, &SessionRecord::input_tokens},
+    {SessionField::kOutputTokens, &SessionRecord::output_tokens},
+    {SessionField::kCacheReadTokens, &SessionRecord::cache_read_tokens},
+    {SessionField::kCacheWriteTokens, &SessionRecord::cache_write_tokens},
+};
+
 void ClearField(SessionField field, SessionRecord* r) {
-  switch (field) {
-    case SessionField::kSessionId: r->session_id.reset(); break;
-    case SessionField::kKind: r->kind.reset(); break;
-    case SessionField::kChannel: r->channel.reset(); break;
-    case SessionField::kLabel: r->label.reset(); break;
-    case SessionField::kModel: r->model.reset(); break;
-    case SessionField::kParentSessionKey: r->parent_session_key.reset(); break;
-    case SessionField::kContextTokens: r->context_tokens.reset(); break;
-    case SessionField::kTotalTokens: r->total_tokens.reset(); break;
-    case SessionField::kSandboxed: r->sandboxed.reset(); break;
-    case SessionField::kDisplayName: r->display_name.reset(); break;
-    case SessionField::kModelOverride: r->model_override.reset(); break;
-    case SessionField::kThinking: r->thinking.reset(); break;
-    case SessionField::kRuntime: r->runtime.reset(); break;
-    case SessionField::kInputTokens: r->input_tokens.reset(); break;
-    case SessionField::kOutputTokens: r->output_tokens.reset(); break;
-    case SessionField::kCacheReadTokens: r->cache_read_tokens.reset(); break;
-    case SessionField::kCacheWriteTokens: r->cache_write_tokens.reset(); break;
-    case SessionField::kLastChannel: r->last_channel.reset(); break;
-    case SessionField::kLastTo: r->last_to.reset(); break;
-    case SessionField::kLastAccountId: r->last_account_id.reset(); break;
-    case SessionField::kLastThreadId: r->last_thread_id.reset(); break;
+  if (field == SessionField::kSandboxed) r->sandboxed.reset();
+  for (const StringField& f : kStringFields) {
+    if (f.field == field) (r->*f.member).reset();
+  }
+  for (const CountField& f : kCountFields) {
+    if (f.field == field) (r->*f.member).reset();
   }
 }
 
 }  // namespace
 
 void MergeSessionRecord(const SessionRecord& u, SessionRecord* base) {
-  Overlay(u.session_id, &base->session_id);
-  Overlay(u.kind, &base->kind);
-  Overlay(u.channel, &base->channel);
-  Overlay(u.label, &base->label);
-  Overlay(u.model, &base->model);
-  Overlay(u.parent_session_key, &base->parent_session_key);
-  Overlay(u.context_tokens, &base->context_tokens);
-  Overlay(u.total_tokens, &base->total_tokens);
+  for (const StringField& f : kStringFields) Overlay(u.*f.member, &(base->*f.member));
+  for (const CountField& f : kCountFields) Overlay(u.*f.member, &(base->*f.member));
   Overlay(u.sandboxed, &base->sandboxed);
   Overlay(u.created_at_ms, &base->created_at_ms);
   Overlay(u.updated_at_ms, &base->updated_at_ms);
   Overlay(u.extra_json, &base->extra_json);
-  Overlay(u.display_name, &base->display_name);
-  Overlay(u.model_override, &base->model_override);
-  Overlay(u.thinking, &base->thinking);
-  Overlay(u.runtime, &base->runtime);
-  Overlay(u.input_tokens, &base->input_tokens);
-  Overlay(u.output_tokens, &base->output_tokens);
-  Overlay(u.cache_read_tokens, &base->cache_read_tokens);
-  Overlay(u.cache_write_tokens, &base->cache_write_tokens);
-  Overlay(u.last_channel, &base->last_channel);
-  Overlay(u.last_to, &base->last_to);
-  Overlay(u.last_account_id, &base->last_account_id);
-  Overlay(u.last_thread_id, &base->last_thread_id);
   for (SessionField field : u.clear) ClearField(field, base);
   base->clear.clear();
 }
@@ -683,12 +682,13 @@ Result<TranscriptMessage> DecodeTranscriptMessage(std::string_view bytes) {
   auto v = Verified<fb::TranscriptMessage>(aligned, "transcript message");
   if (!v.ok()) return v.status();
   const auto* f = *v;
-  TranscriptMessage m{f->index(), Str(f->role()), Str(f->content_json()), Str(f->tool_name()),
-                      f->timestamp(), std::nullopt, std::nullopt};
+  TranscriptMessage m{f->index(),          Str(f->role()), Str(f->content_json()),
+                      Str(f->tool_name()), f->timestamp(), std::nullopt,
+                      std::nullopt};
   if (const auto* p = f->provenance()) {
-    m.provenance = MessageProvenance{Str(p->kind()), Str(p->source_session_key()),
-                                     Str(p->source_tool()), Str(p->source_channel()),
-                                     Str(p->run_id())};
+    m.provenance =
+        MessageProvenance{Str(p->kind()), Str(p->source_session_key()), Str(p->source_tool()),
+                          Str(p->source_channel()), Str(p->run_id())};
   }
   if (const auto* u = f->usage()) {
     m.usage = TokenUsage{u->input(), u->output(), u->cache_read(), u->cache_write(), u->total()};

@@ -23,10 +23,10 @@ Status EngineImpl::AppendTranscript(const SessionName& session,
   auto name = ResolveSession(session.session_key, session.agent_id);
   if (!name.ok()) return name.status();
   for (const TranscriptMessage& m : messages) {
-    bool provenance_ok = !m.provenance || (IsValidUtf8(m.provenance->source_session_key) &&
-                                           IsValidUtf8(m.provenance->source_tool) &&
-                                           IsValidUtf8(m.provenance->source_channel) &&
-                                           IsValidUtf8(m.provenance->run_id));
+    bool provenance_ok =
+        !m.provenance ||
+        (IsValidUtf8(m.provenance->source_session_key) && IsValidUtf8(m.provenance->source_tool) &&
+         IsValidUtf8(m.provenance->source_channel) && IsValidUtf8(m.provenance->run_id));
     if (!IsValidUtf8(m.role) || !IsValidUtf8(m.content_json) || !IsValidUtf8(m.tool_name) ||
         !provenance_ok) {
       return Status::InvalidArgument("transcript message is not valid UTF-8");

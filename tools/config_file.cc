@@ -28,7 +28,8 @@ Result<const json::object*> Object(const json::value& v, const std::string& path
     if (std::find(known.begin(), known.end(), entry.key()) != known.end()) continue;
     std::string list;
     for (std::string_view k : known) list += (list.empty() ? "" : ", ") + std::string(k);
-    std::string at = path.empty() ? std::string(entry.key()) : path + "." + std::string(entry.key());
+    std::string at =
+        path.empty() ? std::string(entry.key()) : path + "." + std::string(entry.key());
     return Status::InvalidArgument("unknown key " + at + " (known: " + list + ")");
   }
   return &v.as_object();
@@ -147,13 +148,13 @@ Status ApplySubagentTools(const json::value& v, const std::string& path, DaemonC
 
 Status ApplyTools(const json::value& v, DaemonConfig* c) {
   const std::string path = "tools";
-  auto o = Object(v, path,
-                  {"profile", "alsoAllow", "deny", "sessions", "agentToAgent", "subagents"});
+  auto o =
+      Object(v, path, {"profile", "alsoAllow", "deny", "sessions", "agentToAgent", "subagents"});
   if (!o.ok()) return o.status();
   ToolPolicy& t = c->tool_policy;
   SW_RETURN_IF_ERROR(ReadToolLists(**o, path, &t.profile, &t.also_allow, &t.deny));
-  SW_RETURN_IF_ERROR(With(**o, path, "sessions",
-                          [&](auto& value, auto p) { return ApplySessions(value, p, c); }));
+  SW_RETURN_IF_ERROR(
+      With(**o, path, "sessions", [&](auto& value, auto p) { return ApplySessions(value, p, c); }));
   SW_RETURN_IF_ERROR(With(**o, path, "agentToAgent",
                           [&](auto& value, auto p) { return ApplyAgentToAgent(value, p, c); }));
   return With(**o, path, "subagents",
@@ -195,7 +196,8 @@ Status ApplyAgentEntry(const json::value& v, const std::string& path, DaemonConf
   if (id == nullptr) return Status::InvalidArgument(path + ".id is required");
   if (!id->is_string()) return Bad(path + ".id", "an agent id", *id);
   auto normalized = NormalizeAgentId(id->as_string());
-  if (!normalized.ok()) return Status::InvalidArgument(path + ".id: " + normalized.status().message());
+  if (!normalized.ok())
+    return Status::InvalidArgument(path + ".id: " + normalized.status().message());
   a.id = *normalized;
   SW_RETURN_IF_ERROR(With(**o, path, "tools", [&](auto& value, auto p) -> Status {
     auto tools = Object(value, p, {"profile", "alsoAllow", "deny"});
@@ -286,8 +288,7 @@ Status ApplyDocument(const json::value& doc, DaemonConfig* c) {
   SW_RETURN_IF_ERROR(With(**o, "", "tools", [&](auto& v, auto) { return ApplyTools(v, c); }));
   SW_RETURN_IF_ERROR(With(**o, "", "agents", [&](auto& v, auto) { return ApplyAgents(v, c); }));
   SW_RETURN_IF_ERROR(With(**o, "", "session", [&](auto& v, auto) { return ApplySession(v, c); }));
-  SW_RETURN_IF_ERROR(
-      With(**o, "", "upstream", [&](auto& v, auto) { return ApplyUpstream(v, c); }));
+  SW_RETURN_IF_ERROR(With(**o, "", "upstream", [&](auto& v, auto) { return ApplyUpstream(v, c); }));
   return ValidateToolPolicy(c->tool_policy);
 }
 
@@ -323,8 +324,8 @@ Status ApplyConfigText(std::string_view text, DaemonConfig* config) {
     std::size_t used = parser.write_some(text.data(), text.size(), ec);
     if (!ec) parser.finish(ec);
     if (ec) {
-      return Status::InvalidArgument("the configuration is not valid JSON at " +
-                                     Where(text, used) + ": " + ec.message());
+      return Status::InvalidArgument("the configuration is not valid JSON at " + Where(text, used) +
+                                     ": " + ec.message());
     }
     return ApplyDocument(parser.release(), config);
   } catch (const std::exception& e) {  // allocation failures: this is the edge
@@ -380,8 +381,8 @@ json::object DaemonConfigToJson(const DaemonConfig& c) {
                                                {"maxChildrenPerAgent", t.max_children_per_agent},
                                                {"allowAgents", Strings(t.allow_agents)}}}}},
       {"list", std::move(agents)}};
-  o["session"] = json::object{
-      {"agentToAgent", json::object{{"maxPingPongTurns", c.max_ping_pong_turns}}}};
+  o["session"] =
+      json::object{{"agentToAgent", json::object{{"maxPingPongTurns", c.max_ping_pong_turns}}}};
   o["upstream"] = json::object{{"firstTickMs", c.upstream_first_tick_ms},
                                {"intervalMs", c.upstream_interval_ms},
                                {"roots", Strings(c.upstream_roots)}};

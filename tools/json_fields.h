@@ -103,8 +103,7 @@ Status CheckKnownParams(const boost::json::object& params, std::string_view tool
 // ---- gateway bodies (FieldStyle::kBody) ------------------------------------------------------
 
 // A string field, untrimmed; nullopt when absent or null. `<name> must be a string (got X)`.
-Result<std::optional<std::string>> StringField(const boost::json::object& o,
-                                               std::string_view name);
+Result<std::optional<std::string>> StringField(const boost::json::object& o, std::string_view name);
 // A non-empty string: `<name> is required` when absent or null,
 // `<name> must be a non-empty string (got X)` otherwise.
 Result<std::string> RequiredStringField(const boost::json::object& o, std::string_view name);

@@ -96,7 +96,8 @@ Status ReadStrings(const json::object& o, SessionRecord* r) {
     std::optional<std::string> v;
     SW_RETURN_IF_ERROR(Assign(StringField(o, slot.name), &v));
     if (!v) continue;
-    if (v->empty()) return Refuse(slot.name, "a non-empty string, or null to clear it", o.at(slot.name));
+    if (v->empty())
+      return Refuse(slot.name, "a non-empty string, or null to clear it", o.at(slot.name));
     SW_RETURN_IF_ERROR(CheckString(slot, o, &*v));
     r->*slot.member = std::move(v);
   }
@@ -109,8 +110,8 @@ Status ReadCounts(const json::object& o, SessionRecord* r) {
       r->clear.push_back(slot.field);
       continue;
     }
-    SW_RETURN_IF_ERROR(Assign(
-        IntegerField(o, slot.name, 0, kMaxSafeInt, "a non-negative integer"), &(r->*slot.member)));
+    SW_RETURN_IF_ERROR(Assign(IntegerField(o, slot.name, 0, kMaxSafeInt, "a non-negative integer"),
+                              &(r->*slot.member)));
   }
   return Status::OK();
 }

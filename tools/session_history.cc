@@ -74,9 +74,9 @@ Status ReadProvenance(const json::object& m, const std::string& where, Transcrip
   auto key = RequiredStringField(o, "sourceSessionKey");
   if (!key.ok()) return Status::InvalidArgument(where + ".provenance." + key.status().message());
   p.source_session_key = *key;
-  for (auto [name, field] : {std::pair{"sourceTool", &p.source_tool},
-                             std::pair{"sourceChannel", &p.source_channel},
-                             std::pair{"runId", &p.run_id}}) {
+  for (auto [name, field] :
+       {std::pair{"sourceTool", &p.source_tool}, std::pair{"sourceChannel", &p.source_channel},
+        std::pair{"runId", &p.run_id}}) {
     auto s = StringField(o, name);
     if (!s.ok()) return Status::InvalidArgument(where + ".provenance." + s.status().message());
     *field = s->value_or("");

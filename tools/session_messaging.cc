@@ -200,8 +200,8 @@ Result<Delivery> SessionMessaging::Enqueue(Delivery delivery) {
   m.timestamp_ms = delivery.created_at_ms;
   m.provenance = MessageProvenance{"inter_session", delivery.source_session_key,
                                    delivery.source_tool, delivery.source_channel, delivery.run_id};
-  SW_RETURN_IF_ERROR(engine_->AppendTranscript(
-      SessionName{delivery.agent_id, delivery.session_key}, {std::move(m)}));
+  SW_RETURN_IF_ERROR(engine_->AppendTranscript(SessionName{delivery.agent_id, delivery.session_key},
+                                               {std::move(m)}));
   auto id = engine_->EnqueueDelivery(delivery);
   if (!id.ok()) return id.status();
   delivery.id = *id;
@@ -272,8 +272,7 @@ Result<ToolAnswer> SessionMessaging::CallTool(std::string_view tool, const Sessi
   auto policy = Policy();
   auto depth = SpawnDepth(*engine_, caller);
   if (!depth.ok()) return depth.status();
-  SW_RETURN_IF_ERROR(
-      CheckToolAllowed(policy->tool_policy.ForAgent(caller.agent_id), tool, *depth));
+  SW_RETURN_IF_ERROR(CheckToolAllowed(policy->tool_policy.ForAgent(caller.agent_id), tool, *depth));
   if (tool == "sessions_send") return Send(caller, params, std::move(on_complete));
   Result<json::object> result = Status::NotFound("Unknown tool: " + std::string(tool));
   if (tool == "session_status") {

@@ -32,7 +32,9 @@ json::object SpawnOptionsToJson(const SpawnOptions& o) {
 
 // Deliveries a model reads as a message from another session (a task and a steer are the
 // spawner's instructions to its own child, and are not marked).
-bool IsInterSessionMessage(const Delivery& d) { return d.type == "message" || d.type == "announce"; }
+bool IsInterSessionMessage(const Delivery& d) {
+  return d.type == "message" || d.type == "announce";
+}
 
 }  // namespace
 

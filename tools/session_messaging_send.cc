@@ -36,7 +36,9 @@ SendRunState LegacyState(const RunRecord& run) {
   };
   SendRunState s;
   std::string phase = str("phase");
-  s.phase = phase == "pingpong" ? Phase::kPingPong : phase == "done" ? Phase::kDone : Phase::kAwaiting;
+  s.phase = phase == "pingpong" ? Phase::kPingPong
+            : phase == "done"   ? Phase::kDone
+                                : Phase::kAwaiting;
   s.turn = static_cast<int>(num("turn"));
   s.max_turns = static_cast<int>(num("maxTurns"));
   s.next_is_requester = str("next") == "requester";
@@ -82,8 +84,9 @@ struct SendParams {
 };
 
 Result<SendParams> ReadSendParams(const json::object& params) {
-  SW_RETURN_IF_ERROR(CheckKnownParams(
-      params, "sessions_send", {"sessionKey", "label", "agentId", "message", "timeoutSeconds", "watch"}));
+  SW_RETURN_IF_ERROR(
+      CheckKnownParams(params, "sessions_send",
+                       {"sessionKey", "label", "agentId", "message", "timeoutSeconds", "watch"}));
   SendParams p;
   SW_RETURN_IF_ERROR(Assign(StringParam(params, "sessionKey"), &p.session_key));
   SW_RETURN_IF_ERROR(Assign(StringParam(params, "label"), &p.label));

@@ -103,9 +103,9 @@ Status CheckSpawnAllowed(const ToolPolicy& policy, const SessionName& caller, in
   }
   AgentToAgentPolicy allow{true, policy.allow_agents};
   if (agent != caller.agent_id && (allow.allow.empty() || !allow.MatchesAllow(agent))) {
-    return Status::PermissionDenied("agentId is not allowed for sessions_spawn (allowed: " +
-                                    AllowList(policy.allow_agents) + "; " +
-                                    policy.AllowAgentsKey() + ").");
+    return Status::PermissionDenied(
+        "agentId is not allowed for sessions_spawn (allowed: " + AllowList(policy.allow_agents) +
+        "; " + policy.AllowAgentsKey() + ").");
   }
   return Status::OK();
 }
@@ -358,8 +358,8 @@ Status SessionMessaging::AnnounceToRequester(const RunRecord& run, bool individu
         text += "\n\n" + std::to_string(i + 1) + ". " + AnnounceText(view);
       }
       // Named after the run that ended last: its end is what released the announcement.
-      combined = MakeDelivery(run.requester, "announce", run.run_id, text,
-                              run.target.session_key, "sessions_yield");
+      combined = MakeDelivery(run.requester, "announce", run.run_id, text, run.target.session_key,
+                              "sessions_yield");
       combined->route = AnnounceRoute(run);
       mark.status = "ok";
       mark.ended_at_ms = engine_->clock().NowMs();

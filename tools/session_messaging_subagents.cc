@@ -196,8 +196,7 @@ Result<json::object> SessionMessaging::Steer(const SessionName& caller, const st
       out["status"] = "rate_limited";
       out["error"] = "Steer rate limit: at most one steer every " +
                      std::to_string(interval / 1000) + " s per run (retry in " +
-                     std::to_string(interval - (now - run.last_steer_at_ms)) +
-                     " ms).";
+                     std::to_string(interval - (now - run.last_steer_at_ms)) + " ms).";
       return out;
     }
     run.last_steer_at_ms = now;

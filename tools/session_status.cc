@@ -28,8 +28,8 @@ Result<StatusParams> ReadStatusParams(const json::object& params) {
   StatusParams p;
   SW_RETURN_IF_ERROR(Assign(StringParam(params, "sessionKey"), &p.session_key));
   if (p.session_key == "current") p.session_key.reset();
-  SW_RETURN_IF_ERROR(Assign(ParseChangesSince(params.if_contains("changesSince")),
-                            &p.changes_since));
+  SW_RETURN_IF_ERROR(
+      Assign(ParseChangesSince(params.if_contains("changesSince")), &p.changes_since));
   SW_RETURN_IF_ERROR(Assign(StringParam(params, "model"), &p.model));
   return p;
 }

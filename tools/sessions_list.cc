@@ -59,10 +59,10 @@ struct ListParams {
 };
 
 Result<ListParams> ReadListParams(const json::object& params) {
-  SW_RETURN_IF_ERROR(CheckKnownParams(
-      params, "sessions_list",
-      {"kinds", "label", "agentId", "search", "activeMinutes", "limit", "offset", "messageLimit",
-       "includeDerivedTitles", "includeLastMessage"}));
+  SW_RETURN_IF_ERROR(
+      CheckKnownParams(params, "sessions_list",
+                       {"kinds", "label", "agentId", "search", "activeMinutes", "limit", "offset",
+                        "messageLimit", "includeDerivedTitles", "includeLastMessage"}));
   ListParams p;
   std::optional<int64_t> limit, offset, message_limit;
   std::optional<bool> titles, previews;
@@ -75,9 +75,9 @@ Result<ListParams> ReadListParams(const json::object& params) {
                             &p.active_minutes));
   SW_RETURN_IF_ERROR(Assign(
       IntegerParam(params, "limit", 1, kMaxCount, "limit must be a positive integer"), &limit));
-  SW_RETURN_IF_ERROR(Assign(
-      IntegerParam(params, "offset", 0, kMaxCount, "offset must be a non-negative integer"),
-      &offset));
+  SW_RETURN_IF_ERROR(
+      Assign(IntegerParam(params, "offset", 0, kMaxCount, "offset must be a non-negative integer"),
+             &offset));
   SW_RETURN_IF_ERROR(Assign(IntegerParam(params, "messageLimit", 0, kMaxMessageLimit,
                                          "messageLimit must be an integer from 0 to 20"),
                             &message_limit));
@@ -219,8 +219,7 @@ std::string VisibilityWarning(Visibility v, const SessionName& caller) {
       return "Session list visibility is restricted to the current session tree "
              "(tools.sessions.visibility=tree).";
     default:
-      return "Session list visibility is restricted to the sessions of agent " +
-             caller.agent_id +
+      return "Session list visibility is restricted to the sessions of agent " + caller.agent_id +
              " (tools.sessions.visibility=agent). Set tools.sessions.visibility=all to allow "
              "cross-agent access.";
   }
@@ -276,7 +275,8 @@ Result<json::object> SessionsList(const Engine& engine, const SessionToolsOption
              std::tie(a->active_ms, y.session_key, y.agent_id);
     });
     std::size_t begin = std::min<std::size_t>(kept.size(), static_cast<std::size_t>(p->offset));
-    std::size_t end = std::min<std::size_t>(kept.size(), begin + static_cast<std::size_t>(p->limit));
+    std::size_t end =
+        std::min<std::size_t>(kept.size(), begin + static_cast<std::size_t>(p->limit));
 
     json::array sessions;
     for (std::size_t i = begin; i < end; ++i) {

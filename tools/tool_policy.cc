@@ -120,12 +120,12 @@ Status ValidateToolPolicy(const ToolPolicy& policy) {
       return Status::InvalidArgument(at + "id: " + id.status().message());
     }
     if (a.max_spawn_depth) {
-      SW_RETURN_IF_ERROR(CheckRange(at + "subagents.maxSpawnDepth", *a.max_spawn_depth, 1,
-                                    kMaxSpawnDepthLimit));
+      SW_RETURN_IF_ERROR(
+          CheckRange(at + "subagents.maxSpawnDepth", *a.max_spawn_depth, 1, kMaxSpawnDepthLimit));
     }
     if (a.max_children_per_agent) {
-      SW_RETURN_IF_ERROR(CheckRange(at + "subagents.maxChildrenPerAgent",
-                                    *a.max_children_per_agent, 1, kMaxChildrenLimit));
+      SW_RETURN_IF_ERROR(CheckRange(at + "subagents.maxChildrenPerAgent", *a.max_children_per_agent,
+                                    1, kMaxChildrenLimit));
     }
     for (std::size_t j = 0; j < i; ++j) {
       if (policy.agents[j].id == a.id) {

@@ -185,10 +185,10 @@ struct SessionRecord {
   std::optional<std::string> kind;     // main | group | cron | hook | node | other
   std::optional<std::string> channel;
   std::optional<std::string> label;
-  std::optional<std::string> model;           // the model the gateway runs the session on
+  std::optional<std::string> model;  // the model the gateway runs the session on
   std::optional<std::string> parent_session_key;
-  std::optional<int64_t> context_tokens;      // the model's context window
-  std::optional<int64_t> total_tokens;        // tokens in the context now
+  std::optional<int64_t> context_tokens;  // the model's context window
+  std::optional<int64_t> total_tokens;    // tokens in the context now
   std::optional<bool> sandboxed;
   std::optional<int64_t> created_at_ms;
   std::optional<int64_t> updated_at_ms;
@@ -201,7 +201,7 @@ struct SessionRecord {
   std::optional<int64_t> output_tokens;
   std::optional<int64_t> cache_read_tokens;
   std::optional<int64_t> cache_write_tokens;
-  std::optional<std::string> last_channel;    // the delivery route (DeliveryRoute)
+  std::optional<std::string> last_channel;  // the delivery route (DeliveryRoute)
   std::optional<std::string> last_to;
   std::optional<std::string> last_account_id;
   std::optional<std::string> last_thread_id;
@@ -285,10 +285,10 @@ struct RunRecord {
   std::string result;
   std::string reply;
   int64_t last_steer_at_ms = 0;
-  std::string extra_json;  // tool-specific state, a JSON object (yield results)
-  std::optional<SendRunState> send;    // kind "send"
-  std::optional<SpawnOptions> spawn;   // kind "spawn"
-  DeliveryRoute requester_route;       // where the requester's answers go (at spawn time)
+  std::string extra_json;             // tool-specific state, a JSON object (yield results)
+  std::optional<SendRunState> send;   // kind "send"
+  std::optional<SpawnOptions> spawn;  // kind "spawn"
+  DeliveryRoute requester_route;      // where the requester's answers go (at spawn time)
 };
 
 // Work handed to the gateway through the delivery feed; kept until acknowledged.

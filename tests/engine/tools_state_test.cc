@@ -76,8 +76,8 @@ TEST_F(ToolsStateTest, RunsAndUpstreamLinksRoundTrip) {
 
 TEST_F(ToolsStateTest, TranscriptCarriesProvenanceAndUsageAndReadsFromTheStart) {
   TranscriptMessage task{0, "user", "\"do it\"", "", 0, std::nullopt, std::nullopt};
-  task.provenance = MessageProvenance{"inter_session", "agent:main:main", "sessions_spawn",
-                                      "telegram", "run-1"};
+  task.provenance =
+      MessageProvenance{"inter_session", "agent:main:main", "sessions_spawn", "telegram", "run-1"};
   TranscriptMessage answer{0, "assistant", "\"done\"", "", 0, std::nullopt, std::nullopt};
   answer.usage = TokenUsage{120, 30, 5, 7, 150};
   ASSERT_TRUE(engine_->AppendTranscript(Name("agent:main:subagent:x"), {task, answer}).ok());

@@ -1,6 +1,8 @@
 // The tool policy as configuration: `statewatch serve --config FILE` (flags override the
 // file; a bad file is refused at start with the key's path) and SIGHUP, which applies a new
 // policy to the next tool call on the same, still open connection.
+#include "server/config_reload.h"
+
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -16,7 +18,6 @@
 #include <thread>
 
 #include "http_helpers.h"
-#include "server/config_reload.h"
 #include "test_client.h"
 #include "test_server.h"
 
@@ -159,10 +160,10 @@ TEST_F(ServeConfigTest, FlagsOverrideTheFileAndSighupReloadsIt) {
   std::string config = root_ + "/statewatch.json", port_file = root_ + "/port",
               err = root_ + "/stderr";
   WriteFile(config, R"({"tools": {"profile": "full", "sessions": {"visibility": "self"}}})");
-  Child child = Spawn({"serve", "--data", root_ + "/data", "--listen", "127.0.0.1:0",
-                       "--port-file", port_file, "--manual-clock", std::to_string(kStartMs),
-                       "--config", config, "--visibility", "agent"},
-                      err);
+  Child child = Spawn(
+      {"serve", "--data", root_ + "/data", "--listen", "127.0.0.1:0", "--port-file", port_file,
+       "--manual-clock", std::to_string(kStartMs), "--config", config, "--visibility", "agent"},
+      err);
   ASSERT_GT(child.pid, 0);
   char c;
   while (read(child.stdout_fd, &c, 1) == 1 && c != '\n') {
@@ -172,9 +173,9 @@ TEST_F(ServeConfigTest, FlagsOverrideTheFileAndSighupReloadsIt) {
   PutSession(http, kMain, {{"kind", "main"}});
   PutSession(http, "agent:main:other", {{"kind", "other"}});
   // --visibility agent overrides the file's self: the other session is visible.
-  EXPECT_EQ(Tool(http, "session_status", kMain, json::object{{"sessionKey", "agent:main:other"}})
-                .status,
-            200);
+  EXPECT_EQ(
+      Tool(http, "session_status", kMain, json::object{{"sessionKey", "agent:main:other"}}).status,
+      200);
   EXPECT_EQ(Tool(http, "sessions_spawn", kMain, json::object{{"task", "t"}}).status, 200);
 
   WriteFile(config, R"({"tools": {"profile": "messaging"}})");
@@ -189,9 +190,8 @@ TEST_F(ServeConfigTest, FlagsOverrideTheFileAndSighupReloadsIt) {
   // A broken file is refused and the running policy stays.
   WriteFile(config, R"({"tools": {"profile": "mesaging"}})");
   ASSERT_EQ(kill(child.pid, SIGHUP), 0);
-  ASSERT_TRUE(Eventually([&] {
-    return Slurp(err).find("event=config_reload_refused") != std::string::npos;
-  }));
+  ASSERT_TRUE(Eventually(
+      [&] { return Slurp(err).find("event=config_reload_refused") != std::string::npos; }));
   EXPECT_NE(Slurp(err).find("tools.profile must be minimal, coding, messaging or full"),
             std::string::npos);
   EXPECT_EQ(Tool(http, "sessions_spawn", kMain, json::object{{"task", "t"}}).status, 403);
@@ -204,16 +204,15 @@ TEST_F(ServeConfigTest, FlagsOverrideTheFileAndSighupReloadsIt) {
 TEST_F(ServeConfigTest, ABadFileIsRefusedAtStartWithTheKeyPath) {
   std::string config = root_ + "/bad.json", err = root_ + "/stderr";
   WriteFile(config, R"({"agents": {"list": [{"id": "ops", "subagents": {"maxSpawnDepth": 0}}]}})");
-  Child child = Spawn({"serve", "--data", root_ + "/data", "--listen", "127.0.0.1:0", "--config",
-                       config},
-                      err);
+  Child child = Spawn(
+      {"serve", "--data", root_ + "/data", "--listen", "127.0.0.1:0", "--config", config}, err);
   ASSERT_GT(child.pid, 0);
   EXPECT_EQ(Wait(child.pid), 2);
   close(child.stdout_fd);
-  EXPECT_NE(Slurp(err).find(config +
-                            ": agents.list[0].subagents.maxSpawnDepth must be an integer from 1 "
-                            "to 5 (got 0)"),
-            std::string::npos)
+  EXPECT_NE(
+      Slurp(err).find(config + ": agents.list[0].subagents.maxSpawnDepth must be an integer from 1 "
+                               "to 5 (got 0)"),
+      std::string::npos)
       << Slurp(err);
   EXPECT_FALSE(std::filesystem::exists(root_ + "/data"));  // refused before opening anything
 }

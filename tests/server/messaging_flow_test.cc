@@ -252,14 +252,20 @@ TEST_F(MessagingFlowTest, GatewayRoutesRefuseBadInput) {
 // the route the announcement carries.
 TEST_F(MessagingFlowTest, GatewaySimulationRunsASpawnFromTheTaskDeliveryOptions) {
   StartServer(/*ping_pong_turns=*/0);
-  PutSession(*http_, kA, {{"channel", "discord"}, {"lastChannel", "discord"},
-                          {"lastTo", "channel-1"}, {"lastAccountId", "bot-a"}});
-  ASSERT_EQ(http_->Post("/v1/sessions/" + kA + "/messages",
-                        json::object{{"messages", json::array{
-                            json::object{{"role", "user"}, {"content", "we ship on friday"}},
-                            json::object{{"role", "assistant"}, {"content", "noted"}}}}})
-                .status,
-            200);
+  PutSession(*http_, kA,
+             {{"channel", "discord"},
+              {"lastChannel", "discord"},
+              {"lastTo", "channel-1"},
+              {"lastAccountId", "bot-a"}});
+  ASSERT_EQ(
+      http_
+          ->Post("/v1/sessions/" + kA + "/messages",
+                 json::object{
+                     {"messages",
+                      json::array{json::object{{"role", "user"}, {"content", "we ship on friday"}},
+                                  json::object{{"role", "assistant"}, {"content", "noted"}}}}})
+          .status,
+      200);
   FeedAgent feed(server_->port(), "main");
   ASSERT_TRUE(feed.connected());
   json::object spawned = Ok(Tool(*http_, "sessions_spawn", kA,
@@ -295,13 +301,14 @@ TEST_F(MessagingFlowTest, GatewaySimulationRunsASpawnFromTheTaskDeliveryOptions)
   EXPECT_EQ(messages[2].at("provenance").at("sourceTool"), json::value("sessions_spawn"));
 
   // 3. The gateway opens a thread in the requester's channel and binds the child to it.
-  PutSession(*http_, child, {{"lastChannel", "discord"}, {"lastTo", "channel-1"},
-                             {"lastThreadId", "thread-42"}});
+  PutSession(*http_, child,
+             {{"lastChannel", "discord"}, {"lastTo", "channel-1"}, {"lastThreadId", "thread-42"}});
   // 4. It runs the model and records the answer with its usage.
-  ASSERT_EQ(http_->Post("/v1/sessions/" + child + "/messages",
-                        json::object{{"role", "assistant"},
-                                     {"content", "Release notes: fixes and features."},
-                                     {"usage", json::object{{"input", 900}, {"output", 120}}}})
+  ASSERT_EQ(http_
+                ->Post("/v1/sessions/" + child + "/messages",
+                       json::object{{"role", "assistant"},
+                                    {"content", "Release notes: fixes and features."},
+                                    {"usage", json::object{{"input", 900}, {"output", 120}}}})
                 .status,
             200);
   json::object card = Ok(Tool(*http_, "session_status", kA, json::object{{"sessionKey", child}}));

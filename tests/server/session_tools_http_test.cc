@@ -321,7 +321,8 @@ TEST_F(SessionToolsHttpTest, RegistryNullClearsAndEmptyStringsAreRefused) {
   EXPECT_EQ(cleared.json().at("session").at("lastTo"), json::value("42"));  // the gateway sees it
   HttpResult empty = http_->Request("PUT", "/v1/sessions/" + kMain, R"({"model": ""})");
   EXPECT_EQ(empty.status, 400);
-  EXPECT_EQ(empty.error_message(), R"(model must be a non-empty string, or null to clear it (got ""))");
+  EXPECT_EQ(empty.error_message(),
+            R"(model must be a non-empty string, or null to clear it (got ""))");
   json::value row = Tool(*http_, "sessions_list", kMain, json::object{{"kinds", "main"}}).json();
   std::string text = json::serialize(row);
   EXPECT_EQ(text.find("\"model\""), std::string::npos) << text;
@@ -332,8 +333,8 @@ TEST_F(SessionToolsHttpTest, RegistryNullClearsAndEmptyStringsAreRefused) {
 // error", which hid what was wrong.
 TEST_F(SessionToolsHttpTest, InvalidUtf8IsNamedWithItsOffset) {
   StartServer(tools::Visibility::kTree);
-  HttpResult r = http_->Post("/v1/tools/session_status", std::string("{\"sessionKey\": \"a\xC3\x28\"}"),
-                             As(kMain));
+  HttpResult r = http_->Post("/v1/tools/session_status",
+                             std::string("{\"sessionKey\": \"a\xC3\x28\"}"), As(kMain));
   EXPECT_EQ(r.status, 400);
   EXPECT_EQ(r.error_code(), "invalid_json");
   EXPECT_EQ(r.error_message(), "the request body is not valid UTF-8 (byte 0xC3 at offset 17)");

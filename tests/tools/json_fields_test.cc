@@ -60,14 +60,14 @@ TEST(JsonFieldsTest, IntegerValue) {
       {"12.5", std::nullopt},
       {"9007199254740991", int64_t{9007199254740991}},
       {"-9007199254740991", int64_t{-9007199254740991}},
-      {"9007199254740992", std::nullopt},               // beyond 2^53 - 1: refused, not rounded
+      {"9007199254740992", std::nullopt},  // beyond 2^53 - 1: refused, not rounded
       {"-9007199254740992", std::nullopt},
-      {"18446744073709551615", std::nullopt},           // a uint64 above 2^53 - 1
-      {"9007199254740992.0", std::nullopt},             // a double above 2^53 - 1
+      {"18446744073709551615", std::nullopt},  // a uint64 above 2^53 - 1
+      {"9007199254740992.0", std::nullopt},    // a double above 2^53 - 1
       {"1e300", std::nullopt},
       {R"("42")", 42},
       {R"(" 42\n")", 42},
-      {R"("999999999999999")", int64_t{999999999999999}},  // 15 digits
+      {R"("999999999999999")", int64_t{999999999999999}},    // 15 digits
       {R"("9007199254740991")", int64_t{9007199254740991}},  // 16 digits
       {R"("9007199254740992")", std::nullopt},               // beyond 2^53 - 1
       {R"("10000000000000000")", std::nullopt},              // 17 digits
@@ -107,9 +107,12 @@ TEST(JsonFieldsTest, ReadersAndTheirRefusals) {
     std::vector<Case> cases;
   };
   const Reader readers[] = {
-      {string_of, {{R"({})", ""}, {R"({"v": " a "})", ""}, {R"({"v": 1})", "v must be a string (got 1)"}}},
+      {string_of,
+       {{R"({})", ""}, {R"({"v": " a "})", ""}, {R"({"v": 1})", "v must be a string (got 1)"}}},
       {bool_of,
-       {{R"({"v": ""})", ""}, {R"({"v": true})", ""}, {R"({"v": "true"})", R"(v must be a boolean (got "true"))"}}},
+       {{R"({"v": ""})", ""},
+        {R"({"v": true})", ""},
+        {R"({"v": "true"})", R"(v must be a boolean (got "true"))"}}},
       {int_of,
        {{R"({"v": null})", ""},
         {R"({"v": "20"})", ""},

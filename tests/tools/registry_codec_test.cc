@@ -49,9 +49,9 @@ TEST(RegistryCodecTest, FieldsAreCheckedAndRoundTrip) {
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->parent_session_key, "agent:main:main");  // canonical
   json::object out = tools::SessionRecordToJson(*r);
-  for (const char* field : {"sessionId", "displayName", "modelOverride", "thinking", "runtime",
-                            "inputTokens", "cacheWriteTokens", "lastChannel", "lastTo",
-                            "lastAccountId", "lastThreadId"}) {
+  for (const char* field :
+       {"sessionId", "displayName", "modelOverride", "thinking", "runtime", "inputTokens",
+        "cacheWriteTokens", "lastChannel", "lastTo", "lastAccountId", "lastThreadId"}) {
     EXPECT_TRUE(out.contains(field)) << field;
   }
   EXPECT_FALSE(out.contains("futureField"));

@@ -131,9 +131,8 @@ TEST_F(SpawnDeliveryTest, RunFailedSummariesNameTheOutcome) {
   Call("subagents", kMain, R"({"action": "kill", "target": ")" + killed_run + R"("})");
   ASSERT_TRUE(messaging_->OnRunFinish(late_run, "timeout", "").ok());
   ASSERT_TRUE(messaging_->OnRunFinish(broken_run, "error", "boom").ok());
-  const std::pair<std::string, std::string> expected[] = {{killed, "child run cancelled"},
-                                                          {late, "child run timed out"},
-                                                          {broken, "child run failed"}};
+  const std::pair<std::string, std::string> expected[] = {
+      {killed, "child run cancelled"}, {late, "child run timed out"}, {broken, "child run failed"}};
   for (const auto& [key, summary] : expected) {
     std::vector<Event> events = Journal(key);
     ASSERT_EQ(events.size(), 2u) << key;
@@ -162,19 +161,19 @@ TEST_F(SpawnDeliveryTest, TheCombinedYieldAnnouncementNamesTheRunThatEndedLast) 
 // Regression: a sessions_send message had no size cap (3 MiB went through).
 TEST_F(SpawnDeliveryTest, MessagesAndTasksAreCapped) {
   std::string big(tools::kMaxMessageBytes + 1, 'x');
-  EXPECT_EQ(CallError("sessions_send", kMain,
-                      R"({"sessionKey": "current", "message": ")" + big + R"("})")
-                .message(),
-            "message is too large (81921 bytes, max 81920)");
+  EXPECT_EQ(
+      CallError("sessions_send", kMain, R"({"sessionKey": "current", "message": ")" + big + R"("})")
+          .message(),
+      "message is too large (81921 bytes, max 81920)");
   EXPECT_EQ(CallError("sessions_spawn", kMain, R"({"task": ")" + big + R"("})").message(),
             "task is too large (81921 bytes, max 81920)");
   big.pop_back();
-  EXPECT_EQ(Str(Call("sessions_send", kMain,
-                     R"({"sessionKey": "current", "message": ")" + big +
-                         R"(", "timeoutSeconds": 0})")
-                    .result,
-                "status"),
-            "accepted");
+  EXPECT_EQ(
+      Str(Call("sessions_send", kMain,
+               R"({"sessionKey": "current", "message": ")" + big + R"(", "timeoutSeconds": 0})")
+              .result,
+          "status"),
+      "accepted");
 }
 
 TEST_F(SpawnDeliveryTest, ASentMessageIsMarkedAndKeptWithItsProvenance) {

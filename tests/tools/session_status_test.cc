@@ -137,9 +137,9 @@ TEST_F(SessionStatusTest, UnknownParametersAreRefusedOnEveryTool) {
             "Unknown parameter for session_status: modle (session_status takes sessionKey, "
             "changesSince, model)");
   const std::pair<const char*, const char*> cases[] = {
-      {"sessions_list", "sessions_list"},    {"sessions_history", "sessions_history"},
-      {"sessions_send", "sessions_send"},    {"sessions_spawn", "sessions_spawn"},
-      {"sessions_yield", "sessions_yield"},  {"subagents", "subagents"}};
+      {"sessions_list", "sessions_list"},   {"sessions_history", "sessions_history"},
+      {"sessions_send", "sessions_send"},   {"sessions_spawn", "sessions_spawn"},
+      {"sessions_yield", "sessions_yield"}, {"subagents", "subagents"}};
   for (const auto& [tool, name] : cases) {
     statewatch::Status s = CallError(tool, kMain, R"({"bogus": 1})");
     EXPECT_TRUE(s.IsInvalidArgument()) << tool;

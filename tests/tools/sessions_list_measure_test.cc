@@ -45,8 +45,9 @@ TEST_F(ListMeasure, DISABLED_TenThousandSessions) {
       ASSERT_TRUE(r.ok()) << r.status().ToString();
       rows = r->at("sessions").as_array().size();
     }
-    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
-                                                          start).count() / kRuns;
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                    .count() /
+                kRuns;
     EXPECT_GT(rows, 0u);
     std::printf("sessions_list %s over 10,001 sessions: %.1f ms per call, %zu rows\n", params, ms,
                 rows);

@@ -46,7 +46,8 @@ TEST_F(SessionsListTest, TitlesAndPreviewsAreCleanedOneLineAndBounded) {
       {"role": "assistant", "content": "ok"},
       {"role": "tool", "content": "tool output", "toolName": "bash"},
       {"role": "assistant", "content": [{"type": "text", "text": "Done: key sk-abcdefghijklmnopqrstuvwxyz0123456789 rotated"}]}])");
-  json::object row = Row(List(R"({"includeDerivedTitles": true, "includeLastMessage": true})"), kMain);
+  json::object row =
+      Row(List(R"({"includeDerivedTitles": true, "includeLastMessage": true})"), kMain);
   EXPECT_EQ(Str(row, "derivedTitle"),
             "Plan the migration of the billing database to the new cluste…");
   EXPECT_EQ(Str(row, "lastMessagePreview"), "Done: key [REDACTED] rotated");
@@ -63,7 +64,8 @@ TEST_F(SessionsListTest, StatusChildSessionsAndDisplayName) {
   tools::ToolAnswer killed = Call("sessions_spawn", kMain, R"({"task": "c"})");
   tools::ToolAnswer late = Call("sessions_spawn", kMain, R"({"task": "d"})");
   ASSERT_TRUE(messaging_->OnRunFinish(Str(finished.result, "runId"), "ok", "").ok());
-  Call("subagents", kMain, R"({"action": "kill", "target": ")" + Str(killed.result, "runId") + R"("})");
+  Call("subagents", kMain,
+       R"({"action": "kill", "target": ")" + Str(killed.result, "runId") + R"("})");
   ASSERT_TRUE(messaging_->OnRunFinish(Str(late.result, "runId"), "timeout", "").ok());
   SessionRecord named;
   named.name = Name(kMain);
@@ -123,9 +125,10 @@ TEST_F(SessionsListTest, ActiveMinutesCountsEventsTranscriptsAndDeliveries) {
   for (const std::string& key : {a, b, c}) Register(key);
   clock_->Advance(3 * 3600 * 1000);  // every registry updatedAt is now 3 h old
   EXPECT_EQ(List(R"({"activeMinutes": 60})").at("count"), 0);
-  Human(a);                                           // a recorded event
+  Human(a);                                                 // a recorded event
   Transcript(b, R"([{"role": "user", "content": "hi"}])");  // a transcript append
-  Call("sessions_send", kMain, R"({"sessionKey": "agent:main:c", "message": "x", "timeoutSeconds": 0})");
+  Call("sessions_send", kMain,
+       R"({"sessionKey": "agent:main:c", "message": "x", "timeoutSeconds": 0})");
   json::object active = List(R"({"activeMinutes": 60})");
   EXPECT_EQ(active.at("count"), 3) << json::serialize(active);  // a, b and c
   EXPECT_EQ(Row(active, a).at("updatedAt"), kStart + 3 * 3600 * 1000);
