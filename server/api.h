@@ -5,11 +5,11 @@
 // transport (AcceptWakes decides whether to upgrade).
 //
 // Routes (JSON bodies, camelCase fields as in semantics.md):
-//   POST /v1/tools/session_status | /v1/tools/sessions_list   caller in X-Session-Key
-//                                                             (+ X-Agent-Id for a bare key)
-//   POST /v1/tools/sessions_send | sessions_spawn | subagents | sessions_yield |
-//        sessions_history           through SessionMessaging::CallTool (profiles checked);
-//                                   a waiting sessions_send is *parked* (see ApiResponse)
+//   POST /v1/tools/<tool>                the seven session tools, caller in X-Session-Key
+//                                        (+ X-Agent-Id for a bare key), all through
+//                                        SessionMessaging::CallTool (the caller's tool policy
+//                                        first); a waiting sessions_send is *parked* (see
+//                                        ApiResponse)
 //   GET /v1/deliveries[?agentId=A]       WebSocket feed of deliveries (426 without upgrade)
 //   POST /v1/deliveries/{id}/ack         -> {"acked": true} (404 when unknown)
 //   POST /v1/runs/{runId}/reply {"text"}             -> RunUpdate::ToJson
@@ -18,7 +18,8 @@
 //   POST /v1/upstream-links              create or refresh -> {"link": {...}}
 //   DELETE /v1/upstream-links/{key}      -> {"deleted": true} (404 when none)
 //   POST /v1/events                      one event or an array -> {"events": [...]}
-//   PUT /v1/sessions/{key}               registry upsert -> {"session": {...}}
+//   PUT /v1/sessions/{key}               registry upsert (null clears a field) ->
+//                                        {"session": {...}}
 //   DELETE /v1/sessions/{key}            -> {"deleted": true}
 //   POST /v1/sessions/{key}/reset        removes the cursors it holds -> {"reset": true}
 //   POST /v1/sessions/{key}/messages     appends transcript messages -> {"appended": n}
