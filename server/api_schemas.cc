@@ -49,18 +49,33 @@ const char* ComponentSchemasJson() {
   "events": {"type": "array", "items": {"$ref": "#/components/schemas/ChangeEvent"}},
   "truncated": {"type": "boolean"}, "earliestAvailableSequence": {"type": "integer"},
   "historyGap": {"type": "boolean", "description": "true exactly when changesSince is below the session's prune watermark."}}},
-"SessionUpsert": {"type": "object", "properties": {
+"SessionUpsert": {"type": "object", "description": "A missing field keeps its stored value, null clears it (createdAt/updatedAt: null keeps them); an empty string is refused. Unknown fields are ignored.", "properties": {
   "agentId": {"type": "string", "description": "The agent of a bare key (else ?agentId=, X-Agent-Id, main)."},
-  "sessionId": {"type": "string"}, "kind": {"type": "string", "enum": ["main", "group", "cron", "hook", "node", "other"]},
-  "channel": {"type": "string"}, "label": {"type": "string"}, "model": {"type": "string"},
-  "contextTokens": {"type": "integer", "minimum": 0}, "totalTokens": {"type": "integer", "minimum": 0},
-  "parentSessionKey": {"type": "string", "description": "The spawner: visibility tree is the caller and the sessions whose parent it is."},
-  "sandboxed": {"type": "boolean"}, "createdAt": {"type": "integer"}, "updatedAt": {"type": "integer"}}},
+  "sessionId": {"oneOf": [{"type": "string", "minLength": 1}, {"type": "null"}]}, "kind": {"enum": ["main", "group", "cron", "hook", "node", "other", null]},
+  "channel": {"oneOf": [{"type": "string", "minLength": 1}, {"type": "null"}]}, "label": {"oneOf": [{"type": "string", "minLength": 1}, {"type": "null"}]},
+  "displayName": {"oneOf": [{"type": "string", "minLength": 1}, {"type": "null"}]},
+  "model": {"oneOf": [{"type": "string", "minLength": 1}, {"type": "null"}], "description": "The model the gateway runs the session on."},
+  "modelOverride": {"oneOf": [{"type": "string", "minLength": 1}, {"type": "null"}], "description": "A per-session override (session_status model sets it)."},
+  "thinking": {"enum": ["off", "minimal", "low", "medium", "high", "xhigh", null]},
+  "runtime": {"enum": ["subagent", "acp", null]},
+  "contextTokens": {"oneOf": [{"type": "integer", "minimum": 0}, {"type": "null"}], "description": "The model's context window."},
+  "totalTokens": {"oneOf": [{"type": "integer", "minimum": 0}, {"type": "null"}], "description": "Tokens in the context now."},
+  "inputTokens": {"oneOf": [{"type": "integer", "minimum": 0}, {"type": "null"}]}, "outputTokens": {"oneOf": [{"type": "integer", "minimum": 0}, {"type": "null"}]},
+  "cacheReadTokens": {"oneOf": [{"type": "integer", "minimum": 0}, {"type": "null"}]}, "cacheWriteTokens": {"oneOf": [{"type": "integer", "minimum": 0}, {"type": "null"}]},
+  "parentSessionKey": {"oneOf": [{"type": "string", "minLength": 1}, {"type": "null"}], "description": "The spawner: visibility tree is the caller and the sessions whose parent it is."},
+  "sandboxed": {"oneOf": [{"type": "boolean"}, {"type": "null"}]}, "createdAt": {"oneOf": [{"type": "integer", "minimum": 0}, {"type": "null"}]}, "updatedAt": {"oneOf": [{"type": "integer", "minimum": 0}, {"type": "null"}]},
+  "lastChannel": {"oneOf": [{"type": "string", "minLength": 1}, {"type": "null"}], "description": "The delivery route: where the gateway last posted for this session."},
+  "lastTo": {"oneOf": [{"type": "string", "minLength": 1}, {"type": "null"}]}, "lastAccountId": {"oneOf": [{"type": "string", "minLength": 1}, {"type": "null"}]},
+  "lastThreadId": {"oneOf": [{"type": "string", "minLength": 1}, {"type": "null"}], "description": "Set on a thread-bound child: its announcement goes back to this thread."}}},
 "SessionRecord": {"type": "object", "required": ["sessionKey", "agentId", "kind", "channel", "sandboxed"], "properties": {
   "sessionKey": {"type": "string"}, "agentId": {"type": "string"}, "sessionId": {"type": "string"},
-  "kind": {"type": "string"}, "channel": {"type": "string"}, "label": {"type": "string"}, "model": {"type": "string"},
-  "contextTokens": {"type": "integer"}, "totalTokens": {"type": "integer"}, "parentSessionKey": {"type": "string"},
-  "sandboxed": {"type": "boolean"}, "createdAt": {"type": "integer"}, "updatedAt": {"type": "integer"}}},
+  "kind": {"type": "string"}, "channel": {"type": "string"}, "label": {"type": "string"}, "displayName": {"type": "string"},
+  "model": {"type": "string"}, "modelOverride": {"type": "string"}, "thinking": {"type": "string"}, "runtime": {"type": "string"},
+  "contextTokens": {"type": "integer"}, "totalTokens": {"type": "integer"}, "inputTokens": {"type": "integer"},
+  "outputTokens": {"type": "integer"}, "cacheReadTokens": {"type": "integer"}, "cacheWriteTokens": {"type": "integer"},
+  "parentSessionKey": {"type": "string"},
+  "sandboxed": {"type": "boolean"}, "createdAt": {"type": "integer"}, "updatedAt": {"type": "integer"},
+  "lastChannel": {"type": "string"}, "lastTo": {"type": "string"}, "lastAccountId": {"type": "string"}, "lastThreadId": {"type": "string"}}},
 "SessionAnswer": {"type": "object", "required": ["session"], "properties": {"session": {"$ref": "#/components/schemas/SessionRecord"}}},
 "SessionState": {"type": "object", "required": ["sessionKey", "agentId", "stateVersion"], "properties": {
   "sessionKey": {"type": "string"}, "agentId": {"type": "string"}, "stateVersion": {"type": "integer", "minimum": 0},
@@ -78,7 +93,12 @@ const char* ComponentSchemasJson() {
 "TranscriptMessage": {"type": "object", "required": ["role", "content"], "properties": {
   "role": {"type": "string", "minLength": 1},
   "content": {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "object"}}, {"type": "object"}]},
-  "toolName": {"type": "string"}, "timestamp": {"type": "integer", "minimum": 0}}},
+  "toolName": {"type": "string"}, "timestamp": {"type": "integer", "minimum": 0},
+  "provenance": {"type": "object", "required": ["sourceSessionKey"], "description": "Marks a message another session sent (inter-session data).", "properties": {
+    "sourceSessionKey": {"type": "string", "minLength": 1}, "sourceTool": {"type": "string"}, "sourceChannel": {"type": "string"}, "runId": {"type": "string"}}},
+  "usage": {"type": "object", "description": "Token counts of the model call that produced the message; session_status backfills from the last one.", "properties": {
+    "input": {"type": "integer", "minimum": 0}, "output": {"type": "integer", "minimum": 0}, "cacheRead": {"type": "integer", "minimum": 0},
+    "cacheWrite": {"type": "integer", "minimum": 0}, "total": {"type": "integer", "minimum": 0, "description": "Default input + output."}}}}},
 "TranscriptAppend": {"oneOf": [
   {"type": "object", "required": ["messages"], "properties": {"messages": {"type": "array", "items": {"$ref": "#/components/schemas/TranscriptMessage"}}}},
   {"type": "array", "items": {"$ref": "#/components/schemas/TranscriptMessage"}},
@@ -95,13 +115,27 @@ const char* ComponentSchemasJson() {
 "DrainRequest": {"type": "object", "required": ["watcher"], "properties": {"watcher": {"type": "string"}}},
 "Wake": {"type": "object", "required": ["watcher", "reason", "at"], "description": "One WebSocket text message of GET /v1/wakes.", "properties": {
   "watcher": {"type": "string"}, "reason": {"type": "string"}, "at": {"type": "integer"}}},
-"Provenance": {"type": "object", "required": ["sourceSessionKey", "sourceTool", "isUser"], "properties": {
-  "sourceSessionKey": {"type": "string"}, "sourceTool": {"type": "string"}, "isUser": {"const": false}}},
+"Provenance": {"type": "object", "required": ["kind", "sourceSessionKey", "sourceTool", "isUser"], "properties": {
+  "kind": {"const": "inter_session"}, "sourceSessionKey": {"type": "string"}, "sourceTool": {"type": "string"},
+  "sourceChannel": {"type": "string"}, "runId": {"type": "string"}, "isUser": {"const": false}}},
+"Route": {"type": "object", "description": "Where a gateway posts: the non-empty fields of a session's delivery route.", "properties": {
+  "channel": {"type": "string"}, "to": {"type": "string"}, "accountId": {"type": "string"}, "threadId": {"type": "string"}}},
+"SpawnOptions": {"type": "object", "required": ["runtime", "thread", "sandbox", "context", "depth"], "description": "How to start a spawned run.", "properties": {
+  "runtime": {"type": "string", "enum": ["subagent", "acp"]}, "model": {"type": "string"},
+  "thinking": {"type": "string", "enum": ["off", "minimal", "low", "medium", "high", "xhigh"]},
+  "thread": {"type": "boolean", "description": "Bind the run to a thread; set the child's route to it (lastThreadId) so the announcement goes there."},
+  "sandbox": {"type": "string", "enum": ["inherit", "require"]}, "context": {"type": "string", "enum": ["isolated", "fork"], "description": "fork: the child's transcript already holds the requester's."},
+  "label": {"type": "string"}, "depth": {"type": "integer", "minimum": 1}}},
 "Delivery": {"type": "object", "required": ["deliveryId", "type", "sessionKey", "agentId", "runId", "text", "provenance", "createdAt"],
   "description": "One WebSocket text message of GET /v1/deliveries: work for the gateway to hand to a session.", "properties": {
   "deliveryId": {"type": "integer"}, "type": {"type": "string", "enum": ["message", "task", "steer", "announce"]},
   "sessionKey": {"type": "string"}, "agentId": {"type": "string"}, "runId": {"type": "string"}, "text": {"type": "string"},
-  "provenance": {"$ref": "#/components/schemas/Provenance"}, "createdAt": {"type": "integer"}}},
+  "provenance": {"$ref": "#/components/schemas/Provenance"},
+  "marker": {"type": "string", "description": "message and announce: [Inter-session message] sourceSession=<key> sourceChannel=<channel> sourceTool=<tool> isUser=false"},
+  "prompt": {"type": "string", "description": "message and announce: marker + newline + text, what a gateway that only forwards text hands the model."},
+  "route": {"$ref": "#/components/schemas/Route", "description": "task: the requester's route; announce: where to post it (the bound thread's for a thread-bound run)."},
+  "options": {"$ref": "#/components/schemas/SpawnOptions"},
+  "createdAt": {"type": "integer"}}},
 "AckAnswer": {"type": "object", "required": ["acked", "deliveryId"], "properties": {"acked": {"const": true}, "deliveryId": {"type": "integer"}}},
 "RunReply": {"type": "object", "required": ["text"], "properties": {"text": {"type": "string"}}},
 "RunFinish": {"type": "object", "required": ["status"], "properties": {
@@ -140,32 +174,60 @@ const char* ComponentSchemasJson() {
 "ClockSet": {"type": "object", "required": ["now"], "properties": {"now": {"type": "integer", "minimum": 0, "description": "ms since the epoch; never backwards."}}},
 "Health": {"type": "object", "required": ["status", "version"], "properties": {"status": {"const": "ok"}, "version": {"type": "string"}}},
 "OpenApiDocument": {"type": "object", "required": ["openapi", "info", "paths"]},
-"SessionStatusParams": {"type": "object", "properties": {
-  "sessionKey": {"type": "string", "description": "Default (and \"current\"): the caller. A bare key is of the caller's agent."},
+"SessionStatusParams": {"type": "object", "additionalProperties": false, "properties": {
+  "sessionKey": {"type": "string", "description": "Default (and \"current\"): the caller. A key (a bare one is of the caller's agent) or a registry sessionId."},
   "changesSince": {"oneOf": [{"type": "integer", "minimum": 0}, {"type": "string"}],
-    "description": "A non-negative safe integer or a numeric string; a blank string counts as absent. Anything else: changesSince must be a non-negative integer"}}},
-"SessionStatusAnswer": {"type": "object", "required": ["sessionKey", "agentId", "kind", "stateVersion"], "properties": {
-  "sessionKey": {"type": "string"}, "agentId": {"type": "string"}, "kind": {"type": "string"}, "channel": {"type": "string"},
-  "label": {"type": "string"}, "model": {"type": "string"}, "sessionId": {"type": "string"},
-  "contextTokens": {"type": "integer"}, "totalTokens": {"type": "integer"}, "parentSessionKey": {"type": "string"},
-  "sandboxed": {"type": "boolean"}, "createdAt": {"type": "integer"}, "updatedAt": {"type": "integer"},
+    "description": "A non-negative safe integer or a numeric string; a blank string counts as absent. Anything else: changesSince must be a non-negative integer"},
+  "model": {"type": "string", "description": "Sets the session's model override; \"default\" clears it."}}},
+"SessionStatusAnswer": {"type": "object", "required": ["sessionKey", "agentId", "kind", "channel", "modelOverride", "usage", "sandboxed", "backgroundTasks", "stateVersion"], "properties": {
+  "sessionKey": {"type": "string"}, "agentId": {"type": "string"}, "sessionId": {"type": "string"}, "kind": {"type": "string"},
+  "channel": {"type": "string"}, "label": {"type": "string"}, "displayName": {"type": "string"},
+  "model": {"type": "string", "description": "The override when one is set, else the registry's model."},
+  "modelOverride": {"type": "boolean"}, "defaultModel": {"type": "string", "description": "The registry's model under an override."},
+  "runtime": {"type": "string"}, "thinking": {"type": "string"},
+  "contextTokens": {"type": "integer"}, "totalTokens": {"type": "integer"},
+  "usage": {"type": "object", "required": ["source"], "properties": {
+    "inputTokens": {"type": "integer"}, "outputTokens": {"type": "integer"}, "totalTokens": {"type": "integer"},
+    "cacheReadTokens": {"type": "integer"}, "cacheWriteTokens": {"type": "integer"}, "contextTokens": {"type": "integer"},
+    "contextPercent": {"type": "integer", "description": "totalTokens as a share of the context window."},
+    "source": {"type": "string", "enum": ["registry", "transcript", "registry+transcript", "none"]}}},
+  "parentSessionKey": {"type": "string"}, "sandboxed": {"type": "boolean"}, "createdAt": {"type": "integer"},
+  "updatedAt": {"type": "integer", "description": "The last activity: registry update, journal event or transcript message."},
+  "ageMs": {"type": "integer", "minimum": 0},
+  "activeRun": {"type": "object", "properties": {"runId": {"type": "string"}, "kind": {"type": "string"}, "status": {"type": "string"},
+    "startedAt": {"type": "integer"}, "requesterSessionKey": {"type": "string"}}},
+  "backgroundTasks": {"type": "array", "items": {"type": "object", "properties": {"runId": {"type": "string"}, "sessionKey": {"type": "string"},
+    "label": {"type": "string"}, "runtime": {"type": "string"}, "startedAt": {"type": "integer"}}}},
   "stateVersion": {"type": "integer", "minimum": 0},
   "stateChanges": {"$ref": "#/components/schemas/StateChanges"}}},
-"SessionsListParams": {"type": "object", "properties": {
+"SessionsListParams": {"type": "object", "additionalProperties": false, "properties": {
   "kinds": {"oneOf": [{"type": "array", "items": {"type": "string", "enum": ["main", "group", "cron", "hook", "node", "other"]}},
                       {"type": "string", "enum": ["main", "group", "cron", "hook", "node", "other"]}]},
   "label": {"type": "string"}, "agentId": {"type": "string"}, "search": {"type": "string"},
-  "activeMinutes": {"type": "integer", "minimum": 1}, "limit": {"type": "integer", "minimum": 1},
-  "messageLimit": {"type": "integer", "minimum": 0, "maximum": 20}}},
+  "activeMinutes": {"type": "integer", "minimum": 1, "description": "Any activity within: a registry update, an event, a transcript append, a delivery."},
+  "limit": {"type": "integer", "minimum": 1, "description": "Default 100; at most 200 are applied."},
+  "offset": {"type": "integer", "minimum": 0},
+  "messageLimit": {"type": "integer", "minimum": 0, "maximum": 20},
+  "includeDerivedTitles": {"type": "boolean"}, "includeLastMessage": {"type": "boolean"}}},
 "SessionRow": {"type": "object", "required": ["key", "agentId", "kind", "channel", "updatedAt"], "properties": {
   "key": {"type": "string"}, "agentId": {"type": "string"}, "kind": {"type": "string"}, "channel": {"type": "string"},
-  "label": {"type": "string"}, "model": {"type": "string"}, "contextTokens": {"type": "integer"}, "totalTokens": {"type": "integer"},
-  "updatedAt": {"type": "integer"}, "parentSessionKey": {"type": "string"},
+  "displayName": {"type": "string"}, "label": {"type": "string"}, "model": {"type": "string"},
+  "contextTokens": {"type": "integer"}, "totalTokens": {"type": "integer"},
+  "updatedAt": {"type": "integer", "description": "The last activity."}, "parentSessionKey": {"type": "string"},
   "stateVersion": {"type": "integer", "minimum": 1, "description": "Only when > 0."},
+  "status": {"type": "string", "enum": ["running", "done", "failed", "killed", "timeout"], "description": "A spawned child's latest run."},
+  "childSessions": {"type": "array", "items": {"type": "string"}, "description": "Its visible children."},
+  "derivedTitle": {"type": "string", "description": "With includeDerivedTitles: the first user message, cleaned, one line, 60 characters."},
+  "lastMessagePreview": {"type": "string", "description": "With includeLastMessage: the last user or assistant message, cleaned, one line, 120 characters."},
   "messages": {"type": "array", "items": {"type": "object"}}}},
-"SessionsListAnswer": {"type": "object", "required": ["count", "sessions"], "properties": {
-  "count": {"type": "integer"}, "sessions": {"type": "array", "items": {"$ref": "#/components/schemas/SessionRow"}}}},
-"SessionsHistoryParams": {"type": "object", "required": ["sessionKey"], "properties": {
+"SessionsListAnswer": {"type": "object", "required": ["count", "sessions", "hasMore", "limitApplied"], "properties": {
+  "count": {"type": "integer"}, "sessions": {"type": "array", "items": {"$ref": "#/components/schemas/SessionRow"}},
+  "hasMore": {"type": "boolean"}, "nextOffset": {"type": "integer"}, "limitApplied": {"type": "integer"},
+  "enrichmentOmitted": {"const": true, "description": "Titles, previews and messages were left out to fit 64 KiB."},
+  "truncationReason": {"const": "byte-limit", "description": "Rows were left out to fit 64 KiB; go on at nextOffset."},
+  "visibility": {"type": "object", "properties": {"mode": {"type": "string", "enum": ["self", "tree", "agent"]},
+    "restricted": {"const": true}, "warning": {"type": "string"}}}}},
+"SessionsHistoryParams": {"type": "object", "required": ["sessionKey"], "additionalProperties": false, "properties": {
   "sessionKey": {"type": "string", "description": "A session key or session id; \"current\" = the caller."},
   "limit": {"type": "integer", "minimum": 1}, "includeTools": {"type": "boolean"}}},
 "SessionsHistoryAnswer": {"type": "object", "required": ["sessionKey", "messages", "truncated", "droppedMessages", "contentTruncated", "contentRedacted", "bytes"], "properties": {
@@ -173,28 +235,30 @@ const char* ComponentSchemasJson() {
   "messages": {"type": "array", "items": {"type": "object", "required": ["role", "content"]}},
   "truncated": {"type": "boolean"}, "droppedMessages": {"type": "integer"}, "contentTruncated": {"type": "boolean"},
   "contentRedacted": {"type": "boolean"}, "bytes": {"type": "integer"}}},
-"SessionsSendParams": {"type": "object", "required": ["message"], "properties": {
+"SessionsSendParams": {"type": "object", "required": ["message"], "additionalProperties": false, "properties": {
   "sessionKey": {"type": "string"}, "label": {"type": "string"}, "agentId": {"type": "string"},
-  "message": {"type": "string"}, "timeoutSeconds": {"type": "number", "minimum": 0, "description": "Default 30; 0 = fire and forget."},
+  "message": {"type": "string", "maxLength": 81920, "description": "At most 80 KiB (bytes)."},
+  "timeoutSeconds": {"type": "integer", "minimum": 0, "maximum": 86400, "description": "Default 30; 0 = fire and forget."},
   "watch": {"type": "boolean"}}},
 "SessionsSendAnswer": {"type": "object", "required": ["runId", "status"], "properties": {
   "runId": {"type": "string"}, "status": {"type": "string", "enum": ["accepted", "ok", "timeout", "error", "forbidden"]},
   "reply": {"type": "string"}, "error": {"type": "string"}, "sessionKey": {"type": "string"}, "watched": {"type": "boolean"}}},
-"SessionsSpawnParams": {"type": "object", "required": ["task"], "properties": {
-  "task": {"type": "string"}, "label": {"type": "string"}, "runtime": {"type": "string", "enum": ["subagent", "acp"]},
+"SessionsSpawnParams": {"type": "object", "required": ["task"], "additionalProperties": false, "properties": {
+  "task": {"type": "string", "description": "At most 80 KiB (bytes)."}, "label": {"type": "string", "maxLength": 128}, "runtime": {"type": "string", "enum": ["subagent", "acp"]},
   "agentId": {"type": "string"}, "model": {"type": "string"},
   "thinking": {"type": "string", "enum": ["off", "minimal", "low", "medium", "high", "xhigh"]},
   "thread": {"type": "boolean"}, "sandbox": {"type": "string", "enum": ["inherit", "require"]},
   "context": {"type": "string", "enum": ["isolated", "fork"]}}},
 "SessionsSpawnAnswer": {"type": "object", "required": ["status", "runId", "childSessionKey"], "properties": {
   "status": {"const": "accepted"}, "runId": {"type": "string"}, "childSessionKey": {"type": "string"}}},
-"SessionsYieldParams": {"type": "object", "properties": {"message": {"type": "string"}}},
+"SessionsYieldParams": {"type": "object", "additionalProperties": false, "properties": {"message": {"type": "string"}}},
 "SessionsYieldAnswer": {"type": "object", "required": ["status"], "properties": {
   "status": {"const": "yielded"}, "message": {"type": "string"}, "waitingFor": {"type": "integer"}}},
-"SubagentsParams": {"type": "object", "properties": {
+"SubagentsParams": {"type": "object", "additionalProperties": false, "properties": {
   "action": {"type": "string", "enum": ["list", "steer", "kill"]},
   "target": {"type": "string", "description": "1-based index, label, run id or session key; all (kill only)."},
-  "message": {"type": "string", "maxLength": 4000}}},
+  "message": {"type": "string", "maxLength": 4000},
+  "recentMinutes": {"type": "integer", "minimum": 1, "maximum": 1440}}},
 "SubagentsAnswer": {"type": "object", "required": ["status"], "properties": {
   "status": {"type": "string"}, "action": {"type": "string"}, "text": {"type": "string"},
   "runId": {"type": "string"}, "sessionKey": {"type": "string"}, "killed": {"type": "integer"},

@@ -64,22 +64,46 @@ export interface SessionState {
 
 export type SessionKind = "main" | "group" | "cron" | "hook" | "node" | "other";
 
+export type ThinkingLevel = "off" | "minimal" | "low" | "medium" | "high" | "xhigh";
+export type SpawnRuntime = "subagent" | "acp";
+
+/** A registry upsert: a missing field keeps its stored value, null clears it (createdAt and
+ * updatedAt: null keeps them); an empty string is refused. */
 export interface SessionFields {
   agentId?: string;
-  sessionId?: string;
-  kind?: SessionKind;
-  channel?: string;
-  label?: string;
-  model?: string;
-  contextTokens?: number;
-  totalTokens?: number;
-  parentSessionKey?: string;
-  sandboxed?: boolean;
-  createdAt?: number;
-  updatedAt?: number;
+  sessionId?: string | null;
+  kind?: SessionKind | null;
+  channel?: string | null;
+  label?: string | null;
+  displayName?: string | null;
+  model?: string | null;
+  /** A per-session override (session_status `model` sets it). */
+  modelOverride?: string | null;
+  thinking?: ThinkingLevel | null;
+  runtime?: SpawnRuntime | null;
+  /** The model's context window. */
+  contextTokens?: number | null;
+  /** Tokens in the context now. */
+  totalTokens?: number | null;
+  inputTokens?: number | null;
+  outputTokens?: number | null;
+  cacheReadTokens?: number | null;
+  cacheWriteTokens?: number | null;
+  parentSessionKey?: string | null;
+  sandboxed?: boolean | null;
+  createdAt?: number | null;
+  updatedAt?: number | null;
+  /** The delivery route: where the gateway last posted for this session. */
+  lastChannel?: string | null;
+  lastTo?: string | null;
+  lastAccountId?: string | null;
+  /** Set on a thread-bound child: its announcement goes back to this thread. */
+  lastThreadId?: string | null;
 }
 
-export interface SessionRecord extends Omit<SessionFields, "kind"> {
+type NonNullFields<T> = { [K in keyof T]?: Exclude<T[K], null> };
+
+export interface SessionRecord extends NonNullFields<Omit<SessionFields, "kind">> {
   sessionKey: string;
   agentId: string;
   kind: string;
@@ -92,6 +116,10 @@ export interface TranscriptMessage {
   content: string | Array<Record<string, unknown>>;
   toolName?: string;
   timestamp?: number;
+  /** Marks a message another session sent (inter-session data). */
+  provenance?: { sourceSessionKey: string; sourceTool?: string; sourceChannel?: string; runId?: string };
+  /** Token counts of the model call that produced the message (total defaults to input + output). */
+  usage?: { input?: number; output?: number; cacheRead?: number; cacheWrite?: number; total?: number };
 }
 
 export interface Notice {
@@ -115,6 +143,28 @@ export interface Wake {
   at: number;
 }
 
+/** Where a gateway posts: the non-empty fields of a session's delivery route. */
+export interface Route {
+  channel?: string;
+  to?: string;
+  accountId?: string;
+  threadId?: string;
+}
+
+/** How to start a spawned run (a task delivery's options). */
+export interface SpawnOptions {
+  runtime: SpawnRuntime;
+  model?: string;
+  thinking?: ThinkingLevel;
+  /** Bind the run to a thread; the announcement goes back to it. */
+  thread: boolean;
+  sandbox: "inherit" | "require";
+  /** fork: the child's transcript already holds the requester's. */
+  context: "isolated" | "fork";
+  label?: string;
+  depth: number;
+}
+
 export interface Delivery {
   deliveryId: number;
   type: "message" | "task" | "steer" | "announce";
@@ -122,7 +172,22 @@ export interface Delivery {
   agentId: string;
   runId: string;
   text: string;
-  provenance: { sourceSessionKey: string; sourceTool: string; isUser: false };
+  provenance: {
+    kind: "inter_session";
+    sourceSessionKey: string;
+    sourceTool: string;
+    sourceChannel?: string;
+    runId?: string;
+    isUser: false;
+  };
+  /** message and announce: `[Inter-session message] sourceSession=... isUser=false`. */
+  marker?: string;
+  /** message and announce: marker + newline + text, for a gateway that only forwards text. */
+  prompt?: string;
+  /** task: the requester's route; announce: where to post it. */
+  route?: Route;
+  /** task: how to start the run. */
+  options?: SpawnOptions;
   createdAt: number;
 }
 
@@ -189,21 +254,47 @@ export interface Health {
 // ---- session tools -------------------------------------------------------------------------
 
 export interface SessionStatusParams {
+  /** Default (and "current"): the caller; a key or a registry session id. */
   sessionKey?: string;
   changesSince?: number | string;
+  /** Sets the session's model override; "default" clears it. */
+  model?: string;
+}
+export interface SessionUsage {
+  inputTokens?: number;
+  outputTokens?: number;
+  totalTokens?: number;
+  cacheReadTokens?: number;
+  cacheWriteTokens?: number;
+  contextTokens?: number;
+  /** totalTokens as a share of the context window. */
+  contextPercent?: number;
+  source: "registry" | "transcript" | "registry+transcript" | "none";
 }
 export interface SessionStatusAnswer extends SessionState {
-  kind: string;
-  channel?: string;
-  label?: string;
-  model?: string;
   sessionId?: string;
+  kind: string;
+  channel: string;
+  label?: string;
+  displayName?: string;
+  /** The override when one is set, else the registry's model. */
+  model?: string;
+  modelOverride: boolean;
+  /** The registry's model under an override. */
+  defaultModel?: string;
+  runtime?: string;
+  thinking?: string;
   contextTokens?: number;
   totalTokens?: number;
+  usage: SessionUsage;
   parentSessionKey?: string;
-  sandboxed?: boolean;
+  sandboxed: boolean;
   createdAt?: number;
+  /** The last activity: registry update, journal event or transcript message. */
   updatedAt?: number;
+  ageMs?: number;
+  activeRun?: { runId?: string; kind?: string; status?: string; startedAt?: number; requesterSessionKey?: string };
+  backgroundTasks: Array<{ runId?: string; sessionKey?: string; label?: string; runtime?: string; startedAt?: number }>;
 }
 
 export interface SessionsListParams {
@@ -211,27 +302,50 @@ export interface SessionsListParams {
   label?: string;
   agentId?: string;
   search?: string;
+  /** Any activity within: a registry update, an event, a transcript append, a delivery. */
   activeMinutes?: number;
+  /** Default 100; at most 200 are applied. */
   limit?: number;
+  offset?: number;
   messageLimit?: number;
+  includeDerivedTitles?: boolean;
+  includeLastMessage?: boolean;
 }
 export interface SessionRow {
   key: string;
   agentId: string;
   kind: string;
   channel: string;
+  displayName?: string;
   label?: string;
   model?: string;
   contextTokens?: number;
   totalTokens?: number;
+  /** The last activity. */
   updatedAt: number;
   parentSessionKey?: string;
   stateVersion?: number;
+  /** A spawned child's latest run. */
+  status?: "running" | "done" | "failed" | "killed" | "timeout";
+  /** Its visible children. */
+  childSessions?: string[];
+  /** With includeDerivedTitles: the first user message, cleaned, one line, 60 characters. */
+  derivedTitle?: string;
+  /** With includeLastMessage: the last user or assistant message, cleaned, one line, 120 characters. */
+  lastMessagePreview?: string;
   messages?: Array<Record<string, unknown>>;
 }
 export interface SessionsListAnswer {
   count: number;
   sessions: SessionRow[];
+  hasMore: boolean;
+  nextOffset?: number;
+  limitApplied: number;
+  /** Titles, previews and messages were left out to fit 64 KiB. */
+  enrichmentOmitted?: true;
+  /** Rows were left out to fit 64 KiB; go on at nextOffset. */
+  truncationReason?: "byte-limit";
+  visibility?: { mode: "self" | "tree" | "agent"; restricted?: true; warning?: string };
 }
 
 export interface SessionsHistoryParams {
@@ -254,6 +368,7 @@ export interface SessionsSendParams {
   sessionKey?: string;
   label?: string;
   agentId?: string;
+  /** At most 80 KiB (bytes). */
   message: string;
   /** Default 30; 0 = fire and forget. */
   timeoutSeconds?: number;
@@ -269,12 +384,13 @@ export interface SessionsSendAnswer {
 }
 
 export interface SessionsSpawnParams {
+  /** At most 80 KiB (bytes). */
   task: string;
   label?: string;
-  runtime?: "subagent" | "acp";
+  runtime?: SpawnRuntime;
   agentId?: string;
   model?: string;
-  thinking?: "off" | "minimal" | "low" | "medium" | "high" | "xhigh";
+  thinking?: ThinkingLevel;
   thread?: boolean;
   sandbox?: "inherit" | "require";
   context?: "isolated" | "fork";
@@ -298,6 +414,8 @@ export interface SubagentsParams {
   action?: "list" | "steer" | "kill";
   target?: string;
   message?: string;
+  /** 1..1440 */
+  recentMinutes?: number;
 }
 export interface SubagentsAnswer {
   status: string;

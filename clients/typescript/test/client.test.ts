@@ -93,6 +93,8 @@ describe("statewatch-client", () => {
     assert.equal(delivery.type, "message");
     assert.equal(delivery.text.includes("status?"), true);
     assert.equal(delivery.provenance.isUser, false);
+    assert.equal(delivery.marker?.includes(`sourceSession=${PARENT}`), true);
+    assert.equal(delivery.prompt?.startsWith("[Inter-session message]"), true);
     await sw.ackDelivery(delivery.deliveryId);
     controller.abort();
     await assert.rejects(waiting, (e: unknown) => e instanceof StatewatchError && e.code === "aborted");
@@ -109,9 +111,19 @@ describe("statewatch-client", () => {
 
   test("every tool has a typed call", async () => {
     const me = sw.as(PARENT);
-    assert.ok((await me.sessionsList({ limit: 10 })).count >= 2);
+    const listed = await me.sessionsList({ limit: 10 });
+    assert.ok(listed.count >= 2);
+    assert.equal(listed.hasMore, false);
+    assert.equal(listed.limitApplied, 10);
+    const card = await me.sessionStatus();
+    assert.equal(card.modelOverride, false);
+    assert.equal(typeof card.usage.source, "string");
+    // Earlier tests' inter-session messages are in the transcript too (with their provenance).
+    const before = (await me.sessionsHistory({ sessionKey: PARENT })).messages.length;
     await sw.appendMessages(PARENT, [{ role: "user", content: "hello" }]);
-    assert.equal((await me.sessionsHistory({ sessionKey: PARENT })).messages.length, 1);
+    const history = (await me.sessionsHistory({ sessionKey: PARENT })).messages;
+    assert.equal(history.length, before + 1);
+    assert.equal(history[history.length - 1].content, "hello");
     const spawned = await me.sessionsSpawn({ task: "look around", label: "scout" });
     assert.equal(spawned.status, "accepted");
     assert.equal((await me.subagents({ action: "list" })).status, "ok");
