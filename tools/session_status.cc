@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "statewatch/session_key.h"
 #include "tools/json_codec.h"
 #include "tools/json_fields.h"
 #include "tools/registry_codec.h"
@@ -36,11 +37,18 @@ Result<StatusParams> ReadStatusParams(const json::object& params) {
 
 // The session the card is about: the caller, or what sessionKey names (a key or a
 // sessionId, like sessions_history), with the byte-exact refusal of §9 when it names none.
-Result<SessionName> StatusTarget(const Engine& engine, const SessionName& caller,
-                                 const StatusParams& p) {
+// An unknown agent-scoped key the caller may not see gets the visibility refusal instead, so
+// that the answer never tells a caller whether a session outside its visibility exists (a
+// bare reference may be a sessionId, which has no tree to check).
+Result<SessionName> StatusTarget(const Engine& engine, const SessionToolsOptions& options,
+                                 const SessionName& caller, const StatusParams& p) {
   if (!p.session_key) return caller;
   auto target = ResolveSessionReference(engine, caller, *p.session_key);
   if (target.ok() || target.status().code() != Status::Code::kNotFound) return target;
+  auto named = ResolveSession(Trim(*p.session_key), "", caller.agent_id);
+  if (named.ok() && named->session_key.rfind("agent:", 0) == 0) {
+    SW_RETURN_IF_ERROR(CheckSessionAccess(engine, options, SessionAction::kStatus, caller, *named));
+  }
   return Status::NotFound("Unknown sessionKey: " + *p.session_key);
 }
 
@@ -160,7 +168,7 @@ Result<json::object> SessionStatus(Engine& engine, const SessionToolsOptions& op
   try {
     auto p = ReadStatusParams(params);
     if (!p.ok()) return p.status();
-    auto target = StatusTarget(engine, caller, *p);
+    auto target = StatusTarget(engine, options, caller, *p);
     if (!target.ok()) return target.status();
     SW_RETURN_IF_ERROR(
         CheckSessionAccess(engine, options, SessionAction::kStatus, caller, *target));

@@ -131,6 +131,22 @@ TEST_F(SessionStatusTest, SessionKeyTakesASessionIdLikeHistory) {
             "Unknown sessionKey: sid-nobody");
 }
 
+// Regression: an unknown key outside the caller's tree answered "Unknown sessionKey", telling
+// the caller which sessions of other trees exist; it gets the visibility refusal first.
+TEST_F(SessionStatusTest, AnUnknownKeyOutsideTheTreeIsRefusedAsNotVisible) {
+  Status refused = CallError("session_status", kMain, R"({"sessionKey": "agent:main:nope"})");
+  EXPECT_EQ(refused.message(),
+            "Session status visibility is restricted to the current session tree "
+            "(tools.sessions.visibility=tree).");
+  EXPECT_FALSE(refused.IsNotFound());
+  // Where the caller may see the key (visibility=agent), the unknown key is named.
+  options_messaging_.sessions.visibility = tools::Visibility::kAgent;
+  OpenMessaging();
+  Status unknown = CallError("session_status", kMain, R"({"sessionKey": "agent:main:nope"})");
+  EXPECT_TRUE(unknown.IsNotFound());
+  EXPECT_EQ(unknown.message(), "Unknown sessionKey: agent:main:nope");
+}
+
 // Regression: unknown parameters were ignored, so a misspelt option silently did nothing.
 TEST_F(SessionStatusTest, UnknownParametersAreRefusedOnEveryTool) {
   EXPECT_EQ(CallError("session_status", kMain, R"({"modle": "x"})").message(),
