@@ -340,6 +340,8 @@ TEST_F(SessionToolsHttpTest, InvalidUtf8IsNamedWithItsOffset) {
   EXPECT_EQ(r.error_message(), "the request body is not valid UTF-8 (byte 0xC3 at offset 17)");
 }
 
+// Regression (over HTTP): {"model": "claude-x"} answered 200 and changed nothing; the card
+// now shows the override and "default" clears it.
 TEST_F(SessionToolsHttpTest, SessionStatusSetsAndClearsTheModelOverride) {
   StartServer(tools::Visibility::kTree);
   HttpResult set = Tool(*http_, "session_status", kMain, json::object{{"model", "haiku"}});

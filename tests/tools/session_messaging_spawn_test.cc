@@ -158,7 +158,8 @@ TEST_F(SpawnDeliveryTest, TheCombinedYieldAnnouncementNamesTheRunThatEndedLast) 
             R"({"channel":"discord","to":"channel-1","accountId":"bot-a"})");
 }
 
-// Regression: a sessions_send message had no size cap (3 MiB went through).
+// Regression: a sessions_send message had no size cap (3 MiB went through); both a message
+// and a task are now refused past 80 KiB, the history view's bound.
 TEST_F(SpawnDeliveryTest, MessagesAndTasksAreCapped) {
   std::string big(tools::kMaxMessageBytes + 1, 'x');
   EXPECT_EQ(
