@@ -14,28 +14,14 @@ using storage::Family;
 
 namespace {
 
-// Compaction drops what the row-cap mark already deleted (see EngineImpl::row_cap_mark).
+// Compaction drops the journal rows the row-cap mark covers once a checkpoint holds the mark
+// (EngineImpl::durable_cap_mark_).
 void InstallDropFilters(const std::shared_ptr<std::atomic<uint64_t>>& mark,
                         storage::StoreOptions* so) {
   so->drop_filters[Family::kJournal] = [mark](std::string_view key, std::string_view) {
     auto k = storage::ParseJournalKey(key);
     return k && k->sequence <= mark->load(std::memory_order_acquire);
   };
-  so->drop_filters[Family::kBySeq] = [mark](std::string_view key, std::string_view) {
-    auto seq = storage::ParseSequenceKey(storage::kBySeqTag, key);
-    return seq && *seq <= mark->load(std::memory_order_acquire);
-  };
-  so->drop_filters[Family::kDedupe] = [mark](std::string_view, std::string_view value) {
-    auto d = DecodeDedupe(value);
-    return d.ok() && d->sequence <= mark->load(std::memory_order_acquire);
-  };
-}
-
-std::string NameIndexKey(const SessionName& n) {
-  std::string k = n.agent_id;
-  k.push_back('\0');
-  k.append(n.session_key);
-  return k;
 }
 
 }  // namespace
@@ -69,94 +55,14 @@ EngineImpl::EngineImpl(const EngineOptions& options, std::unique_ptr<storage::St
       store_(std::move(store)),
       kinds_(options.kinds),
       wakes_(options.wake_window_ms),
+      group_(*store_),
       durable_cap_mark_(std::move(durable_cap_mark)) {}
 
 EngineImpl::~EngineImpl() = default;
 
-Status EngineImpl::LoadProjections(projections::ProjectionState& state, Family family) const {
-  auto it = store_->NewIterator(family);
-  for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    std::string_view k = it->key();
-    if (auto ref = storage::ParseSessionKeyed(storage::kHeadTag, k)) {
-      auto h = DecodeHead(it->value());
-      if (!h.ok()) return h.status();
-      state.LoadHead(*ref, *h);
-    } else if (auto ck = storage::ParseCursorKey(k)) {
-      auto c = DecodeCursor(it->value());
-      if (!c.ok()) return c.status();
-      state.LoadCursor(projections::CursorId{ck->watcher, ck->target}, *c);
-    }
-  }
-  return it->status();
-}
-
-Status EngineImpl::Load() {
-  std::unique_lock lock(state_mu_);
-  auto meta = store_->Get(Family::kMeta, storage::MetaKey());
-  if (!meta.ok()) return meta.status();
-  meta_ = MetaRec{};
-  if (meta->has_value()) {
-    auto m = DecodeMeta(**meta);
-    if (!m.ok()) return m.status();
-    meta_ = *m;
-  }
-  refs_by_name_.clear();
-  names_by_ref_.clear();
-  subagent_refs_.clear();
-  auto it = store_->NewIterator(Family::kRefs, std::string(1, storage::kRefTag),
-                                std::string(1, storage::kRefTag + 1));
-  for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    auto ref = storage::ParseSessionKeyed(storage::kRefTag, it->key());
-    auto name = DecodeSessionName(it->value());
-    if (!ref || !name.ok()) return Status::Corruption("bad refs entry");
-    refs_by_name_[NameIndexKey(*name)] = *ref;
-    RememberName(*ref, *name);
-  }
-  SW_RETURN_IF_ERROR(it->status());
-  state_.Clear();
-  SW_RETURN_IF_ERROR(LoadProjections(state_, Family::kHeads));
-  SW_RETURN_IF_ERROR(LoadProjections(state_, Family::kCursors));
-  durable_cap_mark_->store(meta_.row_cap_mark, std::memory_order_release);
-  rows_.clear();
-  auto rows = store_->NewIterator(Family::kBySeq, storage::BySeqKey(meta_.row_cap_mark + 1),
-                                  std::string(1, storage::kBySeqTag + 1));
-  for (rows->SeekToFirst(); rows->Valid(); rows->Next()) {
-    auto seq = storage::ParseSequenceKey(storage::kBySeqTag, rows->key());
-    auto rec = DecodeRowIndex(rows->value());
-    if (!seq || !rec.ok()) return Status::Corruption("bad by_seq entry");
-    rows_.emplace_hint(rows_.end(), *seq, std::move(*rec));
-  }
-  return rows->status();
-}
-
-SessionRef EngineImpl::FindRef(const SessionName& name) const {
-  auto it = refs_by_name_.find(NameIndexKey(name));
-  return it == refs_by_name_.end() ? SessionRef{} : it->second;
-}
-
 const SessionName* EngineImpl::NameOf(SessionRef ref) const {
   auto it = names_by_ref_.find(ref.value);
   return it == names_by_ref_.end() ? nullptr : &it->second;
-}
-
-void EngineImpl::RememberName(SessionRef ref, const SessionName& name) {
-  names_by_ref_[ref.value] = name;
-  auto parsed = ParseSessionKey(name.session_key);
-  if (parsed.ok() && IsSubagentKey(*parsed)) subagent_refs_.insert(ref.value);
-}
-
-SessionRef EngineImpl::Intern(const SessionName& name, Group& g) {
-  std::string k = NameIndexKey(name);
-  auto it = refs_by_name_.find(k);
-  if (it != refs_by_name_.end()) return it->second;
-  SessionRef ref{++meta_.last_ref};
-  refs_by_name_.emplace(std::move(k), ref);
-  RememberName(ref, name);
-  std::string raw_ref;
-  storage::PutFixed64BE(&raw_ref, ref.value);
-  g.batch.Put(Family::kRefs, storage::NameKey(name.agent_id, name.session_key), raw_ref);
-  g.batch.Put(Family::kRefs, storage::RefKey(ref), EncodeSessionName(name));
-  return ref;
 }
 
 // ---- reads ----------------------------------------------------------------------------------
@@ -298,7 +204,7 @@ Result<EngineStats> EngineImpl::Stats() const {
     s.cursors = state_.cursor_count();
     s.pending_notices = state_.pending_count();
     s.last_sequence = meta_.last_sequence;
-    s.log_records_since_checkpoint = meta_.log_records_since_checkpoint;
+    s.log_records_since_checkpoint = meta_.last_sequence - meta_.checkpoint_sequence;
     s.events_recorded = counters_.events_recorded.load();
     s.notices_opened = counters_.notices_opened.load();
     s.rows_pruned = counters_.rows_pruned.load();

@@ -1,19 +1,29 @@
 // EngineImpl: the Engine behind include/statewatch/engine.h.
 //
-// Write path (architecture.md §3). Every mutation is a Command. Callers queue their
-// commands; the caller at the front of the queue becomes the leader, takes up to
-// max_group_commands queued commands (group commit), applies them one after another to the
-// in-memory projections through the folds, gathers every change in one storage::Batch and
-// writes it once (fsync under Durability::kSync). Then each caller learns its result, and
-// the wakes of the notices that opened are published — never before the batch is durable.
+// The log is the one durable truth (docs/design.md, "The log-centric core"). Every mutation
+// is a Command. Callers queue their commands; the caller at the front of the queue becomes
+// the leader and takes the commands queued behind it (group commit). For the group it
+//   1. builds, without any lock readers wait on: the journal rows and side-table writes in
+//      one storage::Batch, and one compact GroupRecord (engine/records.h) saying what the
+//      group does to the projections — sequences are assigned here;
+//   2. appends the record with the batch as its keyed writes through log::LogBackend (the
+//      local RocksDB log: one WAL write, fsynced under Durability::kSync);
+//   3. only then folds the record into the in-memory projections under a brief exclusive
+//      lock (projections/log_fold.h), answers the callers and publishes wakes.
+// Readers take state_mu_ shared and so only ever see durable state, and never wait for an
+// fsync. A failed append changes nothing in memory; it makes every later write fail
+// (sticky) except a full disk, which is retryable.
 //
-// The leader holds state_mu_ exclusively from the first fold until the batch is durable, so
-// readers (which take it shared) only ever see durable state; they wait at most for one
-// group commit. On a failed write the in-memory state is reloaded from the store and every
-// later write fails (sticky error); reads go on.
+// The projections (heads, watermarks, cursors, pending index, meta counters) are persisted
+// by checkpoints: the keys changed since the last one, with the log position they cover, in
+// one batch; the log before it is then purged. Opening loads the checkpoint and folds the log
+// after it. The journal's global-order index (rows_) and the dedupe index are rebuilt from the
+// journal rows themselves.
 //
-// Files: engine_impl.cc (open, load, reads), commit.cc (commands and group commit),
-// retention.cc (pruning), verify.cc (checkpoint, verify, rebuild).
+// Files: engine_impl.cc (open, load, reads), commit.cc (the queue, group commit, the fold),
+// commands.cc (building each command; the public write methods), retention.cc (pruning),
+// checkpoint.cc (checkpoint, replay, format migration), verify.cc (verify, rebuild),
+// session_registry.cc and tools_state.cc (side tables through kAux).
 #ifndef STATEWATCH_ENGINE_ENGINE_IMPL_H_
 #define STATEWATCH_ENGINE_ENGINE_IMPL_H_
 
@@ -21,18 +31,20 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
+#include <variant>
 #include <vector>
 
 #include "engine/event_validation.h"
 #include "engine/records.h"
 #include "engine/wake_scheduler.h"
+#include "log/log_backend.h"
 #include "projections/projection_state.h"
 #include "statewatch/engine.h"
 #include "storage/store.h"
@@ -49,40 +61,53 @@ Result<std::unique_ptr<Engine>> OpenEngineWithHooks(const EngineOptions& options
 
 struct AuxContext;
 
-// One queued mutation and, once done, its result.
-struct Command {
-  enum class Type {
-    kRecord,
-    kWatch,
-    kAck,
-    kReset,
-    kDelete,
-    kPrune,
-    kSweep,
-    kVerify,
-    kRebuild,
-    kUpsertSession,
-    kAux
-  };
-  Type type = Type::kRecord;
-  // inputs
-  std::vector<PreparedEvent> events;  // kRecord
-  SessionName watcher;                // kWatch, kAck, kReset
-  SessionName target;                 // kWatch, kDelete
-  std::vector<SessionName> targets;   // kAck (ignored when ack_all)
-  bool ack_all = false;               // kAck: drain every pending notice
-  SessionRecord session_record;       // kUpsertSession
-  // kAux: a side-table change (transcripts, runs, deliveries, upstream links) made inside the
-  // commit group; it may intern names and read the store.
-  std::function<Status(struct AuxContext&)> aux;
-  // outputs
-  Status status;
-  std::vector<RecordResult> records;
+// ---- commands: inputs and, once done, outputs ----
+struct RecordCmd {
+  std::vector<PreparedEvent> events;
+  std::vector<RecordResult> results;
+};
+struct WatchCmd {
+  SessionName watcher, target;
   bool watched = false;
-  std::vector<Notice> notices;
-  PruneStats prune;
-  uint64_t count = 0;
-  VerifyReport verify;
+};
+struct AckCmd {
+  SessionName watcher;
+  std::vector<SessionName> targets;  // ignored when all
+  bool all = false;                  // drain: every pending notice
+  std::vector<Notice> notices;       // drain: what was acknowledged
+};
+struct ResetCmd {
+  SessionName watcher;
+};
+struct DeleteCmd {
+  SessionName target;
+};
+struct PruneCmd {
+  PruneStats stats;
+};
+struct SweepCmd {
+  uint64_t pending = 0;
+};
+struct VerifyCmd {
+  bool replace = false;  // Rebuild
+  VerifyReport report;
+};
+struct UpsertCmd {
+  SessionRecord record;
+};
+// A side-table change (transcripts, runs, deliveries, upstream links) made inside the commit
+// group; it may intern names and read the store.
+struct AuxCmd {
+  std::function<Status(AuxContext&)> fn;
+};
+
+struct Command {
+  template <typename Op>
+  explicit Command(Op op) : op(std::move(op)) {}
+  std::variant<RecordCmd, WatchCmd, AckCmd, ResetCmd, DeleteCmd, PruneCmd, SweepCmd, VerifyCmd,
+               UpsertCmd, AuxCmd>
+      op;
+  Status status;
   // queue bookkeeping
   bool done = false;
   std::condition_variable cv;
@@ -94,7 +119,8 @@ class EngineImpl final : public Engine {
              std::shared_ptr<std::atomic<uint64_t>> durable_cap_mark);
   ~EngineImpl() override;
 
-  Status Load();  // reads meta, names, projections into memory
+  // Reads the checkpoint, folds the log after it, rebuilds the row and dedupe indexes.
+  Status Load();
 
   Status Start() override;
   Result<RecordResult> Record(const EventInput& input) override;
@@ -146,104 +172,154 @@ class EngineImpl final : public Engine {
   Status ForEachEvent(const std::function<Status(const Event&)>& fn) const override;
   const Clock& clock() const override { return *clock_; }
 
+  // Tests: commands waiting in the commit queue (including the one being committed).
+  std::size_t TEST_QueueLength();
+
  private:
-  // The batch being built by the leader for one commit group.
-  struct Group {
-    explicit Group(const storage::Store& store) : batch(store) {}
-    storage::Batch batch;
-    int64_t now = 0;
-    projections::FoldEffects fx;
-    std::unordered_map<std::string, Event> new_events;  // by dedupe key, for replies
-    struct NewRow {
-      SessionRef session;
-      Sequence sequence;
-    };
-    std::vector<NewRow> new_rows;  // journal rows added this group
-    uint64_t rows_pruned = 0;      // counted for Stats() once durable
-    uint64_t cursors_expired = 0;
-    std::unordered_map<uint64_t, SessionRecord> new_sessions;  // registry entries this group
+  // One retained journal row, in global order (rows_).
+  struct RowEntry {
+    Sequence sequence = 0;
+    SessionRef session;  // 0: deleted (a tombstone until it reaches the front)
+    int64_t occurred_at = 0;
+    std::string dedupe_key;
   };
 
-  // ---- commit.cc ----
+  // The commit group being built by the leader. One per engine, reused: its buffers keep
+  // their capacity from group to group. Touched by the leader only.
+  struct Group {
+    explicit Group(const storage::Store& store) : batch(store) {}
+    void Reset(int64_t now, const MetaRec& meta);
+    storage::Batch batch;  // journal rows and side-table writes (the record's keyed writes)
+    GroupRec rec;          // the group's log record
+    MetaRec meta;          // the counters as this group leaves them
+    int64_t now = 0;
+    // The events' fold inputs, for the live fold (replay reads them from the rows).
+    struct NewEvent {
+      SessionRef session;
+      Sequence sequence = 0;
+      bool notifies = false, seeds_cursor = false;
+      SessionRef actor;
+      uint32_t watchers_begin = 0, watchers_end = 0;  // into `watchers`
+      int64_t occurred_at = 0;
+      const std::string* dedupe_key = nullptr;  // owned by the command
+    };
+    std::vector<NewEvent> events;
+    std::vector<SessionRef> watchers;
+    std::unordered_map<std::string_view, const Event*> new_dedupe;  // this group's keys
+    std::unordered_map<std::string, SessionRef> new_refs;           // names interned here
+    std::vector<std::pair<SessionRef, SessionName>> new_names;
+    std::unordered_map<uint64_t, SessionRecord> new_sessions;  // registry entries this group
+    std::vector<Sequence> deleted_rows;  // rows deleted by key (age pass, session delete)
+    uint64_t rows_pruned = 0;
+    PruneStats* prune_stats = nullptr;  // the group's PruneCmd, if any
+    SweepCmd* sweep = nullptr;          // the group's SweepCmd, if any
+    projections::FoldEffects fx;
+    EventEncoder event_encoder;
+    GroupEncoder group_encoder;
+  };
+
+  // ---- commit.cc: the queue, group commit, the fold ----
   Status Execute(Command& cmd);
-  // OK when writes may go ahead; otherwise why not (FailedPrecondition after a failed
-  // durable write, NoSpace while the disk stays full). Tries to resume after NoSpace.
   Status WritableLocked();
-  // Records a failed store write: NoSpace is retryable, anything else sticky.
   void NoteWriteFailureLocked(const Status& st);
   void RunGroup(const std::vector<Command*>& group);
-  void ApplyCommand(Command& cmd, Group& g);
-  void ApplyRecord(Command& cmd, Group& g);
-  Status ApplyOneEvent(PreparedEvent& pe, Group& g, RecordResult* out);
-  void ApplyWatch(Command& cmd, Group& g);
-  void ApplyAck(Command& cmd, Group& g);
-  void ApplyReset(Command& cmd, Group& g);
-  void ApplyDelete(Command& cmd, Group& g);
-  void ApplySweep(Command& cmd, Group& g);
-  void ApplyUpsertSession(Command& cmd, Group& g);
+  Status BuildCommand(Command& cmd);
+  Status CommitGroup();
+  void FoldGroupLocked();
+  void FoldEventLocked(const Group::NewEvent& e);
+  void FoldRowsOfOpLocked(const projections::LogOp& op);
+  void PublishWakes(int64_t now);
+  void MaybeMaintenance();
+
+  // ---- commands.cc ----
+  void BuildRecord(RecordCmd& cmd, Status* st);
+  Status BuildOneEvent(PreparedEvent& pe, RecordResult* out);
+  Result<std::optional<Event>> FindDuplicate(const std::string& dedupe_key);
+  void BuildWatch(WatchCmd& cmd);
+  void BuildAck(AckCmd& cmd);
+  void BuildReset(ResetCmd& cmd);
+  Status BuildDelete(DeleteCmd& cmd);
+  void BuildSweep(SweepCmd& cmd);
+  Status BuildUpsert(UpsertCmd& cmd);
   Status RunAux(std::function<Status(AuxContext&)> fn);
   friend struct AuxContext;
-  // Appends a log record (assigning it the next sequence) and folds it.
-  Sequence AppendLog(LogRec& rec, Group& g);
-  void FlushProjections(Group& g);
-  void PublishWakes(const std::vector<projections::OpenedNotice>& opened, int64_t now);
-  SessionRef Intern(const SessionName& name, Group& g);
-  void RememberName(SessionRef ref, const SessionName& name);
+  // Takes the next sequence for an op and adds it to the group record.
+  projections::LogOp& AddOp(projections::LogOp::Type type);
+  SessionRef Intern(const SessionName& name);
+  SessionRef LookupRef(const SessionName& name) const;  // including this group's names
+  void RememberNameLocked(SessionRef ref, const SessionName& name);
   SessionRef FindRef(const SessionName& name) const;
   const SessionName* NameOf(SessionRef ref) const;
   Notice MakeNotice(const SessionName& watcher, SessionRef target, Sequence since) const;
   std::vector<Notice> PendingLocked(SessionRef watcher) const;
-  void MaybeMaintenance();
 
   // ---- retention.cc ----
-  // Row cap inside a commit group: deletes the oldest durable rows past max_rows.
-  Status EnforceRowCap(Group& g, PruneStats* stats);
+  // Row cap inside a commit group: the oldest rows past max_rows go by moving the mark.
+  void EnforceRowCap();
   // Full pass: age, row cap, idle cursors.
-  Status ApplyPrune(Command& cmd, Group& g);
-  // Deletes the rows with these sequences and logs the prune (raising watermarks). With
-  // `by_mark` the rows are the oldest retained ones, and instead of a delete per row the
-  // row-cap mark moves past them (see row_cap_mark_).
-  Status DeleteRows(const std::vector<Sequence>& rows, Group& g, PruneStats* stats,
-                    int64_t cursor_cutoff, bool by_mark);
-  // Deletes one retained row; false when it is not retained.
-  bool DeleteRow(Sequence seq, Group& g);
+  Status BuildPrune(PruneCmd& cmd);
+  // Logs a prune raising the watermarks of `rows`' sessions.
+  void AddPrune(const std::vector<const RowEntry*>& rows, int64_t cursor_cutoff,
+                Sequence new_cap_mark);
+  // A group that deletes rows by key (age pass, session delete) first checkpoints when a
+  // row it deletes is not covered yet: replay must never need a deleted row.
+  Status CheckpointBeforeDeletes(const Command& cmd, int64_t now);
+  RowEntry* FindRow(Sequence seq);
+  void DropRowLocked(RowEntry& row);
+  void TrimRowsLocked();
+
+  // ---- checkpoint.cc ----
+  Status MaybeCheckpoint();
+  // Writes the dirty projections with the log position they cover, then purges the log.
+  Status Checkpoint();
+  bool CheckpointDue() const;
+  Status PurgeLog(log::LogPosition below);
+  // Folds the log after `meta->applied_position` into `state` (replay), advancing the
+  // counters in `meta`. Reads each event's fold inputs from its journal row.
+  Status ReplayLog(projections::ProjectionState& state, MetaRec* meta,
+                   uint64_t* records) const;
+  Status LoadProjections(projections::ProjectionState& state) const;
+  Status LoadNames();
+  Status LoadRows();
+  Status MigrateFormat1(MetaRec* meta);
 
   // ---- verify.cc ----
-  Status MaybeCheckpoint();
-  bool CheckpointDueLocked() const;
-  Result<projections::ProjectionState> RebuildFromLog(VerifyReport* report) const;
-  void ApplyVerify(Command& cmd, bool replace);
-  Status VerifyJournalRows() const;
-
-  Status LoadProjections(projections::ProjectionState& state, storage::Family family) const;
+  Status RunVerify(VerifyCmd& cmd);
+  Status VerifyJournalRows(uint64_t* rows) const;
 
   EngineOptions options_;
   std::shared_ptr<Clock> clock_;
   std::unique_ptr<storage::Store> store_;
+  std::unique_ptr<log::LogBackend> log_;
   KindTable kinds_;
   WakeScheduler wakes_;
 
-  // Guarded by state_mu_ (shared for readers, exclusive for the leader).
+  // Guarded by state_mu_ (shared for readers; exclusive for the leader's fold).
   mutable std::shared_mutex state_mu_;
   projections::ProjectionState state_;
-  MetaRec meta_;
+  MetaRec meta_;  // counters as of the last folded group; checkpoint fields as of the last one
   std::unordered_map<std::string, SessionRef> refs_by_name_;  // agent \0 key -> ref
   std::unordered_map<uint64_t, SessionName> names_by_ref_;
   std::unordered_set<uint64_t> subagent_refs_;  // sub-agent keys: notices but no wakes
-  // The retained journal rows in global order: an in-memory mirror of the by_seq family, so
-  // the row cap and the age pass find their rows without an iterator or a decode. ~100
-  // bytes a row (5 MB at the default cap of 50,000).
-  std::map<Sequence, RowIndexRec> rows_;
-  // The row cap deletes a prefix of the global order, so it does not delete rows one by one:
-  // meta_.row_cap_mark says every row at or below it is gone. Reads start above it, and
-  // compaction filters drop journal, by_seq and dedupe records below it. This copy is what
-  // the filters read; it moves only once the meta holding the mark is durable.
-  std::shared_ptr<std::atomic<uint64_t>> durable_cap_mark_;
   // A failed durable write (other than a full disk): every later write is refused until
   // the engine is reopened, as in LevelDB.
   Status sticky_error_;
   // The disk was full: writes are refused until RocksDB can resume (WritableLocked).
   Status space_error_;
+
+  // Leader-only (the commit leader is the only one to read or write these).
+  Group group_;
+  // The retained journal rows in global order (pushed at the back, trimmed at the front by
+  // the row cap), so the row cap and the age pass find their rows without an iterator or a
+  // decode. No node per row: ~64 bytes a row (3 MB at the default cap of 50,000).
+  std::deque<RowEntry> rows_;
+  uint64_t live_rows_ = 0;
+  // dedupe key -> sequence of its retained row; the keys are views into rows_.
+  std::unordered_map<std::string_view, Sequence> dedupe_;
+  // The row cap deletes a prefix of the global order by moving meta_.row_cap_mark: reads
+  // start above it, and the compaction filter drops journal rows at or below this copy —
+  // the mark of the last durable checkpoint, so that a row replay may still need is kept.
+  std::shared_ptr<std::atomic<uint64_t>> durable_cap_mark_;
 
   // Cumulative counters for Stats(); written by the leader, read by anyone.
   struct Counters {
@@ -262,7 +338,7 @@ struct AuxContext {
   EngineImpl& engine;
   storage::Batch& batch;
   int64_t now;
-  MetaRec& meta;
+  MetaRec& meta;  // the group's counters (last_delivery_id, last_message_index)
   std::function<SessionRef(const SessionName&)> intern;
 };
 

@@ -58,8 +58,9 @@ flatbuffers::Offset<flatbuffers::String> OptStr(flatbuffers::FlatBufferBuilder& 
 
 }  // namespace
 
-std::string EncodeEvent(const Event& e) {
-  flatbuffers::FlatBufferBuilder b(256 + e.summary.size() + e.payload_json.size());
+namespace {
+
+void BuildEvent(flatbuffers::FlatBufferBuilder& b, const Event& e, const EventFoldFields& fold) {
   auto key = b.CreateString(e.session_key);
   auto agent = b.CreateString(e.agent_id);
   auto sid = OptStr(b, e.session_id);
@@ -69,6 +70,13 @@ std::string EncodeEvent(const Event& e) {
   auto summary = b.CreateString(e.summary);
   auto payload = OptStr(b, e.payload_json);
   auto dedupe = OptStr(b, e.dedupe_key);
+  flatbuffers::Offset<flatbuffers::Vector<uint64_t>> watchers = 0;
+  if (!fold.watchers.empty()) {
+    // SessionRef is a standard-layout wrapper of one uint64_t.
+    static_assert(sizeof(SessionRef) == sizeof(uint64_t));
+    watchers = b.CreateVector(reinterpret_cast<const uint64_t*>(fold.watchers.data()),
+                              fold.watchers.size());
+  }
   fb::EventBuilder eb(b);
   eb.add_sequence(e.sequence);
   eb.add_session_key(key);
@@ -82,8 +90,52 @@ std::string EncodeEvent(const Event& e) {
   eb.add_summary(summary);
   eb.add_payload_json(payload);
   eb.add_dedupe_key(dedupe);
+  eb.add_fold_flags(static_cast<uint8_t>((fold.notifies ? 1 : 0) | (fold.seeds_cursor ? 2 : 0)));
+  eb.add_actor_ref(fold.actor.value);
+  eb.add_watcher_refs(watchers);
   b.Finish(eb.Finish());
+}
+
+}  // namespace
+
+std::string EncodeEvent(const Event& e, const EventFoldFields& fold) {
+  flatbuffers::FlatBufferBuilder b(256 + e.summary.size() + e.payload_json.size());
+  BuildEvent(b, e, fold);
   return Finish(b);
+}
+
+struct EventEncoder::Rep {
+  flatbuffers::FlatBufferBuilder builder{1024};
+};
+EventEncoder::EventEncoder() : rep_(std::make_unique<Rep>()) {}
+EventEncoder::~EventEncoder() = default;
+std::string_view EventEncoder::Encode(const Event& e, const EventFoldFields& fold) {
+  auto& b = rep_->builder;
+  b.Clear();
+  BuildEvent(b, e, fold);
+  return std::string_view(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
+}
+
+Status DecodeEventFold(std::string_view bytes, StoredEventFold* out) {
+  AlignedBytes aligned(bytes);
+  auto r = Verified<fb::Event>(aligned, "event");
+  if (!r.ok()) return r.status();
+  const fb::Event* f = *r;
+  out->sequence = f->sequence();
+  out->notifies = (f->fold_flags() & 1) != 0;
+  out->seeds_cursor = (f->fold_flags() & 2) != 0;
+  out->actor = SessionRef{f->actor_ref()};
+  out->watchers.clear();
+  if (f->watcher_refs()) {
+    for (uint64_t w : *f->watcher_refs()) out->watchers.push_back(SessionRef{w});
+  }
+  out->occurred_at = f->occurred_at();
+  if (f->dedupe_key()) {
+    out->dedupe_key.assign(f->dedupe_key()->data(), f->dedupe_key()->size());
+  } else {
+    out->dedupe_key.clear();
+  }
+  return Status::OK();
 }
 
 namespace {
@@ -208,61 +260,27 @@ Result<SessionName> DecodeSessionName(std::string_view bytes) {
   return SessionName{Str((*r)->agent_id()), Str((*r)->session_key())};
 }
 
-std::string EncodeRowIndex(const RowIndexRec& x) {
-  flatbuffers::FlatBufferBuilder b(48 + x.dedupe_key.size());
-  auto dk = OptStr(b, x.dedupe_key);
-  b.Finish(fb::CreateRowIndex(b, x.session.value, x.occurred_at, dk));
-  return Finish(b);
-}
-
-Result<RowIndexRec> DecodeRowIndex(std::string_view bytes) {
-  AlignedBytes aligned(bytes);
-  auto r = Verified<fb::RowIndex>(aligned, "row index");
-  if (!r.ok()) return r.status();
-  return RowIndexRec{SessionRef{(*r)->session()}, (*r)->occurred_at(), Str((*r)->dedupe_key())};
-}
-
-std::string EncodeDedupe(const DedupeRec& d) {
-  flatbuffers::FlatBufferBuilder b(40);
-  b.Finish(fb::CreateDedupeEntry(b, d.session.value, d.sequence));
-  return Finish(b);
-}
-
-Result<DedupeRec> DecodeDedupe(std::string_view bytes) {
-  AlignedBytes aligned(bytes);
-  auto r = Verified<fb::DedupeEntry>(aligned, "dedupe");
-  if (!r.ok()) return r.status();
-  return DedupeRec{SessionRef{(*r)->session()}, (*r)->sequence()};
-}
-
 // ---- log ------------------------------------------------------------------------------------
 
 namespace {
 
 flatbuffers::Offset<flatbuffers::Vector<uint64_t>> Refs(flatbuffers::FlatBufferBuilder& b,
                                                         const std::vector<SessionRef>& refs) {
-  std::vector<uint64_t> raw;
-  raw.reserve(refs.size());
-  for (SessionRef r : refs) raw.push_back(r.value);
-  return b.CreateVector(raw);
+  static_assert(sizeof(SessionRef) == sizeof(uint64_t));
+  return b.CreateVector(reinterpret_cast<const uint64_t*>(refs.data()), refs.size());
 }
 
-std::vector<SessionRef> Refs(const flatbuffers::Vector<uint64_t>* v) {
-  std::vector<SessionRef> out;
-  if (!v) return out;
-  out.reserve(v->size());
-  for (uint64_t x : *v) out.push_back(SessionRef{x});
-  return out;
+void Refs(const flatbuffers::Vector<uint64_t>* v, std::vector<SessionRef>* out) {
+  out->clear();
+  if (!v) return;
+  out->reserve(v->size());
+  for (uint64_t x : *v) out->push_back(SessionRef{x});
 }
 
-flatbuffers::Offset<void> EncodeBody(flatbuffers::FlatBufferBuilder& b, const LogRec& r,
-                                     fb::LogBody* type) {
-  using T = LogRec::Type;
+flatbuffers::Offset<void> EncodeBody(flatbuffers::FlatBufferBuilder& b,
+                                     const projections::LogOp& r, fb::LogBody* type) {
+  using T = projections::LogOp::Type;
   switch (r.type) {
-    case T::kEvent:
-      *type = fb::LogBody::EventRecord;
-      return fb::CreateEventRecord(b, r.session.value, r.notifying, r.seeds_cursor,
-                                   r.actor.value, Refs(b, r.refs)).Union();
     case T::kRegister:
       *type = fb::LogBody::RegisterRecord;
       return fb::CreateRegisterRecord(b, r.session.value, r.target.value).Union();
@@ -278,8 +296,11 @@ flatbuffers::Offset<void> EncodeBody(flatbuffers::FlatBufferBuilder& b, const Lo
     case T::kPrune: {
       *type = fb::LogBody::PruneRecord;
       std::vector<fb::WatermarkRaise> raises;
+      raises.reserve(r.raises.size());
       for (const auto& x : r.raises) raises.emplace_back(x.session.value, x.sequence);
-      return fb::CreatePruneRecord(b, r.cursor_cutoff, b.CreateVectorOfStructs(raises)).Union();
+      return fb::CreatePruneRecord(b, r.cursor_cutoff, b.CreateVectorOfStructs(raises),
+                                   r.row_cap_mark)
+          .Union();
     }
     case T::kSweep:
       *type = fb::LogBody::SweepRecord;
@@ -289,103 +310,107 @@ flatbuffers::Offset<void> EncodeBody(flatbuffers::FlatBufferBuilder& b, const Lo
   return 0;
 }
 
-}  // namespace
-
-std::string EncodeLog(const LogRec& r) {
-  flatbuffers::FlatBufferBuilder b(96 + 8 * r.refs.size() + 16 * r.raises.size());
-  fb::LogBody type = fb::LogBody::NONE;
-  auto body = EncodeBody(b, r, &type);
-  b.Finish(fb::CreateLogRecord(b, r.sequence, r.committed_at, type, body));
-  return Finish(b);
-}
-
-Result<LogRec> DecodeLog(std::string_view bytes) {
-  AlignedBytes aligned(bytes);
-  auto v = Verified<fb::LogRecord>(aligned, "log");
-  if (!v.ok()) return v.status();
-  const fb::LogRecord* f = *v;
-  LogRec r;
-  r.sequence = f->sequence();
-  r.committed_at = f->committed_at();
-  using T = LogRec::Type;
+Status DecodeOp(const fb::LogRecord* f, projections::LogOp* r) {
+  using T = projections::LogOp::Type;
+  r->sequence = f->sequence();
   switch (f->body_type()) {
-    case fb::LogBody::EventRecord: {
-      auto* e = f->body_as_EventRecord();
-      r.type = T::kEvent;
-      r.session = SessionRef{e->session()};
-      r.notifying = e->notifying();
-      r.seeds_cursor = e->seeds_cursor();
-      r.actor = SessionRef{e->actor()};
-      r.refs = Refs(e->watchers());
-      return r;
-    }
     case fb::LogBody::RegisterRecord:
-      r.type = T::kRegister;
-      r.session = SessionRef{f->body_as_RegisterRecord()->watcher()};
-      r.target = SessionRef{f->body_as_RegisterRecord()->target()};
-      return r;
+      r->type = T::kRegister;
+      r->session = SessionRef{f->body_as_RegisterRecord()->watcher()};
+      r->target = SessionRef{f->body_as_RegisterRecord()->target()};
+      return Status::OK();
     case fb::LogBody::AckRecord:
-      r.type = T::kAck;
-      r.session = SessionRef{f->body_as_AckRecord()->watcher()};
-      r.refs = Refs(f->body_as_AckRecord()->targets());
-      return r;
+      r->type = T::kAck;
+      r->session = SessionRef{f->body_as_AckRecord()->watcher()};
+      Refs(f->body_as_AckRecord()->targets(), &r->refs);
+      return Status::OK();
     case fb::LogBody::ResetRecord:
-      r.type = T::kReset;
-      r.session = SessionRef{f->body_as_ResetRecord()->watcher()};
-      return r;
+      r->type = T::kReset;
+      r->session = SessionRef{f->body_as_ResetRecord()->watcher()};
+      return Status::OK();
     case fb::LogBody::DeleteRecord:
-      r.type = T::kDelete;
-      r.session = SessionRef{f->body_as_DeleteRecord()->session()};
-      return r;
+      r->type = T::kDelete;
+      r->session = SessionRef{f->body_as_DeleteRecord()->session()};
+      return Status::OK();
     case fb::LogBody::PruneRecord: {
       auto* p = f->body_as_PruneRecord();
-      r.type = T::kPrune;
-      r.cursor_cutoff = p->cursor_cutoff();
+      r->type = T::kPrune;
+      r->cursor_cutoff = p->cursor_cutoff();
+      r->row_cap_mark = p->row_cap_mark();
       if (p->watermarks()) {
         for (const auto* w : *p->watermarks()) {
-          r.raises.push_back({SessionRef{w->session()}, w->sequence()});
+          r->raises.push_back({SessionRef{w->session()}, w->sequence()});
         }
       }
-      return r;
+      return Status::OK();
     }
     case fb::LogBody::SweepRecord:
-      r.type = T::kSweep;
-      return r;
+      r->type = T::kSweep;
+      return Status::OK();
     default:
       break;
   }
-  return Status::Corruption("log record " + std::to_string(r.sequence) + " has an unknown body");
+  return Status::Corruption("log op at sequence " + std::to_string(r->sequence) +
+                            " has an unknown body (type " +
+                            std::to_string(static_cast<int>(f->body_type())) + ")");
 }
 
-void ApplyLog(const LogRec& r, projections::ProjectionState& state,
-              projections::FoldEffects* fx) {
-  using T = LogRec::Type;
-  switch (r.type) {
-    case T::kEvent:
-      state.ApplyEvent(r.sequence, r.committed_at,
-                       projections::EventFold{r.session, r.notifying, r.seeds_cursor, r.actor,
-                                              r.refs},
-                       fx);
-      break;
-    case T::kRegister:
-      state.ApplyRegister(r.sequence, r.committed_at, r.session, r.target, fx);
-      break;
-    case T::kAck:
-      state.ApplyAck(r.sequence, r.committed_at, r.session, r.refs, fx);
-      break;
-    case T::kReset:
-      state.ApplyReset(r.sequence, r.session, fx);
-      break;
-    case T::kDelete:
-      state.ApplyDelete(r.sequence, r.session, fx);
-      break;
-    case T::kPrune:
-      state.ApplyPrune(r.sequence, r.cursor_cutoff, r.raises, fx);
-      break;
-    case T::kSweep:
-      state.ApplySweep(r.sequence, r.committed_at, fx);
-      break;
+}  // namespace
+
+void GroupRec::Clear() {
+  first_sequence = 0;
+  committed_at = 0;
+  events.clear();
+  ops.clear();
+  last_ref = last_delivery_id = last_message_index = 0;
+}
+
+struct GroupEncoder::Rep {
+  flatbuffers::FlatBufferBuilder builder{256};
+  std::vector<flatbuffers::Offset<fb::LogRecord>> ops;
+};
+GroupEncoder::GroupEncoder() : rep_(std::make_unique<Rep>()) {}
+GroupEncoder::~GroupEncoder() = default;
+
+std::string_view GroupEncoder::Encode(const GroupRec& g) {
+  auto& b = rep_->builder;
+  b.Clear();
+  flatbuffers::Offset<flatbuffers::Vector<uint64_t>> events = 0;
+  if (!g.events.empty()) events = Refs(b, g.events);
+  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::LogRecord>>> ops = 0;
+  if (!g.ops.empty()) {
+    rep_->ops.clear();
+    for (const projections::LogOp& op : g.ops) {
+      fb::LogBody type = fb::LogBody::NONE;
+      auto body = EncodeBody(b, op, &type);
+      rep_->ops.push_back(fb::CreateLogRecord(b, op.sequence, /*committed_at=*/0, type, body));
+    }
+    ops = b.CreateVector(rep_->ops);
   }
+  b.Finish(fb::CreateGroupRecord(b, g.first_sequence, g.committed_at, events, ops, g.last_ref,
+                                 g.last_delivery_id, g.last_message_index));
+  return std::string_view(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
+}
+
+Status DecodeGroup(std::string_view bytes, GroupRec* out) {
+  AlignedBytes aligned(bytes);
+  auto v = Verified<fb::GroupRecord>(aligned, "commit group");
+  if (!v.ok()) return v.status();
+  const fb::GroupRecord* f = *v;
+  out->Clear();
+  out->first_sequence = f->first_sequence();
+  out->committed_at = f->committed_at();
+  Refs(f->events(), &out->events);
+  if (f->ops()) {
+    out->ops.resize(f->ops()->size());
+    for (flatbuffers::uoffset_t i = 0; i < f->ops()->size(); ++i) {
+      SW_RETURN_IF_ERROR(DecodeOp(f->ops()->Get(i), &out->ops[i]));
+    }
+  }
+  out->last_ref = f->last_ref();
+  out->last_delivery_id = f->last_delivery_id();
+  out->last_message_index = f->last_message_index();
+  return Status::OK();
 }
 
 std::string EncodeMeta(const MetaRec& m) {
@@ -393,7 +418,7 @@ std::string EncodeMeta(const MetaRec& m) {
   b.Finish(fb::CreateMeta(b, m.format_version, m.last_sequence, m.last_ref, m.journal_rows,
                           m.checkpoint_sequence, m.last_prune_at,
                           m.log_records_since_checkpoint, m.last_delivery_id,
-                          m.last_message_index, m.row_cap_mark));
+                          m.last_message_index, m.row_cap_mark, m.applied_position));
   return Finish(b);
 }
 
@@ -406,7 +431,7 @@ Result<MetaRec> DecodeMeta(std::string_view bytes) {
                  f->last_ref(),            f->journal_rows(),
                  f->checkpoint_sequence(), f->last_prune_at(),
                  f->log_records_since_checkpoint(), f->last_delivery_id(),
-                 f->last_message_index(), f->row_cap_mark()};
+                 f->last_message_index(), f->row_cap_mark(), f->applied_position()};
 }
 
 }  // namespace statewatch::engine

@@ -6,10 +6,12 @@
 #define STATEWATCH_ENGINE_RECORDS_H_
 
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "projections/log_fold.h"
 #include "projections/projection_state.h"
 #include "schema/session_ref.h"
 #include "statewatch/status.h"
@@ -17,9 +19,43 @@
 
 namespace statewatch::engine {
 
-std::string EncodeEvent(const Event& e);
+// The inputs of an event's fold, stored in its journal row (format 2) so that replay needs
+// only the row and its group's record. Zero/empty fields cost nothing in the row.
+struct EventFoldFields {
+  bool notifies = false;
+  bool seeds_cursor = false;
+  SessionRef actor;                      // 0: not a known session
+  std::span<const SessionRef> watchers;  // producer-passed, agent-scoped, deduplicated
+};
+
+std::string EncodeEvent(const Event& e, const EventFoldFields& fold = {});
 // Verifies the buffer (untrusted bytes, `verify`) and decodes it.
 Result<Event> DecodeEvent(std::string_view bytes);
+
+// Encodes journal rows with one reusable builder (the record path's hot loop).
+// The returned view is valid until the next Encode. Not thread-safe.
+class EventEncoder {
+ public:
+  EventEncoder();
+  ~EventEncoder();
+  std::string_view Encode(const Event& e, const EventFoldFields& fold);
+
+ private:
+  struct Rep;
+  std::unique_ptr<Rep> rep_;
+};
+
+// What replay and the open-time row scan need from a journal row. Verified.
+struct StoredEventFold {
+  Sequence sequence = 0;
+  bool notifies = false;
+  bool seeds_cursor = false;
+  SessionRef actor;
+  std::vector<SessionRef> watchers;
+  int64_t occurred_at = 0;
+  std::string dedupe_key;
+};
+Status DecodeEventFold(std::string_view bytes, StoredEventFold* out);
 
 // Decodes journal rows for a read path, reusing one aligned buffer across rows.
 //
@@ -60,41 +96,33 @@ Result<projections::CursorRec> DecodeCursor(std::string_view bytes);
 std::string EncodeSessionName(const SessionName& n);
 Result<SessionName> DecodeSessionName(std::string_view bytes);
 
-struct RowIndexRec {
-  SessionRef session;
-  int64_t occurred_at = 0;
-  std::string dedupe_key;
-};
-std::string EncodeRowIndex(const RowIndexRec& r);
-Result<RowIndexRec> DecodeRowIndex(std::string_view bytes);
-
-struct DedupeRec {
-  SessionRef session;
-  Sequence sequence = 0;
-};
-std::string EncodeDedupe(const DedupeRec& d);
-Result<DedupeRec> DecodeDedupe(std::string_view bytes);
-
-// A log record in decoded form: what a sequence did to the projections.
-struct LogRec {
-  enum class Type { kEvent, kRegister, kAck, kReset, kDelete, kPrune, kSweep };
-  Type type = Type::kEvent;
-  Sequence sequence = 0;
+// One commit group's log record (schema GroupRecord), decoded. Reused by the leader.
+struct GroupRec {
+  Sequence first_sequence = 0;
   int64_t committed_at = 0;
-  SessionRef session;  // event target / registration watcher / reset watcher / deleted session
-  SessionRef target;   // registration target
-  bool notifying = false;
-  bool seeds_cursor = false;
-  SessionRef actor;
-  std::vector<SessionRef> refs;  // event watchers / acknowledged targets
-  int64_t cursor_cutoff = 0;
-  std::vector<projections::WatermarkRaise> raises;
+  std::vector<SessionRef> events;        // each event's session, in sequence order
+  std::vector<projections::LogOp> ops;   // non-event operations, by sequence
+  // Counters the group advanced (absolute values; 0: unchanged).
+  uint64_t last_ref = 0;
+  uint64_t last_delivery_id = 0;
+  uint64_t last_message_index = 0;
+  std::size_t sequence_count() const { return events.size() + ops.size(); }
+  void Clear();
 };
-std::string EncodeLog(const LogRec& r);
-Result<LogRec> DecodeLog(std::string_view bytes);
-// Applies a log record to a projection state (the one fold dispatch, live and replay).
-void ApplyLog(const LogRec& r, projections::ProjectionState& state,
-              projections::FoldEffects* fx);
+// Encodes with one reusable builder; the view is valid until the next Encode.
+// Not thread-safe.
+class GroupEncoder {
+ public:
+  GroupEncoder();
+  ~GroupEncoder();
+  std::string_view Encode(const GroupRec& g);
+
+ private:
+  struct Rep;
+  std::unique_ptr<Rep> rep_;
+};
+// Verifies and decodes into `*out` (reusing its vectors).
+Status DecodeGroup(std::string_view bytes, GroupRec* out);
 
 std::string EncodeSessionRecord(const SessionRecord& r);
 Result<SessionRecord> DecodeSessionRecord(std::string_view bytes);
@@ -110,8 +138,14 @@ Result<Delivery> DecodeDelivery(std::string_view bytes);
 std::string EncodeUpstreamLink(const UpstreamLink& l);
 Result<UpstreamLink> DecodeUpstreamLink(std::string_view bytes);
 
+// The on-disk format this build writes. 1: every commit wrote its log record per sequence,
+// by_seq, dedupe, heads, cursors and meta; 2: one group record + rows per commit, the
+// projections in checkpoints (docs/design.md). Format 1 is migrated at open.
+inline constexpr uint32_t kFormatVersion = 2;
+
+// The meta record is the checkpoint's: written with the heads and cursors it covers.
 struct MetaRec {
-  uint32_t format_version = 1;
+  uint32_t format_version = kFormatVersion;
   Sequence last_sequence = 0;
   uint64_t last_ref = 0;
   uint64_t journal_rows = 0;
@@ -121,6 +155,7 @@ struct MetaRec {
   uint64_t last_delivery_id = 0;
   uint64_t last_message_index = 0;
   Sequence row_cap_mark = 0;
+  uint64_t applied_position = 0;  // the last log position folded into the checkpoint
 };
 std::string EncodeMeta(const MetaRec& m);
 Result<MetaRec> DecodeMeta(std::string_view bytes);

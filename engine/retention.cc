@@ -1,8 +1,16 @@
-// EngineImpl: retention (semantics.md §5). The row cap is enforced inside every commit group,
-// in the same batch as the appends that overflow it, so the journal never grows past it; the
-// age pass (and idle-cursor expiry) runs at open, on demand, and at most once per interval
-// after writes. Both find their rows in rows_, the in-memory mirror of by_seq. Each pass first raises the watermarks of the sessions it deletes from (in the
-// same batch: the PruneRecord's fold), so historyGap is exact.
+// EngineImpl: retention (semantics.md §5).
+//
+// The row cap is enforced inside every commit group, in the same record as the appends that
+// overflow it, so the journal never grows past it. It deletes nothing by key: the rows it
+// removes are always the oldest in the global order, so the prune op moves the row-cap mark
+// (every row at or below it is gone; reads start above it; compaction drops the rows once a
+// checkpoint holds the mark). The age pass (and idle-cursor expiry) runs at open, on demand,
+// and at most once per interval after writes; it deletes rows by key. Both raise the
+// watermarks of the sessions they delete from in the same prune op, so historyGap is exact.
+//
+// Rows deleted by key are gone for replay too, so a group that deletes rows by key (the age
+// pass, a session delete) runs alone and after a checkpoint covering every row it deletes.
+#include <algorithm>
 #include <map>
 
 #include "engine/engine_impl.h"
@@ -12,77 +20,107 @@ namespace statewatch::engine {
 
 using storage::Family;
 
-Status EngineImpl::EnforceRowCap(Group& g, PruneStats* stats) {
-  if (rows_.size() <= options_.max_rows) return Status::OK();
-  std::vector<Sequence> oldest;
-  oldest.reserve(rows_.size() - options_.max_rows);
-  for (auto it = rows_.begin(); oldest.size() < rows_.size() - options_.max_rows; ++it) {
-    oldest.push_back(it->first);
-  }
-  return DeleteRows(oldest, g, stats, /*cursor_cutoff=*/0, /*by_mark=*/true);
+EngineImpl::RowEntry* EngineImpl::FindRow(Sequence seq) {
+  auto it = std::lower_bound(rows_.begin(), rows_.end(), seq,
+                             [](const RowEntry& r, Sequence s) { return r.sequence < s; });
+  return it == rows_.end() || it->sequence != seq ? nullptr : &*it;
 }
 
-Status EngineImpl::ApplyPrune(Command& cmd, Group& g) {
-  int64_t cutoff = g.now - options_.retention_ms;
-  std::vector<Sequence> aged;
-  for (const auto& [seq, row] : rows_) {
-    if (row.occurred_at < cutoff) aged.push_back(seq);
+void EngineImpl::DropRowLocked(RowEntry& row) {
+  if (!row.session) return;
+  if (!row.dedupe_key.empty()) {
+    auto d = dedupe_.find(row.dedupe_key);
+    if (d != dedupe_.end() && d->second == row.sequence) dedupe_.erase(d);
   }
-  meta_.last_prune_at = g.now;
-  SW_RETURN_IF_ERROR(DeleteRows(aged, g, &cmd.prune, cutoff, /*by_mark=*/false));
-  // Then the row cap over the survivors: the newest rows are kept.
-  return EnforceRowCap(g, &cmd.prune);
+  row.session = SessionRef{};
+  --live_rows_;
 }
 
-bool EngineImpl::DeleteRow(Sequence seq, Group& g) {
-  auto it = rows_.find(seq);
-  if (it == rows_.end()) return false;
-  const RowIndexRec& r = it->second;
-  g.batch.Delete(Family::kJournal, storage::JournalKey(r.session, seq));
-  g.batch.Delete(Family::kBySeq, storage::BySeqKey(seq));
-  if (!r.dedupe_key.empty()) {
-    g.batch.Delete(Family::kDedupe, storage::DedupeKey(r.dedupe_key));
-    g.new_events.erase(r.dedupe_key);
-  }
-  --meta_.journal_rows;
-  rows_.erase(it);
-  return true;
+void EngineImpl::TrimRowsLocked() {
+  while (!rows_.empty() && !rows_.front().session) rows_.pop_front();
 }
 
-Status EngineImpl::DeleteRows(const std::vector<Sequence>& rows, Group& g, PruneStats* stats,
-                              int64_t cursor_cutoff, bool by_mark) {
+void EngineImpl::AddPrune(const std::vector<const RowEntry*>& rows, int64_t cursor_cutoff,
+                          Sequence new_cap_mark) {
   std::map<uint64_t, Sequence> raises;
-  uint64_t deleted = 0;
-  for (Sequence seq : rows) {
-    auto it = rows_.find(seq);
-    if (it == rows_.end()) continue;
-    SessionRef session = it->second.session;
-    if (by_mark) {
-      // Nothing to write: the mark covers the row. Its dedupe key is free from now on.
-      g.new_events.erase(it->second.dedupe_key);
-      --meta_.journal_rows;
-      rows_.erase(it);
-      meta_.row_cap_mark = std::max(meta_.row_cap_mark, seq);
-    } else {
-      DeleteRow(seq, g);
-    }
-    ++deleted;
-    Sequence& mark = raises[session.value];
-    mark = std::max(mark, seq);
+  for (const RowEntry* r : rows) {
+    Sequence& mark = raises[r->session.value];
+    mark = std::max(mark, r->sequence);
   }
-  bool expire = cursor_cutoff > 0 && state_.AnyCursorIdleBefore(cursor_cutoff);
-  if (raises.empty() && !expire) return Status::OK();
-  LogRec rec;
-  rec.type = LogRec::Type::kPrune;
-  rec.cursor_cutoff = expire ? cursor_cutoff : 0;
-  for (const auto& [s, seq] : raises) rec.raises.push_back({SessionRef{s}, seq});
-  std::size_t cursors_before = state_.cursor_count();
-  AppendLog(rec, g);
-  stats->rows_deleted += deleted;
-  g.rows_pruned += deleted;
-  g.cursors_expired += cursors_before - state_.cursor_count();
-  stats->sessions_touched += raises.size();
-  stats->cursors_expired += cursors_before - state_.cursor_count();
+  projections::LogOp& op = AddOp(projections::LogOp::Type::kPrune);
+  op.cursor_cutoff = cursor_cutoff;
+  op.row_cap_mark = new_cap_mark;
+  for (const auto& [s, seq] : raises) op.raises.push_back({SessionRef{s}, seq});
+  group_.rows_pruned += rows.size();
+  if (group_.prune_stats) {
+    group_.prune_stats->rows_deleted += rows.size();
+    group_.prune_stats->sessions_touched += raises.size();
+  }
+}
+
+void EngineImpl::EnforceRowCap() {
+  Group& g = group_;
+  const uint64_t deleted = g.deleted_rows.size();
+  const uint64_t rows = live_rows_ + g.events.size() - deleted;
+  if (rows <= options_.max_rows) return;
+  uint64_t excess = rows - options_.max_rows;
+  std::vector<const RowEntry*> oldest;
+  oldest.reserve(excess);
+  // The retained rows first (skipping those this group deletes by key), then this group's.
+  std::vector<RowEntry> own;
+  for (const RowEntry& r : rows_) {
+    if (oldest.size() == excess) break;
+    if (!r.session) continue;
+    // deleted_rows is in sequence order (both passes that fill it walk rows in order).
+    if (deleted && std::binary_search(g.deleted_rows.begin(), g.deleted_rows.end(), r.sequence)) {
+      continue;
+    }
+    oldest.push_back(&r);
+  }
+  own.reserve(excess - oldest.size());
+  for (const Group::NewEvent& e : g.events) {
+    if (oldest.size() + own.size() == excess) break;
+    own.push_back(RowEntry{e.sequence, e.session, e.occurred_at, {}});
+  }
+  for (const RowEntry& r : own) oldest.push_back(&r);
+  Sequence mark = oldest.back()->sequence;
+  g.meta.row_cap_mark = std::max(g.meta.row_cap_mark, mark);
+  AddPrune(oldest, /*cursor_cutoff=*/0, g.meta.row_cap_mark);
+}
+
+Status EngineImpl::BuildPrune(PruneCmd& cmd) {
+  Group& g = group_;
+  g.prune_stats = &cmd.stats;
+  const int64_t cutoff = g.now - options_.retention_ms;
+  std::vector<const RowEntry*> aged;
+  for (const RowEntry& r : rows_) {
+    if (r.session && r.occurred_at < cutoff) aged.push_back(&r);
+  }
+  g.meta.last_prune_at = g.now;
+  for (const RowEntry* r : aged) {
+    g.batch.Delete(Family::kJournal, storage::JournalKeyFixed(r->session, r->sequence).view());
+    g.deleted_rows.push_back(r->sequence);
+  }
+  bool expire = state_.AnyCursorIdleBefore(cutoff);
+  if (!aged.empty() || expire) AddPrune(aged, expire ? cutoff : 0, /*new_cap_mark=*/0);
+  return Status::OK();  // then the row cap over the survivors (RunGroup)
+}
+
+}  // namespace statewatch::engine
+
+namespace statewatch::engine {
+
+Status EngineImpl::CheckpointBeforeDeletes(const Command& cmd, int64_t now) {
+  const auto* del = std::get_if<DeleteCmd>(&cmd.op);
+  if (!del && !std::holds_alternative<PruneCmd>(cmd.op)) return Status::OK();
+  const Sequence covered = meta_.checkpoint_sequence;
+  const SessionRef ref = del ? FindRef(del->target) : SessionRef{};
+  const int64_t cutoff = now - options_.retention_ms;
+  // Only rows after the checkpoint matter: the newest ones, at the back.
+  for (auto it = rows_.rbegin(); it != rows_.rend() && it->sequence > covered; ++it) {
+    if (!it->session) continue;
+    if (del ? it->session == ref : it->occurred_at < cutoff) return Checkpoint();
+  }
   return Status::OK();
 }
 

@@ -8,9 +8,10 @@ namespace statewatch::engine {
 
 using storage::Family;
 
-void EngineImpl::ApplyUpsertSession(Command& cmd, Group& g) {
-  SessionRecord& update = cmd.session_record;
-  SessionRef ref = Intern(update.name, g);
+Status EngineImpl::BuildUpsert(UpsertCmd& cmd) {
+  Group& g = group_;
+  SessionRecord& update = cmd.record;
+  SessionRef ref = Intern(update.name);
   std::string key = storage::RegistryKey(ref);
   SessionRecord merged;
   merged.name = update.name;
@@ -18,16 +19,10 @@ void EngineImpl::ApplyUpsertSession(Command& cmd, Group& g) {
     merged = it->second;
   } else {
     auto stored = store_->Get(Family::kSessions, key);
-    if (!stored.ok()) {
-      cmd.status = stored.status();
-      return;
-    }
+    if (!stored.ok()) return stored.status();
     if (stored->has_value()) {
       auto rec = DecodeSessionRecord(**stored);
-      if (!rec.ok()) {
-        cmd.status = rec.status();
-        return;
-      }
+      if (!rec.ok()) return rec.status();
       merged = std::move(*rec);
     } else {
       merged.created_at_ms = g.now;
@@ -44,15 +39,15 @@ void EngineImpl::ApplyUpsertSession(Command& cmd, Group& g) {
   }
   g.batch.Put(Family::kSessions, key, EncodeSessionRecord(merged));
   g.new_sessions[ref.value] = merged;
+  return Status::OK();
 }
 
 Status EngineImpl::UpsertSession(const SessionRecord& record) {
   auto resolved = ResolveSession(record.name.session_key, record.name.agent_id);
   if (!resolved.ok()) return resolved.status();
-  Command cmd;
-  cmd.type = Command::Type::kUpsertSession;
-  cmd.session_record = record;
-  cmd.session_record.name = *resolved;
+  UpsertCmd upsert{record};
+  upsert.record.name = *resolved;
+  Command cmd{std::move(upsert)};
   return Execute(cmd);
 }
 

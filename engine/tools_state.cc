@@ -10,9 +10,7 @@ namespace statewatch::engine {
 using storage::Family;
 
 Status EngineImpl::RunAux(std::function<Status(AuxContext&)> fn) {
-  Command cmd;
-  cmd.type = Command::Type::kAux;
-  cmd.aux = std::move(fn);
+  Command cmd{AuxCmd{std::move(fn)}};
   return Execute(cmd);
 }
 

@@ -31,6 +31,22 @@ using LogPosition = uint64_t;
 struct LogRecord {
   LogPosition position = 0;
   std::string data;
+  // The record's keyed writes (AppendOptions::writes), serialised, for a backend that ships
+  // them with the record; empty for one that applied them in place (the local log).
+  std::string writes;
+};
+
+// The framing "compact record + keyed writes": a commit group is a small record (what the
+// projections fold) plus the writes it makes to keyed state (journal rows, side tables).
+// The backend makes both durable atomically — the local log writes them in the same
+// RocksDB batch as the record, a replicated backend ships the serialised form in the same
+// message so that a standby applies the writes and folds the record. Opaque to `log/`.
+class KeyedWrites {
+ public:
+  virtual ~KeyedWrites() = default;
+  virtual std::size_t Count() const = 0;
+  // The writes as bytes that the owner's storage can apply again (a standby's copy).
+  virtual std::string_view Serialized() const = 0;
 };
 
 struct AppendOptions {
@@ -44,6 +60,12 @@ struct AppendOptions {
   // Local backends: fsync before returning. Replicated backends return once a quorum holds
   // the record, whatever this says.
   bool sync = true;
+  // Keyed writes that belong to the record (see KeyedWrites): durable together with it or
+  // not at all. Null: none. (Added by issue 10; additive — backends that ship records
+  // store Serialized() beside the data; one that cannot carry them refuses the append with
+  // InvalidArgument rather than drop them.) The backend may add its own entries to a
+  // local batch it is handed (the local log adds the record itself).
+  KeyedWrites* writes = nullptr;
 };
 
 // One record of AppendPipelined.

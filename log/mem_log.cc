@@ -47,7 +47,10 @@ Result<LogPosition> MemLog::Append(std::string_view data, const AppendOptions& o
     return Status::IOError("MemLog fault: the append request was lost (" + Describe(options) +
                            "); outcome unknown to the caller");
   }
-  Request request{std::string(data), options};
+  Request request{std::string(data),
+                  options.writes ? std::string(options.writes->Serialized()) : std::string(),
+                  options};
+  request.options.writes = nullptr;
   Result<LogPosition> result = ApplyLocked(request);
   if (result.ok() && Roll(faults_.redeliver)) pending_redelivery_ = std::move(request);
   if (Roll(faults_.lose_ack)) {
@@ -88,13 +91,15 @@ Result<LogPosition> MemLog::ApplyLocked(const Request& request) {
                                       std::to_string(o.expected_last) +
                                       " (another writer appended: this writer is fenced)");
   }
-  if (options_.capacity_bytes != 0 && bytes_ + request.data.size() > options_.capacity_bytes) {
+  if (options_.capacity_bytes != 0 &&
+      bytes_ + request.data.size() + request.writes.size() > options_.capacity_bytes) {
     return Status::NoSpace("log full: " + std::to_string(bytes_) + " of " +
                            std::to_string(options_.capacity_bytes) + " bytes used, record of " +
                            std::to_string(request.data.size()) + " bytes refused");
   }
   records_.push_back(request.data);
-  bytes_ += request.data.size();
+  writes_.push_back(request.writes);
+  bytes_ += request.data.size() + request.writes.size();
   ++counters_.appended;
   const LogPosition position = tail + 1;
   if (!o.dedupe_id.empty()) {
@@ -125,7 +130,7 @@ Result<std::vector<LogRecord>> MemLog::ReadFrom(LogPosition from, std::size_t ma
   std::vector<LogRecord> out;
   const LogPosition end = first_ + records_.size();  // one past the tail
   for (LogPosition p = start; p < end && out.size() < max_records; ++p) {
-    out.push_back({p, records_[p - first_]});
+    out.push_back({p, records_[p - first_], writes_[p - first_]});
   }
   return out;
 }
@@ -143,8 +148,9 @@ Status MemLog::PurgeBelow(LogPosition position) {
                                    ": the log's last position is " + std::to_string(end - 1));
   }
   while (first_ < position) {
-    bytes_ -= records_.front().size();
+    bytes_ -= records_.front().size() + writes_.front().size();
     records_.pop_front();
+    writes_.pop_front();
     ++first_;
   }
   return Status::OK();

@@ -75,7 +75,8 @@ class MemLog final : public LogBackend {
  private:
   struct Request {
     std::string data;
-    AppendOptions options;
+    std::string writes;     // AppendOptions::writes, serialised (the pointer is not kept)
+    AppendOptions options;  // with writes == nullptr
   };
   int64_t NowMs() const;
   bool Roll(double probability);
@@ -89,6 +90,7 @@ class MemLog final : public LogBackend {
   MemLogFaults faults_;
   LogPosition first_ = 1;            // the first retained position
   std::deque<std::string> records_;  // positions first_ .. first_ + size - 1
+  std::deque<std::string> writes_;   // each record's serialised keyed writes
   uint64_t bytes_ = 0;
   // dedupe id -> (position, appended at); and appended-at order for expiry.
   std::map<std::string, std::pair<LogPosition, int64_t>> dedupe_;

@@ -7,12 +7,6 @@ namespace statewatch::projections {
 
 namespace {
 
-void TouchHead(FoldEffects* fx, SessionRef s) {
-  if (fx) fx->heads.push_back(s);
-}
-void TouchCursor(FoldEffects* fx, SessionRef w, SessionRef t) {
-  if (fx) fx->cursors.push_back(CursorId{w, t});
-}
 void Opened(FoldEffects* fx, SessionRef w, SessionRef t) {
   if (fx) fx->opened.push_back(OpenedNotice{w, t});
 }
@@ -35,6 +29,29 @@ const CursorRec* ProjectionState::FindCursor(SessionRef watcher, SessionRef targ
 
 CursorRec* ProjectionState::MutableCursor(SessionRef watcher, SessionRef target) {
   return const_cast<CursorRec*>(FindCursor(watcher, target));
+}
+
+void ProjectionState::TouchHead(SessionRef s, HeadState& h) {
+  if (h.dirty) return;
+  h.dirty = true;
+  dirty_heads_.push_back(s);
+}
+
+void ProjectionState::TouchCursor(SessionRef watcher, SessionRef target, CursorRec& c) {
+  if (c.dirty) return;
+  c.dirty = true;
+  dirty_cursors_.push_back(CursorId{watcher, target});
+}
+
+void ProjectionState::ClearDirty() {
+  for (SessionRef s : dirty_heads_) {
+    if (auto it = heads_.find(s.value); it != heads_.end()) it->second.dirty = false;
+  }
+  for (const CursorId& id : dirty_cursors_) {
+    if (CursorRec* c = MutableCursor(id.watcher, id.target)) c->dirty = false;
+  }
+  dirty_heads_.clear();
+  dirty_cursors_.clear();
 }
 
 Seq ProjectionState::EffectiveMaterial(const CursorRec& c, SessionRef watcher,
@@ -97,11 +114,13 @@ CursorRec& ProjectionState::PutCursor(SessionRef watcher, SessionRef target, con
     ++cursor_count_;
     watcher_targets_[watcher.value].push_back(target);
     rec.in_idle = false;
+    rec.dirty = false;
   } else {
     if (rec.pending()) --pending_count_;
-    bool in_idle = rec.in_idle;
+    bool in_idle = rec.in_idle, dirty = rec.dirty;
     rec = c;
     rec.in_idle = in_idle;
+    rec.dirty = dirty;
   }
   if (rec.pending()) {
     ++pending_count_;
@@ -137,6 +156,9 @@ void ProjectionState::EraseCursor(SessionRef watcher, SessionRef target, FoldEff
   if (c == t->second.cursors.end()) return;
   if (c->second.pending()) --pending_count_;
   t->second.cursors.erase(c);
+  // The erased key goes on the dirty list as is: the checkpoint deletes it (or writes the
+  // cursor that replaced it).
+  dirty_cursors_.push_back(CursorId{watcher, target});
   --cursor_count_;
   // The idle list keeps a stale entry; it is dropped when validated.
   if (t->second.cursors.empty()) targets_.erase(t);
@@ -150,7 +172,6 @@ void ProjectionState::EraseCursor(SessionRef watcher, SessionRef target, FoldEff
     }
     if (v.empty()) watcher_targets_.erase(w);
   }
-  TouchCursor(fx, watcher, target);
 }
 
 // ---- folds --------------------------------------------------------------------------------
@@ -168,13 +189,12 @@ void ProjectionState::ApplyEvent(Seq seq, int64_t now, const EventFold& e, FoldE
     h.material_latest = seq;
     h.material_latest_at = now;
   }
-  TouchHead(fx, e.target);
+  TouchHead(e.target, h);
 
   if (e.seeds_cursor) {
     // Spawn seed: L = N = M = s, overwriting any earlier cursor on the pair.
     for (SessionRef w : e.watchers) {
-      PutCursor(w, e.target, CursorRec{seq, seq, seq, now});
-      TouchCursor(fx, w, e.target);
+      TouchCursor(w, e.target, PutCursor(w, e.target, CursorRec{seq, seq, seq, now}));
     }
     return;
   }
@@ -182,8 +202,7 @@ void ProjectionState::ApplyEvent(Seq seq, int64_t now, const EventFold& e, FoldE
   for (SessionRef w : e.watchers) {
     if (w == e.actor || FindCursor(w, e.target)) continue;
     // A producer-passed watcher without a cursor: L = 0, N = M = e, notice opens.
-    PutCursor(w, e.target, CursorRec{0, seq, seq, now});
-    TouchCursor(fx, w, e.target);
+    TouchCursor(w, e.target, PutCursor(w, e.target, CursorRec{0, seq, seq, now}));
     Opened(fx, w, e.target);
   }
   OpenNoticesOnIdle(seq, now, e.target, e.actor, fx);
@@ -211,7 +230,7 @@ void ProjectionState::OpenNoticesOnIdle(Seq seq, int64_t now, SessionRef target,
     rec.material = seq;
     rec.updated_at = now;
     ++pending_count_;
-    TouchCursor(fx, SessionRef{w}, target);
+    TouchCursor(SessionRef{w}, target, rec);
     Opened(fx, SessionRef{w}, target);
   }
   tc.idle.swap(still_idle);
@@ -223,8 +242,7 @@ void ProjectionState::ApplyRegister(Seq seq, int64_t now, SessionRef watcher, Se
   if (FindCursor(watcher, target)) return;  // an existing cursor keeps its positions
   const HeadState* h = FindHead(target);
   Seq head = h ? h->head : 0;
-  PutCursor(watcher, target, CursorRec{head, head, head, now});
-  TouchCursor(fx, watcher, target);
+  TouchCursor(watcher, target, PutCursor(watcher, target, CursorRec{head, head, head, now}));
 }
 
 void ProjectionState::ApplyAck(Seq seq, int64_t now, SessionRef watcher,
@@ -243,8 +261,7 @@ void ProjectionState::ApplyAck(Seq seq, int64_t now, SessionRef watcher,
       next.notified = m;  // exactly one new notice: changesSince old N
       Opened(fx, watcher, t);
     }
-    PutCursor(watcher, t, next);
-    TouchCursor(fx, watcher, t);
+    TouchCursor(watcher, t, PutCursor(watcher, t, next));
   }
 }
 
@@ -256,7 +273,7 @@ void ProjectionState::ApplyReset(Seq seq, SessionRef watcher, FoldEffects* fx) {
 }
 
 void ProjectionState::ApplyDelete(Seq seq, SessionRef session, FoldEffects* fx) {
-  if (heads_.erase(session.value)) TouchHead(fx, session);
+  if (heads_.erase(session.value)) dirty_heads_.push_back(session);
   ApplyReset(seq, session, fx);  // cursors it holds as watcher
   auto t = targets_.find(session.value);
   if (t == targets_.end()) return;
@@ -272,7 +289,7 @@ void ProjectionState::ApplyPrune(Seq seq, int64_t cursor_cutoff,
     if (it == heads_.end()) continue;  // pruning never creates a head
     if (r.sequence > it->second.watermark) {
       it->second.watermark = r.sequence;
-      TouchHead(fx, r.session);
+      TouchHead(r.session, it->second);
     }
   }
   if (cursor_cutoff > 0) ExpireCursors(cursor_cutoff, fx);
@@ -295,15 +312,18 @@ void ProjectionState::ApplySweep(Seq seq, int64_t now, FoldEffects* fx) {
     }
   });
   for (const auto& [id, rec] : changes) {
-    PutCursor(id.watcher, id.target, rec);
-    TouchCursor(fx, id.watcher, id.target);
+    TouchCursor(id.watcher, id.target, PutCursor(id.watcher, id.target, rec));
     Opened(fx, id.watcher, id.target);
   }
 }
 
 // ---- loading ------------------------------------------------------------------------------
 
-void ProjectionState::LoadHead(SessionRef s, const HeadState& h) { heads_[s.value] = h; }
+void ProjectionState::LoadHead(SessionRef s, const HeadState& h) {
+  HeadState& stored = heads_[s.value];
+  stored = h;
+  stored.dirty = false;
+}
 
 void ProjectionState::LoadCursor(CursorId id, CursorRec c) {
   c.in_idle = false;
@@ -316,6 +336,8 @@ void ProjectionState::Clear() {
   watcher_targets_.clear();
   cursor_count_ = 0;
   pending_count_ = 0;
+  dirty_heads_.clear();
+  dirty_cursors_.clear();
 }
 
 // ---- diff ---------------------------------------------------------------------------------

@@ -35,7 +35,14 @@ struct HeadState {
   int64_t material_latest_at = 0;
   Seq material_other = 0;  // latest notifying event by an actor other than the latest's
   int64_t material_other_at = 0;
-  bool operator==(const HeadState&) const = default;
+  bool dirty = false;  // changed since the last checkpoint; not persisted, not compared
+  bool operator==(const HeadState& o) const {
+    return head == o.head && watermark == o.watermark && updated_at == o.updated_at &&
+           material_latest == o.material_latest &&
+           material_latest_actor == o.material_latest_actor &&
+           material_latest_at == o.material_latest_at && material_other == o.material_other &&
+           material_other_at == o.material_other_at;
+  }
 };
 
 struct CursorRec {
@@ -44,6 +51,7 @@ struct CursorRec {
   Seq material = 0;   // M as stored; see EffectiveMaterial
   int64_t updated_at = 0;
   bool in_idle = false;  // bookkeeping of the idle list; not persisted, not compared
+  bool dirty = false;    // changed since the last checkpoint; not persisted, not compared
   bool pending() const { return notified > last_seen; }
   bool SamePositions(const CursorRec& o) const {
     return last_seen == o.last_seen && notified == o.notified && material == o.material &&
@@ -64,16 +72,10 @@ struct OpenedNotice {
   SessionRef target;
 };
 
-// What a fold touched, for the engine to persist. Entries may repeat.
+// What a fold did that the engine publishes once the group is durable.
 struct FoldEffects {
-  std::vector<SessionRef> heads;   // write the current head, or delete it if gone
-  std::vector<CursorId> cursors;   // write the current cursor, or delete it if gone
   std::vector<OpenedNotice> opened;
-  void Clear() {
-    heads.clear();
-    cursors.clear();
-    opened.clear();
-  }
+  void Clear() { opened.clear(); }
 };
 
 // The inputs of an event's fold (from an EventRecord).
@@ -132,10 +134,24 @@ class ProjectionState {
                   FoldEffects* fx);
   void ApplySweep(Seq seq, int64_t now, FoldEffects* fx);
 
-  // ---- loading persisted state (open, snapshot) ----
+  // ---- loading persisted state (open, checkpoint) ----
   void LoadHead(SessionRef s, const HeadState& h);
   void LoadCursor(CursorId id, CursorRec c);
   void Clear();
+
+  // ---- the dirty set: what changed since the last checkpoint ----
+  // Every fold marks what it changes; a checkpoint writes exactly those keys. Marking costs
+  // no allocation per change beyond the amortised growth of two vectors, and a key changed
+  // many times between checkpoints is listed once (erased keys may repeat).
+  // f(SessionRef, const HeadState* or null when gone) / f(CursorId, const CursorRec* or null).
+  template <typename H, typename C>
+  void ForEachDirty(H&& on_head, C&& on_cursor) const {
+    for (SessionRef s : dirty_heads_) on_head(s, FindHead(s));
+    for (const CursorId& id : dirty_cursors_) on_cursor(id, FindCursor(id.watcher, id.target));
+  }
+  std::size_t dirty_count() const { return dirty_heads_.size() + dirty_cursors_.size(); }
+  // After the checkpoint holding them is durable.
+  void ClearDirty();
 
   // Differences between two states (for verify), at most `max` lines.
   std::vector<std::string> Diff(const ProjectionState& other, std::size_t max) const;
@@ -147,6 +163,8 @@ class ProjectionState {
   };
 
   CursorRec* MutableCursor(SessionRef watcher, SessionRef target);
+  void TouchHead(SessionRef s, HeadState& h);
+  void TouchCursor(SessionRef watcher, SessionRef target, CursorRec& c);
   // Creates or overwrites a cursor, keeping counts and indexes right.
   CursorRec& PutCursor(SessionRef watcher, SessionRef target, const CursorRec& c);
   void EraseCursor(SessionRef watcher, SessionRef target, FoldEffects* fx);
@@ -160,6 +178,8 @@ class ProjectionState {
   std::unordered_map<uint64_t, std::vector<SessionRef>> watcher_targets_;
   std::size_t cursor_count_ = 0;
   std::size_t pending_count_ = 0;
+  std::vector<SessionRef> dirty_heads_;
+  std::vector<CursorId> dirty_cursors_;
 };
 
 }  // namespace statewatch::projections

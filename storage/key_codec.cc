@@ -32,6 +32,15 @@ std::string JournalKey(SessionRef session, uint64_t sequence) {
   PutFixed64BE(&k, sequence);
   return k;
 }
+FixedKey JournalKeyFixed(SessionRef session, uint64_t sequence) {
+  FixedKey k;
+  k.data[0] = kJournalTag;
+  uint64_t s = session.value, q = sequence;
+  for (int i = 8; i >= 1; --i, s >>= 8) k.data[i] = static_cast<char>(s & 0xff);
+  for (int i = 16; i >= 9; --i, q >>= 8) k.data[i] = static_cast<char>(q & 0xff);
+  k.size = 17;
+  return k;
+}
 std::string JournalPrefix(SessionRef session) { return TaggedU64(kJournalTag, session.value); }
 std::string BySeqKey(uint64_t sequence) { return TaggedU64(kBySeqTag, sequence); }
 std::string LogKey(uint64_t sequence) { return TaggedU64(kLogTag, sequence); }

@@ -6,18 +6,18 @@
 //   column family  key                                         value (schema/statewatch.fbs)
 //   -------------  ------------------------------------------  -----------------------------
 //   journal        'J' session:u64 sequence:u64                 Event
-//   by_seq         'S' sequence:u64                             RowIndex
-//   log            'L' sequence:u64                             LogRecord
-//   heads          'H' session:u64                              Head
-//   cursors        'C' target:u64 watcher:u64                   Cursor
-//   base           'H' session:u64 | 'C' target:u64 watcher:u64 Head | Cursor (snapshot)
-//   base           'M'                                          LogRecord-free marker: u64
-//                                                               snapshot sequence (raw)
-//   dedupe         'D' dedupe-key bytes                         DedupeEntry
+//   by_seq         'S' sequence:u64                             RowIndex (format 1 only)
+//   log            'L' position:u64                             GroupRecord (format 2; format 1:
+//                                                               'L' sequence -> LogRecord)
+//   heads          'H' session:u64                              Head (as of the checkpoint)
+//   cursors        'C' target:u64 watcher:u64                   Cursor (as of the checkpoint)
+//   base           'H' session:u64 | 'C' target:u64 watcher:u64 Head | Cursor (format 1 only)
+//   base           'M'                                          u64 snapshot sequence (format 1)
+//   dedupe         'D' dedupe-key bytes                         DedupeEntry (format 1 only)
 //   refs           'N' agent-id bytes 0x00 session-key bytes    raw u64 session ref
 //   refs           'R' session:u64                              SessionName
 //   sessions       'G' session:u64                              SessionRecord (registry)
-//   meta           'M' "engine"                                 Meta
+//   meta           'M' "engine"                                 Meta (the checkpoint's)
 //   transcripts    'T' session:u64 index:u64                    TranscriptMessage
 //   runs           'U' run-id bytes                             Run
 //   deliveries     'V' id:u64                                   Delivery
@@ -60,6 +60,13 @@ void PutFixed64BE(std::string* dst, uint64_t v);
 uint64_t DecodeFixed64BE(const char* p);
 
 std::string JournalKey(SessionRef session, uint64_t sequence);
+// The same key in a fixed buffer, for the record path (no allocation per row).
+struct FixedKey {
+  char data[17];
+  std::size_t size = 0;
+  std::string_view view() const { return std::string_view(data, size); }
+};
+FixedKey JournalKeyFixed(SessionRef session, uint64_t sequence);
 std::string JournalPrefix(SessionRef session);  // 'J' session
 std::string BySeqKey(uint64_t sequence);
 std::string LogKey(uint64_t sequence);

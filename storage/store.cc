@@ -168,6 +168,10 @@ void Batch::DeleteRange(Family f, std::string_view b, std::string_view e) {
 }
 std::size_t Batch::Count() const { return rep_->wb.Count(); }
 std::size_t Batch::ByteSize() const { return rep_->wb.GetDataSize(); }
+std::string_view Batch::Serialized() const {
+  const std::string& data = rep_->wb.Data();
+  return std::string_view(data.data(), data.size());
+}
 void Batch::Clear() {
   rep_->wb.Clear();
   rep_->first_error = rocksdb::Status::OK();

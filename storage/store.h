@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "log/log_backend.h"
 #include "statewatch/status.h"
 
 namespace statewatch::storage {
@@ -80,13 +81,15 @@ struct StoreOptions {
   std::shared_ptr<FaultInjector> faults;  // tests only; null in production
 };
 
-// A set of changes applied atomically by Store::Write.
+// A set of changes applied atomically by Store::Write. It is also the keyed writes of a
+// commit group's log record (log::KeyedWrites): the local log (storage/local_log.h) adds the
+// record to it and writes both at once. Reusable: Clear() keeps the capacity.
 class Store;
-class Batch {
+class Batch final : public log::KeyedWrites {
  public:
   // The batch writes to `store`'s families; it must not outlive the store.
   explicit Batch(const Store& store);
-  ~Batch();
+  ~Batch() override;
   Batch(const Batch&) = delete;
   Batch& operator=(const Batch&) = delete;
 
@@ -94,8 +97,10 @@ class Batch {
   void Delete(Family f, std::string_view key);
   // Deletes [begin, end).
   void DeleteRange(Family f, std::string_view begin, std::string_view end);
-  std::size_t Count() const;
+  std::size_t Count() const override;
   std::size_t ByteSize() const;
+  // RocksDB's WriteBatch representation (what a standby would apply again).
+  std::string_view Serialized() const override;
   void Clear();
 
  private:

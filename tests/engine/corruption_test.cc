@@ -39,7 +39,7 @@ class CorruptionTest : public EngineTest {
 
 // Regression: a bit flip in a by_seq SST let the engine open with rows missing from its row
 // index, and verify reported a row-count difference instead of corruption (it did not check
-// its iterator's status).
+// its iterator's status). Format 2 builds the row index from the journal family itself.
 TEST_F(CorruptionTest, ABitFlipInAnSstIsCorruptionNamingTheFile) {
   options_.write_buffer_bytes = 64 << 10;  // small memtables: rows reach SST files
   options_.max_rows = 1000000;
@@ -49,7 +49,7 @@ TEST_F(CorruptionTest, ABitFlipInAnSstIsCorruptionNamingTheFile) {
     in.dedupe_key = "d" + std::to_string(i);
     Rec(in);
   }
-  auto files = SstFilesOf("by_seq");
+  auto files = SstFilesOf("journal");
   ASSERT_FALSE(files.empty());
   const std::string& sst = files.front();
   {

@@ -20,11 +20,12 @@ TEST(ProjectionStateTest, FirstEventOpensEveryIdleCursorAndCoalescedOnesTouchOnl
   s.ApplyEvent(2000, 5, Notifying(), &fx);
   EXPECT_EQ(fx.opened.size(), 1000u);
   EXPECT_EQ(s.pending_count(), 1000u);
+  EXPECT_EQ(s.dirty_count(), 1001u);  // each opened cursor once, and the head
   fx.Clear();
+  s.ClearDirty();
   s.ApplyEvent(2001, 6, Notifying(), &fx);
   EXPECT_TRUE(fx.opened.empty());
-  EXPECT_TRUE(fx.cursors.empty());  // coalesced: no cursor is rewritten
-  EXPECT_EQ(fx.heads.size(), 1u);
+  EXPECT_EQ(s.dirty_count(), 1u);  // coalesced: only the head changes, no cursor
   const CursorRec* c = s.FindCursor(SessionRef{100}, kTarget);
   EXPECT_EQ(s.EffectiveMaterial(*c, SessionRef{100}, kTarget), 2001u);
   EXPECT_EQ(s.EffectiveUpdatedAt(*c, SessionRef{100}, kTarget), 6);

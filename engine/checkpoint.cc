@@ -1,0 +1,273 @@
+// EngineImpl: opening (checkpoint + replay), checkpoints, and the format-1 migration.
+//
+// The heads and cursors families and the meta record together are a checkpoint: the
+// projections as they were after the log position meta.applied_position. A checkpoint
+// writes only what changed since the last one (the projections' dirty set), with the new
+// position, in one batch through the WAL — no flush and no flush ordering to reason about,
+// and a crash can never split a checkpoint. The log before it is purged afterwards (a crash
+// in between leaves records that replay skips).
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "engine/engine_impl.h"
+#include "projections/log_fold.h"
+#include "storage/key_codec.h"
+#include "storage/local_log.h"
+
+namespace statewatch::engine {
+
+using storage::Family;
+
+namespace {
+constexpr std::size_t kReplayChunk = 256;
+}  // namespace
+
+// ---- open -----------------------------------------------------------------------------------
+
+Status EngineImpl::Load() {
+  std::unique_lock lock(state_mu_);
+  auto stored = store_->Get(Family::kMeta, storage::MetaKey());
+  if (!stored.ok()) return stored.status();
+  meta_ = MetaRec{};
+  if (stored->has_value()) {
+    auto m = DecodeMeta(**stored);
+    if (!m.ok()) return m.status();
+    meta_ = *m;
+  }
+  if (meta_.format_version == 1) SW_RETURN_IF_ERROR(MigrateFormat1(&meta_));
+  if (meta_.format_version != kFormatVersion) {
+    return Status::FailedPrecondition(
+        "the database has format " + std::to_string(meta_.format_version) +
+        ", which this build (format " + std::to_string(kFormatVersion) + ") cannot read");
+  }
+  SW_RETURN_IF_ERROR(LoadNames());
+  state_.Clear();
+  SW_RETURN_IF_ERROR(LoadProjections(state_));
+  auto log = storage::LocalLog::Open(store_.get(), meta_.applied_position);
+  if (!log.ok()) return log.status();
+  log_ = std::move(*log);
+  // Compaction may drop only what a durable checkpoint's mark covers: replay needs the rows
+  // after the checkpoint even where the (replayed) mark has moved past them.
+  durable_cap_mark_->store(meta_.row_cap_mark, std::memory_order_release);
+  uint64_t replayed = 0;
+  SW_RETURN_IF_ERROR(ReplayLog(state_, &meta_, &replayed));
+  if (replayed > 0) spdlog::debug("statewatch: replayed {} commit groups at open", replayed);
+  SW_RETURN_IF_ERROR(LoadRows());
+  meta_.journal_rows = live_rows_;
+  return Status::OK();
+}
+
+Status EngineImpl::LoadNames() {
+  refs_by_name_.clear();
+  names_by_ref_.clear();
+  subagent_refs_.clear();
+  auto it = store_->NewIterator(Family::kRefs, std::string(1, storage::kRefTag),
+                                std::string(1, storage::kRefTag + 1));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    auto ref = storage::ParseSessionKeyed(storage::kRefTag, it->key());
+    auto name = DecodeSessionName(it->value());
+    if (!ref || !name.ok()) return Status::Corruption("bad refs entry");
+    RememberNameLocked(*ref, *name);
+    meta_.last_ref = std::max(meta_.last_ref, ref->value);
+  }
+  return it->status();
+}
+
+Status EngineImpl::LoadProjections(projections::ProjectionState& state) const {
+  for (Family family : {Family::kHeads, Family::kCursors}) {
+    auto it = store_->NewIterator(family);
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      std::string_view k = it->key();
+      if (auto ref = storage::ParseSessionKeyed(storage::kHeadTag, k)) {
+        auto h = DecodeHead(it->value());
+        if (!h.ok()) return h.status();
+        state.LoadHead(*ref, *h);
+      } else if (auto ck = storage::ParseCursorKey(k)) {
+        auto c = DecodeCursor(it->value());
+        if (!c.ok()) return c.status();
+        state.LoadCursor(projections::CursorId{ck->watcher, ck->target}, *c);
+      }
+    }
+    SW_RETURN_IF_ERROR(it->status());
+  }
+  return Status::OK();
+}
+
+// rows_ and dedupe_ are not checkpointed: they are the retained journal rows themselves.
+Status EngineImpl::LoadRows() {
+  std::vector<RowEntry> rows;
+  StoredEventFold fold;
+  auto it = store_->NewIterator(Family::kJournal);
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    auto key = storage::ParseJournalKey(it->key());
+    if (!key) return Status::Corruption("journal key of " + std::to_string(it->key().size()) +
+                                        " bytes is malformed");
+    if (key->sequence <= meta_.row_cap_mark) continue;  // gone, awaiting compaction
+    SW_RETURN_IF_ERROR(DecodeEventFold(it->value(), &fold));
+    rows.push_back(RowEntry{key->sequence, key->session, fold.occurred_at, fold.dedupe_key});
+  }
+  SW_RETURN_IF_ERROR(it->status());
+  std::sort(rows.begin(), rows.end(),
+            [](const RowEntry& a, const RowEntry& b) { return a.sequence < b.sequence; });
+  rows_.assign(std::make_move_iterator(rows.begin()), std::make_move_iterator(rows.end()));
+  dedupe_.clear();
+  for (const RowEntry& r : rows_) {
+    if (!r.dedupe_key.empty()) dedupe_[r.dedupe_key] = r.sequence;
+  }
+  live_rows_ = rows_.size();
+  return Status::OK();
+}
+
+// Folds every commit group after meta->applied_position, reading each event's fold inputs
+// from its row. The same folds as the live path (projections/log_fold.h).
+Status EngineImpl::ReplayLog(projections::ProjectionState& state, MetaRec* meta,
+                             uint64_t* records) const {
+  GroupRec rec;
+  StoredEventFold fold;
+  for (log::LogPosition from = meta->applied_position + 1;;) {
+    auto chunk = log_->ReadFrom(from, kReplayChunk);
+    if (!chunk.ok()) return chunk.status();
+    if (chunk->empty()) return Status::OK();
+    for (const log::LogRecord& r : *chunk) {
+      SW_RETURN_IF_ERROR(DecodeGroup(r.data, &rec));
+      if (rec.sequence_count() > 0 && rec.first_sequence != meta->last_sequence + 1) {
+        return Status::Corruption("log position " + std::to_string(r.position) +
+                                  " starts at sequence " + std::to_string(rec.first_sequence) +
+                                  " but the last one was " +
+                                  std::to_string(meta->last_sequence));
+      }
+      auto on_event = [&](std::size_t i, Sequence seq) -> Status {
+        auto row = store_->Get(Family::kJournal, storage::JournalKey(rec.events[i], seq));
+        if (!row.ok()) return row.status();
+        if (!row->has_value() || !DecodeEventFold(**row, &fold).ok() || fold.sequence != seq) {
+          return Status::Corruption("log position " + std::to_string(r.position) +
+                                    " names event " + std::to_string(seq) + " of session #" +
+                                    std::to_string(rec.events[i].value) +
+                                    ", but its journal row is missing or damaged");
+        }
+        state.ApplyEvent(seq, rec.committed_at,
+                         projections::EventFold{rec.events[i], fold.notifies, fold.seeds_cursor,
+                                                fold.actor, fold.watchers},
+                         nullptr);
+        return Status::OK();
+      };
+      auto on_op = [&](const projections::LogOp& op) {
+        projections::ApplyOp(op, rec.committed_at, state, nullptr);
+        if (op.type == projections::LogOp::Type::kPrune) {
+          meta->row_cap_mark = std::max(meta->row_cap_mark, op.row_cap_mark);
+          if (op.cursor_cutoff != 0 || !op.raises.empty()) meta->last_prune_at = rec.committed_at;
+        }
+      };
+      SW_RETURN_IF_ERROR(
+          projections::ForEachEntry(rec.first_sequence, rec.events.size(), rec.ops, on_event, on_op));
+      meta->last_sequence += rec.sequence_count();
+      meta->last_ref = std::max(meta->last_ref, rec.last_ref);
+      meta->last_delivery_id = std::max(meta->last_delivery_id, rec.last_delivery_id);
+      meta->last_message_index = std::max(meta->last_message_index, rec.last_message_index);
+      meta->applied_position = r.position;
+      ++*records;
+    }
+    from = chunk->back().position + 1;
+  }
+}
+
+// Format 1 persisted every projection in every commit, so its heads, cursors and meta are
+// already a checkpoint at its last sequence. What format 2 no longer keeps goes: the per-
+// sequence log records (whose keys the group log reuses), by_seq, dedupe and base.
+Status EngineImpl::MigrateFormat1(MetaRec* meta) {
+  if (options_.read_only) {
+    return Status::FailedPrecondition(
+        "the database has format 1 and must be migrated to format " +
+        std::to_string(kFormatVersion) + ": open it once for writing (e.g. statewatch serve)");
+  }
+  storage::Batch b(*store_);
+  b.DeleteRange(Family::kLog, std::string(1, storage::kLogTag),
+                std::string(1, storage::kLogTag + 1));
+  b.DeleteRange(Family::kBySeq, std::string(1, storage::kBySeqTag),
+                std::string(1, storage::kBySeqTag + 1));
+  b.DeleteRange(Family::kDedupe, std::string(1, storage::kDedupeTag),
+                std::string(1, storage::kDedupeTag + 1));
+  b.DeleteRange(Family::kBase, std::string(1, 'A'), std::string(1, 'Z'));
+  meta->format_version = kFormatVersion;
+  meta->checkpoint_sequence = meta->last_sequence;
+  meta->applied_position = 0;
+  meta->log_records_since_checkpoint = 0;
+  b.Put(Family::kMeta, storage::MetaKey(), EncodeMeta(*meta));
+  SW_RETURN_IF_ERROR(store_->Write(b, /*sync=*/true));
+  spdlog::info("statewatch: migrated the database from format 1 to format {}", kFormatVersion);
+  return Status::OK();
+}
+
+// ---- checkpoints ----------------------------------------------------------------------------
+
+bool EngineImpl::CheckpointDue() const {
+  if (options_.read_only || !sticky_error_.ok() || !space_error_.ok()) return false;
+  uint64_t size = state_.head_count() + state_.cursor_count();
+  uint64_t threshold = std::max<uint64_t>(options_.checkpoint_min_records, 2 * size);
+  return meta_.last_sequence - meta_.checkpoint_sequence >= threshold;
+}
+
+Status EngineImpl::MaybeCheckpoint() {
+  return CheckpointDue() ? Checkpoint() : Status::OK();
+}
+
+// A failed purge is a failed write like any other (sticky), though the log stays whole.
+Status EngineImpl::PurgeLog(log::LogPosition below) {
+  Status st = log_->PurgeBelow(below);
+  if (!st.ok()) {
+    std::unique_lock lock(state_mu_);
+    NoteWriteFailureLocked(st);
+  }
+  return st;
+}
+
+// Runs on the leader (the projections' only writer), so it reads them without the lock.
+Status EngineImpl::Checkpoint() {
+  std::vector<std::pair<projections::CursorId, const projections::CursorRec*>> cursors;
+  storage::Batch b(*store_);
+  state_.ForEachDirty(
+      [&](SessionRef s, const projections::HeadState* h) {
+        if (h) {
+          b.Put(Family::kHeads, storage::HeadKey(s), EncodeHead(*h));
+        } else {
+          b.Delete(Family::kHeads, storage::HeadKey(s));
+        }
+      },
+      [&](projections::CursorId id, const projections::CursorRec* c) {
+        cursors.emplace_back(id, c);
+      });
+  // Key order (target, watcher): the inserts land next to each other in the memtable.
+  std::sort(cursors.begin(), cursors.end(), [](const auto& a, const auto& b) {
+    return std::pair(a.first.target.value, a.first.watcher.value) <
+           std::pair(b.first.target.value, b.first.watcher.value);
+  });
+  CursorEncoder encoder;
+  for (const auto& [id, c] : cursors) {
+    std::string key = storage::CursorKey(id.watcher, id.target);
+    if (c) {
+      b.Put(Family::kCursors, key, encoder.Encode(*c));
+    } else {
+      b.Delete(Family::kCursors, key);
+    }
+  }
+  MetaRec next = meta_;
+  next.checkpoint_sequence = meta_.last_sequence;
+  next.log_records_since_checkpoint = 0;
+  next.journal_rows = live_rows_;
+  b.Put(Family::kMeta, storage::MetaKey(), EncodeMeta(next));
+  Status st = store_->Write(b, options_.durability == Durability::kSync);
+  std::unique_lock lock(state_mu_);
+  if (!st.ok()) {
+    NoteWriteFailureLocked(st);
+    return st;
+  }
+  state_.ClearDirty();
+  meta_.checkpoint_sequence = next.checkpoint_sequence;
+  meta_.log_records_since_checkpoint = 0;
+  lock.unlock();
+  durable_cap_mark_->store(next.row_cap_mark, std::memory_order_release);
+  return PurgeLog(next.applied_position + 1);
+}
+
+}  // namespace statewatch::engine
