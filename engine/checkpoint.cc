@@ -267,6 +267,7 @@ Status EngineImpl::Checkpoint() {
   meta_.log_records_since_checkpoint = 0;
   lock.unlock();
   durable_cap_mark_->store(next.row_cap_mark, std::memory_order_release);
+  if (crash_point_) crash_point_("checkpointed");
   return PurgeLog(next.applied_position + 1);
 }
 

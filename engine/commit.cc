@@ -202,6 +202,7 @@ Status EngineImpl::CommitGroup() {
   }
   g.meta.applied_position = *position;
   counters_.commit_groups.fetch_add(1, std::memory_order_relaxed);
+  if (crash_point_) crash_point_("appended");
   return Status::OK();
 }
 

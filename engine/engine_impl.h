@@ -54,6 +54,10 @@ namespace statewatch::engine {
 // Test-only hooks for Open.
 struct EngineTestHooks {
   std::shared_ptr<storage::FaultInjector> faults;
+  // Called at the points a crash image is taken in tests/recovery: "appended" (a group is in
+  // the WAL, not yet folded) and "checkpointed" (a checkpoint is written, the log not yet
+  // purged). Runs on the commit leader.
+  std::function<void(const char* point)> crash_point;
 };
 Result<std::unique_ptr<Engine>> OpenEngineWithHooks(const EngineOptions& options,
                                                     const std::string& path,
@@ -174,6 +178,7 @@ class EngineImpl final : public Engine {
 
   // Tests: commands waiting in the commit queue (including the one being committed).
   std::size_t TEST_QueueLength();
+  void TEST_SetCrashPoint(std::function<void(const char*)> f) { crash_point_ = std::move(f); }
 
  private:
   // One retained journal row, in global order (rows_).
@@ -327,6 +332,8 @@ class EngineImpl final : public Engine {
         commit_groups{0};
   };
   Counters counters_;
+
+  std::function<void(const char*)> crash_point_;  // tests only (EngineTestHooks)
 
   // The commit queue.
   std::mutex queue_mu_;

@@ -43,8 +43,51 @@ Status CheckText(const char* field, const std::string& value, std::size_t max_by
   return Status::OK();
 }
 
-// Keeps a JSON object (re-serialised compactly), drops any other JSON value, refuses text
-// that is not JSON at all.
+// True when boost::json::serialize(parse(t)) would give `t` back byte for byte, judged from
+// the text alone: no whitespace between tokens, no escapes in strings but \" and \\ (the
+// ones the serializer writes too), integers only (up to 18 digits, no -0). `*keys` counts
+// object keys, so that the caller can tell whether parsing collapsed duplicates.
+bool LooksCanonical(std::string_view t, std::size_t* keys) {
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    char c = t[i];
+    if (c == '"') {
+      for (++i; i < t.size() && t[i] != '"'; ++i) {
+        if (t[i] != '\\') continue;
+        if (i + 1 >= t.size() || (t[i + 1] != '"' && t[i + 1] != '\\')) return false;
+        ++i;
+      }
+      if (i + 1 < t.size() && t[i + 1] == ':') ++*keys;
+    } else if (c == '-' || (c >= '0' && c <= '9')) {
+      std::size_t start = i + (c == '-');
+      std::size_t end = start;
+      while (end < t.size() && t[end] >= '0' && t[end] <= '9') ++end;
+      if (end - start > 18 || (c == '-' && end - start == 1 && t[start] == '0')) return false;
+      if (end < t.size() && (t[end] == '.' || t[end] == 'e' || t[end] == 'E')) return false;
+      i = end - 1;
+    } else if (c == 't' || c == 'n') {
+      i += 3;  // true, null (the parser has checked the spelling)
+    } else if (c == 'f') {
+      i += 4;  // false
+    } else if (c != '{' && c != '}' && c != '[' && c != ']' && c != ':' && c != ',') {
+      return false;  // whitespace
+    }
+  }
+  return true;
+}
+
+std::size_t CountMembers(const boost::json::value& v) {
+  std::size_t n = 0;
+  if (v.is_object()) {
+    for (const auto& kv : v.get_object()) n += 1 + CountMembers(kv.value());
+  } else if (v.is_array()) {
+    for (const auto& x : v.get_array()) n += CountMembers(x);
+  }
+  return n;
+}
+
+// Keeps a JSON object (compact: as given when it already is, else re-serialised), drops any
+// other JSON value, refuses text that is not JSON at all. The parse allocates from a stack
+// buffer for payloads of usual size.
 Result<std::string> NormalizePayload(const std::string& text) {
   if (text.empty()) return std::string();
   if (text.size() > kMaxPayloadBytes) {
@@ -52,9 +95,13 @@ Result<std::string> NormalizePayload(const std::string& text) {
                                    " bytes (got " + std::to_string(text.size()) + ")");
   }
   boost::system::error_code ec;
-  boost::json::value v = boost::json::parse(text, ec);
+  unsigned char buffer[4096];
+  boost::json::monotonic_resource arena(buffer, sizeof(buffer));
+  boost::json::value v = boost::json::parse(text, ec, &arena);
   if (ec) return Status::InvalidArgument("payload is not valid JSON (got " + Quote(text) + ")");
   if (!v.is_object()) return std::string();  // semantics §2.1: non-objects are dropped
+  std::size_t keys = 0;
+  if (LooksCanonical(text, &keys) && keys == CountMembers(v)) return text;
   return boost::json::serialize(v);
 }
 

@@ -1,6 +1,8 @@
 #include "storage/fault_file_system.h"
 
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 
 namespace statewatch::storage {
 
@@ -15,9 +17,30 @@ class FaultState final : public FaultInjector {
     writes_left_.store(-1);
     syncs_left_.store(-1);
   }
+  void HoldSyncs() override {
+    std::lock_guard<std::mutex> lock(hold_mu_);
+    held_ = true;
+  }
+  void ReleaseSyncs() override {
+    std::lock_guard<std::mutex> lock(hold_mu_);
+    held_ = false;
+    hold_cv_.notify_all();
+  }
+  uint64_t held_syncs() const override {
+    std::lock_guard<std::mutex> lock(hold_mu_);
+    return waiting_;
+  }
   // The error this append must fail with, or OK.
   rocksdb::IOStatus TakeWrite() { return Take(writes_left_, write_kind_.load(), "write"); }
-  rocksdb::IOStatus TakeSync() { return Take(syncs_left_, sync_kind_.load(), "sync"); }
+  rocksdb::IOStatus TakeSync() {
+    {
+      std::unique_lock<std::mutex> lock(hold_mu_);
+      ++waiting_;
+      hold_cv_.wait(lock, [&] { return !held_; });  // released by the test, always
+      --waiting_;
+    }
+    return Take(syncs_left_, sync_kind_.load(), "sync");
+  }
 
  private:
   enum class Kind { kIOError, kNoSpace };
@@ -39,6 +62,10 @@ class FaultState final : public FaultInjector {
   std::atomic<int64_t> syncs_left_{-1};
   std::atomic<Kind> write_kind_{Kind::kIOError};
   std::atomic<Kind> sync_kind_{Kind::kIOError};
+  mutable std::mutex hold_mu_;
+  std::condition_variable hold_cv_;
+  bool held_ = false;
+  uint64_t waiting_ = 0;
 };
 
 class FaultyWritableFile final : public rocksdb::FSWritableFileOwnerWrapper {

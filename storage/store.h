@@ -54,6 +54,12 @@ class FaultInjector {
   // device" (a full disk: retryable once healed, unlike the failures above).
   virtual void NoSpaceAfter(uint64_t n) = 0;
   virtual void Heal() = 0;
+  // While held, every sync waits until ReleaseSyncs() (group-commit tests: writers queue up
+  // behind a commit whose fsync has not returned). Heal() does not release them.
+  virtual void HoldSyncs() = 0;
+  virtual void ReleaseSyncs() = 0;
+  // Syncs waiting in HoldSyncs right now.
+  virtual uint64_t held_syncs() const = 0;
 };
 std::shared_ptr<FaultInjector> NewFaultInjector();
 
