@@ -131,7 +131,10 @@ Status EngineImpl::ReplayLog(projections::ProjectionState& state, MetaRec* meta,
     if (chunk->empty()) return Status::OK();
     for (const log::LogRecord& r : *chunk) {
       SW_RETURN_IF_ERROR(DecodeGroup(r.data, &rec));
-      if (rec.sequence_count() > 0 && rec.first_sequence != meta->last_sequence + 1) {
+      // Sequences are dense across groups; each event's row repeats its own sequence, which
+      // on_event checks, so a lost or reordered group shows.
+      if (rec.first_sequence == 0) rec.first_sequence = meta->last_sequence + 1;
+      if (rec.first_sequence != meta->last_sequence + 1) {
         return Status::Corruption("log position " + std::to_string(r.position) +
                                   " starts at sequence " + std::to_string(rec.first_sequence) +
                                   " but the last one was " +

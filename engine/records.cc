@@ -387,8 +387,10 @@ std::string_view GroupEncoder::Encode(const GroupRec& g) {
     }
     ops = b.CreateVector(rep_->ops);
   }
-  b.Finish(fb::CreateGroupRecord(b, g.first_sequence, g.committed_at, events, ops, g.last_ref,
-                                 g.last_delivery_id, g.last_message_index));
+  // first_sequence is left out: replay knows it (the previous group's last + 1), and every
+  // byte of this record is in every commit's WAL write.
+  b.Finish(fb::CreateGroupRecord(b, events, g.committed_at, ops, /*first_sequence=*/0,
+                                 g.last_ref, g.last_delivery_id, g.last_message_index));
   return std::string_view(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
 }
 

@@ -98,7 +98,7 @@ Result<SessionName> DecodeSessionName(std::string_view bytes);
 
 // One commit group's log record (schema GroupRecord), decoded. Reused by the leader.
 struct GroupRec {
-  Sequence first_sequence = 0;
+  Sequence first_sequence = 0;  // not stored: decoding leaves 0 (replay derives it)
   int64_t committed_at = 0;
   std::vector<SessionRef> events;        // each event's session, in sequence order
   std::vector<projections::LogOp> ops;   // non-event operations, by sequence
