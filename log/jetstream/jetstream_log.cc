@@ -230,7 +230,7 @@ Result<std::vector<LogRecord>> JetStreamLog::GetEach(LogPosition from, std::size
       if (!out.empty()) break;  // a purge raced the read: hand back what was read
       return status;
     }
-    out.push_back({p, DataOf(msg.get())});
+    out.push_back({p, DataOf(msg.get()), /*writes=*/{}});
   }
   return out;
 }
@@ -294,7 +294,7 @@ Result<std::vector<LogRecord>> JetStreamLog::Stream(LogPosition from, std::size_
       return Status::NotFound("log position " + std::to_string(missing) + " was purged: " +
                               stream_ + " continues at " + std::to_string(position));
     }
-    out.push_back({position, DataOf(msg.get())});
+    out.push_back({position, DataOf(msg.get()), /*writes=*/{}});
     reader_next_ = position + 1;
   }
   return out;
