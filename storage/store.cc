@@ -99,6 +99,9 @@ class RocksIterator final : public Iterator {
 
 }  // namespace
 
+// See Open: the column family that keeps builds before format 2 from writing.
+constexpr const char* kFormatFenceFamily = "format_2";
+
 const char* FamilyName(Family f) {
   switch (f) {
     case Family::kJournal: return "journal";
@@ -268,7 +271,7 @@ Status OpenRocks(const std::string& path, const StoreOptions& options,
     if (!s.ok()) return FromRocks(s, "opening database \"" + path + "\"");
   }
   std::vector<rocksdb::ColumnFamilyDescriptor> descs;
-  std::vector<int> slot;  // descs index -> Family + 1 (0: default)
+  std::vector<int> slot;  // descs index -> Family + 1 (0: default, -1: the format fence)
   descs.emplace_back(rocksdb::kDefaultColumnFamilyName, cf_opts);
   slot.push_back(0);
   for (int i = 0; i < static_cast<int>(Family::kCount); ++i) {
@@ -285,6 +288,15 @@ Status OpenRocks(const std::string& path, const StoreOptions& options,
     descs.emplace_back(FamilyName(f), o);
     slot.push_back(i + 1);
   }
+  // The fence: builds before format 2 do not know this family, and RocksDB refuses a
+  // writable open that does not name every family, so such a build cannot open a format-2
+  // database for writing (its projections would be the last checkpoint's and it would hand
+  // out sequences again). Never written; a read-only open takes it where it exists.
+  if (!options.read_only || std::find(existing.begin(), existing.end(), kFormatFenceFamily) !=
+                                existing.end()) {
+    descs.emplace_back(kFormatFenceFamily, cf_opts);
+    slot.push_back(-1);
+  }
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* raw = nullptr;
   rocksdb::Status s =
@@ -295,7 +307,9 @@ Status OpenRocks(const std::string& path, const StoreOptions& options,
   rep->db.reset(raw);
   rep->owned_handles = handles;
   rep->handles.assign(static_cast<int>(Family::kCount) + 1, handles[0]);
-  for (std::size_t i = 0; i < handles.size(); ++i) rep->handles[slot[i]] = handles[i];
+  for (std::size_t i = 0; i < handles.size(); ++i) {
+    if (slot[i] >= 0) rep->handles[slot[i]] = handles[i];
+  }
   return Status::OK();
 }
 
