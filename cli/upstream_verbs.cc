@@ -43,7 +43,10 @@ int RunUpstreamAdd(Command& c) {
   auto engine = c.OpenEngine();
   if (!engine.ok()) return RuntimeError(c, engine.status());
   UpstreamLink stored;
-  Status s = monitor::CreateOrRefreshLink(**engine, std::move(link), marker_given, &stored);
+  // The same rule as the daemon's: a source outside the given roots is refused (no root:
+  // no link), so a link this command stores is one the daemon's monitor will read.
+  Status s = monitor::CreateOrRefreshLink(**engine, c.args.GetAll("upstream-root"), std::move(link),
+                                          marker_given, &stored);
   if (!s.ok()) return RuntimeError(c, s);
   return PrintJson(c, json::object{{"link", monitor::UpstreamLinkToJson(stored)}});
 }

@@ -123,13 +123,17 @@ std::vector<Verb> BuildVerbs() {
   v.push_back({"upstream list", "Every upstream link.", "", Access::kReadOnly, {},
                RunUpstreamList, RemoteUpstreamList, ""});
   v.push_back({"upstream add", "Creates or refreshes a session's upstream link (a JSONL source).",
-               "--session KEY --catalog ID --host ID --thread ID --path FILE [options]",
+               "--session KEY --catalog ID --host ID --thread ID --path FILE --upstream-root DIR... [options]",
                Access::kWrite,
                {Session(), Agent(),
                 {"catalog", "ID", "", "The catalog the session was adopted from.", true},
                 {"host", "ID", "", "The host id of the source.", true},
                 {"thread", "ID", "", "The thread id of the source.", true},
                 {"path", "FILE", "", "The JSONL transcript to monitor.", true},
+                {"upstream-root", "DIR", "",
+                 "A directory the source must resolve under (realpath, repeatable); with none, "
+                 "no link is accepted. With --server the daemon's own roots apply.",
+                 false, true},
                 {"kind", "KIND", "jsonl", "The provider kind."},
                 {"marker", "BYTES", "the file's current end", "The byte offset to scan from."}},
                RunUpstreamAdd, RemoteUpstreamAdd, ""});

@@ -1,6 +1,12 @@
 #include "monitor/upstream_links.h"
 
 #include <openssl/evp.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
 
 #include "statewatch/session_key.h"  // ResolveSession, IsValidUtf8
 
@@ -50,6 +56,89 @@ std::unique_lock<std::mutex> LockLinkWrites() {
 
 namespace {
 
+// realpath(3) into a std::string; nullopt with *error = errno on failure.
+std::optional<std::string> RealPath(const std::string& path, int* error = nullptr) {
+  char* resolved = realpath(path.c_str(), nullptr);
+  if (resolved == nullptr) {
+    if (error) *error = errno;
+    return std::nullopt;
+  }
+  std::string out(resolved);
+  std::free(resolved);
+  return out;
+}
+
+// A path that does not exist yet resolves through its directory. Its last component must
+// not exist at all: a dangling symlink would be followed once its target appears.
+Result<std::string> ResolveMissingFile(const std::string& path) {
+  std::size_t slash = path.rfind('/');
+  std::string dir = slash == 0 ? "/" : path.substr(0, slash);
+  std::string base = path.substr(slash + 1);
+  if (slash == std::string::npos || base.empty() || base == "." || base == "..") {
+    return Status::NotFound("upstream source " + path + " does not exist");
+  }
+  struct stat st {};
+  if (lstat(path.c_str(), &st) == 0) {
+    return Status::PermissionDenied("upstream source " + path +
+                                    " is a symlink whose target does not exist");
+  }
+  int err = 0;
+  auto parent = RealPath(dir, &err);
+  if (!parent) {
+    std::string why = std::strerror(err);
+    if (err == ENOENT || err == ENOTDIR) {
+      return Status::NotFound("the directory of upstream source " + path + " does not exist (" +
+                              why + ")");
+    }
+    return Status::IOError("cannot resolve the directory of upstream source " + path + ": " + why);
+  }
+  return (*parent == "/" ? "" : *parent) + "/" + base;
+}
+
+bool IsInside(const std::string& resolved, const std::string& root) {
+  if (root == "/") return true;
+  return resolved == root ||
+         (resolved.size() > root.size() && resolved.compare(0, root.size(), root) == 0 &&
+          resolved[root.size()] == '/');
+}
+
+}  // namespace
+
+Result<std::string> ResolveUnderRoots(const std::vector<std::string>& roots,
+                                      const std::string& path) {
+  if (roots.empty()) {
+    return Status::PermissionDenied("upstream source " + path +
+                                    " refused: no upstream root is configured (--upstream-root "
+                                    "DIR), so no upstream link is accepted");
+  }
+  std::string resolved;
+  int err = 0;
+  if (auto real = RealPath(path, &err)) {
+    resolved = std::move(*real);
+  } else if (err == ENOENT) {
+    auto missing = ResolveMissingFile(path);
+    if (!missing.ok()) return missing.status();
+    resolved = std::move(*missing);
+  } else if (err == ENOTDIR) {
+    return Status::NotFound("upstream source " + path + " does not exist (" + std::strerror(err) +
+                            ")");
+  } else {
+    return Status::IOError("cannot resolve upstream source " + path + ": " + std::strerror(err));
+  }
+  std::string listed;
+  for (const std::string& root : roots) {
+    auto real_root = RealPath(root);
+    if (real_root && IsInside(resolved, *real_root)) return resolved;
+    listed += (listed.empty() ? "" : ", ") + root;
+  }
+  std::string shown = resolved == path ? path : path + " (resolves to " + resolved + ")";
+  return Status::PermissionDenied("upstream source " + shown + " is outside the upstream roots (" +
+                                  listed +
+                                  "); add --upstream-root DIR for a directory that holds it");
+}
+
+namespace {
+
 Status ValidateRequest(const ProviderRegistry& providers, UpstreamLink& l,
                        const UpstreamProvider** provider) {
   auto name = ResolveSession(l.session.session_key, l.session.agent_id);
@@ -73,9 +162,13 @@ Status ValidateRequest(const ProviderRegistry& providers, UpstreamLink& l,
 }  // namespace
 
 Status CreateOrRefreshLink(Engine& engine, const ProviderRegistry& providers,
-                           UpstreamLink requested, bool marker_given, UpstreamLink* stored) {
+                           const std::vector<std::string>& roots, UpstreamLink requested,
+                           bool marker_given, UpstreamLink* stored) {
   const UpstreamProvider* provider = nullptr;
   SW_RETURN_IF_ERROR(ValidateRequest(providers, requested, &provider));
+  auto resolved = ResolveUnderRoots(roots, requested.upstream_ref);
+  if (!resolved.ok()) return resolved.status();
+  requested.upstream_ref = std::move(*resolved);
   auto lock = LockLinkWrites();
   auto existing = engine.GetUpstreamLink(requested.session);
   if (!existing.ok()) return existing.status();
@@ -99,10 +192,10 @@ Status CreateOrRefreshLink(Engine& engine, const ProviderRegistry& providers,
   return Status::OK();
 }
 
-Status CreateOrRefreshLink(Engine& engine, UpstreamLink requested, bool marker_given,
-                           UpstreamLink* stored) {
+Status CreateOrRefreshLink(Engine& engine, const std::vector<std::string>& roots,
+                           UpstreamLink requested, bool marker_given, UpstreamLink* stored) {
   static const ProviderRegistry builtin = BuiltinProviders();
-  return CreateOrRefreshLink(engine, builtin, std::move(requested), marker_given, stored);
+  return CreateOrRefreshLink(engine, builtin, roots, std::move(requested), marker_given, stored);
 }
 
 Result<bool> RemoveUpstreamLink(Engine& engine, const SessionName& session) {

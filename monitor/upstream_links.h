@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "monitor/upstream_provider.h"
 #include "statewatch/engine.h"
@@ -48,7 +49,26 @@ std::string MissingDedupeKey(const UpstreamLink& link);
 // The process-wide lock of link writes (see above).
 std::unique_lock<std::mutex> LockLinkWrites();
 
+// The upstream roots (`statewatch serve --upstream-root DIR`, repeatable): the directories
+// an upstream source may lie in. The daemon reads linked files as its own user, so a link
+// must never name a file outside them (/etc/shadow, another user's keys).
+//
+// ResolveUnderRoots resolves `path` with realpath(3) — every symlink and ".." — and accepts
+// it only when the result lies inside the resolved form of one of `roots`, so a symlink
+// inside a root cannot lead out of it. A file that does not exist yet resolves through its
+// directory (a link may name a transcript before the client writes it). Returns the
+// resolved path, or:
+//   PermissionDenied  no root is configured, or the path resolves outside every root; the
+//                     message names the path, what it resolved to and the roots;
+//   NotFound          the path's directory does not exist (ENOENT / ENOTDIR);
+//   IOError           realpath failed otherwise (EACCES, ELOOP, ...), with its reason.
+// Reads the file system (realpath) on the caller's thread.
+Result<std::string> ResolveUnderRoots(const std::vector<std::string>& roots,
+                                      const std::string& path);
+
 // Creates or refreshes the link of requested.session (POST /v1/upstream-links):
+//  - the source path must resolve under `roots` (ResolveUnderRoots); the link stores the
+//    resolved path, so what is read is what is listed;
 //  - same source as the stored link (SameSource): the stored marker is kept (a marker in
 //    the request is ignored), unless it lies past the source's current end, which moves it
 //    to the end;
@@ -57,13 +77,15 @@ std::unique_lock<std::mutex> LockLinkWrites();
 //    not exist then is NotFound;
 //  - always: missing_count = 0 (a refresh restarts the count), last_scanned_at_ms = now.
 // InvalidArgument for a malformed session, an empty or non-UTF-8 catalog id, an unknown
-// upstream kind, or a reference the provider refuses. On success `*stored` (if given) is
-// the link as stored. CheckSource runs on the caller's thread (for JSONL, one stat(2)).
+// upstream kind, or a reference the provider refuses; PermissionDenied for a source outside
+// the roots (or no roots). Nothing is written on any error. On success `*stored` (if given)
+// is the link as stored. CheckSource runs on the caller's thread (for JSONL, one stat(2)).
 Status CreateOrRefreshLink(Engine& engine, const ProviderRegistry& providers,
-                           UpstreamLink requested, bool marker_given,
-                           UpstreamLink* stored = nullptr);
+                           const std::vector<std::string>& roots, UpstreamLink requested,
+                           bool marker_given, UpstreamLink* stored = nullptr);
 // The same with BuiltinProviders().
-Status CreateOrRefreshLink(Engine& engine, UpstreamLink requested, bool marker_given,
+Status CreateOrRefreshLink(Engine& engine, const std::vector<std::string>& roots,
+                           UpstreamLink requested, bool marker_given,
                            UpstreamLink* stored = nullptr);
 
 // Removes the session's link (DELETE /v1/upstream-links/{key}); false when it had none.

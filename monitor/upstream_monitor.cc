@@ -148,6 +148,7 @@ bool UpstreamMonitor::ScanOne(const UpstreamLink& link,
                               const std::shared_ptr<const UpstreamProvider>& provider,
                               int64_t now_ms, TickReport& report, std::vector<LinkPlan>& plans) {
   struct Answer {
+    Status refused;  // the source resolves outside the upstream roots: nothing was read
     SourceCheck check;
     ScanResult scan;
   };
@@ -155,12 +156,22 @@ bool UpstreamMonitor::ScanOne(const UpstreamLink& link,
   auto answer = std::make_shared<Answer>();
   uint64_t max_bytes = options_.max_scan_bytes;
   auto outcome = worker_.Run(
-      [answer, provider, link, max_bytes] {
-        answer->check = provider->CheckSource(link);
+      [answer, provider, link, max_bytes, roots = options_.roots] {
+        // The provider reads the resolved path: a symlink swapped in after this check is
+        // not followed out of the roots (a component renamed in between still could be).
+        UpstreamLink source = link;
+        auto resolved = ResolveUnderRoots(roots, link.upstream_ref);
+        if (resolved.ok()) {
+          source.upstream_ref = std::move(*resolved);
+        } else if (resolved.status().code() == Status::Code::kPermissionDenied) {
+          answer->refused = resolved.status();
+          return;
+        }  // missing or unreadable: the provider's check below says so
+        answer->check = provider->CheckSource(source);
         answer->scan.new_marker = link.marker;
         // An idle source (its end is the marker) needs no scan: most links, most ticks.
         if (answer->check.exists() && answer->check.end_marker != link.marker) {
-          answer->scan = provider->Scan(link, max_bytes);
+          answer->scan = provider->Scan(source, max_bytes);
         }
       },
       options_.provider_timeout);
@@ -178,7 +189,11 @@ bool UpstreamMonitor::ScanOne(const UpstreamLink& link,
       break;
   }
   if (stop_.load()) return false;
-  if (!answer->check.exists()) {
+  if (!answer->refused.ok()) {
+    ++report.errors;
+    spdlog::error("upstream monitor: not reading the source of {}: {}", link.session.session_key,
+                  answer->refused.message());
+  } else if (!answer->check.exists()) {
     PlanFailure(link, answer->check.message, report, plans);
   } else if (!answer->scan.error.ok()) {
     PlanFailure(link, answer->scan.error.ToString(), report, plans);

@@ -6,8 +6,9 @@
 //   1. lists the upstream links; a link is scanned only when some cursor watches its
 //      session (Engine::WatchersOf) and the session has no active run (a RunRecord with
 //      target == session and status "running"; its marker waits);
-//   2. per link, runs the provider's CheckSource + Scan (at most max_scan_bytes) on a
-//      worker, waiting at most provider_timeout of wall time (a timeout is a failed check);
+//   2. per link, resolves the source under the upstream roots (one outside them is not
+//      read), runs the provider's CheckSource + Scan (at most max_scan_bytes) on a worker,
+//      waiting at most provider_timeout of wall time (a timeout is a failed check);
 //   3. drops self-echoes: turns whose text, whitespace collapsed and trimmed, equals one of
 //      the session's echo_window most recent own user messages (Engine::RecentTranscript);
 //   4. publishes, under the link-write lock (upstream_links.h): every link is re-read and a
@@ -74,6 +75,12 @@ struct UpstreamMonitorOptions {
   uint32_t missing_threshold = 3;
   // Providers by upstream kind. Default BuiltinProviders() ("jsonl").
   ProviderRegistry providers = BuiltinProviders();
+  // The upstream roots (upstream_links.h, ResolveUnderRoots), checked again before every
+  // scan because a path component may have become a symlink since the link was made. A
+  // link whose source resolves outside them is not read: it counts as an error every tick
+  // (the configuration refuses it; the source is not missing) and its marker waits.
+  // Default none: no link is read.
+  std::vector<std::string> roots;
 };
 
 // A link whose marker could not move because the unit at the marker exceeds the scan cap.

@@ -116,7 +116,8 @@ ApiResponse HandlePutLink(const HandlerContext& ctx, const ApiRequest& req) {
   if (!link.ok()) return StatusResponse(link.status());
   UpstreamLink stored;
   Status s = monitor::CreateOrRefreshLink(ctx.engine, ctx.options.upstream.providers,
-                                          std::move(*link), marker_given, &stored);
+                                          ctx.options.upstream.roots, std::move(*link),
+                                          marker_given, &stored);
   if (!s.ok()) return StatusResponse(s);
   return JsonResponse(200, json::object{{"link", monitor::UpstreamLinkToJson(stored)}});
 }

@@ -522,5 +522,33 @@ TEST_F(BinaryTest, RecordThenStatus) {
   EXPECT_EQ(Exec("verify").code, 0);
 }
 
+// Regression: `statewatch upstream add --path /etc/shadow` stored a link the daemon would
+// read. A source must resolve under one of the given --upstream-root directories.
+TEST_F(CliTest, UpstreamAddNeedsASourceUnderAnUpstreamRoot) {
+  fs::create_directories(dir_ / "transcripts");
+  std::string root = fs::canonical(dir_ / "transcripts").string();
+  std::string path = WriteFile("transcripts/t.jsonl", "{}\n");
+  std::vector<std::string> add{"upstream",  "add",    "--session", "agent:main:adopted",
+                               "--catalog", "claude", "--host",    "laptop",
+                               "--thread",  "t1",     "--path"};
+  auto with = [&](std::vector<std::string> tail) {
+    std::vector<std::string> args = add;
+    args.insert(args.end(), tail.begin(), tail.end());
+    return Run(args);
+  };
+  CliOutput r = with({path});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("no upstream root is configured"), std::string::npos) << r.err;
+  r = with({"/etc/passwd", "--upstream-root", root});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("upstream source /etc/passwd is outside the upstream roots (" + root + ")"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(Run({"upstream", "list"}).Json().at("links").as_array().size(), 0u);
+  r = with({path, "--upstream-root", "/nowhere", "--upstream-root", root});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.Json().at("link").at("upstreamRef").at("path"), json::value(root + "/t.jsonl"));
+}
+
 }  // namespace
 }  // namespace statewatch::cli

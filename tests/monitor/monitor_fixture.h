@@ -98,6 +98,7 @@ class MonitorTest : public ::testing::Test {
     monitor_options_.provider_timeout = std::chrono::seconds(20);  // never hit by real scans
     hooked_ = std::make_shared<HookedProvider>();
     monitor_options_.providers["jsonl"] = hooked_;
+    monitor_options_.roots = Roots();
     OpenEngine();
   }
   void TearDown() override {
@@ -119,6 +120,8 @@ class MonitorTest : public ::testing::Test {
   }
 
   std::string File(const std::string& name) const { return dir_ + "/files/" + name; }
+  // The upstream roots: the transcripts live in files/.
+  std::vector<std::string> Roots() const { return {dir_ + "/files"}; }
 
   static SessionName Name(const std::string& key) { return SessionName{"main", key}; }
   static UpstreamLink Request(const std::string& key, const std::string& path) {
@@ -136,7 +139,7 @@ class MonitorTest : public ::testing::Test {
             std::optional<uint64_t> marker = std::nullopt) {
     UpstreamLink l = Request(key, path);
     l.marker = marker.value_or(0);
-    Status st = monitor::CreateOrRefreshLink(*engine_, l, marker.has_value());
+    Status st = monitor::CreateOrRefreshLink(*engine_, Roots(), l, marker.has_value());
     ASSERT_TRUE(st.ok()) << st.ToString();
   }
   void WatchSession(const std::string& key, const std::string& watcher = kWatcher) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <filesystem>
 #include <future>
 #include <thread>
 
@@ -252,9 +253,9 @@ TEST_F(UpstreamMonitorTest, ALinkRefreshedDuringAScanWins) {
   std::string other = File("other.jsonl");
   AppendLine(other, UserLine("history of the new thread"));
   Engine* engine = engine_.get();
-  hooked_->during_call = [engine, other](const UpstreamLink& link) {
+  hooked_->during_call = [engine, other, roots = Roots()](const UpstreamLink& link) {
     UpstreamLink moved = Request(link.session.session_key, other);
-    EXPECT_TRUE(monitor::CreateOrRefreshLink(*engine, moved, /*marker_given=*/false).ok());
+    EXPECT_TRUE(monitor::CreateOrRefreshLink(*engine, roots, moved, /*marker_given=*/false).ok());
   };
   TickReport r = Tick();
   hooked_->during_call = nullptr;
@@ -480,7 +481,7 @@ TEST_F(UpstreamMonitorTest, BareSessionLinksAreNeverScanned) {
   AppendLine(path, UserLine("history"));
   UpstreamLink l = Request("global", path);
   l.session.agent_id = "ops";
-  ASSERT_TRUE(monitor::CreateOrRefreshLink(*engine_, l, false).ok());
+  ASSERT_TRUE(monitor::CreateOrRefreshLink(*engine_, Roots(), l, false).ok());
   auto w = engine_->Watch("agent:ops:main", SessionName{"ops", "global"});
   ASSERT_TRUE(w.ok());
   EXPECT_FALSE(*w);
@@ -488,6 +489,40 @@ TEST_F(UpstreamMonitorTest, BareSessionLinksAreNeverScanned) {
   TickReport r = Tick();
   EXPECT_EQ(r.skipped_unwatched, 1u);
   EXPECT_EQ(r.events_recorded, 0u);
+}
+
+// Regression: a link's source is read only under the upstream roots. A transcript replaced
+// by a symlink out of the roots after the link was made is not followed, and nothing is
+// counted towards upstream_missing (the configuration refuses it; the source is there).
+TEST_F(UpstreamMonitorTest, ASourceThatNoLongerResolvesUnderTheRootsIsNotRead) {
+  std::string path = LinkedTranscript();
+  uint64_t marker = MarkerOf(kSession);
+  std::string outside = dir_ + "/outside.jsonl";
+  AppendLine(outside, UserLine("old history typed by a person"));
+  AppendLine(outside, AssistantLine("old answer"));
+  AppendLine(outside, UserLine("a secret line"));
+  std::filesystem::remove(path);
+  std::filesystem::create_symlink(outside, path);
+  for (int i = 0; i < 4; ++i) {
+    TickReport r = Tick();
+    EXPECT_EQ(r.errors, 1u);
+    EXPECT_EQ(r.scanned, 0u);
+    EXPECT_EQ(r.failed_checks, 0u);
+  }
+  EXPECT_TRUE(Events(kSession).empty());
+  ASSERT_TRUE(LinkOf(kSession).has_value());
+  EXPECT_EQ(MarkerOf(kSession), marker);
+  EXPECT_EQ(LinkOf(kSession)->missing_count, 0u);
+}
+
+TEST_F(UpstreamMonitorTest, WithoutRootsNoSourceIsRead) {
+  std::string path = LinkedTranscript();
+  AppendLine(path, UserLine("typed after the roots were dropped"));
+  monitor_options_.roots.clear();
+  TickReport r = Tick();
+  EXPECT_EQ(r.errors, 1u);
+  EXPECT_EQ(r.events_recorded, 0u);
+  EXPECT_TRUE(Events(kSession).empty());
 }
 
 }  // namespace

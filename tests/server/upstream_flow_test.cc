@@ -23,9 +23,12 @@ constexpr int64_t kInterval = 60000;
 class UpstreamFlowTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    server_ = std::make_unique<TestServer>();
+    root_ = MakeTempDir("statewatch-upstream-root");
+    server::ServerOptions options = TestOptions();
+    options.upstream.roots = {root_};
+    server_ = std::make_unique<TestServer>(options);
     http_ = std::make_unique<HttpClient>(server_->port());
-    path_ = server_->root() + "/transcript.jsonl";
+    path_ = std::filesystem::canonical(root_).string() + "/transcript.jsonl";
     std::ofstream(path_) << R"({"type":"user","message":{"role":"user","content":"old"}})"
                          << "\n";
     PutSession(*http_, kWatcher, {{"kind", "main"}});
@@ -70,6 +73,14 @@ class UpstreamFlowTest : public ::testing::Test {
     return out;
   }
 
+  void TearDown() override {
+    http_.reset();
+    server_.reset();
+    std::error_code ec;
+    std::filesystem::remove_all(root_, ec);
+  }
+
+  std::string root_;  // the daemon's --upstream-root
   std::unique_ptr<TestServer> server_;
   std::unique_ptr<HttpClient> http_;
   std::string path_;
@@ -93,6 +104,25 @@ TEST_F(UpstreamFlowTest, LinkRoutesCreateListRefreshAndDelete) {
   EXPECT_EQ(http_->Request("DELETE", "/v1/upstream-links/" + kAdopted).status, 200);
   HttpResult gone = http_->Request("DELETE", "/v1/upstream-links/" + kAdopted);
   EXPECT_EQ(gone.status, 404) << gone.body;
+  EXPECT_TRUE(Links().empty());
+}
+
+// Regression: POST /v1/upstream-links accepted /etc/shadow, which the monitor would have
+// read as the daemon's user. A source outside every --upstream-root is refused with 403.
+TEST_F(UpstreamFlowTest, ALinkOutsideTheUpstreamRootsIsRefused) {
+  json::object body{{"sessionKey", kAdopted},
+                    {"catalogId", "claude-code"},
+                    {"hostId", "laptop"},
+                    {"threadId", "thread-1"},
+                    {"upstreamKind", "jsonl"},
+                    {"upstreamRef", {{"path", "/etc/shadow"}}},
+                    {"marker", 0}};
+  HttpResult r = http_->Post("/v1/upstream-links", body);
+  EXPECT_EQ(r.status, 403) << r.body;
+  EXPECT_EQ(r.error_code(), "forbidden") << r.body;
+  EXPECT_NE(r.error_message().find("upstream source /etc/shadow is outside the upstream roots"),
+            std::string::npos)
+      << r.body;
   EXPECT_TRUE(Links().empty());
 }
 
