@@ -172,7 +172,7 @@ const char* ComponentSchemasJson() {
 "BackupAnswer": {"type": "object", "required": ["path"], "properties": {"path": {"type": "string", "description": "The absolute backup directory."}}},
 "Clock": {"type": "object", "required": ["now"], "properties": {"now": {"type": "integer"}, "manual": {"type": "boolean"}}},
 "ClockSet": {"type": "object", "required": ["now"], "properties": {"now": {"type": "integer", "minimum": 0, "description": "ms since the epoch; never backwards."}}},
-"Health": {"type": "object", "required": ["status", "version"], "properties": {"status": {"const": "ok"}, "version": {"type": "string"}}},
+"Health": {"type": "object", "required": ["status", "version"], "properties": {"status": {"enum": ["ok", "degraded"]}, "version": {"type": "string"}, "writes": {"enum": ["refused", "unknown"]}, "writeError": {"type": "string"}, "error": {"type": "string"}}},
 "OpenApiDocument": {"type": "object", "required": ["openapi", "info", "paths"]},
 "SessionStatusParams": {"type": "object", "additionalProperties": false, "properties": {
   "sessionKey": {"type": "string", "description": "Default (and \"current\"): the caller. A key (a bare one is of the caller's agent) or a registry sessionId."},

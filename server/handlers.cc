@@ -101,6 +101,8 @@ ApiResponse StatusResponse(const Status& status, bool tool) {
     case Status::Code::kFailedPrecondition:
     case Status::Code::kBusy:
       return Api::Error(503, "unavailable", status.ToString());
+    case Status::Code::kNoSpace:  // the disk is full: nothing was written; retry later
+      return Api::Error(507, "insufficient_storage", status.ToString());
     default:
       return Api::Error(500, "internal", status.ToString());
   }
@@ -346,7 +348,22 @@ ApiResponse HandleStats(const HandlerContext& ctx) {
   return JsonResponse(200, tools::StatsToJson(*stats));
 }
 
-ApiResponse HandleHealthz(const HandlerContext&) {
+ApiResponse HandleHealthz(const HandlerContext& ctx) {
+  // Always 200: a daemon that refuses writes is alive and serves reads, so a supervisor
+  // must not restart it for that; the body says what is degraded.
+  auto stats = ctx.engine.Stats();
+  if (!stats.ok()) {
+    return JsonResponse(200, json::object{{"status", "degraded"},
+                                          {"version", kVersion},
+                                          {"writes", "unknown"},
+                                          {"error", stats.status().ToString()}});
+  }
+  if (!stats->write_error.empty()) {
+    return JsonResponse(200, json::object{{"status", "degraded"},
+                                          {"version", kVersion},
+                                          {"writes", "refused"},
+                                          {"writeError", stats->write_error}});
+  }
   return JsonResponse(200, json::object{{"status", "ok"}, {"version", kVersion}});
 }
 

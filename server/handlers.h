@@ -28,7 +28,8 @@ struct HandlerContext {
 
 ApiResponse JsonResponse(int status, const boost::json::value& value);
 // InvalidArgument 400, PermissionDenied 403, NotFound 404, FailedPrecondition/Busy 503,
-// others 500. `tool` picks the tool error codes (invalid_parameter, unknown_session).
+// NoSpace 507 (insufficient_storage), others 500. `tool` picks the tool error codes
+// (invalid_parameter, unknown_session).
 ApiResponse StatusResponse(const Status& status, bool tool = false);
 // The body as JSON; an empty body is `empty` when given, else an error. On failure returns
 // nullopt and sets *error (400 invalid_json; invalid UTF-8 is named with its offset).
@@ -66,7 +67,9 @@ ApiResponse HandlePrune(const HandlerContext& ctx);
 ApiResponse HandleVerify(const HandlerContext& ctx);
 ApiResponse HandleMetrics(const HandlerContext& ctx);
 ApiResponse HandleStats(const HandlerContext& ctx);
-// {"status": "ok", "version"}.
+// GET /healthz: 200 {"status": "ok", "version"}, or 200 {"status": "degraded", "version",
+// "writes": "refused", "writeError"} while the engine refuses writes (a full disk, a failed
+// write): the daemon is alive and serves reads, so a supervisor must not restart it for that.
 ApiResponse HandleHealthz(const HandlerContext& ctx);
 // The OpenAPI document generated from the route table (server/openapi.h).
 ApiResponse HandleOpenApi(const HandlerContext& ctx);

@@ -242,7 +242,9 @@ std::vector<RouteSpec> BuildRoutes() {
                "This document.", "", {}, nullptr, false, "OpenApiDocument", kJson, {}, false,
                false, [](C c, R, M) { return HandleOpenApi(c); }});
   r.push_back({"GET", "/healthz", "healthz", "maintenance",
-               "Liveness and version; needs no token.", "", {}, nullptr, false, "Health",
+               "Liveness and version; needs no token.",
+               "Always 200 while the daemon runs; \"degraded\" with writes \"refused\" while the "
+               "engine refuses writes (a full disk): reads are still served.", {}, nullptr, false, "Health",
                kJson, {}, false, true, [](C c, R, M) { return HandleHealthz(c); }});
   r.push_back({"GET", "/metrics", "metrics", "maintenance",
                "Prometheus text exposition (version 0.0.4).", "", {}, nullptr, false, nullptr,

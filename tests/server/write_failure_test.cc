@@ -1,0 +1,117 @@
+// The HTTP side of a failing disk (issue 9 item 5): a write that fails with NoSpace answers
+// 507 with the JSON error envelope; once the engine refuses writes, /healthz still answers
+// 200 and reports the degraded state, and reads keep being served. The daemon's transport
+// runs over an engine opened with the storage fault injector.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <memory>
+#include <thread>
+
+#include "engine/engine_impl.h"
+#include "http_helpers.h"
+#include "server/api.h"
+#include "server/handlers.h"
+#include "server/http_server.h"
+#include "storage/store.h"
+#include "test_client.h"
+#include "test_server.h"
+
+namespace statewatch::testing {
+namespace {
+
+const std::string kWatcher = "agent:main:main";
+const std::string kChild = "agent:main:subagent:a1";
+
+TEST(WriteFailureStatusTest, NoSpaceIsAnswered507WithTheErrorEnvelope) {
+  server::ApiResponse r =
+      server::StatusResponse(Status::NoSpace("no space left on device (wal 000012.log)"));
+  EXPECT_EQ(r.status, 507);
+  EXPECT_EQ(r.body,
+            R"x({"error":{"code":"insufficient_storage","message":"No space: no space left on )x"
+            R"x(device (wal 000012.log)"}})x");
+  EXPECT_EQ(std::string(r.content_type), "application/json");
+}
+
+// Api + HttpServer over an engine whose files fail on demand.
+class WriteFailureTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = MakeTempDir("statewatch-write-failure");
+    faults_ = storage::NewFaultInjector();
+    EngineOptions eo;
+    eo.clock = std::make_shared<ManualClock>(kStartMs);
+    eo.durability = Durability::kSync;
+    engine::EngineTestHooks hooks;
+    hooks.faults = faults_;
+    auto engine = engine::OpenEngineWithHooks(eo, dir_ + "/data", hooks);
+    ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+    engine_ = std::move(engine).value();
+    options_ = TestOptions();
+    options_.manual_clock = false;
+    server::ApiServices services;
+    services.engine = engine_.get();
+    services.metrics = &metrics_;
+    api_ = std::make_unique<server::Api>(services, options_);
+    auto server = server::HttpServer::Bind(engine_.get(), api_.get(), &metrics_, options_);
+    ASSERT_TRUE(server.ok()) << server.status().ToString();
+    server_ = std::move(server).value();
+    thread_ = std::thread([s = server_.get()] { s->Run(); });
+    http_ = std::make_unique<HttpClient>(server_->port());
+  }
+  void TearDown() override {
+    http_.reset();
+    if (server_) server_->Shutdown();
+    if (thread_.joinable()) thread_.join();
+    server_.reset();
+    api_.reset();
+    engine_.reset();
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+
+  std::string dir_;
+  std::shared_ptr<storage::FaultInjector> faults_;
+  std::unique_ptr<Engine> engine_;
+  server::ServerOptions options_;
+  server::Metrics metrics_;
+  std::unique_ptr<server::Api> api_;
+  std::unique_ptr<server::HttpServer> server_;
+  std::thread thread_;
+  std::unique_ptr<HttpClient> http_;
+};
+
+TEST_F(WriteFailureTest, HealthzReportsRefusedWritesAndReadsAreStillServed) {
+  HttpResult health = http_->Get("/healthz");
+  EXPECT_EQ(health.status, 200);
+  EXPECT_EQ(health.json().at("status"), json::value("ok")) << health.body;
+  Record(*http_, Event(kChild, "child_spawned", "agent",
+                       {{"actorId", kWatcher}, {"watchers", json::array{kWatcher}}}));
+  Record(*http_, HumanMessage(kChild));
+
+  faults_->FailWritesAfter(0);
+  HttpResult failed = http_->Post("/v1/events", json::value(HumanMessage(kChild)));
+  EXPECT_GE(failed.status, 500) << failed.body;
+  EXPECT_FALSE(failed.error_code().empty()) << failed.body;
+  HttpResult refused = http_->Post("/v1/events", json::value(HumanMessage(kChild)));
+  EXPECT_EQ(refused.status, 503) << refused.body;
+
+  // Alive and degraded: 200, so that a supervisor does not restart a daemon that serves
+  // reads, with the reason writes are refused.
+  health = http_->Get("/healthz");
+  EXPECT_EQ(health.status, 200);
+  json::object h = health.json().as_object();
+  EXPECT_EQ(h["status"], json::value("degraded")) << health.body;
+  EXPECT_EQ(h["writes"], json::value("refused")) << health.body;
+  EXPECT_FALSE(h["writeError"].as_string().empty()) << health.body;
+  // Reads: only acknowledged state.
+  EXPECT_EQ(Notices(*http_, kWatcher).size(), 1u);
+  HttpResult status = Tool(*http_, "session_status", kChild, json::object{{"changesSince", 0}});
+  ASSERT_EQ(status.status, 200) << status.body;
+  EXPECT_EQ(status.json().at("stateChanges").at("events").as_array().size(), 2u) << status.body;
+  EXPECT_EQ(http_->Get("/metrics").status, 200);
+  faults_->Heal();
+}
+
+}  // namespace
+}  // namespace statewatch::testing
