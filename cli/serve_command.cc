@@ -28,6 +28,19 @@ Result<bool> ParseBool(std::string_view name, const std::string& v) {
                                  "\")");
 }
 
+// Every value of a repeatable option, each also split at commas.
+std::vector<std::string> ListOption(const cli::Args& args, std::string_view name) {
+  std::vector<std::string> out;
+  for (const std::string& list : args.GetAll(name)) {
+    std::stringstream ss(list);
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+      if (!item.empty()) out.push_back(item);
+    }
+  }
+  return out;
+}
+
 Result<int64_t> PositiveOption(const cli::Args& args, std::string_view name, int64_t fallback) {
   auto text = args.Get(name);
   if (!text) return fallback;
@@ -89,13 +102,19 @@ Status ReadTools(const cli::Args& args, ServerOptions* o) {
     if (!on.ok()) return on.status();
     o->tools.agent_to_agent.enabled = *on;
   }
-  for (const std::string& list : args.GetAll("agent-to-agent-allow")) {
-    std::stringstream ss(list);
-    std::string item;
-    while (std::getline(ss, item, ',')) {
-      if (!item.empty()) o->tools.agent_to_agent.allow.push_back(item);
-    }
+  for (std::string& id : ListOption(args, "agent-to-agent-allow")) {
+    o->tools.agent_to_agent.allow.push_back(std::move(id));
   }
+  return Status::OK();
+}
+
+// --token (or the global --token-file, read with the other global options, as for
+// --server: it keeps the token out of the process list; --token wins when both are given),
+// --allow-origin, --allow-host.
+Status ReadAccess(const cli::Command& c, ServerOptions* o) {
+  o->token = c.args.Get("token").value_or(c.global.token);
+  o->allow_origins = ListOption(c.args, "allow-origin");
+  o->allow_hosts = ListOption(c.args, "allow-host");
   return Status::OK();
 }
 
@@ -128,9 +147,7 @@ Result<ServerOptions> ReadServeOptions(const cli::Command& c) {
     if (!n.ok()) return n.status();
     o.threads = static_cast<int>(*n);
   }
-  // --token-file (read with the global options, as for --server) keeps the token out of the
-  // process list; --token wins when both are given.
-  o.token = args.Get("token").value_or(c.global.token);
+  SW_RETURN_IF_ERROR(ReadAccess(c, &o));
   SW_RETURN_IF_ERROR(ReadManualClock(c, &o));
   SW_RETURN_IF_ERROR(ReadTools(args, &o));
   SW_RETURN_IF_ERROR(
@@ -149,6 +166,13 @@ Result<ServerOptions> ReadServeOptions(const cli::Command& c) {
           &o.upstream.first_tick_delay_ms));
   SW_RETURN_IF_ERROR(Set(PositiveOption(args, "upstream-interval-ms", o.upstream.tick_interval_ms),
                          &o.upstream.tick_interval_ms));
+  // Given on the command line, the roots replace the --config file's.
+  if (args.Has("upstream-root")) o.upstream.roots = args.GetAll("upstream-root");
+  SW_RETURN_IF_ERROR(
+      Set(PositiveOption(args, "max-connections", o.max_connections), &o.max_connections));
+  SW_RETURN_IF_ERROR(Set(PositiveOption(args, "max-streams", o.max_streams), &o.max_streams));
+  SW_RETURN_IF_ERROR(
+      Set(PositiveOption(args, "max-rows", static_cast<int64_t>(o.max_rows)), &o.max_rows));
   o.port_file = args.Get("port-file").value_or("");
   o.access_log = args.Get("access-log").value_or("");
   SW_RETURN_IF_ERROR(ValidateServerOptions(o));
@@ -201,6 +225,19 @@ std::vector<OptionHelp> ServeOptionHelp() {
       {"config", "FILE", "",
        "The tool policy and upstream settings as JSON (see `statewatch config check`); flags "
        "given beside it override it; SIGHUP reloads it."},
+      {"upstream-root", "DIR", "",
+       "Upstream links must resolve (realpath) under one of these (repeatable); with none, "
+       "no link is accepted.", false, true},
+      {"allow-origin", "ORIGIN[,ORIGIN]", "",
+       "Browser origins allowed to call the daemon (repeatable); any other Origin is "
+       "answered 403.", false, true},
+      {"allow-host", "HOST[:PORT][,...]", "",
+       "Host headers answered besides the listen address, localhost, 127.0.0.1 and [::1] "
+       "(repeatable); any other is answered 421.", false, true},
+      {"max-connections", "N", "the file limit less a quarter, at least 64",
+       "Open HTTP connections; beyond it the longest-idle one is closed, or 503."},
+      {"max-streams", "N", "256", "Open WebSocket streams; an upgrade beyond it is answered 503."},
+      {"max-rows", "N", "50000", "The journal's row cap; the oldest rows beyond it are pruned."},
   };
 }
 
@@ -231,15 +268,21 @@ int RunServeCommand(cli::Command& c) {
                  tools::ToolProfileName(next->messaging.tool_policy.profile));
   });
   if (!reload.ok()) return cli::RuntimeError(c, reload.status());
+  if (c.args.Has("token")) {
+    spdlog::warn(
+        "event=token_on_command_line hint=\"--token is visible to every local user "
+        "in ps; use --token-file FILE\"");
+  }
   std::error_code ec;
   std::string data_dir = std::filesystem::absolute(options->data_dir, ec).lexically_normal();
   spdlog::info(
       "event=listening version={} addr={}:{} data={} durability={} visibility={} "
-      "manual_clock={} auth={}",
+      "manual_clock={} auth={} max_connections={} upstream_roots={}",
       kVersion, options->host, (*daemon)->port(), ec ? options->data_dir : data_dir,
       options->durability == Durability::kSync ? "sync" : "buffered",
       tools::VisibilityName(options->tools.visibility), options->manual_clock,
-      options->token.empty() ? "none" : "bearer");
+      options->token.empty() ? "none" : "bearer", server::EffectiveMaxConnections(*options),
+      options->upstream.roots.size());
   c.out << "{\"listening\":\"" << options->host << ":" << (*daemon)->port()
         << "\",\"port\":" << (*daemon)->port() << "}\n";
   c.out.flush();

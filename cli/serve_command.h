@@ -1,14 +1,17 @@
 // `statewatch serve`: the daemon (server/daemon.h) behind the command line.
 //
 // Options: --listen HOST:PORT (default 127.0.0.1:7411), --threads N, --token T (required for
-// a non-loopback address), --manual-clock [true|START_MS] (loopback only; --now MS implies
-// it), --visibility self|tree|agent|all, --agent-to-agent [true|false],
+// a non-loopback address), --manual-clock [true|START_MS] (loopback only),
+// --visibility self|tree|agent|all, --agent-to-agent [true|false],
 // --agent-to-agent-allow ID[,ID...] (repeatable), --body-limit BYTES, --read-timeout-ms,
 // --idle-timeout-ms, --shutdown-grace-ms, --wake-window-ms, --port-file FILE,
 // --log-level LEVEL, --max-ping-pong-turns 0..20 (default 5), --upstream-first-tick-ms (15 s),
-// --upstream-interval-ms (60 s), --config FILE (the JSON configuration file of
-// tools/config_file.h; every flag given beside it overrides it); plus the global --data and
-// --durability.
+// --upstream-interval-ms (60 s), --upstream-root DIR (repeatable; no root: no upstream link),
+// --allow-origin ORIGIN and --allow-host HOST[:PORT] (repeatable or comma-separated),
+// --max-connections N (default: sized to the file limit), --max-streams N (256), --max-rows N
+// (50,000), --config FILE (the JSON configuration file of tools/config_file.h; every flag
+// given beside it overrides it); plus the global --data, --durability and --token-file (the
+// token, kept out of ps).
 //
 // Prints {"listening": "HOST:PORT", "port": N} on stdout once it listens; logs on stderr.
 // Exit 0 after a graceful shutdown (SIGINT/SIGTERM), 1 when it cannot start, 2 on a usage

@@ -8,7 +8,8 @@
 #
 # Then, from another terminal (see the README for more):
 #   curl -s http://127.0.0.1:7411/healthz
-#   curl -s http://127.0.0.1:7411/v1/tools/session_status -H 'X-Session-Key: agent:main:main' -d '{}'
+#   curl -s http://127.0.0.1:7411/v1/tools/session_status -H 'Content-Type: application/json' \
+#     -H 'X-Session-Key: agent:main:main' -d '{}'
 set -euo pipefail
 
 BUILD_DIR="${1:?usage: scripts/run.sh BUILD_DIR [serve options...]}"

@@ -9,6 +9,7 @@
 #include <exception>
 
 #include "server/handlers.h"
+#include "server/request_guard.h"
 #include "server/route_table.h"
 #include "server/url.h"
 #include "statewatch/session_key.h"
@@ -19,16 +20,6 @@ namespace json = boost::json;
 namespace {
 
 constexpr std::string_view kToolsPrefix = "/v1/tools/";
-
-// Compares in time independent of where the first difference is, so that the token cannot
-// be guessed byte by byte from response times.
-bool ConstantTimeEquals(std::string_view a, std::string_view b) {
-  unsigned char diff = a.size() == b.size() ? 0 : 1;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    diff |= static_cast<unsigned char>(a[i] ^ (i < b.size() ? b[i] : 0));
-  }
-  return diff == 0;
-}
 
 ApiResponse MethodNotAllowed(std::string_view method, std::string_view path, const char* allow) {
   ApiResponse r = Api::Error(405, "method_not_allowed",
@@ -156,8 +147,7 @@ ApiResponse Api::Dispatch(const ApiRequest& req, std::size_t* route) {
 }
 
 bool Api::Authorized(const ApiRequest& req) const {
-  return options_.token.empty() ||
-         ConstantTimeEquals(req.authorization, "Bearer " + options_.token);
+  return options_.token.empty() || BearerTokenMatches(req.authorization, options_.token);
 }
 
 ApiResponse Api::Unauthorized() {

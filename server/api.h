@@ -35,7 +35,9 @@
 //
 // Errors: {"error": {"code", "message"}} with 400 (bad input), 401 (token), 403
 // (visibility), 404 (no route, unknown tool, unknown session), 405 (method; with Allow),
-// 413 (body too large: the transport), 426 (wakes without upgrade), 500/503 (engine).
+// 413 (body too large: the transport), 426 (wakes without upgrade), 500/503 (engine), 507
+// (the disk is full). The transport answers 400/403/415/421 before routing
+// (server/request_guard.h) and 503 beyond its connection and stream caps.
 //
 // Thread-safe: handlers run concurrently on the server's I/O threads.
 #ifndef STATEWATCH_SERVER_API_H_

@@ -12,6 +12,7 @@ Result<std::unique_ptr<Daemon>> Daemon::Open(const ServerOptions& options) {
   EngineOptions engine_options;
   engine_options.durability = options.durability;
   engine_options.wake_window_ms = options.wake_window_ms;
+  engine_options.max_rows = options.max_rows;
   if (options.manual_clock) {
     int64_t start = options.manual_clock_start_ms;
     if (start == 0) {

@@ -1,4 +1,6 @@
-// HttpServer: the listener, HTTP sessions, the timeout sweeper and the wake timer.
+// HttpServer: the listener (connection cap, accept back-off), the timeout sweeper, the wake
+// and deadline timers, and shutdown. HTTP connections are in http_session.cc, WebSocket
+// streams in wake_stream.cc.
 #include "server/http_server.h"
 
 #include <spdlog/spdlog.h>
@@ -19,290 +21,37 @@ using namespace transport;  // NOLINT: the Beast aliases of transport.h
 
 namespace {
 
-constexpr std::size_t kHeaderLimit = 16 * 1024;
-constexpr std::size_t kReadChunk = 8 * 1024;
-constexpr int64_t kLingerMs = 1000;  // how long a closing connection drains the client's data
-
-class HttpSession : public Connection, public std::enable_shared_from_this<HttpSession> {
- public:
-  HttpSession(ServerContext& ctx, tcp::socket socket) : ctx_(ctx), stream_(std::move(socket)) {
-    beast::error_code ignored;  // answers are one write each: never wait for an ACK (Nagle)
-    stream_.socket().set_option(tcp::no_delay(true), ignored);
-  }
-
-  void Start() {
-    ctx_.Add(shared_from_this());
-    ctx_.metrics.ConnectionOpened();
-    asio::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->WaitForRequest(); });
-  }
-
-  void Shutdown() override {
-    asio::post(stream_.get_executor(), [self = shared_from_this()] {
-      // Busy connections finish their request and close after answering (ctx.stopping).
-      if (self->phase_ == Phase::kIdle) self->Cancel();
-      // A parked call could wait for minutes: answer it now; the run goes on.
-      if (self->phase_ == Phase::kParked) {
-        self->OnParkedAnswer(Api::Error(503, "shutting_down",
-                                        "the server is shutting down; the run " + self->run_id_ +
-                                            " goes on and its reply is delivered"),
-                             /*abandon=*/true);
-      }
-    });
-  }
-
-  void Expire() override {
-    asio::post(stream_.get_executor(), [self = shared_from_this()] {
-      if (self->deadline_ms.load() > SteadyNowMs()) return;  // re-armed meanwhile
-      self->timed_out_ = true;
-      self->Cancel();
-    });
-  }
-
- private:
-  enum class Phase { kIdle, kReading, kHandling, kParked, kWriting, kLingering, kClosed };
-
-  void SetDeadline(int64_t from_now_ms) { deadline_ms.store(SteadyNowMs() + from_now_ms); }
-  void ClearDeadline() { deadline_ms.store(kNoDeadline); }
-  void Cancel() {
-    beast::error_code ignored;
-    stream_.socket().cancel(ignored);
-  }
-
-  // Phase 1: wait (idle timeout) for the first byte of the next request.
-  void WaitForRequest() {
-    if (ctx_.stopping.load()) return Close();
-    parser_.emplace();
-    parser_->body_limit(ctx_.options.body_limit_bytes);
-    parser_->header_limit(kHeaderLimit);
-    if (buffer_.size() > 0) return ReadRequest();  // pipelined
-    phase_ = Phase::kIdle;
-    SetDeadline(ctx_.options.idle_timeout_ms);
-    stream_.async_read_some(buffer_.prepare(kReadChunk),
-                            [self = shared_from_this()](beast::error_code ec, std::size_t n) {
-                              self->buffer_.commit(n);
-                              if (ec || n == 0) return self->Close();
-                              self->ReadRequest();
-                            });
-  }
-
-  // Phase 2: the rest of the request, within the read timeout.
-  // The header first: a client that sent `Expect: 100-continue` (curl does for bodies over
-  // 1 KiB) waits for a 100 answer before it sends the body.
-  void ReadRequest() {
-    phase_ = Phase::kReading;
-    SetDeadline(ctx_.options.read_timeout_ms);
-    http::async_read_header(stream_, buffer_, *parser_,
-                            [self = shared_from_this()](beast::error_code ec, std::size_t) {
-                              if (ec) return self->OnRead(ec);
-                              self->OnHeader();
-                            });
-  }
-
-  void OnHeader() {
-    if (parser_->is_done()) return OnRead({});  // no body
-    auto expect = parser_->get().find(http::field::expect);
-    if (expect == parser_->get().end() || !beast::iequals(expect->value(), "100-continue")) {
-      return ReadBody();
-    }
-    continue_ = std::make_unique<http::response<http::empty_body>>(http::status::continue_, 11);
-    http::async_write(stream_, *continue_,
-                      [self = shared_from_this()](beast::error_code ec, std::size_t) {
-                        self->continue_.reset();
-                        if (ec) return self->Close();
-                        self->ReadBody();
-                      });
-  }
-
-  void ReadBody() {
-    http::async_read(
-        stream_, buffer_, *parser_,
-        [self = shared_from_this()](beast::error_code ec, std::size_t) { self->OnRead(ec); });
-  }
-
-  void OnRead(beast::error_code ec) {
-    ClearDeadline();
-    if (timed_out_) {
-      return ReplyAndClose(Api::Error(408, "request_timeout",
-                                      "the request did not arrive completely within " +
-                                          std::to_string(ctx_.options.read_timeout_ms) + " ms"));
-    }
-    if (ec == http::error::end_of_stream) return Close();
-    if (ec == http::error::body_limit) {
-      return ReplyAndClose(Api::Error(
-          413, "body_too_large",
-          "the request body exceeds " + std::to_string(ctx_.options.body_limit_bytes) + " bytes"));
-    }
-    if (ec == http::error::header_limit) {
-      return ReplyAndClose(
-          Api::Error(431, "header_too_large",
-                     "the request header exceeds " + std::to_string(kHeaderLimit) + " bytes"));
-    }
-    if (ec && ec.category() == http::make_error_code(http::error::bad_method).category()) {
-      return ReplyAndClose(
-          Api::Error(400, "bad_request", "malformed HTTP request: " + ec.message()));
-    }
-    if (ec) return Close();
-    Handle(parser_->release());
-  }
-
-  void Handle(http::request<http::string_body> req) {
-    phase_ = Phase::kHandling;
-    version_ = req.version();
-    std::string method(req.method_string());
-    ApiRequest api{method,
-                   std::string_view(req.target().data(), req.target().size()),
-                   req.body(),
-                   Header(req, "X-Session-Key"),
-                   Header(req, "X-Agent-Id"),
-                   Header(req, http::field::authorization)};
-    if (websocket::is_upgrade(req)) return Upgrade(std::move(req), api);
-    keep_alive_ = req.keep_alive();
-    std::weak_ptr<HttpSession> weak = shared_from_this();
-    auto executor = stream_.get_executor();
-    api.respond = [weak, executor](ApiResponse r) {
-      asio::post(executor, [weak, r = std::move(r)]() mutable {
-        if (auto self = weak.lock()) self->OnParkedAnswer(std::move(r), /*abandon=*/false);
-      });
-    };
-    ApiResponse response = ctx_.api.Handle(api);
-    if (response.parked) return Park(std::move(response.run_id));
-    Reply(std::move(response), keep_alive_ && !ctx_.stopping.load());
-  }
-
-  // A sessions_send waits for its reply: no deadline (the messaging's own timeout answers),
-  // and one read that notices the client going away (then the call is abandoned). The
-  // answer may already be queued on this executor; it runs after this returns.
-  void Park(std::string run_id) {
-    phase_ = Phase::kParked;
-    run_id_ = std::move(run_id);
-    ClearDeadline();
-    parked_read_pending_ = true;
-    stream_.async_read_some(buffer_.prepare(kReadChunk),
-                            [self = shared_from_this()](beast::error_code ec, std::size_t n) {
-                              self->OnParkedRead(ec, n);
-                            });
-  }
-
-  void OnParkedRead(beast::error_code ec, std::size_t n) {
-    parked_read_pending_ = false;
-    buffer_.commit(n);
-    if (parked_answer_) {  // cancelled by the answer: send it
-      ApiResponse r = std::move(*parked_answer_);
-      parked_answer_.reset();
-      return Reply(std::move(r), keep_alive_ && !ctx_.stopping.load());
-    }
-    if (ec || n == 0) {  // the client went away
-      ctx_.api.Abandon(run_id_);
-      return Close();
-    }
-    // A pipelined request: it waits in buffer_ until the parked answer has been written.
-  }
-
-  void OnParkedAnswer(ApiResponse r, bool abandon) {
-    if (phase_ != Phase::kParked || parked_answer_) return;
-    if (abandon) ctx_.api.Abandon(run_id_);
-    if (parked_read_pending_) {  // OnParkedRead sends it once the read is cancelled
-      parked_answer_ = std::move(r);
-      Cancel();
-      return;
-    }
-    Reply(std::move(r), keep_alive_ && !ctx_.stopping.load());
-  }
-
-  template <typename Field>
-  static std::string_view Header(const http::request<http::string_body>& req, Field field) {
-    auto it = req.find(field);
-    if (it == req.end()) return {};
-    return std::string_view(it->value().data(), it->value().size());
-  }
-
-  void Upgrade(http::request<http::string_body> req, const ApiRequest& api) {
-    auto accepted = ctx_.api.AcceptStream(api);
-    if (auto* error = std::get_if<ApiResponse>(&accepted)) return ReplyAndClose(std::move(*error));
-    StreamTarget target = std::get<StreamTarget>(std::move(accepted));
-    phase_ = Phase::kClosed;  // the stream owns the socket from here
-    ctx_.Remove(this);
-    ctx_.metrics.ConnectionClosed();
-    StartStream(ctx_, std::move(stream_), std::move(req), std::move(target));
-  }
-
-  void Reply(ApiResponse r, bool keep_alive) {
-    res_ = {};
-    res_.version(version_ == 10 ? 10 : 11);
-    res_.result(static_cast<http::status>(r.status));
-    res_.set(http::field::content_type, r.content_type);
-    if (r.allow != nullptr) res_.set(http::field::allow, r.allow);
-    if (r.www_authenticate) res_.set(http::field::www_authenticate, "Bearer");
-    res_.body() = std::move(r.body);
-    res_.keep_alive(keep_alive);
-    res_.prepare_payload();
-    phase_ = Phase::kWriting;
-    SetDeadline(ctx_.options.read_timeout_ms);  // a client that never reads its answer
-    http::async_write(
-        stream_, res_,
-        [self = shared_from_this()](beast::error_code ec, std::size_t) { self->OnWrite(ec); });
-  }
-
-  void ReplyAndClose(ApiResponse r) { Reply(std::move(r), /*keep_alive=*/false); }
-
-  void OnWrite(beast::error_code ec) {
-    ClearDeadline();
-    if (ec) return Close();
-    if (!res_.keep_alive()) return Linger();
-    WaitForRequest();
-  }
-
-  // Closing right after an error answer while the client still sends (an oversized body)
-  // would reset the connection and lose the answer: half-close, then drain for a while.
-  void Linger() {
-    phase_ = Phase::kLingering;
-    beast::error_code ignored;
-    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
-    timed_out_ = false;
-    SetDeadline(kLingerMs);
-    Drain();
-  }
-
-  void Drain() {
-    buffer_.clear();
-    stream_.async_read_some(buffer_.prepare(kReadChunk),
-                            [self = shared_from_this()](beast::error_code ec, std::size_t n) {
-                              if (ec || n == 0 || self->timed_out_) return self->Close();
-                              self->Drain();
-                            });
-  }
-
-  void Close() {
-    if (phase_ == Phase::kClosed) return;
-    phase_ = Phase::kClosed;
-    ClearDeadline();
-    beast::error_code ignored;
-    stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
-    stream_.socket().close(ignored);
-    ctx_.Remove(this);
-    ctx_.metrics.ConnectionClosed();
-  }
-
-  ServerContext& ctx_;
-  beast::tcp_stream stream_;
-  beast::flat_buffer buffer_;
-  std::optional<http::request_parser<http::string_body>> parser_;
-  http::response<http::string_body> res_;
-  std::unique_ptr<http::response<http::empty_body>> continue_;  // while a 100 is written
-  unsigned version_ = 11;
-  Phase phase_ = Phase::kIdle;
-  bool timed_out_ = false;
-  bool keep_alive_ = true;
-  // While parked (a waiting sessions_send):
-  std::string run_id_;
-  bool parked_read_pending_ = false;
-  std::optional<ApiResponse> parked_answer_;  // arrived while the read was pending
-};
+// How long the listener waits after an accept failure it cannot remedy (out of memory or
+// buffers, or out of descriptors with no idle connection to close).
+constexpr int64_t kAcceptBackoffMs = 100;
 
 int ThreadCount(const ServerOptions& options) {
   if (options.threads > 0) return options.threads;
   int cores = static_cast<int>(std::thread::hardware_concurrency());
   return std::max(2, 2 * cores);
+}
+
+// Answers 503 on a connection beyond the cap without giving it a session: what already
+// arrived is discarded (closing with unread data would reset the connection before the
+// client reads the answer), one non-blocking write of the answer, then close.
+void RefuseOverCap(tcp::socket& socket, int cap) {
+  ApiResponse r = Api::Error(503, "too_many_connections",
+                             "this server holds its maximum of " + std::to_string(cap) +
+                                 " connections (--max-connections) and none is idle; retry later");
+  std::string raw =
+      "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+      "Retry-After: 1\r\nConnection: close\r\nContent-Length: " +
+      std::to_string(r.body.size()) + "\r\n\r\n" + r.body;
+  beast::error_code ec;
+  socket.non_blocking(true, ec);
+  char sink[4096];
+  for (int i = 0; i < 16 && !ec && socket.available(ec) > 0; ++i) {
+    socket.read_some(asio::buffer(sink), ec);
+  }
+  ec = {};
+  asio::write(socket, asio::buffer(raw), ec);
+  socket.shutdown(tcp::socket::shutdown_send, ec);
+  socket.close(ec);
 }
 
 Status WritePortFile(const std::string& path, uint16_t port) {
@@ -334,7 +83,8 @@ struct HttpServer::Impl {
         sweep_timer(control),
         wake_timer(control),
         deadline_timer(control),
-        grace_timer(control) {
+        grace_timer(control),
+        accept_timer(control) {
     for (auto& c : contexts) guards.emplace_back(c->get_executor());
   }
 
@@ -346,16 +96,77 @@ struct HttpServer::Impl {
 
   asio::io_context& NextContext() { return *contexts[next_context++ % contexts.size()]; }
 
+  // Runs on `control`, as do all the accept handlers below.
   void Accept() {
     acceptor.async_accept(NextContext(), [this](beast::error_code ec, tcp::socket s) {
-      if (ec) {
-        if (!ctx.stopping.load()) spdlog::warn("accept failed: {}", ec.message());
-        if (ec == asio::error::operation_aborted || !acceptor.is_open()) return;
-      } else {
-        std::make_shared<HttpSession>(ctx, std::move(s))->Start();
+      if (ctx.stopping.load() || ec == asio::error::operation_aborted || !acceptor.is_open()) {
+        return;
       }
-      if (!ctx.stopping.load()) Accept();
+      if (ec) return OnAcceptError(ec);
+      Admit(std::move(s));
+      Accept();
     });
+  }
+
+  // An accept that failed fails again at once: retrying in a loop spun a core and logged
+  // millions of lines while /healthz went unanswered. Instead: one log line a second with a
+  // count; out of descriptors, close the longest-idle connection and retry once it is
+  // closed; otherwise retry after kAcceptBackoffMs.
+  void OnAcceptError(const beast::error_code& ec) {
+    if (uint64_t n = accept_errors.Count(SteadyNowMs())) {
+      spdlog::warn("event=accept_failed error=\"{}\" count={} connections={} max_connections={}",
+                   ec.message(), n, ctx.ConnectionCount(), ctx.max_connections);
+    }
+    bool out_of_descriptors = ec == asio::error::no_descriptors ||
+                              ec == beast::error_code(ENFILE, boost::system::system_category());
+    if (out_of_descriptors) {
+      if (auto idle = ctx.TakeLongestIdle()) {
+        idle->Evict([this](bool) {
+          asio::post(control, [this] {
+            if (!ctx.stopping.load()) Accept();
+          });
+        });
+        return;
+      }
+    }
+    accept_timer.expires_after(std::chrono::milliseconds(kAcceptBackoffMs));
+    accept_timer.async_wait([this](beast::error_code e) {
+      if (!e && !ctx.stopping.load()) Accept();
+    });
+  }
+
+  // At the cap a new connection takes the place of the longest-idle one (a kept-alive
+  // connection's client reconnects when it next needs one; an idle flood cannot lock
+  // everyone out); when no connection is idle it is answered 503.
+  void Admit(tcp::socket socket) {
+    // Connections waiting for an eviction hold their slot already: counting them keeps a
+    // slot freed by an eviction from going to a newer connection first.
+    int used = static_cast<int>(ctx.ConnectionCount()) + admissions_waiting;
+    if (used < ctx.max_connections) return StartHttpSession(ctx, std::move(socket));
+    std::shared_ptr<Connection> idle = ctx.TakeLongestIdle();
+    if (!idle) return Refuse(std::move(socket));
+    auto waiting = std::make_shared<tcp::socket>(std::move(socket));
+    ++admissions_waiting;
+    idle->Evict([this, waiting](bool closed) {
+      asio::post(control, [this, waiting, closed] {
+        --admissions_waiting;
+        if (!closed || ctx.stopping.load()) return Refuse(std::move(*waiting));
+        if (uint64_t n = evictions.Count(SteadyNowMs())) {
+          spdlog::info(
+              "event=idle_connection_closed reason=max_connections max_connections={} count={}",
+              ctx.max_connections, n);
+        }
+        StartHttpSession(ctx, std::move(*waiting));
+      });
+    });
+  }
+
+  void Refuse(tcp::socket socket) {
+    if (uint64_t n = refusals.Count(SteadyNowMs())) {
+      spdlog::warn("event=connection_refused reason=max_connections max_connections={} count={}",
+                   ctx.max_connections, n);
+    }
+    RefuseOverCap(socket, ctx.max_connections);
   }
 
   int64_t SweepIntervalMs() const {
@@ -435,6 +246,7 @@ struct HttpServer::Impl {
     if (signals) signals->cancel(ignored);
     wake_timer.cancel();
     deadline_timer.cancel();
+    accept_timer.cancel();
     std::vector<std::shared_ptr<Connection>> live;
     {
       std::lock_guard<std::mutex> lock(ctx.mu);
@@ -463,6 +275,11 @@ struct HttpServer::Impl {
   asio::steady_timer wake_timer;
   asio::steady_timer deadline_timer;
   asio::steady_timer grace_timer;
+  asio::steady_timer accept_timer;  // the back-off after a failed accept
+  LogThrottle accept_errors;
+  LogThrottle evictions;       // idle connections closed at the cap
+  LogThrottle refusals;        // connections answered 503 at the cap
+  int admissions_waiting = 0;  // accepted, waiting for an idle connection to close (control)
   std::optional<int64_t> wake_armed_for;      // guarded by `control`
   std::optional<int64_t> deadline_armed_for;  // guarded by `control`
   std::optional<asio::signal_set> signals;
@@ -488,6 +305,8 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Bind(Engine* engine, Api* api, M
     }
     impl->acceptor.listen(asio::socket_base::max_listen_connections);
     impl->port = impl->acceptor.local_endpoint().port();
+    impl->ctx.guard.emplace(options, impl->port);
+    impl->ctx.max_connections = EffectiveMaxConnections(options);
   } catch (const std::exception& e) {
     return Status::IOError(std::string("cannot listen: ") + e.what());
   }

@@ -1,7 +1,7 @@
 // HttpServer: the transport of `statewatch serve` — Boost.Beast HTTP/1.1 and WebSocket on
 // Asio. Requests go to an Api (server/api.h); GET /v1/wakes upgrades to a WebSocket stream
-// of the engine's wakes. This header is Beast-free: only http_server.cc and wake_stream.cc
-// include Beast, so nothing else pays its compile time.
+// of the engine's wakes. This header is Beast-free: only http_server.cc, http_session.cc and
+// wake_stream.cc include Beast, so nothing else pays its compile time.
 //
 //   auto server = HttpServer::Bind(&engine, &api, &metrics, options);  // listening now
 //   server.value()->HandleSignals();   // SIGINT / SIGTERM -> Shutdown()
@@ -9,8 +9,18 @@
 //
 // Connections: HTTP/1.1 keep-alive (and pipelining); a request body over the cap is answered
 // 413, a request that does not arrive completely within the read timeout 408, malformed HTTP
-// 400 — each then closes its connection, lingering long enough for the client to read the
-// answer. Idle kept-alive connections close after the idle timeout.
+// 400, a request the guard refuses (foreign Origin, Host or Content-Type;
+// server/request_guard.h) 403/421/415 — each then closes its connection, lingering long
+// enough for the client to read the answer. Idle kept-alive connections close after the
+// idle timeout.
+//
+// Limits: at most ServerOptions::max_connections connections (default sized to the file
+// limit); at the cap a new connection takes the place of the longest-idle one, or is
+// answered 503 when none is idle. An accept that fails (out of file descriptors) is never
+// retried in a loop: the longest-idle connection is closed to free a descriptor, else the
+// listener waits 100 ms; such conditions are logged at most once a second, with a count.
+// At most max_streams WebSocket streams (503 beyond), each with bounded memory
+// (wake_stream.cc).
 //
 // Wakes: each WebSocket client subscribes to the engine's wakes (filtered by ?watcher=)
 // before its handshake answer is sent, so a client that has its 101 answer never misses a

@@ -1,7 +1,10 @@
 #include "server/server_options.h"
 
 #include <arpa/inet.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 
+#include <algorithm>
 #include <charconv>
 
 namespace statewatch::server {
@@ -41,6 +44,87 @@ Status ParseListen(const std::string& text, ServerOptions* options) {
   return Status::OK();
 }
 
+namespace {
+
+bool HasSpaceOrSlash(std::string_view s) {
+  return s.find_first_of(" \t\r\n/") != std::string_view::npos;
+}
+
+// "scheme://host[:port]" without a path, as browsers send it in the Origin header.
+Status ValidateOrigin(const std::string& origin) {
+  std::size_t sep = origin.find("://");
+  if (sep == std::string::npos || sep == 0 || sep + 3 >= origin.size() ||
+      HasSpaceOrSlash(std::string_view(origin).substr(sep + 3))) {
+    return Status::InvalidArgument(
+        "--allow-origin must be an origin such as http://localhost:3000 (scheme://host[:port], "
+        "no path) (got \"" +
+        origin + "\")");
+  }
+  return Status::OK();
+}
+
+Status ValidateAllowLists(const ServerOptions& o) {
+  for (const std::string& origin : o.allow_origins) SW_RETURN_IF_ERROR(ValidateOrigin(origin));
+  for (const std::string& host : o.allow_hosts) {
+    if (host.empty() || HasSpaceOrSlash(host)) {
+      return Status::InvalidArgument(
+          "--allow-host must be a host name with an optional port, such as "
+          "statewatch.internal:7411 (got \"" +
+          host + "\")");
+    }
+  }
+  for (const std::string& root : o.upstream.roots) {
+    struct stat st {};
+    if (root.empty() || stat(root.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+      return Status::InvalidArgument("--upstream-root must be an existing directory (got \"" +
+                                     root + "\")");
+    }
+  }
+  return Status::OK();
+}
+
+Status ValidateLimits(const ServerOptions& o) {
+  if (o.body_limit_bytes == 0) return Status::InvalidArgument("--body-limit must be positive");
+  if (o.read_timeout_ms <= 0 || o.idle_timeout_ms <= 0 || o.shutdown_grace_ms < 0 ||
+      o.wake_window_ms < 0) {
+    return Status::InvalidArgument("timeouts must be positive");
+  }
+  if (o.threads < 0 || o.threads > 256) {
+    return Status::InvalidArgument("--threads must be 0..256 (got " + std::to_string(o.threads) +
+                                   ")");
+  }
+  if (o.max_connections < 0) {
+    return Status::InvalidArgument("--max-connections must be positive (got " +
+                                   std::to_string(o.max_connections) + ")");
+  }
+  if (o.max_streams <= 0) {
+    return Status::InvalidArgument("--max-streams must be positive (got " +
+                                   std::to_string(o.max_streams) + ")");
+  }
+  if (o.max_rows == 0) return Status::InvalidArgument("--max-rows must be positive");
+  if (o.ws_queue_limit == 0 || o.ws_queue_bytes == 0 || o.ws_message_limit == 0) {
+    return Status::InvalidArgument("WebSocket limits must be positive");
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+int DefaultMaxConnections(uint64_t open_files_limit) {
+  uint64_t reserve = std::max<uint64_t>(64, open_files_limit / 4);
+  uint64_t left = open_files_limit > reserve ? open_files_limit - reserve : 0;
+  return static_cast<int>(std::clamp<uint64_t>(left, 16, 65536));
+}
+
+int EffectiveMaxConnections(const ServerOptions& options) {
+  if (options.max_connections > 0) return options.max_connections;
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) {
+    return DefaultMaxConnections(1u << 20);
+  }
+  return DefaultMaxConnections(limit.rlim_cur);
+}
+
 Status ValidateServerOptions(const ServerOptions& o) {
   bool loopback = IsLoopbackHost(o.host);
   if (!loopback && o.token.empty()) {
@@ -51,16 +135,8 @@ Status ValidateServerOptions(const ServerOptions& o) {
     return Status::InvalidArgument("--manual-clock is for tests on loopback only (got --listen " +
                                    o.host + ")");
   }
-  if (o.body_limit_bytes == 0) return Status::InvalidArgument("--body-limit must be positive");
-  if (o.read_timeout_ms <= 0 || o.idle_timeout_ms <= 0 || o.shutdown_grace_ms < 0 ||
-      o.wake_window_ms < 0) {
-    return Status::InvalidArgument("timeouts must be positive");
-  }
-  if (o.threads < 0 || o.threads > 256) {
-    return Status::InvalidArgument("--threads must be 0..256 (got " + std::to_string(o.threads) +
-                                   ")");
-  }
-  return Status::OK();
+  SW_RETURN_IF_ERROR(ValidateLimits(o));
+  return ValidateAllowLists(o);
 }
 
 }  // namespace statewatch::server

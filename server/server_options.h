@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "monitor/upstream_monitor.h"
 #include "statewatch/options.h"
@@ -26,9 +27,21 @@ struct ServerOptions {
   // The database directory. Default ./data.
   std::string data_dir = "./data";
 
-  // A bearer token every request must carry (`Authorization: Bearer <token>`), except
-  // GET /healthz. Required when `host` is not a loopback address; optional on loopback.
+  // A bearer token every request must carry (`Authorization: Bearer <token>`, the scheme
+  // in any case), except GET /healthz. Required when `host` is not a loopback address;
+  // optional on loopback. `statewatch serve --token-file FILE` reads it from a file, so that
+  // it does not show in `ps`.
   std::string token;
+
+  // Browsers reach loopback daemons too; these keep a web page out (request_guard.h).
+  // Origins allowed to call (`Origin` header, e.g. "http://localhost:3000"); any other
+  // Origin is answered 403, WebSocket upgrades included. Default none: requests from a
+  // browser page are refused, requests without an Origin (curl, gateways) are served.
+  std::vector<std::string> allow_origins;
+  // Host names answered besides the listen address, localhost, 127.0.0.1 and [::1] (each
+  // with the bound port or none); anything else is answered 421 (DNS rebinding). "name"
+  // allows that name with any port, "name:port" only that port. Default none.
+  std::vector<std::string> allow_hosts;
 
   // The engine's clock moves only through POST /v1/clock (end-to-end tests cross 30 days
   // and 20-second wake windows without sleeping). Refused with a non-loopback host.
@@ -60,6 +73,10 @@ struct ServerOptions {
   // appended to this file; "-" is stderr. Default: none (request lines at --log-level debug).
   std::string access_log;
 
+  // The journal's row cap (EngineOptions::max_rows): the oldest rows beyond it are pruned.
+  // Default 50,000.
+  uint64_t max_rows = EngineOptions{}.max_rows;
+
   // When set, the bound port is written there (atomically, by rename) once listening.
   std::string port_file;
 
@@ -80,8 +97,26 @@ struct ServerOptions {
   // stops hard. Default 5 s.
   int64_t shutdown_grace_ms = 5000;
 
-  // WebSocket messages queued for one slow client before it is disconnected. Default 4096.
+  // Open connections (HTTP and WebSocket). At the cap a new connection closes the
+  // longest-idle kept-alive connection to make room; when none is idle it is answered 503
+  // and closed. Default 0: sized to the file limit (DefaultMaxConnections).
+  int max_connections = 0;
+
+  // Open WebSocket streams (/v1/wakes and /v1/deliveries together); an upgrade beyond it is
+  // answered 503. Default 256.
+  int max_streams = 256;
+
+  // A WebSocket client that falls this far behind (messages queued and not yet written)
+  // while the kernel's send queue to it is full (it does not read) is disconnected; it
+  // reconnects and re-syncs (deliveries are offered again, notices are peeked). A client
+  // that reads is kept through a burst up to 16 times these bounds. Default 4096 messages
+  // or 1 MiB, whichever comes first; one message larger than the byte bound is still sent.
   std::size_t ws_queue_limit = 4096;
+  std::size_t ws_queue_bytes = 1u << 20;
+
+  // Largest message a WebSocket client may send (clients send nothing but control frames
+  // on these streams); a larger one closes the stream with 1009 (message too big).
+  std::size_t ws_message_limit = 4096;
 
   // ---- performance -----------------------------------------------------------------------
 
@@ -98,8 +133,18 @@ bool IsLoopbackHost(const std::string& host);
 Status ParseListen(const std::string& text, ServerOptions* options);
 
 // Refuses combinations that are unsafe: a non-loopback host without a token, the manual
-// clock on a non-loopback host, zero limits.
+// clock on a non-loopback host, zero limits, malformed --allow-origin / --allow-host
+// entries, upstream roots that are not existing directories.
 Status ValidateServerOptions(const ServerOptions& options);
+
+// The connection cap for a process allowed `open_files_limit` descriptors (RLIMIT_NOFILE):
+// what is left after a reserve for the database's files, the log and the event loops
+// (a quarter of the limit, at least 64), at least 16 and at most 65,536.
+int DefaultMaxConnections(uint64_t open_files_limit);
+
+// options.max_connections, or DefaultMaxConnections of this process's soft RLIMIT_NOFILE
+// when it is 0.
+int EffectiveMaxConnections(const ServerOptions& options);
 
 }  // namespace statewatch::server
 

@@ -134,7 +134,8 @@ TEST_F(BadInputTest, AClientThatNeverFinishesItsRequestTimesOut) {
   RawConnection stalled(server_->port());
   ASSERT_TRUE(stalled.connected());
   ASSERT_TRUE(stalled.Send(
-      "POST /v1/events HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"sessionKey\""));
+      "POST /v1/events HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+      "Content-Length: 100\r\n\r\n{\"sessionKey\""));
   // Meanwhile the others are served.
   for (int i = 0; i < 3; ++i) EXPECT_EQ(http_->Get("/healthz").status, 200);
   bool closed = false;
@@ -154,7 +155,8 @@ TEST_F(BadInputTest, MalformedHttpAndPipelining) {
 
   RawConnection pipelined(server_->port());
   ASSERT_TRUE(
-      pipelined.Send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /v1/clock HTTP/1.1\r\nHost: x\r\n"
+      pipelined.Send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\nGET /v1/clock "
+                     "HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                      "Connection: close\r\n\r\n"));
   std::string both = pipelined.ReadUntilClosed();
   EXPECT_NE(both.find("{\"status\":\"ok\",\"version\":"), std::string::npos) << both;
@@ -167,7 +169,8 @@ TEST_F(BadInputTest, ExpectContinueGetsA100BeforeTheBody) {
   std::string body = json::serialize(HumanMessage("agent:main:main"));
   RawConnection client(server_->port());
   ASSERT_TRUE(
-      client.Send("POST /v1/events HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
+      client.Send("POST /v1/events HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 100-continue\r\n"
+                  "Content-Type: application/json\r\n"
                   "Connection: close\r\nContent-Length: " +
                   std::to_string(body.size()) + "\r\n\r\n"));
   std::string interim = client.ReadUntil("\r\n\r\n");
@@ -185,7 +188,8 @@ TEST_F(BadInputTest, AnInFlightRequestFinishesDuringGracefulShutdown) {
   RawConnection client(server_->port());
   // The 100 answer proves the server is reading this request when the shutdown begins.
   ASSERT_TRUE(
-      client.Send("POST /v1/events HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
+      client.Send("POST /v1/events HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 100-continue\r\n"
+                  "Content-Type: application/json\r\n"
                   "Content-Length: " +
                   std::to_string(body.size()) + "\r\n\r\n"));
   ASSERT_NE(client.ReadUntil("\r\n\r\n").find("100 Continue"), std::string::npos);

@@ -1,76 +1,19 @@
 // The real `statewatch serve` binary: it reports its ephemeral port, serves, shuts down
 // gracefully on SIGTERM (exit 0, database closed so that another process can open it), and
 // refuses unsafe listen options before touching the network.
-#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
+#include "child_process.h"
 #include "http_helpers.h"
 #include "test_client.h"
 #include "test_server.h"
 
-extern char** environ;
-
 namespace statewatch::testing {
 namespace {
-
-struct Child {
-  pid_t pid = -1;
-  int stdout_fd = -1;
-};
-
-// Starts the binary with stdout on a pipe and stderr into `err_file`.
-Child Spawn(const std::vector<std::string>& args, const std::string& err_file) {
-  int out[2];
-  if (pipe(out) != 0) return {};
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
-  posix_spawn_file_actions_addclose(&actions, out[0]);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_file.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  std::vector<std::string> all = {STATEWATCH_BIN};
-  all.insert(all.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& a : all) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  Child child;
-  if (posix_spawn(&child.pid, STATEWATCH_BIN, &actions, nullptr, argv.data(), environ) != 0) {
-    child.pid = -1;
-  }
-  posix_spawn_file_actions_destroy(&actions);
-  close(out[1]);
-  child.stdout_fd = out[0];
-  return child;
-}
-
-// The first stdout line (blocking read: the daemon prints it once it listens).
-std::string FirstLine(int fd) {
-  std::string line;
-  char c;
-  while (read(fd, &c, 1) == 1 && c != '\n') line += c;
-  return line;
-}
-
-int Wait(pid_t pid) {
-  int status = 0;
-  if (waitpid(pid, &status, 0) != pid) return -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 class ServeBinaryTest : public ::testing::Test {
  protected:
@@ -157,6 +100,55 @@ TEST_F(ServeBinaryTest, RefusesUnsafeListenOptions) {
   close(tick.stdout_fd);
   EXPECT_NE(Slurp(err).find("--upstream-interval-ms must be positive"), std::string::npos)
       << Slurp(err);
+}
+
+// --token-file keeps the token out of the process's command line (ps shows --token T).
+TEST_F(ServeBinaryTest, TokenFileKeepsTheTokenOffTheCommandLine) {
+  std::string data = root_ + "/data", token_file = root_ + "/token", err = root_ + "/stderr";
+  std::ofstream(token_file) << "file-token-123\n";
+  Child child = Spawn({"serve", "--data", data, "--listen", "127.0.0.1:0", "--token-file",
+                       token_file, "--manual-clock", std::to_string(kStartMs)},
+                      err);
+  ASSERT_GT(child.pid, 0);
+  uint16_t port = json::parse(FirstLine(child.stdout_fd)).at("port").to_number<uint16_t>();
+  std::string cmdline = Slurp("/proc/" + std::to_string(child.pid) + "/cmdline");
+  EXPECT_EQ(cmdline.find("file-token-123"), std::string::npos);
+  {
+    HttpClient http(port);
+    EXPECT_EQ(http.Get("/v1/notices?watcher=agent:main:main").status, 401);
+    EXPECT_EQ(http.Get("/v1/notices?watcher=agent:main:main",
+                       {{"Authorization", "bearer file-token-123"}})
+                  .status,
+              200);
+  }
+  ASSERT_EQ(kill(child.pid, SIGTERM), 0);
+  EXPECT_EQ(Wait(child.pid), 0) << Slurp(err);
+  close(child.stdout_fd);
+  EXPECT_EQ(Slurp(err).find("file-token-123"), std::string::npos);
+}
+
+TEST_F(ServeBinaryTest, RefusesMalformedAccessOptions) {
+  std::string err = root_ + "/stderr";
+  auto expect_usage = [&](std::vector<std::string> args, const std::string& message) {
+    Child child = Spawn(args, err);
+    EXPECT_EQ(Wait(child.pid), 2) << Slurp(err);
+    close(child.stdout_fd);
+    EXPECT_NE(Slurp(err).find(message), std::string::npos) << Slurp(err);
+  };
+  expect_usage({"serve", "--data", root_ + "/d1", "--token", "a", "--token-file", root_ + "/t"},
+               "give --token or --token-file, not both");
+  expect_usage({"serve", "--data", root_ + "/d2", "--token-file", root_ + "/missing"},
+               "--token-file " + root_ + "/missing cannot be read");
+  expect_usage({"serve", "--data", root_ + "/d3", "--allow-origin", "localhost:3000"},
+               "--allow-origin must be an origin such as http://localhost:3000");
+  expect_usage({"serve", "--data", root_ + "/d4", "--allow-host", "http://x/"},
+               "--allow-host must be a host name");
+  expect_usage({"serve", "--data", root_ + "/d5", "--upstream-root", root_ + "/nowhere"},
+               "--upstream-root must be an existing directory (got \"" + root_ + "/nowhere\")");
+  expect_usage({"serve", "--data", root_ + "/d6", "--max-connections", "0"},
+               "--max-connections must be positive (got 0)");
+  expect_usage({"serve", "--data", root_ + "/d7", "--max-streams", "0"},
+               "--max-streams must be positive (got 0)");
 }
 
 }  // namespace

@@ -42,7 +42,8 @@ class HttpClient {
   explicit HttpClient(uint16_t port);
   ~HttpClient();
 
-  // One request on the kept-alive connection (reconnecting when the server closed it).
+  // One request on the kept-alive connection (reconnecting when the server closed it). A
+  // body goes with Content-Type: application/json unless `headers` sets another.
   HttpResult Request(const std::string& method, const std::string& target,
                      const std::string& body = "", const Headers& headers = {});
   HttpResult Get(const std::string& target, const Headers& headers = {}) {
@@ -91,7 +92,9 @@ class WsClient {
 // A raw TCP connection for misbehaving clients (partial requests, oversized bodies).
 class RawConnection {
  public:
-  explicit RawConnection(uint16_t port);
+  // `receive_buffer_bytes` > 0 sets SO_RCVBUF before connecting (a client that reads
+  // slowly, or not at all, fills a small window soon).
+  explicit RawConnection(uint16_t port, int receive_buffer_bytes = 0);
   ~RawConnection();
   bool connected() const;
   // Writes all bytes; false when the server closed the connection first.
@@ -101,6 +104,10 @@ class RawConnection {
   std::string ReadUntil(const std::string& marker, std::chrono::milliseconds timeout = kWait);
   // Reads until the server closes the connection (or `timeout`); returns what arrived.
   std::string ReadUntilClosed(std::chrono::milliseconds timeout = kWait, bool* closed = nullptr);
+  // Sends a WebSocket upgrade request for `target` (with `headers`) and reads the answer's
+  // header; returns it (a "101 Switching Protocols" header when accepted). The connection
+  // is then a WebSocket that this object never reads unless told to.
+  std::string Upgrade(const std::string& target, const Headers& headers = {});
 
   struct Impl;
 

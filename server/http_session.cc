@@ -1,0 +1,342 @@
+// HttpSession: one HTTP/1.1 connection of the daemon — keep-alive, pipelining, timeouts,
+// the request guard, parked sessions_send answers, and the upgrade to a WebSocket stream.
+#include <spdlog/spdlog.h>
+
+#include <optional>
+
+#include "server/transport.h"
+
+namespace statewatch::server::transport {
+namespace {
+
+constexpr std::size_t kHeaderLimit = 16 * 1024;
+constexpr std::size_t kReadChunk = 8 * 1024;
+constexpr int64_t kLingerMs = 1000;  // how long a closing connection drains the client's data
+
+class HttpSession : public Connection, public std::enable_shared_from_this<HttpSession> {
+ public:
+  HttpSession(ServerContext& ctx, tcp::socket socket) : ctx_(ctx), stream_(std::move(socket)) {
+    beast::error_code ignored;  // answers are one write each: never wait for an ACK (Nagle)
+    stream_.socket().set_option(tcp::no_delay(true), ignored);
+  }
+
+  void Start() {
+    ctx_.Add(shared_from_this());
+    ctx_.metrics.ConnectionOpened();
+    asio::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->WaitForRequest(); });
+  }
+
+  void Shutdown() override {
+    asio::post(stream_.get_executor(), [self = shared_from_this()] {
+      // Busy connections finish their request and close after answering (ctx.stopping).
+      if (self->phase_ == Phase::kIdle) self->Cancel();
+      // A parked call could wait for minutes: answer it now; the run goes on.
+      if (self->phase_ == Phase::kParked) {
+        self->OnParkedAnswer(Api::Error(503, "shutting_down",
+                                        "the server is shutting down; the run " + self->run_id_ +
+                                            " goes on and its reply is delivered"),
+                             /*abandon=*/true);
+      }
+    });
+  }
+
+  void Expire() override {
+    asio::post(stream_.get_executor(), [self = shared_from_this()] {
+      if (self->deadline_ms.load() > SteadyNowMs()) return;  // re-armed meanwhile
+      self->timed_out_ = true;
+      self->Cancel();
+    });
+  }
+
+  void Evict(std::function<void(bool)> then) override {
+    asio::post(stream_.get_executor(), [self = shared_from_this(), then = std::move(then)] {
+      // Bytes already in the socket are a request whose read completion is still queued:
+      // not idle. An idle client reconnects when it next needs the server.
+      beast::error_code ec;
+      bool idle = self->phase_ == Phase::kIdle && self->stream_.socket().available(ec) == 0;
+      if (idle) self->Close();
+      if (then) then(idle);
+    });
+  }
+
+ private:
+  enum class Phase { kIdle, kReading, kHandling, kParked, kWriting, kLingering, kClosed };
+
+  void SetDeadline(int64_t from_now_ms) { deadline_ms.store(SteadyNowMs() + from_now_ms); }
+  void ClearDeadline() { deadline_ms.store(kNoDeadline); }
+  void Cancel() {
+    beast::error_code ignored;
+    stream_.socket().cancel(ignored);
+  }
+
+  // Phase 1: wait (idle timeout) for the first byte of the next request.
+  void WaitForRequest() {
+    if (ctx_.stopping.load()) return Close();
+    parser_.emplace();
+    parser_->body_limit(ctx_.options.body_limit_bytes);
+    parser_->header_limit(kHeaderLimit);
+    if (buffer_.size() > 0) return ReadRequest();  // pipelined
+    phase_ = Phase::kIdle;
+    SetDeadline(ctx_.options.idle_timeout_ms);
+    idle_since_ms.store(SteadyNowMs());
+    stream_.async_read_some(buffer_.prepare(kReadChunk),
+                            [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+                              self->idle_since_ms.store(kNotIdle);
+                              self->buffer_.commit(n);
+                              if (ec || n == 0) return self->Close();
+                              self->ReadRequest();
+                            });
+  }
+
+  // Phase 2: the rest of the request, within the read timeout.
+  // The header first: a client that sent `Expect: 100-continue` (curl does for bodies over
+  // 1 KiB) waits for a 100 answer before it sends the body.
+  void ReadRequest() {
+    phase_ = Phase::kReading;
+    SetDeadline(ctx_.options.read_timeout_ms);
+    http::async_read_header(stream_, buffer_, *parser_,
+                            [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                              if (ec) return self->OnRead(ec);
+                              self->OnHeader();
+                            });
+  }
+
+  // The guard runs on the header alone: a refused body is never read (the connection
+  // lingers, draining it, and closes).
+  void OnHeader() {
+    if (auto refused = ctx_.guard->Check(Head())) return ReplyAndClose(std::move(*refused));
+    if (parser_->is_done()) return OnRead({});  // no body
+    auto expect = parser_->get().find(http::field::expect);
+    if (expect == parser_->get().end() || !beast::iequals(expect->value(), "100-continue")) {
+      return ReadBody();
+    }
+    continue_ = std::make_unique<http::response<http::empty_body>>(http::status::continue_, 11);
+    http::async_write(stream_, *continue_,
+                      [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                        self->continue_.reset();
+                        if (ec) return self->Close();
+                        self->ReadBody();
+                      });
+  }
+
+  void ReadBody() {
+    http::async_read(
+        stream_, buffer_, *parser_,
+        [self = shared_from_this()](beast::error_code ec, std::size_t) { self->OnRead(ec); });
+  }
+
+  void OnRead(beast::error_code ec) {
+    ClearDeadline();
+    if (timed_out_) {
+      return ReplyAndClose(Api::Error(408, "request_timeout",
+                                      "the request did not arrive completely within " +
+                                          std::to_string(ctx_.options.read_timeout_ms) + " ms"));
+    }
+    if (ec == http::error::end_of_stream) return Close();
+    if (ec == http::error::body_limit) {
+      return ReplyAndClose(Api::Error(
+          413, "body_too_large",
+          "the request body exceeds " + std::to_string(ctx_.options.body_limit_bytes) + " bytes"));
+    }
+    if (ec == http::error::header_limit) {
+      return ReplyAndClose(
+          Api::Error(431, "header_too_large",
+                     "the request header exceeds " + std::to_string(kHeaderLimit) + " bytes"));
+    }
+    if (ec && ec.category() == http::make_error_code(http::error::bad_method).category()) {
+      return ReplyAndClose(
+          Api::Error(400, "bad_request", "malformed HTTP request: " + ec.message()));
+    }
+    if (ec) return Close();
+    Handle(parser_->release());
+  }
+
+  void Handle(http::request<http::string_body> req) {
+    phase_ = Phase::kHandling;
+    version_ = req.version();
+    std::string method(req.method_string());
+    ApiRequest api{method,
+                   std::string_view(req.target().data(), req.target().size()),
+                   req.body(),
+                   Header(req, "X-Session-Key"),
+                   Header(req, "X-Agent-Id"),
+                   Header(req, http::field::authorization)};
+    if (websocket::is_upgrade(req)) return Upgrade(std::move(req), api);
+    keep_alive_ = req.keep_alive();
+    std::weak_ptr<HttpSession> weak = shared_from_this();
+    auto executor = stream_.get_executor();
+    api.respond = [weak, executor](ApiResponse r) {
+      asio::post(executor, [weak, r = std::move(r)]() mutable {
+        if (auto self = weak.lock()) self->OnParkedAnswer(std::move(r), /*abandon=*/false);
+      });
+    };
+    ApiResponse response = ctx_.api.Handle(api);
+    if (response.parked) return Park(std::move(response.run_id));
+    Reply(std::move(response), keep_alive_ && !ctx_.stopping.load());
+  }
+
+  // A sessions_send waits for its reply: no deadline (the messaging's own timeout answers),
+  // and one read that notices the client going away (then the call is abandoned). The
+  // answer may already be queued on this executor; it runs after this returns.
+  void Park(std::string run_id) {
+    phase_ = Phase::kParked;
+    run_id_ = std::move(run_id);
+    ClearDeadline();
+    parked_read_pending_ = true;
+    stream_.async_read_some(buffer_.prepare(kReadChunk),
+                            [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+                              self->OnParkedRead(ec, n);
+                            });
+  }
+
+  void OnParkedRead(beast::error_code ec, std::size_t n) {
+    parked_read_pending_ = false;
+    buffer_.commit(n);
+    if (parked_answer_) {  // cancelled by the answer: send it
+      ApiResponse r = std::move(*parked_answer_);
+      parked_answer_.reset();
+      return Reply(std::move(r), keep_alive_ && !ctx_.stopping.load());
+    }
+    if (ec || n == 0) {  // the client went away
+      ctx_.api.Abandon(run_id_);
+      return Close();
+    }
+    // A pipelined request: it waits in buffer_ until the parked answer has been written.
+  }
+
+  void OnParkedAnswer(ApiResponse r, bool abandon) {
+    if (phase_ != Phase::kParked || parked_answer_) return;
+    if (abandon) ctx_.api.Abandon(run_id_);
+    if (parked_read_pending_) {  // OnParkedRead sends it once the read is cancelled
+      parked_answer_ = std::move(r);
+      Cancel();
+      return;
+    }
+    Reply(std::move(r), keep_alive_ && !ctx_.stopping.load());
+  }
+
+  template <typename Field>
+  static std::string_view Header(const http::request<http::string_body>& req, Field field) {
+    return OptionalHeader(req, field).value_or(std::string_view());
+  }
+
+  template <typename Field>
+  static std::optional<std::string_view> OptionalHeader(const http::request<http::string_body>& req,
+                                                        Field field) {
+    auto it = req.find(field);
+    if (it == req.end()) return std::nullopt;
+    return std::string_view(it->value().data(), it->value().size());
+  }
+
+  RequestHead Head() const {
+    const auto& req = parser_->get();
+    RequestHead head;
+    head.version = req.version();
+    head.host = OptionalHeader(req, http::field::host);
+    head.origin = OptionalHeader(req, http::field::origin);
+    head.content_type = OptionalHeader(req, http::field::content_type);
+    auto length = parser_->content_length();
+    head.has_body = parser_->chunked() || (length && *length > 0);
+    return head;
+  }
+
+  void Upgrade(http::request<http::string_body> req, const ApiRequest& api) {
+    auto accepted = ctx_.api.AcceptStream(api);
+    if (auto* error = std::get_if<ApiResponse>(&accepted)) return ReplyAndClose(std::move(*error));
+    if (!ctx_.ReserveStream()) {
+      if (uint64_t n = ctx_.stream_refusals.Count(SteadyNowMs())) {
+        spdlog::warn("event=stream_refused reason=max_streams max_streams={} count={}",
+                     ctx_.options.max_streams, n);
+      }
+      return ReplyAndClose(Api::Error(503, "too_many_streams",
+                                      "this server already holds " +
+                                          std::to_string(ctx_.options.max_streams) +
+                                          " WebSocket streams (--max-streams); retry later"));
+    }
+    StreamTarget target = std::get<StreamTarget>(std::move(accepted));
+    phase_ = Phase::kClosed;  // the stream owns the socket from here
+    ctx_.Remove(this);
+    ctx_.metrics.ConnectionClosed();
+    StartStream(ctx_, std::move(stream_), std::move(req), std::move(target));
+  }
+
+  void Reply(ApiResponse r, bool keep_alive) {
+    res_ = {};
+    res_.version(version_ == 10 ? 10 : 11);
+    res_.result(static_cast<http::status>(r.status));
+    res_.set(http::field::content_type, r.content_type);
+    if (r.allow != nullptr) res_.set(http::field::allow, r.allow);
+    if (r.www_authenticate) res_.set(http::field::www_authenticate, "Bearer");
+    res_.body() = std::move(r.body);
+    res_.keep_alive(keep_alive);
+    res_.prepare_payload();
+    phase_ = Phase::kWriting;
+    SetDeadline(ctx_.options.read_timeout_ms);  // a client that never reads its answer
+    http::async_write(
+        stream_, res_,
+        [self = shared_from_this()](beast::error_code ec, std::size_t) { self->OnWrite(ec); });
+  }
+
+  void ReplyAndClose(ApiResponse r) { Reply(std::move(r), /*keep_alive=*/false); }
+
+  void OnWrite(beast::error_code ec) {
+    ClearDeadline();
+    if (ec) return Close();
+    if (!res_.keep_alive()) return Linger();
+    WaitForRequest();
+  }
+
+  // Closing right after an error answer while the client still sends (an oversized body)
+  // would reset the connection and lose the answer: half-close, then drain for a while.
+  void Linger() {
+    phase_ = Phase::kLingering;
+    beast::error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    timed_out_ = false;
+    SetDeadline(kLingerMs);
+    Drain();
+  }
+
+  void Drain() {
+    buffer_.clear();
+    stream_.async_read_some(buffer_.prepare(kReadChunk),
+                            [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+                              if (ec || n == 0 || self->timed_out_) return self->Close();
+                              self->Drain();
+                            });
+  }
+
+  void Close() {
+    if (phase_ == Phase::kClosed) return;
+    phase_ = Phase::kClosed;
+    ClearDeadline();
+    beast::error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    stream_.socket().close(ignored);
+    ctx_.Remove(this);
+    ctx_.metrics.ConnectionClosed();
+  }
+
+  ServerContext& ctx_;
+  beast::tcp_stream stream_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  http::response<http::string_body> res_;
+  std::unique_ptr<http::response<http::empty_body>> continue_;  // while a 100 is written
+  unsigned version_ = 11;
+  Phase phase_ = Phase::kIdle;
+  bool timed_out_ = false;
+  bool keep_alive_ = true;
+  // While parked (a waiting sessions_send):
+  std::string run_id_;
+  bool parked_read_pending_ = false;
+  std::optional<ApiResponse> parked_answer_;  // arrived while the read was pending
+};
+
+}  // namespace
+
+void StartHttpSession(ServerContext& ctx, tcp::socket socket) {
+  std::make_shared<HttpSession>(ctx, std::move(socket))->Start();
+}
+
+}  // namespace statewatch::server::transport

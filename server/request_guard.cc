@@ -1,0 +1,158 @@
+#include "server/request_guard.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+
+namespace statewatch::server {
+namespace {
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string_view Trim(std::string_view s) {
+  std::size_t begin = s.find_first_not_of(" \t");
+  if (begin == std::string_view::npos) return {};
+  std::size_t end = s.find_last_not_of(" \t");
+  return s.substr(begin, end - begin + 1);
+}
+
+bool IEquals(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+// A Host value (or an --allow-host entry) split into a lower-case name and a port.
+struct HostPort {
+  std::string name;
+  std::optional<uint16_t> port;
+};
+
+// "name", "name:port", "[v6]", "[v6]:port"; nullopt when malformed (an unbracketed IPv6
+// address, a port that is not 1..65535).
+std::optional<HostPort> SplitHost(std::string_view value) {
+  value = Trim(value);
+  if (value.empty()) return std::nullopt;
+  std::string_view name = value, port;
+  bool has_port = false;
+  if (value.front() == '[') {
+    std::size_t close = value.find(']');
+    if (close == std::string_view::npos) return std::nullopt;
+    name = value.substr(0, close + 1);
+    std::string_view rest = value.substr(close + 1);
+    if (!rest.empty() && rest.front() != ':') return std::nullopt;
+    has_port = !rest.empty();
+    if (has_port) port = rest.substr(1);
+  } else if (std::size_t colon = value.find(':'); colon != std::string_view::npos) {
+    if (value.find(':', colon + 1) != std::string_view::npos) return std::nullopt;
+    name = value.substr(0, colon);
+    port = value.substr(colon + 1);
+    has_port = true;
+  }
+  if (name.empty()) return std::nullopt;
+  HostPort out{Lower(name), std::nullopt};
+  if (has_port) {
+    unsigned n = 0;
+    auto [ptr, ec] = std::from_chars(port.data(), port.data() + port.size(), n);
+    if (ec != std::errc() || ptr != port.data() + port.size() || n == 0 || n > 65535) {
+      return std::nullopt;
+    }
+    out.port = static_cast<uint16_t>(n);
+  }
+  return out;
+}
+
+ApiResponse Refuse(int status, std::string_view code, std::string message) {
+  return Api::Error(status, code, message);
+}
+
+}  // namespace
+
+RequestGuard::RequestGuard(const ServerOptions& options, uint16_t port) : port_(port) {
+  listen_host_ = Lower(options.host);
+  if (listen_host_.find(':') != std::string::npos && listen_host_.front() != '[') {
+    listen_host_ = "[" + listen_host_ + "]";
+  }
+  names_ = {"localhost", "127.0.0.1", "[::1]", listen_host_};
+  for (const std::string& h : options.allow_hosts) allow_hosts_.push_back(Lower(Trim(h)));
+  for (const std::string& o : options.allow_origins) allow_origins_.push_back(Lower(Trim(o)));
+  // The daemon's own origins: only a page served by this very host and port carries them,
+  // and the daemon serves none; WebSocket clients such as Python's websocket-client send
+  // one by default.
+  for (const std::string& name : names_) {
+    allow_origins_.push_back("http://" + name + ":" + std::to_string(port_));
+  }
+}
+
+bool RequestGuard::HostAllowed(std::string_view host) const {
+  std::optional<HostPort> hp = SplitHost(host);
+  if (!hp) return false;
+  bool our_port = !hp->port || *hp->port == port_;
+  if (our_port && std::find(names_.begin(), names_.end(), hp->name) != names_.end()) return true;
+  for (const std::string& entry : allow_hosts_) {
+    std::optional<HostPort> allowed = SplitHost(entry);
+    if (!allowed || allowed->name != hp->name) continue;
+    if (!allowed->port || allowed->port == hp->port) return true;
+  }
+  return false;
+}
+
+bool RequestGuard::OriginAllowed(std::string_view origin) const {
+  std::string lower = Lower(Trim(origin));
+  return std::find(allow_origins_.begin(), allow_origins_.end(), lower) != allow_origins_.end();
+}
+
+std::optional<ApiResponse> RequestGuard::Check(const RequestHead& head) const {
+  if (!head.host) {
+    if (head.version >= 11) {
+      return Refuse(400, "bad_request", "an HTTP/1.1 request needs a Host header");
+    }
+  } else if (!HostAllowed(*head.host)) {
+    return Refuse(421, "misdirected_request",
+                  "this server does not answer for Host \"" + std::string(*head.host) +
+                      "\" (it answers " + listen_host_ +
+                      ", localhost, 127.0.0.1 and [::1] on port " + std::to_string(port_) +
+                      ", and the names given with --allow-host)");
+  }
+  if (head.origin && !OriginAllowed(*head.origin)) {
+    return Refuse(403, "forbidden_origin",
+                  "requests from the web origin \"" + std::string(*head.origin) +
+                      "\" are refused (a browser page may not call this server; allow an origin "
+                      "with --allow-origin)");
+  }
+  if (head.has_body && !IsJsonContentType(head.content_type.value_or(""))) {
+    return Refuse(415, "unsupported_media_type",
+                  "a request body must be sent with Content-Type: application/json (got " +
+                      (head.content_type ? "\"" + std::string(*head.content_type) + "\""
+                                         : std::string("none")) +
+                      ")");
+  }
+  return std::nullopt;
+}
+
+bool IsJsonContentType(std::string_view content_type) {
+  std::string_view media = Trim(content_type.substr(0, content_type.find(';')));
+  return IEquals(media, "application/json");
+}
+
+bool BearerTokenMatches(std::string_view authorization, std::string_view token) {
+  std::string_view value = Trim(authorization);
+  std::size_t space = value.find(' ');
+  if (space == std::string_view::npos || !IEquals(value.substr(0, space), "bearer")) {
+    return false;
+  }
+  std::string_view given = Trim(value.substr(space + 1));
+  // Compares every byte whatever the first difference: timing says nothing but the length.
+  unsigned char diff = given.size() == token.size() ? 0 : 1;
+  for (std::size_t i = 0; i < given.size(); ++i) {
+    diff |= static_cast<unsigned char>(given[i] ^ (i < token.size() ? token[i] : 0));
+  }
+  return diff == 0;
+}
+
+}  // namespace statewatch::server

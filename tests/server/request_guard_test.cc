@@ -1,0 +1,113 @@
+// RequestGuard as a pure function of a request's header: Host, Origin, Content-Type and the
+// Bearer scheme (the end-to-end refusals are in browser_guard_test.cc).
+#include "server/request_guard.h"
+
+#include <gtest/gtest.h>
+
+namespace statewatch::server {
+namespace {
+
+RequestHead Head(std::optional<std::string_view> host,
+                 std::optional<std::string_view> origin = std::nullopt) {
+  RequestHead h;
+  h.host = host;
+  h.origin = origin;
+  return h;
+}
+
+int StatusOf(const std::optional<ApiResponse>& r) { return r ? r->status : 0; }
+
+TEST(RequestGuardTest, HostsNamingThisServerAreAnswered) {
+  ServerOptions o;
+  o.host = "127.0.0.1";
+  o.allow_hosts = {"Statewatch.Internal", "gw.example:8080", "[fd00::1]"};
+  RequestGuard guard(o, 7411);
+  for (const char* host : {"127.0.0.1", "127.0.0.1:7411", "localhost", "LocalHost:7411", "[::1]",
+                           "[::1]:7411", " localhost:7411 ", "statewatch.internal",
+                           "statewatch.internal:1", "gw.example:8080", "[FD00::1]:9"}) {
+    EXPECT_TRUE(guard.HostAllowed(host)) << host;
+  }
+  for (const char* host : {"evil.example", "evil.example:7411", "localhost:7412", "127.0.0.2",
+                           "127.0.0.1:", "[::1]:", "::1", "[::1", "[::1]x", "localhost:0",
+                           "localhost:99999", "localhost:74a1", "gw.example", "gw.example:8081", "",
+                           "127.0.0.1.evil.example", "localhost.", "::1:7411"}) {
+    EXPECT_FALSE(guard.HostAllowed(host)) << host;
+  }
+}
+
+TEST(RequestGuardTest, TheListenAddressIsAName) {
+  ServerOptions o;
+  o.host = "::1";
+  EXPECT_TRUE(RequestGuard(o, 9000).HostAllowed("[::1]:9000"));
+  o.host = "10.1.2.3";
+  RequestGuard guard(o, 9000);
+  EXPECT_TRUE(guard.HostAllowed("10.1.2.3:9000"));
+  EXPECT_FALSE(guard.HostAllowed("10.1.2.3:9001"));
+}
+
+TEST(RequestGuardTest, ChecksInOrderHostOriginContentType) {
+  ServerOptions o;
+  o.allow_origins = {"http://localhost:3000"};
+  RequestGuard guard(o, 7411);
+  EXPECT_EQ(StatusOf(guard.Check(Head("localhost:7411"))), 0);
+  EXPECT_EQ(StatusOf(guard.Check(Head(std::nullopt))), 400);  // HTTP/1.1 without Host
+  RequestHead http10 = Head(std::nullopt);
+  http10.version = 10;
+  EXPECT_EQ(StatusOf(guard.Check(http10)), 0);
+  EXPECT_EQ(StatusOf(guard.Check(Head("evil.example", "http://evil.example"))), 421);
+  EXPECT_EQ(StatusOf(guard.Check(Head("localhost", "http://evil.example"))), 403);
+  EXPECT_EQ(StatusOf(guard.Check(Head("localhost", "http://localhost:3000"))), 0);
+  EXPECT_EQ(StatusOf(guard.Check(Head("localhost", "http://localhost:3000/"))), 403);
+  EXPECT_EQ(StatusOf(guard.Check(Head("localhost", ""))), 403);
+  // The daemon's own origin (Python's websocket-client sends it by default).
+  EXPECT_EQ(StatusOf(guard.Check(Head("localhost", "http://127.0.0.1:7411"))), 0);
+  EXPECT_EQ(StatusOf(guard.Check(Head("localhost", "http://LOCALHOST:7411"))), 0);
+  EXPECT_EQ(StatusOf(guard.Check(Head("localhost", "http://[::1]:7411"))), 0);
+  EXPECT_EQ(StatusOf(guard.Check(Head("localhost", "http://localhost:7412"))), 403);
+  EXPECT_EQ(StatusOf(guard.Check(Head("localhost", "http://localhost"))), 403);
+  EXPECT_EQ(StatusOf(guard.Check(Head("localhost", "https://evil.example:7411"))), 403);
+  RequestHead body = Head("localhost");
+  body.has_body = true;
+  auto refused = guard.Check(body);
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_EQ(refused->status, 415);
+  EXPECT_NE(refused->body.find("\"code\":\"unsupported_media_type\""), std::string::npos)
+      << refused->body;
+  EXPECT_NE(refused->body.find("(got none)"), std::string::npos) << refused->body;
+  body.content_type = "application/json";
+  EXPECT_EQ(StatusOf(guard.Check(body)), 0);
+  body.content_type = "text/plain";
+  EXPECT_EQ(StatusOf(guard.Check(body)), 415);
+  body.has_body = false;  // no body: any Content-Type
+  EXPECT_EQ(StatusOf(guard.Check(body)), 0);
+}
+
+TEST(RequestGuardTest, JsonContentTypes) {
+  for (const char* t : {"application/json", "Application/JSON", "application/json; charset=utf-8",
+                        " application/json ;charset=UTF-8", "application/json;"}) {
+    EXPECT_TRUE(IsJsonContentType(t)) << t;
+  }
+  for (const char* t :
+       {"", "text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x",
+        "application/jsonx", "application/json-patch+json", "text/json", "application/ json"}) {
+    EXPECT_FALSE(IsJsonContentType(t)) << t;
+  }
+}
+
+TEST(RequestGuardTest, BearerSchemeInAnyCaseAndTheExactToken) {
+  EXPECT_TRUE(BearerTokenMatches("Bearer abc", "abc"));
+  EXPECT_TRUE(BearerTokenMatches("bearer abc", "abc"));
+  EXPECT_TRUE(BearerTokenMatches("BEARER abc", "abc"));
+  EXPECT_TRUE(BearerTokenMatches("  Bearer    abc  ", "abc"));
+  EXPECT_FALSE(BearerTokenMatches("Bearer abcd", "abc"));
+  EXPECT_FALSE(BearerTokenMatches("Bearer ab", "abc"));
+  EXPECT_FALSE(BearerTokenMatches("Bearer ABC", "abc"));
+  EXPECT_FALSE(BearerTokenMatches("Basic abc", "abc"));
+  EXPECT_FALSE(BearerTokenMatches("abc", "abc"));
+  EXPECT_FALSE(BearerTokenMatches("Bearerabc", "abc"));
+  EXPECT_FALSE(BearerTokenMatches("", "abc"));
+  EXPECT_FALSE(BearerTokenMatches("Bearer ", "abc"));
+}
+
+}  // namespace
+}  // namespace statewatch::server
