@@ -104,7 +104,9 @@ class HttpSession : public Connection, public std::enable_shared_from_this<HttpS
   // The guard runs on the header alone: a refused body is never read (the connection
   // lingers, draining it, and closes).
   void OnHeader() {
-    if (auto refused = ctx_.guard->Check(Head())) return ReplyAndClose(std::move(*refused));
+    if (auto refused = ctx_.guard->Check(Head())) {
+      return ReplyAndClose(Api::Error(refused->status, refused->code, refused->message));
+    }
     if (parser_->is_done()) return OnRead({});  // no body
     auto expect = parser_->get().find(http::field::expect);
     if (expect == parser_->get().end() || !beast::iequals(expect->value(), "100-continue")) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <utility>
 
 namespace statewatch::server {
 namespace {
@@ -67,8 +68,8 @@ std::optional<HostPort> SplitHost(std::string_view value) {
   return out;
 }
 
-ApiResponse Refuse(int status, std::string_view code, std::string message) {
-  return Api::Error(status, code, message);
+Refusal Refuse(int status, std::string code, std::string message) {
+  return Refusal{status, std::move(code), std::move(message)};
 }
 
 }  // namespace
@@ -107,7 +108,7 @@ bool RequestGuard::OriginAllowed(std::string_view origin) const {
   return std::find(allow_origins_.begin(), allow_origins_.end(), lower) != allow_origins_.end();
 }
 
-std::optional<ApiResponse> RequestGuard::Check(const RequestHead& head) const {
+std::optional<Refusal> RequestGuard::Check(const RequestHead& head) const {
   if (!head.host) {
     if (head.version >= 11) {
       return Refuse(400, "bad_request", "an HTTP/1.1 request needs a Host header");

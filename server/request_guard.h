@@ -35,7 +35,6 @@
 #include <string_view>
 #include <vector>
 
-#include "server/api.h"
 #include "server/server_options.h"
 
 namespace statewatch::server {
@@ -49,13 +48,21 @@ struct RequestHead {
   bool has_body = false;  // a Content-Length above 0, or a chunked body
 };
 
+// Why a request is refused: the HTTP status and the error envelope's code and message
+// (the transport answers Api::Error(status, code, message)).
+struct Refusal {
+  int status = 0;
+  std::string code;
+  std::string message;
+};
+
 class RequestGuard {
  public:
   // `port` is the bound port (options.port may be 0).
   RequestGuard(const ServerOptions& options, uint16_t port);
 
-  // nullopt when the request may be routed; otherwise the answer to send.
-  std::optional<ApiResponse> Check(const RequestHead& head) const;
+  // nullopt when the request may be routed; otherwise why it is refused.
+  std::optional<Refusal> Check(const RequestHead& head) const;
 
   bool HostAllowed(std::string_view host) const;
   bool OriginAllowed(std::string_view origin) const;
