@@ -24,6 +24,8 @@ namespace {
 // How long the listener waits after an accept failure it cannot remedy (out of memory or
 // buffers, or out of descriptors with no idle connection to close).
 constexpr int64_t kAcceptBackoffMs = 100;
+// Connections accepted at the cap that may wait for an idle one to close at the same time.
+constexpr int kMaxWaitingAdmissions = 8;
 
 int ThreadCount(const ServerOptions& options) {
   if (options.threads > 0) return options.threads;
@@ -143,6 +145,9 @@ struct HttpServer::Impl {
     // slot freed by an eviction from going to a newer connection first.
     int used = static_cast<int>(ctx.ConnectionCount()) + admissions_waiting;
     if (used < ctx.max_connections) return StartHttpSession(ctx, std::move(socket));
+    // A waiting connection holds a descriptor beyond the cap: a flood must not turn them
+    // into the very descriptor exhaustion the cap prevents.
+    if (admissions_waiting >= kMaxWaitingAdmissions) return Refuse(std::move(socket));
     std::shared_ptr<Connection> idle = ctx.TakeLongestIdle();
     if (!idle) return Refuse(std::move(socket));
     auto waiting = std::make_shared<tcp::socket>(std::move(socket));

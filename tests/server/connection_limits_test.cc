@@ -115,6 +115,14 @@ TEST_F(ConnectionLimitsTest, AnIdleFloodUnderALowFileLimitLeavesHealthzAnswering
 // closes the longest-idle connection to get a descriptor back instead of retrying in a
 // loop, and logs the failures once a second with a count.
 TEST_F(ConnectionLimitsTest, OutOfFileDescriptorsTheListenerBacksOffAndRecovers) {
+#ifdef STATEWATCH_SANITIZED
+  // UBSan's vptr check reads a vtable through a pipe it opens (compiler-rt's
+  // IsAccessibleMemoryRange); with no descriptor left it cannot, and reports a false
+  // "invalid vptr" that stops the daemon (non-recoverable checks cannot be suppressed).
+  // The plain suite runs this test; the sanitized one runs the idle flood under the
+  // default cap above, which never runs out of descriptors.
+  GTEST_SKIP() << "the sanitizer runtime itself needs file descriptors";
+#endif
   uint16_t port = SpawnWithFileLimit(128, {"--max-connections", "1000"});
   ASSERT_GT(port, 0) << Slurp(err_file());
   std::vector<std::unique_ptr<RawConnection>> idle;
