@@ -1,19 +1,22 @@
 # statewatch — the two commands of the README, plus benchmarks.
 #   make run    install what is missing, build the binary only, start statewatch on ./data
 #   make test   install what is missing, build, run the whole suite (plain + ASan/UBSan +
-#               the TypeScript client); never builds the benchmarks
+#               the TypeScript client), then the fuzz target for 60 s (clang, build-fuzz);
+#               never builds the benchmarks
 #   make bench  Release build, run the benchmarks, write bench/results/
 #   make cluster-bench  JetStreamLog on a loopback R3 cluster, plain and sync-mounted (root)
+#   make soak   the kill -9 soak of the daemon, 1000 rounds (not part of make test)
 JOBS ?= 2
 BUILD ?= build
 ASAN_BUILD ?= build-asan
 BENCH_BUILD ?= build-release
+FUZZ_BUILD ?= build-fuzz
 # Evaluated by the shell when a recipe runs, i.e. after `deps` has installed ccache: a
 # make-time $(shell command -v ccache) on a fresh machine would find nothing.
 CMAKE_COMMON = -DCMAKE_CXX_COMPILER_LAUNCHER="$$(command -v ccache || true)"
 
 .PHONY: deps configure build build-bin build-asan build-release test test-plain test-asan \
-        test-client run bench cluster-bench clean format openapi
+        test-client test-fuzz fuzz run bench cluster-bench soak clean format openapi
 
 deps:
 	@bash scripts/install-deps.sh
@@ -49,7 +52,15 @@ test-asan: build-asan
 test-client: build-bin
 	@bash scripts/test-client.sh $(BUILD)/statewatch
 
-test: test-plain test-client test-asan
+test-fuzz: deps
+	@FUZZ_BUILD=$(FUZZ_BUILD) JOBS=$(JOBS) bash scripts/fuzz.sh
+
+fuzz: test-fuzz
+
+soak: deps
+	@JOBS=$(JOBS) bash scripts/soak.sh $(BUILD)
+
+test: test-plain test-client test-asan test-fuzz
 
 run: build-bin
 	@bash scripts/run.sh $(BUILD)
@@ -69,4 +80,4 @@ format:
 	@clang-format -i $$(git ls-files '*.h' '*.cc')
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(BENCH_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(BENCH_BUILD) $(FUZZ_BUILD)

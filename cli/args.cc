@@ -59,7 +59,9 @@ Result<Args> Args::Parse(const std::vector<std::string>& argv) {
 }
 
 Status Args::Check(const std::vector<OptionSpec>& specs) const {
-  for (const auto& [name, value] : options_) {
+  for (const auto& option : options_) {
+    const std::string& name = option.first;  // not a structured binding: clang 14 cannot
+                                             // capture one in the lambda below
     auto spec = std::find_if(specs.begin(), specs.end(),
                              [&](const OptionSpec& s) { return s.name == name; });
     if (spec == specs.end()) {

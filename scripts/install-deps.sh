@@ -14,6 +14,8 @@ PACKAGES=(
   libsqlite3-dev sqlite3 curl python3 python3-websocket wrk
   # cluster mode: JetStreamLog's C client and the servers its tests start (2.9.10, 3.4.1)
   nats-server libnats-dev
+  # the fuzz target of make test: clang with libFuzzer and the sanitizer runtimes
+  clang-14 libclang-rt-14-dev
   # make bench's plot. Not python3-matplotlib: it pulls libboost1.74-dev, which conflicts
   # with libboost1.81-dev.
   gnuplot-nox
