@@ -24,6 +24,7 @@ LAUNCHER=()
 command -v ccache >/dev/null && LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER="$(command -v ccache)")
 cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER="$CXX_CLANG" \
   -DSTATEWATCH_FUZZ=ON -DSTATEWATCH_BUILD_TESTS=OFF -DSTATEWATCH_BUILD_BENCH=OFF \
+  -DSTATEWATCH_WITH_NATS=OFF \
   "${LAUNCHER[@]}" >/dev/null
 cmake --build "$BUILD" -j"${JOBS:-2}" --target statewatch_fuzz
 

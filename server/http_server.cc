@@ -189,8 +189,8 @@ struct HttpServer::Impl {
     {
       std::lock_guard<std::mutex> lock(ctx.mu);
       for (auto& [raw, weak] : ctx.connections) {
-        if (raw->deadline_ms.load() > now) continue;
-        if (auto c = weak.lock()) due.push_back(std::move(c));
+        std::shared_ptr<Connection> c = weak.lock();  // before any read: it may be gone
+        if (c && c->deadline_ms.load() <= now) due.push_back(std::move(c));
       }
       empty = ctx.connections.empty();
     }

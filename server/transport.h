@@ -107,12 +107,12 @@ struct ServerContext {
     std::shared_ptr<Connection> best;
     int64_t best_since = Connection::kNotIdle;
     for (auto& [raw, weak] : connections) {
-      int64_t since = raw->idle_since_ms.load();
+      std::shared_ptr<Connection> c = weak.lock();  // before any read: it may be gone
+      if (!c) continue;
+      int64_t since = c->idle_since_ms.load();
       if (since >= best_since) continue;
-      if (auto c = weak.lock()) {
-        best = std::move(c);
-        best_since = since;
-      }
+      best_since = since;
+      best = std::move(c);
     }
     if (best) best->idle_since_ms.store(Connection::kNotIdle);
     return best;

@@ -41,8 +41,8 @@ class WakeStream : public Connection, public std::enable_shared_from_this<WakeSt
 
   ~WakeStream() override {
     // Also here, not only in Finish(): a hard stop destroys streams that never finished.
+    // (Nothing of ctx_ is touched: at a hard stop it is gone before the handlers are.)
     Unsubscribe();
-    if (!finished_) ctx_.ReleaseStream();
   }
 
   void Start(http::request<http::string_body> request) {

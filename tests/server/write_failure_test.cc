@@ -113,5 +113,30 @@ TEST_F(WriteFailureTest, HealthzReportsRefusedWritesAndReadsAreStillServed) {
   faults_->Heal();
 }
 
+// Regression: a full disk answered 500 (or aborted the process). Now a write answers 507
+// with the error envelope, /healthz says why writes are refused, and once space is freed
+// writes resume in the same daemon.
+TEST_F(WriteFailureTest, AFullDiskAnswers507AndWritesResumeOnceSpaceIsFreed) {
+  Record(*http_, HumanMessage(kChild));
+  faults_->NoSpaceAfter(0);
+  HttpResult full = http_->Post("/v1/events", json::value(HumanMessage(kChild)));
+  EXPECT_EQ(full.status, 507) << full.body;
+  EXPECT_EQ(full.error_code(), "insufficient_storage") << full.body;
+  EXPECT_NE(full.error_message().find("no space left on device"), std::string::npos) << full.body;
+  HttpResult health = http_->Get("/healthz");
+  EXPECT_EQ(health.status, 200);
+  EXPECT_EQ(health.json().at("status"), json::value("degraded")) << health.body;
+  EXPECT_NE(health.body.find("no space left on device"), std::string::npos) << health.body;
+  HttpResult status = Tool(*http_, "session_status", kChild, json::object{{"changesSince", 0}});
+  ASSERT_EQ(status.status, 200) << status.body;
+  EXPECT_EQ(status.json().at("stateChanges").at("events").as_array().size(), 1u);
+
+  faults_->Heal();  // space is freed
+  Record(*http_, HumanMessage(kChild));
+  EXPECT_EQ(http_->Get("/healthz").body, R"({"status":"ok"})");
+  status = Tool(*http_, "session_status", kChild, json::object{{"changesSince", 0}});
+  EXPECT_EQ(status.json().at("stateChanges").at("events").as_array().size(), 2u) << status.body;
+}
+
 }  // namespace
 }  // namespace statewatch::testing
