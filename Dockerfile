@@ -6,7 +6,9 @@
 #     -v /path/to/token:/run/secrets/statewatch-token:ro statewatch
 #
 # The daemon listens on 0.0.0.0 inside the container, so it requires a bearer token: mount
-# one at /run/secrets/statewatch-token (or override CMD).
+# one at /run/secrets/statewatch-token (or override CMD). It answers the Host names
+# localhost and 127.0.0.1 (what `-p 7411:7411` gives); clients that reach it by another name
+# need `--allow-host NAME` added to CMD.
 
 FROM debian:12 AS build
 RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \

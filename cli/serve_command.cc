@@ -113,6 +113,12 @@ Status ReadTools(const cli::Args& args, ServerOptions* o) {
 // --allow-origin, --allow-host.
 Status ReadAccess(const cli::Command& c, ServerOptions* o) {
   o->token = c.args.Get("token").value_or(c.global.token);
+  // An empty token file must not turn into a daemon without authentication.
+  auto token_file = c.args.Get("token-file");
+  if (!c.args.Has("token") && token_file && c.global.token.empty()) {
+    return Status::InvalidArgument("--token-file " + *token_file +
+                                   " holds no token on its first line");
+  }
   o->allow_origins = ListOption(c.args, "allow-origin");
   o->allow_hosts = ListOption(c.args, "allow-host");
   return Status::OK();

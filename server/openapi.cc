@@ -20,14 +20,20 @@ const char* ErrorDescription(int status) {
       {400, "Bad input: malformed JSON, a wrong field, a refused tool parameter."},
       {401, "The daemon runs with a token and the request lacks Authorization: Bearer <token>."},
       {403, "Refused by the session tools' visibility or profile settings (the message names "
-            "the setting)."},
+            "the setting), an upstream source outside serve --upstream-root, or an Origin "
+            "header not in serve --allow-origin (forbidden_origin)."},
       {404, "Unknown session, delivery, run, link or route."},
       {405, "The path exists with other methods (the Allow header lists them)."},
       {413, "The body is larger than serve --body-limit."},
+      {415, "A body whose Content-Type is not application/json (unsupported_media_type)."},
+      {421, "A Host header that names neither the listen address, localhost, 127.0.0.1, [::1] "
+            "nor a serve --allow-host entry (misdirected_request)."},
       {426, "A WebSocket stream requested without an upgrade."},
       {500, "An internal error."},
-      {503, "The engine refuses writes (after a failed durable write) or a service is not "
-            "running."},
+      {503, "The engine refuses writes (after a failed durable write), a service is not "
+            "running, or the daemon is at serve --max-connections / --max-streams."},
+      {507, "The disk is full: nothing was written; retry once space is freed "
+            "(insufficient_storage)."},
   };
   auto it = kText.find(status);
   return it == kText.end() ? "Error." : it->second;
@@ -80,7 +86,16 @@ json::object Operation(const RouteSpec& spec) {
   std::vector<int> errors = spec.errors;
   if (!spec.public_route) errors.push_back(401);
   errors.push_back(500);
+  // The transport's refusals (server/request_guard.h), before any route runs: a foreign
+  // Origin, a foreign Host, a body that is not JSON, the connection and stream caps.
+  errors.insert(errors.end(), {403, 421, 503});
+  if (spec.request_schema != nullptr) errors.push_back(415);
+  // A route that writes (any method but GET that can meet a refusing engine) meets a full disk.
+  bool writes = std::string_view(spec.method) != "GET" &&
+                std::find(spec.errors.begin(), spec.errors.end(), 503) != spec.errors.end();
+  if (writes) errors.push_back(507);
   std::sort(errors.begin(), errors.end());
+  errors.erase(std::unique(errors.begin(), errors.end()), errors.end());
   for (int status : errors) responses[std::to_string(status)] = ErrorResponse(status);
   op["responses"] = std::move(responses);
   if (!spec.public_route) op["security"] = json::array{json::object{{"bearer", json::array()}}};

@@ -49,7 +49,8 @@ class Daemon {
     std::vector<std::string> args = {STATEWATCH_BIN, "--data",       data,
                                      "--durability", "buffered",     "serve",
                                      "--listen",     "127.0.0.1:0",  "--manual-clock",
-                                     std::to_string(kNow)};
+                                     std::to_string(kNow), "--upstream-root",
+                                     fs::path(data).parent_path().string()};
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -162,7 +163,7 @@ TEST_F(RemoteTest, EveryVerbPrintsWhatItPrintsLocally) {
   std::string source = (dir_ / "upstream.jsonl").string();
   std::ofstream(source) << "{\"type\":\"user\"}\n";
   Same({"upstream", "add", "--session", kChild, "--catalog", "c", "--host", "h", "--thread",
-        "t", "--path", source});
+        "t", "--path", source, "--upstream-root", dir_.string()});
   Same({"upstream", "list"});
   Same({"upstream", "remove", "--session", kChild});
   Same({"upstream", "remove", "--session", kChild});

@@ -104,7 +104,7 @@ TEST_F(BrowserGuardTest, ABodyThatIsNotJsonIsRefusedWith415AndChangesNothing) {
   RawConnection raw(server_->port());
   ASSERT_TRUE(raw.Send("POST /v1/events HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: " +
                        std::to_string(forged.size()) + "\r\n\r\n" + forged));
-  HttpResult none = ParseRawResponse(raw.ReadUntil("}}"));
+  HttpResult none = ParseRawResponse(raw.ReadUntil("}}\n"));
   ExpectRefused(none, 415, "unsupported_media_type", "(got none)");
   EXPECT_EQ(StateVersion(kChild), version);
   EXPECT_EQ(Notices(*http_, kWatcher).size(), 1u);
@@ -148,7 +148,7 @@ TEST_F(BrowserGuardTest, AHostNotNamingThisServerIsRefusedWith421) {
   // HTTP/1.1 requires a Host.
   RawConnection raw(server_->port());
   ASSERT_TRUE(raw.Send("GET /healthz HTTP/1.1\r\n\r\n"));
-  ExpectRefused(ParseRawResponse(raw.ReadUntil("}}")), 400, "bad_request", "Host header");
+  ExpectRefused(ParseRawResponse(raw.ReadUntil("}}\n")), 400, "bad_request", "Host header");
 }
 
 TEST_F(BrowserGuardTest, TheBearerSchemeIsMatchedInAnyCase) {

@@ -158,7 +158,7 @@ TEST_F(ConnectionLimitsTest, AtTheCapWithNoIdleConnectionANewOneGets503) {
   }
   // Admission is in order of accept: wait (bounded) until the three are registered.
   RawConnection extra(server.port());
-  HttpResult refused = ParseRawResponse(extra.ReadUntil("}}"));
+  HttpResult refused = ParseRawResponse(extra.ReadUntil("}}\n"));
   EXPECT_EQ(refused.status, 503) << refused.error;
   EXPECT_EQ(refused.error_code(), "too_many_connections") << refused.body;
   EXPECT_NE(refused.error_message().find("maximum of 3 connections (--max-connections)"),
@@ -167,7 +167,7 @@ TEST_F(ConnectionLimitsTest, AtTheCapWithNoIdleConnectionANewOneGets503) {
   // The busy connections finish their requests.
   for (auto& c : busy) {
     ASSERT_TRUE(c->Send("Host: 127.0.0.1\r\n\r\n"));
-    HttpResult r = ParseRawResponse(c->ReadUntil("}"));
+    HttpResult r = ParseRawResponse(c->ReadUntil("}\n"));
     EXPECT_EQ(r.status, 200) << r.error;
   }
 }

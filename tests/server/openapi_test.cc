@@ -100,7 +100,19 @@ class ConformanceTest : public ::testing::Test {
     }
   }
 
-  TestServer server_;
+  // Upstream sources must lie under a --upstream-root; the daemon is given this one.
+  static server::ServerOptions WithUpstreamRoot(const std::string& root) {
+    server::ServerOptions o = TestOptions();
+    o.upstream.roots = {root};
+    return o;
+  }
+  ~ConformanceTest() override {
+    std::error_code ec;
+    std::filesystem::remove_all(upstream_root_, ec);
+  }
+
+  std::string upstream_root_ = MakeTempDir("statewatch-openapi-upstream");
+  TestServer server_{WithUpstreamRoot(upstream_root_)};
   HttpClient http_{server_.port()};
   json::object doc_;
   std::set<std::string> covered_;
@@ -148,7 +160,7 @@ TEST_F(ConformanceTest, EveryRouteAnswersAsDocumented) {
   Call("GET", "/v1/wakes", "", 426);
   Call("GET", "/v1/deliveries", "", 426);
 
-  std::string source = server_.root() + "/upstream.jsonl";
+  std::string source = upstream_root_ + "/upstream.jsonl";
   std::ofstream(source) << "";
   Call("POST", "/v1/upstream-links",
        json::object{{"sessionKey", child}, {"catalogId", "c"}, {"hostId", "h"},

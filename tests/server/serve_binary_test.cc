@@ -135,10 +135,11 @@ TEST_F(ServeBinaryTest, RefusesMalformedAccessOptions) {
     close(child.stdout_fd);
     EXPECT_NE(Slurp(err).find(message), std::string::npos) << Slurp(err);
   };
-  expect_usage({"serve", "--data", root_ + "/d1", "--token", "a", "--token-file", root_ + "/t"},
-               "give --token or --token-file, not both");
+  std::ofstream(root_ + "/empty-token") << "\n";
+  expect_usage({"serve", "--data", root_ + "/d1", "--token-file", root_ + "/empty-token"},
+               "--token-file " + root_ + "/empty-token holds no token on its first line");
   expect_usage({"serve", "--data", root_ + "/d2", "--token-file", root_ + "/missing"},
-               "--token-file " + root_ + "/missing cannot be read");
+               "--token-file: cannot read \"" + root_ + "/missing\"");
   expect_usage({"serve", "--data", root_ + "/d3", "--allow-origin", "localhost:3000"},
                "--allow-origin must be an origin such as http://localhost:3000");
   expect_usage({"serve", "--data", root_ + "/d4", "--allow-host", "http://x/"},
