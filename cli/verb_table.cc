@@ -123,7 +123,8 @@ std::vector<Verb> BuildVerbs() {
   v.push_back({"upstream list", "Every upstream link.", "", Access::kReadOnly, {},
                RunUpstreamList, RemoteUpstreamList, ""});
   v.push_back({"upstream add", "Creates or refreshes a session's upstream link (a JSONL source).",
-               "--session KEY --catalog ID --host ID --thread ID --path FILE --upstream-root DIR... [options]",
+               "--session KEY --catalog ID --host ID --thread ID --path FILE "
+               "--upstream-root DIR... [options]",
                Access::kWrite,
                {Session(), Agent(),
                 {"catalog", "ID", "", "The catalog the session was adopted from.", true},

@@ -244,8 +244,9 @@ std::vector<RouteSpec> BuildRoutes() {
   r.push_back({"GET", "/healthz", "healthz", "maintenance",
                "Liveness and version; needs no token.",
                "Always 200 while the daemon runs; \"degraded\" with writes \"refused\" while the "
-               "engine refuses writes (a full disk): reads are still served.", {}, nullptr, false, "Health",
-               kJson, {}, false, true, [](C c, R, M) { return HandleHealthz(c); }});
+               "engine refuses writes (a full disk): reads are still served.",
+               {}, nullptr, false, "Health", kJson, {}, false, true,
+               [](C c, R, M) { return HandleHealthz(c); }});
   r.push_back({"GET", "/metrics", "metrics", "maintenance",
                "Prometheus text exposition (version 0.0.4).", "", {}, nullptr, false, nullptr,
                "text/plain; version=0.0.4; charset=utf-8", {}, false, false,
