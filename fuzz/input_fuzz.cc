@@ -28,9 +28,9 @@
 #include <utility>
 #include <vector>
 
-#include "cli/upstream_link_json.h"
 #include "engine/event_validation.h"
 #include "engine/records.h"
+#include "monitor/upstream_link_json.h"
 #include "server/request_guard.h"
 #include "server/url.h"
 #include "statewatch/session_key.h"
@@ -133,7 +133,7 @@ void FuzzJson(std::string_view bytes) {
   }
   (void)tools::SessionRecordFromJson(*v, SessionName{"main", "agent:main:main"});
   bool marker_given = false;
-  (void)cli::UpstreamLinkFromJson(*v, &marker_given);
+  (void)monitor::UpstreamLinkFromJson(*v, &marker_given);
   (void)tools::RunReplyFromJson(*v);
   (void)tools::RunFinishFromJson(*v);
   if (v->is_object()) {
