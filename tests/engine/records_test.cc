@@ -117,7 +117,9 @@ TEST(RecordsTest, TruncatedRecordsAreCorruptionNotCrashes) {
   std::string bytes = EncodeEvent(e);
   for (std::size_t n = 0; n < bytes.size(); ++n) {
     Result<Event> decoded = DecodeEvent(std::string_view(bytes.data(), n));
-    if (!decoded.ok()) EXPECT_EQ(decoded.status().code(), Status::Code::kCorruption);
+    if (!decoded.ok()) {
+      EXPECT_EQ(decoded.status().code(), Status::Code::kCorruption);
+    }
   }
 }
 
