@@ -19,6 +19,7 @@ tools::DaemonConfig ConfigOf(const ServerOptions& o) {
   c.max_ping_pong_turns = o.messaging.max_ping_pong_turns;
   c.upstream_first_tick_ms = o.upstream.first_tick_delay_ms;
   c.upstream_interval_ms = o.upstream.tick_interval_ms;
+  c.upstream_roots = o.upstream.roots;
   return c;
 }
 
@@ -28,6 +29,7 @@ void ApplyDaemonConfig(const tools::DaemonConfig& c, ServerOptions* o) {
   o->messaging.max_ping_pong_turns = c.max_ping_pong_turns;
   o->upstream.first_tick_delay_ms = c.upstream_first_tick_ms;
   o->upstream.tick_interval_ms = c.upstream_interval_ms;
+  o->upstream.roots = c.upstream_roots;
 }
 
 std::vector<std::string> SettingsNeedingRestart(const ServerOptions& before,
@@ -36,6 +38,7 @@ std::vector<std::string> SettingsNeedingRestart(const ServerOptions& before,
   if (before.upstream.first_tick_delay_ms != after.upstream.first_tick_delay_ms) {
     out.push_back("upstream.firstTickMs");
   }
+  if (before.upstream.roots != after.upstream.roots) out.push_back("upstream.roots");
   if (before.upstream.tick_interval_ms != after.upstream.tick_interval_ms) {
     out.push_back("upstream.intervalMs");
   }

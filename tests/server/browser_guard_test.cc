@@ -20,6 +20,15 @@ class BrowserGuardTest : public ::testing::Test {
     http_.reset();
     server_ = std::make_unique<TestServer>(std::move(o));
     http_ = std::make_unique<HttpClient>(server_->port());
+    // The child in the parent's tree, so that the parent may read its status.
+    Headers auth;
+    if (!server_->options().token.empty()) {
+      auth = {{"Authorization", "Bearer " + server_->options().token}};
+    }
+    ASSERT_EQ(http_->Request("PUT", "/v1/sessions/" + kChild,
+                             json::serialize(json::object{{"parentSessionKey", kWatcher}}), auth)
+                  .status,
+              200);
   }
 
   // A watcher with one pending notice on kChild.
@@ -30,9 +39,9 @@ class BrowserGuardTest : public ::testing::Test {
     ASSERT_EQ(Notices(*http_, kWatcher).size(), 1u);
   }
 
-  // The session's state version, asked by the session itself.
+  // The session's state version, asked by its parent (a leaf sub-agent may not call tools).
   int64_t StateVersion(const std::string& key) {
-    HttpResult r = Tool(*http_, "session_status", key, json::object{});
+    HttpResult r = Tool(*http_, "session_status", kWatcher, json::object{{"sessionKey", key}});
     EXPECT_EQ(r.status, 200) << r.body;
     return r.status == 200 ? r.json().at("stateVersion").to_number<int64_t>() : -1;
   }

@@ -59,6 +59,11 @@ class WriteFailureTest : public ::testing::Test {
     server_ = std::move(server).value();
     thread_ = std::thread([s = server_.get()] { s->Run(); });
     http_ = std::make_unique<HttpClient>(server_->port());
+    // The child in the parent's tree, so that the parent may read its status.
+    ASSERT_EQ(http_->Request("PUT", "/v1/sessions/" + kChild,
+                             json::serialize(json::object{{"parentSessionKey", kWatcher}}))
+                  .status,
+              200);
   }
   void TearDown() override {
     http_.reset();
@@ -107,7 +112,7 @@ TEST_F(WriteFailureTest, HealthzReportsRefusedWritesAndReadsAreStillServed) {
   EXPECT_FALSE(h["writeError"].as_string().empty()) << health.body;
   // Reads: only acknowledged state.
   EXPECT_EQ(Notices(*http_, kWatcher).size(), 1u);
-  HttpResult status = Tool(*http_, "session_status", kChild, json::object{{"changesSince", 0}});
+  HttpResult status = http_->Get("/v1/sessions/" + kChild + "/state?changesSince=0");
   ASSERT_EQ(status.status, 200) << status.body;
   EXPECT_EQ(status.json().at("stateChanges").at("events").as_array().size(), 2u) << status.body;
   EXPECT_EQ(http_->Get("/metrics").status, 200);
@@ -128,14 +133,14 @@ TEST_F(WriteFailureTest, AFullDiskAnswers507AndWritesResumeOnceSpaceIsFreed) {
   EXPECT_EQ(health.status, 200);
   EXPECT_EQ(health.json().at("status"), json::value("degraded")) << health.body;
   EXPECT_NE(health.body.find("no space left on device"), std::string::npos) << health.body;
-  HttpResult status = Tool(*http_, "session_status", kChild, json::object{{"changesSince", 0}});
+  HttpResult status = http_->Get("/v1/sessions/" + kChild + "/state?changesSince=0");
   ASSERT_EQ(status.status, 200) << status.body;
   EXPECT_EQ(status.json().at("stateChanges").at("events").as_array().size(), 1u);
 
   faults_->Heal();  // space is freed
   Record(*http_, HumanMessage(kChild));
   EXPECT_EQ(http_->Get("/healthz").json().at("status"), json::value("ok"));
-  status = Tool(*http_, "session_status", kChild, json::object{{"changesSince", 0}});
+  status = http_->Get("/v1/sessions/" + kChild + "/state?changesSince=0");
   EXPECT_EQ(status.json().at("stateChanges").at("events").as_array().size(), 2u) << status.body;
 }
 
