@@ -106,7 +106,7 @@ class SqliteReference {
   SqliteReference(const SqliteReference&) = delete;
   SqliteReference& operator=(const SqliteReference&) = delete;
 
-  // Records one event in one write transaction (reference-baseline.md "Record an event").
+  // Records one event in one write transaction (as the reference design does; docs/benchmarks.md).
   // The notices it opens are appended to `notices` (when non-null) and to the in-memory
   // queue, after the commit.
   Result<RefRecordResult> RecordEvent(const RefEventInput& input,

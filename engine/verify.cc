@@ -1,4 +1,4 @@
-// EngineImpl: verify and rebuild (architecture.md §4).
+// EngineImpl: verify and rebuild (docs/design.md).
 //
 // The projections in memory must equal the checkpoint with the log after it folded in by
 // the same fold code (projections/log_fold.h) — exactly what an open after a crash would

@@ -1,4 +1,4 @@
-// The model test (architecture.md §8): seeded random operations over a small universe of
+// The model test (docs/design.md): seeded random operations over a small universe of
 // sessions, applied both to the engine and to the ReferenceModel written from
 // semantics.md; every answer is compared. Every so often the engine is reopened (with and
 // without pruning at open, with and without the restart sweep) and the whole observable
