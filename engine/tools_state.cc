@@ -1,6 +1,8 @@
 // EngineImpl: the state the session tools and the upstream monitor keep — transcripts,
 // runs, deliveries and upstream links. Writes are kAux commands, so they share the commit
 // queue's atomicity, durability and sticky-error rules with every other write.
+#include <algorithm>
+
 #include "engine/engine_impl.h"
 #include "statewatch/session_key.h"
 #include "storage/key_codec.h"
@@ -42,45 +44,43 @@ Status EngineImpl::AppendTranscript(const SessionName& session,
   });
 }
 
-Result<std::vector<TranscriptMessage>> EngineImpl::RecentTranscript(const SessionName& session,
-                                                                    std::size_t limit) const {
-  SessionRef ref;
-  {
-    std::shared_lock lock(state_mu_);
-    ref = FindRef(CanonicalSession(session));
-  }
+namespace {
+
+// Reads up to `limit` messages of `ref`'s transcript, oldest first: the first ones, or
+// (newest) the last ones.
+Result<std::vector<TranscriptMessage>> ReadTranscript(const storage::Store& store, SessionRef ref,
+                                                      std::size_t limit, bool newest) {
   std::vector<TranscriptMessage> out;
   if (!ref || limit == 0) return out;
-  auto it = store_->NewIterator(Family::kTranscripts, storage::TranscriptPrefix(ref),
-                                storage::TranscriptPrefix(SessionRef{ref.value + 1}));
-  for (it->SeekToLast(); it->Valid() && out.size() < limit; it->Prev()) {
+  auto it = store.NewIterator(Family::kTranscripts, storage::TranscriptPrefix(ref),
+                              storage::TranscriptPrefix(SessionRef{ref.value + 1}));
+  for (newest ? it->SeekToLast() : it->SeekToFirst(); it->Valid() && out.size() < limit;
+       newest ? it->Prev() : it->Next()) {
     auto m = DecodeTranscriptMessage(it->value());
     if (!m.ok()) return m.status();
     out.push_back(std::move(*m));
   }
   SW_RETURN_IF_ERROR(it->status());
-  std::reverse(out.begin(), out.end());
+  if (newest) std::reverse(out.begin(), out.end());
   return out;
+}
+
+}  // namespace
+
+Result<std::vector<TranscriptMessage>> EngineImpl::RecentTranscript(const SessionName& session,
+                                                                    std::size_t limit) const {
+  std::shared_lock lock(state_mu_);
+  SessionRef ref = FindRef(CanonicalSession(session));
+  lock.unlock();
+  return ReadTranscript(*store_, ref, limit, /*newest=*/true);
 }
 
 Result<std::vector<TranscriptMessage>> EngineImpl::FirstTranscript(const SessionName& session,
                                                                    std::size_t limit) const {
-  SessionRef ref;
-  {
-    std::shared_lock lock(state_mu_);
-    ref = FindRef(CanonicalSession(session));
-  }
-  std::vector<TranscriptMessage> out;
-  if (!ref || limit == 0) return out;
-  auto it = store_->NewIterator(Family::kTranscripts, storage::TranscriptPrefix(ref),
-                                storage::TranscriptPrefix(SessionRef{ref.value + 1}));
-  for (it->SeekToFirst(); it->Valid() && out.size() < limit; it->Next()) {
-    auto m = DecodeTranscriptMessage(it->value());
-    if (!m.ok()) return m.status();
-    out.push_back(std::move(*m));
-  }
-  SW_RETURN_IF_ERROR(it->status());
-  return out;
+  std::shared_lock lock(state_mu_);
+  SessionRef ref = FindRef(CanonicalSession(session));
+  lock.unlock();
+  return ReadTranscript(*store_, ref, limit, /*newest=*/false);
 }
 
 // ---- runs -----------------------------------------------------------------------------------

@@ -10,7 +10,12 @@ class ToolsStateTest : public EngineTest {};
 
 TEST_F(ToolsStateTest, TranscriptKeepsOrderAndServesTheLastMessages) {
   std::vector<TranscriptMessage> msgs;
-  for (int i = 0; i < 5; ++i) msgs.push_back({0, "user", "\"m" + std::to_string(i) + "\"", "", 0});
+  for (int i = 0; i < 5; ++i) {
+    TranscriptMessage m;
+    m.role = "user";
+    m.content_json = "\"m" + std::to_string(i) + "\"";
+    msgs.push_back(m);
+  }
   ASSERT_TRUE(engine_->AppendTranscript(Name("agent:main:main"), msgs).ok());
   auto last = engine_->RecentTranscript(Name("agent:main:main"), 2);
   ASSERT_TRUE(last.ok());
