@@ -89,6 +89,7 @@ class RocksIterator final : public Iterator {
     return {v.data(), v.size()};
   }
   Status status() const override { return FromRocks(it_->status(), "iterator"); }
+  Status Refresh() override { return FromRocks(it_->Refresh(), "refreshing an iterator"); }
 
  private:
   // The bounds must outlive the iterator: ReadOptions keeps pointers to them.

@@ -129,6 +129,11 @@ class Iterator {
   virtual std::string_view value() const = 0;
   // Non-OK when iteration stopped because of an error (not at the end of the range).
   virtual Status status() const = 0;
+  // Moves the iterator to the database's latest state (it sees what was written since it
+  // was created or last refreshed) and unpositions it: Seek next. Much cheaper than a new
+  // iterator while no flush or compaction has changed the files (RocksDB then only moves
+  // the iterator's sequence number). Lets a reader keep one iterator per family for reuse.
+  virtual Status Refresh() = 0;
 };
 
 class Store {
