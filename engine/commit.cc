@@ -269,6 +269,9 @@ void EngineImpl::FoldEventLocked(const Group::NewEvent& e) {
 
 // Rows an op removes from the global-order index: the row cap's prefix.
 void EngineImpl::FoldRowsOfOpLocked(const projections::LogOp& op) {
+  // A deleted session's rows are dropped one by one (deleted_rows); forgetting its cached
+  // run here as well covers a row the index never held.
+  if (op.type == projections::LogOp::Type::kDelete) reader_->cache().Forget(op.session);
   if (op.type != projections::LogOp::Type::kPrune || op.row_cap_mark == 0) return;
   for (RowEntry& row : rows_) {
     if (row.sequence > op.row_cap_mark) break;

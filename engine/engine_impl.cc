@@ -54,6 +54,7 @@ EngineImpl::EngineImpl(const EngineOptions& options, std::unique_ptr<storage::St
     : options_(options),
       clock_(options.clock ? options.clock : NewSystemClock()),
       store_(std::move(store)),
+      reader_(std::make_unique<ChangesReader>(*store_, options.row_cache_bytes)),
       kinds_(options.kinds),
       wakes_(options.wake_window_ms),
       group_(*store_),
@@ -88,50 +89,42 @@ Result<std::vector<Sequence>> EngineImpl::StateVersions(
 
 Result<ChangesPage> EngineImpl::ChangesSince(const SessionName& session, Sequence after,
                                              int limit) const {
-  limit = std::clamp(limit, 1, 200);
-  ChangesPage page;
-  SessionRef ref;
+  // One page per thread, reused: its arena and vectors keep their capacity across calls.
+  thread_local ChangesView view;
+  Status st = ReadChanges(session, after, limit, /*render=*/nullptr, &view);
+  if (!st.ok()) {
+    view.Clear();
+    return st;
+  }
+  ChangesPage page = view.ToPage();
+  view.Clear();  // releases the cached rows it held
+  return page;
+}
+
+Status EngineImpl::ReadChanges(const SessionName& session, Sequence after, int limit,
+                               RowRenderer render, ChangesView* page) const {
+  page->Clear();
+  ChangesReader::Request req;
+  req.after = after;
+  req.limit = std::clamp(limit, 1, 200);
+  ChangesReader::Lease lease;
   Sequence watermark = 0;
-  Sequence cap_mark = 0;
   {
     std::shared_lock lock(state_mu_);
-    cap_mark = meta_.row_cap_mark;
-    ref = FindRef(CanonicalSession(session));
-    if (const projections::HeadState* h = state_.FindHead(ref)) {
-      page.state_version = h->head;
+    req.cap_mark = meta_.row_cap_mark;
+    req.session = FindRef(CanonicalSession(session));
+    if (const projections::HeadState* h = state_.FindHead(req.session)) {
+      req.head = h->head;
       watermark = h->watermark;
     }
+    // Under the lock, so that the iterator's snapshot (or the cached run) matches the head:
+    // the page never runs ahead of the stateVersion it reports.
+    if (req.session) SW_RETURN_IF_ERROR(reader_->Begin(req, &lease));
   }
-  page.history_gap = after < watermark;
-  if (!ref) return page;
-  // The head was read first: rows committed after it (sequence > head) are left out so the
-  // page never runs ahead of the stateVersion it reports.
-  // Rows at or below the row-cap mark are gone even where compaction has not dropped them.
-  auto it = store_->NewIterator(Family::kJournal, storage::JournalKey(ref, cap_mark + 1),
-                                storage::JournalKey(ref, page.state_version + 1));
-  it->SeekToFirst();
-  SW_RETURN_IF_ERROR(it->status());
-  if (it->Valid()) {
-    page.earliest_available_sequence = storage::ParseJournalKey(it->key())->sequence;
-  } else if (page.state_version > 0) {
-    page.earliest_available_sequence = page.state_version + 1;
-  }
-  if (after == UINT64_MAX) return page;
-  // Rows are decoded in place into the page's events (no intermediate Event to move), with
-  // the trusted decoder: RocksDB's checksums cover these bytes (engine/records.h).
-  TrustedEventDecoder decoder;
-  page.events.reserve(static_cast<std::size_t>(
-      std::min<Sequence>(limit, page.state_version > after ? page.state_version - after : 0)));
-  for (it->Seek(storage::JournalKey(ref, std::max(after, cap_mark) + 1)); it->Valid();
-       it->Next()) {
-    if (page.events.size() == static_cast<std::size_t>(limit)) {
-      page.truncated = true;
-      break;
-    }
-    SW_RETURN_IF_ERROR(decoder.Decode(it->value(), &page.events.emplace_back()));
-  }
-  SW_RETURN_IF_ERROR(it->status());
-  return page;
+  page->state_version = req.head;
+  page->history_gap = after < watermark;
+  if (!req.session) return Status::OK();
+  return reader_->Finish(req, &lease, render, page);
 }
 
 Notice EngineImpl::MakeNotice(const SessionName& watcher, SessionRef target,

@@ -41,6 +41,7 @@
 #include <variant>
 #include <vector>
 
+#include "engine/changes_reader.h"
 #include "engine/event_validation.h"
 #include "engine/records.h"
 #include "engine/wake_scheduler.h"
@@ -134,6 +135,8 @@ class EngineImpl final : public Engine {
       const std::vector<SessionName>& sessions) const override;
   Result<ChangesPage> ChangesSince(const SessionName& session, Sequence after,
                                    int limit) const override;
+  Status ReadChanges(const SessionName& session, Sequence after, int limit, RowRenderer render,
+                     ChangesView* page) const override;
   Status DeleteSession(const SessionName& session) override;
   Result<bool> Watch(const std::string& watcher_key, const SessionName& target) override;
   Result<std::vector<Notice>> PendingNotices(const std::string& watcher_key) const override;
@@ -296,6 +299,9 @@ class EngineImpl final : public Engine {
   std::shared_ptr<Clock> clock_;
   std::unique_ptr<storage::Store> store_;
   std::unique_ptr<log::LogBackend> log_;
+  // The read side of changesSince: reused iterators and the row cache. Declared after
+  // store_ so that its iterators are destroyed before the database closes.
+  std::unique_ptr<ChangesReader> reader_;
   KindTable kinds_;
   WakeScheduler wakes_;
 

@@ -174,19 +174,58 @@ Status FillEvent(const fb::Event* f, Event* e) {
 
 }  // namespace
 
-Status TrustedEventDecoder::Decode(std::string_view bytes, Event* out) {
-  const uint8_t* data = reinterpret_cast<const uint8_t*>(bytes.data());
-  if (reinterpret_cast<std::uintptr_t>(data) % alignof(uint64_t) != 0) {
-    aligned_.resize((bytes.size() + 7) / 8);
-    std::memcpy(aligned_.data(), bytes.data(), bytes.size());
-    data = reinterpret_cast<const uint8_t*>(aligned_.data());
+namespace {
+
+// A string field as a view, or an error when it reaches outside [begin, end).
+bool ViewOf(const flatbuffers::String* s, const uint8_t* begin, const uint8_t* end,
+            std::string_view* out) {
+  if (s == nullptr) {
+    *out = {};
+    return true;
   }
-  // The cheap bounds a torn or foreign value would fail; the full Verifier is for `verify`.
+  const uint8_t* p = reinterpret_cast<const uint8_t*>(s);
+  // The length prefix, then the bytes.
+  if (p < begin || p + sizeof(flatbuffers::uoffset_t) > end ||
+      s->size() > static_cast<std::size_t>(end - p) - sizeof(flatbuffers::uoffset_t)) {
+    return false;
+  }
+  *out = std::string_view(s->c_str(), s->size());
+  return true;
+}
+
+}  // namespace
+
+Status DecodeEventView(std::string_view bytes, EventView* out) {
+  const uint8_t* data = reinterpret_cast<const uint8_t*>(bytes.data());
+  const uint8_t* end = data + bytes.size();
   if (bytes.size() < 8 || flatbuffers::ReadScalar<flatbuffers::uoffset_t>(data) >= bytes.size()) {
     return Status::Corruption("event record is malformed (" + std::to_string(bytes.size()) +
                               " bytes)");
   }
-  return FillEvent(flatbuffers::GetRoot<fb::Event>(data), out);
+  const fb::Event* f = flatbuffers::GetRoot<fb::Event>(data);
+  out->sequence = f->sequence();
+  int at = static_cast<int>(f->actor_type());
+  if (at < static_cast<int>(ActorType::kHuman) || at > static_cast<int>(ActorType::kSystem)) {
+    return Status::Corruption("event " + std::to_string(out->sequence) +
+                              " has an unknown actor type " + std::to_string(at));
+  }
+  out->actor_type = static_cast<ActorType>(at);
+  out->occurred_at_ms = f->occurred_at();
+  bool inside = ViewOf(f->session_key(), data, end, &out->session_key) &&
+                ViewOf(f->agent_id(), data, end, &out->agent_id) &&
+                ViewOf(f->session_id(), data, end, &out->session_id) &&
+                ViewOf(f->kind(), data, end, &out->kind) &&
+                ViewOf(f->actor_id(), data, end, &out->actor_id) &&
+                ViewOf(f->run_id(), data, end, &out->run_id) &&
+                ViewOf(f->summary(), data, end, &out->summary) &&
+                ViewOf(f->payload_json(), data, end, &out->payload_json) &&
+                ViewOf(f->dedupe_key(), data, end, &out->dedupe_key);
+  if (!inside) {
+    return Status::Corruption("event " + std::to_string(out->sequence) +
+                              " has a string outside its " + std::to_string(bytes.size()) +
+                              "-byte record");
+  }
+  return Status::OK();
 }
 
 Result<Event> DecodeEvent(std::string_view bytes) {

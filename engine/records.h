@@ -14,6 +14,7 @@
 #include "projections/log_fold.h"
 #include "projections/projection_state.h"
 #include "schema/session_ref.h"
+#include "statewatch/changes_view.h"
 #include "statewatch/status.h"
 #include "statewatch/types.h"
 
@@ -57,23 +58,16 @@ struct StoredEventFold {
 };
 Status DecodeEventFold(std::string_view bytes, StoredEventFold* out);
 
-// Decodes journal rows for a read path, reusing one aligned buffer across rows.
+// Decodes a journal row into views of its bytes, for the read path (changesSince).
 //
 // Trust: rows written by the engine and read back from RocksDB are covered by RocksDB's own
 // checksums (block CRCs in SST files, record CRCs in the WAL), so this decoder does not run
 // the FlatBuffers Verifier again (it was 15% of a changesSince page). It still refuses a row
-// whose root or string offsets point outside the row, and an unknown actor type. Bytes from
+// whose root table or any string lies outside the row, and an unknown actor type. Bytes from
 // anywhere else go through DecodeEvent; `verify` runs the full Verifier over every row.
-//
-// Not thread-safe: one per reader.
-class TrustedEventDecoder {
- public:
-  // Decodes `bytes` into `*out`, reusing its strings' capacity.
-  Status Decode(std::string_view bytes, Event* out);
-
- private:
-  std::vector<uint64_t> aligned_;
-};
+// REQUIRES: `bytes` is 8-byte aligned (FlatBuffers reads scalars in place) and outlives
+// `*out`.
+Status DecodeEventView(std::string_view bytes, EventView* out);
 
 std::string EncodeHead(const projections::HeadState& h);
 Result<projections::HeadState> DecodeHead(std::string_view bytes);

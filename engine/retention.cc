@@ -32,6 +32,9 @@ void EngineImpl::DropRowLocked(RowEntry& row) {
     auto d = dedupe_.find(row.dedupe_key);
     if (d != dedupe_.end() && d->second == row.sequence) dedupe_.erase(d);
   }
+  // The session's cached run still holds this row. Called in the fold, under the exclusive
+  // lock and after the deleting batch is durable: see engine/row_cache.h for why that order.
+  reader_->cache().Forget(row.session);
   row.session = SessionRef{};
   --live_rows_;
 }

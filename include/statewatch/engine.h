@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "statewatch/changes_view.h"
 #include "statewatch/options.h"
 #include "statewatch/status.h"
 #include "statewatch/types.h"
@@ -71,6 +72,15 @@ class Engine {
   // Never moves a cursor.
   virtual Result<ChangesPage> ChangesSince(const SessionName& session, Sequence after,
                                            int limit = 200) const = 0;
+
+  // The same page without a copy per field (include/statewatch/changes_view.h): events are
+  // views into rows the page holds, shared with the engine's cache of recent rows when it
+  // has them. `*page` is refilled (reuse one page to keep its capacity). With `render`,
+  // page->rendered(i) holds render(event i), memoized with each cached row, so a row is
+  // rendered once however often it is read. nullptr: no rendering. Errors as ChangesSince;
+  // the page is then unspecified.
+  virtual Status ReadChanges(const SessionName& session, Sequence after, int limit,
+                             RowRenderer render, ChangesView* page) const = 0;
 
   // Removes the session's events, head and every cursor naming it (as watcher or target).
   // Other agents' sessions with the same key are untouched. OK when it did not exist.

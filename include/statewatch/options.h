@@ -96,6 +96,13 @@ struct EngineOptions {
 
   // RocksDB write buffer per column family. Default 16 MiB.
   std::size_t write_buffer_bytes = 16u << 20;
+
+  // Decoded journal rows of recently read changesSince pages (and their rendered JSON, for
+  // the daemon), per session. A page whose rows are all cached skips RocksDB and decoding;
+  // the HTTP answer copies each row's JSON instead of building it. Rows are ~0.5-1 KB each
+  // with their rendering, so the default holds ~8,000-16,000 of them. 0 disables the cache
+  // (every page reads RocksDB: less memory, slower repeated reads). Default 8 MiB.
+  std::size_t row_cache_bytes = 8u << 20;
 };
 
 }  // namespace statewatch
