@@ -42,7 +42,8 @@ ApiResponse HandleMessagingTool(const HandlerContext& ctx, std::string_view tool
       respond(JsonResponse(200, result));
     };
   }
-  auto answer = ctx.services.messaging->CallTool(tool, caller, params, on_complete);
+  auto answer = ctx.services.messaging->CallTool(tool, caller, params, on_complete,
+                                                  tools::AnswerForm::kText);
   if (!answer.ok()) return StatusResponse(answer.status(), /*tool=*/true);
   AfterWrite(ctx);  // notices (watch, spawn seeds) and the send deadline timer
   if (answer->pending && req.respond) {
@@ -54,6 +55,14 @@ ApiResponse HandleMessagingTool(const HandlerContext& ctx, std::string_view tool
   if (answer->pending) {  // no way to answer later: answer what is known now
     ctx.services.messaging->Abandon(answer->run_id);
     return JsonResponse(200, json::object{{"runId", answer->run_id}, {"status", "accepted"}});
+  }
+  if (!answer->text.empty()) {
+    // session_status: already JSON text, the same bytes JsonResponse(200, result) writes.
+    ApiResponse r;
+    r.status = 200;
+    r.body = std::move(answer->text);
+    r.body.push_back('\n');
+    return r;
   }
   return JsonResponse(200, answer->result);
 }

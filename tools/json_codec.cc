@@ -18,7 +18,7 @@ constexpr std::string_view kChangePayloadKeys[] = {"outcome", "channel", "turns"
 
 // The stored payload as an object, or nullopt when it is absent or (against the engine's
 // contract) not an object: a bad stored payload must not break a read.
-std::optional<json::object> ParsePayloadObject(const std::string& payload_json) {
+std::optional<json::object> ParsePayloadObject(std::string_view payload_json) {
   if (payload_json.empty()) return std::nullopt;
   try {
     std::error_code ec;
@@ -30,7 +30,7 @@ std::optional<json::object> ParsePayloadObject(const std::string& payload_json) 
   }
 }
 
-void PutIfNotEmpty(json::object& o, std::string_view name, const std::string& value) {
+void PutIfNotEmpty(json::object& o, std::string_view name, std::string_view value) {
   if (!value.empty()) o[name] = value;
 }
 
@@ -119,6 +119,10 @@ json::object EventToJson(const Event& event) {
 }
 
 json::object ChangeEventToJson(const Event& event) {
+  return ChangeEventToJson(EventView::Of(event));
+}
+
+json::object ChangeEventToJson(const EventView& event) {
   json::object o;
   o["sequence"] = event.sequence;
   o["kind"] = event.kind;
@@ -137,16 +141,55 @@ json::object ChangeEventToJson(const Event& event) {
   return o;
 }
 
-json::object ChangesPageToJson(const ChangesPage& page) {
-  json::array events;
-  events.reserve(page.events.size());
-  for (const Event& e : page.events) events.emplace_back(ChangeEventToJson(e));
+namespace {
+
+template <typename Events>
+json::object PageToJson(const Events& events, bool truncated, Sequence earliest, bool gap) {
+  json::array list;
+  list.reserve(events.size());
+  for (const auto& e : events) list.emplace_back(ChangeEventToJson(e));
   json::object o;
-  o["events"] = std::move(events);
-  o["truncated"] = page.truncated;
-  o["earliestAvailableSequence"] = page.earliest_available_sequence;
-  o["historyGap"] = page.history_gap;
+  o["events"] = std::move(list);
+  o["truncated"] = truncated;
+  o["earliestAvailableSequence"] = earliest;
+  o["historyGap"] = gap;
   return o;
+}
+
+}  // namespace
+
+json::object ChangesPageToJson(const ChangesPage& page) {
+  return PageToJson(page.events, page.truncated, page.earliest_available_sequence,
+                    page.history_gap);
+}
+
+json::object ChangesPageToJson(const ChangesView& page) {
+  return PageToJson(page.events(), page.truncated, page.earliest_available_sequence,
+                    page.history_gap);
+}
+
+void RenderChangeEvent(const EventView& event, std::string* out) {
+  *out = json::serialize(ChangeEventToJson(event));
+}
+
+void AppendChangesPageJson(const ChangesView& page, std::string* out) {
+  // The same bytes json::serialize writes for ChangesPageToJson(page): keys in insertion
+  // order, no whitespace, integers in decimal, booleans as true/false.
+  std::size_t bytes = 96;
+  for (std::size_t i = 0; i < page.events().size(); ++i) bytes += page.rendered(i).size() + 1;
+  out->reserve(out->size() + bytes);
+  out->append(R"({"events":[)");
+  for (std::size_t i = 0; i < page.events().size(); ++i) {
+    if (i > 0) out->push_back(',');
+    out->append(page.rendered(i));
+  }
+  out->append(R"(],"truncated":)");
+  out->append(page.truncated ? "true" : "false");
+  out->append(R"(,"earliestAvailableSequence":)");
+  out->append(std::to_string(page.earliest_available_sequence));
+  out->append(R"(,"historyGap":)");
+  out->append(page.history_gap ? "true" : "false");
+  out->push_back('}');
 }
 
 json::object RecordResultToJson(const RecordResult& result) {

@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 
+#include "statewatch/changes_view.h"
 #include "statewatch/status.h"
 #include "statewatch/types.h"
 #include "tools/json_fields.h"
@@ -35,9 +36,19 @@ boost::json::object EventToJson(const Event& event);
 // present, actorId, runId and payload limited to the keys outcome, channel and turns
 // (payload omitted when none of them is there).
 boost::json::object ChangeEventToJson(const Event& event);
+boost::json::object ChangeEventToJson(const EventView& event);
 
 // {"events": [ChangeEventToJson...], "truncated", "earliestAvailableSequence", "historyGap"}.
 boost::json::object ChangesPageToJson(const ChangesPage& page);
+boost::json::object ChangesPageToJson(const ChangesView& page);
+
+// The serialized ChangeEventToJson(event): a RowRenderer (Engine::ReadChanges), so the
+// daemon renders each journal row once while the engine caches it.
+void RenderChangeEvent(const EventView& event, std::string* out);
+
+// Appends the serialized ChangesPageToJson(page), byte for byte, from page.rendered(i).
+// REQUIRES: the page was read with RenderChangeEvent.
+void AppendChangesPageJson(const ChangesView& page, std::string* out);
 
 // EventToJson plus "deduplicated": true, only when the event came back deduplicated.
 boost::json::object RecordResultToJson(const RecordResult& result);

@@ -268,12 +268,19 @@ Result<std::vector<RunRecord>> SessionMessaging::ChildRuns(const SessionName& re
 
 Result<ToolAnswer> SessionMessaging::CallTool(std::string_view tool, const SessionName& caller,
                                               const json::object& params,
-                                              CallCompletion on_complete) {
+                                              CallCompletion on_complete, AnswerForm form) {
   auto policy = Policy();
   auto depth = SpawnDepth(*engine_, caller);
   if (!depth.ok()) return depth.status();
   SW_RETURN_IF_ERROR(CheckToolAllowed(policy->tool_policy.ForAgent(caller.agent_id), tool, *depth));
   if (tool == "sessions_send") return Send(caller, params, std::move(on_complete));
+  if (tool == "session_status" && form == AnswerForm::kText) {
+    auto text = SessionStatusJson(*engine_, policy->sessions, caller, params);
+    if (!text.ok()) return text.status();
+    ToolAnswer answer;
+    answer.text = std::move(*text);
+    return answer;
+  }
   Result<json::object> result = Status::NotFound("Unknown tool: " + std::string(tool));
   if (tool == "session_status") {
     result = SessionStatus(*engine_, policy->sessions, caller, params);

@@ -117,11 +117,20 @@ Status ValidateMessagingOptions(const MessagingOptions& options);
 
 // The answer to a tool call. Only sessions_send with timeoutSeconds > 0 can be pending.
 struct ToolAnswer {
-  boost::json::object result;  // the tool's result; empty while pending
+  boost::json::object result;  // the tool's result; empty while pending or when `text` is set
+  // With AnswerForm::kText, session_status's result already serialized (the bytes
+  // json::serialize(result) would give): each event's JSON was rendered once and cached
+  // with its row, so the daemon writes it as is. Empty otherwise.
+  std::string text;
   bool pending = false;
   std::string run_id;       // the run whose reply / timeout completes a pending call
   int64_t deadline_ms = 0;  // when ExpireDue() times the pending call out
 };
+
+// How CallTool hands back a result. kText only changes session_status (the daemon's hot
+// route, where building the events' JSON objects cost more than the rest of the answer);
+// every other tool answers with `result` either way.
+enum class AnswerForm { kObject, kText };
 
 // What OnReply / OnTimeout / OnRunFinish did.
 struct RunUpdate {
@@ -168,7 +177,8 @@ class SessionMessaging {
   // for a pending sessions_send.
   // REQUIRES: `caller` is resolved (ResolveSession).
   Result<ToolAnswer> CallTool(std::string_view tool, const SessionName& caller,
-                              const boost::json::object& params, CallCompletion on_complete = {});
+                              const boost::json::object& params, CallCompletion on_complete = {},
+                              AnswerForm form = AnswerForm::kObject);
 
   // sessions_send: `sessionKey?` (key or session id) | `label?` (exact, in the caller's agent
   // or `agentId`'s) | `agentId?` alone (that agent's `agent:<id>:main`), `message`,

@@ -161,39 +161,87 @@ Result<json::object> Card(const Engine& engine, const SessionRecord& r, Sequence
   return RunsJson(*runs, r.name, std::move(card));
 }
 
+// session_status up to its stateChanges: the card with stateVersion, and — when
+// changesSince is given (`*with_changes`) — the page in `*page`, read with `render`.
+Result<json::object> StatusAnswer(Engine& engine, const SessionToolsOptions& options,
+                                  const SessionName& caller, const json::object& params,
+                                  RowRenderer render, ChangesView* page, bool* with_changes) {
+  auto p = ReadStatusParams(params);
+  if (!p.ok()) return p.status();
+  auto target = StatusTarget(engine, options, caller, *p);
+  if (!target.ok()) return target.status();
+  SW_RETURN_IF_ERROR(CheckSessionAccess(engine, options, SessionAction::kStatus, caller, *target));
+  if (p->model) SW_RETURN_IF_ERROR(ApplyModel(engine, *target, *p->model));
+
+  auto rec = engine.GetSession(*target);
+  if (!rec.ok()) return rec.status();
+  SessionRecord record;
+  if (*rec) record = std::move(**rec);
+  record.name = *target;
+  Sequence version = 0;
+  *with_changes = p->changes_since.has_value();
+  if (*with_changes) {
+    SW_RETURN_IF_ERROR(engine.ReadChanges(*target, *p->changes_since, 200, render, page));
+    version = page->state_version;
+  } else {
+    auto v = engine.StateVersion(*target);
+    if (!v.ok()) return v.status();
+    version = *v;
+  }
+  auto card = Card(engine, record, version);
+  if (!card.ok()) return card.status();
+  (*card)["stateVersion"] = version;
+  return card;
+}
+
+// One page per thread, reused so that its vectors keep their capacity; cleared after each
+// answer so that it holds no cached rows in between.
+ChangesView& ThreadPage() {
+  thread_local ChangesView page;
+  page.Clear();
+  return page;
+}
+
 }  // namespace
 
 Result<json::object> SessionStatus(Engine& engine, const SessionToolsOptions& options,
                                    const SessionName& caller, const json::object& params) {
+  ChangesView& page = ThreadPage();
   try {
-    auto p = ReadStatusParams(params);
-    if (!p.ok()) return p.status();
-    auto target = StatusTarget(engine, options, caller, *p);
-    if (!target.ok()) return target.status();
-    SW_RETURN_IF_ERROR(
-        CheckSessionAccess(engine, options, SessionAction::kStatus, caller, *target));
-    if (p->model) SW_RETURN_IF_ERROR(ApplyModel(engine, *target, *p->model));
-
-    auto rec = engine.GetSession(*target);
-    if (!rec.ok()) return rec.status();
-    SessionRecord record;
-    if (*rec) record = std::move(**rec);
-    record.name = *target;
-    auto page = p->changes_since ? engine.ChangesSince(*target, *p->changes_since)
-                                 : Result<ChangesPage>(ChangesPage{});
-    if (!page.ok()) return page.status();
-    Sequence version = page->state_version;
-    if (!p->changes_since) {
-      auto v = engine.StateVersion(*target);
-      if (!v.ok()) return v.status();
-      version = *v;
-    }
-    auto card = Card(engine, record, version);
-    if (!card.ok()) return card.status();
-    (*card)["stateVersion"] = version;
-    if (p->changes_since) (*card)["stateChanges"] = ChangesPageToJson(*page);
-    return std::move(*card);
+    bool with_changes = false;
+    auto card = StatusAnswer(engine, options, caller, params, nullptr, &page, &with_changes);
+    if (card.ok() && with_changes) (*card)["stateChanges"] = ChangesPageToJson(page);
+    page.Clear();
+    return card;
   } catch (const std::exception& e) {  // allocation failures: this is the edge
+    page.Clear();
+    return Status::IOError(std::string("session_status failed: ") + e.what());
+  }
+}
+
+Result<std::string> SessionStatusJson(Engine& engine, const SessionToolsOptions& options,
+                                      const SessionName& caller, const json::object& params) {
+  ChangesView& page = ThreadPage();
+  try {
+    bool with_changes = false;
+    auto card =
+        StatusAnswer(engine, options, caller, params, &RenderChangeEvent, &page, &with_changes);
+    if (!card.ok()) {
+      page.Clear();
+      return card.status();
+    }
+    std::string out = json::serialize(*card);
+    if (with_changes) {
+      // The card's closing brace makes way for stateChanges, its last member.
+      out.pop_back();
+      out.append(R"(,"stateChanges":)");
+      AppendChangesPageJson(page, &out);
+      out.push_back('}');
+    }
+    page.Clear();
+    return out;
+  } catch (const std::exception& e) {  // allocation failures: this is the edge
+    page.Clear();
     return Status::IOError(std::string("session_status failed: ") + e.what());
   }
 }

@@ -66,6 +66,12 @@ Result<boost::json::object> SessionStatus(Engine& engine, const SessionToolsOpti
                                           const SessionName& caller,
                                           const boost::json::object& params);
 
+// session_status answered as JSON text: the bytes json::serialize(SessionStatus(...)) would
+// give, without building the events' JSON objects — each event's JSON is rendered once and
+// kept with the engine's cached row (Engine::ReadChanges). The daemon's route.
+Result<std::string> SessionStatusJson(Engine& engine, const SessionToolsOptions& options,
+                                      const SessionName& caller, const boost::json::object& params);
+
 // sessions_list — filters `kinds?` (array of main|group|cron|hook|node|other, or one string),
 // `label?` (exact), `agentId?` (exact), `search?` (case-insensitive substring of key, label,
 // display name, sessionId, channel, model), `activeMinutes?` (any activity within),
