@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
   sb::RegisterConcurrentBenchmarks();
   sb::RegisterWalBenchmarks();
   sb::RegisterChangesBenchmarks();
+  sb::RegisterChangesLeanBenchmarks();
   sb::RegisterPruneBenchmarks();
   sb::RegisterFanoutBenchmarks();
   sb::RegisterOpenBenchmarks();

@@ -16,31 +16,62 @@
 namespace statewatch::testing {
 namespace {
 
-class ChangesSinceMeasure : public EngineTest {};
+class ChangesSinceMeasure : public EngineTest {
+ protected:
+  const std::string key_ = "agent:main:subagent:8f1c2d3e-4b5a-6978-8a9b-0c1d2e3f4a5b";
+  void Fill() {
+    for (int i = 0; i < 300; ++i) {
+      EventInput in = Input(key_, i % 3 ? "human_direct_message" : "goal_changed");
+      in.actor_id = "agent:main:main";
+      in.run_id = "run-" + std::to_string(i);
+      in.summary = "human message via telegram (turn " + std::to_string(i) + ")";
+      in.payload_json = R"({"channel":"telegram","turns":2})";
+      Rec(in);
+    }
+  }
+  // Engine::ReadChanges into one reused page; under callgrind use
+  // --toggle-collect='*EngineImpl::ReadChanges*'.
+  void MeasureLean(const char* what) {
+    Fill();
+    constexpr int kPages = 2000;
+    ChangesView view;
+    std::size_t events = 0;
+    auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < kPages; ++i) {
+      ASSERT_TRUE(engine_->ReadChanges(Name(key_), 50, 200, nullptr, &view).ok());
+      events += view.events().size();
+    }
+    double us =
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_EQ(events, static_cast<std::size_t>(kPages) * 200);
+    std::cout << "[ measure  ] ReadChanges 200-event page (memtable, " << what
+              << "): " << us / kPages << " us/page" << std::endl;
+  }
+};
+
+TEST_F(ChangesSinceMeasure, DISABLED_LeanPageWithoutRowCache) {
+  options_.row_cache_bytes = 0;
+  Reopen();
+  MeasureLean("no row cache");
+}
+
+TEST_F(ChangesSinceMeasure, DISABLED_LeanPageFromRowCache) { MeasureLean("row cache"); }
 
 TEST_F(ChangesSinceMeasure, DISABLED_TwoHundredEventPage) {
-  const std::string key = "agent:main:subagent:8f1c2d3e-4b5a-6978-8a9b-0c1d2e3f4a5b";
-  for (int i = 0; i < 300; ++i) {
-    EventInput in = Input(key, i % 3 ? "human_direct_message" : "goal_changed");
-    in.actor_id = "agent:main:main";
-    in.run_id = "run-" + std::to_string(i);
-    in.summary = "human message via telegram (turn " + std::to_string(i) + ")";
-    in.payload_json = R"({"channel":"telegram","turns":2})";
-    Rec(in);
-  }
+  Fill();
   constexpr int kPages = 2000;
   std::size_t events = 0;
   auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < kPages; ++i) {
-    auto page = engine_->ChangesSince(Name(key), 50, 200);
+    auto page = engine_->ChangesSince(Name(key_), 50, 200);
     ASSERT_TRUE(page.ok());
     events += page->events.size();
   }
-  double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
-                  .count();
+  double us =
+      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
   EXPECT_EQ(events, static_cast<std::size_t>(kPages) * 200);
-  std::cout << "[ measure  ] changesSince 200-event page (memtable): " << us / kPages
-            << " us/page" << std::endl;
+  std::cout << "[ measure  ] changesSince 200-event page (memtable): " << us / kPages << " us/page"
+            << std::endl;
 }
 
 }  // namespace
