@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   // Before static destruction tears RocksDB's globals down.
   sb::ReleaseFanoutFixtures();
   sb::ReleaseChangesFixture();
+  sb::ReleaseChangesLeanFixtures();
   benchmark::Shutdown();
   return 0;
 }

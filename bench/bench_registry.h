@@ -28,6 +28,7 @@ void RegisterWalBenchmarks();         // wal_bench.cc: WAL bytes per event
 void RegisterChangesBenchmarks();     // changes_bench.cc: pages from SSTs and the memtable
 void ReleaseChangesFixture();         // closes the journal changes_bench keeps between runs
 void RegisterChangesLeanBenchmarks();  // changes_lean_bench.cc: read APIs on rows in SSTs
+void ReleaseChangesLeanFixtures();    // closes the journal changes_lean keeps between runs
 void RegisterPruneBenchmarks();       // prune_bench.cc: at the cap vs the hourly pass
 void RegisterFanoutBenchmarks();      // fanout_bench.cc
 void ReleaseFanoutFixtures();         // closes the fixtures fan-out keeps between runs

@@ -161,4 +161,6 @@ void LeanPage(benchmark::State& state) {
 
 void RegisterChangesLeanBenchmarks() { Register("changes_lean/page200", LeanPage); }
 
+void ReleaseChangesLeanFixtures() { cached_fixture.reset(); }
+
 }  // namespace statewatch::bench

@@ -269,6 +269,18 @@ def changes_rows(t, f):
         t.add(f"{name}/{key}", f"changesSince, one 200-event page, {text}: vs SQLite",
               f"changesSince {where} /sqlite", fmt_rate(sw, "pages/s"),
               "SQLite " + fmt_rate(ref, "pages/s"), f.median(name, key), "x", f.spread(name, key))
+    # The same page from SSTs (300,000-event journal) through each read API (changes_lean).
+    name = "changes_lean/page200"
+    ref = f.median(name, "sqlite_per_s")
+    for key, what in (("page_api", "ChangesSince, no row cache"),
+                      ("lean", "ReadChanges, no row cache"),
+                      ("lean_cached", "ReadChanges from the row cache")):
+        sw = f.median(name, f"{key}_per_s")
+        t.add(f"{name}/vs_sqlite_{key}",
+              f"changesSince, one 200-event page from SSTs, {what}: vs SQLite",
+              f"changes SST {key} /sqlite", fmt_rate(sw, "pages/s"),
+              "SQLite " + fmt_rate(ref, "pages/s"), f.median(name, f"vs_sqlite_{key}"), "x",
+              f.spread(name, f"vs_sqlite_{key}"))
 
 
 def prune_rows(t, f):
