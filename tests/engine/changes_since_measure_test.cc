@@ -1,10 +1,11 @@
 // A changesSince page of 200 events, measured (not a test: DISABLED_, run on purpose):
-//   ./build/tests/engine_tests --gtest_also_run_disabled_tests \
+//   ./build/tests/engine_tests --gtest_also_run_disabled_tests
 //       --gtest_filter='ChangesSinceMeasure.*'
 // prints microseconds per page; under callgrind (instruction counts are repeatable on a noisy
 // machine) count only the page reads:
-//   valgrind --tool=callgrind --toggle-collect='*EngineImpl::ChangesSince*' \
-//       ./build/tests/engine_tests --gtest_also_run_disabled_tests \
+//   valgrind --tool=callgrind --toggle-collect='*EngineImpl::ChangesSince*' (or, for the
+//     ReadChanges tests, '*EngineImpl::ReadChanges*')
+//       ./build/tests/engine_tests --gtest_also_run_disabled_tests
 //       --gtest_filter='ChangesSinceMeasure.*'
 #include <gtest/gtest.h>
 
