@@ -188,8 +188,13 @@ TEST(SanitizeTextTest, HugeHostileTextIsLinear) {
 
 TranscriptMessage Msg(uint64_t index, std::string role, json::value content,
                       std::string tool = "") {
-  return TranscriptMessage{index, std::move(role), json::serialize(content), std::move(tool),
-                           1000 + static_cast<int64_t>(index)};
+  TranscriptMessage m;
+  m.index = index;
+  m.role = std::move(role);
+  m.content_json = json::serialize(content);
+  m.tool_name = std::move(tool);
+  m.timestamp_ms = 1000 + static_cast<int64_t>(index);
+  return m;
 }
 
 TEST(HistoryViewTest, LeavesToolResultsOutUnlessAsked) {
@@ -235,7 +240,12 @@ TEST(HistoryViewTest, LeavesToolResultsOutUnlessAsked) {
 }
 
 TEST(HistoryViewTest, NonJsonContentIsText) {
-  std::vector<TranscriptMessage> msgs = {{7, "user", "not json <|eot|>", "", 5}};
+  TranscriptMessage m;
+  m.index = 7;
+  m.role = "user";
+  m.content_json = "not json <|eot|>";
+  m.timestamp_ms = 5;
+  std::vector<TranscriptMessage> msgs = {m};
   HistoryView view = BuildHistoryView(msgs, {});
   ASSERT_EQ(view.messages.size(), 1u);
   EXPECT_EQ(view.messages[0].at("content"), "not json");

@@ -74,7 +74,9 @@ TEST(ToolProfilesTest, AgentsListOverridesTheDefaultsAndRefusalsNameItsKey) {
   ops.id = "ops";
   ops.profile = ToolProfile::kMessaging;
   ops.max_spawn_depth = 3;
-  p.agents = {tools::AgentPolicyOverride{"other"}, ops};
+  tools::AgentPolicyOverride other;
+  other.id = "other";
+  p.agents = {other, ops};
   ToolPolicy resolved = p.ForAgent("OPS");
   EXPECT_EQ(resolved.profile, ToolProfile::kMessaging);
   EXPECT_EQ(resolved.max_spawn_depth, 3);
