@@ -254,17 +254,9 @@ Status EngineImpl::Checkpoint() {
       b.Delete(Family::kCursors, key);
     }
   }
-  MetaRec next = meta_;
-  next.checkpoint_sequence = meta_.last_sequence;
-  next.log_records_since_checkpoint = 0;
-  next.journal_rows = live_rows_;
-  b.Put(Family::kMeta, storage::MetaKey(), EncodeMeta(next));
-  Status st = store_->Write(b, options_.durability == Durability::kSync);
+  MetaRec next;
+  SW_RETURN_IF_ERROR(WriteCheckpoint(b, live_rows_, &next));
   std::unique_lock lock(state_mu_);
-  if (!st.ok()) {
-    NoteWriteFailureLocked(st);
-    return st;
-  }
   state_.ClearDirty();
   meta_.checkpoint_sequence = next.checkpoint_sequence;
   meta_.log_records_since_checkpoint = 0;
@@ -272,6 +264,20 @@ Status EngineImpl::Checkpoint() {
   durable_cap_mark_->store(next.row_cap_mark, std::memory_order_release);
   if (crash_point_) crash_point_("checkpointed");
   return PurgeLog(next.applied_position + 1);
+}
+
+Status EngineImpl::WriteCheckpoint(storage::Batch& b, uint64_t journal_rows, MetaRec* next) {
+  *next = meta_;
+  next->checkpoint_sequence = meta_.last_sequence;
+  next->log_records_since_checkpoint = 0;
+  next->journal_rows = journal_rows;
+  b.Put(Family::kMeta, storage::MetaKey(), EncodeMeta(*next));
+  Status st = store_->Write(b, options_.durability == Durability::kSync);
+  if (!st.ok()) {
+    std::unique_lock lock(state_mu_);
+    NoteWriteFailureLocked(st);
+  }
+  return st;
 }
 
 }  // namespace statewatch::engine

@@ -280,6 +280,10 @@ class EngineImpl final : public Engine {
   Status MaybeCheckpoint();
   // Writes the dirty projections with the log position they cover, then purges the log.
   Status Checkpoint();
+  // Adds the checkpoint's meta (covering everything folded, `journal_rows` retained) to `b`
+  // and writes `b`. On failure notes it (sticky) and returns it; on success `*next` is the
+  // meta now durable. Shared by Checkpoint and Rebuild.
+  Status WriteCheckpoint(storage::Batch& b, uint64_t journal_rows, MetaRec* next);
   bool CheckpointDue() const;
   Status PurgeLog(log::LogPosition below);
   // Folds the log after `meta->applied_position` into `state` (replay), advancing the

@@ -94,16 +94,9 @@ Status EngineImpl::RunVerify(VerifyCmd& cmd) {
   rebuilt.ForEachCursor([&](projections::CursorId id, const projections::CursorRec& c) {
     b.Put(Family::kCursors, storage::CursorKey(id.watcher, id.target), EncodeCursor(c));
   });
-  MetaRec next = meta_;
-  next.checkpoint_sequence = meta_.last_sequence;
-  next.journal_rows = rows;
-  b.Put(Family::kMeta, storage::MetaKey(), EncodeMeta(next));
-  Status st = store_->Write(b, options_.durability == Durability::kSync);
+  MetaRec next;
+  SW_RETURN_IF_ERROR(WriteCheckpoint(b, rows, &next));
   std::unique_lock lock(state_mu_);
-  if (!st.ok()) {
-    NoteWriteFailureLocked(st);
-    return st;
-  }
   rebuilt.ClearDirty();
   state_ = std::move(rebuilt);
   meta_.checkpoint_sequence = next.checkpoint_sequence;
