@@ -2,7 +2,9 @@
 // the request guard, parked sessions_send answers, and the upgrade to a WebSocket stream.
 #include <spdlog/spdlog.h>
 
+#include <functional>
 #include <optional>
+#include <utility>
 
 #include "server/transport.h"
 
@@ -50,12 +52,16 @@ class HttpSession : public Connection, public std::enable_shared_from_this<HttpS
 
   void Evict(std::function<void(bool)> then) override {
     asio::post(stream_.get_executor(), [self = shared_from_this(), then = std::move(then)] {
-      // Bytes already in the socket are a request whose read completion is still queued:
-      // not idle. An idle client reconnects when it next needs the server.
-      beast::error_code ec;
-      bool idle = self->phase_ == Phase::kIdle && self->stream_.socket().available(ec) == 0;
-      if (idle) self->Close();
-      if (then) then(idle);
+      if (self->phase_ != Phase::kIdle || self->evict_then_) {
+        if (then) then(false);
+        return;
+      }
+      // Idle as far as this handler can tell, but the reactor may already have read the
+      // first bytes of a request whose completion is queued behind this handler (the socket
+      // then shows nothing available). Cancel the read and let its completion decide: bytes
+      // read mean busy (kept), an aborted empty read means idle (closed).
+      self->evict_then_ = then ? std::move(then) : [](bool) {};
+      self->Cancel();
     });
   }
 
@@ -83,7 +89,13 @@ class HttpSession : public Connection, public std::enable_shared_from_this<HttpS
                             [self = shared_from_this()](beast::error_code ec, std::size_t n) {
                               self->idle_since_ms.store(kNotIdle);
                               self->buffer_.commit(n);
-                              if (ec || n == 0) return self->Close();
+                              auto evicted = std::exchange(self->evict_then_, nullptr);
+                              if (ec || n == 0) {
+                                self->Close();
+                                if (evicted) evicted(true);
+                                return;
+                              }
+                              if (evicted) evicted(false);  // a request arrived first
                               self->ReadRequest();
                             });
   }
@@ -329,6 +341,8 @@ class HttpSession : public Connection, public std::enable_shared_from_this<HttpS
   Phase phase_ = Phase::kIdle;
   bool timed_out_ = false;
   bool keep_alive_ = true;
+  // Set while an eviction waits for the cancelled idle read to complete (see Evict).
+  std::function<void(bool)> evict_then_;
   // While parked (a waiting sessions_send):
   std::string run_id_;
   bool parked_read_pending_ = false;

@@ -172,6 +172,31 @@ TEST_F(ConnectionLimitsTest, AtTheCapWithNoIdleConnectionANewOneGets503) {
   }
 }
 
+// The same, many times over, right after each busy connection's first bytes: the server
+// may already have read them while the read's completion is still queued, and such a
+// connection is busy, not idle (regression: it was closed as idle and the newcomer served).
+TEST_F(ConnectionLimitsTest, AConnectionWhoseFirstBytesAreInFlightIsNeverEvicted) {
+  server::ServerOptions o = TestOptions();
+  o.max_connections = 3;
+  for (int round = 0; round < 20; ++round) {
+    // A fresh server each round: no connection of an earlier round is still closing.
+    TestServer server(o);
+    std::vector<std::unique_ptr<RawConnection>> busy;
+    for (int i = 0; i < 3; ++i) {
+      busy.push_back(std::make_unique<RawConnection>(server.port()));
+      ASSERT_TRUE(busy.back()->Send("GET /healthz HTTP/1.1\r\n")) << "round " << round;
+    }
+    RawConnection extra(server.port());
+    HttpResult refused = ParseRawResponse(extra.ReadUntil("}}\n"));
+    ASSERT_EQ(refused.status, 503) << "round " << round << ": " << refused.error;
+    for (auto& c : busy) {
+      ASSERT_TRUE(c->Send("Host: 127.0.0.1\r\n\r\n"));
+      HttpResult r = ParseRawResponse(c->ReadUntil("}\n"));
+      ASSERT_EQ(r.status, 200) << "round " << round << ": " << r.error;
+    }
+  }
+}
+
 // At the cap, a new connection closes the connection idle the longest and is served.
 TEST_F(ConnectionLimitsTest, AtTheCapANewConnectionReplacesTheLongestIdle) {
   server::ServerOptions o = TestOptions();
