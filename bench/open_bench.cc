@@ -9,7 +9,11 @@
 //                                     and indexes, but also RocksDB's memtables and the
 //                                     blocks it reads.
 //   verify/statewatch/events:50000    Engine::Verify over 50,000 events and some cursors:
-//                                     records replayed per second.
+//                                     retained journal rows verified per second. A verify
+//                                     reads every row back through the FlatBuffers
+//                                     Verifier, checks every file's checksums and replays
+//                                     the log after the last checkpoint (a few records, so
+//                                     "records replayed" is no unit of work to compare).
 #include <algorithm>
 #include <chrono>
 
@@ -100,17 +104,20 @@ void VerifyBench(benchmark::State& state) {
     if (!CheckOk(state, engine.RecordMany(batch), "fill")) return;
   for (uint64_t w = 0; w < 50; ++w)
     if (!CheckOk(state, engine.Drain(WatcherKey(w)), "Drain")) return;
+  uint64_t rows = 0;
   uint64_t replayed = 0;
   bool clean = true;
   for (auto _ : state) {
     auto report = engine.Verify();
     if (!CheckOk(state, report, "Verify")) break;
+    rows += report->rows_checked;
     replayed += report->records_replayed;
     clean = clean && report->ok;
   }
-  state.SetItemsProcessed(static_cast<int64_t>(replayed));
-  state.counters["records_replayed"] =
-      static_cast<double>(replayed) / static_cast<double>(std::max<int64_t>(1, state.iterations()));
+  state.SetItemsProcessed(static_cast<int64_t>(rows));
+  double iterations = static_cast<double>(std::max<int64_t>(1, state.iterations()));
+  state.counters["rows_checked"] = static_cast<double>(rows) / iterations;
+  state.counters["records_replayed"] = static_cast<double>(replayed) / iterations;
   state.counters["verify_clean"] = clean ? 1 : 0;
 }
 

@@ -53,6 +53,20 @@ Result<int64_t> PositiveOption(const cli::Args& args, std::string_view name, int
   return *n;
 }
 
+// A byte count where 0 means "none" (e.g. --row-cache-bytes 0 turns the cache off).
+Result<int64_t> NonNegativeOption(const cli::Args& args, std::string_view name,
+                                  int64_t fallback) {
+  auto text = args.Get(name);
+  if (!text) return fallback;
+  auto n = cli::ParseIntOption(name, *text);
+  if (!n.ok()) return n.status();
+  if (*n < 0) {
+    return Status::InvalidArgument("--" + std::string(name) + " must be 0 or more (got " +
+                                   *text + ")");
+  }
+  return *n;
+}
+
 // --max-ping-pong-turns: the sessions_send reply-back loop, 0..20 (semantics.md §9).
 Status ReadPingPongTurns(const cli::Args& args, ServerOptions* o) {
   auto text = args.Get("max-ping-pong-turns");
@@ -179,6 +193,9 @@ Result<ServerOptions> ReadServeOptions(const cli::Command& c) {
   SW_RETURN_IF_ERROR(Set(PositiveOption(args, "max-streams", o.max_streams), &o.max_streams));
   SW_RETURN_IF_ERROR(
       Set(PositiveOption(args, "max-rows", static_cast<int64_t>(o.max_rows)), &o.max_rows));
+  SW_RETURN_IF_ERROR(Set(NonNegativeOption(args, "row-cache-bytes",
+                                           static_cast<int64_t>(o.row_cache_bytes)),
+                         &o.row_cache_bytes));
   o.port_file = args.Get("port-file").value_or("");
   o.access_log = args.Get("access-log").value_or("");
   SW_RETURN_IF_ERROR(ValidateServerOptions(o));
@@ -244,6 +261,8 @@ std::vector<OptionHelp> ServeOptionHelp() {
        "Open HTTP connections; beyond it the longest-idle one is closed, or 503."},
       {"max-streams", "N", "256", "Open WebSocket streams; an upgrade beyond it is answered 503."},
       {"max-rows", "N", "50000", "The journal's row cap; the oldest rows beyond it are pruned."},
+      {"row-cache-bytes", "BYTES", "8388608",
+       "Recently read journal rows kept decoded for changesSince pages; 0 turns it off."},
   };
 }
 

@@ -68,6 +68,7 @@ Status EngineImpl::RunVerify(VerifyCmd& cmd) {
     report.differences.push_back("journal row count is " + std::to_string(live_rows_) + " but " +
                                  std::to_string(rows) + " rows are retained");
   }
+  report.rows_checked = rows;
   report.heads_checked = rebuilt.head_count();
   report.cursors_checked = rebuilt.cursor_count();
   report.ok = report.differences.empty();

@@ -157,9 +157,9 @@ const char* ComponentSchemasJson() {
 "UpstreamLinkAnswer": {"type": "object", "required": ["link"], "properties": {"link": {"$ref": "#/components/schemas/UpstreamLink"}}},
 "PruneStats": {"type": "object", "required": ["rowsDeleted", "sessionsTouched", "cursorsExpired"], "properties": {
   "rowsDeleted": {"type": "integer"}, "sessionsTouched": {"type": "integer"}, "cursorsExpired": {"type": "integer"}}},
-"VerifyReport": {"type": "object", "required": ["ok", "recordsReplayed", "headsChecked", "cursorsChecked", "differences"], "properties": {
+"VerifyReport": {"type": "object", "required": ["ok", "recordsReplayed", "headsChecked", "cursorsChecked", "rowsChecked", "differences"], "properties": {
   "ok": {"type": "boolean"}, "recordsReplayed": {"type": "integer"}, "headsChecked": {"type": "integer"},
-  "cursorsChecked": {"type": "integer"}, "differences": {"type": "array", "items": {"type": "string"}}}},
+  "cursorsChecked": {"type": "integer"}, "rowsChecked": {"type": "integer"}, "differences": {"type": "array", "items": {"type": "string"}}}},
 "Stats": {"type": "object", "required": ["rows", "sessions", "cursors", "pendingNotices", "lastSequence", "bytesOnDisk"], "properties": {
   "rows": {"type": "integer"}, "sessions": {"type": "integer"}, "cursors": {"type": "integer"},
   "pendingNotices": {"type": "integer"}, "lastSequence": {"type": "integer"}, "bytesOnDisk": {"type": "integer"},

@@ -44,6 +44,8 @@ std::vector<std::string> SettingsNeedingRestart(const ServerOptions& before,
   }
   if (before.host != after.host || before.port != after.port) out.push_back("--listen");
   if (before.token != after.token) out.push_back("--token");
+  if (before.max_rows != after.max_rows) out.push_back("--max-rows");
+  if (before.row_cache_bytes != after.row_cache_bytes) out.push_back("--row-cache-bytes");
   return out;
 }
 

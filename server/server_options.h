@@ -77,6 +77,10 @@ struct ServerOptions {
   // Default 50,000.
   uint64_t max_rows = EngineOptions{}.max_rows;
 
+  // Bytes of recently read journal rows kept decoded for changesSince pages
+  // (EngineOptions::row_cache_bytes); 0 turns the cache off. Default 8 MiB.
+  std::size_t row_cache_bytes = EngineOptions{}.row_cache_bytes;
+
   // When set, the bound port is written there (atomically, by rename) once listening.
   std::string port_file;
 

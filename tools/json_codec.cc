@@ -284,6 +284,7 @@ json::object VerifyReportToJson(const VerifyReport& report) {
   o["recordsReplayed"] = report.records_replayed;
   o["headsChecked"] = report.heads_checked;
   o["cursorsChecked"] = report.cursors_checked;
+  o["rowsChecked"] = report.rows_checked;
   o["differences"] = std::move(differences);
   return o;
 }

@@ -70,7 +70,7 @@ boost::json::object StatsToJson(const EngineStats& stats);
 // {"rowsDeleted", "sessionsTouched", "cursorsExpired"}.
 boost::json::object PruneStatsToJson(const PruneStats& stats);
 
-// {"ok", "recordsReplayed", "headsChecked", "cursorsChecked", "differences": [...]}.
+// {"ok", "recordsReplayed", "headsChecked", "cursorsChecked", "rowsChecked", "differences": [...]}.
 boost::json::object VerifyReportToJson(const VerifyReport& report);
 
 // An event input as the body EventInputFromJson reads back into the same input (what

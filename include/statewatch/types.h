@@ -136,6 +136,8 @@ struct VerifyReport {
   uint64_t heads_checked = 0;
   uint64_t cursors_checked = 0;
   std::vector<std::string> differences;  // human-readable, capped
+  // Retained journal rows read back and passed through the FlatBuffers Verifier.
+  uint64_t rows_checked = 0;
 };
 
 // Where a gateway posts a session's messages: the last route it delivered on (registry

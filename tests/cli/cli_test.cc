@@ -111,6 +111,7 @@ TEST_F(CliTest, UsageErrorsExitTwo) {
       {"status", "--session", "global", "--limit", "abc"},
       {"stats", "extra"},
       {"serve", "--threads", "abc"},
+      {"serve", "--row-cache-bytes", "-1"},
       {"record", "--session", "global", "--actor-type", "human"},
       {"record", "--session", "global", "--kind", "created"},
       {"record", "--session", "global", "--kind", "created", "--actor-type", "robot"},

@@ -151,10 +151,10 @@ TEST(SmallValuesToJsonTest, NoticeCursorStatsPruneVerify) {
   PruneStats p{5, 2, 1};
   EXPECT_EQ(json::value(PruneStatsToJson(p)),
             json::parse(R"({"rowsDeleted":5,"sessionsTouched":2,"cursorsExpired":1})"));
-  VerifyReport v{false, 9, 2, 1, {"head x: live 3, rebuilt 4"}};
+  VerifyReport v{false, 9, 2, 1, {"head x: live 3, rebuilt 4"}, 40};
   EXPECT_EQ(json::value(VerifyReportToJson(v)),
-            json::parse(R"({"ok":false,"recordsReplayed":9,"headsChecked":2,
-                            "cursorsChecked":1,"differences":["head x: live 3, rebuilt 4"]})"));
+            json::parse(R"({"ok":false,"recordsReplayed":9,"headsChecked":2,"cursorsChecked":1,
+                            "rowsChecked":40,"differences":["head x: live 3, rebuilt 4"]})"));
 }
 
 // ---- EventInputFromJson ------------------------------------------------------------------

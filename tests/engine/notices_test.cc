@@ -305,6 +305,7 @@ TEST_F(NoticesTest, VerifyIsCleanAfterEveryKindOfChange) {
   ASSERT_TRUE(v.ok());
   EXPECT_TRUE(v->ok) << (v->differences.empty() ? "" : v->differences[0]);
   EXPECT_GT(v->records_replayed, 0u);
+  EXPECT_EQ(v->rows_checked, engine_->Stats()->journal_rows);
 }
 
 }  // namespace

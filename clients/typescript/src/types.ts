@@ -228,6 +228,7 @@ export interface VerifyReport {
   recordsReplayed: number;
   headsChecked: number;
   cursorsChecked: number;
+  rowsChecked: number;
   differences: string[];
 }
 
