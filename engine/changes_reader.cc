@@ -61,8 +61,16 @@ Status ChangesReader::Begin(const Request& req, Lease* lease) {
     lease->found_run_ = cache_.Lookup(req.session, from, req.head,
                                       static_cast<std::size_t>(req.limit) + 1, &lease->hit_);
     if (lease->found_run_ && lease->hit_.complete) return Status::OK();
-    // A run is extended only from its end: a page that starts above it is read afresh.
-    if (lease->found_run_ && from > lease->hit_.hi) lease->found_run_ = false;
+    // A run is extended only from its end. A page that starts a little above it extends it
+    // across the gap, so that a tail read (the latest event, a live watcher's next page)
+    // does not replace the run a lagging reader's page keeps hitting: with one run per
+    // session, the two would evict each other on every read. Far above, or when the row-cap
+    // mark lies in the gap (rows below it are gone while RocksDB may still hold them, and
+    // the run's earliest row with them), it is read afresh.
+    if (lease->found_run_ && from > lease->hit_.hi &&
+        (from - lease->hit_.hi > RowCache::kMaxRunRows || req.cap_mark > lease->hit_.hi)) {
+      lease->found_run_ = false;
+    }
   }
   lease->iter_ = TakeIterator();
   return lease->iter_->status();
@@ -120,16 +128,23 @@ Status ChangesReader::Finish(const Request& req, Lease* lease, RowRenderer rende
     rep.cached = count = rows.size();
   }
   if (lease->iter_ != nullptr && lease->found_run_) {
-    // The cached run ends below the head: read on from its end and extend it.
+    // The cached run ends below the head: read on from its end and extend it, through the
+    // rows between its end and the page's start when the page starts above it (count is 0
+    // then: the run holds no row of the page). Those rows are cached but not in the page.
+    const Sequence gap = from > lease->hit_.hi ? from - lease->hit_.hi : 0;
+    const std::size_t limit = gap + want - count;
     Rows more;
     SW_RETURN_IF_ERROR(
-        ReadRows(req, lease->iter_.get(), lease->hit_.hi, want - count, false, &rep, &more));
-    Sequence hi = more.count == want - count ? more.last : req.head;
+        ReadRows(req, lease->iter_.get(), lease->hit_.hi, limit, false, &rep, &more));
+    Sequence hi = more.count == limit ? more.last : req.head;
     cache_.Fill(req.session, lease->generation_, 0, lease->hit_.hi, hi, more.rows,
                 /*extends=*/true);
     if (earliest == 0 && !more.rows.empty()) earliest = more.rows.front()->view().sequence;
-    rows.insert(rows.end(), more.rows.begin(), more.rows.end());
-    count += more.count;
+    auto first = std::lower_bound(
+        more.rows.begin(), more.rows.end(), from + 1,
+        [](const CachedRowPtr& row, Sequence seq) { return row->view().sequence < seq; });
+    rows.insert(rows.end(), first, more.rows.end());
+    count = std::min(rows.size(), want);
   } else if (lease->iter_ != nullptr) {
     Rows read;
     SW_RETURN_IF_ERROR(ReadRows(req, lease->iter_.get(), from, want, true, &rep, &read));
