@@ -121,11 +121,12 @@ Status ChangesReader::Finish(const Request& req, Lease* lease, RowRenderer rende
   const std::size_t want = static_cast<std::size_t>(req.limit) + 1;
   const Sequence from = std::min(std::max(req.after, req.cap_mark), req.head);
   Sequence earliest = lease->hit_.earliest;
-  std::vector<CachedRowPtr> rows;
+  PinnedRows pinned;               // from the cached run
+  std::vector<CachedRowPtr> rows;  // read from RocksDB after them
   std::size_t count = 0;
   if (lease->found_run_) {
-    rows = std::move(lease->hit_.rows);
-    rep.cached = count = rows.size();
+    pinned = std::move(lease->hit_.rows);
+    rep.cached = count = pinned.size();
   }
   if (lease->iter_ != nullptr && lease->found_run_) {
     // The cached run ends below the head: read on from its end and extend it, through the
@@ -143,8 +144,8 @@ Status ChangesReader::Finish(const Request& req, Lease* lease, RowRenderer rende
     auto first = std::lower_bound(
         more.rows.begin(), more.rows.end(), from + 1,
         [](const CachedRowPtr& row, Sequence seq) { return row->view().sequence < seq; });
-    rows.insert(rows.end(), first, more.rows.end());
-    count = std::min(rows.size(), want);
+    rows.assign(first, more.rows.end());
+    count = std::min(pinned.size() + rows.size(), want);
   } else if (lease->iter_ != nullptr) {
     Rows read;
     SW_RETURN_IF_ERROR(ReadRows(req, lease->iter_.get(), from, want, true, &rep, &read));
@@ -159,13 +160,14 @@ Status ChangesReader::Finish(const Request& req, Lease* lease, RowRenderer rende
   if (earliest == 0 || earliest > req.head) earliest = req.head > 0 ? req.head + 1 : 0;
   page->earliest_available_sequence = earliest;
   page->truncated = count == want;
-  SW_RETURN_IF_ERROR(BuildEvents(std::min(count, want - 1), std::move(rows), &rep));
+  SW_RETURN_IF_ERROR(
+      BuildEvents(std::min(count, want - 1), std::move(pinned), std::move(rows), &rep));
   if (render != nullptr) RenderEvents(req.session, render, &rep);
   return Status::OK();
 }
 
-Status ChangesReader::BuildEvents(std::size_t n, std::vector<CachedRowPtr> rows,
-                                  ChangesViewAccess::Rep* rep) {
+Status ChangesReader::BuildEvents(std::size_t n, PinnedRows pinned,
+                                  std::vector<CachedRowPtr> rows, ChangesViewAccess::Rep* rep) {
   rep->events.resize(n);
   if (!rep->arena_rows.empty()) {
     const char* base = reinterpret_cast<const char*>(rep->arena.data());
@@ -176,9 +178,11 @@ Status ChangesReader::BuildEvents(std::size_t n, std::vector<CachedRowPtr> rows,
     }
     return Status::OK();
   }
-  rows.resize(n);
-  for (std::size_t i = 0; i < n; ++i) rep->events[i] = rows[i]->view();
+  pinned.Truncate(std::min(pinned.size(), n));
+  if (rows.size() > n - pinned.size()) rows.resize(n - pinned.size());
+  rep->pinned = std::move(pinned);
   rep->rows = std::move(rows);
+  for (std::size_t i = 0; i < n; ++i) rep->events[i] = rep->Row(i)->view();
   rep->cached = std::min(rep->cached, n);
   return Status::OK();
 }
@@ -192,7 +196,7 @@ void ChangesReader::RenderEvents(SessionRef session, RowRenderer render,
   std::vector<std::pair<std::size_t, std::pair<std::size_t, std::size_t>>> own;
   std::string scratch;
   for (std::size_t i = 0; i < n; ++i) {
-    const CachedRow* row = i < rep->rows.size() ? rep->rows[i].get() : nullptr;
+    const CachedRow* row = rep->Row(i);
     if (row != nullptr) {
       if (const std::string* r = row->Rendering(render)) {
         rep->renderings[i] = *r;
@@ -200,7 +204,7 @@ void ChangesReader::RenderEvents(SessionRef session, RowRenderer render,
       }
       scratch.clear();
       render(rep->events[i], &scratch);
-      cache_.Memoize(session, rep->rows[i], render, std::move(scratch));
+      cache_.Memoize(session, rep->RowPtr(i), render, std::move(scratch));
       if (const std::string* r = row->Rendering(render)) {
         rep->renderings[i] = *r;
         continue;
