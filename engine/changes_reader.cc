@@ -129,22 +129,7 @@ Status ChangesReader::Finish(const Request& req, Lease* lease, RowRenderer rende
     rep.cached = count = pinned.size();
   }
   if (lease->iter_ != nullptr && lease->found_run_) {
-    // The cached run ends below the head: read on from its end and extend it, through the
-    // rows between its end and the page's start when the page starts above it (count is 0
-    // then: the run holds no row of the page). Those rows are cached but not in the page.
-    const Sequence gap = from > lease->hit_.hi ? from - lease->hit_.hi : 0;
-    const std::size_t limit = gap + want - count;
-    Rows more;
-    SW_RETURN_IF_ERROR(
-        ReadRows(req, lease->iter_.get(), lease->hit_.hi, limit, false, &rep, &more));
-    Sequence hi = more.count == limit ? more.last : req.head;
-    cache_.Fill(req.session, lease->generation_, 0, lease->hit_.hi, hi, more.rows,
-                /*extends=*/true);
-    if (earliest == 0 && !more.rows.empty()) earliest = more.rows.front()->view().sequence;
-    auto first = std::lower_bound(
-        more.rows.begin(), more.rows.end(), from + 1,
-        [](const CachedRowPtr& row, Sequence seq) { return row->view().sequence < seq; });
-    rows.assign(first, more.rows.end());
+    SW_RETURN_IF_ERROR(ExtendRun(req, lease, from, want - count, &rep, &rows, &earliest));
     count = std::min(pinned.size() + rows.size(), want);
   } else if (lease->iter_ != nullptr) {
     Rows read;
@@ -163,6 +148,27 @@ Status ChangesReader::Finish(const Request& req, Lease* lease, RowRenderer rende
   SW_RETURN_IF_ERROR(
       BuildEvents(std::min(count, want - 1), std::move(pinned), std::move(rows), &rep));
   if (render != nullptr) RenderEvents(req.session, render, &rep);
+  return Status::OK();
+}
+
+Status ChangesReader::ExtendRun(const Request& req, Lease* lease, Sequence from,
+                                std::size_t want, ChangesViewAccess::Rep* rep,
+                                std::vector<CachedRowPtr>* rows, Sequence* earliest) {
+  // Through the rows between the run's end and the page's start when the page starts above
+  // it (the run then holds no row of the page): they are cached but not in the page.
+  const Sequence gap = from > lease->hit_.hi ? from - lease->hit_.hi : 0;
+  const std::size_t limit = gap + want;
+  Rows more;
+  SW_RETURN_IF_ERROR(
+      ReadRows(req, lease->iter_.get(), lease->hit_.hi, limit, false, rep, &more));
+  Sequence hi = more.count == limit ? more.last : req.head;
+  cache_.Fill(req.session, lease->generation_, 0, lease->hit_.hi, hi, more.rows,
+              /*extends=*/true);
+  if (*earliest == 0 && !more.rows.empty()) *earliest = more.rows.front()->view().sequence;
+  auto first = std::lower_bound(
+      more.rows.begin(), more.rows.end(), from + 1,
+      [](const CachedRowPtr& row, Sequence seq) { return row->view().sequence < seq; });
+  rows->assign(first, more.rows.end());
   return Status::OK();
 }
 
