@@ -61,8 +61,16 @@ Status ChangesReader::Begin(const Request& req, Lease* lease) {
     lease->found_run_ = cache_.Lookup(req.session, from, req.head,
                                       static_cast<std::size_t>(req.limit) + 1, &lease->hit_);
     if (lease->found_run_ && lease->hit_.complete) return Status::OK();
-    // A run is extended only from its end: a page that starts above it is read afresh.
-    if (lease->found_run_ && from > lease->hit_.hi) lease->found_run_ = false;
+    // A run is extended only from its end. A page that starts a little above it extends it
+    // across the gap, so that a tail read (the latest event, a live watcher's next page)
+    // does not replace the run a lagging reader's page keeps hitting: with one run per
+    // session, the two would evict each other on every read. Far above, or when the row-cap
+    // mark lies in the gap (rows below it are gone while RocksDB may still hold them, and
+    // the run's earliest row with them), it is read afresh.
+    if (lease->found_run_ && from > lease->hit_.hi &&
+        (from - lease->hit_.hi > RowCache::kMaxRunRows || req.cap_mark > lease->hit_.hi)) {
+      lease->found_run_ = false;
+    }
   }
   lease->iter_ = TakeIterator();
   return lease->iter_->status();
@@ -113,23 +121,16 @@ Status ChangesReader::Finish(const Request& req, Lease* lease, RowRenderer rende
   const std::size_t want = static_cast<std::size_t>(req.limit) + 1;
   const Sequence from = std::min(std::max(req.after, req.cap_mark), req.head);
   Sequence earliest = lease->hit_.earliest;
-  std::vector<CachedRowPtr> rows;
+  PinnedRows pinned;               // from the cached run
+  std::vector<CachedRowPtr> rows;  // read from RocksDB after them
   std::size_t count = 0;
   if (lease->found_run_) {
-    rows = std::move(lease->hit_.rows);
-    rep.cached = count = rows.size();
+    pinned = std::move(lease->hit_.rows);
+    rep.cached = count = pinned.size();
   }
   if (lease->iter_ != nullptr && lease->found_run_) {
-    // The cached run ends below the head: read on from its end and extend it.
-    Rows more;
-    SW_RETURN_IF_ERROR(
-        ReadRows(req, lease->iter_.get(), lease->hit_.hi, want - count, false, &rep, &more));
-    Sequence hi = more.count == want - count ? more.last : req.head;
-    cache_.Fill(req.session, lease->generation_, 0, lease->hit_.hi, hi, more.rows,
-                /*extends=*/true);
-    if (earliest == 0 && !more.rows.empty()) earliest = more.rows.front()->view().sequence;
-    rows.insert(rows.end(), more.rows.begin(), more.rows.end());
-    count += more.count;
+    SW_RETURN_IF_ERROR(ExtendRun(req, lease, from, want - count, &rep, &rows, &earliest));
+    count = std::min(pinned.size() + rows.size(), want);
   } else if (lease->iter_ != nullptr) {
     Rows read;
     SW_RETURN_IF_ERROR(ReadRows(req, lease->iter_.get(), from, want, true, &rep, &read));
@@ -144,13 +145,35 @@ Status ChangesReader::Finish(const Request& req, Lease* lease, RowRenderer rende
   if (earliest == 0 || earliest > req.head) earliest = req.head > 0 ? req.head + 1 : 0;
   page->earliest_available_sequence = earliest;
   page->truncated = count == want;
-  SW_RETURN_IF_ERROR(BuildEvents(std::min(count, want - 1), std::move(rows), &rep));
+  SW_RETURN_IF_ERROR(
+      BuildEvents(std::min(count, want - 1), std::move(pinned), std::move(rows), &rep));
   if (render != nullptr) RenderEvents(req.session, render, &rep);
   return Status::OK();
 }
 
-Status ChangesReader::BuildEvents(std::size_t n, std::vector<CachedRowPtr> rows,
-                                  ChangesViewAccess::Rep* rep) {
+Status ChangesReader::ExtendRun(const Request& req, Lease* lease, Sequence from,
+                                std::size_t want, ChangesViewAccess::Rep* rep,
+                                std::vector<CachedRowPtr>* rows, Sequence* earliest) {
+  // Through the rows between the run's end and the page's start when the page starts above
+  // it (the run then holds no row of the page): they are cached but not in the page.
+  const Sequence gap = from > lease->hit_.hi ? from - lease->hit_.hi : 0;
+  const std::size_t limit = gap + want;
+  Rows more;
+  SW_RETURN_IF_ERROR(
+      ReadRows(req, lease->iter_.get(), lease->hit_.hi, limit, false, rep, &more));
+  Sequence hi = more.count == limit ? more.last : req.head;
+  cache_.Fill(req.session, lease->generation_, 0, lease->hit_.hi, hi, more.rows,
+              /*extends=*/true);
+  if (*earliest == 0 && !more.rows.empty()) *earliest = more.rows.front()->view().sequence;
+  auto first = std::lower_bound(
+      more.rows.begin(), more.rows.end(), from + 1,
+      [](const CachedRowPtr& row, Sequence seq) { return row->view().sequence < seq; });
+  rows->assign(first, more.rows.end());
+  return Status::OK();
+}
+
+Status ChangesReader::BuildEvents(std::size_t n, PinnedRows pinned,
+                                  std::vector<CachedRowPtr> rows, ChangesViewAccess::Rep* rep) {
   rep->events.resize(n);
   if (!rep->arena_rows.empty()) {
     const char* base = reinterpret_cast<const char*>(rep->arena.data());
@@ -161,9 +184,11 @@ Status ChangesReader::BuildEvents(std::size_t n, std::vector<CachedRowPtr> rows,
     }
     return Status::OK();
   }
-  rows.resize(n);
-  for (std::size_t i = 0; i < n; ++i) rep->events[i] = rows[i]->view();
+  pinned.Truncate(std::min(pinned.size(), n));
+  if (rows.size() > n - pinned.size()) rows.resize(n - pinned.size());
+  rep->pinned = std::move(pinned);
   rep->rows = std::move(rows);
+  for (std::size_t i = 0; i < n; ++i) rep->events[i] = rep->Row(i)->view();
   rep->cached = std::min(rep->cached, n);
   return Status::OK();
 }
@@ -177,7 +202,7 @@ void ChangesReader::RenderEvents(SessionRef session, RowRenderer render,
   std::vector<std::pair<std::size_t, std::pair<std::size_t, std::size_t>>> own;
   std::string scratch;
   for (std::size_t i = 0; i < n; ++i) {
-    const CachedRow* row = i < rep->rows.size() ? rep->rows[i].get() : nullptr;
+    const CachedRow* row = rep->Row(i);
     if (row != nullptr) {
       if (const std::string* r = row->Rendering(render)) {
         rep->renderings[i] = *r;
@@ -185,7 +210,7 @@ void ChangesReader::RenderEvents(SessionRef session, RowRenderer render,
       }
       scratch.clear();
       render(rep->events[i], &scratch);
-      cache_.Memoize(session, rep->rows[i], render, std::move(scratch));
+      cache_.Memoize(session, rep->RowPtr(i), render, std::move(scratch));
       if (const std::string* r = row->Rendering(render)) {
         rep->renderings[i] = *r;
         continue;

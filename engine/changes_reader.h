@@ -72,8 +72,15 @@ class ChangesReader {
   // session's first row above the row-cap mark.
   Status ReadRows(const Request& req, storage::Iterator* it, Sequence from, std::size_t want,
                   bool find_earliest, ChangesViewAccess::Rep* rep, Rows* out);
-  // The page's first `n` events: views of `rows` (with the cache) or of its arena rows.
-  Status BuildEvents(std::size_t n, std::vector<CachedRowPtr> rows, ChangesViewAccess::Rep* rep);
+  // The cached run ends below the head: reads on from its end, at most `want` rows past
+  // `from`, and extends the run. `*rows` gets the rows above `from`.
+  Status ExtendRun(const Request& req, Lease* lease, Sequence from, std::size_t want,
+                   ChangesViewAccess::Rep* rep, std::vector<CachedRowPtr>* rows,
+                   Sequence* earliest);
+  // The page's first `n` events: views of `pinned` then `rows` (with the cache) or of its
+  // arena rows.
+  Status BuildEvents(std::size_t n, PinnedRows pinned, std::vector<CachedRowPtr> rows,
+                     ChangesViewAccess::Rep* rep);
   void RenderEvents(SessionRef session, RowRenderer render, ChangesViewAccess::Rep* rep);
   std::unique_ptr<storage::Iterator> TakeIterator();
   void ReturnIterator(std::unique_ptr<storage::Iterator> it);

@@ -15,7 +15,9 @@ namespace statewatch {
 
 struct ChangesView::Rep {
   std::vector<EventView> events;
-  // With the row cache: the rows events[i] views (kept alive by the page).
+  // With the row cache, the rows events[i] views (kept alive by the page): the first
+  // pinned.size() from a cached run, the rest read from RocksDB.
+  engine::PinnedRows pinned;
   std::vector<engine::CachedRowPtr> rows;
   // Without it: the rows' bytes back to back, each 8-byte aligned, and where each starts.
   std::vector<uint64_t> arena;
@@ -25,8 +27,19 @@ struct ChangesView::Rep {
   std::string rendered;
   std::size_t cached = 0;
 
+  // The row events[i] views, or null without the row cache.
+  const engine::CachedRow* Row(std::size_t i) const {
+    if (i < pinned.size()) return pinned[i].get();
+    i -= pinned.size();
+    return i < rows.size() ? rows[i].get() : nullptr;
+  }
+  const engine::CachedRowPtr& RowPtr(std::size_t i) const {
+    return i < pinned.size() ? pinned[i] : rows[i - pinned.size()];
+  }
+
   void Clear() {
     events.clear();
+    pinned.clear();
     rows.clear();
     arena.clear();
     arena_rows.clear();

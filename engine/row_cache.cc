@@ -52,13 +52,14 @@ bool RowCache::Lookup(SessionRef session, Sequence from, Sequence head, std::siz
   shard.lru.splice(shard.lru.begin(), shard.lru, run.lru);
   hit->earliest = run.earliest;
   hit->hi = run.hi;
-  hit->rows.clear();
-  auto row = std::lower_bound(run.rows.begin(), run.rows.end(), from + 1, SequenceBelow);
-  for (; row != run.rows.end() && hit->rows.size() < want && (*row)->view().sequence <= head;
-       ++row) {
-    hit->rows.push_back(*row);
+  const RowRun& rows = *run.rows;
+  auto first = std::lower_bound(rows.begin(), rows.end(), from + 1, SequenceBelow);
+  std::size_t n = 0;
+  for (auto row = first; row != rows.end() && n < want && (*row)->view().sequence <= head; ++row) {
+    ++n;
   }
-  hit->complete = hit->rows.size() == want || run.hi >= head;
+  hit->rows = PinnedRows(run.rows, static_cast<std::size_t>(first - rows.begin()), n);
+  hit->complete = n == want || run.hi >= head;
   return true;
 }
 
@@ -75,13 +76,20 @@ void RowCache::Fill(SessionRef session, uint64_t generation, Sequence earliest, 
   } else {
     if (it != shard.runs.end()) EraseLocked(shard, it);
     shard.lru.push_front(session.value);
-    it = shard.runs.emplace(session.value, Run{earliest, lo, lo, {}, 0, shard.lru.begin()}).first;
+    it = shard.runs.emplace(session.value, Run{earliest, lo, lo, std::make_shared<const RowRun>(), 0, shard.lru.begin()}).first;
   }
   Run& run = it->second;
-  for (const CachedRowPtr& row : rows) {
-    run.rows.push_back(row);
-    run.charge += row->charge();
-    shard.bytes += row->charge();
+  if (!rows.empty()) {
+    // A new vector: pages may still hold the old one.
+    auto next = std::make_shared<RowRun>();
+    next->reserve(run.rows->size() + rows.size());
+    next->assign(run.rows->begin(), run.rows->end());
+    for (const CachedRowPtr& row : rows) {
+      next->push_back(row);
+      run.charge += row->charge();
+      shard.bytes += row->charge();
+    }
+    run.rows = std::move(next);
   }
   run.hi = hi;
   if (run.earliest == 0 && !rows.empty()) run.earliest = rows.front()->view().sequence;
@@ -115,9 +123,9 @@ void RowCache::Memoize(SessionRef session, const CachedRowPtr& row, RowRenderer 
   auto it = shard.runs.find(session.value);
   if (it == shard.runs.end()) return;  // evicted meanwhile: the row dies with its pages
   Run& run = it->second;
-  auto pos =
-      std::lower_bound(run.rows.begin(), run.rows.end(), row->view().sequence, SequenceBelow);
-  if (pos == run.rows.end() || *pos != row) return;
+  const RowRun& rows = *run.rows;
+  auto pos = std::lower_bound(rows.begin(), rows.end(), row->view().sequence, SequenceBelow);
+  if (pos == rows.end() || *pos != row) return;
   run.charge += charge;
   shard.bytes += charge;
   EvictLocked(shard);
@@ -143,19 +151,21 @@ void RowCache::EraseLocked(Shard& shard, std::unordered_map<uint64_t, Run>::iter
 }
 
 void RowCache::TrimRunLocked(Shard& shard, Run& run) {
-  if (run.rows.size() <= kMaxRunRows) return;
-  std::size_t drop = run.rows.size() - kMaxRunRows;
+  const RowRun& rows = *run.rows;
+  if (rows.size() <= kMaxRunRows) return;
+  std::size_t drop = rows.size() - kMaxRunRows;
   for (std::size_t i = 0; i < drop; ++i) {
-    std::size_t charge = run.rows[i]->charge();
-    if (const std::string* r = run.rows[i]->rendered_.load(std::memory_order_relaxed)) {
+    std::size_t charge = rows[i]->charge();
+    if (const std::string* r = rows[i]->rendered_.load(std::memory_order_relaxed)) {
       charge += r->capacity() + kRenderingOverhead;
     }
     run.charge -= charge;
     shard.bytes -= charge;
   }
   // The run now starts after the last row it dropped.
-  run.lo = run.rows[drop - 1]->view().sequence;
-  run.rows.erase(run.rows.begin(), run.rows.begin() + static_cast<std::ptrdiff_t>(drop));
+  run.lo = rows[drop - 1]->view().sequence;
+  run.rows = std::make_shared<const RowRun>(rows.begin() + static_cast<std::ptrdiff_t>(drop),
+                                            rows.end());
 }
 
 void RowCache::EvictLocked(Shard& shard) {

@@ -65,6 +65,40 @@ class CachedRow {
   std::unique_ptr<const std::string> rendered_owner_;
 };
 using CachedRowPtr = std::shared_ptr<const CachedRow>;
+using RowRun = std::vector<CachedRowPtr>;
+
+// Consecutive rows of a cached run, pinned by one reference to the run's row vector. A run's
+// vector is never changed once published (Fill and trimming publish a new one), so a page
+// holds its rows this way while the cache moves on: one reference count per page instead of
+// one per row, taken under the shard's lock that every reader of the session shares.
+class PinnedRows {
+ public:
+  PinnedRows() = default;
+  PinnedRows(std::shared_ptr<const RowRun> run, std::size_t first, std::size_t count)
+      : run_(std::move(run)), first_(first), count_(count) {}
+
+  std::size_t size() const { return count_; }
+  bool empty() const { return count_ == 0; }
+  const CachedRowPtr& operator[](std::size_t i) const { return (*run_)[first_ + i]; }
+  const CachedRowPtr& front() const { return (*this)[0]; }  // REQUIRES: !empty()
+  RowRun::const_iterator begin() const { return run_ ? run_->begin() + Offset() : Empty(); }
+  RowRun::const_iterator end() const { return begin() + static_cast<std::ptrdiff_t>(count_); }
+  // Keeps the first `n` rows (n <= size()).
+  void Truncate(std::size_t n) { count_ = n; }
+  void clear() {
+    run_.reset();
+    first_ = count_ = 0;
+  }
+
+ private:
+  std::ptrdiff_t Offset() const { return static_cast<std::ptrdiff_t>(first_); }
+  static RowRun::const_iterator Empty() {
+    static const RowRun kEmpty;
+    return kEmpty.begin();
+  }
+  std::shared_ptr<const RowRun> run_;
+  std::size_t first_ = 0, count_ = 0;
+};
 
 class RowCache {
  public:
@@ -84,7 +118,7 @@ class RowCache {
     Sequence earliest = 0;  // the session's earliest retained row (0: none)
     Sequence hi = 0;        // the run ends here
     bool complete = false;  // `want` rows found, or the run reaches `head`
-    std::vector<CachedRowPtr> rows;
+    PinnedRows rows;
   };
   // False when no run of `session` starts at or below `from`.
   bool Lookup(SessionRef session, Sequence from, Sequence head, std::size_t want, Hit* hit);
@@ -119,7 +153,7 @@ class RowCache {
  private:
   struct Run {
     Sequence earliest = 0, lo = 0, hi = 0;
-    std::vector<CachedRowPtr> rows;
+    std::shared_ptr<const RowRun> rows = std::make_shared<const RowRun>();  // never changed
     std::size_t charge = 0;
     std::list<uint64_t>::iterator lru;
   };

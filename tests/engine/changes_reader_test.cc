@@ -65,6 +65,35 @@ TEST_F(ChangesReaderTest, SecondReadComesFromTheCache) {
   EXPECT_EQ(view.events().back().sequence, view.state_version);
 }
 
+// Regression: a read starting above the session's cached run replaced it, so session_status
+// (a lagging page plus a read of the latest event) missed the cache on every request.
+TEST_F(ChangesReaderTest, ATailReadExtendsTheCachedRunInsteadOfReplacingIt) {
+  const std::string key = "agent:main:subagent:tail";
+  for (int i = 0; i < 300; ++i) Human(key);
+  ChangesView view;
+  ASSERT_TRUE(engine_->ReadChanges(Name(key), 50, 200, nullptr, &view).ok());
+  EXPECT_EQ(view.cached_rows(), 0u);
+  // The latest event, 49 rows above the run's end: read through the gap into the run.
+  auto want = engine_->ChangesSince(Name(key), 299, 1);
+  ASSERT_TRUE(want.ok());
+  EXPECT_EQ(Describe(Lean(*engine_, Name(key), 299, 1, &view)), Describe(*want));
+  for (int round = 0; round < 2; ++round) {
+    ASSERT_TRUE(engine_->ReadChanges(Name(key), 50, 200, nullptr, &view).ok());
+    EXPECT_EQ(view.events().size(), 200u);
+    EXPECT_TRUE(view.truncated);
+    EXPECT_EQ(view.cached_rows(), 200u) << "round " << round;
+    ASSERT_TRUE(engine_->ReadChanges(Name(key), 299, 1, nullptr, &view).ok());
+    ASSERT_EQ(view.events().size(), 1u);
+    EXPECT_EQ(view.events()[0].sequence, view.state_version);
+    EXPECT_EQ(view.cached_rows(), 1u) << "round " << round;
+  }
+  // A page with more rows above it than it holds, starting inside the gap it read through.
+  auto mid = engine_->ChangesSince(Name(key), 260, 20);
+  ASSERT_TRUE(mid.ok());
+  EXPECT_EQ(Describe(Lean(*engine_, Name(key), 260, 20, &view)), Describe(*mid));
+  EXPECT_EQ(view.cached_rows(), 20u);
+}
+
 void Upper(const EventView& e, std::string* out) { *out = "#" + std::to_string(e.sequence); }
 
 TEST_F(ChangesReaderTest, RenderingsAreMemoizedWithCachedRows) {
