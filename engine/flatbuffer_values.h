@@ -23,8 +23,7 @@ class AlignedBytes {
  public:
   explicit AlignedBytes(std::string_view bytes) : size_(bytes.size()) {
     // An empty value needs no copy (memcpy into an empty vector's null data is undefined).
-    if (bytes.empty() ||
-        reinterpret_cast<std::uintptr_t>(bytes.data()) % alignof(uint64_t) == 0) {
+    if (bytes.empty() || reinterpret_cast<std::uintptr_t>(bytes.data()) % alignof(uint64_t) == 0) {
       data_ = bytes.data();
       return;
     }

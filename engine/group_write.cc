@@ -26,8 +26,7 @@ void GroupWrite::Delete(storage::Family family, std::string_view key) {
   overlay_.values[{family, std::string(key)}] = std::nullopt;
 }
 
-void GroupWrite::DeleteRange(storage::Family family, std::string_view begin,
-                             std::string_view end) {
+void GroupWrite::DeleteRange(storage::Family family, std::string_view begin, std::string_view end) {
   batch_.DeleteRange(family, begin, end);
   // Earlier writes of the range are gone too; a later Put shadows the range again.
   auto first = overlay_.values.lower_bound({family, std::string(begin)});
@@ -37,9 +36,7 @@ void GroupWrite::DeleteRange(storage::Family family, std::string_view begin,
 }
 
 SideTableHost& HostOf(Engine& engine) { return static_cast<EngineImpl&>(engine); }
-const SideTableHost& HostOf(const Engine& engine) {
-  return static_cast<const EngineImpl&>(engine);
-}
+const SideTableHost& HostOf(const Engine& engine) { return static_cast<const EngineImpl&>(engine); }
 
 void RegisterSideTables(SideTableHost& host) {
   RegisterRegistryDeleteStep(host);

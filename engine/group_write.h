@@ -45,11 +45,16 @@ struct GroupOverlay {
 // function or delete step. Runs on the commit leader only.
 class GroupWrite {
  public:
-  GroupWrite(storage::Batch& batch, const storage::Store& store, GroupOverlay& overlay,
-             int64_t now, uint64_t& message_index, uint64_t& delivery_id,
+  GroupWrite(storage::Batch& batch, const storage::Store& store, GroupOverlay& overlay, int64_t now,
+             uint64_t& message_index, uint64_t& delivery_id,
              std::function<SessionRef(const SessionName&)> intern)
-      : batch_(batch), store_(store), overlay_(overlay), now_(now),
-        message_index_(message_index), delivery_id_(delivery_id), intern_(std::move(intern)) {}
+      : batch_(batch),
+        store_(store),
+        overlay_(overlay),
+        now_(now),
+        message_index_(message_index),
+        delivery_id_(delivery_id),
+        intern_(std::move(intern)) {}
 
   // The group's time (the engine clock when the group began).
   int64_t now() const { return now_; }

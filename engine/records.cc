@@ -15,7 +15,6 @@ using fbv::OptStr;
 using fbv::Str;
 using fbv::Verified;
 
-
 namespace {
 
 void BuildEvent(flatbuffers::FlatBufferBuilder& b, const Event& e, const EventFoldFields& fold) {

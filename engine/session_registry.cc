@@ -53,8 +53,7 @@ Status SessionTables::UpsertSession(const SessionRecord& record) {
       [&update](GroupWrite& g) { return UpsertInGroup(g, update); });
 }
 
-Result<std::optional<SessionRecord>> SessionTablesView::GetSession(
-    const SessionName& name) const {
+Result<std::optional<SessionRecord>> SessionTablesView::GetSession(const SessionName& name) const {
   const engine::SideTableHost& host = HostOf(*engine_);
   SessionRef ref = host.FindSession(engine::CanonicalSession(name));
   if (!ref) return std::optional<SessionRecord>();

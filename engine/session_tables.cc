@@ -2,13 +2,14 @@
 // runs, deliveries and upstream links. Writes go through the engine's commit-group hook
 // (engine/group_write.h), so they share its atomicity, durability and sticky-error rules
 // with every other write. The registry is in session_registry.cc.
+#include "statewatch/session_tables.h"
+
 #include <algorithm>
 
 #include "engine/event_validation.h"
 #include "engine/group_write.h"
 #include "engine/table_codecs.h"
 #include "statewatch/session_key.h"
-#include "statewatch/session_tables.h"
 #include "storage/key_codec.h"
 
 namespace statewatch {
@@ -21,7 +22,7 @@ using storage::Family;
 // ---- transcripts ----------------------------------------------------------------------------
 
 Status SessionTables::AppendTranscript(const SessionName& session,
-                                    std::vector<TranscriptMessage> messages) {
+                                       std::vector<TranscriptMessage> messages) {
   auto name = ResolveSession(session.session_key, session.agent_id);
   if (!name.ok()) return name.status();
   for (const TranscriptMessage& m : messages) {
@@ -142,7 +143,8 @@ Result<bool> SessionTables::AckDelivery(uint64_t id) {
   return found;
 }
 
-Result<std::vector<Delivery>> SessionTablesView::PendingDeliveries(const std::string& agent_id) const {
+Result<std::vector<Delivery>> SessionTablesView::PendingDeliveries(
+    const std::string& agent_id) const {
   std::vector<Delivery> out;
   auto it = HostOf(*engine_).store().NewIterator(Family::kDeliveries);
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
