@@ -156,10 +156,8 @@ Status EngineImpl::BuildDelete(DeleteCmd& cmd) {
   SW_RETURN_IF_ERROR(it->status());
   bool has_projection =
       state_.FindHead(ref) || state_.TargetsOf(ref) || !state_.WatchersOf(ref).empty();
-  g.batch.Delete(Family::kSessions, storage::RegistryKey(ref));
-  g.batch.DeleteRange(Family::kTranscripts, storage::TranscriptPrefix(ref),
-                      storage::TranscriptPrefix(SessionRef{ref.value + 1}));
-  g.batch.Delete(Family::kUpstream, storage::UpstreamKey(ref));
+  GroupWrite side = SideTableWrite();
+  for (const DeleteStep& step : delete_steps_) step(side, ref);
   if (!has_projection && g.deleted_rows.empty()) return Status::OK();
   AddOp(LogOp::Type::kDelete).session = ref;
   return Status::OK();
@@ -312,6 +310,24 @@ Result<VerifyReport> EngineImpl::Rebuild() {
   Command cmd{VerifyCmd{/*replace=*/true, {}}};
   SW_RETURN_IF_ERROR(Execute(cmd));
   return std::move(std::get<VerifyCmd>(cmd.op).report);
+}
+
+// ---- the side tables' hook (engine/group_write.h) ---------------------------------------------
+
+Status EngineImpl::WriteInGroup(WriteFn fn) {
+  Command cmd{GroupWriteCmd{std::move(fn)}};
+  return Execute(cmd);
+}
+
+GroupWrite EngineImpl::SideTableWrite() {
+  Group& g = group_;
+  return GroupWrite(g.batch, *store_, g.side_writes, g.now, g.meta.last_message_index,
+                    g.meta.last_delivery_id, [this](const SessionName& n) { return Intern(n); });
+}
+
+SessionRef EngineImpl::FindSession(const SessionName& canonical) const {
+  std::shared_lock lock(state_mu_);
+  return FindRef(canonical);
 }
 
 }  // namespace statewatch::engine

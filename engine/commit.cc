@@ -26,8 +26,7 @@ enum class Joining {
 };
 
 Joining JoiningOf(const Command& c) {
-  if (std::holds_alternative<RecordCmd>(c.op) || std::holds_alternative<UpsertCmd>(c.op) ||
-      std::holds_alternative<AuxCmd>(c.op)) {
+  if (std::holds_alternative<RecordCmd>(c.op) || std::holds_alternative<GroupWriteCmd>(c.op)) {
     return Joining::kAny;
   }
   if (std::holds_alternative<PruneCmd>(c.op) || std::holds_alternative<DeleteCmd>(c.op) ||
@@ -166,11 +165,9 @@ Status EngineImpl::BuildCommand(Command& cmd) {
         if constexpr (std::is_same_v<T, DeleteCmd>) st = BuildDelete(op);
         if constexpr (std::is_same_v<T, PruneCmd>) st = BuildPrune(op);
         if constexpr (std::is_same_v<T, SweepCmd>) BuildSweep(op);
-        if constexpr (std::is_same_v<T, UpsertCmd>) st = BuildUpsert(op);
-        if constexpr (std::is_same_v<T, AuxCmd>) {
-          AuxContext ctx{*this, group_.batch, group_.now, group_.meta,
-                         [this](const SessionName& n) { return Intern(n); }};
-          st = op.fn(ctx);
+        if constexpr (std::is_same_v<T, GroupWriteCmd>) {
+          GroupWrite w = SideTableWrite();
+          st = op.fn(w);
         }
         if constexpr (std::is_same_v<T, VerifyCmd>) {}  // RunGroup runs it
       },
@@ -323,7 +320,7 @@ void EngineImpl::Group::Reset(int64_t at, const MetaRec& m) {
   new_dedupe.clear();
   new_refs.clear();
   new_names.clear();
-  new_sessions.clear();
+  side_writes.Clear();
   deleted_rows.clear();
   rows_pruned = 0;
   prune_stats = nullptr;

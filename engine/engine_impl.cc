@@ -41,6 +41,7 @@ Result<std::unique_ptr<Engine>> OpenEngineWithHooks(const EngineOptions& options
   if (!store.ok()) return store.status();
   auto engine = std::make_unique<EngineImpl>(options, std::move(*store), cap_mark);
   engine->TEST_SetCrashPoint(hooks.crash_point);
+  RegisterSideTables(*engine);
   SW_RETURN_IF_ERROR(engine->Load());
   if (options.prune_on_open && !options.read_only) {
     auto pruned = engine->Prune();

@@ -22,8 +22,9 @@
 //
 // Files: engine_impl.cc (open, load, reads), commit.cc (the queue, group commit, the fold),
 // commands.cc (building each command; the public write methods), retention.cc (pruning),
-// checkpoint.cc (checkpoint, replay, format migration), verify.cc (verify, rebuild),
-// session_registry.cc and tools_state.cc (side tables through kAux).
+// checkpoint.cc (checkpoint, replay, format migration), verify.cc (verify, rebuild).
+// The side tables (include/statewatch/session_tables.h) are not the engine's: they write
+// through WriteInGroup (engine/group_write.h) and register their delete-session steps.
 #ifndef STATEWATCH_ENGINE_ENGINE_IMPL_H_
 #define STATEWATCH_ENGINE_ENGINE_IMPL_H_
 
@@ -43,6 +44,7 @@
 
 #include "engine/changes_reader.h"
 #include "engine/event_validation.h"
+#include "engine/group_write.h"
 #include "engine/records.h"
 #include "engine/wake_scheduler.h"
 #include "log/log_backend.h"
@@ -63,8 +65,6 @@ struct EngineTestHooks {
 Result<std::unique_ptr<Engine>> OpenEngineWithHooks(const EngineOptions& options,
                                                     const std::string& path,
                                                     const EngineTestHooks& hooks);
-
-struct AuxContext;
 
 // ---- commands: inputs and, once done, outputs ----
 struct RecordCmd {
@@ -97,20 +97,16 @@ struct VerifyCmd {
   bool replace = false;  // Rebuild
   VerifyReport report;
 };
-struct UpsertCmd {
-  SessionRecord record;
-};
-// A side-table change (transcripts, runs, deliveries, upstream links) made inside the commit
-// group; it may intern names and read the store.
-struct AuxCmd {
-  std::function<Status(AuxContext&)> fn;
+// A side table's write inside the commit group (SideTableHost::WriteInGroup).
+struct GroupWriteCmd {
+  SideTableHost::WriteFn fn;
 };
 
 struct Command {
   template <typename Op>
   explicit Command(Op op) : op(std::move(op)) {}
   std::variant<RecordCmd, WatchCmd, AckCmd, ResetCmd, DeleteCmd, PruneCmd, SweepCmd, VerifyCmd,
-               UpsertCmd, AuxCmd>
+               GroupWriteCmd>
       op;
   Status status;
   // queue bookkeeping
@@ -118,7 +114,7 @@ struct Command {
   std::condition_variable cv;
 };
 
-class EngineImpl final : public Engine {
+class EngineImpl final : public Engine, public SideTableHost {
  public:
   EngineImpl(const EngineOptions& options, std::unique_ptr<storage::Store> store,
              std::shared_ptr<std::atomic<uint64_t>> durable_cap_mark);
@@ -179,6 +175,12 @@ class EngineImpl final : public Engine {
   Status ForEachEvent(const std::function<Status(const Event&)>& fn) const override;
   const Clock& clock() const override { return *clock_; }
 
+  // SideTableHost (engine/group_write.h).
+  Status WriteInGroup(WriteFn fn) override;
+  void AddDeleteStep(DeleteStep step) override { delete_steps_.push_back(std::move(step)); }
+  const storage::Store& store() const override { return *store_; }
+  SessionRef FindSession(const SessionName& canonical) const override;
+
   // Tests: commands waiting in the commit queue (including the one being committed).
   std::size_t TEST_QueueLength();
   void TEST_SetCrashPoint(std::function<void(const char*)> f) { crash_point_ = std::move(f); }
@@ -216,7 +218,7 @@ class EngineImpl final : public Engine {
     std::unordered_map<std::string_view, const Event*> new_dedupe;  // this group's keys
     std::unordered_map<std::string, SessionRef> new_refs;           // names interned here
     std::vector<std::pair<SessionRef, SessionName>> new_names;
-    std::unordered_map<uint64_t, SessionRecord> new_sessions;  // registry entries this group
+    GroupOverlay side_writes;  // what side tables wrote this group (GroupWrite::Get)
     std::vector<Sequence> deleted_rows;  // rows deleted by key (age pass, session delete)
     uint64_t rows_pruned = 0;
     PruneStats* prune_stats = nullptr;  // the group's PruneCmd, if any
@@ -248,9 +250,8 @@ class EngineImpl final : public Engine {
   void BuildReset(ResetCmd& cmd);
   Status BuildDelete(DeleteCmd& cmd);
   void BuildSweep(SweepCmd& cmd);
-  Status BuildUpsert(UpsertCmd& cmd);
-  Status RunAux(std::function<Status(AuxContext&)> fn);
-  friend struct AuxContext;
+  // A GroupWrite on the group being built.
+  GroupWrite SideTableWrite();
   // Takes the next sequence for an op and adds it to the group record.
   projections::LogOp& AddOp(projections::LogOp::Type type);
   SessionRef Intern(const SessionName& name);
@@ -344,19 +345,12 @@ class EngineImpl final : public Engine {
   Counters counters_;
 
   std::function<void(const char*)> crash_point_;  // tests only (EngineTestHooks)
+  // The side tables' shares of DeleteSession; registered at open, then read-only.
+  std::vector<DeleteStep> delete_steps_;
 
   // The commit queue.
   std::mutex queue_mu_;
   std::deque<Command*> queue_;
-};
-
-// What a kAux command may touch inside its commit group.
-struct AuxContext {
-  EngineImpl& engine;
-  storage::Batch& batch;
-  int64_t now;
-  MetaRec& meta;  // the group's counters (last_delivery_id, last_message_index)
-  std::function<SessionRef(const SessionName&)> intern;
 };
 
 }  // namespace statewatch::engine

@@ -118,20 +118,6 @@ class GroupEncoder {
 // Verifies and decodes into `*out` (reusing its vectors).
 Status DecodeGroup(std::string_view bytes, GroupRec* out);
 
-std::string EncodeSessionRecord(const SessionRecord& r);
-Result<SessionRecord> DecodeSessionRecord(std::string_view bytes);
-// Overlays the fields present in `update` on `base`.
-void MergeSessionRecord(const SessionRecord& update, SessionRecord* base);
-
-std::string EncodeTranscriptMessage(const TranscriptMessage& m);
-Result<TranscriptMessage> DecodeTranscriptMessage(std::string_view bytes);
-std::string EncodeRun(const RunRecord& r);
-Result<RunRecord> DecodeRun(std::string_view bytes);
-std::string EncodeDelivery(const Delivery& d);
-Result<Delivery> DecodeDelivery(std::string_view bytes);
-std::string EncodeUpstreamLink(const UpstreamLink& l);
-Result<UpstreamLink> DecodeUpstreamLink(std::string_view bytes);
-
 // The on-disk format this build writes. 1: every commit wrote its log record per sequence,
 // by_seq, dedupe, heads, cursors and meta; 2: one group record + rows per commit, the
 // projections in checkpoints (docs/design.md). Format 1 is migrated at open.

@@ -1,35 +1,36 @@
-// EngineImpl: the session registry (sessions CF). Writes go through the commit queue like
-// every other mutation, so they share its durability and sticky-error rules.
-#include "engine/engine_impl.h"
+// SessionTables: the session registry (the sessions column family), written through the
+// engine's commit-group hook (engine/group_write.h).
+#include "engine/event_validation.h"
+#include "engine/group_write.h"
+#include "engine/table_codecs.h"
 #include "statewatch/session_key.h"
+#include "statewatch/session_tables.h"
 #include "storage/key_codec.h"
 
-namespace statewatch::engine {
+namespace statewatch {
 
+using engine::GroupWrite;
+using engine::HostOf;
 using storage::Family;
 
-Status EngineImpl::BuildUpsert(UpsertCmd& cmd) {
-  Group& g = group_;
-  SessionRecord& update = cmd.record;
-  SessionRef ref = Intern(update.name);
-  std::string key = storage::RegistryKey(ref);
+namespace {
+
+// Merges `update` into the stored entry (or a new one) and writes it.
+Status UpsertInGroup(GroupWrite& g, const SessionRecord& update) {
+  std::string key = storage::RegistryKey(g.Intern(update.name));
+  auto stored = g.Get(Family::kSessions, key);
+  if (!stored.ok()) return stored.status();
   SessionRecord merged;
   merged.name = update.name;
-  if (auto it = g.new_sessions.find(ref.value); it != g.new_sessions.end()) {
-    merged = it->second;
+  if (stored->has_value()) {
+    auto rec = engine::DecodeSessionRecord(**stored);
+    if (!rec.ok()) return rec.status();
+    merged = std::move(*rec);
   } else {
-    auto stored = store_->Get(Family::kSessions, key);
-    if (!stored.ok()) return stored.status();
-    if (stored->has_value()) {
-      auto rec = DecodeSessionRecord(**stored);
-      if (!rec.ok()) return rec.status();
-      merged = std::move(*rec);
-    } else {
-      merged.created_at_ms = g.now;
-    }
+    merged.created_at_ms = g.now();
   }
-  MergeSessionRecord(update, &merged);
-  if (!update.updated_at_ms) merged.updated_at_ms = g.now;
+  engine::MergeSessionRecord(update, &merged);
+  if (!update.updated_at_ms) merged.updated_at_ms = g.now();
   // createdAt never follows updatedAt: a gateway importing a session with a past updatedAt
   // tells us it existed by then, so the creation time moves back to it (not the update
   // forward: the gateway's own clock is the one that dated it).
@@ -37,40 +38,38 @@ Status EngineImpl::BuildUpsert(UpsertCmd& cmd) {
       *merged.created_at_ms > *merged.updated_at_ms) {
     merged.created_at_ms = merged.updated_at_ms;
   }
-  g.batch.Put(Family::kSessions, key, EncodeSessionRecord(merged));
-  g.new_sessions[ref.value] = merged;
+  g.Put(Family::kSessions, key, engine::EncodeSessionRecord(merged));
   return Status::OK();
 }
 
-Status EngineImpl::UpsertSession(const SessionRecord& record) {
+}  // namespace
+
+Status SessionTables::UpsertSession(const SessionRecord& record) {
   auto resolved = ResolveSession(record.name.session_key, record.name.agent_id);
   if (!resolved.ok()) return resolved.status();
-  UpsertCmd upsert{record};
-  upsert.record.name = *resolved;
-  Command cmd{std::move(upsert)};
-  return Execute(cmd);
+  SessionRecord update = record;
+  update.name = *resolved;
+  return HostOf(*engine_).WriteInGroup(
+      [&update](GroupWrite& g) { return UpsertInGroup(g, update); });
 }
 
-Result<std::optional<SessionRecord>> EngineImpl::GetSession(const SessionName& name) const {
-  SessionRef ref;
-  {
-    std::shared_lock lock(state_mu_);
-    ref = FindRef(CanonicalSession(name));
-  }
+Result<std::optional<SessionRecord>> SessionTablesView::GetSession(const SessionName& name) const {
+  const engine::SideTableHost& host = HostOf(*engine_);
+  SessionRef ref = host.FindSession(engine::CanonicalSession(name));
   if (!ref) return std::optional<SessionRecord>();
-  auto stored = store_->Get(Family::kSessions, storage::RegistryKey(ref));
+  auto stored = host.store().Get(Family::kSessions, storage::RegistryKey(ref));
   if (!stored.ok()) return stored.status();
   if (!stored->has_value()) return std::optional<SessionRecord>();
-  auto rec = DecodeSessionRecord(**stored);
+  auto rec = engine::DecodeSessionRecord(**stored);
   if (!rec.ok()) return rec.status();
   return std::optional<SessionRecord>(std::move(*rec));
 }
 
-Result<std::vector<SessionRecord>> EngineImpl::ListSessions() const {
+Result<std::vector<SessionRecord>> SessionTablesView::ListSessions() const {
   std::vector<SessionRecord> out;
-  auto it = store_->NewIterator(Family::kSessions);
+  auto it = HostOf(*engine_).store().NewIterator(Family::kSessions);
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    auto rec = DecodeSessionRecord(it->value());
+    auto rec = engine::DecodeSessionRecord(it->value());
     if (!rec.ok()) return rec.status();
     out.push_back(std::move(*rec));
   }
@@ -78,4 +77,14 @@ Result<std::vector<SessionRecord>> EngineImpl::ListSessions() const {
   return out;
 }
 
-}  // namespace statewatch::engine
+namespace engine {
+
+void RegisterRegistryDeleteStep(SideTableHost& host) {
+  host.AddDeleteStep([](GroupWrite& g, SessionRef session) {
+    g.Delete(Family::kSessions, storage::RegistryKey(session));
+  });
+}
+
+}  // namespace engine
+
+}  // namespace statewatch

@@ -30,6 +30,7 @@
 
 #include "engine/event_validation.h"
 #include "engine/records.h"
+#include "engine/table_codecs.h"
 #include "monitor/upstream_link_json.h"
 #include "server/request_guard.h"
 #include "server/url.h"

@@ -260,6 +260,8 @@ struct SpawnOptions {
 
 // The state of a sessions_send run (the reply-back loop of semantics.md §9).
 struct SendRunState {
+  // Persisted (runs): DO NOT CHANGE the values; retired values are never reused. A stored
+  // value outside them is Corruption.
   enum class Phase { kAwaiting = 0, kPingPong = 1, kDone = 2 };
   Phase phase = Phase::kAwaiting;
   int turn = 0;  // ping-pong deliveries made

@@ -1,0 +1,68 @@
+// Helpers shared by the value codecs (engine/records.cc, engine/table_codecs.cc): aligned
+// verification of a stored FlatBuffers value and the string conventions of the schema.
+//
+// Thread-safe: pure functions.
+#ifndef STATEWATCH_ENGINE_FLATBUFFER_VALUES_H_
+#define STATEWATCH_ENGINE_FLATBUFFER_VALUES_H_
+
+#include <flatbuffers/flatbuffers.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "statewatch/status.h"
+
+namespace statewatch::engine::fbv {
+
+// RocksDB hands out values at any address; FlatBuffers reads scalars in place and needs
+// them aligned. Values that are not 8-byte aligned are copied into an aligned buffer first.
+class AlignedBytes {
+ public:
+  explicit AlignedBytes(std::string_view bytes) : size_(bytes.size()) {
+    // An empty value needs no copy (memcpy into an empty vector's null data is undefined).
+    if (bytes.empty() || reinterpret_cast<std::uintptr_t>(bytes.data()) % alignof(uint64_t) == 0) {
+      data_ = bytes.data();
+      return;
+    }
+    copy_.resize((bytes.size() + 7) / 8);
+    std::memcpy(copy_.data(), bytes.data(), bytes.size());
+    data_ = reinterpret_cast<const char*>(copy_.data());
+  }
+  const uint8_t* data() const { return reinterpret_cast<const uint8_t*>(data_); }
+  std::size_t size() const { return size_; }
+
+ private:
+  const char* data_ = nullptr;
+  std::size_t size_ = 0;
+  std::vector<uint64_t> copy_;
+};
+
+// Verifies `bytes` (aligned through `holder`) as a T. The result points into `holder`.
+template <typename T>
+Result<const T*> Verified(const AlignedBytes& holder, const char* what) {
+  flatbuffers::Verifier v(holder.data(), holder.size());
+  if (!v.VerifyBuffer<T>(nullptr)) {
+    return Status::Corruption(std::string(what) + " record failed verification (" +
+                              std::to_string(holder.size()) + " bytes)");
+  }
+  return flatbuffers::GetRoot<T>(holder.data());
+}
+
+inline std::string Str(const flatbuffers::String* s) { return s ? s->str() : std::string(); }
+
+inline std::string Finish(flatbuffers::FlatBufferBuilder& b) {
+  return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
+}
+
+// Optional strings are omitted from the buffer when empty.
+inline flatbuffers::Offset<flatbuffers::String> OptStr(flatbuffers::FlatBufferBuilder& b,
+                                                       const std::string& s) {
+  return s.empty() ? 0 : b.CreateString(s);
+}
+
+}  // namespace statewatch::engine::fbv
+
+#endif  // STATEWATCH_ENGINE_FLATBUFFER_VALUES_H_

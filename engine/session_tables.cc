@@ -1,0 +1,221 @@
+// SessionTables: the state the session tools and the upstream monitor keep — transcripts,
+// runs, deliveries and upstream links. Writes go through the engine's commit-group hook
+// (engine/group_write.h), so they share its atomicity, durability and sticky-error rules
+// with every other write. The registry is in session_registry.cc.
+#include "statewatch/session_tables.h"
+
+#include <algorithm>
+
+#include "engine/event_validation.h"
+#include "engine/group_write.h"
+#include "engine/table_codecs.h"
+#include "statewatch/session_key.h"
+#include "storage/key_codec.h"
+
+namespace statewatch {
+
+using engine::GroupCounter;
+using engine::GroupWrite;
+using engine::HostOf;
+using storage::Family;
+
+// ---- transcripts ----------------------------------------------------------------------------
+
+Status SessionTables::AppendTranscript(const SessionName& session,
+                                       std::vector<TranscriptMessage> messages) {
+  auto name = ResolveSession(session.session_key, session.agent_id);
+  if (!name.ok()) return name.status();
+  for (const TranscriptMessage& m : messages) {
+    bool provenance_ok =
+        !m.provenance ||
+        (IsValidUtf8(m.provenance->source_session_key) && IsValidUtf8(m.provenance->source_tool) &&
+         IsValidUtf8(m.provenance->source_channel) && IsValidUtf8(m.provenance->run_id));
+    if (!IsValidUtf8(m.role) || !IsValidUtf8(m.content_json) || !IsValidUtf8(m.tool_name) ||
+        !provenance_ok) {
+      return Status::InvalidArgument("transcript message is not valid UTF-8");
+    }
+  }
+  return HostOf(*engine_).WriteInGroup([&, n = *name](GroupWrite& g) {
+    SessionRef ref = g.Intern(n);
+    for (TranscriptMessage& m : messages) {
+      m.index = g.NextId(GroupCounter::kMessageIndex);
+      if (m.timestamp_ms == 0) m.timestamp_ms = g.now();
+      g.Put(Family::kTranscripts, storage::TranscriptKey(ref, m.index),
+            engine::EncodeTranscriptMessage(m));
+    }
+    return Status::OK();
+  });
+}
+
+namespace {
+
+// Reads up to `limit` messages of `ref`'s transcript, oldest first: the first ones, or
+// (newest) the last ones.
+Result<std::vector<TranscriptMessage>> ReadTranscript(const storage::Store& store, SessionRef ref,
+                                                      std::size_t limit, bool newest) {
+  std::vector<TranscriptMessage> out;
+  if (!ref || limit == 0) return out;
+  auto it = store.NewIterator(Family::kTranscripts, storage::TranscriptPrefix(ref),
+                              storage::TranscriptPrefix(SessionRef{ref.value + 1}));
+  for (newest ? it->SeekToLast() : it->SeekToFirst(); it->Valid() && out.size() < limit;
+       newest ? it->Prev() : it->Next()) {
+    auto m = engine::DecodeTranscriptMessage(it->value());
+    if (!m.ok()) return m.status();
+    out.push_back(std::move(*m));
+  }
+  SW_RETURN_IF_ERROR(it->status());
+  if (newest) std::reverse(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+Result<std::vector<TranscriptMessage>> SessionTablesView::RecentTranscript(
+    const SessionName& session, std::size_t limit) const {
+  const engine::SideTableHost& host = HostOf(*engine_);
+  SessionRef ref = host.FindSession(engine::CanonicalSession(session));
+  return ReadTranscript(host.store(), ref, limit, /*newest=*/true);
+}
+
+Result<std::vector<TranscriptMessage>> SessionTablesView::FirstTranscript(
+    const SessionName& session, std::size_t limit) const {
+  const engine::SideTableHost& host = HostOf(*engine_);
+  SessionRef ref = host.FindSession(engine::CanonicalSession(session));
+  return ReadTranscript(host.store(), ref, limit, /*newest=*/false);
+}
+
+// ---- runs -----------------------------------------------------------------------------------
+
+Status SessionTables::PutRun(const RunRecord& run) {
+  if (run.run_id.empty()) return Status::InvalidArgument("runId must not be empty");
+  return HostOf(*engine_).WriteInGroup([&](GroupWrite& g) {
+    g.Put(Family::kRuns, storage::RunKey(run.run_id), engine::EncodeRun(run));
+    return Status::OK();
+  });
+}
+
+Result<std::optional<RunRecord>> SessionTablesView::GetRun(const std::string& run_id) const {
+  auto v = HostOf(*engine_).store().Get(Family::kRuns, storage::RunKey(run_id));
+  if (!v.ok()) return v.status();
+  if (!v->has_value()) return std::optional<RunRecord>();
+  auto r = engine::DecodeRun(**v);
+  if (!r.ok()) return r.status();
+  return std::optional<RunRecord>(std::move(*r));
+}
+
+Result<std::vector<RunRecord>> SessionTablesView::ListRuns() const {
+  std::vector<RunRecord> out;
+  auto it = HostOf(*engine_).store().NewIterator(Family::kRuns);
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    auto r = engine::DecodeRun(it->value());
+    if (!r.ok()) return r.status();
+    out.push_back(std::move(*r));
+  }
+  SW_RETURN_IF_ERROR(it->status());
+  return out;
+}
+
+// ---- deliveries -----------------------------------------------------------------------------
+
+Result<uint64_t> SessionTables::EnqueueDelivery(const Delivery& delivery) {
+  uint64_t id = 0;
+  Status st = HostOf(*engine_).WriteInGroup([&](GroupWrite& g) {
+    Delivery d = delivery;
+    d.id = id = g.NextId(GroupCounter::kDeliveryId);
+    if (d.created_at_ms == 0) d.created_at_ms = g.now();
+    g.Put(Family::kDeliveries, storage::DeliveryKey(d.id), engine::EncodeDelivery(d));
+    return Status::OK();
+  });
+  if (!st.ok()) return st;
+  return id;
+}
+
+Result<bool> SessionTables::AckDelivery(uint64_t id) {
+  bool found = false;
+  Status st = HostOf(*engine_).WriteInGroup([&](GroupWrite& g) {
+    auto v = g.Get(Family::kDeliveries, storage::DeliveryKey(id));
+    if (!v.ok()) return v.status();
+    found = v->has_value();
+    if (found) g.Delete(Family::kDeliveries, storage::DeliveryKey(id));
+    return Status::OK();
+  });
+  if (!st.ok()) return st;
+  return found;
+}
+
+Result<std::vector<Delivery>> SessionTablesView::PendingDeliveries(
+    const std::string& agent_id) const {
+  std::vector<Delivery> out;
+  auto it = HostOf(*engine_).store().NewIterator(Family::kDeliveries);
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    auto d = engine::DecodeDelivery(it->value());
+    if (!d.ok()) return d.status();
+    if (agent_id.empty() || d->agent_id == agent_id) out.push_back(std::move(*d));
+  }
+  SW_RETURN_IF_ERROR(it->status());
+  return out;
+}
+
+// ---- upstream links -------------------------------------------------------------------------
+
+Status SessionTables::PutUpstreamLink(const UpstreamLink& link) {
+  auto name = ResolveSession(link.session.session_key, link.session.agent_id);
+  if (!name.ok()) return name.status();
+  return HostOf(*engine_).WriteInGroup([&, n = *name](GroupWrite& g) {
+    UpstreamLink l = link;
+    l.session = n;
+    g.Put(Family::kUpstream, storage::UpstreamKey(g.Intern(n)), engine::EncodeUpstreamLink(l));
+    return Status::OK();
+  });
+}
+
+Status SessionTables::DeleteUpstreamLink(const SessionName& session) {
+  auto name = ResolveSession(session.session_key, session.agent_id);
+  if (!name.ok()) return name.status();
+  return HostOf(*engine_).WriteInGroup([&, n = *name](GroupWrite& g) {
+    g.Delete(Family::kUpstream, storage::UpstreamKey(g.Intern(n)));
+    return Status::OK();
+  });
+}
+
+Result<std::optional<UpstreamLink>> SessionTablesView::GetUpstreamLink(
+    const SessionName& session) const {
+  const engine::SideTableHost& host = HostOf(*engine_);
+  SessionRef ref = host.FindSession(engine::CanonicalSession(session));
+  if (!ref) return std::optional<UpstreamLink>();
+  auto v = host.store().Get(Family::kUpstream, storage::UpstreamKey(ref));
+  if (!v.ok()) return v.status();
+  if (!v->has_value()) return std::optional<UpstreamLink>();
+  auto l = engine::DecodeUpstreamLink(**v);
+  if (!l.ok()) return l.status();
+  return std::optional<UpstreamLink>(std::move(*l));
+}
+
+Result<std::vector<UpstreamLink>> SessionTablesView::ListUpstreamLinks() const {
+  std::vector<UpstreamLink> out;
+  auto it = HostOf(*engine_).store().NewIterator(Family::kUpstream);
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    auto l = engine::DecodeUpstreamLink(it->value());
+    if (!l.ok()) return l.status();
+    out.push_back(std::move(*l));
+  }
+  SW_RETURN_IF_ERROR(it->status());
+  return out;
+}
+
+namespace engine {
+
+// Runs and deliveries are kept: they belong to their requester.
+void RegisterToolTableDeleteSteps(SideTableHost& host) {
+  host.AddDeleteStep([](GroupWrite& g, SessionRef session) {
+    g.DeleteRange(Family::kTranscripts, storage::TranscriptPrefix(session),
+                  storage::TranscriptPrefix(SessionRef{session.value + 1}));
+  });
+  host.AddDeleteStep([](GroupWrite& g, SessionRef session) {
+    g.Delete(Family::kUpstream, storage::UpstreamKey(session));
+  });
+}
+
+}  // namespace engine
+
+}  // namespace statewatch

@@ -1,0 +1,97 @@
+// statewatch::SessionTables — the tables the session tools keep beside the journal: the
+// session registry, transcripts, runs, deliveries and upstream links.
+//
+//   statewatch::SessionTables tables(*engine);
+//   auto r = tables.UpsertSession(record);    // durable when it returns OK
+//   auto entry = statewatch::SessionTablesView(*engine).GetSession(name);
+//
+// A handle is two pointers: make one wherever it is needed. Its writes go through the
+// engine's commit groups, so they share Record's atomicity, durability, group commit and
+// failure rules (after a failed durable write every later write fails until reopen), and
+// DeleteSession removes the registry entry, transcript and upstream link of the session in
+// the same atomic step (runs and deliveries are kept: they belong to their requester).
+// REQUIRES: the engine outlives the handle.
+//
+// Thread-safe.
+#ifndef STATEWATCH_SESSION_TABLES_H_
+#define STATEWATCH_SESSION_TABLES_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "statewatch/engine.h"
+#include "statewatch/status.h"
+#include "statewatch/types.h"
+
+namespace statewatch {
+
+// The reads.
+class SessionTablesView {
+ public:
+  explicit SessionTablesView(const Engine& engine) : engine_(&engine) {}
+
+  // ---- the session registry ----
+  // The entry, or nullopt.
+  Result<std::optional<SessionRecord>> GetSession(const SessionName& name) const;
+  // Every entry (unordered).
+  Result<std::vector<SessionRecord>> ListSessions() const;
+
+  // ---- transcripts ----
+  // The last `limit` messages, oldest first.
+  Result<std::vector<TranscriptMessage>> RecentTranscript(const SessionName& session,
+                                                          std::size_t limit) const;
+  // The first `limit` messages, oldest first (titles derived from the opening message).
+  Result<std::vector<TranscriptMessage>> FirstTranscript(const SessionName& session,
+                                                         std::size_t limit) const;
+
+  // ---- runs ----
+  Result<std::optional<RunRecord>> GetRun(const std::string& run_id) const;
+  Result<std::vector<RunRecord>> ListRuns() const;
+
+  // ---- deliveries ----
+  // Unacknowledged deliveries for an agent ("" = all), oldest first.
+  Result<std::vector<Delivery>> PendingDeliveries(const std::string& agent_id) const;
+
+  // ---- upstream links (semantics.md §7) ----
+  Result<std::optional<UpstreamLink>> GetUpstreamLink(const SessionName& session) const;
+  Result<std::vector<UpstreamLink>> ListUpstreamLinks() const;
+
+ private:
+  const Engine* engine_;
+};
+
+// The reads and the writes. Bad input (a malformed session key, invalid UTF-8, an empty
+// run id) fails with InvalidArgument naming it and writes nothing.
+class SessionTables : public SessionTablesView {
+ public:
+  explicit SessionTables(Engine& engine) : SessionTablesView(engine), engine_(&engine) {}
+
+  // Creates or updates the registry entry of `record.name`; absent fields keep their stored
+  // values, the fields in `record.clear` are removed. A new entry gets createdAt/updatedAt =
+  // now unless given; createdAt is lowered to updatedAt when it would be later.
+  Status UpsertSession(const SessionRecord& record);
+
+  // Appends messages to the session's transcript; assigns their indexes.
+  Status AppendTranscript(const SessionName& session, std::vector<TranscriptMessage> messages);
+
+  // Creates or replaces a run.
+  Status PutRun(const RunRecord& run);
+
+  // Queues a delivery; returns its id.
+  Result<uint64_t> EnqueueDelivery(const Delivery& delivery);
+  // Removes an acknowledged delivery; false when there was none with that id.
+  Result<bool> AckDelivery(uint64_t id);
+
+  Status PutUpstreamLink(const UpstreamLink& link);  // create or replace
+  Status DeleteUpstreamLink(const SessionName& session);
+
+ private:
+  Engine* engine_;
+};
+
+}  // namespace statewatch
+
+#endif  // STATEWATCH_SESSION_TABLES_H_

@@ -1,0 +1,143 @@
+// The side tables' hook (engine/group_write.h): SessionTables writes join the commit group of
+// the journal events queued with them, read that group's earlier writes, and DeleteSession
+// runs every registered delete step. The group is formed as in group_commit_test.cc: the
+// first commit's fsync is held while the others queue; every wait is bounded.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+#include <vector>
+
+#include "engine/engine_fixture.h"
+#include "engine/engine_impl.h"
+#include "statewatch/session_tables.h"
+#include "storage/store.h"
+
+namespace statewatch::testing {
+namespace {
+
+// Waits until `done()` holds, for at most ~20 s of polling; false when it never did.
+template <typename F>
+bool WaitFor(F done) {
+  for (int i = 0; i < 20000; ++i) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return done();
+}
+
+EventInput Event(const std::string& key) {
+  EventInput in;
+  in.session_key = key;
+  in.kind = "human_direct_message";
+  in.actor_type = ActorType::kHuman;
+  in.summary = "hello";
+  return in;
+}
+
+SessionRecord Update(const std::string& key) {
+  SessionRecord r;
+  r.name = SessionName{"main", key};
+  return r;
+}
+
+TEST(GroupWriteTest, SideTableWritesShareTheGroupAndReadItsEarlierWrites) {
+  std::string dir = NewTempDir("group-write");
+  auto faults = storage::NewFaultInjector();
+  EngineOptions options;
+  options.clock = std::make_shared<ManualClock>(1764460800000);
+  options.durability = Durability::kSync;
+  engine::EngineTestHooks hooks;
+  hooks.faults = faults;
+  auto opened = engine::OpenEngineWithHooks(options, dir, hooks);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  auto* engine = dynamic_cast<engine::EngineImpl*>(opened->get());
+  ASSERT_NE(engine, nullptr);
+  SessionTables tables(*engine);
+  const uint64_t groups_before = engine->Stats()->commit_groups;
+
+  Status first, label, model;
+  Result<RecordResult> recorded = Status::IOError("not run");
+  std::vector<std::thread> writers;
+  faults->HoldSyncs();
+  RunRecord held_run;
+  held_run.run_id = "held";
+  writers.emplace_back([&] { first = tables.PutRun(held_run); });
+  bool held = WaitFor([&] { return faults->held_syncs() == 1; });
+  // Queued behind the held commit, in this order: an event, then two upserts of one entry.
+  if (held) writers.emplace_back([&] { recorded = engine->Record(Event("agent:main:a")); });
+  bool queued = held && WaitFor([&] { return engine->TEST_QueueLength() == 2; });
+  if (queued) {
+    writers.emplace_back([&] {
+      SessionRecord u = Update("agent:main:a");
+      u.label = "first";
+      label = tables.UpsertSession(u);
+    });
+  }
+  queued = queued && WaitFor([&] { return engine->TEST_QueueLength() == 3; });
+  if (queued) {
+    writers.emplace_back([&] {
+      SessionRecord u = Update("agent:main:a");
+      u.model = "m1";
+      model = tables.UpsertSession(u);
+    });
+  }
+  queued = queued && WaitFor([&] { return engine->TEST_QueueLength() == 4; });
+  faults->ReleaseSyncs();
+  for (std::thread& t : writers) t.join();
+  ASSERT_TRUE(held) << "the first commit never reached its fsync";
+  ASSERT_TRUE(queued) << "only " << engine->TEST_QueueLength() << " commands queued";
+  ASSERT_TRUE(first.ok()) << first.ToString();
+  ASSERT_TRUE(recorded.ok()) << recorded.status().ToString();
+  ASSERT_TRUE(label.ok()) << label.ToString();
+  ASSERT_TRUE(model.ok()) << model.ToString();
+  EXPECT_EQ(engine->Stats()->commit_groups - groups_before, 2u)
+      << "the held commit, then the event and both upserts in one group";
+  auto entry = tables.GetSession(SessionName{"main", "agent:main:a"});
+  ASSERT_TRUE(entry.ok()) << entry.status().ToString();
+  ASSERT_TRUE(entry->has_value());
+  EXPECT_EQ((*entry)->label, std::optional<std::string>("first"))
+      << "the second upsert read the first one's write in the same group";
+  EXPECT_EQ((*entry)->model, std::optional<std::string>("m1"));
+  opened->reset();
+  std::filesystem::remove_all(dir);
+}
+
+class SessionTablesDeleteTest : public EngineTest {};
+
+TEST_F(SessionTablesDeleteTest, DeleteSessionRunsEveryTablesStepAndKeepsRunsAndDeliveries) {
+  SessionTables tables(*engine_);
+  const SessionName name = Name("agent:main:gone");
+  Human("agent:main:gone");
+  SessionRecord entry;
+  entry.name = name;
+  ASSERT_TRUE(tables.UpsertSession(entry).ok());
+  TranscriptMessage m;
+  m.role = "user";
+  m.content_json = "\"hi\"";
+  ASSERT_TRUE(tables.AppendTranscript(name, {m}).ok());
+  UpstreamLink link;
+  link.session = name;
+  link.upstream_kind = "jsonl";
+  ASSERT_TRUE(tables.PutUpstreamLink(link).ok());
+  RunRecord run;
+  run.run_id = "r1";
+  run.target = name;
+  ASSERT_TRUE(tables.PutRun(run).ok());
+  Delivery d;
+  d.agent_id = "main";
+  d.session_key = "agent:main:gone";
+  auto delivery = tables.EnqueueDelivery(d);
+  ASSERT_TRUE(delivery.ok()) << delivery.status().ToString();
+
+  ASSERT_TRUE(engine_->DeleteSession(name).ok());
+  EXPECT_FALSE(tables.GetSession(name)->has_value());
+  EXPECT_TRUE(tables.RecentTranscript(name, 10)->empty());
+  EXPECT_FALSE(tables.GetUpstreamLink(name)->has_value());
+  EXPECT_TRUE(tables.GetRun("r1")->has_value()) << "runs belong to their requester";
+  EXPECT_EQ(tables.PendingDeliveries("main")->size(), 1u) << "deliveries too";
+}
+
+}  // namespace
+}  // namespace statewatch::testing
