@@ -19,21 +19,33 @@ namespace {
 
 constexpr std::size_t kFoldChunk = 1024;
 
-// 8 bytes of position (little-endian), then the ChainState's FlatBuffers bytes.
+void PutFixed64(std::string* out, uint64_t v) {
+  for (int i = 0; i < 8; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+uint64_t Fixed64(std::string_view bytes) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v |= uint64_t{static_cast<uint8_t>(bytes[i])} << (8 * i);
+  return v;
+}
+
+// Stream position and local position (8 bytes each, little-endian), then the ChainState's
+// FlatBuffers bytes.
 std::string EncodeApplied(const AppliedState& s) {
-  std::string out(8, '\0');
-  for (int i = 0; i < 8; ++i) out[i] = static_cast<char>((s.position >> (8 * i)) & 0xff);
+  std::string out;
+  PutFixed64(&out, s.position);
+  PutFixed64(&out, s.local_position);
   return out + log::EncodeChainState(s.chain);
 }
 
 Result<AppliedState> DecodeApplied(std::string_view bytes) {
-  if (bytes.size() < 8) {
+  if (bytes.size() < 16) {
     return Status::Corruption("the cluster applied-state entry has " +
-                              std::to_string(bytes.size()) + " bytes, fewer than 8");
+                              std::to_string(bytes.size()) + " bytes, fewer than 16");
   }
   AppliedState s;
-  for (int i = 0; i < 8; ++i) s.position |= uint64_t{static_cast<uint8_t>(bytes[i])} << (8 * i);
-  auto chain = log::DecodeChainState(std::string(bytes.substr(8)));  // aligned copy
+  s.position = Fixed64(bytes);
+  s.local_position = Fixed64(bytes.substr(8));
+  auto chain = log::DecodeChainState(std::string(bytes.substr(16)));  // aligned copy
   if (!chain.ok()) return chain.status();
   s.chain = *chain;
   return s;
@@ -44,7 +56,7 @@ Result<AppliedState> DecodeApplied(std::string_view bytes) {
 Status ApplyFrame(storage::Store& store, log::LogBackend& local, const log::FrameView& frame,
                   LogPosition position, AppliedState* state, const log::ChainState& after) {
   storage::Batch batch(store);
-  AppliedState next{position, after};
+  AppliedState next{position, state->local_position, after};
   if (frame.kind == log::FrameKind::kFence) {
     PutAppliedState(batch, next);
     SW_RETURN_IF_ERROR(store.Write(batch, /*sync=*/false));
@@ -54,13 +66,14 @@ Status ApplyFrame(storage::Store& store, log::LogBackend& local, const log::Fram
       return Status::Corruption("stream position " + std::to_string(position) + ": " +
                                 record.status().ToString());
     }
-    PutAppliedState(batch, next);
     auto tail = local.Tail();
     if (!tail.ok()) return tail.status();
     log::AppendOptions append;
     append.expected_last = *tail;
     append.sync = false;  // the stream is the source of truth: a crash refolds from it
     append.writes = &batch;
+    next.local_position = *tail + 1;
+    PutAppliedState(batch, next);
     auto applied = local.Append(*record, append);
     if (!applied.ok()) return applied.status();
   }
@@ -77,7 +90,7 @@ Result<AppliedState> LoadAppliedState(storage::Store& store, uint32_t partition,
   auto stored = store.Get(Family::kMeta, AppliedStateKey());
   if (!stored.ok()) return stored.status();
   if (!stored->has_value()) {
-    return AppliedState{0, log::GenesisChainState(partition, partitions, /*first_n=*/1)};
+    return AppliedState{0, 0, log::GenesisChainState(partition, partitions, /*first_n=*/1)};
   }
   auto state = DecodeApplied(**stored);
   if (!state.ok()) return state.status();
@@ -195,13 +208,13 @@ Result<LogPosition> ReplicatedLog::Append(std::string_view data,
   next.Advance(*sealed);
   storage::Batch own(*store_);
   storage::Batch& local_batch = batch ? *batch : own;
-  PutAppliedState(local_batch, AppliedState{*position, next.state()});
+  PutAppliedState(local_batch, AppliedState{*position, options.expected_last + 1, next.state()});
   log::AppendOptions local = options;
   local.writes = &local_batch;
   auto applied = local_->Append(data, local);
   if (!applied.ok()) return applied.status();  // the stream has it: a reopen refolds it
   writer_ = std::move(next);
-  applied_ = AppliedState{*position, writer_.state()};
+  applied_ = AppliedState{*position, *applied, writer_.state()};
   return applied;
 }
 

@@ -49,7 +49,9 @@ struct ReplicatedLogOptions {
 // What a node has applied of its partition's stream: kept in the meta family, written in
 // the same batch as each applied frame's writes.
 struct AppliedState {
-  log::LogPosition position = 0;  // the last stream position applied
+  log::LogPosition position = 0;        // the last stream position applied
+  log::LogPosition local_position = 0;  // its commit group's local log position (fences: the
+                                        // last group's)
   log::ChainState chain;
 };
 std::string AppliedStateKey();

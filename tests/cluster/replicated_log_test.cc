@@ -2,6 +2,7 @@
 // stream: the fast tier of docs/cluster.md §4-§6. tests/log/jetstream runs the same log
 // contract against real nats-servers.
 #include "cluster/replicated_log.h"
+#include "cluster/standby.h"
 
 #include <gtest/gtest.h>
 
@@ -207,6 +208,41 @@ TEST_F(ReplicatedLogTest, LostRequestsAndAcknowledgementsNeitherLoseNorDuplicate
   std::size_t events = 0;
   for (const auto& key : kSessions) events += b->ChangesSince(Name(key), 0, 1000)->events.size();
   EXPECT_EQ(events, acknowledged.size());
+}
+
+TEST_F(ReplicatedLogTest, AStandbyFollowsAndThenTakesOverWithTheSameState) {
+  auto a = OpenOwner(NewDir(), "node-a");
+  ASSERT_NE(a, nullptr);
+  Work(*a, 0);
+  std::string standby_dir = NewDir();
+  auto follow = [&]() -> uint64_t {
+    auto standby = Standby::Open(standby_dir, remote_, 0, 1);
+    EXPECT_TRUE(standby.ok()) << standby.status().ToString();
+    if (!standby.ok()) return 0;
+    Status st = (*standby)->CatchUp();
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    return (*standby)->applied().position;
+  };
+  EXPECT_EQ(follow(), *remote_->Tail());
+  // What the standby holds is what the owner served, read without owning anything.
+  EngineOptions ro;
+  ro.clock = clock_;
+  ro.read_only = true;
+  {
+    auto view = Engine::Open(ro, standby_dir);
+    ASSERT_TRUE(view.ok()) << view.status().ToString();
+    EXPECT_EQ(Digest(**view), Digest(*a));
+    auto report = (*view)->Verify();
+    ASSERT_TRUE(report.ok()) << report.status().ToString();
+    EXPECT_TRUE(report->ok);
+  }
+  for (int round = 1; round < 3; ++round) Work(*a, round);
+  EXPECT_EQ(follow(), *remote_->Tail());  // resumes where it stopped
+  std::string served = Digest(*a);
+  auto b = OpenOwner(standby_dir, "node-b");  // the takeover
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(Digest(*b), served);
+  EXPECT_FALSE(a->Record(Input(kSessions[0])).ok());
 }
 
 }  // namespace
