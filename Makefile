@@ -5,6 +5,8 @@
 #               never builds the benchmarks
 #   make bench  Release build, run the benchmarks, write bench/results/
 #   make cluster-bench  JetStreamLog on a loopback R3 cluster, plain and sync-mounted (root)
+#   make cluster-smoke  owner, standby, takeover, zombie, NATS leader kill, checker (~1 min;
+#               not part of make test yet, see the README)
 #   make soak   the kill -9 soak of the daemon, 1000 rounds (not part of make test)
 JOBS ?= 2
 BUILD ?= build
@@ -16,7 +18,8 @@ FUZZ_BUILD ?= build-fuzz
 CMAKE_COMMON = -DCMAKE_CXX_COMPILER_LAUNCHER="$$(command -v ccache || true)"
 
 .PHONY: deps configure build build-bin build-asan build-release test test-plain test-asan \
-        test-client test-fuzz fuzz run bench cluster-bench soak clean format openapi
+        test-client test-cluster test-fuzz fuzz run bench cluster-bench cluster-smoke soak \
+        clean format openapi
 
 deps:
 	@bash scripts/install-deps.sh
@@ -51,6 +54,12 @@ test-asan: build-asan
 # The TypeScript client against the real daemon of the plain build.
 test-client: build-bin
 	@bash scripts/test-client.sh $(BUILD)/statewatch
+
+# Three nats-servers, an owner and a standby daemon of the plain build (scripts/cluster-smoke.sh).
+test-cluster: build-bin
+	@bash scripts/cluster-smoke.sh $(BUILD)
+
+cluster-smoke: test-cluster
 
 test-fuzz: deps
 	@FUZZ_BUILD=$(FUZZ_BUILD) JOBS=$(JOBS) bash scripts/fuzz.sh

@@ -14,8 +14,8 @@ bool LooksLikeOption(const std::string& token) { return token.size() > 1 && toke
 // Verbs that take sub-words (`statewatch upstream list`): the verb becomes "upstream list".
 // `help` takes the verb it explains: "help upstream add".
 bool IsVerbGroup(const std::string& verb) {
-  return verb == "upstream" || verb == "config" || verb == "help" || verb == "help upstream" ||
-         verb == "help config";
+  return verb == "upstream" || verb == "config" || verb == "cluster" || verb == "help" ||
+         verb == "help upstream" || verb == "help config" || verb == "help cluster";
 }
 
 // Verbs that take one operand after their name (`statewatch config check FILE`).

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "cli/cluster_serve.h"
 #include "server/config_reload.h"
 #include "server/daemon.h"
 #include "statewatch/version.h"
@@ -220,7 +221,7 @@ Status SetUpLogging(const cli::Args& args) {
 }  // namespace
 
 std::vector<OptionHelp> ServeOptionHelp() {
-  return {
+  std::vector<OptionHelp> help = {
       {"listen", "HOST:PORT", "127.0.0.1:7411",
        "Where to listen; port 0 picks a free one (see --port-file)."},
       {"threads", "N", "twice the cores, at least 2", "I/O threads (handlers run on them)."},
@@ -264,11 +265,16 @@ std::vector<OptionHelp> ServeOptionHelp() {
       {"row-cache-bytes", "BYTES", "8388608",
        "Recently read journal rows kept decoded for changesSince pages; 0 turns it off."},
   };
+  for (OptionHelp& h : ClusterServeOptionHelp()) help.push_back(std::move(h));
+  return help;
 }
 
 int RunServeCommand(cli::Command& c) {
   auto options = ReadServeOptions(c);
   if (!options.ok()) return cli::UsageError(c, options.status().message());
+  if (Status s = AttachCluster(c.args, &*options); !s.ok()) {
+    return s.IsInvalidArgument() ? cli::UsageError(c, s.message()) : cli::RuntimeError(c, s);
+  }
   if (Status s = SetUpLogging(c.args); !s.ok()) return cli::UsageError(c, s.message());
 
   auto daemon = Daemon::Open(*options);

@@ -36,7 +36,8 @@ namespace statewatch::cli {
 // --agent-to-agent may be written without a value (cli.cc rewrites a bare flag to
 // `--flag=true`).
 std::vector<OptionHelp> ServeOptionHelp();
-inline constexpr std::string_view kServeFlags[] = {"manual-clock", "agent-to-agent"};
+// (Also `cluster follow --once`, the one flag of another verb.)
+inline constexpr std::string_view kServeFlags[] = {"manual-clock", "agent-to-agent", "once"};
 
 int RunServeCommand(Command& command);
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <ostream>
 
+#include "cli/cluster_serve.h"
 #include "cli/remote.h"
 #include "cli/serve_command.h"
 #include "cli/verbs.h"
@@ -152,6 +153,14 @@ std::vector<Verb> BuildVerbs() {
                "[options]", Access::kWrite, ServeOptionHelp(), RunServeCommand, nullptr,
                "Prints {\"listening\", \"port\"} once it listens; SIGINT or SIGTERM stops it "
                "gracefully (in-flight requests finish, the database closes cleanly)."});
+  v.push_back({"cluster follow",
+               "The standby: folds a partition's JetStream stream into the data directory.",
+               "--cluster nats://HOST:PORT[,...] [--partition p] [--partitions P] [--once]",
+               Access::kWrite, ClusterFollowOptionHelp(), RunClusterFollow, nullptr,
+               "Prints {\"partition\", \"position\", \"fenceEpoch\"} whenever it moves; "
+               "follows until SIGINT/SIGTERM (--once: stops at the tail). `statewatch verify` "
+               "checks the directory while it runs; `serve --cluster ... --role owner` on it "
+               "takes the partition over."});
   v.push_back({"man", "Prints this tool's man page (roff).", "", Access::kReadOnly, {},
                RunManPage, nullptr, ""});
   return v;

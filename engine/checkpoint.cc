@@ -41,12 +41,18 @@ Status EngineImpl::Load() {
         "the database has format " + std::to_string(meta_.format_version) +
         ", which this build (format " + std::to_string(kFormatVersion) + ") cannot read");
   }
-  SW_RETURN_IF_ERROR(LoadNames());
-  state_.Clear();
-  SW_RETURN_IF_ERROR(LoadProjections(state_));
   auto log = storage::LocalLog::Open(store_.get(), meta_.applied_position);
   if (!log.ok()) return log.status();
   log_ = std::move(*log);
+  if (options_.wrap_log && !options_.read_only) {  // cluster mode: folds the stream
+    // into the store first, so that the names and rows loaded below include what it added
+    auto wrapped = options_.wrap_log(*store_, std::move(log_));
+    if (!wrapped.ok()) return wrapped.status();
+    log_ = std::move(*wrapped);
+  }
+  SW_RETURN_IF_ERROR(LoadNames());
+  state_.Clear();
+  SW_RETURN_IF_ERROR(LoadProjections(state_));
   // Compaction may drop only what a durable checkpoint's mark covers: replay needs the rows
   // after the checkpoint even where the (replayed) mark has moved past them.
   durable_cap_mark_->store(meta_.row_cap_mark, std::memory_order_release);

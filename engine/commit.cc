@@ -191,6 +191,7 @@ Status EngineImpl::CommitGroup() {
   append.expected_last = g.meta.applied_position;
   append.sync = options_.durability == Durability::kSync;
   append.writes = &g.batch;
+  append.counter_values = static_cast<uint32_t>(g.rec.sequence_count());
   auto position = log_->Append(g.group_encoder.Encode(g.rec), append);
   if (!position.ok()) {
     std::unique_lock lock(state_mu_);

@@ -66,6 +66,9 @@ struct AppendOptions {
   // InvalidArgument rather than drop them.) The backend may add its own entries to a
   // local batch it is handed (the local log adds the record itself).
   KeyedWrites* writes = nullptr;
+  // How many counter values (sequences) the record uses; a replicated backend seals it
+  // into the frame header so the hash chain's verifier sees a gap or a repeat. Additive.
+  uint32_t counter_values = 0;
 };
 
 // One record of AppendPipelined.

@@ -5,7 +5,9 @@
 # JetStream store on this machine's filesystem, then, when run as root and the kernel allows
 # a loop mount, on an ext4 image mounted with -o sync (the design's mitigation for 2.9.10
 # acknowledging before fsync), and prints both tables. Ratios between the two runs are the
-# cost of the sync mount; absolute figures drift with the machine's load.
+# cost of the sync mount; absolute figures drift with the machine's load. Then the engine
+# itself (tests/cluster/jetstream/engine_jetstream_measure.cc): events/s with 8 concurrent
+# writers on JetStream vs the local log, and the time a takeover takes to its first write.
 #
 #   scripts/cluster-bench.sh [SECONDS_PER_FIGURE]     (default 5; ~2 min in all)
 #
@@ -21,8 +23,9 @@ LAUNCHER=$(command -v ccache || true)
 
 cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DSTATEWATCH_BUILD_BENCH=OFF \
   ${LAUNCHER:+-DCMAKE_CXX_COMPILER_LAUNCHER=$LAUNCHER} >/dev/null
-cmake --build "$BUILD" -j2 --target log_jetstream_measure >&2
+cmake --build "$BUILD" -j2 --target log_jetstream_measure cluster_engine_measure >&2
 BIN="$BUILD/tests/log/jetstream/log_jetstream_measure"
+ENGINE_BIN="$BUILD/tests/cluster/jetstream/cluster_engine_measure"
 
 WORK=$(mktemp -d /tmp/statewatch-cluster-bench.XXXXXX)
 MNT="$WORK/mnt"
@@ -51,4 +54,6 @@ mkdir -p "$(dirname "$OUT")"
   else
     echo "sync mount: not measured (mount -o loop,sync failed: $(cat "$WORK/mount.err" 2>/dev/null))"
   fi
+  echo "# the engine on the stream vs on its local log (cluster_engine_measure)"
+  "$ENGINE_BIN" --seconds "$SECONDS_PER_FIGURE"
 } | tee "$OUT"

@@ -14,6 +14,7 @@ Result<std::unique_ptr<Daemon>> Daemon::Open(const ServerOptions& options) {
   engine_options.wake_window_ms = options.wake_window_ms;
   engine_options.max_rows = options.max_rows;
   engine_options.row_cache_bytes = options.row_cache_bytes;
+  engine_options.wrap_log = options.wrap_log;
   if (options.manual_clock) {
     int64_t start = options.manual_clock_start_ms;
     if (start == 0) {

@@ -69,6 +69,10 @@ struct ServerOptions {
   // The engine's durability (EngineOptions::durability). Default kSync.
   Durability durability = Durability::kSync;
 
+  // Cluster mode (EngineOptions::wrap_log; cli/cluster_serve.h sets it for --cluster).
+  // Empty: a single node.
+  decltype(EngineOptions::wrap_log) wrap_log;
+
   // When set, one line per answered request (method, target, route, status, bytes, time) is
   // appended to this file; "-" is stderr. Default: none (request lines at --log-level debug).
   std::string access_log;

@@ -109,6 +109,20 @@ class Batch final : public log::KeyedWrites {
   std::string_view Serialized() const override;
   void Clear();
 
+  // One write of the batch, as ForEachWrite reports it. `value` is a Put's value or a
+  // DeleteRange's end key (empty for a Delete). Both views live as long as the batch does.
+  struct Write {
+    enum class Op { kPut, kDelete, kDeleteRange };
+    Op op = Op::kPut;
+    Family family = Family::kJournal;
+    std::string_view key;
+    std::string_view value;
+  };
+  // Calls `fn` for each write, in the order they were added (a replicated log ships them
+  // by family rather than by RocksDB's column-family ids, which are per database).
+  // Corruption when a write names no family of this store or is of another kind.
+  Status ForEachWrite(const std::function<void(const Write&)>& fn) const;
+
  private:
   friend class Store;
   struct Rep;

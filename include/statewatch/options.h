@@ -4,13 +4,22 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "statewatch/clock.h"
+#include "statewatch/status.h"
 
 namespace statewatch {
+
+namespace log {
+class LogBackend;
+}
+namespace storage {
+class Store;
+}
 
 // When Record() (and every other write) returns.
 enum class Durability {
@@ -79,6 +88,15 @@ struct EngineOptions {
   // Run pruning when the engine opens. Default true. One-shot inspection tools may turn it
   // off so that opening a database never changes it.
   bool prune_on_open = true;
+
+  // Cluster mode: replaces the engine's local log by one that makes each commit group
+  // durable elsewhere first and then applies it through `local` (cluster::OwnerLog in
+  // cluster/replicated_log.h makes one for a partition's JetStream stream). Called once per
+  // writable open, with the open database; an error fails the open. Empty (the default):
+  // the local log alone, a single node.
+  std::function<Result<std::unique_ptr<log::LogBackend>>(storage::Store& store,
+                                                         std::unique_ptr<log::LogBackend> local)>
+      wrap_log;
 
   // ---- performance -----------------------------------------------------------------------
 

@@ -112,6 +112,12 @@ TEST_F(CliTest, UsageErrorsExitTwo) {
       {"stats", "extra"},
       {"serve", "--threads", "abc"},
       {"serve", "--row-cache-bytes", "-1"},
+      {"serve", "--partition", "1"},  // cluster flags need --cluster
+      {"serve", "--cluster", "nats://127.0.0.1:1", "--role", "standby"},
+      {"serve", "--cluster", "nats://127.0.0.1:1", "--partition", "2", "--partitions", "2"},
+      {"serve", "--cluster", "nats://127.0.0.1:1", "--partitions", "0"},
+      {"cluster", "follow"},  // needs --cluster
+      {"cluster", "follow", "--cluster", "nats://127.0.0.1:1", "--partition", "-1"},
       {"record", "--session", "global", "--actor-type", "human"},
       {"record", "--session", "global", "--kind", "created"},
       {"record", "--session", "global", "--kind", "created", "--actor-type", "robot"},

@@ -1,0 +1,171 @@
+#include "cli/cluster_serve.h"
+
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <string>
+#include <thread>
+
+#include "cli/command.h"
+
+#ifdef STATEWATCH_HAVE_NATS
+#include "cluster/replicated_log.h"
+#include "cluster/standby.h"
+#include "log/jetstream/jetstream_log.h"
+#include "log/jetstream/nats_connection.h"
+#endif
+
+namespace statewatch::cli {
+namespace {
+
+Result<uint32_t> PartitionOption(const Args& args, const char* name, int64_t fallback,
+                                 int64_t min) {
+  auto text = args.Get(name);
+  if (!text) return static_cast<uint32_t>(fallback);
+  auto n = ParseIntOption(name, *text);
+  if (!n.ok()) return n.status();
+  if (*n < min || *n > 65535) {
+    return Status::InvalidArgument("--" + std::string(name) + " must be from " +
+                                   std::to_string(min) + " to 65535 (got " + *text + ")");
+  }
+  return static_cast<uint32_t>(*n);
+}
+
+struct PartitionArgs {
+  std::string urls;
+  uint32_t partition = 0;
+  uint32_t partitions = 1;
+};
+
+Result<PartitionArgs> ReadPartitionArgs(const Args& args) {
+  PartitionArgs out;
+  out.urls = args.Get("cluster").value_or("");
+  auto partitions = PartitionOption(args, "partitions", 1, 1);
+  if (!partitions.ok()) return partitions.status();
+  auto partition = PartitionOption(args, "partition", 0, 0);
+  if (!partition.ok()) return partition.status();
+  if (*partition >= *partitions) {
+    return Status::InvalidArgument("--partition " + std::to_string(*partition) +
+                                   " must be below --partitions " + std::to_string(*partitions));
+  }
+  out.partition = *partition;
+  out.partitions = *partitions;
+  return out;
+}
+
+#ifdef STATEWATCH_HAVE_NATS
+Result<std::shared_ptr<log::LogBackend>> OpenStream(const PartitionArgs& p) {
+  log::NatsConnectionOptions co;
+  co.servers = p.urls;
+  auto connection = log::NatsConnection::Connect(co);
+  if (!connection.ok()) return connection.status();
+  log::JetStreamLogOptions lo;
+  lo.partition = p.partition;
+  auto stream = log::JetStreamLog::Open(*connection, lo);
+  if (!stream.ok()) return stream.status();
+  return std::shared_ptr<log::LogBackend>(std::move(*stream));
+}
+
+std::atomic<bool> stop_following{false};
+extern "C" void StopFollowing(int) { stop_following = true; }
+#endif
+
+}  // namespace
+
+std::vector<OptionHelp> ClusterServeOptionHelp() {
+  return {
+      {"cluster", "nats://HOST:PORT[,...]", "",
+       "Cluster mode: the partition's log is a JetStream stream on these NATS servers; "
+       "starting folds what this node missed and fences the previous owner out."},
+      {"partition", "p", "0", "The partition this node owns (with --cluster)."},
+      {"partitions", "P", "1", "Partitions in the cluster (with --cluster)."},
+      {"role", "owner", "owner", "With --cluster: owner (a continuous standby is not built yet)."},
+  };
+}
+
+Status AttachCluster(const Args& args, server::ServerOptions* options) {
+  auto urls = args.Get("cluster");
+  if (!urls) {
+    for (const char* flag : {"partition", "partitions", "role"}) {
+      if (args.Has(flag)) {
+        return Status::InvalidArgument("--" + std::string(flag) + " needs --cluster");
+      }
+    }
+    return Status::OK();
+  }
+  std::string role = args.Get("role").value_or("owner");
+  if (role != "owner") {
+    return Status::InvalidArgument("--role must be owner (got \"" + role +
+                                   "\"): a continuous standby is not built yet; start the "
+                                   "standby's node with --role owner to take over");
+  }
+  auto p = ReadPartitionArgs(args);
+  if (!p.ok()) return p.status();
+#ifdef STATEWATCH_HAVE_NATS
+  auto stream = OpenStream(*p);
+  if (!stream.ok()) return stream.status();
+  cluster::ReplicatedLogOptions ro;
+  ro.partition = p->partition;
+  ro.partitions = p->partitions;
+  ro.node = options->host + ":" + std::to_string(options->port);
+  options->wrap_log = cluster::OwnerLog(*stream, ro);
+  spdlog::info("event=cluster_owner servers={} partition={} partitions={}", *urls,
+               p->partition, p->partitions);
+  return Status::OK();
+#else
+  return Status::InvalidArgument("--cluster " + *urls +
+                                 ": this build has no NATS support (STATEWATCH_WITH_NATS=OFF)");
+#endif
+}
+
+std::vector<OptionHelp> ClusterFollowOptionHelp() {
+  return {
+      {"cluster", "nats://HOST:PORT[,...]", "", "The NATS servers holding the stream.", true},
+      {"partition", "p", "0", "The partition to follow."},
+      {"partitions", "P", "1", "Partitions in the cluster."},
+      {"once", "", "off", "Stop at the stream's tail instead of following it."},
+  };
+}
+
+int RunClusterFollow(Command& c) {
+  auto p = ReadPartitionArgs(c.args);
+  if (!p.ok()) return UsageError(c, p.status().message());
+  if (p->urls.empty()) return UsageError(c, "cluster follow needs --cluster nats://HOST:PORT");
+#ifdef STATEWATCH_HAVE_NATS
+  auto stream = OpenStream(*p);
+  if (!stream.ok()) return RuntimeError(c, stream.status());
+  auto standby = cluster::Standby::Open(c.global.data_dir, *stream, p->partition, p->partitions);
+  if (!standby.ok()) return RuntimeError(c, standby.status());
+  const std::string once_value = c.args.Get("once").value_or("false");
+  if (once_value != "true" && once_value != "false") {
+    return UsageError(c, "--once must be true or false (got \"" + once_value + "\")");
+  }
+  const bool once = once_value == "true";
+  std::signal(SIGINT, StopFollowing);
+  std::signal(SIGTERM, StopFollowing);
+  uint64_t printed = ~uint64_t{0};
+  while (!stop_following) {
+    Status st = (*standby)->CatchUp();
+    if (!st.ok() && (once || st.code() == Status::Code::kCorruption)) return RuntimeError(c, st);
+    // Otherwise (a leader election, a lost connection) the next round retries.
+    if (!st.ok()) spdlog::warn("event=follow_retry error=\"{}\"", st.ToString());
+    const cluster::AppliedState& a = (*standby)->applied();
+    if (a.position != printed) {
+      c.out << "{\"partition\":" << p->partition << ",\"position\":" << a.position
+            << ",\"fenceEpoch\":" << a.chain.fence_epoch << "}\n";
+      c.out.flush();
+      printed = a.position;
+    }
+    if (once) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return kExitOk;
+#else
+  return UsageError(c, "--cluster " + p->urls +
+                           ": this build has no NATS support (STATEWATCH_WITH_NATS=OFF)");
+#endif
+}
+
+}  // namespace statewatch::cli

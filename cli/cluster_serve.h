@@ -1,0 +1,40 @@
+// `statewatch serve --cluster`: the daemon as the owner of one partition whose log is a NATS
+// JetStream stream (docs/cluster.md §8). Opening as owner folds what the data directory has
+// not applied of the stream and fences the previous owner out: starting it on a standby's
+// node is the takeover.
+//
+// Options: --cluster nats://HOST:PORT[,...] (the NATS servers; without it the daemon is a
+// single node), --partition p (default 0), --partitions P (default 1), --role owner.
+//
+// `statewatch cluster follow --cluster URLS --partition p [--partitions P] [--once]`: the
+// standby (cluster/standby.h): folds the partition's stream into --data and keeps
+// following it (every 50 ms) until SIGINT/SIGTERM; --once stops at the tail. Prints
+// {"partition", "position", "fenceEpoch"} whenever its position moves. Exit 0, 1 on a
+// runtime error (a broken hash chain: the message names the position), 2 on a usage error.
+//
+// Not thread-safe: runs once per process, before the daemon opens.
+#ifndef STATEWATCH_CLI_CLUSTER_SERVE_H_
+#define STATEWATCH_CLI_CLUSTER_SERVE_H_
+
+#include <vector>
+
+#include "cli/args.h"
+#include "cli/verb_table.h"
+#include "server/server_options.h"
+#include "statewatch/status.h"
+
+namespace statewatch::cli {
+
+std::vector<OptionHelp> ClusterServeOptionHelp();
+
+// Reads the cluster options; with --cluster, connects to NATS, opens the partition's stream
+// and sets options->wrap_log. InvalidArgument naming the flag and value for bad input;
+// IOError when no NATS server answers. Without --cluster: nothing changes.
+Status AttachCluster(const Args& args, server::ServerOptions* options);
+
+std::vector<OptionHelp> ClusterFollowOptionHelp();
+int RunClusterFollow(Command& command);
+
+}  // namespace statewatch::cli
+
+#endif  // STATEWATCH_CLI_CLUSTER_SERVE_H_

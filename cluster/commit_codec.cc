@@ -1,0 +1,105 @@
+#include "cluster/commit_codec.h"
+
+#include <flatbuffers/flatbuffers.h>
+
+#include <optional>
+#include <vector>
+
+#include "schema/cluster_commit_generated.h"
+
+namespace statewatch::cluster {
+namespace {
+
+using storage::Family;
+namespace fb = statewatch::cluster::fb;
+
+// Wire ids are part of the stream's format: append new families, never renumber.
+uint8_t WireId(Family f) {
+  switch (f) {
+    case Family::kJournal: return 1;
+    case Family::kBySeq: return 2;
+    case Family::kLog: return 3;
+    case Family::kHeads: return 4;
+    case Family::kCursors: return 5;
+    case Family::kBase: return 6;
+    case Family::kDedupe: return 7;
+    case Family::kRefs: return 8;
+    case Family::kSessions: return 9;
+    case Family::kMeta: return 10;
+    case Family::kTranscripts: return 11;
+    case Family::kRuns: return 12;
+    case Family::kDeliveries: return 13;
+    case Family::kUpstream: return 14;
+    case Family::kCount: break;
+  }
+  return 0;
+}
+
+std::optional<Family> FamilyOfWireId(uint8_t id) {
+  for (int f = 0; f < static_cast<int>(Family::kCount); ++f) {
+    if (WireId(static_cast<Family>(f)) == id) return static_cast<Family>(f);
+  }
+  return std::nullopt;
+}
+
+std::string_view View(const flatbuffers::Vector<uint8_t>* v) {
+  return v ? std::string_view(reinterpret_cast<const char*>(v->data()), v->size())
+           : std::string_view();
+}
+
+}  // namespace
+
+Result<std::string> EncodeClusterCommit(std::string_view record, const storage::Batch* writes) {
+  flatbuffers::FlatBufferBuilder b(record.size() + (writes ? writes->ByteSize() : 0) + 256);
+  std::vector<flatbuffers::Offset<fb::KeyedWrite>> entries;
+  if (writes != nullptr) {
+    auto bytes = [&](std::string_view s) {
+      return b.CreateVector(reinterpret_cast<const uint8_t*>(s.data()), s.size());
+    };
+    Status st = writes->ForEachWrite([&](const storage::Batch::Write& w) {
+      auto key = bytes(w.key);
+      auto value = bytes(w.value);
+      auto op = w.op == storage::Batch::Write::Op::kPut      ? fb::WriteOp::Put
+                : w.op == storage::Batch::Write::Op::kDelete ? fb::WriteOp::Delete
+                                                             : fb::WriteOp::DeleteRange;
+      entries.push_back(fb::CreateKeyedWrite(b, op, WireId(w.family), key, value));
+    });
+    if (!st.ok()) return st;
+  }
+  auto rec = b.CreateVector(reinterpret_cast<const uint8_t*>(record.data()), record.size());
+  b.Finish(fb::CreateClusterCommit(b, rec, b.CreateVector(entries)));
+  return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
+}
+
+Result<std::string> DecodeClusterCommit(std::string_view body, storage::Batch* writes) {
+  // FlatBuffers reads in place and wants its buffer aligned; a frame's body may not be.
+  std::string copy(body);
+  flatbuffers::Verifier verifier(reinterpret_cast<const uint8_t*>(copy.data()), copy.size());
+  if (!fb::VerifyClusterCommitBuffer(verifier)) {
+    return Status::Corruption("a commit-group body of " + std::to_string(body.size()) +
+                              " bytes is not a ClusterCommit");
+  }
+  const fb::ClusterCommit* commit = fb::GetClusterCommit(copy.data());
+  if (commit->writes() != nullptr) {
+    for (const fb::KeyedWrite* w : *commit->writes()) {
+      std::optional<Family> family = FamilyOfWireId(w->family());
+      if (!family) {
+        return Status::Corruption("a commit-group body writes to family id " +
+                                  std::to_string(w->family()) + ", which this build does not know");
+      }
+      switch (w->op()) {
+        case fb::WriteOp::Put: writes->Put(*family, View(w->key()), View(w->value())); break;
+        case fb::WriteOp::Delete: writes->Delete(*family, View(w->key())); break;
+        case fb::WriteOp::DeleteRange:
+          writes->DeleteRange(*family, View(w->key()), View(w->value()));
+          break;
+        default:
+          return Status::Corruption("a commit-group body holds write op " +
+                                    std::to_string(static_cast<int>(w->op())));
+      }
+    }
+  }
+  return std::string(View(commit->record()));
+}
+
+}  // namespace statewatch::cluster

@@ -1,0 +1,114 @@
+// The engine's commit path on a partition stream of a real three-server JetStream cluster
+// (docs/cluster.md §4, §6): every acknowledged write is on the stream, a second node takes
+// the partition over from the stream alone, and the old owner's next append is refused.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "cluster/replicated_log.h"
+#include "engine/engine_fixture.h"
+#include "log/chain_verifier.h"
+#include "log/jetstream/jetstream_log.h"
+#include "log/jetstream/nats_connection.h"
+#include "nats_test_cluster.h"
+#include "statewatch/engine.h"
+
+namespace statewatch::cluster {
+namespace {
+
+constexpr int64_t kStart = 1764460800000;
+constexpr uint32_t kPartition = 0;  // P = 1: the engine numbers sequences densely
+
+class EngineOnJetStreamTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto started = log::testing::NatsTestCluster::Start({});
+    ASSERT_TRUE(started.ok()) << started.status().ToString();
+    cluster_ = std::move(*started);
+    clock_ = std::make_shared<ManualClock>(kStart);
+  }
+  void TearDown() override {
+    for (const auto& d : dirs_) std::filesystem::remove_all(d);
+  }
+
+  // A node: its own connection and JetStreamLog on the partition's stream.
+  std::shared_ptr<log::LogBackend> Stream() {
+    log::NatsConnectionOptions co;
+    co.servers = cluster_->Urls();
+    auto connection = log::NatsConnection::Connect(co);
+    EXPECT_TRUE(connection.ok()) << connection.status().ToString();
+    if (!connection.ok()) return nullptr;
+    log::JetStreamLogOptions lo;
+    lo.partition = kPartition;
+    auto stream = log::JetStreamLog::Open(*connection, lo);
+    EXPECT_TRUE(stream.ok()) << stream.status().ToString();
+    return stream.ok() ? std::shared_ptr<log::LogBackend>(std::move(*stream)) : nullptr;
+  }
+  std::unique_ptr<Engine> OpenOwner(std::shared_ptr<log::LogBackend> stream,
+                                    const std::string& node) {
+    EngineOptions o;
+    o.clock = clock_;
+    o.durability = Durability::kBuffered;
+    ReplicatedLogOptions ro;
+    ro.partition = kPartition;
+    ro.node = node;
+    o.wrap_log = OwnerLog(std::move(stream), ro);
+    auto e = Engine::Open(o, dirs_.emplace_back(statewatch::testing::NewTempDir("js-node")));
+    EXPECT_TRUE(e.ok()) << e.status().ToString();
+    return e.ok() ? std::move(*e) : nullptr;
+  }
+  static EventInput Input(int i) {
+    EventInput in;
+    in.session_key = "agent:main:s" + std::to_string(i % 4);
+    in.kind = "human_direct_message";
+    in.actor_type = ActorType::kHuman;
+    in.summary = "event " + std::to_string(i);
+    if (i % 2 == 0) in.dedupe_key = "d" + std::to_string(i);
+    return in;
+  }
+
+  std::unique_ptr<log::testing::NatsTestCluster> cluster_;
+  std::shared_ptr<ManualClock> clock_;
+  std::vector<std::string> dirs_;
+};
+
+TEST_F(EngineOnJetStreamTest, ATakeoverRebuildsFromTheStreamAndFencesTheOldOwner) {
+  auto stream_a = Stream();
+  ASSERT_NE(stream_a, nullptr);
+  auto a = OpenOwner(stream_a, "node-a");
+  ASSERT_NE(a, nullptr);
+  std::vector<Event> acknowledged;
+  for (int i = 0; i < 40; ++i) {
+    auto r = a->Record(Input(i));
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    acknowledged.push_back(r->event);
+  }
+  auto b = OpenOwner(Stream(), "node-b");  // takeover while a still runs
+  ASSERT_NE(b, nullptr);
+  for (const Event& e : acknowledged) {  // every acknowledged event, exactly once
+    auto page = b->ChangesSince(SessionName{"main", e.session_key}, e.sequence - 1, 1);
+    ASSERT_TRUE(page.ok()) << page.status().ToString();
+    ASSERT_EQ(page->events.size(), 1u);
+    EXPECT_EQ(page->events[0].sequence, e.sequence);
+    EXPECT_EQ(page->events[0].summary, e.summary);
+  }
+  auto zombie = a->Record(Input(100));
+  ASSERT_FALSE(zombie.ok());
+  EXPECT_NE(zombie.status().ToString().find("partition moved"), std::string::npos)
+      << zombie.status().ToString();
+  auto retried = b->Record(Input(0));  // a client's retry on the new owner is deduplicated
+  ASSERT_TRUE(retried.ok()) << retried.status().ToString();
+  EXPECT_TRUE(retried->deduplicated);
+  auto fresh = b->Record(Input(41));
+  ASSERT_TRUE(fresh.ok()) << fresh.status().ToString();
+  EXPECT_GT(fresh->event.sequence, acknowledged.back().sequence);
+  auto chain = log::VerifyLogChain(*stream_a, 1,
+                                   log::ChainVerifier(log::GenesisChainState(kPartition, 1, 1)));
+  ASSERT_TRUE(chain.ok()) << chain.status().ToString();
+  EXPECT_EQ(chain->fence_epoch, 2u);
+}
+
+}  // namespace
+}  // namespace statewatch::cluster
