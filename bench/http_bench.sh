@@ -20,6 +20,8 @@
 # both). Everything stays on 127.0.0.1 and stops by itself. Every request body goes with
 # Content-Type: application/json.
 set -euo pipefail
+# shellcheck source=bench/status_page_seed.sh
+source "$(dirname "$0")/status_page_seed.sh"
 
 BUILD_DIR="${1:-build}"
 BIN="$BUILD_DIR/statewatch"
@@ -73,23 +75,7 @@ PY
 
 # ---- 1. session_status with changesSince: a 200-event page ---------------------------------
 if section status; then
-  PARENT="agent:main:main"
-  CHILD="agent:main:subagent:bench"
-  post "/v1/sessions/$PARENT" '{"kind":"main"}' -X PUT >/dev/null
-  post "/v1/sessions/$CHILD" "{\"parentSessionKey\":\"$PARENT\"}" -X PUT >/dev/null
-  # 300 events of history on the child, in three batches; the page starts after the 50th.
-  python3 - "$CHILD" >"$WORK/history.json" <<'PY'
-import json, sys
-print(json.dumps([{"sessionKey": sys.argv[1], "kind": "human_direct_message", "actorType": "human",
-                   "summary": "human message via telegram", "payload": {"channel": "telegram"}}
-                  for _ in range(100)]))
-PY
-  for _ in 1 2 3; do post /v1/events "@$WORK/history.json" >>"$WORK/recorded.jsonl"; echo >>"$WORK/recorded.jsonl"; done
-  SINCE="$(python3 -c '
-import json, sys
-seqs = [e["sequence"] for line in open(sys.argv[1]) if line.strip() for e in json.loads(line)["events"]]
-print(seqs[49])' "$WORK/recorded.jsonl")"
-  BODY="{\"sessionKey\":\"$CHILD\",\"changesSince\":$SINCE}"
+  seed_status_page  # bench/status_page_seed.sh: sets PARENT, CHILD and BODY
   post /v1/tools/session_status "$BODY" -H "X-Session-Key: $PARENT" >"$WORK/page.json"
   python3 - "$WORK/page.json" "$PAGE" <<'PY' || { echo "http_bench: session_status answered unexpectedly" >&2; exit 1; }
 import json, sys

@@ -13,6 +13,8 @@
 #   Env: TOP (rows, default 40), KEEP (a file to keep the callgrind output in).
 # Needs valgrind and curl. Everything stays on 127.0.0.1 and stops by itself.
 set -euo pipefail
+# shellcheck source=bench/status_page_seed.sh
+source "$(dirname "$0")/status_page_seed.sh"
 
 BUILD_DIR="${1:-build-release}"
 BIN="$BUILD_DIR/statewatch"
@@ -41,22 +43,7 @@ post() {  # PATH BODY [curl args...]
   local path="$1" body="$2"; shift 2
   curl -sf -H 'Content-Type: application/json' "$@" "$URL$path" -d "$body"
 }
-PARENT="agent:main:main"
-CHILD="agent:main:subagent:bench"
-post "/v1/sessions/$PARENT" '{"kind":"main"}' -X PUT >/dev/null
-post "/v1/sessions/$CHILD" "{\"parentSessionKey\":\"$PARENT\"}" -X PUT >/dev/null
-python3 - "$CHILD" >"$WORK/history.json" <<'PY'
-import json, sys
-print(json.dumps([{"sessionKey": sys.argv[1], "kind": "human_direct_message", "actorType": "human",
-                   "summary": "human message via telegram", "payload": {"channel": "telegram"}}
-                  for _ in range(100)]))
-PY
-for _ in 1 2 3; do post /v1/events "@$WORK/history.json" >>"$WORK/recorded.jsonl"; echo >>"$WORK/recorded.jsonl"; done
-SINCE="$(python3 -c '
-import json, sys
-seqs = [e["sequence"] for line in open(sys.argv[1]) if line.strip() for e in json.loads(line)["events"]]
-print(seqs[49])' "$WORK/recorded.jsonl")"
-BODY="{\"sessionKey\":\"$CHILD\",\"changesSince\":$SINCE}"
+seed_status_page  # bench/status_page_seed.sh: sets PARENT, CHILD and BODY
 for _ in $(seq 1 "$REQUESTS"); do
   post /v1/tools/session_status "$BODY" -H "X-Session-Key: $PARENT" -o /dev/null
 done
