@@ -5,14 +5,27 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <memory>
 #include <random>
 #include <string>
+#include <thread>
 
 #include "statewatch/engine.h"
 
 namespace statewatch::testing {
+
+// Waits until `done()` holds — a thread the test started reached a point — for at most
+// ~20 s of polling; false when it never did.
+template <typename F>
+bool WaitFor(F done) {
+  for (int i = 0; i < 20000; ++i) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return done();
+}
 
 inline std::string NewTempDir(const std::string& tag) {
   std::random_device rd;

@@ -17,16 +17,6 @@
 namespace statewatch::testing {
 namespace {
 
-// Waits until `done()` holds, for at most ~20 s of polling; false when it never did.
-template <typename F>
-bool WaitFor(F done) {
-  for (int i = 0; i < 20000; ++i) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return done();
-}
-
 EventInput Event(const std::string& key) {
   EventInput in;
   in.session_key = key;
