@@ -61,7 +61,7 @@ struct AppendOptions {
   // the record, whatever this says.
   bool sync = true;
   // Keyed writes that belong to the record (see KeyedWrites): durable together with it or
-  // not at all. Null: none. (Added by issue 10; additive — backends that ship records
+  // not at all. Null: none. (Additive — backends that ship records
   // store Serialized() beside the data; one that cannot carry them refuses the append with
   // InvalidArgument rather than drop them.) The backend may add its own entries to a
   // local batch it is handed (the local log adds the record itself).
@@ -107,8 +107,7 @@ class LogBackend {
   // position, so a record that landed proves every earlier one landed: acknowledge up to the
   // LAST success, and settle the records after it (e.g. AppendResolved, in order) —
   // an earlier error only means its answer was lost.
-  // (Added to the interface after issue 10's seam; the default appends one at a time and
-  // fails the rest after the first error.)
+  // (Additive: the default appends one at a time and fails the rest after the first error.)
   virtual std::vector<Result<LogPosition>> AppendPipelined(std::span<const PendingAppend> records,
                                                            LogPosition expected_last,
                                                            bool sync = true) {
