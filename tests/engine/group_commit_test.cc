@@ -13,6 +13,7 @@
 
 #include "engine/engine_fixture.h"
 #include "engine/engine_impl.h"
+#include "engine/held_sync_engine.h"
 #include "storage/store.h"
 
 namespace statewatch::testing {
@@ -29,17 +30,10 @@ EventInput Event(int i) {
 
 TEST(GroupCommitTest, ConcurrentSyncWritersShareOneFsync) {
   constexpr int kWriters = 16;
-  std::string dir = NewTempDir("group-commit");
-  auto faults = storage::NewFaultInjector();
-  EngineOptions options;
-  options.clock = std::make_shared<ManualClock>(1764460800000);
-  options.durability = Durability::kSync;
-  engine::EngineTestHooks hooks;
-  hooks.faults = faults;
-  auto opened = engine::OpenEngineWithHooks(options, dir, hooks);
+  auto opened = OpenHeldSyncEngine("group-commit");
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-  auto* engine = dynamic_cast<engine::EngineImpl*>(opened->get());
-  ASSERT_NE(engine, nullptr);
+  engine::EngineImpl* engine = opened->engine;
+  storage::FaultInjector* faults = opened->faults.get();
   const uint64_t groups_before = engine->Stats()->commit_groups;
 
   std::vector<Result<RecordResult>> results(kWriters, Status::IOError("not run"));
@@ -67,8 +61,8 @@ TEST(GroupCommitTest, ConcurrentSyncWritersShareOneFsync) {
   const uint64_t groups = engine->Stats()->commit_groups - groups_before;
   EXPECT_EQ(groups, 2u) << "the held commit, then every queued writer in one group";
   EXPECT_EQ(engine->Stats()->events_recorded, static_cast<uint64_t>(kWriters));
-  opened->reset();
-  std::filesystem::remove_all(dir);
+  opened->owner.reset();
+  std::filesystem::remove_all(opened->dir);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 
 #include "engine/engine_fixture.h"
 #include "engine/engine_impl.h"
+#include "engine/held_sync_engine.h"
 #include "statewatch/session_tables.h"
 #include "storage/store.h"
 
@@ -33,17 +34,10 @@ SessionRecord Update(const std::string& key) {
 }
 
 TEST(GroupWriteTest, SideTableWritesShareTheGroupAndReadItsEarlierWrites) {
-  std::string dir = NewTempDir("group-write");
-  auto faults = storage::NewFaultInjector();
-  EngineOptions options;
-  options.clock = std::make_shared<ManualClock>(1764460800000);
-  options.durability = Durability::kSync;
-  engine::EngineTestHooks hooks;
-  hooks.faults = faults;
-  auto opened = engine::OpenEngineWithHooks(options, dir, hooks);
+  auto opened = OpenHeldSyncEngine("group-write");
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-  auto* engine = dynamic_cast<engine::EngineImpl*>(opened->get());
-  ASSERT_NE(engine, nullptr);
+  engine::EngineImpl* engine = opened->engine;
+  storage::FaultInjector* faults = opened->faults.get();
   SessionTables tables(*engine);
   const uint64_t groups_before = engine->Stats()->commit_groups;
 
@@ -90,8 +84,8 @@ TEST(GroupWriteTest, SideTableWritesShareTheGroupAndReadItsEarlierWrites) {
   EXPECT_EQ((*entry)->label, std::optional<std::string>("first"))
       << "the second upsert read the first one's write in the same group";
   EXPECT_EQ((*entry)->model, std::optional<std::string>("m1"));
-  opened->reset();
-  std::filesystem::remove_all(dir);
+  opened->owner.reset();
+  std::filesystem::remove_all(opened->dir);
 }
 
 class SessionTablesDeleteTest : public EngineTest {};

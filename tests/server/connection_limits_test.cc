@@ -29,6 +29,25 @@ std::size_t CountLines(const std::string& text, const std::string& needle = "") 
   return n;
 }
 
+// GET /healthz until it answers 200 or kWait passes: while a flood is being admitted every
+// slot may be changing hands, and a 503 then says "retry", which a client does.
+HttpResult HealthzWhenAdmitted(HttpClient& http) {
+  HttpResult health;
+  auto deadline = std::chrono::steady_clock::now() + kWait;
+  while (health.status != 200 && std::chrono::steady_clock::now() < deadline) {
+    health = http.Get("/healthz");
+  }
+  return health;
+}
+
+// The statewatch_http_connections gauge of /metrics; -1 when the answer lacks it.
+double OpenConnections(HttpClient& http) {
+  HttpResult metrics = http.Get("/metrics");
+  const std::string gauge = "\nstatewatch_http_connections ";
+  std::size_t at = metrics.body.find(gauge);
+  return at == std::string::npos ? -1 : std::stod(metrics.body.substr(at + gauge.size()));
+}
+
 class ConnectionLimitsTest : public ::testing::Test {
  protected:
   void SetUp() override { root_ = MakeTempDir("statewatch-conn-limits"); }
@@ -85,22 +104,14 @@ TEST_F(ConnectionLimitsTest, AnIdleFloodUnderALowFileLimitLeavesHealthzAnswering
   std::vector<std::unique_ptr<RawConnection>> idle;
   for (int i = 0; i < 200; ++i) idle.push_back(std::make_unique<RawConnection>(port));
   {
-    // While the flood is being admitted every slot may be changing hands: a 503 then says
-    // "retry", which a client does (bounded here).
     HttpClient http(port);
-    HttpResult health;
-    auto deadline = std::chrono::steady_clock::now() + kWait;
-    while (health.status != 200 && std::chrono::steady_clock::now() < deadline) {
-      health = http.Get("/healthz");
-    }
+    HttpResult health = HealthzWhenAdmitted(http);
     EXPECT_EQ(health.status, 200) << health.error;
     // The cap for 128 files is 64 (server_options.h): an evicted connection closes before
     // the new one is admitted, so never more are open.
-    HttpResult metrics = http.Get("/metrics");
-    const std::string gauge = "\nstatewatch_http_connections ";
-    std::size_t at = metrics.body.find(gauge);
-    ASSERT_NE(at, std::string::npos) << metrics.body;
-    EXPECT_LE(std::stod(metrics.body.substr(at + gauge.size())), 64.0);
+    double open = OpenConnections(http);
+    ASSERT_GE(open, 0) << "no statewatch_http_connections gauge";
+    EXPECT_LE(open, 64.0);
   }
   idle.clear();
   EXPECT_EQ(Stop(), 0) << Slurp(err_file());
@@ -129,11 +140,7 @@ TEST_F(ConnectionLimitsTest, OutOfFileDescriptorsTheListenerBacksOffAndRecovers)
   for (int i = 0; i < 200; ++i) idle.push_back(std::make_unique<RawConnection>(port));
   {
     HttpClient http(port);
-    HttpResult health;
-    auto deadline = std::chrono::steady_clock::now() + kWait;
-    while (health.status != 200 && std::chrono::steady_clock::now() < deadline) {
-      health = http.Get("/healthz");
-    }
+    HttpResult health = HealthzWhenAdmitted(http);
     EXPECT_EQ(health.status, 200) << health.error;
   }
   idle.clear();
@@ -214,11 +221,9 @@ TEST_F(ConnectionLimitsTest, AtTheCapANewConnectionReplacesTheLongestIdle) {
   for (int i = 0; i < 100 && r.status != 200; ++i) r = newcomer.Get("/healthz");
   EXPECT_EQ(r.status, 200) << r.body;
   // One kept connection was closed to make room: three are open, four clients connected.
-  HttpResult metrics = newcomer.Get("/metrics");
-  const std::string gauge = "\nstatewatch_http_connections ";
-  std::size_t at = metrics.body.find(gauge);
-  ASSERT_NE(at, std::string::npos) << metrics.body;
-  EXPECT_EQ(std::stod(metrics.body.substr(at + gauge.size())), 3.0);
+  double open = OpenConnections(newcomer);
+  ASSERT_GE(open, 0) << "no statewatch_http_connections gauge";
+  EXPECT_EQ(open, 3.0);
   // Its client reconnects for its next request (and that evicts another idle one).
   for (auto& client : kept) EXPECT_EQ(client->Get("/healthz").status, 200);
 }
