@@ -1,8 +1,9 @@
 # statewatch — the two commands of the README, plus benchmarks.
 #   make run    install what is missing, build the binary only, start statewatch on ./data
 #   make test   install what is missing, build, run the whole suite (plain + ASan/UBSan +
-#               the TypeScript client), then the fuzz target for 60 s (clang, build-fuzz);
+#               the TypeScript client), then 200,000 seeded fuzz runs (clang, build-fuzz);
 #               never builds the benchmarks
+#   make fuzz   explore with the fuzz target for 10 min from a random seed
 #   make bench  Release build, run the benchmarks, write bench/results/
 #   make cluster-bench  JetStreamLog on a loopback R3 cluster, plain and sync-mounted (root)
 #   make cluster-smoke  owner, standby, takeover, zombie, NATS leader kill, checker (~1 min;
@@ -62,9 +63,10 @@ test-cluster: build-bin
 cluster-smoke: test-cluster
 
 test-fuzz: deps
-	@FUZZ_BUILD=$(FUZZ_BUILD) JOBS=$(JOBS) bash scripts/fuzz.sh
+	@FUZZ_BUILD=$(FUZZ_BUILD) JOBS=$(JOBS) bash scripts/fuzz.sh check
 
-fuzz: test-fuzz
+fuzz: deps
+	@FUZZ_BUILD=$(FUZZ_BUILD) JOBS=$(JOBS) bash scripts/fuzz.sh explore
 
 soak: deps
 	@JOBS=$(JOBS) bash scripts/soak.sh $(BUILD)

@@ -51,6 +51,16 @@ Result<const T*> Verified(const AlignedBytes& holder, const char* what) {
   return flatbuffers::GetRoot<T>(holder.data());
 }
 
+// The element at `i` of a [ulong] vector. The verifier checks only that a vector's length
+// prefix is 4-byte aligned, so in a hostile (or damaged) record the 8-byte elements may sit
+// at an address that is not 8-byte aligned even inside an aligned buffer; Vector::Get would
+// then load misaligned (undefined behaviour). memcpy reads any address.
+inline uint64_t U64At(const flatbuffers::Vector<uint64_t>& v, flatbuffers::uoffset_t i) {
+  uint64_t x;
+  std::memcpy(&x, v.Data() + static_cast<std::size_t>(i) * sizeof(uint64_t), sizeof x);
+  return flatbuffers::EndianScalar(x);
+}
+
 inline std::string Str(const flatbuffers::String* s) { return s ? s->str() : std::string(); }
 
 inline std::string Finish(flatbuffers::FlatBufferBuilder& b) {

@@ -84,7 +84,10 @@ Status DecodeEventFold(std::string_view bytes, StoredEventFold* out) {
   out->actor = SessionRef{f->actor_ref()};
   out->watchers.clear();
   if (f->watcher_refs()) {
-    for (uint64_t w : *f->watcher_refs()) out->watchers.push_back(SessionRef{w});
+    const auto& refs = *f->watcher_refs();
+    for (flatbuffers::uoffset_t i = 0; i < refs.size(); ++i) {
+      out->watchers.push_back(SessionRef{fbv::U64At(refs, i)});
+    }
   }
   out->occurred_at = f->occurred_at();
   if (f->dedupe_key()) {
@@ -270,7 +273,9 @@ void Refs(const flatbuffers::Vector<uint64_t>* v, std::vector<SessionRef>* out) 
   out->clear();
   if (!v) return;
   out->reserve(v->size());
-  for (uint64_t x : *v) out->push_back(SessionRef{x});
+  for (flatbuffers::uoffset_t i = 0; i < v->size(); ++i) {
+    out->push_back(SessionRef{fbv::U64At(*v, i)});
+  }
 }
 
 flatbuffers::Offset<void> EncodeBody(flatbuffers::FlatBufferBuilder& b,

@@ -1,5 +1,6 @@
 #include "log/jetstream/jetstream_checkpoints.h"
 
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -246,7 +247,13 @@ Result<std::optional<JetStreamCheckpoints::EndMarker>> JetStreamCheckpoints::Lat
   m.position = end->position();
   m.bytes = end->bytes();
   std::copy(end->sha256()->begin(), end->sha256()->end(), m.sha256.begin());
-  m.chunk_seqs.assign(end->chunk_seqs()->begin(), end->chunk_seqs()->end());
+  // memcpy, not Vector::Get: the verifier does not check that 8-byte elements are 8-byte
+  // aligned, and a damaged marker may place them anywhere.
+  const auto& seqs = *end->chunk_seqs();
+  m.chunk_seqs.resize(seqs.size());
+  if (!m.chunk_seqs.empty()) {
+    std::memcpy(m.chunk_seqs.data(), seqs.Data(), seqs.size() * sizeof(uint64_t));
+  }
   return std::optional<EndMarker>(std::move(m));
 }
 

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "schema/statewatch_generated.h"
 
 namespace statewatch::engine {
@@ -107,6 +109,33 @@ TEST(RecordsTest, AnEmptyValueAtAnyAddressIsCorruption) {
     EXPECT_EQ(DecodeGroup(empty, &group).code(), Status::Code::kCorruption);
     EXPECT_EQ(DecodeMeta(empty).status().code(), Status::Code::kCorruption);
   }
+}
+
+// Regression (found by fuzz/input_fuzz.cc under UBSan): the FlatBuffers verifier checks only
+// that a vector's length prefix is 4-byte aligned, so a hostile record can put the 8-byte
+// session refs of a [ulong] vector at an address that is 4 mod 8; reading them with
+// Vector::Get was a misaligned load. A hand-built GroupRecord with exactly that layout:
+TEST(RecordsTest, RefsAtAnAddressFourModEightInsideTheRecordAreReadNotMisloaded) {
+  const uint8_t bytes[] = {
+      12, 0, 0, 0,              //  0: root table at 12
+      6, 0, 8, 0, 4, 0, 0, 0,   //  4: vtable: 6 bytes, 8-byte table, field 0 (events) at +4
+      8, 0, 0, 0,               // 12: table: its vtable is 8 bytes back
+      8, 0, 0, 0,               // 16: events: the vector is 8 bytes on, at 24
+      0, 0, 0, 0,               // 20: padding
+      2, 0, 0, 0,               // 24: two elements, from 28 (28 % 8 == 4)
+      3, 0, 0, 0, 0, 0, 0, 0,   // 28: ref 3
+      5, 1, 0, 0, 0, 0, 0, 0,   // 36: ref 261
+  };
+  // An 8-byte aligned copy, so the misalignment is the record's own, not the buffer's.
+  alignas(8) uint8_t aligned[sizeof bytes];
+  std::memcpy(aligned, bytes, sizeof bytes);
+  GroupRec group;
+  Status s = DecodeGroup(std::string_view(reinterpret_cast<const char*>(aligned), sizeof bytes),
+                         &group);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_EQ(group.events.size(), 2u);
+  EXPECT_EQ(group.events[0].value, 3u);
+  EXPECT_EQ(group.events[1].value, 261u);
 }
 
 TEST(RecordsTest, TruncatedRecordsAreCorruptionNotCrashes) {
