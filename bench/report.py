@@ -388,54 +388,54 @@ def build_table(f):
 
 # ---- the goals -----------------------------------------------------------------------------
 
-# (issue, goal text, figure ids, comparison, threshold). A goal over several figures is met
+# (goal text, figure ids, comparison, threshold). A goal over several figures is met
 # when every one of them meets it. `>=`/`<=` compare the figure's ratio value.
 GOALS = [
-    ("10", "WAL bytes per event / the journal row's bytes (single events) ≤ 1.3x",
+    ("WAL bytes per event / the journal row's bytes (single events) ≤ 1.3x",
      ["wal/single/wal_vs_row"], "<=", 1.3),
-    ("10", "record, single event, buffered, vs the raw RocksDB floor ≥ 0.6x (1 session)",
+    ("record, single event, buffered, vs the raw RocksDB floor ≥ 0.6x (1 session)",
      ["record/single/buffered/vs_floor_1"], ">=", 0.6),
-    ("10", f"… the same with {MANY:,} random sessions",
+    (f"… the same with {MANY:,} random sessions",
      [f"record/single/buffered/vs_floor_{MANY}"], ">=", 0.6),
-    ("10", "record, batch of 100, sync, vs the floor ≥ 0.7x (1 session)",
+    ("record, batch of 100, sync, vs the floor ≥ 0.7x (1 session)",
      ["record/batch100/sync/vs_floor_1"], ">=", 0.7),
-    ("10", f"… the same with {MANY:,} random sessions",
+    (f"… the same with {MANY:,} random sessions",
      [f"record/batch100/sync/vs_floor_{MANY}"], ">=", 0.7),
-    ("10", "8 concurrent single-event sync writers vs SQLite FULL with 8 writers ≥ 5x",
+    ("8 concurrent single-event sync writers vs SQLite FULL with 8 writers ≥ 5x",
      ["concurrent/sync/writers:8/vs_sqlite"], ">=", 5),
-    ("10", "32 concurrent single-event sync writers vs SQLite FULL with 32 writers ≥ 5x",
+    ("32 concurrent single-event sync writers vs SQLite FULL with 32 writers ≥ 5x",
      ["concurrent/sync/writers:32/vs_sqlite"], ">=", 5),
-    ("10", "changesSince 200-event page, rows in SSTs (300k-event journal, warm cache), vs "
+    ("changesSince 200-event page, rows in SSTs (300k-event journal, warm cache), vs "
      "SQLite ≥ 4x", ["changes/page200/vs_sqlite_sst"], ">=", 4),
-    ("10", "… the same page through ReadChanges (the lean page the session tools and the "
+    ("… the same page through ReadChanges (the lean page the session tools and the "
      "daemon read), no row cache, vs SQLite ≥ 4x", ["changes_lean/page200/vs_sqlite_lean"],
      ">=", 4),
-    ("10", "… rows in the memtable, vs SQLite ≥ 4x",
+    ("… rows in the memtable, vs SQLite ≥ 4x",
      ["changes/page200/vs_sqlite_memtable"], ">=", 4),
-    ("10", "session_status with a 200-event page over HTTP, 2 cores ≥ 15k req/s (the better "
+    ("session_status with a 200-event page over HTTP, 2 cores ≥ 15k req/s (the better "
      "wrk configuration)", ["http/status/t1c16", "http/status/t2c32"], "max>=", 15000),
-    ("10", "first event opening 10,000 notices vs SQLite ≥ 5x",
+    ("first event opening 10,000 notices vs SQLite ≥ 5x",
      ["fanout/first/watchers:10000/vs_sqlite"], ">=", 5),
-    ("10", f"batch-100 append cost, {MANY:,} random sessions vs 1 session (buffered) ≤ 1.5x",
+    (f"batch-100 append cost, {MANY:,} random sessions vs 1 session (buffered) ≤ 1.5x",
      ["record/batch100/buffered/many_vs_one_cost"], "<=", 1.5),
-    ("10", "opening 1,000,000 cursors stays ≤ 0.7 s", ["open/statewatch/cursors:1000000/seconds"],
+    ("opening 1,000,000 cursors stays ≤ 0.7 s", ["open/statewatch/cursors:1000000/seconds"],
      "<=", 0.7),
-    ("10", "… and ≤ 200 B of memory per cursor", ["open/statewatch/cursors:1000000/bytes"],
+    ("… and ≤ 200 B of memory per cursor", ["open/statewatch/cursors:1000000/bytes"],
      "<=", 200),
-    ("earlier", "pruning at the cap ≤ 25 % added cost per append (single, batch of 100)",
+    ("pruning at the cap ≤ 25 % added cost per append (single, batch of 100)",
      ["prune/single/at_cap_vs_no_cap", "prune/batch100/at_cap_vs_no_cap"], "<=", 25),
-    ("earlier", "a coalesced event ≤ 2x an event with no watchers (+100 %) at 1, 100, 10,000 "
+    ("a coalesced event ≤ 2x an event with no watchers (+100 %) at 1, 100, 10,000 "
      "watchers", [f"fanout/coalesced/statewatch/watchers:{n}/cost" for n in (1, 100, 10000)],
      "<=", 100),
-    ("earlier", "buffered single events ≥ 3x SQLite NORMAL (1 and 100,000 sessions)",
+    ("buffered single events ≥ 3x SQLite NORMAL (1 and 100,000 sessions)",
      ["record/single/buffered/vs_sqlite_1", f"record/single/buffered/vs_sqlite_{MANY}"],
      ">=", 3),
-    ("earlier", "verify ≥ 1,000,000 journal rows/s", ["verify/statewatch/events:50000"], ">=", 1e6),
+    ("verify ≥ 1,000,000 journal rows/s", ["verify/statewatch/events:50000"], ">=", 1e6),
 ]
 
 
 def judge(table, goal):
-    issue, text, ids, op, threshold = goal
+    text, ids, op, threshold = goal
     rows = [table.by_id.get(i) for i in ids]
     values = [r["ratio_value"] if r else None for r in rows]
     shown = ", ".join("n/a" if not r else r["statewatch"] if r["ratio_kind"] == "abs"
@@ -453,13 +453,13 @@ def judge(table, goal):
     word = "n/a" if verdict is None else ("met" if verdict else "**not met**")
     if noisy and verdict is not None:
         word += " (noisy †)"
-    return {"issue": issue, "goal": text, "measured": shown, "verdict": word, "met": verdict}
+    return {"goal": text, "measured": shown, "verdict": word, "met": verdict}
 
 
 def goals_markdown(judged):
-    out = ["| issue | goal | measured | |", "| --- | --- | --- | --- |"]
+    out = ["| goal | measured | |", "| --- | --- | --- |"]
     for g in judged:
-        out.append(f"| {g['issue']} | {g['goal']} | {g['measured']} | {g['verdict']} |")
+        out.append(f"| {g['goal']} | {g['measured']} | {g['verdict']} |")
     return "\n".join(out)
 
 
