@@ -1,4 +1,4 @@
-// Measurements of the upstream monitor (issue 6, "Measure"), as disabled tests that print
+// Measurements of the upstream monitor, as disabled tests that print
 // their figures; they assert only what they measured, never a speed.
 //
 //   build/tests/monitor_tests --gtest_also_run_disabled_tests --gtest_filter='MonitorMeasure.*'

@@ -1,4 +1,4 @@
-// No web page can reach the daemon (issue 9 item 8): a foreign Origin is refused (403, also
+// No web page can reach the daemon: a foreign Origin is refused (403, also
 // on WebSocket upgrades), a body that is not application/json is refused (415) before it is
 // read, a Host that does not name this server is refused (421, DNS rebinding), the Bearer
 // scheme is matched in any case. Each refusal changes nothing.

@@ -1,4 +1,4 @@
-// The daemon under a flood of connections (issue 9 item 6): at --max-connections a new
+// The daemon under a flood of connections: at --max-connections a new
 // connection takes the place of the longest-idle one, or is answered 503 when none is idle;
 // out of file descriptors the listener backs off instead of spinning, and logs the
 // condition at most once a second. The real binary runs with a lowered RLIMIT_NOFILE.

@@ -1,4 +1,4 @@
-// WebSocket streams under abuse (issue 9 item 7): an incoming message over the cap closes
+// WebSocket streams under abuse: an incoming message over the cap closes
 // the stream with 1009, streams beyond --max-streams are refused with 503, and a client
 // that does not read is dropped once its queue passes the bound while the others are
 // still served.

@@ -1,4 +1,4 @@
-// The HTTP side of a failing disk (issue 9 item 5): a write that fails with NoSpace answers
+// The HTTP side of a failing disk: a write that fails with NoSpace answers
 // 507 with the JSON error envelope; once the engine refuses writes, /healthz still answers
 // 200 and reports the degraded state, and reads keep being served. The daemon's transport
 // runs over an engine opened with the storage fault injector.

@@ -1,4 +1,4 @@
-// The sessions_history measurement of issue 5 ("sessions_history cost on a 10,000-message
+// The sessions_history measurement ("sessions_history cost on a 10,000-message
 // transcript"), as a disabled test that prints its figures; it asserts only what it read,
 // never a speed:
 //
