@@ -128,9 +128,21 @@ Status EngineImpl::LoadRows() {
 // Folds every commit group after meta->applied_position, reading each event's fold inputs
 // from its row. The same folds as the live path (projections/log_fold.h).
 Status EngineImpl::ReplayLog(projections::ProjectionState& state, MetaRec* meta,
-                             uint64_t* records) const {
+                             uint64_t* records, const RowFolds* rows) const {
   GroupRec rec;
-  StoredEventFold fold;
+  StoredEventFold fetched;
+  // The fold inputs of event `seq` of `session`, or null when its row is missing or damaged.
+  auto fold_of = [&](SessionRef session, Sequence seq) -> Result<const StoredEventFold*> {
+    if (rows != nullptr) {
+      auto it = rows->find(seq);
+      if (it == rows->end() || it->second.session != session) return nullptr;
+      return &it->second.fold;
+    }
+    auto row = store_->Get(Family::kJournal, storage::JournalKey(session, seq));
+    if (!row.ok()) return row.status();
+    if (!row->has_value() || !DecodeEventFold(**row, &fetched).ok()) return nullptr;
+    return &fetched;
+  };
   for (log::LogPosition from = meta->applied_position + 1;;) {
     auto chunk = log_->ReadFrom(from, kReplayChunk);
     if (!chunk.ok()) return chunk.status();
@@ -147,17 +159,18 @@ Status EngineImpl::ReplayLog(projections::ProjectionState& state, MetaRec* meta,
                                   std::to_string(meta->last_sequence));
       }
       auto on_event = [&](std::size_t i, Sequence seq) -> Status {
-        auto row = store_->Get(Family::kJournal, storage::JournalKey(rec.events[i], seq));
-        if (!row.ok()) return row.status();
-        if (!row->has_value() || !DecodeEventFold(**row, &fold).ok() || fold.sequence != seq) {
+        auto fold = fold_of(rec.events[i], seq);
+        if (!fold.ok()) return fold.status();
+        if (*fold == nullptr || (*fold)->sequence != seq) {
           return Status::Corruption("log position " + std::to_string(r.position) +
                                     " names event " + std::to_string(seq) + " of session #" +
                                     std::to_string(rec.events[i].value) +
                                     ", but its journal row is missing or damaged");
         }
+        const StoredEventFold& f = **fold;
         state.ApplyEvent(seq, rec.committed_at,
-                         projections::EventFold{rec.events[i], fold.notifies, fold.seeds_cursor,
-                                                fold.actor, fold.watchers},
+                         projections::EventFold{rec.events[i], f.notifies, f.seeds_cursor,
+                                                f.actor, f.watchers},
                          nullptr);
         return Status::OK();
       };

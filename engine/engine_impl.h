@@ -287,10 +287,19 @@ class EngineImpl final : public Engine, public SideTableHost {
   Status WriteCheckpoint(storage::Batch& b, uint64_t journal_rows, MetaRec* next);
   bool CheckpointDue() const;
   Status PurgeLog(log::LogPosition below);
+  // The fold inputs of journal rows by sequence, each with the session whose row it is.
+  struct RowFold {
+    SessionRef session;
+    StoredEventFold fold;
+  };
+  using RowFolds = std::unordered_map<Sequence, RowFold>;
   // Folds the log after `meta->applied_position` into `state` (replay), advancing the
-  // counters in `meta`. Reads each event's fold inputs from its journal row.
-  Status ReplayLog(projections::ProjectionState& state, MetaRec* meta,
-                   uint64_t* records) const;
+  // counters in `meta`. Reads each event's fold inputs from its journal row: from `rows` when
+  // given (a caller that walked the journal already), else with a point Get per event.
+  // REQUIRES: `rows`, when given, holds every row with a sequence above
+  // `meta->last_sequence`; a replayed event missing from it is Corruption, as a missing row is.
+  Status ReplayLog(projections::ProjectionState& state, MetaRec* meta, uint64_t* records,
+                   const RowFolds* rows = nullptr) const;
   Status LoadProjections(projections::ProjectionState& state) const;
   Status LoadNames();
   Status LoadRows();
@@ -298,7 +307,9 @@ class EngineImpl final : public Engine, public SideTableHost {
 
   // ---- verify.cc ----
   Status RunVerify(VerifyCmd& cmd);
-  Status VerifyJournalRows(uint64_t* rows) const;
+  // Runs the Verifier over every retained journal row (`*rows` counts them) and keeps the
+  // fold inputs of every row above `fold_after` in `*folds`, for ReplayLog.
+  Status VerifyJournalRows(Sequence fold_after, uint64_t* rows, RowFolds* folds) const;
 
   EngineOptions options_;
   std::shared_ptr<Clock> clock_;

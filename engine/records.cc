@@ -73,11 +73,9 @@ std::string_view EventEncoder::Encode(const Event& e, const EventFoldFields& fol
   return std::string_view(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
 }
 
-Status DecodeEventFold(std::string_view bytes, StoredEventFold* out) {
-  AlignedBytes aligned(bytes);
-  auto r = Verified<fb::Event>(aligned, "event");
-  if (!r.ok()) return r.status();
-  const fb::Event* f = *r;
+namespace {
+
+void FillFold(const fb::Event* f, StoredEventFold* out) {
   out->sequence = f->sequence();
   out->notifies = (f->fold_flags() & 1) != 0;
   out->seeds_cursor = (f->fold_flags() & 2) != 0;
@@ -95,6 +93,33 @@ Status DecodeEventFold(std::string_view bytes, StoredEventFold* out) {
   } else {
     out->dedupe_key.clear();
   }
+}
+
+Status CheckActorType(const fb::Event* f) {
+  int at = static_cast<int>(f->actor_type());
+  if (at < static_cast<int>(ActorType::kHuman) || at > static_cast<int>(ActorType::kSystem)) {
+    return Status::Corruption("event " + std::to_string(f->sequence()) +
+                              " has an unknown actor type " + std::to_string(at));
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status DecodeEventFold(std::string_view bytes, StoredEventFold* out) {
+  AlignedBytes aligned(bytes);
+  auto r = Verified<fb::Event>(aligned, "event");
+  if (!r.ok()) return r.status();
+  FillFold(*r, out);
+  return Status::OK();
+}
+
+Status VerifyEventRow(std::string_view bytes, StoredEventFold* fold) {
+  AlignedBytes aligned(bytes);
+  auto r = Verified<fb::Event>(aligned, "event");
+  if (!r.ok()) return r.status();
+  SW_RETURN_IF_ERROR(CheckActorType(*r));
+  if (fold != nullptr) FillFold(*r, fold);
   return Status::OK();
 }
 
@@ -111,12 +136,8 @@ void AssignStr(const flatbuffers::String* s, std::string* out) {
 // The fields of a verified or trusted event table.
 Status FillEvent(const fb::Event* f, Event* e) {
   e->sequence = f->sequence();
-  int at = static_cast<int>(f->actor_type());
-  if (at < static_cast<int>(ActorType::kHuman) || at > static_cast<int>(ActorType::kSystem)) {
-    return Status::Corruption("event " + std::to_string(e->sequence) +
-                              " has an unknown actor type " + std::to_string(at));
-  }
-  e->actor_type = static_cast<ActorType>(at);
+  SW_RETURN_IF_ERROR(CheckActorType(f));
+  e->actor_type = static_cast<ActorType>(f->actor_type());
   AssignStr(f->session_key(), &e->session_key);
   AssignStr(f->agent_id(), &e->agent_id);
   AssignStr(f->session_id(), &e->session_id);

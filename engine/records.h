@@ -58,6 +58,11 @@ struct StoredEventFold {
 };
 Status DecodeEventFold(std::string_view bytes, StoredEventFold* out);
 
+// Runs the full FlatBuffers Verifier and DecodeEvent's checks over a journal row without
+// building an Event (what `verify` runs over every row). With `fold`, also fills the row's
+// fold inputs from the same verified root. Corruption when the row does not verify.
+Status VerifyEventRow(std::string_view bytes, StoredEventFold* fold);
+
 // Decodes a journal row into views of its bytes, for the read path (changesSince).
 //
 // Trust: rows written by the engine and read back from RocksDB are covered by RocksDB's own

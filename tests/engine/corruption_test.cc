@@ -78,6 +78,49 @@ TEST_F(CorruptionTest, ABitFlipInAnSstIsCorruptionNamingTheFile) {
   EXPECT_EQ(rst.code(), Status::Code::kCorruption) << rst.ToString();
 }
 
+// The fold at open reads each replayed event's journal row; one deleted behind the engine's
+// back is Corruption naming the log position and the event, at open and read-only alike.
+TEST_F(CorruptionTest, ALogRecordWhoseJournalRowIsGoneIsCorruptionAtOpen) {
+  for (int i = 0; i < 5; ++i) Rec(Input("agent:main:a", "created", ActorType::kSystem));
+  engine_.reset();
+  {
+    rocksdb::Options o;
+    std::vector<std::string> names;
+    ASSERT_TRUE(rocksdb::DB::ListColumnFamilies(o, dir_, &names).ok());
+    std::vector<rocksdb::ColumnFamilyDescriptor> descs;
+    for (const auto& n : names) descs.emplace_back(n, rocksdb::ColumnFamilyOptions());
+    std::vector<rocksdb::ColumnFamilyHandle*> handles;
+    rocksdb::DB* db = nullptr;
+    ASSERT_TRUE(rocksdb::DB::Open(o, dir_, descs, &handles, &db).ok());
+    rocksdb::ColumnFamilyHandle* journal = nullptr;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      if (names[i] == "journal") journal = handles[i];
+    }
+    ASSERT_NE(journal, nullptr);
+    // One session: its rows are in sequence order; the third is sequence 3.
+    std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions(), journal));
+    it->SeekToFirst();
+    for (int i = 0; i < 2 && it->Valid(); ++i) it->Next();
+    ASSERT_TRUE(it->Valid());
+    ASSERT_TRUE(db->Delete(rocksdb::WriteOptions(), journal, it->key()).ok());
+    it.reset();
+    for (auto* h : handles) db->DestroyColumnFamilyHandle(h);
+    delete db;
+  }
+  for (bool read_only : {false, true}) {
+    EngineOptions o = options_;
+    o.read_only = read_only;
+    auto opened = Engine::Open(o, dir_);
+    ASSERT_EQ(opened.status().code(), Status::Code::kCorruption)
+        << "read_only=" << read_only << ": " << opened.status().ToString();
+    EXPECT_NE(opened.status().message().find("names event 3 of session #"), std::string::npos)
+        << opened.status().ToString();
+    EXPECT_NE(opened.status().message().find("its journal row is missing or damaged"),
+              std::string::npos)
+        << opened.status().ToString();
+  }
+}
+
 // Regression: \u0000 inside a key was accepted (only invalid UTF-8 was refused).
 TEST_F(CorruptionTest, NulInKeysIsRefusedLikeInvalidUtf8) {
   const std::string nul("a\0b", 3);
