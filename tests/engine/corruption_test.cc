@@ -12,27 +12,52 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// The database through RocksDB's own API, every column family open, for a test that looks
+// at or damages what the engine stored. The engine must be closed first.
+class RawDb {
+ public:
+  RawDb(const std::string& dir, bool read_only) {
+    rocksdb::Options o;
+    EXPECT_TRUE(rocksdb::DB::ListColumnFamilies(o, dir, &names_).ok());
+    std::vector<rocksdb::ColumnFamilyDescriptor> descs;
+    for (const auto& n : names_) descs.emplace_back(n, rocksdb::ColumnFamilyOptions());
+    rocksdb::DB* db = nullptr;
+    rocksdb::Status s = read_only
+                            ? rocksdb::DB::OpenForReadOnly(o, dir, descs, &handles_, &db)
+                            : rocksdb::DB::Open(o, dir, descs, &handles_, &db);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    db_.reset(db);
+  }
+  ~RawDb() {
+    for (auto* h : handles_) db_->DestroyColumnFamilyHandle(h);
+  }
+  rocksdb::DB* db() const { return db_.get(); }
+  // The handle of column family `name`, or null.
+  rocksdb::ColumnFamilyHandle* Family(const std::string& name) const {
+    for (std::size_t i = 0; i < names_.size(); ++i) {
+      if (names_[i] == name) return handles_[i];
+    }
+    return nullptr;
+  }
+
+ private:
+  std::vector<std::string> names_;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles_;
+  std::unique_ptr<rocksdb::DB> db_;
+};
+
 class CorruptionTest : public EngineTest {
  protected:
   // The SST files of one column family, from RocksDB's own metadata.
   std::vector<std::string> SstFilesOf(const std::string& family) {
     engine_.reset();
-    rocksdb::Options o;
-    std::vector<std::string> names;
-    EXPECT_TRUE(rocksdb::DB::ListColumnFamilies(o, dir_, &names).ok());
-    std::vector<rocksdb::ColumnFamilyDescriptor> descs;
-    for (const auto& n : names) descs.emplace_back(n, rocksdb::ColumnFamilyOptions());
-    std::vector<rocksdb::ColumnFamilyHandle*> handles;
-    rocksdb::DB* db = nullptr;
-    EXPECT_TRUE(rocksdb::DB::OpenForReadOnly(o, dir_, descs, &handles, &db).ok());
+    RawDb raw(dir_, /*read_only=*/true);
     std::vector<rocksdb::LiveFileMetaData> files;
-    db->GetLiveFilesMetaData(&files);
+    raw.db()->GetLiveFilesMetaData(&files);
     std::vector<std::string> out;
     for (const auto& f : files) {
       if (f.column_family_name == family) out.push_back(dir_ + f.name);
     }
-    for (auto* h : handles) db->DestroyColumnFamilyHandle(h);
-    delete db;
     return out;
   }
 };
@@ -84,28 +109,15 @@ TEST_F(CorruptionTest, ALogRecordWhoseJournalRowIsGoneIsCorruptionAtOpen) {
   for (int i = 0; i < 5; ++i) Rec(Input("agent:main:a", "created", ActorType::kSystem));
   engine_.reset();
   {
-    rocksdb::Options o;
-    std::vector<std::string> names;
-    ASSERT_TRUE(rocksdb::DB::ListColumnFamilies(o, dir_, &names).ok());
-    std::vector<rocksdb::ColumnFamilyDescriptor> descs;
-    for (const auto& n : names) descs.emplace_back(n, rocksdb::ColumnFamilyOptions());
-    std::vector<rocksdb::ColumnFamilyHandle*> handles;
-    rocksdb::DB* db = nullptr;
-    ASSERT_TRUE(rocksdb::DB::Open(o, dir_, descs, &handles, &db).ok());
-    rocksdb::ColumnFamilyHandle* journal = nullptr;
-    for (std::size_t i = 0; i < names.size(); ++i) {
-      if (names[i] == "journal") journal = handles[i];
-    }
+    RawDb raw(dir_, /*read_only=*/false);
+    rocksdb::ColumnFamilyHandle* journal = raw.Family("journal");
     ASSERT_NE(journal, nullptr);
     // One session: its rows are in sequence order; the third is sequence 3.
-    std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions(), journal));
+    std::unique_ptr<rocksdb::Iterator> it(raw.db()->NewIterator(rocksdb::ReadOptions(), journal));
     it->SeekToFirst();
     for (int i = 0; i < 2 && it->Valid(); ++i) it->Next();
     ASSERT_TRUE(it->Valid());
-    ASSERT_TRUE(db->Delete(rocksdb::WriteOptions(), journal, it->key()).ok());
-    it.reset();
-    for (auto* h : handles) db->DestroyColumnFamilyHandle(h);
-    delete db;
+    ASSERT_TRUE(raw.db()->Delete(rocksdb::WriteOptions(), journal, it->key()).ok());
   }
   for (bool read_only : {false, true}) {
     EngineOptions o = options_;
