@@ -41,9 +41,10 @@ build-asan: deps
 	@cmake --build $(ASAN_BUILD) -j$(JOBS)
 
 build-release: deps
-	@cmake -S . -B $(BENCH_BUILD) -DCMAKE_BUILD_TYPE=Release -DSTATEWATCH_BUILD_TESTS=OFF \
+	@cmake -S . -B $(BENCH_BUILD) -DCMAKE_BUILD_TYPE=Release -DSTATEWATCH_BUILD_TESTS=ON \
 	  $(CMAKE_COMMON) >/dev/null
-	@cmake --build $(BENCH_BUILD) -j$(JOBS) --target statewatch_bench statewatch_bin
+	@cmake --build $(BENCH_BUILD) -j$(JOBS) --target statewatch_bench statewatch_bin \
+	  cluster_engine_measure
 
 test-plain: build
 	@cd $(BUILD) && ctest --output-on-failure -j$(JOBS)

@@ -77,8 +77,9 @@ class Figures:
     """Counter lookups over repetitions: the median, and the spread that marks noise.
     Missing benchmarks and counters are recorded, never fatal."""
 
-    def __init__(self, runs, errors, http):
+    def __init__(self, runs, errors, http, cluster=None):
         self.runs, self.errors, self.http = runs, errors, http
+        self.cluster = cluster or []  # cluster_engine_measure's runs, one dict each
         self.missing = {}
 
     def values(self, name, key):
@@ -378,10 +379,37 @@ def http_rows(t, f):
               "abs", spread(rps) if len(rps) > 1 else None)
 
 
+def cluster_rows(t, f):
+    """cluster_engine_measure (scripts/bench.sh step 3): 8 writers on a JetStream R3
+    partition vs the same engine on its local log, and a takeover's time."""
+    runs = f.cluster
+    if not runs:
+        f.missing["cluster_engine_measure"] = "not run (scripts/bench.sh, BENCH_CLUSTER)"
+    js = [r["jetstream_events_per_s"] for r in runs]
+    local = [r["local_events_per_s"] for r in runs]
+    ratios = [a / b for a, b in zip(js, local) if b]
+    med = lambda v: statistics.median(v) if v else None  # noqa: E731
+    writers = runs[0]["writers"] if runs else 8
+    t.add("cluster/engine/jetstream_vs_local",
+          f"cluster, {writers} concurrent writers, single events: a partition on JetStream R3 "
+          f"(three loopback nats-servers) vs the same engine on its local log (sync), "
+          f"{len(runs)} run{'' if len(runs) == 1 else 's'}", "JetStream vs local log", fmt_rate(med(js)),
+          "local log " + fmt_rate(med(local)), med(ratios), "x",
+          spread(ratios) if len(ratios) > 1 else None)
+    ms = [r["takeover_ms"] for r in runs]
+    folded = med([r["takeover_events"] for r in runs])
+    t.add("cluster/takeover/ms",
+          "cluster, takeover: a node with an empty directory folds the stream "
+          f"({'n/a' if folded is None else f'{folded:,.0f}'} events), fences and serves: "
+          "time to its first acknowledged write", "takeover",
+          "n/a" if med(ms) is None else f"{med(ms):.0f} ms", "—", med(ms), "abs",
+          spread(ms) if len(ms) > 1 else None)
+
+
 def build_table(f):
     t = Table(f)
     for section in (record_rows, concurrent_rows, wal_rows, changes_rows, prune_rows,
-                    fanout_rows, maintenance_rows, http_rows):
+                    fanout_rows, maintenance_rows, http_rows, cluster_rows):
         section(t, f)
     return t
 
@@ -554,10 +582,18 @@ def read_json(path):
         return json.load(f)
 
 
+def read_json_lines(path):
+    if not path or not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("raw", nargs="+", help="Google Benchmark JSON file(s)")
     ap.add_argument("--http", help="bench/http_bench.sh's JSON_OUT")
+    ap.add_argument("--cluster", help="cluster_engine_measure's JSON, one run per line")
     ap.add_argument("--meta", help="scripts/bench.sh's meta.json")
     ap.add_argument("--out-dir", default=None, help="where summary.json/.png go "
                     "(default: the directory of the first input)")
@@ -568,7 +604,7 @@ def main(argv=None):
 
     context, runs, errors = load(args.raw)
     meta = read_json(args.meta) or {}
-    f = Figures(runs, errors, read_json(args.http))
+    f = Figures(runs, errors, read_json(args.http), read_json_lines(args.cluster))
     table = build_table(f)
     judged = [judge(table, g) for g in GOALS]
     reps = max((len(v) for v in runs.values()), default=0)

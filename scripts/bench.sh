@@ -7,7 +7,10 @@
 #      repetition's counters; statewatch and its baselines alternate inside each benchmark.
 #   2. bench/http_bench.sh, section status (the daemon answering 200-event pages under wrk)
 #      -> bench/results/http.json.
-#   3. bench/report.py -> the tables on stdout, bench/results/summary.json and summary.png,
+#   3. the cluster figures: tests/cluster/jetstream/cluster_engine_measure (three loopback
+#      nats-servers it starts itself; 8 writers on a JetStream R3 partition vs the local log,
+#      then a takeover), BENCH_REPS runs -> bench/results/cluster_engine.json.
+#   4. bench/report.py -> the tables on stdout, bench/results/summary.json and summary.png,
 #      and the README's performance block (between <!-- bench:begin --> and
 #      <!-- bench:end -->) — by default only from a complete run: no BENCH_FILTER,
 #      BENCH_SCALE 1, the HTTP benchmark included (see BENCH_README).
@@ -21,6 +24,7 @@
 #   BENCH_SCALE       multiplies the fixed amounts of work (default 1; 0.05 for a quick look)
 #   BENCH_INTERLEAVE  run the repetitions of all benchmarks in random order (default true)
 #   BENCH_HTTP        0 skips the HTTP benchmark (default 1)
+#   BENCH_CLUSTER     0 skips the cluster figures (default 1; needs nats-server)
 #   BENCH_README      auto (default): rewrite README.md's block after a full run only;
 #                     1: also after a partial run (its header says so); 0: never
 #   BENCH_RESULTS     where the results go (default bench/results)
@@ -64,6 +68,27 @@ if [ "${BENCH_HTTP:-1}" != 0 ]; then
   HTTP_ARGS=(--http "$RESULTS/http.json")
 fi
 
+CLUSTER_ARGS=()
+CLUSTER_BIN="$BUILD_DIR/tests/cluster/jetstream/cluster_engine_measure"
+if [ "${BENCH_CLUSTER:-1}" != 0 ]; then
+  if [ ! -x "$CLUSTER_BIN" ]; then
+    echo "bench: $CLUSTER_BIN not found (make bench builds it); cluster figures skipped" >&2
+  else
+    # One JSON object per run, one run per line; a failed run is reported and left out.
+    rm -f "$RESULTS/cluster_engine.json"
+    for run in $(seq 1 "${BENCH_REPS:-3}"); do
+      echo "bench: cluster_engine_measure, run $run" >&2
+      if "$CLUSTER_BIN" --seconds 5 --json "$RESULTS/cluster_engine.run.json" >&2; then
+        cat "$RESULTS/cluster_engine.run.json" >>"$RESULTS/cluster_engine.json"
+      else
+        echo "bench: cluster_engine_measure run $run failed" >&2
+      fi
+      rm -f "$RESULTS/cluster_engine.run.json"
+    done
+    [ -s "$RESULTS/cluster_engine.json" ] && CLUSTER_ARGS=(--cluster "$RESULTS/cluster_engine.json")
+  fi
+fi
+
 LOAD_AFTER="$(load)"
 python3 - "$RESULTS/meta.json" "$STARTED" "$SECONDS" "$LOAD_BEFORE" "$LOAD_AFTER" "$SCALE" \
   "${BENCH_FILTER:-}" "${#HTTP_ARGS[@]}" <<'PY'
@@ -91,7 +116,8 @@ if [ "${#README_ARGS[@]}" -eq 0 ]; then
   echo "bench: a partial run (filter, scale or no HTTP): README.md left as it is" \
     "(BENCH_README=1 writes it anyway, marked NOT a full run)" >&2
 fi
-python3 -B "$ROOT/bench/report.py" "$RESULTS/raw.json" "${HTTP_ARGS[@]}" \
+python3 -B "$ROOT/bench/report.py" "$RESULTS/raw.json" "${HTTP_ARGS[@]}" "${CLUSTER_ARGS[@]}" \
   --meta "$RESULTS/meta.json" --out-dir "$RESULTS" "${README_ARGS[@]}"
-echo "bench: wrote $RESULTS/raw.json, http.json, meta.json, summary.json, summary.png" \
+echo "bench: wrote $RESULTS/raw.json, http.json, cluster_engine.json, meta.json, summary.json," \
+  "summary.png" \
   "(${SECONDS}s in all; load average $LOAD_BEFORE before, $LOAD_AFTER after)" >&2

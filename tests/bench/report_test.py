@@ -56,6 +56,32 @@ class MedianAndNoise(unittest.TestCase):
         self.assertEqual(t.by_id["wal/single/wal_vs_row"]["ratio"], "n/a")
 
 
+class ClusterRows(unittest.TestCase):
+    def test_jetstream_vs_local_is_the_median_ratio_and_takeover_the_median_time(self):
+        runs = [{"writers": 8, "seconds": 5, "local_events_per_s": l, "jetstream_events_per_s": j,
+                 "takeover_events": n, "takeover_ms": ms}
+                for l, j, n, ms in ((10000, 6000, 30000, 600), (12000, 6000, 31000, 700),
+                                    (11000, 8800, 32000, 650))]
+        f = report.Figures({}, {}, None, runs)
+        t = report.Table(f)
+        report.cluster_rows(t, f)
+        row = t.by_id["cluster/engine/jetstream_vs_local"]
+        self.assertAlmostEqual(row["ratio_value"], 0.6)  # median of 0.6, 0.5, 0.8
+        self.assertEqual(row["statewatch"], "6k ev/s")
+        self.assertEqual(row["baseline"], "local log 11k ev/s")
+        self.assertIn("3 runs", row["figure"])
+        takeover = t.by_id["cluster/takeover/ms"]
+        self.assertEqual(takeover["statewatch"], "650 ms")
+        self.assertIn("31,000 events", takeover["figure"])
+
+    def test_no_cluster_run_is_listed_as_missing(self):
+        f = report.Figures({}, {}, None)
+        t = report.Table(f)
+        report.cluster_rows(t, f)
+        self.assertIn("cluster_engine_measure", f.missing)
+        self.assertEqual(t.by_id["cluster/engine/jetstream_vs_local"]["ratio"], "n/a")
+
+
 class Goals(unittest.TestCase):
     def table(self, benchmarks, http=None):
         f = figures(benchmarks, http)

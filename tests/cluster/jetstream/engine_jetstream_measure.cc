@@ -2,7 +2,10 @@
 // three-server JetStream cluster this program starts, against the same engine on its local
 // log, one run, as ratios (scripts/cluster-bench.sh runs it). Not a test: it prints figures.
 //
-//   cluster_engine_measure [--seconds S]     (default 5 per figure)
+//   cluster_engine_measure [--seconds S] [--json FILE]     (default 5 s per figure)
+//
+// With --json the figures are also written to FILE as one JSON object (`make bench` reads
+// it: scripts/bench.sh, bench/report.py).
 //
 // Figures: events/s with 8 writer threads calling Record (the engine batches them into
 // commit groups) — local log with durability sync, then JetStream (R3; local apply
@@ -15,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <thread>
@@ -85,7 +89,7 @@ Result<std::unique_ptr<Engine>> OpenEngine(const std::string& dir, Durability du
   return Engine::Open(o, dir);
 }
 
-int Run(double seconds) {
+int Run(double seconds, const std::string& json_path) {
   std::string root = statewatch::testing::NewTempDir("cluster-measure");
   auto local = OpenEngine(root + "/local", Durability::kSync, nullptr);
   if (!local.ok()) return std::fprintf(stderr, "%s\n", local.status().ToString().c_str()), 1;
@@ -105,6 +109,7 @@ int Run(double seconds) {
   auto first = (*next)->Record(Input(0, 0));
   double takeover_ms = Seconds(SteadyClock::now() - start) * 1000;
   if (!started.ok() || !first.ok()) return std::fprintf(stderr, "takeover failed\n"), 1;
+  if (local_rate < 0 || js_rate < 0) return std::fprintf(stderr, "a Record failed\n"), 1;
   std::printf("writers %d, %.0f s per figure\n", kWriters, seconds);
   std::printf("local log (sync)             : %10.0f events/s\n", local_rate);
   std::printf("JetStream R3 (local buffered): %10.0f events/s  (%.2fx the local log)\n", js_rate,
@@ -115,6 +120,15 @@ int Run(double seconds) {
               takeover_ms);
   next->reset();
   std::filesystem::remove_all(root);
+  if (!json_path.empty()) {
+    std::ofstream out(json_path, std::ios::trunc);
+    out << "{\"writers\": " << kWriters << ", \"seconds\": " << seconds
+        << ", \"local_events_per_s\": " << local_rate
+        << ", \"jetstream_events_per_s\": " << js_rate
+        << ", \"takeover_events\": " << on_stream << ", \"takeover_ms\": " << takeover_ms
+        << "}\n";
+    if (!out) return std::fprintf(stderr, "cannot write %s\n", json_path.c_str()), 1;
+  }
   return 0;
 }
 
@@ -123,8 +137,10 @@ int Run(double seconds) {
 
 int main(int argc, char** argv) {
   double seconds = 5;
+  std::string json_path;
   for (int i = 1; i + 1 < argc; ++i) {
     if (std::strcmp(argv[i], "--seconds") == 0) seconds = std::atof(argv[i + 1]);
+    if (std::strcmp(argv[i], "--json") == 0) json_path = argv[i + 1];
   }
-  return statewatch::cluster::Run(seconds);
+  return statewatch::cluster::Run(seconds, json_path);
 }
