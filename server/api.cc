@@ -133,6 +133,11 @@ ApiResponse Api::Dispatch(const ApiRequest& req, std::size_t* route) {
   bool is_public = row < routes.size() && routes[row].public_route;
   // The token is checked before telling a caller which routes exist.
   if (!is_public && !Authorized(req)) return Unauthorized();
+  HandlerContext ctx{*engine_, options_, manual_clock_, *metrics_, after_write, services_};
+  if (services_.gate != nullptr) {
+    if (found.route) *route = *found.route;
+    if (auto answer = services_.gate->Intercept(ctx, req, target.path, found)) return *answer;
+  }
   if (!found.route) {
     if (found.path_route) {
       *route = *found.path_route;
@@ -142,7 +147,6 @@ ApiResponse Api::Dispatch(const ApiRequest& req, std::size_t* route) {
     return NoRoute(req.method, target.path);
   }
   *route = *found.route;
-  HandlerContext ctx{*engine_, options_, manual_clock_, *metrics_, after_write, services_};
   return routes[*found.route].handle(ctx, req, found.match);
 }
 
