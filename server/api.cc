@@ -170,6 +170,11 @@ std::variant<StreamTarget, ApiResponse> Api::AcceptStream(const ApiRequest& req)
                      " (use /v1/wakes or /v1/deliveries)");
   }
   if (!Authorized(req)) return Unauthorized();
+  if (services_.gate != nullptr) {  // a standby or a moved partition streams nothing
+    RouteLookup found = MatchRoute("GET", target.path, target.query);
+    HandlerContext ctx{*engine_, options_, manual_clock_, *metrics_, after_write, services_};
+    if (auto answer = services_.gate->Intercept(ctx, req, target.path, found)) return *answer;
+  }
   bool malformed = false;
   const char* param = deliveries ? "agentId" : "watcher";
   auto filter = QueryParam(target.query, param, &malformed);

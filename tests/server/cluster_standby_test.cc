@@ -131,6 +131,9 @@ TEST_F(ClusterStandbyTest, StandbyFollowsServesReadsAndRefusesWrites) {
   EXPECT_EQ(standby_http_->Request("DELETE", "/v1/sessions/agent:main:a").status, 503);
   EXPECT_EQ(standby_http_->Get("/v1/export").body, owner_export.body);  // nothing changed
   EXPECT_EQ(standby_http_->Get("/healthz").status, 200);
+  std::string refused;  // a standby has no wakes to stream: refused, not silent
+  EXPECT_EQ(WsClient::Connect(standby_->port(), "/v1/wakes", {}, &refused), nullptr);
+  EXPECT_NE(refused.find("503"), std::string::npos) << refused;
 }
 
 TEST_F(ClusterStandbyTest, LiveTakeoverServesWritesAndFencesTheOldOwnerOut) {
