@@ -143,20 +143,10 @@ ApiResponse ClusterGate::Digest(const HandlerContext& ctx, const PartitionView& 
   return JsonResponse(200, o);
 }
 
-ApiResponse ClusterGate::Takeover(const ApiRequest& request, const PartitionView& view) const {
-  ApiResponse bad;
-  auto body = ParseBody(request.body, &bad, json::value(json::object{}));
-  if (!body) return bad;
-  if (!body->is_object()) {
-    return Api::Error(400, "invalid_argument", "the takeover body must be a JSON object");
-  }
-  if (const json::value* p = body->as_object().if_contains("partition")) {
-    if (!p->is_int64() || p->as_int64() != static_cast<int64_t>(view.partition)) {
-      return Api::Error(400, "invalid_argument",
-                        "this node serves " + PartitionName(view) + ", not partition " +
-                            json::serialize(*p));
-    }
-  }
+namespace {
+
+// The answer to a takeover request on a node in `view.role`, or nullopt for a standby.
+std::optional<ApiResponse> RoleConflict(const PartitionView& view) {
   switch (view.role) {
     case PartitionRole::kOwner:
       return Api::Error(409, "already_owner",
@@ -174,11 +164,35 @@ ApiResponse ClusterGate::Takeover(const ApiRequest& request, const PartitionView
     case PartitionRole::kStandby:
       break;
   }
+  return std::nullopt;
+}
+
+}  // namespace
+
+ApiResponse ClusterGate::Takeover(const ApiRequest& request, const PartitionView& view) const {
+  ApiResponse bad;
+  auto body = ParseBody(request.body, &bad, json::value(json::object{}));
+  if (!body) return bad;
+  if (!body->is_object()) {
+    return Api::Error(400, "invalid_argument", "the takeover body must be a JSON object");
+  }
+  if (const json::value* p = body->as_object().if_contains("partition")) {
+    if (!p->is_int64() || p->as_int64() != static_cast<int64_t>(view.partition)) {
+      return Api::Error(400, "invalid_argument",
+                        "this node serves " + PartitionName(view) + ", not partition " +
+                            json::serialize(*p));
+    }
+  }
+  if (auto conflict = RoleConflict(view)) return *conflict;
   if (!hooks_.takeover) {
     return Api::Error(409, "not_standby", "this node cannot take " + PartitionName(view) + " over");
   }
   auto taken = hooks_.takeover();
-  if (!taken.ok()) return StatusResponse(taken.status());
+  if (!taken.ok()) {
+    // A concurrent takeover request won the race: the same 409 as had it come first.
+    if (auto conflict = RoleConflict(state_->view())) return *conflict;
+    return StatusResponse(taken.status());
+  }
   json::object o{{"partition", view.partition},
                  {"role", "owner"},
                  {"epoch", taken->epoch},
