@@ -234,6 +234,7 @@ int RunTakeover(Command& c) {
                             "{\"partition\":" + std::to_string(*partition) + "}", c.global.token,
                             kTakeoverTimeoutMs);
   if (!answer.ok()) {
+    if (answer.status().IsInvalidArgument()) return UsageError(c, answer.status().message());
     return RuntimeError(c, Status::IOError("daemon at " + url + ": " + answer.status().message()));
   }
   std::string body = answer->body;
