@@ -147,7 +147,12 @@ ApiResponse Api::Dispatch(const ApiRequest& req, std::size_t* route) {
     return NoRoute(req.method, target.path);
   }
   *route = *found.route;
-  return routes[*found.route].handle(ctx, req, found.match);
+  ApiResponse answer = routes[*found.route].handle(ctx, req, found.match);
+  // The write that met a newer owner's fence fails here: answered as every later request.
+  if (answer.status >= 500 && services_.gate != nullptr) {
+    if (auto moved = services_.gate->Intercept(ctx, req, target.path, found)) return *moved;
+  }
+  return answer;
 }
 
 bool Api::Authorized(const ApiRequest& req) const {

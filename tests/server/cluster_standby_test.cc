@@ -162,6 +162,7 @@ TEST_F(ClusterStandbyTest, LiveTakeoverServesWritesAndFencesTheOldOwnerOut) {
   // The old owner's next append meets the fence: nothing more is acknowledged or read there.
   HttpResult zombie = owner_http_->Post("/v1/events", HumanMessage("agent:main:b"));
   EXPECT_EQ(zombie.status, 503) << zombie.body;
+  EXPECT_EQ(zombie.error_code(), "partition_moved");
   EXPECT_NE(zombie.body.find("partition moved"), std::string::npos) << zombie.body;
   HttpResult stale = owner_http_->Get("/v1/export");
   EXPECT_EQ(stale.status, 503);
