@@ -9,12 +9,15 @@
 #include <thread>
 
 #include "cli/command.h"
+#include "cli/remote.h"
 
 #ifdef STATEWATCH_HAVE_NATS
 #include "cluster/replicated_log.h"
 #include "cluster/standby.h"
 #include "log/jetstream/jetstream_log.h"
 #include "log/jetstream/nats_connection.h"
+#include "server/cluster_routes.h"
+#include "server/standby_daemon.h"
 #endif
 
 namespace statewatch::cli {
@@ -81,7 +84,10 @@ std::vector<OptionHelp> ClusterServeOptionHelp() {
        "starting folds what this node missed and fences the previous owner out."},
       {"partition", "p", "0", "The partition this node owns (with --cluster)."},
       {"partitions", "P", "1", "Partitions in the cluster (with --cluster)."},
-      {"role", "owner", "owner", "With --cluster: owner (a continuous standby is not built yet)."},
+      {"role", "owner|standby", "owner",
+       "With --cluster: owner (fences the previous owner out and serves), or standby (folds "
+       "the stream continuously, serves reads, refuses writes with 503 until "
+       "`statewatch takeover` makes it the owner)."},
   };
 }
 
@@ -96,20 +102,21 @@ Status AttachCluster(const Args& args, server::ServerOptions* options) {
     return Status::OK();
   }
   std::string role = args.Get("role").value_or("owner");
-  if (role != "owner") {
-    return Status::InvalidArgument("--role must be owner (got \"" + role +
-                                   "\"): a continuous standby is not built yet; start the "
-                                   "standby's node with --role owner to take over");
+  if (role != "owner" && role != "standby") {
+    return Status::InvalidArgument("--role must be owner or standby (got \"" + role + "\")");
   }
   auto p = ReadPartitionArgs(args);
   if (!p.ok()) return p.status();
 #ifdef STATEWATCH_HAVE_NATS
+  if (role == "standby") return Status::OK();  // RunStandbyServe opens the stream
   auto stream = OpenStream(*p);
   if (!stream.ok()) return stream.status();
   cluster::ReplicatedLogOptions ro;
   ro.partition = p->partition;
   ro.partitions = p->partitions;
   ro.node = options->host + ":" + std::to_string(options->port);
+  ro.state = std::make_shared<cluster::PartitionState>(p->partition);
+  options->gate = std::make_shared<server::ClusterGate>(ro.state, server::ClusterGate::Hooks{});
   options->wrap_log = cluster::OwnerLog(*stream, ro);
   spdlog::info("event=cluster_owner servers={} partition={} partitions={}", *urls,
                p->partition, p->partitions);
@@ -166,6 +173,79 @@ int RunClusterFollow(Command& c) {
   return UsageError(c, "--cluster " + p->urls +
                            ": this build has no NATS support (STATEWATCH_WITH_NATS=OFF)");
 #endif
+}
+
+}  // namespace statewatch::cli
+
+namespace statewatch::cli {
+
+bool IsStandbyServe(const Args& args) {
+  return args.Has("cluster") && args.Get("role").value_or("owner") == "standby";
+}
+
+int RunStandbyServe(Command& c, const server::ServerOptions& options) {
+  auto p = ReadPartitionArgs(c.args);
+  if (!p.ok()) return UsageError(c, p.status().message());
+#ifdef STATEWATCH_HAVE_NATS
+  auto stream = OpenStream(*p);
+  if (!stream.ok()) return RuntimeError(c, stream.status());
+  server::StandbyDaemonOptions so;
+  so.server = options;
+  so.remote = *stream;
+  so.log.partition = p->partition;
+  so.log.partitions = p->partitions;
+  so.log.node = options.host + ":" + std::to_string(options.port);
+  auto daemon = server::StandbyDaemon::Open(std::move(so));
+  if (!daemon.ok()) return RuntimeError(c, daemon.status());
+  (*daemon)->HandleSignals();
+  spdlog::info("event=listening role=standby addr={}:{} partition={} servers={}", options.host,
+               (*daemon)->port(), p->partition, p->urls);
+  c.out << "{\"listening\":\"" << options.host << ":" << (*daemon)->port()
+        << "\",\"port\":" << (*daemon)->port() << "}\n";
+  c.out.flush();
+  Status run = (*daemon)->Run();
+  daemon->reset();
+  if (!run.ok()) return RuntimeError(c, run);
+  spdlog::info("event=stopped data={}", options.data_dir);
+  return kExitOk;
+#else
+  (void)options;
+  return UsageError(c, "--cluster " + p->urls +
+                           ": this build has no NATS support (STATEWATCH_WITH_NATS=OFF)");
+#endif
+}
+
+std::vector<OptionHelp> TakeoverOptionHelp() {
+  return {
+      {"partition", "p", "0", "The partition to take over (the standby must serve it)."},
+      {"url", "http://HOST:PORT", "--server, else http://127.0.0.1:7411",
+       "The standby daemon (`serve --cluster ... --role standby`)."},
+  };
+}
+
+int RunTakeover(Command& c) {
+  auto partition = PartitionOption(c.args, "partition", 0, 0);
+  if (!partition.ok()) return UsageError(c, partition.status().message());
+  std::string url = c.args.Get("url").value_or(
+      c.global.server.empty() ? std::string("http://127.0.0.1:7411") : c.global.server);
+  // The fold to the tail, the fence and the restart sweep all run before the answer.
+  constexpr int kTakeoverTimeoutMs = 10 * 60 * 1000;
+  auto answer = HttpRequest(url, "POST", "/v1/cluster/takeover",
+                            "{\"partition\":" + std::to_string(*partition) + "}", c.global.token,
+                            kTakeoverTimeoutMs);
+  if (!answer.ok()) {
+    if (answer.status().IsInvalidArgument()) return UsageError(c, answer.status().message());
+    return RuntimeError(c, Status::IOError("daemon at " + url + ": " + answer.status().message()));
+  }
+  std::string body = answer->body;
+  while (!body.empty() && body.back() == '\n') body.pop_back();
+  if (answer->status != 200) {
+    c.err << "statewatch: takeover of partition " << *partition << " at " << url
+          << " refused (HTTP " << answer->status << "): " << body << '\n';
+    return kExitRuntimeError;
+  }
+  c.out << body << '\n';
+  return kExitOk;
 }
 
 }  // namespace statewatch::cli

@@ -1,10 +1,10 @@
-// `statewatch serve --cluster`: the daemon as the owner of one partition whose log is a NATS
-// JetStream stream (docs/cluster.md §8). Opening as owner folds what the data directory has
-// not applied of the stream and fences the previous owner out: starting it on a standby's
-// node is the takeover.
+// `statewatch serve --cluster`: the daemon as the owner or the standby of one partition whose
+// log is a NATS JetStream stream (docs/cluster.md §8). Opening as owner folds what the data
+// directory has not applied of the stream and fences the previous owner out: starting it on
+// a standby's node is the takeover after a restart; `statewatch takeover` is the live one.
 //
 // Options: --cluster nats://HOST:PORT[,...] (the NATS servers; without it the daemon is a
-// single node), --partition p (default 0), --partitions P (default 1), --role owner.
+// single node), --partition p (default 0), --partitions P (default 1), --role owner|standby.
 //
 // `statewatch cluster follow --cluster URLS --partition p [--partitions P] [--once]`: the
 // standby (cluster/standby.h): folds the partition's stream into --data and keeps
@@ -34,6 +34,20 @@ Status AttachCluster(const Args& args, server::ServerOptions* options);
 
 std::vector<OptionHelp> ClusterFollowOptionHelp();
 int RunClusterFollow(Command& command);
+
+// `serve --cluster URLS --partition p --role standby`: runs server::StandbyDaemon on the
+// options ReadServeOptions gave (AttachCluster leaves them alone for a standby). Prints
+// {"listening", "port"} as serve does; exit 0 after SIGINT/SIGTERM (as the standby or, after a
+// takeover, as the owner), 1 on a runtime error.
+bool IsStandbyServe(const Args& args);
+int RunStandbyServe(Command& command, const server::ServerOptions& options);
+
+// `statewatch takeover --partition p [--url http://HOST:PORT]`: POST /v1/cluster/takeover to
+// a standby daemon; prints its answer {"partition", "role", "epoch", "position"}. Exit 1 with
+// the daemon's error (409: it is not a standby; 503: the fence failed) or when it cannot be
+// reached, 2 on a usage error.
+std::vector<OptionHelp> TakeoverOptionHelp();
+int RunTakeover(Command& command);
 
 }  // namespace statewatch::cli
 

@@ -276,6 +276,7 @@ int RunServeCommand(cli::Command& c) {
     return s.IsInvalidArgument() ? cli::UsageError(c, s.message()) : cli::RuntimeError(c, s);
   }
   if (Status s = SetUpLogging(c.args); !s.ok()) return cli::UsageError(c, s.message());
+  if (IsStandbyServe(c.args)) return RunStandbyServe(c, *options);
 
   auto daemon = Daemon::Open(*options);
   // Printed once, by RuntimeError (stderr): a log line too would say it twice.

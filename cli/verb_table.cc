@@ -161,6 +161,13 @@ std::vector<Verb> BuildVerbs() {
                "follows until SIGINT/SIGTERM (--once: stops at the tail). `statewatch verify` "
                "checks the directory while it runs; `serve --cluster ... --role owner` on it "
                "takes the partition over."});
+  v.push_back({"takeover",
+               "Makes a running standby daemon the owner of its partition (no restart).",
+               "[--partition p] [--url http://HOST:PORT]", Access::kReadOnly,
+               TakeoverOptionHelp(), RunTakeover, RunTakeover,
+               "Calls POST /v1/cluster/takeover on the standby: it folds to the stream's tail, "
+               "appends Fence{epoch}, runs the restart sweep and serves writes on the same "
+               "address. Prints {\"partition\", \"role\", \"epoch\", \"position\"}."});
   v.push_back({"man", "Prints this tool's man page (roff).", "", Access::kReadOnly, {},
                RunManPage, nullptr, ""});
   return v;

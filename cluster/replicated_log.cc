@@ -165,6 +165,7 @@ Result<std::unique_ptr<ReplicatedLog>> ReplicatedLog::OpenAsOwner(
   if (!writer.ok()) return writer.status();
   spdlog::info("statewatch: partition {} owned at epoch {} from stream position {}",
                options.partition, writer->epoch(), applied->position);
+  if (options.state) options.state->Owned(writer->epoch(), applied->position);
   return std::unique_ptr<ReplicatedLog>(new ReplicatedLog(
       store, std::move(local), std::move(remote), options, *applied, std::move(*writer)));
 }
@@ -202,6 +203,7 @@ Result<LogPosition> ReplicatedLog::Append(std::string_view data,
         " has a newer owner than epoch " + std::to_string(writer_.epoch()) +
         "; this node acknowledges nothing more for it (" + position.status().ToString() + ")");
     spdlog::warn("statewatch: {}", closed_.ToString());
+    if (options_.state) options_.state->Moved(closed_.message());
     return closed_;
   }
   log::ChainWriter next = writer_;
@@ -215,6 +217,7 @@ Result<LogPosition> ReplicatedLog::Append(std::string_view data,
   if (!applied.ok()) return applied.status();  // the stream has it: a reopen refolds it
   writer_ = std::move(next);
   applied_ = AppliedState{*position, *applied, writer_.state()};
+  if (options_.state) options_.state->Appended(*position);
   return applied;
 }
 

@@ -29,6 +29,7 @@
 #include "log/append_resolver.h"
 #include "log/chain_state.h"
 #include "log/chain_writer.h"
+#include "cluster/partition_state.h"
 #include "log/log_backend.h"
 #include "statewatch/options.h"
 #include "storage/store.h"
@@ -44,6 +45,9 @@ struct ReplicatedLogOptions {
   log::RetryPolicy retry{20, log::RetryPolicy::Backoff()};
   // Fence attempts while another owner keeps appending (§6 step 3).
   int fence_rounds = 10;
+  // When set, kept current: Owned at the fence, Appended after each append, Moved when a
+  // newer owner fences this one out (the daemon's gate then refuses reads too).
+  std::shared_ptr<PartitionState> state;
 };
 
 // What a node has applied of its partition's stream: kept in the meta family, written in

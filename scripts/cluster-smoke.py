@@ -6,6 +6,11 @@
       answer was lost is retried only when it has a dedupe key (a retry without one could
       record it twice), else counted unacknowledged. Exits when COUNT have been tried.
   cluster-smoke.py refused URL                      exit 0 when a write to URL is refused
+      with 503 "partition moved" and a read with 503 partition_moved (a fenced-out owner)
+  cluster-smoke.py standby URL                      exit 0 when a write to the standby at URL
+      is refused with 503 "standby"
+  cluster-smoke.py same-digest URL1 URL2            exit 0 once both answer GET
+      /v1/cluster/digest with the same position and digest (bounded: ~20 s)
   cluster-smoke.py check URL ACKFILE                every acknowledged event exactly once
 """
 import json
@@ -59,11 +64,49 @@ def refused(url):
     except urllib.error.HTTPError as e:
         body = e.read().decode()
         print("zombie append refused: HTTP %d %s" % (e.code, body.strip()[:160]))
-        return 0 if e.code == 503 and "partition moved" in body else 1
+        if e.code != 503 or "partition moved" not in body:
+            return 1
+        return stale_read_refused(url)
     except (urllib.error.URLError, OSError) as e:
         print("zombie append failed: %s" % e)
         return 1
     print("zombie append ACCEPTED")
+    return 1
+
+
+def stale_read_refused(url):
+    try:
+        get(url + "/v1/export", timeout=30)
+    except urllib.error.HTTPError as e:
+        body = e.read().decode()
+        print("stale read refused: HTTP %d %s" % (e.code, body.strip()[:120]))
+        return 0 if e.code == 503 and "partition_moved" in body else 1
+    print("the fenced-out owner still ANSWERED a read")
+    return 1
+
+
+def standby(url):
+    try:
+        post(url + "/v1/events", {"sessionKey": SESSIONS[0], "kind": "human_direct_message",
+                                  "actorType": "human", "summary": "to the standby"})
+    except urllib.error.HTTPError as e:
+        body = e.read().decode()
+        print("standby refused a write: HTTP %d %s" % (e.code, body.strip()[:120]))
+        return 0 if e.code == 503 and '"standby"' in body else 1
+    print("the standby ACCEPTED a write")
+    return 1
+
+
+def same_digest(url1, url2):
+    a = b = None
+    for _ in range(200):  # bounded: the standby folds every 50 ms
+        a = json.loads(get(url1 + "/v1/cluster/digest"))
+        b = json.loads(get(url2 + "/v1/cluster/digest"))
+        if (a["position"], a["digest"]) == (b["position"], b["digest"]):
+            print("digests equal at stream position %d: %s" % (a["position"], a["digest"][:16]))
+            return 0
+        time.sleep(0.1)
+    print("digests differ: %s %s" % (a, b))
     return 1
 
 
@@ -95,5 +138,9 @@ if __name__ == "__main__":
         load(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5])
     elif cmd == "refused":
         sys.exit(refused(sys.argv[2]))
+    elif cmd == "standby":
+        sys.exit(standby(sys.argv[2]))
+    elif cmd == "same-digest":
+        sys.exit(same_digest(sys.argv[2], sys.argv[3]))
     elif cmd == "check":
         sys.exit(check(sys.argv[2], sys.argv[3]))

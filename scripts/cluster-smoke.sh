@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Cluster smoke (docs/cluster.md): three nats-servers on loopback, an owner daemon of
-# partition 0 (`serve --cluster`) and a standby (`cluster follow`), a load driver (half the
-# events with dedupe keys) logging every acknowledged event; then the old owner is paused
-# (SIGSTOP), the standby takes over (`serve --cluster --role owner` on its directory), the
-# paused owner resumes (SIGCONT) and its next write must be refused (503 "partition moved"),
-# then it is killed (kill -9); more load on the new owner while the NATS server leading the
-# stream is killed (kill -9); then the checker: every acknowledged event present exactly
-# once with unique increasing sequences, `verify` clean on the new owner and on the old
-# owner's directory refolded from the stream (`cluster follow --once`), and their exports
-# equal. Last line: `acknowledged N, lost 0, duplicated 0, verify ok, digests equal`.
+# partition 0 (`serve --cluster --role owner`) and a standby daemon (`--role standby`), a
+# load driver (half the events with dedupe keys) logging every acknowledged event; the
+# standby refuses a write and its projection digest equals the owner's; then the old owner
+# is paused (SIGSTOP), the running standby takes over live (`statewatch takeover`, i.e.
+# POST /v1/cluster/takeover: no restart), the paused owner resumes (SIGCONT) and its next
+# write must be refused (503 "partition moved") and its next read too (503
+# partition_moved), then it is killed (kill -9); more load on the new owner while the NATS
+# server leading the stream is killed (kill -9); then the checker: every acknowledged event
+# present exactly once with unique increasing sequences, `verify` clean on the new owner and
+# on the old owner's directory refolded from the stream (`cluster follow --once`), and their
+# exports equal. Last line: `acknowledged N, lost 0, duplicated 0, verify ok, digests equal`.
 #
 #   scripts/cluster-smoke.sh [BUILD_DIR]      (default build; needs nats-server, python3, curl;
 #                                             ~1 min)
@@ -27,7 +29,7 @@ PIDS=()
 cleanup() {
   local rc=$?
   if [ "$rc" -ne 0 ]; then  # say why: the daemons' and the follower's last lines
-    for f in "$WORK"/a.log "$WORK"/b.log "$WORK"/b-follow.log; do
+    for f in "$WORK"/a.log "$WORK"/b.log; do
       [ -f "$f" ] && { echo "--- $f"; tail -5 "$f"; }
     done
   fi
@@ -62,26 +64,31 @@ import json,sys; sys.exit(0 if json.load(sys.stdin).get("meta_cluster",{}).get("
   sleep 0.2
 done
 
-serve() {  # DIR PORTFILE LOG: an owner daemon of partition 0; sets LAST_PID, LAST_URL
+serve() {  # DIR PORTFILE LOG ROLE: a daemon of partition 0; sets LAST_PID, LAST_URL
   "$SW" serve --data "$1" --durability buffered --listen 127.0.0.1:0 --port-file "$2" \
-    --cluster "$URLS" --partition 0 --role owner > "$3" 2>&1 &
+    --cluster "$URLS" --partition 0 --role "$4" > "$3" 2>&1 &
   LAST_PID=$!; PIDS+=("$LAST_PID")
   for _ in $(seq 1 300); do [ -s "$2" ] && break; sleep 0.1; done  # bounded: 30 s
   [ -s "$2" ] || { echo "daemon on $1 did not start:"; tail -5 "$3"; exit 1; }
   LAST_URL="http://127.0.0.1:$(cat "$2")"
 }
 
-# --- owner + standby, load ---------------------------------------------------------------
-serve "$WORK/a" "$WORK/a.port" "$WORK/a.log"; OWNER_URL=$LAST_URL; OWNER_PID=$LAST_PID
-"$SW" cluster follow --data "$WORK/b" --cluster "$URLS" --partition 0 > "$WORK/b-follow.log" 2>&1 &
-FOLLOW_PID=$!; PIDS+=("$FOLLOW_PID")
+# --- owner + standby daemon, load ---------------------------------------------------------
+serve "$WORK/a" "$WORK/a.port" "$WORK/a.log" owner; OWNER_URL=$LAST_URL; OWNER_PID=$LAST_PID
+serve "$WORK/b" "$WORK/b.port" "$WORK/b.log" standby; STANDBY_URL=$LAST_URL
 ACKS="$WORK/acks.jsonl"; : > "$ACKS"
 $PY load "$OWNER_URL" 0 200 "$ACKS"
+$PY standby "$STANDBY_URL"
+$PY same-digest "$OWNER_URL" "$STANDBY_URL"
 
-# --- zombie: pause the owner, take over on the standby, resume it --------------------------
+# --- zombie: pause the owner, take over live on the standby, resume it ----------------------
 kill -STOP "$OWNER_PID"
-kill -TERM "$FOLLOW_PID"; wait "$FOLLOW_PID" 2>/dev/null || true
-serve "$WORK/b" "$WORK/b.port" "$WORK/b.log"; NEW_URL=$LAST_URL
+"$SW" takeover --partition 0 --url "$STANDBY_URL"
+NEW_URL=$STANDBY_URL  # the same process and address, now the owner
+for _ in $(seq 1 100); do  # bounded: 10 s for the owner's server to replace the standby's
+  curl -sf "$NEW_URL/v1/cluster/status" 2>/dev/null | grep -q '"role":"owner"' && break
+  sleep 0.1
+done
 kill -CONT "$OWNER_PID"
 $PY refused "$OWNER_URL"
 kill -9 "$OWNER_PID"; wait "$OWNER_PID" 2>/dev/null || true

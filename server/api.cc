@@ -133,6 +133,11 @@ ApiResponse Api::Dispatch(const ApiRequest& req, std::size_t* route) {
   bool is_public = row < routes.size() && routes[row].public_route;
   // The token is checked before telling a caller which routes exist.
   if (!is_public && !Authorized(req)) return Unauthorized();
+  HandlerContext ctx{*engine_, options_, manual_clock_, *metrics_, after_write, services_};
+  if (services_.gate != nullptr) {
+    if (found.route) *route = *found.route;
+    if (auto answer = services_.gate->Intercept(ctx, req, target.path, found)) return *answer;
+  }
   if (!found.route) {
     if (found.path_route) {
       *route = *found.path_route;
@@ -142,8 +147,12 @@ ApiResponse Api::Dispatch(const ApiRequest& req, std::size_t* route) {
     return NoRoute(req.method, target.path);
   }
   *route = *found.route;
-  HandlerContext ctx{*engine_, options_, manual_clock_, *metrics_, after_write, services_};
-  return routes[*found.route].handle(ctx, req, found.match);
+  ApiResponse answer = routes[*found.route].handle(ctx, req, found.match);
+  // The write that met a newer owner's fence fails here: answered as every later request.
+  if (answer.status >= 500 && services_.gate != nullptr) {
+    if (auto moved = services_.gate->Intercept(ctx, req, target.path, found)) return *moved;
+  }
+  return answer;
 }
 
 bool Api::Authorized(const ApiRequest& req) const {
@@ -166,6 +175,11 @@ std::variant<StreamTarget, ApiResponse> Api::AcceptStream(const ApiRequest& req)
                      " (use /v1/wakes or /v1/deliveries)");
   }
   if (!Authorized(req)) return Unauthorized();
+  if (services_.gate != nullptr) {  // a standby or a moved partition streams nothing
+    RouteLookup found = MatchRoute("GET", target.path, target.query);
+    HandlerContext ctx{*engine_, options_, manual_clock_, *metrics_, after_write, services_};
+    if (auto answer = services_.gate->Intercept(ctx, req, target.path, found)) return *answer;
+  }
   bool malformed = false;
   const char* param = deliveries ? "agentId" : "watcher";
   auto filter = QueryParam(target.query, param, &malformed);

@@ -68,6 +68,9 @@ class logger;
 namespace statewatch::server {
 
 struct ApiResponse;
+struct HandlerContext;
+struct RouteLookup;
+class RequestGate;
 
 struct ApiRequest {
   std::string_view method = {};  // "GET", "POST", ...
@@ -109,6 +112,21 @@ struct ApiServices {
   DeliveryHub* deliveries = nullptr;
   monitor::UpstreamMonitor* monitor = nullptr;
   MonitorDriver* monitor_driver = nullptr;
+  // Cluster mode: sees every authenticated request first (server/cluster_routes.h).
+  RequestGate* gate = nullptr;
+};
+
+// A hook that sees every authenticated request before its route (cluster mode's gate,
+// server/cluster_routes.h, is the one there is). Thread-safe: called on any I/O thread.
+class RequestGate {
+ public:
+  virtual ~RequestGate() = default;
+  // The answer in place of the route's, or nullopt to let the route answer. `found` is the
+  // route lookup of `path` (no route: 404/405 follow unless the gate answers).
+  virtual std::optional<ApiResponse> Intercept(const HandlerContext& ctx,
+                                               const ApiRequest& request,
+                                               std::string_view path,
+                                               const RouteLookup& found) = 0;
 };
 
 class Api {

@@ -8,7 +8,13 @@ namespace statewatch::server {
 
 Result<std::unique_ptr<Daemon>> Daemon::Open(const ServerOptions& options) {
   SW_RETURN_IF_ERROR(ValidateServerOptions(options));
-  std::unique_ptr<Daemon> d(new Daemon(options));
+  auto opened = OpenEngine(options);
+  if (!opened.ok()) return opened.status();
+  return Open(options, std::move(*opened));
+}
+
+Result<Daemon::OpenedEngine> Daemon::OpenEngine(const ServerOptions& options) {
+  OpenedEngine out;
   EngineOptions engine_options;
   engine_options.durability = options.durability;
   engine_options.wake_window_ms = options.wake_window_ms;
@@ -22,13 +28,22 @@ Result<std::unique_ptr<Daemon>> Daemon::Open(const ServerOptions& options) {
                   std::chrono::system_clock::now().time_since_epoch())
                   .count();
     }
-    d->manual_clock_ = std::make_shared<ManualClock>(start);
-    engine_options.clock = d->manual_clock_;
+    out.manual_clock = std::make_shared<ManualClock>(start);
+    engine_options.clock = out.manual_clock;
   }
   auto engine = Engine::Open(engine_options, options.data_dir);
   if (!engine.ok()) return engine.status();
-  d->engine_ = std::move(engine).value();
-  SW_RETURN_IF_ERROR(d->engine_->Start());  // the restart sweep (semantics.md §3.2)
+  out.engine = std::move(engine).value();
+  SW_RETURN_IF_ERROR(out.engine->Start());  // the restart sweep (semantics.md §3.2)
+  return out;
+}
+
+Result<std::unique_ptr<Daemon>> Daemon::Open(const ServerOptions& options, OpenedEngine opened) {
+  SW_RETURN_IF_ERROR(ValidateServerOptions(options));
+  if (!opened.engine) return Status::InvalidArgument("Daemon::Open: no engine");
+  std::unique_ptr<Daemon> d(new Daemon(options));
+  d->manual_clock_ = std::move(opened.manual_clock);
+  d->engine_ = std::move(opened.engine);
   auto stats = d->engine_->Stats();
   if (stats.ok()) {
     spdlog::info("event=engine_open data={} rows={} sessions={} cursors={} pending_notices={}",
@@ -44,6 +59,7 @@ Result<std::unique_ptr<Daemon>> Daemon::Open(const ServerOptions& options) {
   services.deliveries = &d->deliveries_;
   services.monitor = d->monitor_.get();
   services.monitor_driver = d->monitor_driver_.get();
+  services.gate = d->options_.gate.get();
   d->api_ = std::make_unique<Api>(services, d->options_);
   auto server = HttpServer::Bind(d->engine_.get(), d->api_.get(), &d->metrics_, d->options_);
   if (!server.ok()) return server.status();

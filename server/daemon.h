@@ -2,7 +2,8 @@
 // session messaging (sessions_send and friends, the delivery feed), the upstream monitor on
 // its own thread, the metrics, the Api and the HttpServer — owned together and torn down in
 // the right order (the monitor stopped, then the server, then the messaging, then the
-// engine, which closes the database cleanly). The end-to-end tests run the very same object
+// engine, which closes the database cleanly). In cluster mode options.gate sees every
+// request first. The end-to-end tests run the very same object
 // in-process.
 //
 // Thread-safe: Shutdown() from any thread; Run() once.
@@ -30,6 +31,16 @@ class Daemon {
   // restart sweep), and binds. Errors: InvalidArgument (options), Busy (the database is
   // held by another process), IOError (bind), and whatever Engine::Open returns.
   static Result<std::unique_ptr<Daemon>> Open(const ServerOptions& options);
+
+  // The engine as Open opens it (started: the restart sweep done), with the manual clock
+  // the options ask for. A standby's takeover (server/standby_daemon.h) opens the owner's
+  // engine first and then the daemon around it.
+  struct OpenedEngine {
+    std::unique_ptr<Engine> engine;
+    std::shared_ptr<ManualClock> manual_clock;  // null without options.manual_clock
+  };
+  static Result<OpenedEngine> OpenEngine(const ServerOptions& options);
+  static Result<std::unique_ptr<Daemon>> Open(const ServerOptions& options, OpenedEngine opened);
   ~Daemon();
 
   uint16_t port() const { return server_->port(); }

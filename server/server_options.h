@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,8 @@
 #include "tools/session_tools.h"
 
 namespace statewatch::server {
+
+class RequestGate;  // server/api.h
 
 struct ServerOptions {
   // ---- behaviour -------------------------------------------------------------------------
@@ -72,6 +75,9 @@ struct ServerOptions {
   // Cluster mode (EngineOptions::wrap_log; cli/cluster_serve.h sets it for --cluster).
   // Empty: a single node.
   decltype(EngineOptions::wrap_log) wrap_log;
+  // Cluster mode: the gate that answers the /v1/cluster routes and refuses requests once
+  // the partition moved (server/cluster_routes.h; cli/cluster_serve.h sets it). Null: none.
+  std::shared_ptr<RequestGate> gate;
 
   // When set, one line per answered request (method, target, route, status, bytes, time) is
   // appended to this file; "-" is stderr. Default: none (request lines at --log-level debug).

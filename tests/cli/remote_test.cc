@@ -212,5 +212,20 @@ TEST_F(RemoteTest, UnreachableDaemonIsARuntimeError) {
   EXPECT_EQ(Exec({"--server", "https://x", "stats"}, "").code, 2);
 }
 
+// `statewatch takeover` talks to a standby daemon (tests/server/cluster_standby_test.cc and
+// scripts/cluster-smoke.sh run the real one); here only what a caller gets wrong.
+TEST_F(RemoteTest, TakeoverOnADaemonThatIsNoStandbyIsARuntimeError) {
+  Output single = Exec({"takeover", "--url", daemon_->url()}, "");
+  EXPECT_EQ(single.code, 1);
+  EXPECT_NE(single.err.find("takeover of partition 0 at " + daemon_->url() + " refused (HTTP 404)"),
+            std::string::npos)
+      << single.err;
+  Output unreachable = Exec({"takeover", "--url", "http://127.0.0.1:1"}, "");
+  EXPECT_EQ(unreachable.code, 1);
+  EXPECT_NE(unreachable.err.find("127.0.0.1:1"), std::string::npos) << unreachable.err;
+  EXPECT_EQ(Exec({"takeover", "--partition", "-1", "--url", daemon_->url()}, "").code, 2);
+  EXPECT_EQ(Exec({"takeover", "--url", "https://x"}, "").code, 2);  // as --server https://x
+}
+
 }  // namespace
 }  // namespace statewatch::cli
