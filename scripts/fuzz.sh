@@ -4,8 +4,9 @@
 #
 #   scripts/fuzz.sh check     what `make test` runs: a fixed number of runs (FUZZ_RUNS, default
 #                             200000) from a fixed seed (FUZZ_SEED, default 1) over fuzz/corpus
-#                             alone, so the same commit fuzzes the same inputs on every machine
-#                             and a test run never fails on luck;
+#                             alone: a fixed amount of fuzzing from a fixed start, the same on
+#                             a fast machine and a slow one (runs still diverge a little: some
+#                             of the target's coverage depends on addresses);
 #   scripts/fuzz.sh explore   what `make fuzz` runs: FUZZ_SECONDS (default 600) from a random
 #                             seed, keeping what it finds in $FUZZ_BUILD/corpus across runs.
 #
