@@ -3,9 +3,10 @@
 // by the same rule (same source keeps it; a new link starts at the source's end).
 #include <string>
 
-#include "monitor/upstream_link_json.h"
 #include "cli/verbs.h"
+#include "monitor/upstream_link_json.h"
 #include "monitor/upstream_links.h"
+#include "statewatch/session_tables.h"
 
 namespace statewatch::cli {
 namespace json = boost::json;
@@ -13,7 +14,7 @@ namespace json = boost::json;
 int RunUpstreamList(Command& c) {
   auto engine = c.OpenEngine();
   if (!engine.ok()) return RuntimeError(c, engine.status());
-  auto links = (*engine)->ListUpstreamLinks();
+  auto links = SessionTablesView(**engine).ListUpstreamLinks();
   if (!links.ok()) return RuntimeError(c, links.status());
   json::array list;
   for (const UpstreamLink& link : *links) list.emplace_back(monitor::UpstreamLinkToJson(link));

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <boost/json.hpp>
 
+#include "statewatch/session_tables.h"
+
 namespace statewatch::monitor {
 
 namespace {
@@ -61,7 +63,7 @@ Result<std::unordered_set<std::string>> RecentOwnUserTexts(const Engine& engine,
   // transcript is exhausted, or the lookback cap is reached.
   for (std::size_t limit = std::min(count * 2, max_lookback);; limit *= 2) {
     limit = std::min(limit, max_lookback);
-    auto messages = engine.RecentTranscript(session, limit);
+    auto messages = SessionTablesView(engine).RecentTranscript(session, limit);
     if (!messages.ok()) return messages.status();
     out.clear();
     std::size_t found = 0;

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "statewatch/session_key.h"  // ResolveSession, IsValidUtf8
+#include "statewatch/session_tables.h"
 
 namespace statewatch::monitor {
 
@@ -170,7 +171,7 @@ Status CreateOrRefreshLink(Engine& engine, const ProviderRegistry& providers,
   if (!resolved.ok()) return resolved.status();
   requested.upstream_ref = std::move(*resolved);
   auto lock = LockLinkWrites();
-  auto existing = engine.GetUpstreamLink(requested.session);
+  auto existing = SessionTablesView(engine).GetUpstreamLink(requested.session);
   if (!existing.ok()) return existing.status();
   UpstreamLink link = requested;
   if (existing->has_value() && SameSource(**existing, requested)) {
@@ -187,7 +188,7 @@ Status CreateOrRefreshLink(Engine& engine, const ProviderRegistry& providers,
   }
   link.missing_count = 0;
   link.last_scanned_at_ms = engine.clock().NowMs();
-  SW_RETURN_IF_ERROR(engine.PutUpstreamLink(link));
+  SW_RETURN_IF_ERROR(SessionTables(engine).PutUpstreamLink(link));
   if (stored) *stored = link;
   return Status::OK();
 }
@@ -200,10 +201,10 @@ Status CreateOrRefreshLink(Engine& engine, const std::vector<std::string>& roots
 
 Result<bool> RemoveUpstreamLink(Engine& engine, const SessionName& session) {
   auto lock = LockLinkWrites();
-  auto existing = engine.GetUpstreamLink(session);
+  auto existing = SessionTablesView(engine).GetUpstreamLink(session);
   if (!existing.ok()) return existing.status();
   if (!existing->has_value()) return false;
-  SW_RETURN_IF_ERROR(engine.DeleteUpstreamLink(session));
+  SW_RETURN_IF_ERROR(SessionTables(engine).DeleteUpstreamLink(session));
   return true;
 }
 

@@ -5,7 +5,7 @@
 // lock (LockLinkWrites), so the monitor's re-read-then-write of a marker and a daemon's
 // create/refresh/remove never interleave: a link refreshed during a scan always wins. The
 // engine's database lock keeps other processes out, so one process-wide lock is enough.
-// Links written straight through Engine::PutUpstreamLink bypass it; the daemon should use
+// Links written straight through SessionTables::PutUpstreamLink bypass it; the daemon should use
 // the functions below.
 //
 // Thread-safe.

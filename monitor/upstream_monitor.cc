@@ -8,6 +8,7 @@
 #include "monitor/self_echo.h"
 #include "monitor/upstream_links.h"
 #include "statewatch/session_key.h"
+#include "statewatch/session_tables.h"
 
 namespace statewatch::monitor {
 
@@ -28,7 +29,7 @@ std::string SessionId(const SessionName& s) { return s.agent_id + '\0' + s.sessi
 
 // Sessions with an active run: a RunRecord with status "running" targeting them.
 Result<std::unordered_set<std::string>> ActiveRunTargets(const Engine& engine) {
-  auto runs = engine.ListRuns();
+  auto runs = SessionTablesView(engine).ListRuns();
   if (!runs.ok()) return runs.status();
   std::unordered_set<std::string> out;
   for (const RunRecord& r : *runs) {
@@ -110,7 +111,7 @@ TickReport UpstreamMonitor::RunTick(int64_t now_ms) {
 // ---- phase 1: scan (provider calls; nothing is written) ------------------------------------
 
 bool UpstreamMonitor::ScanAll(int64_t now_ms, TickReport& report, std::vector<LinkPlan>& plans) {
-  auto links = engine_.ListUpstreamLinks();
+  auto links = SessionTablesView(engine_).ListUpstreamLinks();
   auto active = ActiveRunTargets(engine_);
   if (!links.ok() || !active.ok()) {
     ++report.errors;
@@ -294,7 +295,7 @@ bool UpstreamMonitor::Publish(std::vector<LinkPlan>& plans, TickReport& report) 
   auto lock = LockLinkWrites();
   std::vector<LinkPlan*> live, with_event;
   for (LinkPlan& p : plans) {
-    auto current = engine_.GetUpstreamLink(p.snapshot.session);
+    auto current = SessionTablesView(engine_).GetUpstreamLink(p.snapshot.session);
     if (!current.ok()) {
       ++report.errors;
       continue;
@@ -352,8 +353,8 @@ void UpstreamMonitor::RecordEvents(std::vector<LinkPlan*>& with_event, TickRepor
 void UpstreamMonitor::WriteLinks(std::vector<LinkPlan*>& live, TickReport& report) {
   for (LinkPlan* p : live) {
     if (p->event_failed) continue;  // a failed append leaves the marker where it was
-    Status st = p->missing ? engine_.DeleteUpstreamLink(p->snapshot.session)
-                           : engine_.PutUpstreamLink(p->updated);
+    Status st = p->missing ? SessionTables(engine_).DeleteUpstreamLink(p->snapshot.session)
+                           : SessionTables(engine_).PutUpstreamLink(p->updated);
     if (!st.ok()) {
       ++report.errors;
       spdlog::error("upstream monitor: writing the link of {} failed: {}",

@@ -13,6 +13,7 @@
 #include "server/route_table.h"
 #include "server/url.h"
 #include "statewatch/session_key.h"
+#include "statewatch/session_tables.h"
 
 namespace statewatch::server {
 namespace json = boost::json;
@@ -219,7 +220,7 @@ void Api::UnsubscribeDeliveries(uint64_t id) {
 
 Result<std::vector<std::pair<uint64_t, std::string>>> Api::PendingDeliveries(
     const std::string& agent_id) {
-  auto pending = engine_->PendingDeliveries(agent_id);
+  auto pending = SessionTablesView(*engine_).PendingDeliveries(agent_id);
   if (!pending.ok()) return pending.status();
   std::vector<std::pair<uint64_t, std::string>> out;
   out.reserve(pending->size());

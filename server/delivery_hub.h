@@ -1,8 +1,8 @@
 // DeliveryHub: the live side of the delivery feed (GET /v1/deliveries). SessionMessaging
 // publishes every delivery here once it is durable; each connected feed subscribes with its
-// agent filter. The durable side is Engine::PendingDeliveries: a feed subscribes first and
-// then replays the pending ones, skipping ids it already sent, so nothing falls between the
-// two.
+// agent filter. The durable side is SessionTablesView::PendingDeliveries: a feed subscribes
+// first and then replays the pending ones, skipping ids it already sent, so nothing falls
+// between the two.
 //
 // Thread-safe. Callbacks run on the publishing thread with no lock held; one may still run
 // once right after Unsubscribe() returns, so a callback must not own its subscriber (the

@@ -7,6 +7,7 @@
 #include "monitor/upstream_link_json.h"
 #include "monitor/upstream_links.h"
 #include "server/handlers.h"
+#include "statewatch/session_tables.h"
 #include "tools/json_codec.h"
 
 namespace statewatch::server {
@@ -75,7 +76,7 @@ ApiResponse HandleDeliveryAck(const HandlerContext& ctx, std::string_view id_tex
         400, "invalid_argument",
         "the delivery id must be a positive integer (got \"" + std::string(id_text) + "\")");
   }
-  auto acked = ctx.engine.AckDelivery(id);
+  auto acked = SessionTables(ctx.engine).AckDelivery(id);
   if (!acked.ok()) return StatusResponse(acked.status());
   if (!*acked) {
     return Api::Error(404, "not_found",
@@ -108,7 +109,7 @@ ApiResponse HandleRunFinish(const HandlerContext& ctx, const ApiRequest& req,
 }
 
 ApiResponse HandleListLinks(const HandlerContext& ctx) {
-  auto links = ctx.engine.ListUpstreamLinks();
+  auto links = SessionTablesView(ctx.engine).ListUpstreamLinks();
   if (!links.ok()) return StatusResponse(links.status());
   json::array list;
   list.reserve(links->size());

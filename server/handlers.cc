@@ -9,8 +9,9 @@
 
 #include "server/openapi.h"
 #include "server/url.h"
-#include "statewatch/version.h"
 #include "statewatch/session_key.h"
+#include "statewatch/session_tables.h"
+#include "statewatch/version.h"
 #include "tools/json_codec.h"
 #include "tools/json_fields.h"
 #include "tools/registry_codec.h"
@@ -216,8 +217,9 @@ ApiResponse HandleUpsertSession(const HandlerContext& ctx, const ApiRequest& req
   if (!name.ok()) return StatusResponse(name.status());
   auto record = tools::SessionRecordFromJson(*body, *name);
   if (!record.ok()) return StatusResponse(record.status());
-  if (Status s = ctx.engine.UpsertSession(*record); !s.ok()) return StatusResponse(s);
-  auto stored = ctx.engine.GetSession(*name);
+  if (Status s = SessionTables(ctx.engine).UpsertSession(*record); !s.ok())
+    return StatusResponse(s);
+  auto stored = SessionTablesView(ctx.engine).GetSession(*name);
   if (!stored.ok()) return StatusResponse(stored.status());
   json::object out;
   out["session"] = tools::SessionRecordToJson(stored->value_or(*record));
@@ -250,7 +252,7 @@ ApiResponse HandleAppendMessages(const HandlerContext& ctx, const ApiRequest& re
   auto messages = tools::TranscriptMessagesFromJson(*body);
   if (!messages.ok()) return StatusResponse(messages.status());
   std::size_t n = messages->size();
-  if (Status s = ctx.engine.AppendTranscript(*name, std::move(*messages)); !s.ok()) {
+  if (Status s = SessionTables(ctx.engine).AppendTranscript(*name, std::move(*messages)); !s.ok()) {
     return StatusResponse(s);
   }
   return JsonResponse(200, json::object{{"appended", n}});
@@ -327,8 +329,8 @@ ApiResponse HandleMetrics(const HandlerContext& ctx) {
   // Read at scrape time: a scrape every few seconds costs two scans of small tables, and
   // the request path stays free of bookkeeping.
   ServiceGauges gauges;
-  auto deliveries = ctx.engine.PendingDeliveries("");
-  auto runs = ctx.engine.ListRuns();
+  auto deliveries = SessionTablesView(ctx.engine).PendingDeliveries("");
+  auto runs = SessionTablesView(ctx.engine).ListRuns();
   if (deliveries.ok()) gauges.unacked_deliveries = deliveries->size();
   if (runs.ok()) {
     for (const RunRecord& run : *runs) gauges.active_runs += run.status == "running" ? 1 : 0;

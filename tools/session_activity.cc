@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "statewatch/session_tables.h"
 #include "tools/history_sanitizer.h"
 #include "tools/json_fields.h"
 
@@ -90,14 +91,14 @@ Result<int64_t> LastActivityMs(const Engine& engine, const SessionRecord& record
     if (!page.ok()) return page.status();
     if (!page->events.empty()) latest = std::max(latest, page->events.back().occurred_at_ms);
   }
-  auto last = engine.RecentTranscript(record.name, 1);
+  auto last = SessionTablesView(engine).RecentTranscript(record.name, 1);
   if (!last.ok()) return last.status();
   if (!last->empty()) latest = std::max(latest, last->back().timestamp_ms);
   return latest;
 }
 
 Result<RunIndex> RunIndex::Load(const Engine& engine) {
-  auto runs = engine.ListRuns();
+  auto runs = SessionTablesView(engine).ListRuns();
   if (!runs.ok()) return runs.status();
   RunIndex index;
   index.runs_ = std::move(*runs);
@@ -156,20 +157,20 @@ const char* ListStatusOf(const RunRecord& run) {
 }
 
 Result<std::optional<std::string>> DerivedTitle(const Engine& engine, const SessionName& session) {
-  auto first = engine.FirstTranscript(session, kSnippetScan);
+  auto first = SessionTablesView(engine).FirstTranscript(session, kSnippetScan);
   if (!first.ok()) return first.status();
   return FirstText(*first, /*newest=*/false, IsUser, kTitleMaxChars);
 }
 
 Result<std::optional<std::string>> LastMessagePreview(const Engine& engine,
                                                       const SessionName& session) {
-  auto last = engine.RecentTranscript(session, kSnippetScan);
+  auto last = SessionTablesView(engine).RecentTranscript(session, kSnippetScan);
   if (!last.ok()) return last.status();
   return FirstText(*last, /*newest=*/true, IsConversation, kPreviewMaxChars);
 }
 
 Result<std::optional<TokenUsage>> LatestUsage(const Engine& engine, const SessionName& session) {
-  auto last = engine.RecentTranscript(session, kUsageScan);
+  auto last = SessionTablesView(engine).RecentTranscript(session, kUsageScan);
   if (!last.ok()) return last.status();
   for (auto it = last->rbegin(); it != last->rend(); ++it) {
     if (it->usage) return std::optional<TokenUsage>(*it->usage);

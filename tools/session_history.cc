@@ -7,6 +7,7 @@
 #include <string>
 
 #include "statewatch/session_key.h"
+#include "statewatch/session_tables.h"
 #include "tools/history_sanitizer.h"
 #include "tools/json_codec.h"
 #include "tools/json_fields.h"
@@ -17,18 +18,18 @@ namespace json = boost::json;
 namespace {
 
 bool SessionExists(const Engine& engine, const SessionName& name) {
-  auto record = engine.GetSession(name);
+  auto record = SessionTablesView(engine).GetSession(name);
   if (record.ok() && record->has_value()) return true;
   auto version = engine.StateVersion(name);
   if (version.ok() && *version > 0) return true;
-  auto transcript = engine.RecentTranscript(name, 1);
+  auto transcript = SessionTablesView(engine).RecentTranscript(name, 1);
   return transcript.ok() && !transcript->empty();
 }
 
 Result<std::optional<SessionName>> FindBySessionId(const Engine& engine, const SessionName& caller,
                                                    const std::string& id) {
   using Found = std::optional<SessionName>;
-  auto all = engine.ListSessions();
+  auto all = SessionTablesView(engine).ListSessions();
   if (!all.ok()) return all.status();
   std::vector<SessionName> matches, own;
   for (const SessionRecord& r : *all) {
@@ -187,7 +188,7 @@ Result<Visibility> CallerVisibility(const Engine& engine, const SessionToolsOpti
   if (options.visibility != Visibility::kAgent && options.visibility != Visibility::kAll) {
     return options.visibility;  // the clamp only ever narrows agent and all
   }
-  auto record = engine.GetSession(caller);
+  auto record = SessionTablesView(engine).GetSession(caller);
   if (!record.ok()) return record.status();
   bool sandboxed = record->has_value() && (*record)->sandboxed.value_or(false);
   return EffectiveVisibility(options.visibility, sandboxed);
@@ -199,7 +200,7 @@ Status CheckSessionAccess(const Engine& engine, const SessionToolsOptions& optio
   if (target == caller) return Status::OK();
   auto visibility = CallerVisibility(engine, options, caller);
   if (!visibility.ok()) return visibility.status();
-  auto record = engine.GetSession(target);
+  auto record = SessionTablesView(engine).GetSession(target);
   if (!record.ok()) return record.status();
   VisibilityTarget vt{target, *record ? (*record)->parent_session_key : std::nullopt};
   return CheckVisibility(action, caller, *visibility, options.agent_to_agent, vt);
@@ -214,7 +215,8 @@ Result<json::object> SessionsHistory(const Engine& engine, const SessionToolsOpt
     if (!target.ok()) return target.status();
     SW_RETURN_IF_ERROR(
         CheckSessionAccess(engine, options, SessionAction::kHistory, caller, *target));
-    auto transcript = engine.RecentTranscript(*target, static_cast<std::size_t>(p->limit));
+    auto transcript =
+        SessionTablesView(engine).RecentTranscript(*target, static_cast<std::size_t>(p->limit));
     if (!transcript.ok()) return transcript.status();
 
     HistoryViewOptions view_options;

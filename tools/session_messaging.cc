@@ -8,6 +8,7 @@
 #include <random>
 
 #include "statewatch/session_key.h"
+#include "statewatch/session_tables.h"
 #include "tools/json_fields.h"
 #include "tools/session_history.h"
 #include "tools/session_messaging_internal.h"
@@ -200,16 +201,16 @@ Result<Delivery> SessionMessaging::Enqueue(Delivery delivery) {
   m.timestamp_ms = delivery.created_at_ms;
   m.provenance = MessageProvenance{"inter_session", delivery.source_session_key,
                                    delivery.source_tool, delivery.source_channel, delivery.run_id};
-  SW_RETURN_IF_ERROR(engine_->AppendTranscript(SessionName{delivery.agent_id, delivery.session_key},
-                                               {std::move(m)}));
-  auto id = engine_->EnqueueDelivery(delivery);
+  SW_RETURN_IF_ERROR(SessionTables(*engine_).AppendTranscript(
+      SessionName{delivery.agent_id, delivery.session_key}, {std::move(m)}));
+  auto id = SessionTables(*engine_).EnqueueDelivery(delivery);
   if (!id.ok()) return id.status();
   delivery.id = *id;
   return delivery;
 }
 
 std::string SessionMessaging::ChannelOf(const SessionName& session) const {
-  auto record = engine_->GetSession(session);
+  auto record = SessionTablesView(*engine_).GetSession(session);
   if (!record.ok() || !record->has_value()) return "";
   const SessionRecord& r = **record;
   if (r.last_channel && !r.last_channel->empty()) return *r.last_channel;
@@ -255,7 +256,7 @@ void SessionMessaging::Deliver(RunUpdate update, std::vector<RunUpdate>* out) {
 }
 
 Result<std::vector<RunRecord>> SessionMessaging::ChildRuns(const SessionName& requester) const {
-  auto runs = engine_->ListRuns();
+  auto runs = SessionTablesView(*engine_).ListRuns();
   if (!runs.ok()) return runs.status();
   std::vector<RunRecord> out;
   for (RunRecord& r : *runs) {

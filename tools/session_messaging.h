@@ -6,7 +6,7 @@
 // split by concern: session_messaging{,_send,_spawn,_subagents,_json}.cc.
 //
 // The gateway runs the models. statewatch hands it work as Deliveries (durable until
-// acknowledged: Engine::EnqueueDelivery / PendingDeliveries / AckDelivery) and takes back
+// acknowledged: SessionTables::EnqueueDelivery / PendingDeliveries / AckDelivery) and takes back
 // replies (OnReply) and run ends (OnRunFinish). Every delivery this class enqueues is also
 // passed to MessagingOptions::on_delivery once it is durable, so that a live feed can push
 // it at once; a feed that reconnects replays PendingDeliveries. Every message, task, steer

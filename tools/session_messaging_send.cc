@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "statewatch/session_key.h"
+#include "statewatch/session_tables.h"
 #include "tools/json_fields.h"
 #include "tools/session_history.h"
 #include "tools/session_messaging.h"
@@ -60,7 +61,7 @@ int64_t TurnTimeoutMs(const SendRunState& s) {
 }  // namespace
 
 Status SessionMessaging::LoadDeadlines() {
-  auto runs = engine_->ListRuns();
+  auto runs = SessionTablesView(*engine_).ListRuns();
   if (!runs.ok()) return runs.status();
   for (const RunRecord& run : *runs) {
     if (run.kind != "send") continue;
@@ -129,7 +130,7 @@ Result<SessionName> SendTarget(const Engine& engine, const SessionName& caller,
     agent = *id;
   }
   if (!p.label) return SessionName{agent, "agent:" + agent + ":main"};
-  auto all = engine.ListSessions();
+  auto all = SessionTablesView(engine).ListSessions();
   if (!all.ok()) return all.status();
   std::vector<SessionName> matches;
   for (const SessionRecord& r : *all) {
@@ -199,7 +200,7 @@ Result<ToolAnswer> SessionMessaging::Dispatch(const SessionName& caller, const S
     // The run and the wait exist before the delivery does: a reply can only name a run the
     // gateway saw, and it may arrive (on another thread) before this returns.
     std::lock_guard lock(StripeOf(run.run_id));
-    SW_RETURN_IF_ERROR(engine_->PutRun(run));
+    SW_RETURN_IF_ERROR(SessionTables(*engine_).PutRun(run));
     if (state.deadline_ms > 0) {
       SetDeadline(run.run_id, state.deadline_ms);
       if (on_complete) {
@@ -221,7 +222,7 @@ Result<ToolAnswer> SessionMessaging::Dispatch(const SessionName& caller, const S
       auto watched = engine_->Watch(caller.session_key, target);
       state.watched = watched.ok() && *watched;
       run.send = state;
-      SW_RETURN_IF_ERROR(engine_->PutRun(run));
+      SW_RETURN_IF_ERROR(SessionTables(*engine_).PutRun(run));
     }
   }
   Publish(sent);
@@ -271,7 +272,7 @@ Result<RunUpdate> SessionMessaging::ApplyReply(RunRecord run, std::string_view t
   s.deadline_ms = forward ? now + TurnTimeoutMs(s) : 0;
   if (s.phase == Phase::kDone) run.ended_at_ms = now;
   run.send = s;
-  SW_RETURN_IF_ERROR(engine_->PutRun(run));
+  SW_RETURN_IF_ERROR(SessionTables(*engine_).PutRun(run));
   if (forward) {
     // The awaited side gets the other side's words, as inter-session data.
     const SessionName& to = s.next_is_requester ? run.requester : run.target;
@@ -307,7 +308,7 @@ Result<RunUpdate> SessionMessaging::EndSend(RunRecord run, const std::string& st
   s.deadline_ms = 0;
   run.ended_at_ms = now;
   run.send = s;
-  SW_RETURN_IF_ERROR(engine_->PutRun(run));
+  SW_RETURN_IF_ERROR(SessionTables(*engine_).PutRun(run));
   SetDeadline(run.run_id, 0);
   u.applied = true;
   u.status = run.status;
@@ -318,7 +319,7 @@ Result<RunUpdate> SessionMessaging::EndSend(RunRecord run, const std::string& st
 Result<RunUpdate> SessionMessaging::OnReply(const std::string& run_id, std::string_view text) {
   auto update = Guarded("reply", [&]() -> Result<RunUpdate> {
     std::lock_guard lock(StripeOf(run_id));
-    auto run = engine_->GetRun(run_id);
+    auto run = SessionTablesView(*engine_).GetRun(run_id);
     if (!run.ok()) return run.status();
     if (!*run) return Status::NotFound("Unknown runId: " + run_id);
     if ((*run)->kind != "send") {
@@ -335,7 +336,7 @@ Result<RunUpdate> SessionMessaging::OnReply(const std::string& run_id, std::stri
 Result<RunUpdate> SessionMessaging::TimeOut(const std::string& run_id, bool only_if_due) {
   auto update = Guarded("timeout", [&]() -> Result<RunUpdate> {
     std::lock_guard lock(StripeOf(run_id));
-    auto run = engine_->GetRun(run_id);
+    auto run = SessionTablesView(*engine_).GetRun(run_id);
     if (!run.ok()) return run.status();
     if (!*run) return Status::NotFound("Unknown runId: " + run_id);
     int64_t now = engine_->clock().NowMs();

@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "statewatch/session_key.h"
+#include "statewatch/session_tables.h"
 #include "tools/json_fields.h"
 #include "tools/session_messaging.h"
 #include "tools/session_messaging_internal.h"
@@ -136,7 +137,7 @@ Result<json::object> SessionMessaging::Spawn(const SessionName& caller,
     ToolPolicy policy = Policy()->tool_policy.ForAgent(caller.agent_id);
     std::string agent = p->agent_id.value_or(caller.agent_id);
     SW_RETURN_IF_ERROR(CheckSpawnAllowed(policy, caller, *depth, agent));
-    auto caller_record = engine_->GetSession(caller);
+    auto caller_record = SessionTablesView(*engine_).GetSession(caller);
     if (!caller_record.ok()) return caller_record.status();
     bool sandboxed = p->sandbox == "require" ||
                      (caller_record->has_value() && (*caller_record)->sandboxed.value_or(false));
@@ -188,8 +189,8 @@ Status SessionMessaging::CreateChild(const SessionName& caller, const RunRecord&
   child.sandboxed = sandboxed;
   child.created_at_ms = run.created_at_ms;
   child.updated_at_ms = run.created_at_ms;
-  SW_RETURN_IF_ERROR(engine_->UpsertSession(child));
-  SW_RETURN_IF_ERROR(engine_->PutRun(run));
+  SW_RETURN_IF_ERROR(SessionTables(*engine_).UpsertSession(child));
+  SW_RETURN_IF_ERROR(SessionTables(*engine_).PutRun(run));
   EventInput spawned;
   spawned.session_key = run.target.session_key;
   spawned.agent_id = run.target.agent_id;
@@ -208,14 +209,14 @@ Status SessionMessaging::CreateChild(const SessionName& caller, const RunRecord&
 // roles, content, tool names, usage and provenance; they get the child's own indexes and
 // times of the copy (the transcript is the child's history, and it starts now).
 Status SessionMessaging::ForkTranscript(const SessionName& from, const SessionName& to) {
-  auto messages = engine_->RecentTranscript(from, kMaxForkMessages);
+  auto messages = SessionTablesView(*engine_).RecentTranscript(from, kMaxForkMessages);
   if (!messages.ok()) return messages.status();
   if (messages->empty()) return Status::OK();
   for (TranscriptMessage& m : *messages) {
     m.index = 0;
     m.timestamp_ms = 0;
   }
-  return engine_->AppendTranscript(to, std::move(*messages));
+  return SessionTables(*engine_).AppendTranscript(to, std::move(*messages));
 }
 
 // ---- run ends ----------------------------------------------------------------------------------
@@ -227,7 +228,7 @@ Result<RunUpdate> SessionMessaging::OnRunFinish(const std::string& run_id, std::
                                    std::string(status) + "\")");
   }
   auto kind = Guarded("finish", [&]() -> Result<std::string> {
-    auto run = engine_->GetRun(run_id);
+    auto run = SessionTablesView(*engine_).GetRun(run_id);
     if (!run.ok()) return run.status();
     if (!*run) return Status::NotFound("Unknown runId: " + run_id);
     return (*run)->kind;
@@ -246,7 +247,7 @@ Result<RunUpdate> SessionMessaging::OnRunFinish(const std::string& run_id, std::
   }
   auto update = Guarded("finish", [&]() -> Result<RunUpdate> {
     std::lock_guard lock(StripeOf(run_id));
-    auto run = engine_->GetRun(run_id);
+    auto run = SessionTablesView(*engine_).GetRun(run_id);
     if (!run.ok()) return run.status();
     if (!*run) return Status::NotFound("Unknown runId: " + run_id);
     int64_t now = engine_->clock().NowMs();
@@ -273,7 +274,7 @@ Result<RunUpdate> SessionMessaging::FinishSpawnRun(const std::string& run_id,
   RunRecord run;
   {
     std::lock_guard lock(StripeOf(run_id));
-    auto stored = engine_->GetRun(run_id);
+    auto stored = SessionTablesView(*engine_).GetRun(run_id);
     if (!stored.ok()) return stored.status();
     if (!*stored) return Status::NotFound("Unknown runId: " + run_id);
     run = std::move(**stored);
@@ -303,7 +304,7 @@ Result<RunUpdate> SessionMessaging::FinishSpawnRun(const std::string& run_id,
     run.status = status;
     run.result = std::string(result);
     run.ended_at_ms = now;
-    SW_RETURN_IF_ERROR(engine_->PutRun(run));
+    SW_RETURN_IF_ERROR(SessionTables(*engine_).PutRun(run));
     u.applied = true;
     u.status = status;
     if (by_kill) {
@@ -328,7 +329,7 @@ Result<RunUpdate> SessionMessaging::FinishSpawnRun(const std::string& run_id,
 // kind "yield", status "yielded" while it collects and "ok" once delivered, and extra_json
 // {"results": [{"runId", "sessionKey", "label", "status", "result"}...]}.
 Status SessionMessaging::AnnounceToRequester(const RunRecord& run, bool individual, RunUpdate* u) {
-  auto yielded = engine_->GetRun(YieldRunId(run.requester));
+  auto yielded = SessionTablesView(*engine_).GetRun(YieldRunId(run.requester));
   if (!yielded.ok()) return yielded.status();
   if (*yielded && (*yielded)->status == "yielded") {
     RunRecord mark = std::move(**yielded);
@@ -365,7 +366,7 @@ Status SessionMessaging::AnnounceToRequester(const RunRecord& run, bool individu
       mark.ended_at_ms = engine_->clock().NowMs();
     }
     mark.extra_json = json::serialize(extra);
-    SW_RETURN_IF_ERROR(engine_->PutRun(mark));
+    SW_RETURN_IF_ERROR(SessionTables(*engine_).PutRun(mark));
     if (combined) {
       auto d = Enqueue(*combined);
       if (!d.ok()) return d.status();
@@ -386,13 +387,13 @@ Status SessionMessaging::AnnounceToRequester(const RunRecord& run, bool individu
 DeliveryRoute SessionMessaging::AnnounceRoute(const RunRecord& run) const {
   DeliveryRoute route = run.requester_route;
   if (route.empty()) {
-    auto requester = engine_->GetSession(run.requester);
+    auto requester = SessionTablesView(*engine_).GetSession(run.requester);
     if (requester.ok() && requester->has_value()) route = (*requester)->route();
   }
   if (!run.spawn || !run.spawn->thread) return route;
   // Thread-bound: the gateway bound the child to a thread by setting the child's route; the
   // announcement goes back there. Fields the child's route leaves empty keep the requester's.
-  auto child = engine_->GetSession(run.target);
+  auto child = SessionTablesView(*engine_).GetSession(run.target);
   if (!child.ok() || !child->has_value()) return route;
   DeliveryRoute bound = (*child)->route();
   if (!bound.channel.empty()) route.channel = bound.channel;
@@ -418,7 +419,7 @@ Result<json::object> SessionMessaging::Yield(const SessionName& caller,
       running = std::count_if(children->begin(), children->end(),
                               [](const RunRecord& r) { return r.status == "running"; });
       if (running > 0) {
-        auto existing = engine_->GetRun(YieldRunId(caller));
+        auto existing = SessionTablesView(*engine_).GetRun(YieldRunId(caller));
         if (!existing.ok()) return existing.status();
         RunRecord mark;
         if (*existing && (*existing)->status == "yielded") mark = std::move(**existing);
@@ -430,7 +431,7 @@ Result<json::object> SessionMessaging::Yield(const SessionName& caller,
           mark.created_at_ms = engine_->clock().NowMs();
           mark.extra_json = R"({"results":[]})";
         }
-        SW_RETURN_IF_ERROR(engine_->PutRun(mark));
+        SW_RETURN_IF_ERROR(SessionTables(*engine_).PutRun(mark));
       }
     }
     std::string text = message.value_or(

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "statewatch/session_tables.h"
 #include "tools/json_fields.h"
 #include "tools/session_messaging.h"
 #include "tools/session_messaging_internal.h"
@@ -183,7 +184,7 @@ Result<json::object> SessionMessaging::Steer(const SessionName& caller, const st
   json::object out;
   {
     std::lock_guard lock(StripeOf(child->run_id));
-    auto stored = engine_->GetRun(child->run_id);
+    auto stored = SessionTablesView(*engine_).GetRun(child->run_id);
     if (!stored.ok()) return stored.status();
     if (!*stored) return Status::NotFound("Unknown subagent session: " + Trim(target));
     RunRecord run = std::move(**stored);
@@ -200,7 +201,7 @@ Result<json::object> SessionMessaging::Steer(const SessionName& caller, const st
       return out;
     }
     run.last_steer_at_ms = now;
-    SW_RETURN_IF_ERROR(engine_->PutRun(run));
+    SW_RETURN_IF_ERROR(SessionTables(*engine_).PutRun(run));
     auto d = Enqueue(
         MakeDelivery(run.target, "steer", run.run_id, message, caller.session_key, "subagents"));
     if (!d.ok()) return d.status();
@@ -220,7 +221,7 @@ Result<int64_t> SessionMessaging::KillTree(const std::string& run_id, const std:
   if (!u.ok()) return u.status();
   int64_t killed = u->applied ? 1 : 0;
   Deliver(std::move(*u), nullptr);
-  auto run = engine_->GetRun(run_id);
+  auto run = SessionTablesView(*engine_).GetRun(run_id);
   if (!run.ok()) return run.status();
   if (!*run || depth >= 32) return killed;
   auto grandchildren = ChildRuns((*run)->target);

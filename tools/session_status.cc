@@ -5,6 +5,7 @@
 #include <string>
 
 #include "statewatch/session_key.h"
+#include "statewatch/session_tables.h"
 #include "tools/json_codec.h"
 #include "tools/json_fields.h"
 #include "tools/registry_codec.h"
@@ -61,7 +62,7 @@ Status ApplyModel(Engine& engine, const SessionName& target, const std::string& 
   } else {
     update.model_override = model;
   }
-  return engine.UpsertSession(update);
+  return SessionTables(engine).UpsertSession(update);
 }
 
 json::object UsageJson(const SessionRecord& r, const std::optional<TokenUsage>& last) {
@@ -173,7 +174,7 @@ Result<json::object> StatusAnswer(Engine& engine, const SessionToolsOptions& opt
   SW_RETURN_IF_ERROR(CheckSessionAccess(engine, options, SessionAction::kStatus, caller, *target));
   if (p->model) SW_RETURN_IF_ERROR(ApplyModel(engine, *target, *p->model));
 
-  auto rec = engine.GetSession(*target);
+  auto rec = SessionTablesView(engine).GetSession(*target);
   if (!rec.ok()) return rec.status();
   SessionRecord record;
   if (*rec) record = std::move(**rec);

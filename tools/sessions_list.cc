@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "statewatch/session_tables.h"
 #include "tools/history_sanitizer.h"
 #include "tools/json_fields.h"
 #include "tools/registry_codec.h"
@@ -124,7 +125,7 @@ bool Keep(const Row& row, const ListParams& p, int64_t now_ms) {
 // Every session the caller may see, with its state version and last activity.
 Result<std::vector<Row>> VisibleRows(const Engine& engine, const SessionToolsOptions& options,
                                      const SessionName& caller, Visibility visibility) {
-  auto all = engine.ListSessions();
+  auto all = SessionTablesView(engine).ListSessions();
   if (!all.ok()) return all.status();
   std::vector<Row> rows;
   for (SessionRecord& r : *all) {
@@ -201,7 +202,8 @@ Status Enrich(const Engine& engine, const ListParams& p, const SessionName& name
     if (*preview) (*o)["lastMessagePreview"] = **preview;
   }
   if (p.message_limit > 0) {
-    auto transcript = engine.RecentTranscript(name, static_cast<std::size_t>(p.message_limit));
+    auto transcript =
+        SessionTablesView(engine).RecentTranscript(name, static_cast<std::size_t>(p.message_limit));
     if (!transcript.ok()) return transcript.status();
     HistoryViewOptions view_options;
     view_options.include_tools = false;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "statewatch/session_key.h"
+#include "statewatch/session_tables.h"
 #include "tools/json_fields.h"
 
 namespace statewatch::tools {
@@ -101,7 +102,7 @@ Result<int> SpawnDepth(const Engine& engine, const SessionName& session) {
   for (int hop = 0; hop < 32; ++hop) {
     auto parsed = ParseSessionKey(current.session_key);
     if (!parsed.ok() || !IsSubagentKey(*parsed)) return depth;
-    auto record = engine.GetSession(current);
+    auto record = SessionTablesView(engine).GetSession(current);
     if (!record.ok()) return record.status();
     if (!record->has_value() || !(*record)->parent_session_key) {
       return depth + SubagentDepth(*parsed);

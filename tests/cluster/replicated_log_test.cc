@@ -15,6 +15,7 @@
 #include "log/chain_verifier.h"
 #include "log/mem_log.h"
 #include "statewatch/engine.h"
+#include "statewatch/session_tables.h"
 
 namespace statewatch::cluster {
 namespace {
@@ -76,13 +77,13 @@ class ReplicatedLogTest : public ::testing::Test {
       if (notices.ok()) {
         for (const Notice& n : *notices) out += " |" + n.text;
       }
-      auto transcript = e.RecentTranscript(Name(key), 100);
+      auto transcript = SessionTablesView(e).RecentTranscript(Name(key), 100);
       if (transcript.ok()) {
         for (const auto& m : *transcript) out += " t" + std::to_string(m.index) + m.content_json;
       }
       out += "\n";
     }
-    auto entry = e.GetSession(Name(kSessions[2]));  // the registry, a side table
+    auto entry = SessionTablesView(e).GetSession(Name(kSessions[2]));  // the registry, a side table
     if (entry.ok() && entry->has_value()) out += "label " + (*entry)->label.value_or("-");
     return out;
   }
@@ -98,11 +99,11 @@ class ReplicatedLogTest : public ::testing::Test {
     SessionRecord rec;
     rec.name = Name(kSessions[2]);
     rec.label = "round " + std::to_string(round);
-    ASSERT_TRUE(e.UpsertSession(rec).ok());
+    ASSERT_TRUE(SessionTables(e).UpsertSession(rec).ok());
     TranscriptMessage m;
     m.role = "user";
     m.content_json = "\"message " + std::to_string(round) + "\"";
-    ASSERT_TRUE(e.AppendTranscript(Name(kSessions[2]), {m}).ok());
+    ASSERT_TRUE(SessionTables(e).AppendTranscript(Name(kSessions[2]), {m}).ok());
   }
 
   std::shared_ptr<ManualClock> clock_;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/engine_fixture.h"
+#include "statewatch/session_tables.h"
 
 namespace statewatch::testing {
 namespace {
@@ -293,19 +294,19 @@ TEST_F(JournalTest, SessionRegistryUpsertMergesFields) {
   r.name = Name(kKey);
   r.label = "coordinator";
   r.kind = "main";
-  ASSERT_TRUE(engine_->UpsertSession(r).ok());
+  ASSERT_TRUE(SessionTables(*engine_).UpsertSession(r).ok());
   SessionRecord u;
   u.name = Name(kKey);
   u.model = "m1";
-  ASSERT_TRUE(engine_->UpsertSession(u).ok());
-  auto got = engine_->GetSession(Name(kKey));
+  ASSERT_TRUE(SessionTables(*engine_).UpsertSession(u).ok());
+  auto got = SessionTablesView(*engine_).GetSession(Name(kKey));
   ASSERT_TRUE(got.ok() && got->has_value());
   EXPECT_EQ((*got)->label, "coordinator");
   EXPECT_EQ((*got)->model, "m1");
   EXPECT_EQ((*got)->created_at_ms, kStart);
-  EXPECT_EQ(engine_->ListSessions()->size(), 1u);
+  EXPECT_EQ(SessionTablesView(*engine_).ListSessions()->size(), 1u);
   ASSERT_TRUE(engine_->DeleteSession(Name(kKey)).ok());
-  EXPECT_FALSE(engine_->GetSession(Name(kKey))->has_value());
+  EXPECT_FALSE(SessionTablesView(*engine_).GetSession(Name(kKey))->has_value());
 }
 
 }  // namespace

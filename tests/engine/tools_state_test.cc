@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/engine_fixture.h"
+#include "statewatch/session_tables.h"
 
 namespace statewatch::testing {
 namespace {
@@ -16,8 +17,8 @@ TEST_F(ToolsStateTest, TranscriptKeepsOrderAndServesTheLastMessages) {
     m.content_json = "\"m" + std::to_string(i) + "\"";
     msgs.push_back(m);
   }
-  ASSERT_TRUE(engine_->AppendTranscript(Name("agent:main:main"), msgs).ok());
-  auto last = engine_->RecentTranscript(Name("agent:main:main"), 2);
+  ASSERT_TRUE(SessionTables(*engine_).AppendTranscript(Name("agent:main:main"), msgs).ok());
+  auto last = SessionTablesView(*engine_).RecentTranscript(Name("agent:main:main"), 2);
   ASSERT_TRUE(last.ok());
   ASSERT_EQ(last->size(), 2u);
   EXPECT_EQ((*last)[0].content_json, "\"m3\"");
@@ -25,7 +26,7 @@ TEST_F(ToolsStateTest, TranscriptKeepsOrderAndServesTheLastMessages) {
   EXPECT_LT((*last)[0].index, (*last)[1].index);
   EXPECT_EQ((*last)[1].timestamp_ms, kStart);
   ASSERT_TRUE(engine_->DeleteSession(Name("agent:main:main")).ok());
-  EXPECT_TRUE(engine_->RecentTranscript(Name("agent:main:main"), 10)->empty());
+  EXPECT_TRUE(SessionTablesView(*engine_).RecentTranscript(Name("agent:main:main"), 10)->empty());
 }
 
 TEST_F(ToolsStateTest, DeliveriesSurviveReopenUntilAcknowledged) {
@@ -34,18 +35,18 @@ TEST_F(ToolsStateTest, DeliveriesSurviveReopenUntilAcknowledged) {
   d.type = "message";
   d.session_key = "agent:main:main";
   d.text = "hello";
-  auto a = engine_->EnqueueDelivery(d);
+  auto a = SessionTables(*engine_).EnqueueDelivery(d);
   d.agent_id = "ops";
-  auto b = engine_->EnqueueDelivery(d);
+  auto b = SessionTables(*engine_).EnqueueDelivery(d);
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_LT(*a, *b);
   Reopen();
-  EXPECT_EQ(engine_->PendingDeliveries("")->size(), 2u);
-  EXPECT_EQ(engine_->PendingDeliveries("ops")->size(), 1u);
-  EXPECT_TRUE(*engine_->AckDelivery(*a));
-  EXPECT_FALSE(*engine_->AckDelivery(*a));
+  EXPECT_EQ(SessionTablesView(*engine_).PendingDeliveries("")->size(), 2u);
+  EXPECT_EQ(SessionTablesView(*engine_).PendingDeliveries("ops")->size(), 1u);
+  EXPECT_TRUE(*SessionTables(*engine_).AckDelivery(*a));
+  EXPECT_FALSE(*SessionTables(*engine_).AckDelivery(*a));
   Reopen();
-  auto left = engine_->PendingDeliveries("");
+  auto left = SessionTablesView(*engine_).PendingDeliveries("");
   ASSERT_EQ(left->size(), 1u);
   EXPECT_EQ((*left)[0].id, *b);
 }
@@ -57,12 +58,12 @@ TEST_F(ToolsStateTest, RunsAndUpstreamLinksRoundTrip) {
   r.requester = Name("agent:main:main");
   r.target = Name("agent:main:subagent:x");
   r.task = "do it";
-  ASSERT_TRUE(engine_->PutRun(r).ok());
-  auto got = engine_->GetRun("run-1");
+  ASSERT_TRUE(SessionTables(*engine_).PutRun(r).ok());
+  auto got = SessionTablesView(*engine_).GetRun("run-1");
   ASSERT_TRUE(got.ok() && got->has_value());
   EXPECT_EQ((*got)->task, "do it");
   EXPECT_EQ((*got)->status, "running");
-  EXPECT_EQ(engine_->ListRuns()->size(), 1u);
+  EXPECT_EQ(SessionTablesView(*engine_).ListRuns()->size(), 1u);
 
   UpstreamLink l;
   l.session = Name("agent:main:adopted");
@@ -70,13 +71,13 @@ TEST_F(ToolsStateTest, RunsAndUpstreamLinksRoundTrip) {
   l.upstream_kind = "jsonl";
   l.upstream_ref = "/tmp/x.jsonl";
   l.marker = 42;
-  ASSERT_TRUE(engine_->PutUpstreamLink(l).ok());
+  ASSERT_TRUE(SessionTables(*engine_).PutUpstreamLink(l).ok());
   Reopen();
-  auto link = engine_->GetUpstreamLink(Name("agent:main:adopted"));
+  auto link = SessionTablesView(*engine_).GetUpstreamLink(Name("agent:main:adopted"));
   ASSERT_TRUE(link.ok() && link->has_value());
   EXPECT_EQ((*link)->marker, 42u);
-  ASSERT_TRUE(engine_->DeleteUpstreamLink(Name("agent:main:adopted")).ok());
-  EXPECT_TRUE(engine_->ListUpstreamLinks()->empty());
+  ASSERT_TRUE(SessionTables(*engine_).DeleteUpstreamLink(Name("agent:main:adopted")).ok());
+  EXPECT_TRUE(SessionTablesView(*engine_).ListUpstreamLinks()->empty());
 }
 
 TEST_F(ToolsStateTest, TranscriptCarriesProvenanceAndUsageAndReadsFromTheStart) {
@@ -85,9 +86,10 @@ TEST_F(ToolsStateTest, TranscriptCarriesProvenanceAndUsageAndReadsFromTheStart) 
       MessageProvenance{"inter_session", "agent:main:main", "sessions_spawn", "telegram", "run-1"};
   TranscriptMessage answer{0, "assistant", "\"done\"", "", 0, std::nullopt, std::nullopt};
   answer.usage = TokenUsage{120, 30, 5, 7, 150};
-  ASSERT_TRUE(engine_->AppendTranscript(Name("agent:main:subagent:x"), {task, answer}).ok());
+  ASSERT_TRUE(
+      SessionTables(*engine_).AppendTranscript(Name("agent:main:subagent:x"), {task, answer}).ok());
   Reopen();
-  auto first = engine_->FirstTranscript(Name("agent:main:subagent:x"), 1);
+  auto first = SessionTablesView(*engine_).FirstTranscript(Name("agent:main:subagent:x"), 1);
   ASSERT_TRUE(first.ok());
   ASSERT_EQ(first->size(), 1u);
   ASSERT_TRUE((*first)[0].provenance);
@@ -96,7 +98,7 @@ TEST_F(ToolsStateTest, TranscriptCarriesProvenanceAndUsageAndReadsFromTheStart) 
   EXPECT_EQ((*first)[0].provenance->source_channel, "telegram");
   EXPECT_EQ((*first)[0].provenance->run_id, "run-1");
   EXPECT_FALSE((*first)[0].usage);
-  auto last = engine_->RecentTranscript(Name("agent:main:subagent:x"), 1);
+  auto last = SessionTablesView(*engine_).RecentTranscript(Name("agent:main:subagent:x"), 1);
   ASSERT_TRUE((*last)[0].usage);
   EXPECT_EQ((*last)[0].usage->input, 120);
   EXPECT_EQ((*last)[0].usage->cache_write, 7);
@@ -130,9 +132,9 @@ TEST_F(ToolsStateTest, RunsKeepSendStateSpawnOptionsAndRoute) {
   o.depth = 2;
   r.spawn = o;
   r.requester_route = DeliveryRoute{"discord", "chan-1", "acct", "th-9"};
-  ASSERT_TRUE(engine_->PutRun(r).ok());
+  ASSERT_TRUE(SessionTables(*engine_).PutRun(r).ok());
   Reopen();
-  RunRecord got = **engine_->GetRun("run-2");
+  RunRecord got = **SessionTablesView(*engine_).GetRun("run-2");
   ASSERT_TRUE(got.send);
   EXPECT_EQ(got.send->phase, SendRunState::Phase::kPingPong);
   EXPECT_EQ(got.send->turn, 2);
@@ -157,14 +159,14 @@ TEST_F(ToolsStateTest, RegistryClearRemovesTheNamedFields) {
   r.last_channel = "telegram";
   r.last_to = "42";
   r.input_tokens = 10;
-  ASSERT_TRUE(engine_->UpsertSession(r).ok());
+  ASSERT_TRUE(SessionTables(*engine_).UpsertSession(r).ok());
   SessionRecord clear;
   clear.name = r.name;
   clear.clear = {SessionField::kModel, SessionField::kLastTo, SessionField::kInputTokens};
   clear.label = "kept";
-  ASSERT_TRUE(engine_->UpsertSession(clear).ok());
+  ASSERT_TRUE(SessionTables(*engine_).UpsertSession(clear).ok());
   Reopen();
-  SessionRecord got = **engine_->GetSession(r.name);
+  SessionRecord got = **SessionTablesView(*engine_).GetSession(r.name);
   EXPECT_FALSE(got.model);
   EXPECT_FALSE(got.last_to);
   EXPECT_FALSE(got.input_tokens);
@@ -179,8 +181,8 @@ TEST_F(ToolsStateTest, CreatedAtNeverFollowsUpdatedAt) {
   SessionRecord old;
   old.name = Name("agent:main:cron:nightly");
   old.updated_at_ms = kStart - 5000;
-  ASSERT_TRUE(engine_->UpsertSession(old).ok());
-  SessionRecord stored = **engine_->GetSession(old.name);
+  ASSERT_TRUE(SessionTables(*engine_).UpsertSession(old).ok());
+  SessionRecord stored = **SessionTablesView(*engine_).GetSession(old.name);
   EXPECT_EQ(stored.updated_at_ms, kStart - 5000);
   EXPECT_EQ(stored.created_at_ms, kStart - 5000);
 }

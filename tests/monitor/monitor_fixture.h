@@ -20,6 +20,7 @@
 #include "monitor/upstream_monitor.h"
 #include "statewatch/engine.h"
 #include "statewatch/session_key.h"
+#include "statewatch/session_tables.h"
 
 namespace statewatch::testing {
 
@@ -147,7 +148,7 @@ class MonitorTest : public ::testing::Test {
     ASSERT_TRUE(w.ok() && *w) << w.status().ToString();
   }
   std::optional<UpstreamLink> LinkOf(const std::string& key) {
-    auto l = engine_->GetUpstreamLink(Name(key));
+    auto l = SessionTablesView(*engine_).GetUpstreamLink(Name(key));
     EXPECT_TRUE(l.ok()) << l.status().ToString();
     return l.ok() ? *l : std::nullopt;
   }

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "monitor_fixture.h"
+#include "statewatch/session_tables.h"
 
 namespace statewatch::testing {
 namespace {
@@ -34,7 +35,7 @@ TEST_F(RecentOwnTextsTest, TheMostRecentUserMessagesOnly) {
   for (int i = 0; i < 30; ++i) {
     m.push_back(Msg(i % 3 == 0 ? "user" : "assistant", "\"m" + std::to_string(i) + "\""));
   }
-  ASSERT_TRUE(engine_->AppendTranscript(Name(kSession), m).ok());
+  ASSERT_TRUE(SessionTables(*engine_).AppendTranscript(Name(kSession), m).ok());
   auto texts = monitor::RecentOwnUserTexts(*engine_, Name(kSession), 4);
   ASSERT_TRUE(texts.ok());
   EXPECT_EQ(*texts, (std::unordered_set<std::string>{"m27", "m24", "m21", "m18"}));

@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "monitor_fixture.h"
+#include "statewatch/session_tables.h"
 
 namespace statewatch::testing {
 namespace {
@@ -87,7 +88,7 @@ TEST_F(UpstreamLinksTest, ARefreshRestartsTheMissingCount) {
   Link(kSession, a);
   UpstreamLink l = *LinkOf(kSession);
   l.missing_count = 2;
-  ASSERT_TRUE(engine_->PutUpstreamLink(l).ok());
+  ASSERT_TRUE(SessionTables(*engine_).PutUpstreamLink(l).ok());
   clock_->Advance(5000);
   Link(kSession, a);
   EXPECT_EQ(LinkOf(kSession)->missing_count, 0u);

@@ -11,6 +11,7 @@
 #include "engine/engine_impl.h"
 #include "monitor/upstream_links.h"
 #include "monitor_fixture.h"
+#include "statewatch/session_tables.h"
 #include "storage/store.h"
 
 namespace statewatch::testing {
@@ -124,9 +125,9 @@ TEST_F(UpstreamMonitorTest, UpstreamTimestampIsUsedAndClamped) {
 
 TEST_F(UpstreamMonitorTest, AnEchoOfTheSessionsOwnMessageIsNotHuman) {
   std::string path = LinkedTranscript();
-  ASSERT_TRUE(engine_
-                  ->AppendTranscript(Name(kSession), {Msg("user", R"("Run  the tests\nplease ")"),
-                                                      Msg("assistant", R"("Done.")")})
+  ASSERT_TRUE(SessionTables(*engine_)
+                  .AppendTranscript(Name(kSession), {Msg("user", R"("Run  the tests\nplease ")"),
+                                                     Msg("assistant", R"("Done.")")})
                   .ok());
   AppendLine(path, UserLine("  Run the tests please"));  // the gateway's own message, mirrored
   AppendLine(path, AssistantLine("Done."));
@@ -146,7 +147,7 @@ TEST_F(UpstreamMonitorTest, OnlyTheTenMostRecentOwnUserMessagesCount) {
     own.push_back(Msg("user", "\"own " + std::to_string(i) + "\""));
     own.push_back(Msg("assistant", R"([{"type":"text","text":"ack"}])"));
   }
-  ASSERT_TRUE(engine_->AppendTranscript(Name(kSession), own).ok());
+  ASSERT_TRUE(SessionTables(*engine_).AppendTranscript(Name(kSession), own).ok());
   AppendLine(path, UserLine("own 0"));   // the 11th most recent: a person typed it again
   AppendLine(path, UserLine("own 1"));   // the 10th: an echo
   AppendLine(path, UserLine("own 10"));  // the newest: an echo
@@ -281,7 +282,7 @@ TEST_F(UpstreamMonitorTest, AnActiveRunDefersTheScan) {
   run.requester = Name(kWatcher);
   run.target = Name(kSession);
   run.status = "running";
-  ASSERT_TRUE(engine_->PutRun(run).ok());
+  ASSERT_TRUE(SessionTables(*engine_).PutRun(run).ok());
   AppendLine(path, UserLine("typed while the run is active"));
   TickReport r = Tick();
   EXPECT_EQ(r.skipped_active_run, 1u);
@@ -289,7 +290,7 @@ TEST_F(UpstreamMonitorTest, AnActiveRunDefersTheScan) {
   EXPECT_EQ(MarkerOf(kSession), before);  // the marker waits
   EXPECT_TRUE(Events(kSession).empty());
   run.status = "ok";
-  ASSERT_TRUE(engine_->PutRun(run).ok());
+  ASSERT_TRUE(SessionTables(*engine_).PutRun(run).ok());
   r = Tick();
   EXPECT_EQ(r.events_recorded, 1u);
   EXPECT_EQ(MarkerOf(kSession), SizeOf(path));
@@ -364,7 +365,8 @@ TEST_F(UpstreamMonitorTest, ARetriedScanIsDeduplicated) {
   AppendLine(path, UserLine("typed once"));
   ASSERT_EQ(Tick().events_recorded, 1u);
   ASSERT_TRUE(engine_->Drain(kWatcher).ok());
-  ASSERT_TRUE(engine_->PutUpstreamLink(*stale).ok());  // as if the marker write was lost
+  ASSERT_TRUE(
+      SessionTables(*engine_).PutUpstreamLink(*stale).ok());  // as if the marker write was lost
   TickReport r = Tick();
   EXPECT_EQ(r.events_recorded, 0u);
   EXPECT_EQ(r.deduplicated, 1u);

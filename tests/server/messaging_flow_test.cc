@@ -10,6 +10,7 @@
 
 #include "gateway_agents.h"
 #include "http_helpers.h"
+#include "statewatch/session_tables.h"
 #include "test_client.h"
 #include "test_server.h"
 
@@ -230,7 +231,7 @@ TEST_F(MessagingFlowTest, UnacknowledgedDeliveriesAreOfferedAgainAfterARestart) 
   EXPECT_EQ(again["deliveryId"].to_number<uint64_t>(), first_id);
   EXPECT_EQ(Str(again, "text"), "one");
   EXPECT_EQ(Ack(*http_, again).status, 200);
-  auto pending = server_->daemon().engine().PendingDeliveries("main");
+  auto pending = SessionTablesView(server_->daemon().engine()).PendingDeliveries("main");
   ASSERT_TRUE(pending.ok());
   EXPECT_TRUE(pending->empty());
 }

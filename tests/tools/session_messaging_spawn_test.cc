@@ -3,6 +3,7 @@
 // combined announcement after sessions_yield, and the transcript provenance of deliveries.
 #include <gtest/gtest.h>
 
+#include "statewatch/session_tables.h"
 #include "tools/session_history.h"
 #include "tools/tools_fixture.h"
 
@@ -23,14 +24,14 @@ class SpawnDeliveryTest : public MessagingTest {
     main.last_channel = "discord";
     main.last_to = "channel-1";
     main.last_account_id = "bot-a";
-    ASSERT_TRUE(engine_->UpsertSession(main).ok());
+    ASSERT_TRUE(SessionTables(*engine_).UpsertSession(main).ok());
   }
   std::pair<std::string, std::string> Spawn(const std::string& params) {
     tools::ToolAnswer a = Call("sessions_spawn", kMain, params);
     return {Str(a.result, "runId"), Str(a.result, "childSessionKey")};
   }
   std::vector<TranscriptMessage> TranscriptOf(const std::string& key) {
-    auto t = engine_->RecentTranscript(Name(key), 100);
+    auto t = SessionTablesView(*engine_).RecentTranscript(Name(key), 100);
     EXPECT_TRUE(t.ok());
     return t.ok() ? *t : std::vector<TranscriptMessage>{};
   }
@@ -59,12 +60,12 @@ TEST_F(SpawnDeliveryTest, TheTaskCarriesEveryOptionAndTheRequestersRoute) {
   EXPECT_FALSE(d.contains("marker"));  // a task is the spawner's instruction, not a message
 
   // The child's registry entry and run keep the options too.
-  SessionRecord rec = **engine_->GetSession(Name(child));
+  SessionRecord rec = **SessionTablesView(*engine_).GetSession(Name(child));
   EXPECT_EQ(rec.runtime, "acp");
   EXPECT_EQ(rec.thinking, "high");
   EXPECT_EQ(rec.model, "opus");
   EXPECT_EQ(rec.sandboxed, true);
-  RunRecord stored = **engine_->GetRun(run);
+  RunRecord stored = **SessionTablesView(*engine_).GetRun(run);
   ASSERT_TRUE(stored.spawn);
   EXPECT_TRUE(stored.spawn->thread);
   EXPECT_EQ(stored.requester_route.to, "channel-1");
@@ -73,7 +74,7 @@ TEST_F(SpawnDeliveryTest, TheTaskCarriesEveryOptionAndTheRequestersRoute) {
 TEST_F(SpawnDeliveryTest, ForkCopiesTheRequesterTranscriptBeforeTheTask) {
   auto messages = tools::TranscriptMessagesFromJson(json::parse(
       R"([{"role": "user", "content": "context one"}, {"role": "assistant", "content": "two"}])"));
-  ASSERT_TRUE(engine_->AppendTranscript(Name(kMain), *messages).ok());
+  ASSERT_TRUE(SessionTables(*engine_).AppendTranscript(Name(kMain), *messages).ok());
   auto [forked_run, forked] = Spawn(R"({"task": "continue", "context": "fork"})");
   auto [isolated_run, isolated] = Spawn(R"({"task": "start fresh"})");
 
@@ -100,7 +101,7 @@ TEST_F(SpawnDeliveryTest, AnAnnouncementGoesToTheRequesterRouteOrTheBoundThread)
   bound.last_channel = "discord";
   bound.last_to = "channel-1";
   bound.last_thread_id = "thread-77";
-  ASSERT_TRUE(engine_->UpsertSession(bound).ok());
+  ASSERT_TRUE(SessionTables(*engine_).UpsertSession(bound).ok());
 
   tools::RunUpdate u1 = *messaging_->OnRunFinish(plain_run, "ok", "A");
   tools::RunUpdate u2 = *messaging_->OnRunFinish(thread_run, "ok", "B");

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "statewatch/session_key.h"
+#include "statewatch/session_tables.h"
 #include "tools/tools_fixture.h"
 
 namespace statewatch::testing {
@@ -71,7 +72,7 @@ TEST_F(SessionSendTest, WaitsForTheReplyAndAnswersWithIt) {
   EXPECT_TRUE(u.deliveries.empty());  // maxPingPongTurns = 0: no reply-back loop
   EXPECT_FALSE(messaging_->NextDeadlineMs());
 
-  auto run = engine_->GetRun(a.run_id);
+  auto run = SessionTablesView(*engine_).GetRun(a.run_id);
   ASSERT_TRUE(run.ok() && run->has_value());
   EXPECT_EQ((*run)->kind, "send");
   EXPECT_EQ((*run)->status, "ok");
@@ -90,7 +91,7 @@ TEST_F(SessionSendTest, FireAndForgetAnswersAcceptedAtOnce) {
                 R"(","status":"accepted","sessionKey":"agent:main:subagent:kid"})");
   EXPECT_EQ(For(kKid).size(), 1u);
   EXPECT_FALSE(messaging_->NextDeadlineMs());  // nothing waits
-  EXPECT_EQ((*engine_->GetRun(a.run_id))->status, "running");
+  EXPECT_EQ((*SessionTablesView(*engine_).GetRun(a.run_id))->status, "running");
 }
 
 TEST_F(SessionSendTest, NoReplyTimesOutAtTheDeadline) {
@@ -107,7 +108,7 @@ TEST_F(SessionSendTest, NoReplyTimesOutAtTheDeadline) {
   ASSERT_TRUE(completed);
   EXPECT_EQ(Str(*completed, "status"), "timeout");
   EXPECT_EQ(Str(*completed, "error"), "No reply from agent:main:subagent:kid within 5 s.");
-  EXPECT_EQ((*engine_->GetRun(a.run_id))->status, "timeout");
+  EXPECT_EQ((*SessionTablesView(*engine_).GetRun(a.run_id))->status, "timeout");
   // The reply that comes too late is not applied; the requester already has its answer.
   tools::RunUpdate late = Reply(a.run_id, "sorry, late");
   EXPECT_FALSE(late.applied);
@@ -139,7 +140,8 @@ TEST_F(SessionSendTest, ReplyBackLoopRunsExactlyTheConfiguredTurns) {
   EXPECT_EQ(replies, 4);
   ASSERT_TRUE(answer);
   EXPECT_EQ(Str(*answer, "reply"), "r1");  // the call answers with the target's reply
-  SendRunState state = *(*engine_->GetRun(a.run_id))->send;  // the SendState table
+  SendRunState state =
+      *(*SessionTablesView(*engine_).GetRun(a.run_id))->send;  // the SendState table
   EXPECT_EQ(state.phase, SendRunState::Phase::kDone);
   EXPECT_EQ(state.outcome, "turns");
   EXPECT_EQ(state.last_reply, "r4");
@@ -162,7 +164,7 @@ TEST_F(SessionSendTest, ExactReplySkipStopsTheLoop) {
   EXPECT_TRUE(skip.applied);
   EXPECT_TRUE(skip.deliveries.empty());
   EXPECT_TRUE(Deliveries().empty());
-  SendRunState state = *(*engine_->GetRun(a.run_id))->send;
+  SendRunState state = *(*SessionTablesView(*engine_).GetRun(a.run_id))->send;
   EXPECT_EQ(state.outcome, "skip");
   EXPECT_EQ(state.turn, 2);
 }
@@ -181,7 +183,7 @@ TEST_F(SessionSendTest, PingPongTurnTimesOutQuietly) {
   auto expired = messaging_->ExpireDue();
   ASSERT_EQ(expired.size(), 1u);
   EXPECT_FALSE(expired[0].call_result);  // the call was answered long ago
-  EXPECT_EQ((*engine_->GetRun(a.run_id))->status, "ok");
+  EXPECT_EQ((*SessionTablesView(*engine_).GetRun(a.run_id))->status, "ok");
 }
 
 TEST_F(SessionSendTest, WatchTrueThenAHumanChangeGivesOneNotice) {

@@ -3,6 +3,7 @@
 // ids as sessionKey, and the refusals (unknown parameters, unknown sessions).
 #include <gtest/gtest.h>
 
+#include "statewatch/session_tables.h"
 #include "tools/registry_codec.h"
 #include "tools/session_history.h"
 #include "tools/tools_fixture.h"
@@ -26,7 +27,7 @@ class SessionStatusTest : public MessagingTest {
   void Put(const std::string& key, std::string_view fields) {
     auto r = tools::SessionRecordFromJson(json::parse(fields), Name(key));
     ASSERT_TRUE(r.ok()) << r.status().ToString();
-    ASSERT_TRUE(engine_->UpsertSession(*r).ok());
+    ASSERT_TRUE(SessionTables(*engine_).UpsertSession(*r).ok());
   }
 };
 
@@ -71,13 +72,13 @@ TEST_F(SessionStatusTest, ModelSetsAPerSessionOverrideAndDefaultClearsIt) {
   EXPECT_EQ(Str(card, "model"), "claude-x");
   EXPECT_EQ(card.at("modelOverride"), true);
   EXPECT_EQ(Str(card, "defaultModel"), "opus");
-  EXPECT_EQ((*engine_->GetSession(Name(kMain)))->model_override, "claude-x");
+  EXPECT_EQ((*SessionTablesView(*engine_).GetSession(Name(kMain)))->model_override, "claude-x");
   EXPECT_EQ(Str(Card("{}"), "model"), "claude-x");  // it stays
 
   card = Card(R"({"model": "Default"})");
   EXPECT_EQ(Str(card, "model"), "opus");
   EXPECT_EQ(card.at("modelOverride"), false);
-  EXPECT_FALSE((*engine_->GetSession(Name(kMain)))->model_override);
+  EXPECT_FALSE((*SessionTablesView(*engine_).GetSession(Name(kMain)))->model_override);
 }
 
 TEST_F(SessionStatusTest, SparseCountersAreBackfilledFromTheLastUsageInTheTranscript) {
@@ -89,7 +90,7 @@ TEST_F(SessionStatusTest, SparseCountersAreBackfilledFromTheLastUsageInTheTransc
        "usage": {"input": 300, "output": 50, "cacheRead": 9, "total": 400}},
       {"role": "user", "content": "thanks"}])"));
   ASSERT_TRUE(messages.ok()) << messages.status().ToString();
-  ASSERT_TRUE(engine_->AppendTranscript(Name(kMain), *messages).ok());
+  ASSERT_TRUE(SessionTables(*engine_).AppendTranscript(Name(kMain), *messages).ok());
   const json::object usage = Card("{}").at("usage").as_object();
   EXPECT_EQ(usage.at("inputTokens"), 7);  // the registry's own counter wins
   EXPECT_EQ(usage.at("outputTokens"), 50);

@@ -4,6 +4,7 @@
 // 64 KiB budget, the visibility note, and no delivery route in any row.
 #include <gtest/gtest.h>
 
+#include "statewatch/session_tables.h"
 #include "tools/registry_codec.h"
 #include "tools/session_history.h"
 #include "tools/session_tools.h"
@@ -35,7 +36,7 @@ class SessionsListTest : public MessagingTest {
   void Transcript(const std::string& key, std::string_view messages) {
     auto m = tools::TranscriptMessagesFromJson(json::parse(messages));
     ASSERT_TRUE(m.ok()) << m.status().ToString();
-    ASSERT_TRUE(engine_->AppendTranscript(Name(key), *m).ok());
+    ASSERT_TRUE(SessionTables(*engine_).AppendTranscript(Name(key), *m).ok());
   }
 };
 
@@ -70,7 +71,7 @@ TEST_F(SessionsListTest, StatusChildSessionsAndDisplayName) {
   SessionRecord named;
   named.name = Name(kMain);
   named.display_name = "Main chat";
-  ASSERT_TRUE(engine_->UpsertSession(named).ok());
+  ASSERT_TRUE(SessionTables(*engine_).UpsertSession(named).ok());
 
   json::object list = List(R"({"limit": 50})");
   EXPECT_EQ(Str(Row(list, done), "status"), "done");
@@ -114,7 +115,7 @@ TEST_F(SessionsListTest, ChannelIsDerivedWhenTheRegistryHasNone) {
   SessionRecord r;
   r.name = Name("agent:main:telegram:dm:bob");
   r.channel = "telegram";
-  ASSERT_TRUE(engine_->UpsertSession(r).ok());
+  ASSERT_TRUE(SessionTables(*engine_).UpsertSession(r).ok());
   EXPECT_EQ(Str(Row(List("{}"), "agent:main:telegram:dm:bob"), "channel"), "telegram");
 }
 
@@ -183,7 +184,7 @@ TEST_F(SessionsListTest, TheBudgetDropsPreviewsFirstThenRows) {
     SessionRecord r;
     r.name = Name("agent:main:s" + std::to_string(i));
     r.label = label;
-    ASSERT_TRUE(engine_->UpsertSession(r).ok());
+    ASSERT_TRUE(SessionTables(*engine_).UpsertSession(r).ok());
   }
   json::object cut = List(R"({"limit": 200})");
   EXPECT_EQ(Str(cut, "truncationReason"), "byte-limit");
@@ -201,7 +202,7 @@ TEST_F(SessionsListTest, RoutesNeverAppearInRows) {
   r.last_to = "42";
   r.last_account_id = "bot";
   r.last_thread_id = "7";
-  ASSERT_TRUE(engine_->UpsertSession(r).ok());
+  ASSERT_TRUE(SessionTables(*engine_).UpsertSession(r).ok());
   std::string text = json::serialize(List("{}"));
   for (const char* field : {"lastChannel", "lastTo", "lastAccountId", "lastThreadId"}) {
     EXPECT_EQ(text.find(field), std::string::npos) << text;

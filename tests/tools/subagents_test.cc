@@ -4,6 +4,7 @@
 
 #include <regex>
 
+#include "statewatch/session_tables.h"
 #include "tools/tools_fixture.h"
 
 namespace statewatch::testing {
@@ -48,14 +49,14 @@ TEST_F(SubagentsTest, SpawnRegistersSeedsAndDeliversTheTask) {
   ASSERT_EQ(child.rfind("agent:main:subagent:", 0), 0u);
   EXPECT_TRUE(std::regex_match(child.substr(20), kUuid4)) << child;
 
-  auto rec = engine_->GetSession(Name(child));
+  auto rec = SessionTablesView(*engine_).GetSession(Name(child));
   ASSERT_TRUE(rec.ok() && rec->has_value());
   EXPECT_EQ((*rec)->parent_session_key, kMain);
   EXPECT_EQ((*rec)->label, "researcher");
   EXPECT_EQ((*rec)->model, "m1");
   EXPECT_EQ((*rec)->sandboxed, false);
 
-  auto run = engine_->GetRun(run_id);
+  auto run = SessionTablesView(*engine_).GetRun(run_id);
   ASSERT_TRUE(run.ok() && run->has_value());
   EXPECT_EQ((*run)->kind, "spawn");
   EXPECT_EQ((*run)->status, "running");
@@ -102,7 +103,7 @@ TEST_F(SubagentsTest, AFinishedRunIsJournaledAndAnnouncedOnce) {
   EXPECT_EQ(announce->source_session_key, child);
   EXPECT_EQ(announce->text, "Sub-agent \"r\" completed (run " + run_id + ", session " + child +
                                 ").\n\nfound 3 papers");
-  auto run = *engine_->GetRun(run_id);
+  auto run = *SessionTablesView(*engine_).GetRun(run_id);
   EXPECT_EQ(run->status, "ok");
   EXPECT_EQ(run->result, "found 3 papers");
   EXPECT_EQ(run->ended_at_ms, kStart + 5000);
@@ -142,7 +143,7 @@ TEST_F(SubagentsTest, KillCancelsJournalsAndTellsTheChild) {
   EXPECT_EQ(events[1].kind, "run_failed");
   EXPECT_EQ(events[1].payload_json, R"({"outcome":"cancelled"})");
   EXPECT_EQ(events[1].actor_id, kMain);
-  EXPECT_EQ((*engine_->GetRun(first))->status, "cancelled");
+  EXPECT_EQ((*SessionTablesView(*engine_).GetRun(first))->status, "cancelled");
   auto stop = Take(first_child);
   ASSERT_TRUE(stop);
   EXPECT_EQ(stop->type, "announce");
@@ -166,7 +167,7 @@ TEST_F(SubagentsTest, KillReachesTheChildrenOfAnOrchestrator) {
   json::object killed = Sub(R"({"action": "kill", "target": ")" + child + "\"}");
   EXPECT_EQ(killed.at("killed"), 2);
   EXPECT_EQ(Str(killed, "text"), "killed 2 subagent(s).");
-  EXPECT_EQ((*engine_->GetRun(grand_run))->status, "cancelled");
+  EXPECT_EQ((*SessionTablesView(*engine_).GetRun(grand_run))->status, "cancelled");
 }
 
 TEST_F(SubagentsTest, SteerIsLimitedToOneEveryTwoSecondsPerRun) {
@@ -291,12 +292,12 @@ TEST_F(SubagentsTest, SpawnValidatesItsParameters) {
             "agentId is not allowed for sessions_spawn (allowed: none; "
             "agents.defaults.subagents.allowAgents).");
   EXPECT_TRUE(Deliveries().empty());
-  EXPECT_TRUE(engine_->ListRuns()->empty());
+  EXPECT_TRUE(SessionTablesView(*engine_).ListRuns()->empty());
 
   // A leaf sub-agent is refused by its profile before the tool runs; called directly, the
   // tool refuses it too.
   auto [run_id, child] = Spawn(kMain, R"({"task": "t", "runtime": "ACP", "sandbox": "require"})");
-  EXPECT_EQ((*engine_->GetSession(Name(child)))->sandboxed, true);
+  EXPECT_EQ((*SessionTablesView(*engine_).GetSession(Name(child)))->sandboxed, true);
   EXPECT_EQ(messaging_->Spawn(Name(child), Params(R"({"task": "t"})")).status().message(),
             "sessions_spawn is not allowed at this depth (spawn depth 1, "
             "agents.defaults.subagents.maxSpawnDepth=1).");
@@ -325,7 +326,7 @@ TEST_F(SubagentsTest, UnacknowledgedDeliveriesAreOfferedAgainAfterARestart) {
   auto [run_id, child] = Spawn(kMain, R"({"task": "t"})");
   auto before = Deliveries();
   ASSERT_EQ(before.size(), 2u);
-  ASSERT_TRUE(*engine_->AckDelivery(before[0].id));
+  ASSERT_TRUE(*SessionTables(*engine_).AckDelivery(before[0].id));
 
   Restart();
   auto after = Deliveries();

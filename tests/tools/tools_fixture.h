@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "engine/engine_fixture.h"
+#include "statewatch/session_tables.h"
 #include "tools/session_messaging.h"
 
 namespace statewatch::testing {
@@ -30,7 +31,7 @@ class ToolsTest : public EngineTest {
     r.sandboxed = sandboxed;
     r.label = std::move(label);
     r.session_id = std::move(session_id);
-    ASSERT_TRUE(engine_->UpsertSession(r).ok());
+    ASSERT_TRUE(SessionTables(*engine_).UpsertSession(r).ok());
   }
 
   void Say(const std::string& key, const std::string& role, const boost::json::value& content,
@@ -39,7 +40,7 @@ class ToolsTest : public EngineTest {
     m.role = role;
     m.content_json = boost::json::serialize(content);
     m.tool_name = tool;
-    ASSERT_TRUE(engine_->AppendTranscript(Name(key), {m}).ok());
+    ASSERT_TRUE(SessionTables(*engine_).AppendTranscript(Name(key), {m}).ok());
   }
 
   static boost::json::object Params(std::string_view json_text) {
@@ -47,7 +48,7 @@ class ToolsTest : public EngineTest {
   }
 
   std::vector<Delivery> Deliveries(const std::string& agent = "") {
-    auto d = engine_->PendingDeliveries(agent);
+    auto d = SessionTablesView(*engine_).PendingDeliveries(agent);
     EXPECT_TRUE(d.ok()) << d.status().ToString();
     return d.ok() ? *d : std::vector<Delivery>{};
   }
@@ -97,7 +98,7 @@ class MessagingTest : public ToolsTest {
   std::optional<Delivery> Take(const std::string& session_key) {
     auto pending = For(session_key);
     if (pending.empty()) return std::nullopt;
-    EXPECT_TRUE(*engine_->AckDelivery(pending[0].id));
+    EXPECT_TRUE(*SessionTables(*engine_).AckDelivery(pending[0].id));
     return pending[0];
   }
 
