@@ -148,25 +148,6 @@ class EngineImpl final : public Engine, public SideTableHost {
   void UnsubscribeWakes(uint64_t id) override;
   void RunDueWakes() override;
   std::optional<int64_t> NextWakeDueMs() const override;
-  Status AppendTranscript(const SessionName& session,
-                          std::vector<TranscriptMessage> messages) override;
-  Result<std::vector<TranscriptMessage>> RecentTranscript(const SessionName& session,
-                                                          std::size_t limit) const override;
-  Result<std::vector<TranscriptMessage>> FirstTranscript(const SessionName& session,
-                                                         std::size_t limit) const override;
-  Status PutRun(const RunRecord& run) override;
-  Result<std::optional<RunRecord>> GetRun(const std::string& run_id) const override;
-  Result<std::vector<RunRecord>> ListRuns() const override;
-  Result<uint64_t> EnqueueDelivery(const Delivery& delivery) override;
-  Result<bool> AckDelivery(uint64_t id) override;
-  Result<std::vector<Delivery>> PendingDeliveries(const std::string& agent_id) const override;
-  Status PutUpstreamLink(const UpstreamLink& link) override;
-  Status DeleteUpstreamLink(const SessionName& session) override;
-  Result<std::optional<UpstreamLink>> GetUpstreamLink(const SessionName& session) const override;
-  Result<std::vector<UpstreamLink>> ListUpstreamLinks() const override;
-  Status UpsertSession(const SessionRecord& record) override;
-  Result<std::optional<SessionRecord>> GetSession(const SessionName& name) const override;
-  Result<std::vector<SessionRecord>> ListSessions() const override;
   Result<PruneStats> Prune() override;
   Result<VerifyReport> Verify() override;
   Result<VerifyReport> Rebuild() override;

@@ -107,7 +107,8 @@ class SideTableHost {
   ~SideTableHost() = default;
 };
 
-// The host behind an engine opened by this library (never null for those).
+// The host behind an engine made by Engine::Open. Any other Engine subclass is a caller's
+// bug: it prints what it got and aborts (checked in every build type).
 SideTableHost& HostOf(Engine& engine);
 const SideTableHost& HostOf(const Engine& engine);
 

@@ -133,48 +133,6 @@ class Engine {
   // When RunDueWakes next has work (ms since epoch), if any.
   virtual std::optional<int64_t> NextWakeDueMs() const = 0;
 
-  // ---- the session registry -----------------------------------------------------------
-
-  // Creates or updates the registry entry of `record.name`; absent fields keep their stored
-  // values, the fields in `record.clear` are removed. A new entry gets createdAt/updatedAt =
-  // now unless given; createdAt is lowered to updatedAt when it would be later. Durable like
-  // Record.
-  virtual Status UpsertSession(const SessionRecord& record) = 0;
-  // The entry, or nullopt.
-  virtual Result<std::optional<SessionRecord>> GetSession(const SessionName& name) const = 0;
-  // Every entry (unordered).
-  virtual Result<std::vector<SessionRecord>> ListSessions() const = 0;
-
-  // ---- session tools state: transcripts, runs, deliveries --------------------------------
-  // Durable like Record; deleted with their session by DeleteSession (runs and deliveries
-  // are kept: they belong to their requester).
-
-  // Appends messages to the session's transcript; assigns their indexes.
-  virtual Status AppendTranscript(const SessionName& session,
-                                  std::vector<TranscriptMessage> messages) = 0;
-  // The last `limit` messages, oldest first.
-  virtual Result<std::vector<TranscriptMessage>> RecentTranscript(const SessionName& session,
-                                                                  std::size_t limit) const = 0;
-  // The first `limit` messages, oldest first (titles derived from the opening message).
-  virtual Result<std::vector<TranscriptMessage>> FirstTranscript(const SessionName& session,
-                                                                 std::size_t limit) const = 0;
-  // Creates or replaces a run.
-  virtual Status PutRun(const RunRecord& run) = 0;
-  virtual Result<std::optional<RunRecord>> GetRun(const std::string& run_id) const = 0;
-  virtual Result<std::vector<RunRecord>> ListRuns() const = 0;
-  // Queues a delivery; returns its id.
-  virtual Result<uint64_t> EnqueueDelivery(const Delivery& delivery) = 0;
-  // Removes an acknowledged delivery; false when there was none with that id.
-  virtual Result<bool> AckDelivery(uint64_t id) = 0;
-  // Unacknowledged deliveries for an agent ("" = all), oldest first.
-  virtual Result<std::vector<Delivery>> PendingDeliveries(const std::string& agent_id) const = 0;
-
-  // ---- upstream links (semantics.md §7) ---------------------------------------------------
-  virtual Status PutUpstreamLink(const UpstreamLink& link) = 0;  // create or replace
-  virtual Status DeleteUpstreamLink(const SessionName& session) = 0;
-  virtual Result<std::optional<UpstreamLink>> GetUpstreamLink(const SessionName& session) const = 0;
-  virtual Result<std::vector<UpstreamLink>> ListUpstreamLinks() const = 0;
-
   // ---- maintenance ---------------------------------------------------------------------
 
   // Pruning on demand: age (retention_ms), row cap (max_rows), idle cursors.

@@ -10,7 +10,9 @@
 // failure rules (after a failed durable write every later write fails until reopen), and
 // DeleteSession removes the registry entry, transcript and upstream link of the session in
 // the same atomic step (runs and deliveries are kept: they belong to their requester).
-// REQUIRES: the engine outlives the handle.
+// REQUIRES: the engine was made by Engine::Open (the tables live in its commit groups and
+// its store; an Engine subclass of your own, such as a test double, has neither, and a
+// handle over one aborts with a message on its first call) and outlives the handle.
 //
 // Thread-safe.
 #ifndef STATEWATCH_SESSION_TABLES_H_

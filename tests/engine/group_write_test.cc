@@ -1,17 +1,23 @@
 // The side tables' hook (engine/group_write.h): SessionTables writes join the commit group of
 // the journal events queued with them, read that group's earlier writes, and DeleteSession
-// runs every registered delete step. The group is formed as in group_commit_test.cc: the
-// first commit's fsync is held while the others queue; every wait is bounded.
+// runs every registered delete step; a handle over an Engine that Engine::Open did not make
+// stops with a message. The group is formed as in group_commit_test.cc: the first commit's
+// fsync is held while the others queue; every wait is bounded.
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "engine/engine_fixture.h"
 #include "engine/engine_impl.h"
 #include "engine/held_sync_engine.h"
+#include "statewatch/clock.h"
 #include "statewatch/session_tables.h"
 #include "storage/store.h"
 
@@ -121,6 +127,68 @@ TEST_F(SessionTablesDeleteTest, DeleteSessionRunsEveryTablesStepAndKeepsRunsAndD
   EXPECT_FALSE(tables.GetUpstreamLink(name)->has_value());
   EXPECT_TRUE(tables.GetRun("r1")->has_value()) << "runs belong to their requester";
   EXPECT_EQ(tables.PendingDeliveries("main")->size(), 1u) << "deliveries too";
+}
+
+// An Engine subclass of the caller's own (a test double) with no commit groups or store of
+// its own: what SessionTables' REQUIRES rules out.
+class ForeignEngine final : public Engine {
+ public:
+  Status Start() override { return No(); }
+  Result<RecordResult> Record(const EventInput&) override { return No(); }
+  Result<std::vector<RecordResult>> RecordMany(const std::vector<EventInput>&) override {
+    return No();
+  }
+  Result<Sequence> StateVersion(const SessionName&) const override { return No(); }
+  Result<std::vector<Sequence>> StateVersions(const std::vector<SessionName>&) const override {
+    return No();
+  }
+  Result<ChangesPage> ChangesSince(const SessionName&, Sequence, int) const override {
+    return No();
+  }
+  Status ReadChanges(const SessionName&, Sequence, int, RowRenderer, ChangesView*) const override {
+    return No();
+  }
+  Status DeleteSession(const SessionName&) override { return No(); }
+  Result<bool> Watch(const std::string&, const SessionName&) override { return No(); }
+  Result<std::vector<Notice>> PendingNotices(const std::string&) const override { return No(); }
+  Result<std::vector<Notice>> Drain(const std::string&) override { return No(); }
+  Status Acknowledge(const std::string&, const std::vector<SessionName>&) override { return No(); }
+  Result<std::optional<CursorState>> Cursor(const std::string&, const SessionName&) const override {
+    return No();
+  }
+  Result<std::vector<std::string>> WatchersOf(const SessionName&) const override { return No(); }
+  Status ResetWatcher(const std::string&) override { return No(); }
+  Result<uint64_t> Sweep() override { return No(); }
+  uint64_t SubscribeWakes(WakeCallback, std::string) override { return 0; }
+  void UnsubscribeWakes(uint64_t) override {}
+  void RunDueWakes() override {}
+  std::optional<int64_t> NextWakeDueMs() const override { return std::nullopt; }
+  Result<PruneStats> Prune() override { return No(); }
+  Result<VerifyReport> Verify() override { return No(); }
+  Result<VerifyReport> Rebuild() override { return No(); }
+  Result<EngineStats> Stats() const override { return No(); }
+  Status Backup(const std::string&) const override { return No(); }
+  Status ForEachEvent(const std::function<Status(const statewatch::Event&)>&) const override {
+    return No();
+  }
+  const Clock& clock() const override { return clock_; }
+
+ private:
+  static Status No() { return Status::FailedPrecondition("a test double"); }
+  ManualClock clock_{0};
+};
+
+// HostOf static_cast any Engine to the library's own, so a handle over an engine the library
+// did not make read and wrote through a wrong object (undefined behaviour, not an error).
+TEST(GroupWriteDeathTest, AHandleOverAnEngineNotMadeByOpenStopsWithAMessage) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  ForeignEngine foreign;
+  EXPECT_DEATH(SessionTablesView(foreign).ListRuns().ok(),
+               "SessionTables needs an Engine made by Engine::Open; got another Engine subclass");
+  RunRecord run;
+  run.run_id = "r1";
+  EXPECT_DEATH(SessionTables(foreign).PutRun(run).ok(),
+               "SessionTables needs an Engine made by Engine::Open");
 }
 
 }  // namespace
