@@ -3,25 +3,20 @@
 // policy to the next tool call on the same, still open connection.
 #include "server/config_reload.h"
 
-#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <future>
-#include <sstream>
 #include <thread>
 
+#include "child_process.h"
 #include "http_helpers.h"
 #include "test_client.h"
 #include "test_server.h"
-
-extern char** environ;
 
 namespace statewatch::testing {
 namespace {
@@ -34,13 +29,6 @@ constexpr char kSpawnRefusal[] =
 void WriteFile(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::trunc);
   out << text;
-}
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 // ---- in-process: Daemon::Reconfigure and the SIGHUP watcher ----------------------------------
@@ -100,41 +88,6 @@ TEST(ConfigReloadTest, TheFileMapsOntoServerOptionsAndBack) {
 
 // ---- the binary: serve --config, SIGHUP ------------------------------------------------------
 
-struct Child {
-  pid_t pid = -1;
-  int stdout_fd = -1;
-};
-
-Child Spawn(const std::vector<std::string>& args, const std::string& err_file) {
-  int out[2];
-  if (pipe(out) != 0) return {};
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
-  posix_spawn_file_actions_addclose(&actions, out[0]);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_file.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  std::vector<std::string> all = {STATEWATCH_BIN};
-  all.insert(all.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& a : all) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  Child child;
-  if (posix_spawn(&child.pid, STATEWATCH_BIN, &actions, nullptr, argv.data(), environ) != 0) {
-    child.pid = -1;
-  }
-  posix_spawn_file_actions_destroy(&actions);
-  close(out[1]);
-  child.stdout_fd = out[0];
-  return child;
-}
-
-int Wait(pid_t pid) {
-  int status = 0;
-  if (waitpid(pid, &status, 0) != pid) return -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 // The daemon answers the signal on its own thread; the test asks again until the answer
 // changes, at most 200 times (10 s), so a broken reload fails the test instead of hanging it.
 template <typename Pred>
@@ -165,9 +118,7 @@ TEST_F(ServeConfigTest, FlagsOverrideTheFileAndSighupReloadsIt) {
        "--manual-clock", std::to_string(kStartMs), "--config", config, "--visibility", "agent"},
       err);
   ASSERT_GT(child.pid, 0);
-  char c;
-  while (read(child.stdout_fd, &c, 1) == 1 && c != '\n') {
-  }
+  FirstLine(child.stdout_fd);  // printed once it listens
   uint16_t port = static_cast<uint16_t>(std::stoi(Slurp(port_file)));
   HttpClient http(port);
   PutSession(http, kMain, {{"kind", "main"}});
