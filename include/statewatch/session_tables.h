@@ -33,6 +33,8 @@ namespace statewatch {
 // The reads.
 class SessionTablesView {
  public:
+  // REQUIRES: `engine` was made by Engine::Open and outlives the handle (checked: a handle
+  // over any other Engine subclass aborts with a message on its first call).
   explicit SessionTablesView(const Engine& engine) : engine_(&engine) {}
 
   // ---- the session registry ----
@@ -69,6 +71,7 @@ class SessionTablesView {
 // run id) fails with InvalidArgument naming it and writes nothing.
 class SessionTables : public SessionTablesView {
  public:
+  // REQUIRES: as SessionTablesView's.
   explicit SessionTables(Engine& engine) : SessionTablesView(engine), engine_(&engine) {}
 
   // Creates or updates the registry entry of `record.name`; absent fields keep their stored
