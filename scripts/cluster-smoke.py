@@ -74,27 +74,28 @@ def refused(url):
     return 1
 
 
-def stale_read_refused(url):
+def answered_503(request, what, marker):
+    """0 when `request` is answered 503 with `marker` in the body, else 1 (it was served)."""
     try:
-        get(url + "/v1/export", timeout=30)
+        request()
     except urllib.error.HTTPError as e:
         body = e.read().decode()
-        print("stale read refused: HTTP %d %s" % (e.code, body.strip()[:120]))
-        return 0 if e.code == 503 and "partition_moved" in body else 1
-    print("the fenced-out owner still ANSWERED a read")
+        print("%s refused: HTTP %d %s" % (what, e.code, body.strip()[:120]))
+        return 0 if e.code == 503 and marker in body else 1
+    print("%s was SERVED" % what)
     return 1
+
+
+def stale_read_refused(url):
+    return answered_503(lambda: get(url + "/v1/export", timeout=30),
+                   "the fenced-out owner's read", "partition_moved")
 
 
 def standby(url):
-    try:
-        post(url + "/v1/events", {"sessionKey": SESSIONS[0], "kind": "human_direct_message",
-                                  "actorType": "human", "summary": "to the standby"})
-    except urllib.error.HTTPError as e:
-        body = e.read().decode()
-        print("standby refused a write: HTTP %d %s" % (e.code, body.strip()[:120]))
-        return 0 if e.code == 503 and '"standby"' in body else 1
-    print("the standby ACCEPTED a write")
-    return 1
+    return answered_503(lambda: post(url + "/v1/events",
+                                {"sessionKey": SESSIONS[0], "kind": "human_direct_message",
+                                 "actorType": "human", "summary": "to the standby"}),
+                   "a write to the standby", '"standby"')
 
 
 def same_digest(url1, url2):

@@ -21,16 +21,7 @@ namespace statewatch::cluster {
 namespace {
 
 using statewatch::testing::NewTempDir;
-
-// Polls `done` until it holds or ~10 s passed (the follower folds on its own thread).
-template <typename F>
-bool Eventually(F done) {
-  for (int i = 0; i < 2000; ++i) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return done();
-}
+using statewatch::testing::WaitFor;
 
 class FollowerTest : public ::testing::Test {
  protected:
@@ -126,7 +117,7 @@ TEST_F(FollowerTest, FollowsPausesForReadersAndStopsCleanly) {
   EXPECT_EQ(state->view().epoch, 1u);
 
   ASSERT_TRUE(owner->Record(Input("after")).ok());
-  ASSERT_TRUE(Eventually([&] { return state->view().position == *remote_->Tail(); }));
+  ASSERT_TRUE(WaitFor([&] { return state->view().position == *remote_->Tail(); }));
   uint64_t seen = 0;
   ASSERT_TRUE((*follower)->Paused([&](const AppliedState& a) {
     seen = a.position;
@@ -160,7 +151,7 @@ TEST_F(FollowerTest, ABrokenChainStopsTheLoopWithWhatWasAppliedKept) {
   log::AppendOptions append;
   append.expected_last = *remote_->Tail();
   ASSERT_TRUE(remote_->Append("not a frame", append).ok());  // a writer outside the chain
-  ASSERT_TRUE(Eventually([&] { return !(*follower)->last_error().ok(); }));
+  ASSERT_TRUE(WaitFor([&] { return !(*follower)->last_error().ok(); }));
   EXPECT_EQ((*follower)->last_error().code(), Status::Code::kCorruption)
       << (*follower)->last_error().ToString();
   EXPECT_EQ(state->view().position, good);

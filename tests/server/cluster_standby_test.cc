@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "cluster/replicated_log.h"
+#include "engine/engine_fixture.h"
 #include "http_helpers.h"
 #include "log/mem_log.h"
 #include "server/cluster_routes.h"
@@ -24,16 +25,6 @@ namespace {
 
 using cluster::PartitionRole;
 using cluster::PartitionState;
-
-// Polls `done` until it holds or ~10 s passed (a standby folds on its own thread).
-template <typename F>
-bool Eventually(F done) {
-  for (int i = 0; i < 2000; ++i) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return done();
-}
 
 cluster::ReplicatedLogOptions LogOptions(const std::string& node) {
   cluster::ReplicatedLogOptions ro;
@@ -99,7 +90,7 @@ class ClusterStandbyTest : public ::testing::Test {
 TEST_F(ClusterStandbyTest, StandbyFollowsServesReadsAndRefusesWrites) {
   Record(*owner_http_, json::array{HumanMessage("agent:main:a"), HumanMessage("agent:main:b")});
   Record(*owner_http_, HumanMessage("agent:main:a"));
-  ASSERT_TRUE(Eventually([&] { return StandbyCaughtUp(); }));
+  ASSERT_TRUE(WaitFor([&] { return StandbyCaughtUp(); }));
 
   json::value status = standby_http_->Get("/v1/cluster/status").json();
   EXPECT_EQ(status.at("role").as_string(), "standby");
@@ -139,7 +130,7 @@ TEST_F(ClusterStandbyTest, StandbyFollowsServesReadsAndRefusesWrites) {
 TEST_F(ClusterStandbyTest, LiveTakeoverServesWritesAndFencesTheOldOwnerOut) {
   std::vector<uint64_t> before = Record(*owner_http_, HumanMessage("agent:main:a"));
   ASSERT_EQ(before.size(), 1u);
-  ASSERT_TRUE(Eventually([&] { return StandbyCaughtUp(); }));
+  ASSERT_TRUE(WaitFor([&] { return StandbyCaughtUp(); }));
   const uint64_t tail = owner_state_->view().position;
 
   HttpResult taken = standby_http_->Post("/v1/cluster/takeover", json::object{{"partition", 0}});
@@ -149,7 +140,7 @@ TEST_F(ClusterStandbyTest, LiveTakeoverServesWritesAndFencesTheOldOwnerOut) {
   EXPECT_EQ(taken.json().at("role").as_string(), "owner");
 
   // Same process, same port: the owner's daemon replaces the standby's server.
-  ASSERT_TRUE(Eventually([&] { return standby_->owner() != nullptr; }));
+  ASSERT_TRUE(WaitFor([&] { return standby_->owner() != nullptr; }));
   HttpClient now_owner(standby_->port());
   std::vector<uint64_t> after = Record(now_owner, HumanMessage("agent:main:a"));
   ASSERT_EQ(after.size(), 1u);
@@ -190,7 +181,7 @@ TEST_F(ClusterStandbyTest, BadTakeoverRequestsChangeNothing) {
   EXPECT_EQ(standby_->partition()->view().role, PartitionRole::kStandby);
   EXPECT_EQ(owner_http_->Post("/v1/cluster/takeover", json::object{}).status, 409);
   Record(*owner_http_, HumanMessage("agent:main:a"));  // the owner still owns
-  EXPECT_TRUE(Eventually([&] { return StandbyCaughtUp(); }));
+  EXPECT_TRUE(WaitFor([&] { return StandbyCaughtUp(); }));
 }
 
 }  // namespace

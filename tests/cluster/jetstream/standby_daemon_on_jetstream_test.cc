@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "cluster/replicated_log.h"
+#include "engine/engine_fixture.h"
 #include "log/jetstream/jetstream_log.h"
 #include "log/jetstream/nats_connection.h"
 #include "nats_test_cluster.h"
@@ -22,16 +23,6 @@
 
 namespace statewatch::testing {
 namespace {
-
-// Polls `done` until it holds or ~20 s passed (the standby folds on its own thread).
-template <typename F>
-bool Eventually(F done) {
-  for (int i = 0; i < 2000; ++i) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return done();
-}
 
 std::shared_ptr<log::LogBackend> Stream(log::testing::NatsTestCluster& nats) {
   log::NatsConnectionOptions co;
@@ -74,7 +65,7 @@ TEST(StandbyDaemonOnJetStreamTest, LiveTakeoverFencesTheOwnerOutOfWritesAndReads
   std::thread serving([&] { run = (*standby)->Run(); });
   HttpClient standby_http((*standby)->port());
   Record(owner_http, HumanMessage("agent:main:late"));  // folded while the standby runs
-  ASSERT_TRUE(Eventually([&] {
+  ASSERT_TRUE(WaitFor([&] {
     return (*standby)->partition()->view().position == owner_state->view().position;
   }));
   EXPECT_EQ(standby_http.Get("/v1/cluster/digest").json().at("digest"),
@@ -84,7 +75,7 @@ TEST(StandbyDaemonOnJetStreamTest, LiveTakeoverFencesTheOwnerOutOfWritesAndReads
   HttpResult taken = standby_http.Post("/v1/cluster/takeover", json::object{{"partition", 0}});
   ASSERT_EQ(taken.status, 200) << taken.body;
   EXPECT_EQ(taken.json().at("epoch").as_int64(), 2);
-  ASSERT_TRUE(Eventually([&] { return (*standby)->owner() != nullptr; }));
+  ASSERT_TRUE(WaitFor([&] { return (*standby)->owner() != nullptr; }));
   HttpClient new_owner((*standby)->port());
   Record(new_owner, HumanMessage("agent:main:s0"));
 
