@@ -1,4 +1,4 @@
-// Opening with many cursors, and verify.
+// Opening with many cursors, opening after a crash-like close, and verify.
 //
 //   open/statewatch/cursors:1000000   Engine::Open of a database holding 1,000,000 cursors
 //                                     (1,000 watchers x 1,000 targets, seeded by
@@ -8,6 +8,10 @@
 //                                     everything Open allocates: the in-memory cursor table
 //                                     and indexes, but also RocksDB's memtables and the
 //                                     blocks it reads.
+//   open/statewatch/replay:50000      Engine::Open of a database whose last checkpoint is
+//                                     older than 50,000 events (500 commit groups of 100):
+//                                     what an open after a crash folds back into the
+//                                     projections. Seconds per open.
 //   verify/statewatch/events:50000    Engine::Verify over 50,000 events and some cursors:
 //                                     retained journal rows verified per second. A verify
 //                                     reads every row back through the FlatBuffers
@@ -88,6 +92,30 @@ void OpenManyCursors(benchmark::State& state) {
   state.counters["bytes_per_cursor"] = static_cast<double>(rss_delta) / cursors;
 }
 
+void OpenReplaying(benchmark::State& state) {
+  TempDir dir;
+  std::string path = dir.Sub("db");
+  {
+    auto opened = OpenEngine(path, Durability::kBuffered);
+    if (!CheckOk(state, opened, "Engine::Open (fill)")) return;
+    for (const auto& batch : StandardBatches(1000, 100, 500))
+      if (!CheckOk(state, (*opened)->RecordMany(batch), "fill")) return;
+  }  // closed without a checkpoint (the cadence is 100,000 records): the log stays
+  double seconds = 0;
+  for (auto _ : state) {
+    auto t0 = std::chrono::steady_clock::now();
+    auto opened = OpenEngine(path, Durability::kBuffered);
+    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    state.PauseTiming();
+    if (!CheckOk(state, opened, "Engine::Open")) break;
+    opened->reset();  // close, untimed
+    state.ResumeTiming();
+  }
+  double opens = static_cast<double>(std::max<int64_t>(1, state.iterations()));
+  state.counters["open_seconds"] = seconds / opens;
+  state.counters["events_replayed"] = 50000;
+}
+
 void VerifyBench(benchmark::State& state) {
   TempDir dir;
   auto opened = OpenEngine(dir.Sub("db"), Durability::kBuffered);
@@ -126,6 +154,7 @@ void VerifyBench(benchmark::State& state) {
 void RegisterOpenBenchmarks() {
   // One repetition: a second open in the same process would reuse freed heap and under-count.
   Register("open/statewatch/cursors:1000000", OpenManyCursors)->Iterations(1)->Repetitions(1);
+  Register("open/statewatch/replay:50000", OpenReplaying)->Iterations(3);
   Register("verify/statewatch/events:50000", VerifyBench)->Iterations(3);
 }
 

@@ -351,6 +351,11 @@ def maintenance_rows(t, f):
     secs = f.median(name, "open_seconds")
     t.add(f"{name}/seconds", "Engine::Open with 1,000,000 cursors", "open 1M cursors",
           "n/a" if secs is None else f"{secs:.3g} s", "—", secs, "abs", None)
+    replay = "open/statewatch/replay:50000"
+    rs = f.median(replay, "open_seconds")
+    t.add(f"{replay}/seconds", "Engine::Open folding 50,000 events (500 commit groups) logged "
+          "after the last checkpoint, as after a crash", "open + replay 50k",
+          "n/a" if rs is None else f"{rs:.3g} s", "—", rs, "abs", f.spread(replay, "open_seconds"))
     bpc = f.median(name, "bytes_per_cursor")
     t.add(f"{name}/bytes", "resident memory per cursor after open (RSS delta / cursors)",
           "bytes/cursor", fmt_bytes(bpc), "—", bpc, "abs", None)

@@ -56,10 +56,17 @@ Status EngineImpl::Load() {
   // Compaction may drop only what a durable checkpoint's mark covers: replay needs the rows
   // after the checkpoint even where the (replayed) mark has moved past them.
   durable_cap_mark_->store(meta_.row_cap_mark, std::memory_order_release);
+  // One walk of the journal gathers both the retained rows and the fold inputs of the rows
+  // the log replays, so the fold needs no point Get per event (those Gets were most of an
+  // open after a crash).
+  std::vector<RowEntry> rows;
+  std::vector<std::pair<Sequence, Status>> damaged;
+  RowFolds folds;
+  SW_RETURN_IF_ERROR(ScanRows(&rows, &damaged, &folds));
   uint64_t replayed = 0;
-  SW_RETURN_IF_ERROR(ReplayLog(state_, &meta_, &replayed));
+  SW_RETURN_IF_ERROR(ReplayLog(state_, &meta_, &replayed, &folds));
   if (replayed > 0) spdlog::debug("statewatch: replayed {} commit groups at open", replayed);
-  SW_RETURN_IF_ERROR(LoadRows());
+  SW_RETURN_IF_ERROR(KeepRows(std::move(rows), damaged));
   meta_.journal_rows = live_rows_;
   return Status::OK();
 }
@@ -101,8 +108,12 @@ Status EngineImpl::LoadProjections(projections::ProjectionState& state) const {
 }
 
 // rows_ and dedupe_ are not checkpointed: they are the retained journal rows themselves.
-Status EngineImpl::LoadRows() {
-  std::vector<RowEntry> rows;
+// Before replay the row-cap mark is the checkpoint's; replay may raise it, so a row is only
+// judged retained (and a damaged one an error) afterwards, in KeepRows.
+Status EngineImpl::ScanRows(std::vector<RowEntry>* rows,
+                            std::vector<std::pair<Sequence, Status>>* damaged,
+                            RowFolds* folds) const {
+  const Sequence replay_after = meta_.last_sequence;
   StoredEventFold fold;
   auto it = store_->NewIterator(Family::kJournal);
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
@@ -110,10 +121,23 @@ Status EngineImpl::LoadRows() {
     if (!key) return Status::Corruption("journal key of " + std::to_string(it->key().size()) +
                                         " bytes is malformed");
     if (key->sequence <= meta_.row_cap_mark) continue;  // gone, awaiting compaction
-    SW_RETURN_IF_ERROR(DecodeEventFold(it->value(), &fold));
-    rows.push_back(RowEntry{key->sequence, key->session, fold.occurred_at, fold.dedupe_key});
+    Status decoded = DecodeEventFold(it->value(), &fold);
+    if (!decoded.ok()) {
+      damaged->emplace_back(key->sequence, std::move(decoded));  // replay names it if needed
+      continue;
+    }
+    rows->push_back(RowEntry{key->sequence, key->session, fold.occurred_at, fold.dedupe_key});
+    if (key->sequence > replay_after) (*folds)[key->sequence] = RowFold{key->session, fold};
   }
-  SW_RETURN_IF_ERROR(it->status());
+  return it->status();
+}
+
+Status EngineImpl::KeepRows(std::vector<RowEntry> rows,
+                            const std::vector<std::pair<Sequence, Status>>& damaged) {
+  for (const auto& [sequence, status] : damaged) {
+    if (sequence > meta_.row_cap_mark) return status;
+  }
+  std::erase_if(rows, [&](const RowEntry& r) { return r.sequence <= meta_.row_cap_mark; });
   std::sort(rows.begin(), rows.end(),
             [](const RowEntry& a, const RowEntry& b) { return a.sequence < b.sequence; });
   rows_.assign(std::make_move_iterator(rows.begin()), std::make_move_iterator(rows.end()));

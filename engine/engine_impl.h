@@ -283,7 +283,15 @@ class EngineImpl final : public Engine, public SideTableHost {
                    const RowFolds* rows = nullptr) const;
   Status LoadProjections(projections::ProjectionState& state) const;
   Status LoadNames();
-  Status LoadRows();
+  // One walk of the journal at open: every row above the checkpoint's row-cap mark into
+  // `*rows` (or, when it does not decode, into `*damaged`), and the fold inputs of those
+  // above the checkpoint's last sequence into `*folds`, for ReplayLog.
+  Status ScanRows(std::vector<RowEntry>* rows, std::vector<std::pair<Sequence, Status>>* damaged,
+                  RowFolds* folds) const;
+  // After replay: keeps the rows above the (replayed) row-cap mark as rows_ and dedupe_;
+  // a damaged row among them is its Corruption.
+  Status KeepRows(std::vector<RowEntry> rows,
+                  const std::vector<std::pair<Sequence, Status>>& damaged);
   Status MigrateFormat1(MetaRec* meta);
 
   // ---- verify.cc ----
