@@ -2,6 +2,7 @@
 // engine's commit-group hook (engine/group_write.h).
 #include "engine/event_validation.h"
 #include "engine/group_write.h"
+#include "engine/side_table_reads.h"
 #include "engine/table_codecs.h"
 #include "statewatch/session_key.h"
 #include "statewatch/session_tables.h"
@@ -57,24 +58,14 @@ Result<std::optional<SessionRecord>> SessionTablesView::GetSession(const Session
   const engine::SideTableHost& host = HostOf(*engine_);
   SessionRef ref = host.FindSession(engine::CanonicalSession(name));
   if (!ref) return std::optional<SessionRecord>();
-  auto stored = host.store().Get(Family::kSessions, storage::RegistryKey(ref));
-  if (!stored.ok()) return stored.status();
-  if (!stored->has_value()) return std::optional<SessionRecord>();
-  auto rec = engine::DecodeSessionRecord(**stored);
-  if (!rec.ok()) return rec.status();
-  return std::optional<SessionRecord>(std::move(*rec));
+  return engine::ReadDecoded<SessionRecord>(host.store(), Family::kSessions,
+                                            storage::RegistryKey(ref),
+                                            engine::DecodeSessionRecord);
 }
 
 Result<std::vector<SessionRecord>> SessionTablesView::ListSessions() const {
-  std::vector<SessionRecord> out;
-  auto it = HostOf(*engine_).store().NewIterator(Family::kSessions);
-  for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    auto rec = engine::DecodeSessionRecord(it->value());
-    if (!rec.ok()) return rec.status();
-    out.push_back(std::move(*rec));
-  }
-  SW_RETURN_IF_ERROR(it->status());
-  return out;
+  return engine::ListDecoded<SessionRecord>(HostOf(*engine_).store(), Family::kSessions,
+                                            engine::DecodeSessionRecord);
 }
 
 namespace engine {

@@ -8,6 +8,7 @@
 
 #include "engine/event_validation.h"
 #include "engine/group_write.h"
+#include "engine/side_table_reads.h"
 #include "engine/table_codecs.h"
 #include "statewatch/session_key.h"
 #include "storage/key_codec.h"
@@ -95,24 +96,13 @@ Status SessionTables::PutRun(const RunRecord& run) {
 }
 
 Result<std::optional<RunRecord>> SessionTablesView::GetRun(const std::string& run_id) const {
-  auto v = HostOf(*engine_).store().Get(Family::kRuns, storage::RunKey(run_id));
-  if (!v.ok()) return v.status();
-  if (!v->has_value()) return std::optional<RunRecord>();
-  auto r = engine::DecodeRun(**v);
-  if (!r.ok()) return r.status();
-  return std::optional<RunRecord>(std::move(*r));
+  return engine::ReadDecoded<RunRecord>(HostOf(*engine_).store(), Family::kRuns,
+                                        storage::RunKey(run_id), engine::DecodeRun);
 }
 
 Result<std::vector<RunRecord>> SessionTablesView::ListRuns() const {
-  std::vector<RunRecord> out;
-  auto it = HostOf(*engine_).store().NewIterator(Family::kRuns);
-  for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    auto r = engine::DecodeRun(it->value());
-    if (!r.ok()) return r.status();
-    out.push_back(std::move(*r));
-  }
-  SW_RETURN_IF_ERROR(it->status());
-  return out;
+  return engine::ListDecoded<RunRecord>(HostOf(*engine_).store(), Family::kRuns,
+                                        engine::DecodeRun);
 }
 
 // ---- deliveries -----------------------------------------------------------------------------
@@ -145,15 +135,9 @@ Result<bool> SessionTables::AckDelivery(uint64_t id) {
 
 Result<std::vector<Delivery>> SessionTablesView::PendingDeliveries(
     const std::string& agent_id) const {
-  std::vector<Delivery> out;
-  auto it = HostOf(*engine_).store().NewIterator(Family::kDeliveries);
-  for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    auto d = engine::DecodeDelivery(it->value());
-    if (!d.ok()) return d.status();
-    if (agent_id.empty() || d->agent_id == agent_id) out.push_back(std::move(*d));
-  }
-  SW_RETURN_IF_ERROR(it->status());
-  return out;
+  return engine::ListDecoded<Delivery>(
+      HostOf(*engine_).store(), Family::kDeliveries, engine::DecodeDelivery,
+      [&](const Delivery& d) { return agent_id.empty() || d.agent_id == agent_id; });
 }
 
 // ---- upstream links -------------------------------------------------------------------------
@@ -183,24 +167,13 @@ Result<std::optional<UpstreamLink>> SessionTablesView::GetUpstreamLink(
   const engine::SideTableHost& host = HostOf(*engine_);
   SessionRef ref = host.FindSession(engine::CanonicalSession(session));
   if (!ref) return std::optional<UpstreamLink>();
-  auto v = host.store().Get(Family::kUpstream, storage::UpstreamKey(ref));
-  if (!v.ok()) return v.status();
-  if (!v->has_value()) return std::optional<UpstreamLink>();
-  auto l = engine::DecodeUpstreamLink(**v);
-  if (!l.ok()) return l.status();
-  return std::optional<UpstreamLink>(std::move(*l));
+  return engine::ReadDecoded<UpstreamLink>(host.store(), Family::kUpstream,
+                                           storage::UpstreamKey(ref), engine::DecodeUpstreamLink);
 }
 
 Result<std::vector<UpstreamLink>> SessionTablesView::ListUpstreamLinks() const {
-  std::vector<UpstreamLink> out;
-  auto it = HostOf(*engine_).store().NewIterator(Family::kUpstream);
-  for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    auto l = engine::DecodeUpstreamLink(it->value());
-    if (!l.ok()) return l.status();
-    out.push_back(std::move(*l));
-  }
-  SW_RETURN_IF_ERROR(it->status());
-  return out;
+  return engine::ListDecoded<UpstreamLink>(HostOf(*engine_).store(), Family::kUpstream,
+                                           engine::DecodeUpstreamLink);
 }
 
 namespace engine {

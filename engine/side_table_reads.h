@@ -1,0 +1,58 @@
+// The two reads every side table makes of its own column family: one value by key, and
+// every value in the family, each decoded with the table's codec (engine/table_codecs.h).
+//
+// Thread-safe: reads of the store only.
+#ifndef STATEWATCH_ENGINE_SIDE_TABLE_READS_H_
+#define STATEWATCH_ENGINE_SIDE_TABLE_READS_H_
+
+#include <optional>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "statewatch/status.h"
+#include "storage/store.h"
+
+namespace statewatch::engine {
+
+template <typename T>
+using Decoder = Result<T> (*)(std::string_view);
+
+// The value at `key` decoded, nullopt when there is none; a value that does not decode is
+// its Corruption.
+template <typename T>
+Result<std::optional<T>> ReadDecoded(const storage::Store& store, storage::Family family,
+                                     std::string_view key, Decoder<T> decode) {
+  auto stored = store.Get(family, key);
+  if (!stored.ok()) return stored.status();
+  if (!stored->has_value()) return std::optional<T>();
+  auto value = decode(**stored);
+  if (!value.ok()) return value.status();
+  return std::optional<T>(std::move(*value));
+}
+
+// Every value of `family` in key order, decoded, that `keep` accepts.
+template <typename T, typename Keep>
+Result<std::vector<T>> ListDecoded(const storage::Store& store, storage::Family family,
+                                   Decoder<T> decode, Keep keep) {
+  std::vector<T> out;
+  auto it = store.NewIterator(family);
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    auto value = decode(it->value());
+    if (!value.ok()) return value.status();
+    if (keep(*value)) out.push_back(std::move(*value));
+  }
+  SW_RETURN_IF_ERROR(it->status());
+  return out;
+}
+
+// Every value of `family` in key order, decoded.
+template <typename T>
+Result<std::vector<T>> ListDecoded(const storage::Store& store, storage::Family family,
+                                   Decoder<T> decode) {
+  return ListDecoded<T>(store, family, decode, [](const T&) { return true; });
+}
+
+}  // namespace statewatch::engine
+
+#endif  // STATEWATCH_ENGINE_SIDE_TABLE_READS_H_
