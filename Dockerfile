@@ -13,7 +13,7 @@
 FROM debian:12 AS build
 RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       cmake g++ make pkg-config librocksdb-dev libflatbuffers-dev flatbuffers-compiler \
-      libspdlog-dev libboost1.81-dev libboost-json1.81-dev libssl-dev libnats-dev \
+      libspdlog-dev libboost1.81-dev libboost-json1.81-dev libssl-dev libnats-dev libxxhash-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
@@ -26,7 +26,7 @@ RUN cmake -S . -B /build -DCMAKE_BUILD_TYPE=Release -DSTATEWATCH_BUILD_TESTS=OFF
 FROM debian:12-slim
 # The runtime libraries of what the build linked (RocksDB pulls its compressors).
 RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      librocksdb7.8 libspdlog1.10 libboost-json1.81.0 libssl3 libnats3.4 curl \
+      librocksdb7.8 libspdlog1.10 libboost-json1.81.0 libssl3 libnats3.4 libxxhash0 curl \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --home-dir /var/lib/statewatch --shell /usr/sbin/nologin statewatch \
     && install -d -o statewatch -g statewatch -m 0750 /var/lib/statewatch

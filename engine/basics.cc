@@ -20,6 +20,7 @@ std::string Status::ToString() const {
     case Code::kPermissionDenied: name = "Permission denied"; break;
     case Code::kBusy: name = "Busy"; break;
     case Code::kNoSpace: name = "No space"; break;
+    case Code::kMisdirected: name = "Misdirected"; break;
   }
   return std::string(name) + ": " + message_;
 }

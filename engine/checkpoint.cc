@@ -35,6 +35,7 @@ Status EngineImpl::Load() {
     if (!m.ok()) return m.status();
     meta_ = *m;
   }
+  SW_RETURN_IF_ERROR(LoadNumbering(stored->has_value()));
   if (meta_.format_version == 1) SW_RETURN_IF_ERROR(MigrateFormat1(&meta_));
   if (meta_.format_version != kFormatVersion) {
     return Status::FailedPrecondition(
@@ -69,6 +70,26 @@ Status EngineImpl::Load() {
   SW_RETURN_IF_ERROR(KeepRows(std::move(rows), damaged));
   meta_.journal_rows = live_rows_;
   return Status::OK();
+}
+
+// The stored numbering must be the options' (a partition's sequences only mean something
+// under its own). A database without a meta record yet takes the options'; a writable
+// cluster one (P > 1) writes it at once, so a reopen with another numbering is refused
+// before any group is replayed under the wrong rule.
+Status EngineImpl::LoadNumbering(bool stored) {
+  if (stored && (meta_.partition != options_.partition ||
+                 meta_.partitions != options_.partitions)) {
+    return Status::InvalidArgument(
+        "the database numbers partition " + std::to_string(meta_.partition) + " of " +
+        std::to_string(meta_.partitions) + ", but the options ask for partition " +
+        std::to_string(options_.partition) + " of " + std::to_string(options_.partitions));
+  }
+  meta_.partition = options_.partition;
+  meta_.partitions = options_.partitions;
+  if (stored || options_.read_only || options_.partitions == 1) return Status::OK();
+  storage::Batch b(*store_);
+  b.Put(Family::kMeta, storage::MetaKey(), EncodeMeta(meta_));
+  return store_->Write(b, /*sync=*/true);
 }
 
 Status EngineImpl::LoadNames() {
@@ -155,6 +176,7 @@ Status EngineImpl::ReplayLog(projections::ProjectionState& state, MetaRec* meta,
                              uint64_t* records, const RowFolds* rows) const {
   GroupRec rec;
   StoredEventFold fetched;
+  const MetaRec& numbering = meta_;  // Load() set (and checked) the numbering before replay
   // The fold inputs of event `seq` of `session`, or null when its row is missing or damaged.
   auto fold_of = [&](SessionRef session, Sequence seq) -> Result<const StoredEventFold*> {
     if (rows != nullptr) {
@@ -173,14 +195,17 @@ Status EngineImpl::ReplayLog(projections::ProjectionState& state, MetaRec* meta,
     if (chunk->empty()) return Status::OK();
     for (const log::LogRecord& r : *chunk) {
       SW_RETURN_IF_ERROR(DecodeGroup(r.data, &rec));
-      // Sequences are dense across groups; each event's row repeats its own sequence, which
-      // on_event checks, so a lost or reordered group shows.
-      if (rec.first_sequence == 0) rec.first_sequence = meta->last_sequence + 1;
-      if (rec.first_sequence != meta->last_sequence + 1) {
+      // A group's first sequence follows the previous group's last under the numbering
+      // (log/partition.h); each event's row repeats its own sequence, which on_event checks,
+      // so a lost or reordered group shows.
+      const Sequence expected = NextSequence(numbering, meta->last_sequence);
+      if (rec.first_sequence == 0) rec.first_sequence = expected;
+      if (rec.first_sequence != expected) {
         return Status::Corruption("log position " + std::to_string(r.position) +
                                   " starts at sequence " + std::to_string(rec.first_sequence) +
                                   " but the last one was " +
-                                  std::to_string(meta->last_sequence));
+                                  std::to_string(meta->last_sequence) + ", so it must start at " +
+                                  std::to_string(expected));
       }
       auto on_event = [&](std::size_t i, Sequence seq) -> Status {
         auto fold = fold_of(rec.events[i], seq);
@@ -206,8 +231,11 @@ Status EngineImpl::ReplayLog(projections::ProjectionState& state, MetaRec* meta,
         }
       };
       SW_RETURN_IF_ERROR(
-          projections::ForEachEntry(rec.first_sequence, rec.events.size(), rec.ops, on_event, on_op));
-      meta->last_sequence += rec.sequence_count();
+          projections::ForEachEntry(rec.first_sequence, numbering.partitions, rec.events.size(),
+                                    rec.ops, on_event, on_op));
+      if (rec.sequence_count() > 0) {
+        meta->last_sequence = rec.first_sequence + (rec.sequence_count() - 1) * numbering.partitions;
+      }
       meta->last_ref = std::max(meta->last_ref, rec.last_ref);
       meta->last_delivery_id = std::max(meta->last_delivery_id, rec.last_delivery_id);
       meta->last_message_index = std::max(meta->last_message_index, rec.last_message_index);
@@ -251,7 +279,8 @@ bool EngineImpl::CheckpointDue() const {
   if (options_.read_only || !sticky_error_.ok() || !space_error_.ok()) return false;
   uint64_t size = state_.head_count() + state_.cursor_count();
   uint64_t threshold = std::max<uint64_t>(options_.checkpoint_min_records, 2 * size);
-  return meta_.last_sequence - meta_.checkpoint_sequence >= threshold;
+  // Counts sequences, not the span: a partition's sequences are P apart.
+  return (meta_.last_sequence - meta_.checkpoint_sequence) / meta_.partitions >= threshold;
 }
 
 Status EngineImpl::MaybeCheckpoint() {

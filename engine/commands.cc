@@ -8,6 +8,7 @@
 // that changes nothing takes no sequence (the reference model counts on it).
 #include <algorithm>
 
+#include "engine/agent_partition.h"
 #include "engine/engine_impl.h"
 #include "statewatch/session_key.h"
 #include "storage/key_codec.h"
@@ -20,7 +21,7 @@ using projections::LogOp;
 LogOp& EngineImpl::AddOp(LogOp::Type type) {
   LogOp& op = group_.rec.ops.emplace_back();
   op.type = type;
-  op.sequence = ++group_.meta.last_sequence;
+  op.sequence = group_.meta.last_sequence = NextSequence(group_.meta, group_.meta.last_sequence);
   return op;
 }
 
@@ -50,7 +51,7 @@ Status EngineImpl::BuildOneEvent(PreparedEvent& pe, RecordResult* out) {
   }
   Group::NewEvent& e = g.events.emplace_back();
   e.session = Intern(pe.session);
-  e.sequence = ++g.meta.last_sequence;
+  e.sequence = g.meta.last_sequence = NextSequence(g.meta, g.meta.last_sequence);
   e.notifies = pe.kind.notifies;
   e.seeds_cursor = pe.kind.seeds_cursor;
   e.watchers_begin = static_cast<uint32_t>(g.watchers.size());
@@ -223,6 +224,12 @@ Result<std::vector<RecordResult>> EngineImpl::RecordMany(const std::vector<Event
   int64_t now = clock_->NowMs();
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     auto pe = PrepareEvent(inputs[i], kinds_, now, options_.summary_max_bytes);
+    // Another partition's session: the whole call is refused before a group is built, as
+    // for any invalid event, so nothing of it changes.
+    if (Status owned = pe.ok() ? CheckOwned(pe->session) : Status::OK(); !owned.ok()) {
+      if (inputs.size() == 1) return owned;
+      return Status::Misdirected("events[" + std::to_string(i) + "]: " + owned.message());
+    }
     if (!pe.ok()) {
       if (inputs.size() == 1) return pe.status();
       return Status::InvalidArgument("events[" + std::to_string(i) + "]: " + pe.status().message());
@@ -242,6 +249,7 @@ Result<bool> EngineImpl::Watch(const std::string& watcher_key, const SessionName
   if (!t.ok() || !t->agent_scoped) return false;
   auto resolved = ResolveSession(target.session_key, target.agent_id);
   if (!resolved.ok() || *resolved == **w) return false;
+  SW_RETURN_IF_ERROR(CheckOwned(*resolved));  // a cursor lives in its target's partition
   Command cmd{WatchCmd{**w, *resolved}};
   SW_RETURN_IF_ERROR(Execute(cmd));
   return std::get<WatchCmd>(cmd.op).watched;
@@ -282,6 +290,7 @@ Status EngineImpl::ResetWatcher(const std::string& watcher_key) {
 Status EngineImpl::DeleteSession(const SessionName& session) {
   auto resolved = ResolveSession(session.session_key, session.agent_id);
   if (!resolved.ok()) return resolved.status();
+  SW_RETURN_IF_ERROR(CheckOwned(*resolved));
   Command cmd{DeleteCmd{*resolved}};
   return Execute(cmd);
 }
@@ -310,6 +319,10 @@ Result<VerifyReport> EngineImpl::Rebuild() {
   Command cmd{VerifyCmd{/*replace=*/true, {}}};
   SW_RETURN_IF_ERROR(Execute(cmd));
   return std::move(std::get<VerifyCmd>(cmd.op).report);
+}
+
+Status EngineImpl::CheckOwned(const SessionName& session) const {
+  return CheckSessionPartition(session, options_.partition, options_.partitions);
 }
 
 // ---- the side tables' hook (engine/group_write.h) ---------------------------------------------

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "engine/engine_impl.h"
+#include "log/partition.h"
 #include "projections/log_fold.h"
 #include "storage/key_codec.h"
 
@@ -179,6 +180,10 @@ Status EngineImpl::CommitGroup() {
   Group& g = group_;
   const bool any_change = g.rec.sequence_count() > 0 || g.batch.Count() > 0;
   if (!any_change) return Status::OK();
+  if (g.meta.last_sequence > log::kMaxSequence) {  // refused before anything is written
+    return Status::InvalidArgument("sequence " + std::to_string(g.meta.last_sequence) +
+                                   " would pass the largest JSON-safe sequence 2^53-1");
+  }
   // Counters go into the record only when the group moved them.
   if (g.meta.last_ref != meta_.last_ref) g.rec.last_ref = g.meta.last_ref;
   if (g.meta.last_delivery_id != meta_.last_delivery_id) {
@@ -192,7 +197,10 @@ Status EngineImpl::CommitGroup() {
   append.sync = options_.durability == Durability::kSync;
   append.writes = &g.batch;
   append.counter_values = static_cast<uint32_t>(g.rec.sequence_count());
-  auto position = log_->Append(g.group_encoder.Encode(g.rec), append);
+  append.first_counter = (g.rec.first_sequence - g.meta.partition) / g.meta.partitions;
+  auto position =
+      log_->Append(g.group_encoder.Encode(g.rec, /*with_first_sequence=*/g.meta.partitions > 1),
+                   append);
   if (!position.ok()) {
     std::unique_lock lock(state_mu_);
     NoteWriteFailureLocked(position.status());
@@ -213,7 +221,7 @@ void EngineImpl::FoldGroupLocked() {
   for (const auto& [ref, name] : g.new_names) RememberNameLocked(ref, name);
   std::size_t cursors_before = state_.cursor_count();
   Status st = projections::ForEachEntry(
-      g.rec.first_sequence, g.events.size(), g.rec.ops,
+      g.rec.first_sequence, g.meta.partitions, g.events.size(), g.rec.ops,
       [&](std::size_t i, Sequence) {
         FoldEventLocked(g.events[i]);
         return Status::OK();
@@ -315,7 +323,7 @@ void EngineImpl::Group::Reset(int64_t at, const MetaRec& m) {
   meta = m;
   now = at;
   rec.committed_at = at;
-  rec.first_sequence = m.last_sequence + 1;
+  rec.first_sequence = NextSequence(m, m.last_sequence);
   events.clear();
   watchers.clear();
   new_dedupe.clear();

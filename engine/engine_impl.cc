@@ -29,6 +29,15 @@ void InstallDropFilters(const std::shared_ptr<std::atomic<uint64_t>>& mark,
 Result<std::unique_ptr<Engine>> OpenEngineWithHooks(const EngineOptions& options,
                                                     const std::string& path,
                                                     const EngineTestHooks& hooks) {
+  // Before the store opens: bad options change nothing (not even create the directory).
+  if (options.partitions == 0) {
+    return Status::InvalidArgument("partitions must be at least 1 (got 0)");
+  }
+  if (options.partition >= options.partitions) {
+    return Status::InvalidArgument("partition must be below partitions " +
+                                   std::to_string(options.partitions) + " (got " +
+                                   std::to_string(options.partition) + ")");
+  }
   storage::StoreOptions so;
   so.create_if_missing = options.create_if_missing && !options.read_only;
   so.read_only = options.read_only;
@@ -199,7 +208,8 @@ Result<EngineStats> EngineImpl::Stats() const {
     s.cursors = state_.cursor_count();
     s.pending_notices = state_.pending_count();
     s.last_sequence = meta_.last_sequence;
-    s.log_records_since_checkpoint = meta_.last_sequence - meta_.checkpoint_sequence;
+    s.log_records_since_checkpoint =  // sequences, not the span: they are P apart
+        (meta_.last_sequence - meta_.checkpoint_sequence) / meta_.partitions;
     s.events_recorded = counters_.events_recorded.load();
     s.notices_opened = counters_.notices_opened.load();
     s.rows_pruned = counters_.rows_pruned.load();

@@ -267,6 +267,9 @@ class EngineImpl final : public Engine, public SideTableHost {
   // meta now durable. Shared by Checkpoint and Rebuild.
   Status WriteCheckpoint(storage::Batch& b, uint64_t journal_rows, MetaRec* next);
   bool CheckpointDue() const;
+  Status LoadNumbering(bool stored);
+  // Misdirected when `session` belongs to another partition (engine/agent_partition.h).
+  Status CheckOwned(const SessionName& session) const;
   Status PurgeLog(log::LogPosition below);
   // The fold inputs of journal rows by sequence, each with the session whose row it is.
   struct RowFold {

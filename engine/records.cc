@@ -401,7 +401,7 @@ struct GroupEncoder::Rep {
 GroupEncoder::GroupEncoder() : rep_(std::make_unique<Rep>()) {}
 GroupEncoder::~GroupEncoder() = default;
 
-std::string_view GroupEncoder::Encode(const GroupRec& g) {
+std::string_view GroupEncoder::Encode(const GroupRec& g, bool with_first_sequence) {
   auto& b = rep_->builder;
   b.Clear();
   flatbuffers::Offset<flatbuffers::Vector<uint64_t>> events = 0;
@@ -416,9 +416,10 @@ std::string_view GroupEncoder::Encode(const GroupRec& g) {
     }
     ops = b.CreateVector(rep_->ops);
   }
-  // first_sequence is left out: replay knows it (the previous group's last + 1), and every
-  // byte of this record is in every commit's WAL write.
-  b.Finish(fb::CreateGroupRecord(b, events, g.committed_at, ops, /*first_sequence=*/0,
+  // first_sequence is left out on a single node: replay knows it (the previous group's last
+  // + 1), and every byte of this record is in every commit's WAL write.
+  b.Finish(fb::CreateGroupRecord(b, events, g.committed_at, ops,
+                                 with_first_sequence ? g.first_sequence : 0,
                                  g.last_ref, g.last_delivery_id, g.last_message_index));
   return std::string_view(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
 }
@@ -449,7 +450,8 @@ std::string EncodeMeta(const MetaRec& m) {
   b.Finish(fb::CreateMeta(b, m.format_version, m.last_sequence, m.last_ref, m.journal_rows,
                           m.checkpoint_sequence, m.last_prune_at,
                           m.log_records_since_checkpoint, m.last_delivery_id,
-                          m.last_message_index, m.row_cap_mark, m.applied_position));
+                          m.last_message_index, m.row_cap_mark, m.applied_position,
+                          m.partition, m.partitions));
   return Finish(b);
 }
 
@@ -462,7 +464,8 @@ Result<MetaRec> DecodeMeta(std::string_view bytes) {
                  f->last_ref(),            f->journal_rows(),
                  f->checkpoint_sequence(), f->last_prune_at(),
                  f->log_records_since_checkpoint(), f->last_delivery_id(),
-                 f->last_message_index(), f->row_cap_mark(), f->applied_position()};
+                 f->last_message_index(), f->row_cap_mark(), f->applied_position(),
+                 f->partition(),          f->partitions()};
 }
 
 }  // namespace statewatch::engine

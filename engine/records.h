@@ -97,7 +97,8 @@ Result<SessionName> DecodeSessionName(std::string_view bytes);
 
 // One commit group's log record (schema GroupRecord), decoded. Reused by the leader.
 struct GroupRec {
-  Sequence first_sequence = 0;  // not stored: decoding leaves 0 (replay derives it)
+  Sequence first_sequence = 0;  // stored only when P > 1; otherwise decoding leaves 0 (replay
+                                // derives it)
   int64_t committed_at = 0;
   std::vector<SessionRef> events;        // each event's session, in sequence order
   std::vector<projections::LogOp> ops;   // non-event operations, by sequence
@@ -114,7 +115,10 @@ class GroupEncoder {
  public:
   GroupEncoder();
   ~GroupEncoder();
-  std::string_view Encode(const GroupRec& g);
+  // `with_first_sequence`: write g.first_sequence (cluster numbering, P > 1, so that the
+  // record names its own sequences and the replicated log can check its frame's counters);
+  // otherwise leave it 0 (replay derives it).
+  std::string_view Encode(const GroupRec& g, bool with_first_sequence = false);
 
  private:
   struct Rep;
@@ -141,7 +145,14 @@ struct MetaRec {
   uint64_t last_message_index = 0;
   Sequence row_cap_mark = 0;
   uint64_t applied_position = 0;  // the last log position folded into the checkpoint
+  uint32_t partition = 0;         // the numbering (EngineOptions::partition/partitions)
+  uint32_t partitions = 1;
 };
+// The sequence handed out after `last` under m's numbering: last + P, or P + p (n = 1) when
+// nothing was handed out yet (log/partition.h). P = 1: last + 1.
+inline Sequence NextSequence(const MetaRec& m, Sequence last) {
+  return last == 0 ? Sequence{m.partitions} + m.partition : last + m.partitions;
+}
 std::string EncodeMeta(const MetaRec& m);
 Result<MetaRec> DecodeMeta(std::string_view bytes);
 

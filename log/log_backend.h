@@ -69,6 +69,10 @@ struct AppendOptions {
   // How many counter values (sequences) the record uses; a replicated backend seals it
   // into the frame header so the hash chain's verifier sees a gap or a repeat. Additive.
   uint32_t counter_values = 0;
+  // The counter value n of the record's first sequence (n * P + p, log/partition.h); a
+  // replicated backend refuses a record whose counters are not its chain's next ones. 0:
+  // not given. Additive.
+  uint64_t first_counter = 0;
 };
 
 // One record of AppendPipelined.

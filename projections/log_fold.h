@@ -2,8 +2,9 @@
 // ProjectionState, entry by entry in sequence order. The same code runs live (after the
 // group is durable), in replay at open, and in `verify`.
 //
-// A group's sequences are first, first + 1, ..., first + ops + events - 1: each op carries
-// its own sequence; the events take the sequences left over, in order. An event's fold inputs
+// A group's sequences are first, first + step, ..., first + (ops + events - 1) * step (step
+// is the partition count P: 1 on a single node): each op carries its own sequence; the
+// events take the sequences left over, in order. An event's fold inputs
 // come from its journal row (replay) or from the leader's own copy (live): the caller
 // supplies them through a callback.
 //
@@ -38,20 +39,21 @@ void ApplyOp(const LogOp& op, int64_t committed_at, ProjectionState& state, Fold
 // Walks a group's entries in sequence order: on_op(const LogOp&) for each op, and
 // on_event(std::size_t index, Seq sequence) -> Status for each event (index into the
 // group's events). Stops at the first error. Corruption when the ops' sequences do not fit
-// the group's range.
+// the group's range. REQUIRES: step >= 1.
 template <typename OnEvent, typename OnOp>
-Status ForEachEntry(Seq first, std::size_t event_count, const std::vector<LogOp>& ops,
+Status ForEachEntry(Seq first, Seq step, std::size_t event_count, const std::vector<LogOp>& ops,
                     OnEvent&& on_event, OnOp&& on_op) {
-  const Seq end = first + event_count + ops.size();
+  const Seq end = first + (event_count + ops.size()) * step;
   std::size_t next_op = 0, next_event = 0;
-  for (Seq seq = first; seq < end; ++seq) {
+  for (Seq seq = first; seq < end; seq += step) {
     if (next_op < ops.size() && ops[next_op].sequence == seq) {
       on_op(ops[next_op++]);
       continue;
     }
     if (next_event == event_count) {
       return Status::Corruption("commit group at sequence " + std::to_string(first) +
-                                ": op sequences do not fit its " + std::to_string(end - first) +
+                                ": op sequences do not fit its " +
+                                std::to_string(event_count + ops.size()) +
                                 " sequences");
     }
     Status st = on_event(next_event++, seq);

@@ -98,6 +98,16 @@ struct EngineOptions {
                                                          std::unique_ptr<log::LogBackend> local)>
       wrap_log;
 
+  // Cluster mode: this engine numbers partition `partition` of `partitions` (P). It hands
+  // out the sequences n * P + partition for n = 1, 2, 3, ... (log/partition.h), so that the
+  // partitions of a cluster never hand out the same sequence; a session's sequences still
+  // strictly increase, but they are not dense when P > 1. Both are persisted in the meta
+  // record: opening a database with another partition or count is InvalidArgument and
+  // changes nothing. REQUIRES (else InvalidArgument at open): partitions >= 1 and
+  // partition < partitions. Default partition 0 of 1: a single node, dense sequences.
+  uint32_t partition = 0;
+  uint32_t partitions = 1;
+
   // ---- performance -----------------------------------------------------------------------
 
   // Most commands one commit group may carry. Larger groups amortise the fsync further but

@@ -28,6 +28,7 @@ class [[nodiscard]] Status {
     kPermissionDenied = 6,    // visibility / profile refusals
     kBusy = 7,                // a resource is locked (e.g. another process owns the database)
     kNoSpace = 8,             // the disk is full: nothing was written; retry once space is freed
+    kMisdirected = 9,  // cluster mode: the session belongs to another partition; nothing changed
   };
 
   Status() = default;
@@ -44,6 +45,7 @@ class [[nodiscard]] Status {
   }
   static Status Busy(std::string msg) { return {Code::kBusy, std::move(msg)}; }
   static Status NoSpace(std::string msg) { return {Code::kNoSpace, std::move(msg)}; }
+  static Status Misdirected(std::string msg) { return {Code::kMisdirected, std::move(msg)}; }
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }

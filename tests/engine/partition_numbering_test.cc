@@ -1,0 +1,175 @@
+// Cluster numbering inside the engine: partition p of P hands out n * P + p (log/partition.h),
+// persists its numbering, and refuses writes to another partition's sessions.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "engine/agent_partition.h"
+#include "engine_fixture.h"
+
+namespace statewatch::testing {
+namespace {
+
+using engine::PartitionOfAgent;
+
+// XXH64 (seed 0) of the agent id, mod P: persisted contract, DO NOT CHANGE these values.
+TEST(AgentPartitionTest, TheHashIsPinned) {
+  EXPECT_EQ(PartitionOfAgent("main", 2), 0u);
+  EXPECT_EQ(PartitionOfAgent("research", 2), 1u);
+  EXPECT_EQ(PartitionOfAgent("ops", 3), 1u);
+  EXPECT_EQ(PartitionOfAgent("a1", 3), 2u);
+  EXPECT_EQ(PartitionOfAgent("research", 7), 2u);
+  EXPECT_EQ(PartitionOfAgent("a6", 7), 1u);
+  EXPECT_EQ(PartitionOfAgent("", 7), 6u);  // XXH64("") = 0xef46db3751d8e999
+  EXPECT_EQ(PartitionOfAgent("anything", 1), 0u);
+}
+
+// Partition 2 of 3: agents a1, a2 and a3 hash there; main (0) and ops (1) do not.
+class PartitionNumberingTest : public EngineTest {
+ protected:
+  void SetUp() override {
+    options_.partition = 2;
+    options_.partitions = 3;
+    EngineTest::SetUp();
+  }
+  Sequence Event(const std::string& agent) { return Human("agent:" + agent + ":main"); }
+  Sequence Head(const std::string& agent) {
+    auto v = engine_->StateVersion(Name("agent:" + agent + ":main"));
+    EXPECT_TRUE(v.ok()) << v.status().ToString();
+    return v.ok() ? *v : 0;
+  }
+  uint64_t SinceCheckpoint() {
+    auto s = engine_->Stats();
+    EXPECT_TRUE(s.ok());
+    return s.ok() ? s->log_records_since_checkpoint : 0;
+  }
+};
+
+TEST_F(PartitionNumberingTest, SequencesAreNTimesPPlusP) {
+  EXPECT_EQ(Event("a1"), 5u);
+  EXPECT_EQ(Event("a2"), 8u);
+  // One group of several events: first, first + P, ...
+  auto many = engine_->RecordMany({Input("agent:a1:main", "human_direct_message"),
+                                   Input("agent:a2:main", "human_direct_message"),
+                                   Input("agent:a3:main", "human_direct_message")});
+  ASSERT_TRUE(many.ok()) << many.status().ToString();
+  EXPECT_EQ((*many)[0].event.sequence, 11u);
+  EXPECT_EQ((*many)[1].event.sequence, 14u);
+  EXPECT_EQ((*many)[2].event.sequence, 17u);
+  // Non-event ops take sequences of the same rule: a registration (20), then an event.
+  auto watched = engine_->Watch("agent:ops:boss", Name("agent:a1:main"));
+  ASSERT_TRUE(watched.ok() && *watched) << watched.status().ToString();
+  EXPECT_EQ(Event("a1"), 23u);
+  EXPECT_EQ(SinceCheckpoint(), 7u);  // sequences, not the span 23 - 0
+  auto stats = engine_->Stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->last_sequence, 23u);
+}
+
+TEST_F(PartitionNumberingTest, ReopenContinuesAndReplayAndVerifyAreClean) {
+  EXPECT_EQ(Event("a1"), 5u);
+  ASSERT_TRUE(engine_->Watch("agent:ops:boss", Name("agent:a2:main")).ok());  // 8
+  EXPECT_EQ(Event("a2"), 11u);
+  Reopen();  // replays every group: nothing was checkpointed yet
+  EXPECT_EQ(Head("a2"), 11u);
+  EXPECT_EQ(Event("a3"), 14u);
+  auto report = engine_->Verify();
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_TRUE(report->ok) << (report->differences.empty() ? "" : report->differences[0]);
+  // A checkpoint (Rebuild writes one), then groups after it, then a replay from it.
+  ASSERT_TRUE(engine_->Rebuild().ok());
+  EXPECT_EQ(SinceCheckpoint(), 0u);
+  EXPECT_EQ(Event("a1"), 17u);
+  EXPECT_EQ(Event("a2"), 20u);
+  EXPECT_EQ(SinceCheckpoint(), 2u);
+  Reopen();
+  EXPECT_EQ(Head("a1"), 17u);
+  EXPECT_EQ(Head("a2"), 20u);
+  EXPECT_EQ(Event("a3"), 23u);
+  report = engine_->Verify();
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_TRUE(report->ok) << (report->differences.empty() ? "" : report->differences[0]);
+  auto page = engine_->ChangesSince(Name("agent:a1:main"), 0, 10);
+  ASSERT_TRUE(page.ok());
+  ASSERT_EQ(page->events.size(), 2u);
+  EXPECT_EQ(page->events[0].sequence, 5u);
+  EXPECT_EQ(page->events[1].sequence, 17u);
+}
+
+TEST_F(PartitionNumberingTest, AnotherNumberingAtReopenIsRefusedAndChangesNothing) {
+  EXPECT_EQ(Event("a1"), 5u);
+  engine_.reset();
+  for (auto [p, n] : {std::pair{2u, 4u}, std::pair{0u, 1u}, std::pair{1u, 3u}}) {
+    EngineOptions other = options_;
+    other.partition = p;
+    other.partitions = n;
+    auto e = Engine::Open(other, dir_);
+    ASSERT_FALSE(e.ok());
+    EXPECT_TRUE(e.status().IsInvalidArgument()) << e.status().ToString();
+    EXPECT_EQ(e.status().message(),
+              "the database numbers partition 2 of 3, but the options ask for partition " +
+                  std::to_string(p) + " of " + std::to_string(n));
+  }
+  Reopen();
+  EXPECT_EQ(Head("a1"), 5u);
+  EXPECT_EQ(Event("a1"), 8u);
+}
+
+TEST_F(PartitionNumberingTest, BadNumberingOptionsAreRefusedBeforeAnythingIsCreated) {
+  std::string fresh = dir_ + "/fresh";
+  EngineOptions bad = options_;
+  bad.partitions = 0;
+  bad.partition = 0;
+  auto e = Engine::Open(bad, fresh);
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.status().ToString(), "Invalid argument: partitions must be at least 1 (got 0)");
+  bad.partitions = 3;
+  bad.partition = 3;
+  e = Engine::Open(bad, fresh);
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.status().ToString(),
+            "Invalid argument: partition must be below partitions 3 (got 3)");
+  EXPECT_FALSE(std::filesystem::exists(fresh));
+}
+
+TEST_F(PartitionNumberingTest, WritesToAnotherPartitionsSessionAreMisdirected) {
+  EXPECT_EQ(Event("a1"), 5u);
+  auto r = engine_->Record(Input("agent:ops:x", "human_direct_message"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Status::Code::kMisdirected);
+  EXPECT_EQ(r.status().message(),
+            "session agent:ops:x (agent ops) belongs to partition 1 of 3; this node owns "
+            "partition 2: send it to partition 1's owner");
+  // One misdirected event refuses the whole call.
+  auto many = engine_->RecordMany({Input("agent:a1:main", "human_direct_message"),
+                                   Input("agent:main:main", "human_direct_message")});
+  ASSERT_FALSE(many.ok());
+  EXPECT_EQ(many.status().code(), Status::Code::kMisdirected);
+  EXPECT_EQ(many.status().message().rfind("events[1]: session agent:main:main (agent main) "
+                                          "belongs to partition 0 of 3", 0),
+            0u)
+      << many.status().message();
+  // A watch of another partition's target; the watcher may be anywhere.
+  auto w = engine_->Watch("agent:a1:main", Name("agent:ops:x"));
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.status().code(), Status::Code::kMisdirected);
+  EXPECT_TRUE(Pending("agent:a1:main").empty());
+  // Deleting another partition's session.
+  Status d = engine_->DeleteSession(Name("agent:ops:x"));
+  EXPECT_EQ(d.code(), Status::Code::kMisdirected);
+  // Nothing changed: the next sequence is the one after 5, and no session took one.
+  EXPECT_EQ(Head("a1"), 5u);
+  EXPECT_EQ(Head("ops"), 0u);
+  EXPECT_EQ(Event("a1"), 8u);
+  auto stats = engine_->Stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->last_sequence, 8u);
+}
+
+TEST_F(EngineTest, ASingleNodeNeverRefusesASessionAsMisdirected) {
+  EXPECT_EQ(Human("agent:ops:x"), 1u);
+  EXPECT_EQ(Human("agent:main:main"), 2u);
+}
+
+}  // namespace
+}  // namespace statewatch::testing
