@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "cluster/commit_codec.h"
+#include "engine/records.h"
 #include "log/batch_frame.h"
 #include "log/chain_verifier.h"
 #include "storage/key_codec.h"
@@ -51,6 +52,31 @@ Result<AppliedState> DecodeApplied(std::string_view bytes) {
   return s;
 }
 
+// A commit group's frame header must name the group's own sequences: as many counter values
+// as the record has sequences, and (when the record names its first sequence, P > 1) the
+// counter of that sequence.
+Status CheckCounters(const log::BatchHeader& h, std::string_view record, LogPosition position) {
+  engine::GroupRec rec;
+  Status decoded = engine::DecodeGroup(record, &rec);
+  if (!decoded.ok()) {
+    return Status::Corruption("stream position " + std::to_string(position) + ": " +
+                              decoded.ToString());
+  }
+  const std::string at = "stream position " + std::to_string(position) + ": the frame says ";
+  if (h.n_count != rec.sequence_count()) {
+    return Status::Corruption(at + std::to_string(h.n_count) +
+                              " sequences but its commit group has " +
+                              std::to_string(rec.sequence_count()));
+  }
+  const Sequence first = h.first_n * h.partitions + h.partition;
+  if (rec.first_sequence != 0 && rec.first_sequence != first) {
+    return Status::Corruption(at + "counter " + std::to_string(h.first_n) + " (sequence " +
+                              std::to_string(first) + ") but its commit group starts at sequence " +
+                              std::to_string(rec.first_sequence));
+  }
+  return Status::OK();
+}
+
 // Applies one verified frame at `position`: a commit group's writes and record go to the
 // local log, a fence only moves the applied state; both in one RocksDB batch.
 Status ApplyFrame(storage::Store& store, log::LogBackend& local, const log::FrameView& frame,
@@ -66,6 +92,7 @@ Status ApplyFrame(storage::Store& store, log::LogBackend& local, const log::Fram
       return Status::Corruption("stream position " + std::to_string(position) + ": " +
                                 record.status().ToString());
     }
+    SW_RETURN_IF_ERROR(CheckCounters(frame.header, *record, position));
     auto tail = local.Tail();
     if (!tail.ok()) return tail.status();
     log::AppendOptions append;
@@ -187,6 +214,15 @@ Result<LogPosition> ReplicatedLog::Append(std::string_view data,
   auto* batch = dynamic_cast<storage::Batch*>(options.writes);
   if (options.writes != nullptr && batch == nullptr) {
     return Status::InvalidArgument("ReplicatedLog: the keyed writes are not a storage::Batch");
+  }
+  // The frame's counters are the group's: its first sequence's counter must be the chain's
+  // next one, or the stream would say other sequences than the record (nothing is appended).
+  if (options.first_counter != 0 && options.first_counter != writer_.next_n()) {
+    return Status::Corruption("partition " + std::to_string(options_.partition) +
+                              ": the commit group starts at counter " +
+                              std::to_string(options.first_counter) +
+                              " but the stream's next counter is " +
+                              std::to_string(writer_.next_n()));
   }
   auto body = EncodeClusterCommit(data, batch);
   if (!body.ok()) return body.status();

@@ -15,6 +15,8 @@ Result<std::unique_ptr<Standby>> Standby::Open(const std::string& path,
     // when nothing is pruned, so the local log stays the stream's.
     EngineOptions o;
     o.prune_on_open = false;
+    o.partition = partition;  // the numbering goes into the meta: an owner or a takeover
+    o.partitions = partitions;  // opening it later must number the same
     auto created = Engine::Open(o, path);
     if (!created.ok()) return created.status();
   }

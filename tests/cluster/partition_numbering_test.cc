@@ -1,0 +1,188 @@
+// Cluster numbering across owners, standbys and takeovers (MemLog streams): partition p of P
+// numbers n * P + p wherever it is served, and the fold refuses a frame whose counters
+// disagree with its commit group.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cluster/commit_codec.h"
+#include "cluster/replicated_log.h"
+#include "cluster/standby.h"
+#include "engine/engine_fixture.h"
+#include "engine/records.h"
+#include "log/chain_writer.h"
+#include "log/mem_log.h"
+#include "statewatch/engine.h"
+
+namespace statewatch::cluster {
+namespace {
+
+using statewatch::testing::NewTempDir;
+
+constexpr int64_t kStart = 1764460800000;
+// PartitionOfAgent(agent, 2): main -> 0, research -> 1 (tests/engine pins the hash).
+const std::string kOnZero = "agent:main:a";
+const std::string kOnOne = "agent:research:a";
+
+class PartitionNumberingTest : public ::testing::Test {
+ protected:
+  void TearDown() override {
+    for (const auto& d : dirs_) std::filesystem::remove_all(d);
+  }
+  std::shared_ptr<log::MemLog> NewStream() {
+    log::MemLogOptions mo;
+    mo.clock = clock_;
+    return std::make_shared<log::MemLog>(mo);
+  }
+  std::string NewDir() { return dirs_.emplace_back(NewTempDir("numbering")); }
+  EngineOptions Options(uint32_t partition) {
+    EngineOptions o;
+    o.clock = clock_;
+    o.durability = Durability::kBuffered;
+    o.partition = partition;
+    o.partitions = 2;
+    return o;
+  }
+  std::unique_ptr<Engine> OpenOwner(const std::string& dir, std::shared_ptr<log::MemLog> stream,
+                                    uint32_t partition) {
+    EngineOptions o = Options(partition);
+    ReplicatedLogOptions ro;
+    ro.partition = partition;
+    ro.partitions = 2;
+    ro.retry = log::RetryPolicy{20, nullptr};
+    o.wrap_log = OwnerLog(std::move(stream), ro);
+    auto e = Engine::Open(o, dir);
+    EXPECT_TRUE(e.ok()) << e.status().ToString();
+    return e.ok() ? std::move(*e) : nullptr;
+  }
+  static EventInput Input(const std::string& key) {
+    EventInput in;
+    in.session_key = key;
+    in.kind = "human_direct_message";
+    in.actor_type = ActorType::kHuman;
+    in.summary = "hello";
+    return in;
+  }
+  static Sequence Rec(Engine& e, const std::string& key) {
+    auto r = e.Record(Input(key));
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? r->event.sequence : 0;
+  }
+
+  std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>(kStart);
+  std::vector<std::string> dirs_;
+};
+
+TEST_F(PartitionNumberingTest, TwoPartitionsOwnersHandOutDisjointSequences) {
+  auto zero = OpenOwner(NewDir(), NewStream(), 0);
+  auto one = OpenOwner(NewDir(), NewStream(), 1);
+  ASSERT_NE(zero, nullptr);
+  ASSERT_NE(one, nullptr);
+  std::set<Sequence> seen;
+  for (int i = 0; i < 5; ++i) {
+    Sequence a = Rec(*zero, kOnZero);
+    Sequence b = Rec(*one, kOnOne);
+    EXPECT_EQ(a, 2u * (i + 1));
+    EXPECT_EQ(b, 2u * (i + 1) + 1);
+    EXPECT_TRUE(seen.insert(a).second);
+    EXPECT_TRUE(seen.insert(b).second);
+  }
+  // Each refuses the other's sessions.
+  EXPECT_EQ(zero->Record(Input(kOnOne)).status().code(), Status::Code::kMisdirected);
+  EXPECT_EQ(one->Record(Input(kOnZero)).status().code(), Status::Code::kMisdirected);
+}
+
+TEST_F(PartitionNumberingTest, AStandbyAndATakeoverOfPartitionOneContinueTheNumbering) {
+  auto stream = NewStream();
+  auto owner = OpenOwner(NewDir(), stream, 1);
+  ASSERT_NE(owner, nullptr);
+  EXPECT_EQ(Rec(*owner, kOnOne), 3u);
+  EXPECT_EQ(Rec(*owner, kOnOne), 5u);
+  ASSERT_TRUE(owner->Watch("agent:main:boss", SessionName{"research", kOnOne}).ok());  // 7
+  std::string standby_dir = NewDir();
+  {
+    auto standby = Standby::Open(standby_dir, stream, 1, 2);
+    ASSERT_TRUE(standby.ok()) << standby.status().ToString();
+    ASSERT_TRUE((*standby)->CatchUp().ok());
+  }
+  {
+    EngineOptions ro = Options(1);
+    ro.read_only = true;
+    auto view = Engine::Open(ro, standby_dir);
+    ASSERT_TRUE(view.ok()) << view.status().ToString();
+    auto head = (*view)->StateVersion(SessionName{"research", kOnOne});
+    ASSERT_TRUE(head.ok());
+    EXPECT_EQ(*head, 5u);
+    auto report = (*view)->Verify();
+    ASSERT_TRUE(report.ok()) << report.status().ToString();
+    EXPECT_TRUE(report->ok);
+    ro.partition = 0;  // the standby's database knows its numbering
+    auto wrong = Engine::Open(ro, standby_dir);
+    ASSERT_FALSE(wrong.ok());
+    EXPECT_TRUE(wrong.status().IsInvalidArgument()) << wrong.status().ToString();
+  }
+  auto takeover = OpenOwner(standby_dir, stream, 1);
+  ASSERT_NE(takeover, nullptr);
+  EXPECT_EQ(Rec(*takeover, kOnOne), 9u);
+  EXPECT_FALSE(owner->Record(Input(kOnOne)).ok());  // fenced out
+  takeover.reset();
+  auto back = OpenOwner(standby_dir, stream, 1);  // reopen: replay under the same rule
+  ASSERT_NE(back, nullptr);
+  EXPECT_EQ(Rec(*back, kOnOne), 11u);
+}
+
+// A stream written by a sealer whose header disagrees with its commit group.
+class MisnumberedFrameTest : public PartitionNumberingTest {
+ protected:
+  // Appends a fence and then one commit group of `events` events that names `first` as its
+  // first sequence, in a frame claiming `n_count` counter values.
+  void Write(Sequence first, std::size_t events, uint32_t n_count) {
+    auto writer = log::ChainWriter::Make(log::GenesisChainState(1, 2, /*first_n=*/1), 1);
+    ASSERT_TRUE(writer.ok());
+    auto fence = writer->SealFence("node-x");
+    ASSERT_TRUE(fence.ok());
+    log::AppendOptions append;
+    ASSERT_TRUE(stream_->Append(fence->bytes, append).ok());
+    writer->Advance(*fence);
+    engine::GroupRec rec;
+    rec.committed_at = kStart;
+    rec.first_sequence = first;
+    rec.events.assign(events, SessionRef{1});
+    engine::GroupEncoder encoder;
+    auto body = EncodeClusterCommit(encoder.Encode(rec, /*with_first_sequence=*/true), nullptr);
+    ASSERT_TRUE(body.ok());
+    auto sealed = writer->SealCommitGroup(*body, n_count);
+    ASSERT_TRUE(sealed.ok());
+    append.expected_last = 1;
+    ASSERT_TRUE(stream_->Append(sealed->bytes, append).ok());
+  }
+  Status Fold() {
+    auto standby = Standby::Open(NewDir(), stream_, 1, 2);
+    if (!standby.ok()) return standby.status();
+    return (*standby)->CatchUp();
+  }
+  std::shared_ptr<log::MemLog> stream_ = NewStream();
+};
+
+TEST_F(MisnumberedFrameTest, AFrameWithMoreCountersThanItsGroupsSequencesIsRefused) {
+  Write(/*first=*/3, /*events=*/1, /*n_count=*/2);
+  Status st = Fold();
+  EXPECT_EQ(st.ToString(),
+            "Corruption: stream position 2: the frame says 2 sequences but its commit group "
+            "has 1");
+}
+
+TEST_F(MisnumberedFrameTest, AFrameWhoseCounterIsNotItsGroupsFirstSequenceIsRefused) {
+  Write(/*first=*/5, /*events=*/1, /*n_count=*/1);
+  Status st = Fold();
+  EXPECT_EQ(st.ToString(),
+            "Corruption: stream position 2: the frame says counter 1 (sequence 3) but its "
+            "commit group starts at sequence 5");
+}
+
+}  // namespace
+}  // namespace statewatch::cluster
