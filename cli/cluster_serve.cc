@@ -118,6 +118,8 @@ Status AttachCluster(const Args& args, server::ServerOptions* options) {
   ro.state = std::make_shared<cluster::PartitionState>(p->partition);
   options->gate = std::make_shared<server::ClusterGate>(ro.state, server::ClusterGate::Hooks{});
   options->wrap_log = cluster::OwnerLog(*stream, ro);
+  options->partition = p->partition;  // the engine numbers n * P + p
+  options->partitions = p->partitions;
   spdlog::info("event=cluster_owner servers={} partition={} partitions={}", *urls,
                p->partition, p->partitions);
   return Status::OK();

@@ -45,6 +45,7 @@ Status EngineImpl::Load() {
   auto log = storage::LocalLog::Open(store_.get(), meta_.applied_position);
   if (!log.ok()) return log.status();
   log_ = std::move(*log);
+  SW_RETURN_IF_ERROR(CheckUnnumberedLog(stored->has_value()));
   if (options_.wrap_log && !options_.read_only) {  // cluster mode: folds the stream
     // into the store first, so that the names and rows loaded below include what it added
     auto wrapped = options_.wrap_log(*store_, std::move(log_));
@@ -69,13 +70,11 @@ Status EngineImpl::Load() {
   if (replayed > 0) spdlog::debug("statewatch: replayed {} commit groups at open", replayed);
   SW_RETURN_IF_ERROR(KeepRows(std::move(rows), damaged));
   meta_.journal_rows = live_rows_;
-  return Status::OK();
+  return MaybeWriteNumbering(stored->has_value());
 }
 
 // The stored numbering must be the options' (a partition's sequences only mean something
-// under its own). A database without a meta record yet takes the options'; a writable
-// cluster one (P > 1) writes it at once, so a reopen with another numbering is refused
-// before any group is replayed under the wrong rule.
+// under its own). A database without a meta record yet takes the options'.
 Status EngineImpl::LoadNumbering(bool stored) {
   if (stored && (meta_.partition != options_.partition ||
                  meta_.partitions != options_.partitions)) {
@@ -86,9 +85,34 @@ Status EngineImpl::LoadNumbering(bool stored) {
   }
   meta_.partition = options_.partition;
   meta_.partitions = options_.partitions;
+  return Status::OK();
+}
+
+// A database without a meta record but with commit groups was written by a single node
+// (an engine with P > 1 writes its meta at its first open, before any group): its
+// sequences are dense, so it is partition 0 of 1.
+Status EngineImpl::CheckUnnumberedLog(bool stored) const {
+  if (stored || options_.partitions == 1) return Status::OK();
+  auto tail = log_->Tail();
+  if (!tail.ok()) return tail.status();
+  if (*tail == 0) return Status::OK();
+  return Status::InvalidArgument(
+      "the database numbers partition 0 of 1, but the options ask for partition " +
+      std::to_string(options_.partition) + " of " + std::to_string(options_.partitions));
+}
+
+// A writable cluster engine (P > 1) whose database has no meta record yet writes one once
+// the open succeeded, so that a later open with another numbering is refused before
+// anything is replayed. It is the absent record's content (no checkpoint yet) plus the
+// numbering: not the replayed state, which no checkpoint holds. After the replay, so that
+// an open that fails (e.g. a single-node log read under P > 1) writes nothing.
+Status EngineImpl::MaybeWriteNumbering(bool stored) {
   if (stored || options_.read_only || options_.partitions == 1) return Status::OK();
+  MetaRec fresh;
+  fresh.partition = options_.partition;
+  fresh.partitions = options_.partitions;
   storage::Batch b(*store_);
-  b.Put(Family::kMeta, storage::MetaKey(), EncodeMeta(meta_));
+  b.Put(Family::kMeta, storage::MetaKey(), EncodeMeta(fresh));
   return store_->Write(b, /*sync=*/true);
 }
 

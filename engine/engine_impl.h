@@ -268,6 +268,8 @@ class EngineImpl final : public Engine, public SideTableHost {
   Status WriteCheckpoint(storage::Batch& b, uint64_t journal_rows, MetaRec* next);
   bool CheckpointDue() const;
   Status LoadNumbering(bool stored);
+  Status MaybeWriteNumbering(bool stored);
+  Status CheckUnnumberedLog(bool stored) const;
   // Misdirected when `session` belongs to another partition (engine/agent_partition.h).
   Status CheckOwned(const SessionName& session) const;
   Status PurgeLog(log::LogPosition below);

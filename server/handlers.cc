@@ -104,6 +104,8 @@ ApiResponse StatusResponse(const Status& status, bool tool) {
       return Api::Error(503, "unavailable", status.ToString());
     case Status::Code::kNoSpace:  // the disk is full: nothing was written; retry later
       return Api::Error(507, "insufficient_storage", status.ToString());
+    case Status::Code::kMisdirected:  // another partition's session: send it to its owner
+      return Api::Error(421, "misdirected", status.message());
     default:
       return Api::Error(500, "internal", status.ToString());
   }

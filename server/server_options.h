@@ -75,6 +75,10 @@ struct ServerOptions {
   // Cluster mode (EngineOptions::wrap_log; cli/cluster_serve.h sets it for --cluster).
   // Empty: a single node.
   decltype(EngineOptions::wrap_log) wrap_log;
+  // Cluster mode: the partition this node serves and the partition count
+  // (EngineOptions::partition/partitions; --partition/--partitions). Default 0 of 1.
+  uint32_t partition = 0;
+  uint32_t partitions = 1;
   // Cluster mode: the gate that answers the /v1/cluster routes and refuses requests once
   // the partition moved (server/cluster_routes.h; cli/cluster_serve.h sets it). Null: none.
   std::shared_ptr<RequestGate> gate;

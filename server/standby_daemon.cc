@@ -8,12 +8,14 @@ namespace statewatch::server {
 
 namespace {
 
-Result<std::unique_ptr<Engine>> OpenReadOnly(const std::string& path,
+Result<std::unique_ptr<Engine>> OpenReadOnly(const ServerOptions& server,
                                              std::shared_ptr<ManualClock> clock) {
   EngineOptions o;
   o.read_only = true;
+  o.partition = server.partition;  // the owner's numbering, checked against the meta
+  o.partitions = server.partitions;
   if (clock) o.clock = std::move(clock);
-  return Engine::Open(o, path);
+  return Engine::Open(o, server.data_dir);
 }
 
 }  // namespace
@@ -22,6 +24,9 @@ StandbyDaemon::StandbyDaemon(StandbyDaemonOptions options)
     : options_(std::move(options)),
       state_(std::make_shared<cluster::PartitionState>(options_.log.partition)) {
   options_.log.state = state_;
+  // The read-only engine and the takeover's owner number n * P + p like the old owner.
+  options_.server.partition = options_.log.partition;
+  options_.server.partitions = options_.log.partitions;
   if (options_.server.manual_clock) {
     snapshot_clock_ = std::make_shared<ManualClock>(options_.server.manual_clock_start_ms);
   }
@@ -32,7 +37,7 @@ Result<std::unique_ptr<StandbyDaemon>> StandbyDaemon::Open(StandbyDaemonOptions 
   if (!options.remote) return Status::InvalidArgument("StandbyDaemon: no stream (remote)");
   std::unique_ptr<StandbyDaemon> d(new StandbyDaemon(std::move(options)));
   SW_RETURN_IF_ERROR(d->StartFollowing());
-  auto anchor = OpenReadOnly(d->options_.server.data_dir, d->snapshot_clock_);
+  auto anchor = OpenReadOnly(d->options_.server, d->snapshot_clock_);
   if (!anchor.ok()) return anchor.status();
   d->anchor_ = std::move(*anchor);
   ClusterGate::Hooks hooks;
@@ -98,7 +103,7 @@ Status StandbyDaemon::WithSnapshot(const std::function<Status(Engine&, uint64_t)
                                       " is being taken over by this node: retry");
   }
   return follower->Paused([&](const cluster::AppliedState& applied) {
-    auto engine = OpenReadOnly(options_.server.data_dir, snapshot_clock_);
+    auto engine = OpenReadOnly(options_.server, snapshot_clock_);
     if (!engine.ok()) return engine.status();
     return read(**engine, applied.position);
   });

@@ -115,6 +115,28 @@ TEST_F(PartitionNumberingTest, AnotherNumberingAtReopenIsRefusedAndChangesNothin
   EXPECT_EQ(Event("a1"), 8u);
 }
 
+TEST_F(EngineTest, ASingleNodeDatabaseIsNotOpenedAsAPartition) {
+  EXPECT_EQ(Human("agent:a1:main"), 1u);  // no checkpoint yet: the meta record is absent
+  engine_.reset();
+  EngineOptions cluster = options_;
+  cluster.partition = 2;
+  cluster.partitions = 3;
+  auto e = Engine::Open(cluster, dir_);
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.status().ToString(),
+            "Invalid argument: the database numbers partition 0 of 1, but the options ask for "
+            "partition 2 of 3");
+  Reopen();
+  EXPECT_EQ(Human("agent:a1:main"), 2u);
+  ASSERT_TRUE(engine_->Rebuild().ok());  // now a meta record holds 0 of 1
+  engine_.reset();
+  e = Engine::Open(cluster, dir_);
+  ASSERT_FALSE(e.ok());
+  EXPECT_TRUE(e.status().IsInvalidArgument()) << e.status().ToString();
+  Reopen();
+  EXPECT_EQ(Human("agent:a1:main"), 3u);
+}
+
 TEST_F(PartitionNumberingTest, BadNumberingOptionsAreRefusedBeforeAnythingIsCreated) {
   std::string fresh = dir_ + "/fresh";
   EngineOptions bad = options_;
