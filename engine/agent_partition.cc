@@ -10,8 +10,7 @@ uint32_t PartitionOfAgent(std::string_view agent_id, uint32_t partitions) {
   return static_cast<uint32_t>(XXH64(agent_id.data(), agent_id.size(), /*seed=*/0) % partitions);
 }
 
-Status CheckSessionPartition(const SessionName& session, uint32_t partition,
-                             uint32_t partitions) {
+Status CheckSessionPartition(const SessionName& session, uint32_t partition, uint32_t partitions) {
   if (partitions <= 1) return Status::OK();
   const uint32_t owner = PartitionOfAgent(session.agent_id, partitions);
   if (owner == partition) return Status::OK();

@@ -23,8 +23,7 @@ uint32_t PartitionOfAgent(std::string_view agent_id, uint32_t partitions);
 
 // OK when `session` belongs to `partition` of `partitions`; otherwise Misdirected, naming
 // the session, its agent, its partition and this node's.
-Status CheckSessionPartition(const SessionName& session, uint32_t partition,
-                             uint32_t partitions);
+Status CheckSessionPartition(const SessionName& session, uint32_t partition, uint32_t partitions);
 
 }  // namespace statewatch::engine
 

@@ -168,7 +168,8 @@ TEST_F(PartitionNumberingTest, WritesToAnotherPartitionsSessionAreMisdirected) {
   ASSERT_FALSE(many.ok());
   EXPECT_EQ(many.status().code(), Status::Code::kMisdirected);
   EXPECT_EQ(many.status().message().rfind("events[1]: session agent:main:main (agent main) "
-                                          "belongs to partition 0 of 3", 0),
+                                          "belongs to partition 0 of 3",
+                                          0),
             0u)
       << many.status().message();
   // A watch of another partition's target; the watcher may be anywhere.

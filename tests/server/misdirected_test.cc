@@ -45,8 +45,8 @@ TEST_F(MisdirectedTest, WritesToAnotherPartitionsSessionAre421AndChangeNothing) 
       http_->Post("/v1/events", json::array{HumanMessage(kOwn), HumanMessage(kOther)}),
       "events[1]: " + kMessage);
   // A watch whose target lives elsewhere (its cursor would live there).
-  ExpectMisdirected(
-      http_->Post("/v1/watches", json::object{{"watcher", kOwn}, {"target", kOther}}), kMessage);
+  ExpectMisdirected(http_->Post("/v1/watches", json::object{{"watcher", kOwn}, {"target", kOther}}),
+                    kMessage);
   ExpectMisdirected(http_->Request("DELETE", "/v1/sessions/" + kOther), kMessage);
   // Nothing took a sequence, nothing was watched.
   auto next = Record(*http_, HumanMessage(kOwn));
