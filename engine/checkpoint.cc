@@ -27,20 +27,24 @@ constexpr std::size_t kReplayChunk = 256;
 
 Status EngineImpl::Load() {
   std::unique_lock lock(state_mu_);
-  auto stored = store_->Get(Family::kMeta, storage::MetaKey());
-  if (!stored.ok()) return stored.status();
-  meta_ = MetaRec{};
-  if (stored->has_value()) {
-    auto m = DecodeMeta(**stored);
-    if (!m.ok()) return m.status();
-    meta_ = *m;
-  }
-  if (meta_.format_version == 1) SW_RETURN_IF_ERROR(MigrateFormat1(&meta_));
-  if (meta_.format_version != kFormatVersion) {
-    return Status::FailedPrecondition(
-        "the database has format " + std::to_string(meta_.format_version) +
-        ", which this build (format " + std::to_string(kFormatVersion) + ") cannot read");
-  }
+  auto read_meta = [this]() -> Status {
+    auto stored = store_->Get(Family::kMeta, storage::MetaKey());
+    if (!stored.ok()) return stored.status();
+    meta_ = MetaRec{};
+    if (stored->has_value()) {
+      auto m = DecodeMeta(**stored);
+      if (!m.ok()) return m.status();
+      meta_ = *m;
+    }
+    if (meta_.format_version == 1) SW_RETURN_IF_ERROR(MigrateFormat1(&meta_));
+    if (meta_.format_version != kFormatVersion) {
+      return Status::FailedPrecondition(
+          "the database has format " + std::to_string(meta_.format_version) +
+          ", which this build (format " + std::to_string(kFormatVersion) + ") cannot read");
+    }
+    return Status::OK();
+  };
+  SW_RETURN_IF_ERROR(read_meta());
   auto log = storage::LocalLog::Open(store_.get(), meta_.applied_position);
   if (!log.ok()) return log.status();
   log_ = std::move(*log);
@@ -49,6 +53,9 @@ Status EngineImpl::Load() {
     auto wrapped = options_.wrap_log(*store_, std::move(log_));
     if (!wrapped.ok()) return wrapped.status();
     log_ = std::move(*wrapped);
+    // A fold that restored a cluster checkpoint replaced the whole store, the engine's own
+    // checkpoint meta included (docs/cluster.md §7); an ordinary fold leaves it as it was.
+    SW_RETURN_IF_ERROR(read_meta());
   }
   SW_RETURN_IF_ERROR(LoadNames());
   state_.Clear();
