@@ -183,22 +183,22 @@ Result<AppliedState> RestoreSnapshot(storage::Store& store, std::string_view blo
   auto applied = InspectSnapshot(blob);
   if (!applied.ok()) return applied.status();
   {
-    // Every family emptied with one range tombstone each: [first key, last key + '\0').
+    // Every key deleted one by one, in batches of bounded size: the families with memtable
+    // insert hints must not take range deletes (storage/store.cc). The applied-state entry
+    // goes first, so that a crash part-way leaves a store a fold knows to restore again.
     storage::Batch clear(store);
+    clear.Delete(Family::kMeta, AppliedStateKey());
     for (int i = 0; i < static_cast<int>(Family::kCount); ++i) {
       const auto f = static_cast<Family>(i);
       auto it = store.NewIterator(f);
-      it->SeekToFirst();
-      if (!it->Valid()) {
-        SW_RETURN_IF_ERROR(it->status());
-        continue;
+      for (it->SeekToFirst(); it->Valid(); it->Next()) {
+        clear.Delete(f, it->key());
+        if (clear.ByteSize() >= kSnapshotPartBytes) {
+          SW_RETURN_IF_ERROR(store.Write(clear, /*sync=*/false));
+          clear.Clear();
+        }
       }
-      std::string first(it->key());
-      it->SeekToLast();
       SW_RETURN_IF_ERROR(it->status());
-      std::string end(it->key());
-      end.push_back('\0');  // the smallest key after the last one
-      clear.DeleteRange(f, first, end);
     }
     SW_RETURN_IF_ERROR(store.Write(clear, /*sync=*/false));
   }
