@@ -139,6 +139,18 @@ Status RestoreCheckpoint(log::LogBackend& remote, storage::Store& store, log::Lo
                                       std::to_string(cp.position) + ", not past position " +
                                       std::to_string(state->position) + ": this node cannot catch up");
   }
+  // Positions first (cheap), then the snapshot, then whether the next frame chains onto it:
+  // all before anything changes.
+  auto next = remote.ReadFrom(cp.position + 1, 1);
+  if (!next.ok()) {
+    if (next.status().code() == Status::Code::kNotFound) {
+      return Status::FailedPrecondition(
+          need + "; the latest checkpoint is at position " + std::to_string(cp.position) +
+          " but the stream no longer holds position " + std::to_string(cp.position + 1) +
+          " either: this node cannot catch up");
+    }
+    return next.status();
+  }
   auto applied = InspectSnapshot(cp.data);
   if (!applied.ok()) return applied.status();
   if (applied->position != cp.position) {
@@ -154,18 +166,15 @@ Status RestoreCheckpoint(log::LogBackend& remote, storage::Store& store, log::Lo
                               ", not partition " + std::to_string(state->chain.partition) +
                               " of " + std::to_string(state->chain.partitions));
   }
-  // Before anything changes: the next frame must chain onto the checkpoint.
-  auto next = remote.ReadFrom(cp.position + 1, 1);
-  if (!next.ok()) {
-    if (next.status().code() == Status::Code::kNotFound) {
-      return Status::FailedPrecondition(
-          need + "; the latest checkpoint is at position " + std::to_string(cp.position) +
-          " but the stream no longer holds position " + std::to_string(cp.position + 1) +
-          " either: this node cannot catch up");
+  if (next->empty()) {  // nothing after it yet: it must at least be within the stream
+    auto tail = remote.Tail();
+    if (!tail.ok()) return tail.status();
+    if (*tail < cp.position) {
+      return Status::Corruption("the checkpoint at position " + std::to_string(cp.position) +
+                                " is beyond the stream's tail at position " +
+                                std::to_string(*tail));
     }
-    return next.status();
-  }
-  if (!next->empty()) {
+  } else {
     log::ChainVerifier verifier(applied->chain);
     auto frame = verifier.Next((*next)[0].position, (*next)[0].data);
     if (!frame.ok()) {
