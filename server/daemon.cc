@@ -21,6 +21,7 @@ Result<Daemon::OpenedEngine> Daemon::OpenEngine(const ServerOptions& options) {
   engine_options.max_rows = options.max_rows;
   engine_options.row_cache_bytes = options.row_cache_bytes;
   engine_options.wrap_log = options.wrap_log;
+  engine_options.checkpoint_min_records = options.checkpoint_min_records;
   if (options.manual_clock) {
     int64_t start = options.manual_clock_start_ms;
     if (start == 0) {

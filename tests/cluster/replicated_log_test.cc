@@ -509,5 +509,25 @@ TEST_F(ClusterCheckpointTest, AFencedOutOwnerWritesNoCheckpoint) {
   a.reset();
 }
 
+// A figure, not an assertion: the checkpoint's and the restore's times are in the
+// event=cluster_checkpoint and event=cluster_checkpoint_restored log lines.
+TEST_F(ClusterCheckpointTest, AThousandsOfRowsCheckpointIsWrittenAndRestoredWhole) {
+  constexpr int kEvents = 5000;
+  std::string served;
+  {
+    auto a = TryOpenOwner(NewDir(), "node-a", checkpoints_, kEvents);
+    ASSERT_TRUE(a.ok()) << a.status().ToString();
+    for (int i = 0; i < kEvents + 10; ++i) {
+      ASSERT_TRUE((*a)->Record(Input(kSessions[i % 3], "k" + std::to_string(i))).ok());
+    }
+    served = Digest(**a);
+  }
+  log::Checkpoint cp = Latest();
+  ASSERT_GE(cp.position, static_cast<log::LogPosition>(kEvents));
+  auto b = TryOpenOwner(NewDir(), "node-b", checkpoints_, kEvents);
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  EXPECT_EQ(Digest(**b), served);
+}
+
 }  // namespace
 }  // namespace statewatch::cluster
