@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -14,6 +15,7 @@
 #ifdef STATEWATCH_HAVE_NATS
 #include "cluster/replicated_log.h"
 #include "cluster/standby.h"
+#include "log/jetstream/jetstream_checkpoints.h"
 #include "log/jetstream/jetstream_log.h"
 #include "log/jetstream/nats_connection.h"
 #include "server/cluster_routes.h"
@@ -71,6 +73,37 @@ Result<std::shared_ptr<log::LogBackend>> OpenStream(const PartitionArgs& p) {
   return std::shared_ptr<log::LogBackend>(std::move(*stream));
 }
 
+// The partition's checkpoints on SW_CKPT (docs/cluster.md §7), on a connection of their
+// own: a checkpoint's publish never queues behind the commit path's appends.
+Result<std::shared_ptr<log::CheckpointStore>> OpenCheckpoints(const PartitionArgs& p) {
+  log::NatsConnectionOptions co;
+  co.servers = p.urls;
+  auto connection = log::NatsConnection::Connect(co);
+  if (!connection.ok()) return connection.status();
+  log::JetStreamCheckpointsOptions o;
+  o.partition = p.partition;
+  auto checkpoints = log::JetStreamCheckpoints::Open(*connection, o);
+  if (!checkpoints.ok()) return checkpoints.status();
+  return std::shared_ptr<log::CheckpointStore>(std::move(*checkpoints));
+}
+
+// --cluster-checkpoint-every: sets the cluster's and the engine's checkpoint intervals.
+Status ReadCheckpointEvery(const Args& args, server::ServerOptions* options,
+                           cluster::ReplicatedLogOptions* log) {
+  auto text = args.Get("cluster-checkpoint-every");
+  if (!text) return Status::OK();
+  auto n = ParseIntOption("cluster-checkpoint-every", *text);
+  if (!n.ok()) return n.status();
+  if (*n < 1) {
+    return Status::InvalidArgument("--cluster-checkpoint-every must be at least 1 (got " +
+                                   *text + ")");
+  }
+  log->checkpoint_every = static_cast<uint64_t>(*n);
+  options->checkpoint_min_records =
+      std::min<uint64_t>(options->checkpoint_min_records, static_cast<uint64_t>(*n));
+  return Status::OK();
+}
+
 std::atomic<bool> stop_following{false};
 extern "C" void StopFollowing(int) { stop_following = true; }
 #endif
@@ -88,13 +121,17 @@ std::vector<OptionHelp> ClusterServeOptionHelp() {
        "With --cluster: owner (fences the previous owner out and serves), or standby (folds "
        "the stream continuously, serves reads, refuses writes with 503 until "
        "`statewatch takeover` makes it the owner)."},
+      {"cluster-checkpoint-every", "N", "100000",
+       "With --cluster: write a checkpoint of this node's state to SW_CKPT and purge the "
+       "stream below it once N stream positions were applied since the last one (the "
+       "engine's own checkpoint then runs at least every N records)."},
   };
 }
 
 Status AttachCluster(const Args& args, server::ServerOptions* options) {
   auto urls = args.Get("cluster");
   if (!urls) {
-    for (const char* flag : {"partition", "partitions", "role"}) {
+    for (const char* flag : {"partition", "partitions", "role", "cluster-checkpoint-every"}) {
       if (args.Has(flag)) {
         return Status::InvalidArgument("--" + std::string(flag) + " needs --cluster");
       }
@@ -116,6 +153,10 @@ Status AttachCluster(const Args& args, server::ServerOptions* options) {
   ro.partitions = p->partitions;
   ro.node = options->host + ":" + std::to_string(options->port);
   ro.state = std::make_shared<cluster::PartitionState>(p->partition);
+  SW_RETURN_IF_ERROR(ReadCheckpointEvery(args, options, &ro));
+  auto checkpoints = OpenCheckpoints(*p);
+  if (!checkpoints.ok()) return checkpoints.status();
+  ro.checkpoints = *checkpoints;
   options->gate = std::make_shared<server::ClusterGate>(ro.state, server::ClusterGate::Hooks{});
   options->wrap_log = cluster::OwnerLog(*stream, ro);
   options->partition = p->partition;  // the engine numbers n * P + p
@@ -145,7 +186,12 @@ int RunClusterFollow(Command& c) {
 #ifdef STATEWATCH_HAVE_NATS
   auto stream = OpenStream(*p);
   if (!stream.ok()) return RuntimeError(c, stream.status());
-  auto standby = cluster::Standby::Open(c.global.data_dir, *stream, p->partition, p->partitions);
+  auto checkpoints = OpenCheckpoints(*p);
+  if (!checkpoints.ok()) return RuntimeError(c, checkpoints.status());
+  cluster::FoldOptions fold;
+  fold.checkpoints = *checkpoints;
+  auto standby = cluster::Standby::Open(c.global.data_dir, *stream, p->partition, p->partitions,
+                                        std::move(fold));
   if (!standby.ok()) return RuntimeError(c, standby.status());
   const std::string once_value = c.args.Get("once").value_or("false");
   if (once_value != "true" && once_value != "false") {
@@ -197,6 +243,12 @@ int RunStandbyServe(Command& c, const server::ServerOptions& options) {
   so.log.partition = p->partition;
   so.log.partitions = p->partitions;
   so.log.node = options.host + ":" + std::to_string(options.port);
+  if (Status st = ReadCheckpointEvery(c.args, &so.server, &so.log); !st.ok()) {
+    return UsageError(c, st.message());
+  }
+  auto checkpoints = OpenCheckpoints(*p);
+  if (!checkpoints.ok()) return RuntimeError(c, checkpoints.status());
+  so.log.checkpoints = *checkpoints;
   auto daemon = server::StandbyDaemon::Open(std::move(so));
   if (!daemon.ok()) return RuntimeError(c, daemon.status());
   (*daemon)->HandleSignals();

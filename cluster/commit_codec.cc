@@ -13,8 +13,15 @@ namespace {
 using storage::Family;
 namespace fb = statewatch::cluster::fb;
 
+std::string_view View(const flatbuffers::Vector<uint8_t>* v) {
+  return v ? std::string_view(reinterpret_cast<const char*>(v->data()), v->size())
+           : std::string_view();
+}
+
+}  // namespace
+
 // Wire ids are part of the stream's format: append new families, never renumber.
-uint8_t WireId(Family f) {
+uint8_t FamilyWireId(Family f) {
   switch (f) {
     case Family::kJournal: return 1;
     case Family::kBySeq: return 2;
@@ -37,17 +44,10 @@ uint8_t WireId(Family f) {
 
 std::optional<Family> FamilyOfWireId(uint8_t id) {
   for (int f = 0; f < static_cast<int>(Family::kCount); ++f) {
-    if (WireId(static_cast<Family>(f)) == id) return static_cast<Family>(f);
+    if (FamilyWireId(static_cast<Family>(f)) == id) return static_cast<Family>(f);
   }
   return std::nullopt;
 }
-
-std::string_view View(const flatbuffers::Vector<uint8_t>* v) {
-  return v ? std::string_view(reinterpret_cast<const char*>(v->data()), v->size())
-           : std::string_view();
-}
-
-}  // namespace
 
 Result<std::string> EncodeClusterCommit(std::string_view record, const storage::Batch* writes) {
   flatbuffers::FlatBufferBuilder b(record.size() + (writes ? writes->ByteSize() : 0) + 256);
@@ -62,7 +62,7 @@ Result<std::string> EncodeClusterCommit(std::string_view record, const storage::
       auto op = w.op == storage::Batch::Write::Op::kPut      ? fb::WriteOp::Put
                 : w.op == storage::Batch::Write::Op::kDelete ? fb::WriteOp::Delete
                                                              : fb::WriteOp::DeleteRange;
-      entries.push_back(fb::CreateKeyedWrite(b, op, WireId(w.family), key, value));
+      entries.push_back(fb::CreateKeyedWrite(b, op, FamilyWireId(w.family), key, value));
     });
     if (!st.ok()) return st;
   }

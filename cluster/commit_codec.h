@@ -8,6 +8,8 @@
 #ifndef STATEWATCH_CLUSTER_COMMIT_CODEC_H_
 #define STATEWATCH_CLUSTER_COMMIT_CODEC_H_
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -19,6 +21,12 @@ namespace statewatch::cluster {
 // The body for `record` and the writes of `writes` (null: none). Corruption when a write
 // cannot be listed (storage::Batch::ForEachWrite).
 Result<std::string> EncodeClusterCommit(std::string_view record, const storage::Batch* writes);
+
+// A family's id on the wire (commit groups and checkpoints): part of the stream's format,
+// never the storage enum's value. Every family has one (>= 1).
+uint8_t FamilyWireId(storage::Family f);
+// The family of wire id `id`; nullopt for an id this build does not know.
+std::optional<storage::Family> FamilyOfWireId(uint8_t id);
 
 // Decodes `body`, adds its writes to `writes` (in the order they were made) and returns the
 // record. Corruption, naming the size or the unknown family id, when `body` is not a

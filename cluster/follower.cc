@@ -8,8 +8,11 @@ namespace statewatch::cluster {
 
 Result<std::unique_ptr<Follower>> Follower::Start(const FollowerOptions& options) {
   if (!options.state) return Status::InvalidArgument("Follower: options.state is null");
-  auto standby =
-      Standby::Open(options.path, options.remote, options.partition, options.partitions);
+  FoldOptions fold;
+  fold.checkpoints = options.checkpoints;
+  fold.state = options.state;
+  auto standby = Standby::Open(options.path, options.remote, options.partition,
+                               options.partitions, std::move(fold));
   if (!standby.ok()) return standby.status();
   SW_RETURN_IF_ERROR((*standby)->CatchUp());
   const AppliedState& a = (*standby)->applied();

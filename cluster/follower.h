@@ -22,6 +22,7 @@
 
 #include "cluster/partition_state.h"
 #include "cluster/standby.h"
+#include "log/checkpoint_store.h"
 #include "log/log_backend.h"
 
 namespace statewatch::cluster {
@@ -33,6 +34,9 @@ struct FollowerOptions {
   uint32_t partitions = 1;
   std::shared_ptr<PartitionState> state;  // required
   std::chrono::milliseconds interval{50};
+  // Where a fold restores from when the stream is purged below what this node applied
+  // (a standby that fell behind the owner's checkpoint); null: such a fold fails.
+  std::shared_ptr<log::CheckpointStore> checkpoints;
 };
 
 class Follower {

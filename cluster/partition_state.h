@@ -36,6 +36,7 @@ struct PartitionView {
   uint64_t position = 0;       // the last stream position applied here
   uint64_t taken_over_at = 0;  // owner: the stream position of its fence
   std::string moved_reason;    // moved: why (the refused append's error)
+  uint64_t checkpoint_position = 0;  // the last cluster checkpoint written or restored here
 };
 
 class PartitionState {
@@ -82,6 +83,12 @@ class PartitionState {
   void Appended(uint64_t position) {
     std::lock_guard lock(mu_);
     view_.position = position;
+  }
+
+  // A cluster checkpoint at stream position `position` was written or restored.
+  void Checkpointed(uint64_t position) {
+    std::lock_guard lock(mu_);
+    view_.checkpoint_position = position;
   }
 
   // A newer owner fenced this one out. Final.

@@ -2,14 +2,17 @@
 
 #include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <cstring>
 #include <utility>
 
+#include "cluster/checkpoint_codec.h"
 #include "cluster/commit_codec.h"
 #include "engine/records.h"
 #include "log/batch_frame.h"
 #include "log/chain_verifier.h"
 #include "storage/key_codec.h"
+#include "storage/local_log.h"
 
 namespace statewatch::cluster {
 
@@ -38,7 +41,9 @@ std::string EncodeApplied(const AppliedState& s) {
   return out + log::EncodeChainState(s.chain);
 }
 
-Result<AppliedState> DecodeApplied(std::string_view bytes) {
+}  // namespace
+
+Result<AppliedState> DecodeAppliedState(std::string_view bytes) {
   if (bytes.size() < 16) {
     return Status::Corruption("the cluster applied-state entry has " +
                               std::to_string(bytes.size()) + " bytes, fewer than 16");
@@ -51,6 +56,8 @@ Result<AppliedState> DecodeApplied(std::string_view bytes) {
   s.chain = *chain;
   return s;
 }
+
+namespace {
 
 // A commit group's frame header must name the group's own sequences: as many counter values
 // as the record has sequences, and (when the record names its first sequence, P > 1) the
@@ -119,7 +126,7 @@ Result<AppliedState> LoadAppliedState(storage::Store& store, uint32_t partition,
   if (!stored->has_value()) {
     return AppliedState{0, 0, log::GenesisChainState(partition, partitions, /*first_n=*/1)};
   }
-  auto state = DecodeApplied(**stored);
+  auto state = DecodeAppliedState(**stored);
   if (!state.ok()) return state.status();
   if (state->chain.partition != partition || state->chain.partitions != partitions) {
     return Status::FailedPrecondition(
@@ -134,12 +141,114 @@ void PutAppliedState(storage::Batch& batch, const AppliedState& state) {
   batch.Put(Family::kMeta, AppliedStateKey(), EncodeApplied(state));
 }
 
+namespace {
+
+// The fold found the stream purged below state->position + 1 (`purged`): restores the
+// latest checkpoint if it is usable, else says why the node cannot catch up.
+Status RestoreCheckpoint(log::LogBackend& remote, storage::Store& store, log::LogBackend& local,
+                         AppliedState* state, const FoldOptions& options,
+                         const Status& purged) {
+  const std::string need = "the stream no longer holds position " +
+                           std::to_string(state->position + 1) + " (" + purged.ToString() + ")";
+  if (!options.checkpoints) {
+    return Status::FailedPrecondition(need + " and no checkpoint store is configured: this " +
+                                      "node cannot catch up");
+  }
+  auto latest = options.checkpoints->Latest();
+  if (!latest.ok()) return latest.status();
+  if (!latest->has_value()) {
+    return Status::FailedPrecondition(need + " and there is no checkpoint: this node cannot " +
+                                      "catch up");
+  }
+  const log::Checkpoint& cp = **latest;
+  if (cp.position <= state->position) {
+    return Status::FailedPrecondition(need + " and the latest checkpoint is at position " +
+                                      std::to_string(cp.position) + ", not past position " +
+                                      std::to_string(state->position) + ": this node cannot catch up");
+  }
+  // Positions first (cheap), then the snapshot, then whether the next frame chains onto it:
+  // all before anything changes.
+  auto next = remote.ReadFrom(cp.position + 1, 1);
+  if (!next.ok()) {
+    if (next.status().code() == Status::Code::kNotFound) {
+      return Status::FailedPrecondition(
+          need + "; the latest checkpoint is at position " + std::to_string(cp.position) +
+          " but the stream no longer holds position " + std::to_string(cp.position + 1) +
+          " either: this node cannot catch up");
+    }
+    return next.status();
+  }
+  auto applied = InspectSnapshot(cp.data);
+  if (!applied.ok()) return applied.status();
+  if (applied->position != cp.position) {
+    return Status::Corruption("the checkpoint at position " + std::to_string(cp.position) +
+                              " holds a snapshot of position " +
+                              std::to_string(applied->position));
+  }
+  if (applied->chain.partition != state->chain.partition ||
+      applied->chain.partitions != state->chain.partitions) {
+    return Status::Corruption("the checkpoint at position " + std::to_string(cp.position) +
+                              " is of partition " + std::to_string(applied->chain.partition) +
+                              " of " + std::to_string(applied->chain.partitions) +
+                              ", not partition " + std::to_string(state->chain.partition) +
+                              " of " + std::to_string(state->chain.partitions));
+  }
+  if (next->empty()) {  // nothing after it yet: it must at least be within the stream
+    auto tail = remote.Tail();
+    if (!tail.ok()) return tail.status();
+    if (*tail < cp.position) {
+      return Status::Corruption("the checkpoint at position " + std::to_string(cp.position) +
+                                " is beyond the stream's tail at position " +
+                                std::to_string(*tail));
+    }
+  } else {
+    log::ChainVerifier verifier(applied->chain);
+    auto frame = verifier.Next((*next)[0].position, (*next)[0].data);
+    if (!frame.ok()) {
+      return Status::Corruption("the checkpoint at position " + std::to_string(cp.position) +
+                                " does not match the stream: the frame at position " +
+                                std::to_string(cp.position + 1) + " does not chain onto it (" +
+                                frame.status().ToString() + ")");
+    }
+  }
+  auto* local_log = dynamic_cast<storage::LocalLog*>(&local);
+  if (local_log == nullptr) {
+    return Status::InvalidArgument("a checkpoint restore needs the node's local log");
+  }
+  const auto start = std::chrono::steady_clock::now();
+  auto restored = RestoreSnapshot(store, cp.data);
+  if (!restored.ok()) return restored.status();
+  SW_RETURN_IF_ERROR(local_log->Reload(restored->local_position));
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::steady_clock::now() - start)
+                      .count();
+  spdlog::info(
+      "event=cluster_checkpoint_restored partition={} position={} from_position={} bytes={} ms={}",
+      state->chain.partition, cp.position, state->position, cp.data.size(), ms);
+  *state = *restored;
+  if (options.state) options.state->Checkpointed(cp.position);
+  if (options.restored_at) *options.restored_at = cp.position;
+  return Status::OK();
+}
+
+}  // namespace
+
 Status FoldStream(log::LogBackend& remote, storage::Store& store, log::LogBackend& local,
-                  AppliedState* state) {
+                  AppliedState* state, const FoldOptions& options) {
   log::ChainVerifier verifier(state->chain);
-  for (;;) {  // each round applies at least one record or returns
+  int restores = 0;
+  for (;;) {  // each round applies at least one record, restores a checkpoint, or returns
     auto records = remote.ReadFrom(state->position + 1, kFoldChunk);
-    if (!records.ok()) return records.status();
+    if (!records.ok()) {
+      // Purged again while restoring means a newer checkpoint: bounded all the same.
+      if (records.status().code() != Status::Code::kNotFound || restores == 3) {
+        return records.status();
+      }
+      ++restores;
+      SW_RETURN_IF_ERROR(RestoreCheckpoint(remote, store, local, state, options, records.status()));
+      verifier = log::ChainVerifier(state->chain);
+      continue;
+    }
     if (records->empty()) return Status::OK();
     for (const log::LogRecord& r : *records) {
       auto frame = verifier.Next(r.position, r.data);
@@ -152,10 +261,15 @@ Status FoldStream(log::LogBackend& remote, storage::Store& store, log::LogBacken
 Result<log::ChainWriter> ReplicatedLog::Fence(storage::Store& store, log::LogBackend& local,
                                               log::LogBackend& remote,
                                               const ReplicatedLogOptions& options,
-                                              AppliedState* applied) {
+                                              AppliedState* applied,
+                                              log::LogPosition* restored_at) {
+  FoldOptions fold;
+  fold.checkpoints = options.checkpoints;
+  fold.state = options.state;
+  fold.restored_at = restored_at;
   Status last;
   for (int round = 0; round < options.fence_rounds; ++round) {
-    SW_RETURN_IF_ERROR(FoldStream(remote, store, local, applied));
+    SW_RETURN_IF_ERROR(FoldStream(remote, store, local, applied, fold));
     auto writer = log::ChainWriter::Make(applied->chain, applied->chain.fence_epoch + 1);
     if (!writer.ok()) return writer.status();
     auto fence = writer->SealFence(options.node);
@@ -166,7 +280,7 @@ Result<log::ChainWriter> ReplicatedLog::Fence(storage::Store& store, log::LogBac
     auto position = log::AppendResolved(remote, fence->bytes, append, options.retry);
     if (position.ok()) {
       // Applied like any frame, so that the fold and the owner agree on the state.
-      SW_RETURN_IF_ERROR(FoldStream(remote, store, local, applied));
+      SW_RETURN_IF_ERROR(FoldStream(remote, store, local, applied, fold));
       if (applied->position < *position) {
         return Status::IOError("the fence at stream position " + std::to_string(*position) +
                                " was acknowledged but could not be read back");
@@ -188,25 +302,28 @@ Result<std::unique_ptr<ReplicatedLog>> ReplicatedLog::OpenAsOwner(
     std::shared_ptr<log::LogBackend> remote, const ReplicatedLogOptions& options) {
   auto applied = LoadAppliedState(*store, options.partition, options.partitions);
   if (!applied.ok()) return applied.status();
-  auto writer = Fence(*store, *local, *remote, options, &*applied);
+  log::LogPosition restored_at = 0;
+  auto writer = Fence(*store, *local, *remote, options, &*applied, &restored_at);
   if (!writer.ok()) return writer.status();
   spdlog::info("statewatch: partition {} owned at epoch {} from stream position {}",
                options.partition, writer->epoch(), applied->position);
   if (options.state) options.state->Owned(writer->epoch(), applied->position);
   return std::unique_ptr<ReplicatedLog>(new ReplicatedLog(
-      store, std::move(local), std::move(remote), options, *applied, std::move(*writer)));
+      store, std::move(local), std::move(remote), options, *applied, std::move(*writer),
+      restored_at));
 }
 
 ReplicatedLog::ReplicatedLog(storage::Store* store, std::unique_ptr<log::LogBackend> local,
                              std::shared_ptr<log::LogBackend> remote,
                              const ReplicatedLogOptions& options, AppliedState applied,
-                             log::ChainWriter writer)
+                             log::ChainWriter writer, LogPosition last_checkpoint)
     : store_(store),
       local_(std::move(local)),
       remote_(std::move(remote)),
       options_(options),
       applied_(applied),
-      writer_(std::move(writer)) {}
+      writer_(std::move(writer)),
+      last_checkpoint_(last_checkpoint) {}
 
 Result<LogPosition> ReplicatedLog::Append(std::string_view data,
                                           const log::AppendOptions& options) {
@@ -264,7 +381,57 @@ Result<std::vector<log::LogRecord>> ReplicatedLog::ReadFrom(LogPosition from,
 
 Result<LogPosition> ReplicatedLog::Tail() { return local_->Tail(); }
 
-Status ReplicatedLog::PurgeBelow(LogPosition position) { return local_->PurgeBelow(position); }
+Status ReplicatedLog::PurgeBelow(LogPosition position) {
+  SW_RETURN_IF_ERROR(local_->PurgeBelow(position));
+  if (options_.checkpoints && closed_.ok() &&
+      applied_.position >= last_checkpoint_ + options_.checkpoint_every) {
+    ClusterCheckpoint();
+  }
+  return Status::OK();
+}
+
+// On the commit leader, between two commit groups: the snapshot is the state after
+// applied_.position. Its cost is the read of the whole database and the publish.
+void ReplicatedLog::ClusterCheckpoint() {
+  const auto start = std::chrono::steady_clock::now();
+  auto snapshot = EncodeSnapshot(*store_);
+  if (!snapshot.ok()) {
+    spdlog::warn("event=cluster_checkpoint_failed partition={} error=\"{}\"", options_.partition,
+                 snapshot.status().ToString());
+    return;
+  }
+  const LogPosition position = snapshot->applied.position;
+  const std::size_t bytes = snapshot->blob.size();
+  const auto encoded = std::chrono::steady_clock::now();
+  Status st = options_.checkpoints->Write(log::Checkpoint{position, std::move(snapshot->blob)});
+  if (st.code() == Status::Code::kFailedPrecondition) {
+    // A newer checkpoint exists (a newer owner's): it is the one the purge relies on.
+    spdlog::info("event=cluster_checkpoint_skipped partition={} position={} reason=\"{}\"",
+                 options_.partition, position, st.ToString());
+    last_checkpoint_ = position;
+    return;
+  }
+  if (!st.ok()) {
+    spdlog::warn("event=cluster_checkpoint_failed partition={} position={} error=\"{}\"",
+                 options_.partition, position, st.ToString());
+    return;
+  }
+  last_checkpoint_ = position;
+  if (options_.state) options_.state->Checkpointed(position);
+  st = remote_->PurgeBelow(position + 1);
+  if (!st.ok()) {
+    spdlog::warn("event=cluster_purge_failed partition={} below={} error=\"{}\"",
+                 options_.partition, position + 1, st.ToString());
+  }
+  const auto ms = [](auto a, auto b) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(b - a).count();
+  };
+  spdlog::info(
+      "event=cluster_checkpoint partition={} position={} entries={} parts={} bytes={} "
+      "snapshot_ms={} total_ms={}",
+      options_.partition, position, snapshot->entries, snapshot->parts, bytes,
+      ms(start, encoded), ms(start, std::chrono::steady_clock::now()));
+}
 
 decltype(EngineOptions::wrap_log) OwnerLog(std::shared_ptr<log::LogBackend> remote,
                                            ReplicatedLogOptions options) {

@@ -15,8 +15,13 @@
 // it is: the engine then refuses writes until it is reopened, and the reopen's fold applies
 // the frame if it landed (its callers' retries are deduplicated by their dedupe keys).
 //
-// Reads (ReadFrom, Tail, PurgeBelow) are the local log's: the engine replays and purges
-// what it applied. Purging the stream goes with its checkpoints (not built yet).
+// Reads (ReadFrom, Tail) are the local log's: the engine replays what it applied. PurgeBelow
+// (the engine's own checkpoint, on the commit leader) purges the local log and then, when
+// options.checkpoints is set and checkpoint_every stream positions were applied since the
+// last one, writes a cluster checkpoint — the node's whole state through one RocksDB
+// snapshot (cluster/checkpoint_codec.h) — and purges the stream below its position + 1
+// (docs/cluster.md §7). A failed snapshot, write or purge is logged and retried at the next
+// engine checkpoint; it never fails the commit path (the stream keeps everything).
 //
 // Thread contract: as LogBackend — one appender at a time.
 #ifndef STATEWATCH_CLUSTER_REPLICATED_LOG_H_
@@ -27,6 +32,7 @@
 #include <string>
 
 #include "log/append_resolver.h"
+#include "log/checkpoint_store.h"
 #include "log/chain_state.h"
 #include "log/chain_writer.h"
 #include "cluster/partition_state.h"
@@ -48,6 +54,14 @@ struct ReplicatedLogOptions {
   // When set, kept current: Owned at the fence, Appended after each append, Moved when a
   // newer owner fences this one out (the daemon's gate then refuses reads too).
   std::shared_ptr<PartitionState> state;
+  // Where cluster checkpoints go (SW_CKPT; MemCheckpointStore in tests); null: none are
+  // written and the stream is never purged. Also where a fold restores from when the stream
+  // is purged below what the node applied.
+  std::shared_ptr<log::CheckpointStore> checkpoints;
+  // Stream positions applied between two cluster checkpoints (the engine's own
+  // checkpoint_min_records still decides when PurgeBelow runs). The first one after an open
+  // is due once this many positions exist (a restored open counts from its checkpoint).
+  uint64_t checkpoint_every = 100000;
 };
 
 // What a node has applied of its partition's stream: kept in the meta family, written in
@@ -62,12 +76,35 @@ std::string AppliedStateKey();
 Result<AppliedState> LoadAppliedState(storage::Store& store, uint32_t partition,
                                       uint32_t partitions);
 void PutAppliedState(storage::Batch& batch, const AppliedState& state);
+// The applied-state entry's value; Corruption naming what is wrong.
+Result<AppliedState> DecodeAppliedState(std::string_view bytes);
+
+struct FoldOptions {
+  // Where to restore from when the stream no longer holds the next position (null: such a
+  // fold fails with FailedPrecondition).
+  std::shared_ptr<log::CheckpointStore> checkpoints;
+  // When set, told the position of a checkpoint restored (PartitionState::Checkpointed).
+  std::shared_ptr<PartitionState> state;
+  // When set, the position of a checkpoint restored is stored there.
+  log::LogPosition* restored_at = nullptr;
+};
 
 // Applies every frame of `remote` after `state->position` to `store` through `local` (its
-// local log), verifying the hash chain; advances `state`. Returns when the stream has no
-// more. Corruption (the verifier's message) stops it with what was applied kept.
+// local log, a storage::LocalLog), verifying the hash chain; advances `state`. Returns when
+// the stream has no more. Corruption (the verifier's message) stops it with what was applied
+// kept.
+//
+// When the stream is purged below state->position + 1 (ReadFrom is NotFound), the latest
+// checkpoint of options.checkpoints is restored if it is past state->position: the whole
+// store is replaced by its snapshot (RestoreSnapshot), `local` reloaded, and the fold goes
+// on from its position with the chain verified from its ChainState — so a checkpoint the
+// next frame does not chain onto is refused (Corruption naming the position) before
+// anything is written. No checkpoint store, no checkpoint or one not far enough:
+// FailedPrecondition naming the positions, nothing changed. REQUIRES: no engine has the
+// store open (a restore replaces what it would have loaded), except the engine that is
+// opening through OwnerLog (it loads after the fold).
 Status FoldStream(log::LogBackend& remote, storage::Store& store, log::LogBackend& local,
-                  AppliedState* state);
+                  AppliedState* state, const FoldOptions& options = {});
 
 class ReplicatedLog final : public log::LogBackend {
  public:
@@ -91,11 +128,13 @@ class ReplicatedLog final : public log::LogBackend {
  private:
   ReplicatedLog(storage::Store* store, std::unique_ptr<log::LogBackend> local,
                 std::shared_ptr<log::LogBackend> remote, const ReplicatedLogOptions& options,
-                AppliedState applied, log::ChainWriter writer);
+                AppliedState applied, log::ChainWriter writer, log::LogPosition last_checkpoint);
   static Result<log::ChainWriter> Fence(storage::Store& store, log::LogBackend& local,
                                         log::LogBackend& remote,
                                         const ReplicatedLogOptions& options,
-                                        AppliedState* applied);
+                                        AppliedState* applied, log::LogPosition* restored_at);
+  // Writes a cluster checkpoint and purges the stream below it; logs what failed.
+  void ClusterCheckpoint();
 
   storage::Store* store_;
   std::unique_ptr<log::LogBackend> local_;
@@ -104,6 +143,7 @@ class ReplicatedLog final : public log::LogBackend {
   AppliedState applied_;
   log::ChainWriter writer_;
   Status closed_;  // non-OK once fenced out
+  log::LogPosition last_checkpoint_ = 0;  // the stream position of the last one written/restored
 };
 
 // The EngineOptions::wrap_log that opens the engine as the owner of `options.partition` on

@@ -9,7 +9,8 @@ namespace statewatch::cluster {
 
 Result<std::unique_ptr<Standby>> Standby::Open(const std::string& path,
                                                std::shared_ptr<log::LogBackend> remote,
-                                               uint32_t partition, uint32_t partitions) {
+                                               uint32_t partition, uint32_t partitions,
+                                               FoldOptions fold) {
   {
     // The engine creates a missing database (families, format); it writes no commit group
     // when nothing is pruned, so the local log stays the stream's.
@@ -27,21 +28,24 @@ Result<std::unique_ptr<Standby>> Standby::Open(const std::string& path,
   auto local = storage::LocalLog::Open(store->get(), applied->local_position);
   if (!local.ok()) return local.status();
   return std::unique_ptr<Standby>(
-      new Standby(std::move(*store), std::move(*local), std::move(remote), *applied));
+      new Standby(std::move(*store), std::move(*local), std::move(remote), *applied,
+                  std::move(fold)));
 }
 
 Standby::Standby(std::unique_ptr<storage::Store> store, std::unique_ptr<log::LogBackend> local,
-                 std::shared_ptr<log::LogBackend> remote, AppliedState applied)
+                 std::shared_ptr<log::LogBackend> remote, AppliedState applied,
+                 FoldOptions fold)
     : store_(std::move(store)),
       local_(std::move(local)),
       remote_(std::move(remote)),
-      applied_(applied) {}
+      applied_(applied),
+      fold_(std::move(fold)) {}
 
 Standby::~Standby() {
   local_.reset();  // before the store it writes to
   store_.reset();
 }
 
-Status Standby::CatchUp() { return FoldStream(*remote_, *store_, *local_, &applied_); }
+Status Standby::CatchUp() { return FoldStream(*remote_, *store_, *local_, &applied_, fold_); }
 
 }  // namespace statewatch::cluster

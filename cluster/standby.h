@@ -23,13 +23,16 @@ class Standby {
  public:
   // Opens (creating it when missing, as the engine would) the data directory at `path` for
   // following partition `partition` of `partitions` on `remote`. FailedPrecondition when the
-  // directory follows another partition; Busy when another process has it open.
+  // directory follows another partition; Busy when another process has it open. `fold`
+  // says where CatchUp restores from when the stream is purged below what it applied.
   static Result<std::unique_ptr<Standby>> Open(const std::string& path,
                                                std::shared_ptr<log::LogBackend> remote,
-                                               uint32_t partition, uint32_t partitions);
+                                               uint32_t partition, uint32_t partitions,
+                                               FoldOptions fold = {});
   ~Standby();
 
   // Folds every frame the stream has beyond what is applied; returns when it has no more.
+  // A stream purged below what is applied restores the latest checkpoint first (FoldStream).
   // Corruption (a broken hash chain, a frame of another partition, a fenced writer's batch)
   // stops it with everything before kept.
   Status CatchUp();
@@ -38,12 +41,13 @@ class Standby {
 
  private:
   Standby(std::unique_ptr<storage::Store> store, std::unique_ptr<log::LogBackend> local,
-          std::shared_ptr<log::LogBackend> remote, AppliedState applied);
+          std::shared_ptr<log::LogBackend> remote, AppliedState applied, FoldOptions fold);
 
   std::unique_ptr<storage::Store> store_;
   std::unique_ptr<log::LogBackend> local_;
   std::shared_ptr<log::LogBackend> remote_;
   AppliedState applied_;
+  const FoldOptions fold_;
 };
 
 }  // namespace statewatch::cluster

@@ -27,30 +27,39 @@ constexpr std::size_t kReplayChunk = 256;
 
 Status EngineImpl::Load() {
   std::unique_lock lock(state_mu_);
-  auto stored = store_->Get(Family::kMeta, storage::MetaKey());
-  if (!stored.ok()) return stored.status();
-  meta_ = MetaRec{};
-  if (stored->has_value()) {
-    auto m = DecodeMeta(**stored);
-    if (!m.ok()) return m.status();
-    meta_ = *m;
-  }
-  SW_RETURN_IF_ERROR(LoadNumbering(stored->has_value()));
-  if (meta_.format_version == 1) SW_RETURN_IF_ERROR(MigrateFormat1(&meta_));
-  if (meta_.format_version != kFormatVersion) {
-    return Status::FailedPrecondition(
-        "the database has format " + std::to_string(meta_.format_version) +
-        ", which this build (format " + std::to_string(kFormatVersion) + ") cannot read");
-  }
+  bool had_meta = false;
+  auto read_meta = [this, &had_meta]() -> Status {
+    auto stored = store_->Get(Family::kMeta, storage::MetaKey());
+    if (!stored.ok()) return stored.status();
+    meta_ = MetaRec{};
+    had_meta = stored->has_value();
+    if (had_meta) {
+      auto m = DecodeMeta(**stored);
+      if (!m.ok()) return m.status();
+      meta_ = *m;
+    }
+    SW_RETURN_IF_ERROR(LoadNumbering(had_meta));
+    if (meta_.format_version == 1) SW_RETURN_IF_ERROR(MigrateFormat1(&meta_));
+    if (meta_.format_version != kFormatVersion) {
+      return Status::FailedPrecondition(
+          "the database has format " + std::to_string(meta_.format_version) +
+          ", which this build (format " + std::to_string(kFormatVersion) + ") cannot read");
+    }
+    return Status::OK();
+  };
+  SW_RETURN_IF_ERROR(read_meta());
   auto log = storage::LocalLog::Open(store_.get(), meta_.applied_position);
   if (!log.ok()) return log.status();
   log_ = std::move(*log);
-  SW_RETURN_IF_ERROR(CheckUnnumberedLog(stored->has_value()));
+  SW_RETURN_IF_ERROR(CheckUnnumberedLog(had_meta));
   if (options_.wrap_log && !options_.read_only) {  // cluster mode: folds the stream
     // into the store first, so that the names and rows loaded below include what it added
     auto wrapped = options_.wrap_log(*store_, std::move(log_));
     if (!wrapped.ok()) return wrapped.status();
     log_ = std::move(*wrapped);
+    // A fold that restored a cluster checkpoint replaced the whole store, the engine's own
+    // checkpoint meta included (docs/cluster.md §7); an ordinary fold leaves it as it was.
+    SW_RETURN_IF_ERROR(read_meta());
   }
   SW_RETURN_IF_ERROR(LoadNames());
   state_.Clear();
@@ -70,7 +79,7 @@ Status EngineImpl::Load() {
   if (replayed > 0) spdlog::debug("statewatch: replayed {} commit groups at open", replayed);
   SW_RETURN_IF_ERROR(KeepRows(std::move(rows), damaged));
   meta_.journal_rows = live_rows_;
-  return MaybeWriteNumbering(stored->has_value());
+  return MaybeWriteNumbering(had_meta);
 }
 
 // The stored numbering must be the options' (a partition's sequences only mean something

@@ -10,7 +10,9 @@
 # server leading the stream is killed (kill -9); then the checker: every acknowledged event
 # present exactly once with unique increasing sequences, `verify` clean on the new owner and
 # on the old owner's directory refolded from the stream (`cluster follow --once`), and their
-# exports equal. Last line: `acknowledged N, lost 0, duplicated 0, verify ok, digests equal`.
+# exports equal. The daemons checkpoint every 100 stream positions
+# (SW_SMOKE_CHECKPOINT_EVERY), so the stream is purged as it goes and the refold of the old
+# owner's directory restores from SW_CKPT (docs/cluster.md §7). Last line: `acknowledged N, lost 0, duplicated 0, verify ok, digests equal`.
 #
 #   scripts/cluster-smoke.sh [BUILD_DIR]      (default build; needs nats-server, python3, curl;
 #                                             ~1 min)
@@ -66,7 +68,8 @@ done
 
 serve() {  # DIR PORTFILE LOG ROLE: a daemon of partition 0; sets LAST_PID, LAST_URL
   "$SW" serve --data "$1" --durability buffered --listen 127.0.0.1:0 --port-file "$2" \
-    --cluster "$URLS" --partition 0 --role "$4" > "$3" 2>&1 &
+    --cluster "$URLS" --partition 0 --role "$4" \
+    --cluster-checkpoint-every "${SW_SMOKE_CHECKPOINT_EVERY:-100}" > "$3" 2>&1 &
   LAST_PID=$!; PIDS+=("$LAST_PID")
   for _ in $(seq 1 300); do [ -s "$2" ] && break; sleep 0.1; done  # bounded: 30 s
   [ -s "$2" ] || { echo "daemon on $1 did not start:"; tail -5 "$3"; exit 1; }

@@ -111,6 +111,8 @@ ApiResponse ClusterGate::StatusAnswer(const PartitionView& v) const {
                  {"position", v.position}};
   if (v.role == PartitionRole::kOwner) o["takenOverAt"] = v.taken_over_at;
   if (v.role == PartitionRole::kMoved) o["movedReason"] = v.moved_reason;
+  // The last cluster checkpoint this node wrote or restored (0: none since it started).
+  o["checkpointPosition"] = v.checkpoint_position;
   return JsonResponse(200, o);
 }
 

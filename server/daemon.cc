@@ -23,6 +23,7 @@ Result<Daemon::OpenedEngine> Daemon::OpenEngine(const ServerOptions& options) {
   engine_options.wrap_log = options.wrap_log;
   engine_options.partition = options.partition;
   engine_options.partitions = options.partitions;
+  engine_options.checkpoint_min_records = options.checkpoint_min_records;
   if (options.manual_clock) {
     int64_t start = options.manual_clock_start_ms;
     if (start == 0) {

@@ -95,6 +95,10 @@ struct ServerOptions {
   // (EngineOptions::row_cache_bytes); 0 turns the cache off. Default 8 MiB.
   std::size_t row_cache_bytes = EngineOptions{}.row_cache_bytes;
 
+  // How often the engine's own checkpoint may run (EngineOptions::checkpoint_min_records);
+  // in cluster mode it is also when a cluster checkpoint may be written. Default 100,000.
+  uint64_t checkpoint_min_records = EngineOptions{}.checkpoint_min_records;
+
   // When set, the bound port is written there (atomically, by rename) once listening.
   std::string port_file;
 

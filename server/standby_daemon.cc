@@ -85,6 +85,7 @@ Status StandbyDaemon::StartFollowing() {
   fo.partitions = options_.log.partitions;
   fo.state = state_;
   fo.interval = options_.follow_interval;
+  fo.checkpoints = options_.log.checkpoints;  // a standby behind the purge restores from it
   auto follower = cluster::Follower::Start(fo);
   if (!follower.ok()) return follower.status();
   std::lock_guard lock(mu_);

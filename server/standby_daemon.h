@@ -41,7 +41,8 @@ struct StandbyDaemonOptions {
   // gets the same ones (wrap_log and partition are set by the StandbyDaemon).
   ServerOptions server;
   std::shared_ptr<log::LogBackend> remote;  // the partition's stream
-  cluster::ReplicatedLogOptions log;        // partition, partitions, node, retry, fence rounds
+  cluster::ReplicatedLogOptions log;        // partition, partitions, node, retry, fence rounds,
+                                            // checkpoints (the follower restores from them too)
   std::chrono::milliseconds follow_interval{50};
 };
 

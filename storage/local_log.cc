@@ -1,5 +1,7 @@
 #include "storage/local_log.h"
 
+#include <utility>
+
 #include "storage/key_codec.h"
 
 namespace statewatch::storage {
@@ -11,7 +13,10 @@ const std::string kLogEnd(1, kLogTag + 1);
 LocalLog::LocalLog(Store* store, log::LogPosition first, log::LogPosition tail)
     : store_(store), first_(first), tail_(tail), own_batch_(*store) {}
 
-Result<std::unique_ptr<LocalLog>> LocalLog::Open(Store* store, log::LogPosition known_tail) {
+namespace {
+// The first retained and the last position of `store`'s log family (see Open).
+Result<std::pair<log::LogPosition, log::LogPosition>> ReadBounds(Store* store,
+                                                                 log::LogPosition known_tail) {
   auto it = store->NewIterator(Family::kLog, LogKey(0), kLogEnd);
   log::LogPosition first = 0, tail = 0;
   it->SeekToLast();
@@ -33,7 +38,22 @@ Result<std::unique_ptr<LocalLog>> LocalLog::Open(Store* store, log::LogPosition 
     tail = known_tail;
   }
   if (first == 0) first = tail + 1;
-  return std::unique_ptr<LocalLog>(new LocalLog(store, first, tail));
+  return std::make_pair(first, tail);
+}
+}  // namespace
+
+Result<std::unique_ptr<LocalLog>> LocalLog::Open(Store* store, log::LogPosition known_tail) {
+  auto bounds = ReadBounds(store, known_tail);
+  if (!bounds.ok()) return bounds.status();
+  return std::unique_ptr<LocalLog>(new LocalLog(store, bounds->first, bounds->second));
+}
+
+Status LocalLog::Reload(log::LogPosition known_tail) {
+  auto bounds = ReadBounds(store_, known_tail);
+  if (!bounds.ok()) return bounds.status();
+  first_.store(bounds->first, std::memory_order_release);
+  tail_.store(bounds->second, std::memory_order_release);
+  return Status::OK();
 }
 
 Result<log::LogPosition> LocalLog::Append(std::string_view data,

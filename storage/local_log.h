@@ -27,6 +27,11 @@ class LocalLog final : public log::LogBackend {
   // the tail is the larger of the two. `store` must outlive the log.
   static Result<std::unique_ptr<LocalLog>> Open(Store* store, log::LogPosition known_tail);
 
+  // Reads the first and last positions again, as Open does, after something other than this
+  // log replaced the family's contents (a cluster restore writes a checkpoint's whole state,
+  // cluster/replicated_log.h). REQUIRES: no concurrent Append. On error nothing changes.
+  Status Reload(log::LogPosition known_tail);
+
   // options.writes, when given, must be a storage::Batch of this store: the record is added
   // to it and the batch written (then cleared of nothing: the caller owns and reuses it).
   // options.sync: fsync the WAL before returning. Errors: FailedPrecondition when the tail

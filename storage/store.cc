@@ -506,6 +506,31 @@ Result<std::optional<std::string>> Store::Get(Family f, std::string_view key) co
   return std::optional<std::string>(std::move(value));
 }
 
+Status Store::ForEachInSnapshot(
+    const std::function<Status(Family f, std::string_view key, std::string_view value)>& fn)
+    const {
+  rocksdb::DB* db = rep_->db.get();
+  // Released however this returns: a held snapshot pins old versions against compaction.
+  std::unique_ptr<const rocksdb::Snapshot, std::function<void(const rocksdb::Snapshot*)>> snap(
+      db->GetSnapshot(), [db](const rocksdb::Snapshot* s) { db->ReleaseSnapshot(s); });
+  for (int i = 0; i < static_cast<int>(Family::kCount); ++i) {
+    rocksdb::ReadOptions ro;
+    ro.snapshot = snap.get();
+    ro.fill_cache = false;  // a whole-database read would evict the working set
+    std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(ro, rep_->handles[i + 1]));
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      rocksdb::Slice k = it->key(), v = it->value();
+      SW_RETURN_IF_ERROR(fn(static_cast<Family>(i), std::string_view(k.data(), k.size()),
+                            std::string_view(v.data(), v.size())));
+    }
+    if (!it->status().ok()) {
+      return FromRocks(it->status(), std::string("reading ") + FamilyName(static_cast<Family>(i)) +
+                                         " for a snapshot");
+    }
+  }
+  return Status::OK();
+}
+
 std::unique_ptr<Iterator> Store::NewIterator(Family f, std::string lower, std::string upper) const {
   return std::make_unique<RocksIterator>(rep_->db.get(), rep_->handles[static_cast<int>(f) + 1],
                                          std::move(lower), std::move(upper));

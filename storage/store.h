@@ -185,6 +185,15 @@ class Store {
   std::unique_ptr<Iterator> NewIterator(Family f, std::string lower = {},
                                         std::string upper = {}) const;
 
+  // Calls `fn` for every key/value of every family — family by family in Family order, keys
+  // in order within one — all read through one RocksDB snapshot, so that what it sees is the
+  // database at a single point even while writes go on (a cluster checkpoint,
+  // cluster/checkpoint_codec.h). The views live until `fn` returns. Stops at, and returns,
+  // the first non-OK result of `fn`; an iterator's error otherwise.
+  Status ForEachInSnapshot(
+      const std::function<Status(Family f, std::string_view key, std::string_view value)>& fn)
+      const;
+
   // Bytes handed to the write-ahead log by Write() since open (the batches' data size).
   uint64_t WalBytesWritten() const;
   // Total size of the live SST files and WAL, in bytes.

@@ -4,6 +4,8 @@
 #include "cluster/replicated_log.h"
 #include "cluster/standby.h"
 
+#include "cluster/checkpoint_codec.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -13,9 +15,11 @@
 
 #include "engine/engine_fixture.h"
 #include "log/chain_verifier.h"
+#include "log/mem_checkpoint_store.h"
 #include "log/mem_log.h"
 #include "statewatch/engine.h"
 #include "statewatch/session_tables.h"
+#include "storage/local_log.h"
 
 namespace statewatch::cluster {
 namespace {
@@ -41,16 +45,30 @@ class ReplicatedLogTest : public ::testing::Test {
 
   // Opens (or reopens) the node in `dir` as the partition's owner.
   std::unique_ptr<Engine> OpenOwner(const std::string& dir, const std::string& node) {
+    auto e = TryOpenOwner(dir, node, nullptr, 0);
+    EXPECT_TRUE(e.ok()) << e.status().ToString();
+    return e.ok() ? std::move(*e) : nullptr;
+  }
+  // With `checkpoints`: a cluster checkpoint every `every` stream positions, the engine's own
+  // checkpoint as often as it may run.
+  Result<std::unique_ptr<Engine>> TryOpenOwner(
+      const std::string& dir, const std::string& node,
+      std::shared_ptr<log::CheckpointStore> checkpoints, uint64_t every,
+      std::shared_ptr<PartitionState> state = nullptr) {
     EngineOptions o;
     o.clock = clock_;
     o.durability = Durability::kBuffered;
     ReplicatedLogOptions ro;
     ro.node = node;
     ro.retry = log::RetryPolicy{20, nullptr};
+    ro.state = std::move(state);
+    if (checkpoints) {
+      ro.checkpoints = std::move(checkpoints);
+      ro.checkpoint_every = every;
+      o.checkpoint_min_records = 1;
+    }
     o.wrap_log = OwnerLog(remote_, ro);
-    auto e = Engine::Open(o, dir);
-    EXPECT_TRUE(e.ok()) << e.status().ToString();
-    return e.ok() ? std::move(*e) : nullptr;
+    return Engine::Open(o, dir);
   }
   std::string NewDir() { return dirs_.emplace_back(NewTempDir("cluster")); }
 
@@ -244,6 +262,271 @@ TEST_F(ReplicatedLogTest, AStandbyFollowsAndThenTakesOverWithTheSameState) {
   ASSERT_NE(b, nullptr);
   EXPECT_EQ(Digest(*b), served);
   EXPECT_FALSE(a->Record(Input(kSessions[0])).ok());
+}
+
+// ---- cluster checkpoints (docs/cluster.md §7) ----------------------------------------------
+
+class ClusterCheckpointTest : public ReplicatedLogTest {
+ protected:
+  // The stream's first retained position: the lowest `from` ReadFrom accepts.
+  log::LogPosition FirstRetained() {
+    auto tail = remote_->Tail();
+    EXPECT_TRUE(tail.ok());
+    for (log::LogPosition p = 1; p <= *tail; ++p) {
+      if (remote_->ReadFrom(p, 1).ok()) return p;
+    }
+    return *tail + 1;
+  }
+  // An owner on `dir` that checkpoints every 10 positions, after `rounds` rounds of Work.
+  std::unique_ptr<Engine> OwnerWithCheckpoints(const std::string& dir, int rounds,
+                                               std::shared_ptr<PartitionState> state = nullptr) {
+    auto e = TryOpenOwner(dir, "node-a", checkpoints_, 10, std::move(state));
+    EXPECT_TRUE(e.ok()) << e.status().ToString();
+    if (!e.ok()) return nullptr;
+    for (int round = 0; round < rounds; ++round) Work(**e, round);
+    return std::move(*e);
+  }
+  log::Checkpoint Latest() {
+    auto latest = checkpoints_->Latest();
+    EXPECT_TRUE(latest.ok() && latest->has_value());
+    return latest.ok() && latest->has_value() ? **latest : log::Checkpoint{};
+  }
+  // The applied state of a standby directory, opened and closed.
+  AppliedState AppliedIn(const std::string& dir) {
+    auto standby = Standby::Open(dir, remote_, 0, 1);
+    EXPECT_TRUE(standby.ok()) << standby.status().ToString();
+    return standby.ok() ? (*standby)->applied() : AppliedState{};
+  }
+
+  std::shared_ptr<log::MemCheckpointStore> checkpoints_ =
+      std::make_shared<log::MemCheckpointStore>();
+};
+
+TEST_F(ClusterCheckpointTest, AnOwnerWritesCheckpointsAndPurgesTheStreamBelowThem) {
+  auto state = std::make_shared<PartitionState>(0);
+  auto a = OwnerWithCheckpoints(NewDir(), 12, state);
+  ASSERT_NE(a, nullptr);
+  log::Checkpoint cp = Latest();
+  ASSERT_GT(cp.position, 10u);
+  EXPECT_EQ(FirstRetained(), cp.position + 1);
+  EXPECT_EQ(remote_->ReadFrom(1, 1).status().code(), Status::Code::kNotFound);
+  EXPECT_EQ(state->view().checkpoint_position, cp.position);
+  auto applied = InspectSnapshot(cp.data);
+  ASSERT_TRUE(applied.ok()) << applied.status().ToString();
+  EXPECT_EQ(applied->position, cp.position);
+  // The rest of the stream chains onto the checkpoint's chain state.
+  auto chain = log::VerifyLogChain(*remote_, cp.position + 1, log::ChainVerifier(applied->chain));
+  ASSERT_TRUE(chain.ok()) << chain.status().ToString();
+}
+
+TEST_F(ClusterCheckpointTest, AnEmptyNodeTakesOverFromTheCheckpointAndTheRestOfTheStream) {
+  std::string served;
+  {
+    auto a = OwnerWithCheckpoints(NewDir(), 12);
+    ASSERT_NE(a, nullptr);
+    served = Digest(*a);
+  }
+  const log::LogPosition purged_below = FirstRetained();
+  ASSERT_GT(purged_below, 1u);
+  auto state = std::make_shared<PartitionState>(0);
+  auto b = TryOpenOwner(NewDir(), "node-b", checkpoints_, 10, state);
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  EXPECT_EQ(Digest(**b), served);
+  EXPECT_GE(state->view().checkpoint_position, purged_below - 1);
+  auto report = (*b)->Verify();
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_TRUE(report->ok);
+  // Writes continue the chain, dedupe keys from before the checkpoint included.
+  auto again = (*b)->Record(Input(kSessions[0], kSessions[0] + "/1"));
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_TRUE(again->deduplicated);
+  for (int round = 12; round < 15; ++round) Work(**b, round);
+  log::Checkpoint cp = Latest();
+  auto applied = InspectSnapshot(cp.data);
+  ASSERT_TRUE(applied.ok()) << applied.status().ToString();
+  auto chain = log::VerifyLogChain(*remote_, cp.position + 1, log::ChainVerifier(applied->chain));
+  ASSERT_TRUE(chain.ok()) << chain.status().ToString();
+  EXPECT_EQ(chain->fence_epoch, 2u);
+}
+
+TEST_F(ClusterCheckpointTest, AStandbyThatFellBehindThePurgeRestoresAndFollowsOn) {
+  std::string a_dir = NewDir();
+  auto a = OwnerWithCheckpoints(a_dir, 1);
+  ASSERT_NE(a, nullptr);
+  std::string standby_dir = NewDir();
+  auto state = std::make_shared<PartitionState>(0);
+  FoldOptions fold;
+  fold.checkpoints = checkpoints_;
+  fold.state = state;
+  auto follow = [&]() -> Status {
+    auto standby = Standby::Open(standby_dir, remote_, 0, 1, fold);
+    if (!standby.ok()) return standby.status();
+    return (*standby)->CatchUp();
+  };
+  ASSERT_TRUE(follow().ok());
+  const log::LogPosition behind = AppliedIn(standby_dir).position;
+  for (int round = 1; round < 12; ++round) Work(*a, round);
+  ASSERT_GT(FirstRetained(), behind + 1);  // the standby's next position is gone
+  Status st = follow();
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(AppliedIn(standby_dir).position, *remote_->Tail());
+  EXPECT_EQ(state->view().checkpoint_position, Latest().position);
+  EngineOptions ro;
+  ro.clock = clock_;
+  ro.read_only = true;
+  {
+    auto view = Engine::Open(ro, standby_dir);
+    ASSERT_TRUE(view.ok()) << view.status().ToString();
+    EXPECT_EQ(Digest(**view), Digest(*a));
+    auto report = (*view)->Verify();
+    ASSERT_TRUE(report.ok()) << report.status().ToString();
+    EXPECT_TRUE(report->ok);
+  }
+  Work(*a, 12);  // and follows on frame by frame
+  ASSERT_TRUE(follow().ok());
+  EXPECT_EQ(AppliedIn(standby_dir).position, *remote_->Tail());
+  std::string served = Digest(*a);
+  a.reset();
+  auto b = OpenOwner(standby_dir, "node-b");  // the takeover has little left to fold
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(Digest(*b), served);
+}
+
+TEST_F(ClusterCheckpointTest, ACheckpointThatDoesNotChainOntoTheStreamIsRefused) {
+  // Another stream's checkpoint: same partition, same work, another owner's fence.
+  auto other_checkpoints = std::make_shared<log::MemCheckpointStore>();
+  {
+    auto other_remote = std::make_shared<log::MemLog>(log::MemLogOptions{});
+    std::swap(other_remote, remote_);
+    auto c = TryOpenOwner(NewDir(), "node-c", other_checkpoints, 10);
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    for (int round = 0; round < 3; ++round) Work(**c, round);
+    std::swap(other_remote, remote_);
+  }
+  auto foreign = other_checkpoints->Latest();
+  ASSERT_TRUE(foreign.ok() && foreign->has_value());
+  const log::LogPosition at = (*foreign)->position;
+  auto a = OpenOwner(NewDir(), "node-a");
+  ASSERT_NE(a, nullptr);
+  for (int round = 0; round < 6; ++round) Work(*a, round);
+  ASSERT_GT(*remote_->Tail(), at + 1);
+  ASSERT_TRUE(remote_->PurgeBelow(at).ok());
+
+  std::string standby_dir = NewDir();
+  FoldOptions fold;
+  fold.checkpoints = other_checkpoints;
+  auto standby = Standby::Open(standby_dir, remote_, 0, 1, fold);
+  ASSERT_TRUE(standby.ok()) << standby.status().ToString();
+  Status st = (*standby)->CatchUp();
+  EXPECT_EQ(st.code(), Status::Code::kCorruption) << st.ToString();
+  EXPECT_NE(st.ToString().find("position " + std::to_string(at + 1)), std::string::npos)
+      << st.ToString();
+  EXPECT_EQ((*standby)->applied().position, 0u);  // nothing restored
+  standby->reset();
+  EXPECT_EQ(AppliedIn(standby_dir).position, 0u);
+}
+
+TEST_F(ClusterCheckpointTest, APurgedStreamWithoutAUsableCheckpointIsRefusedWithPositions) {
+  auto a = OpenOwner(NewDir(), "node-a");
+  ASSERT_NE(a, nullptr);
+  for (int round = 0; round < 3; ++round) Work(*a, round);
+  ASSERT_TRUE(remote_->PurgeBelow(8).ok());
+  auto not_far_enough = std::make_shared<log::MemCheckpointStore>();
+  ASSERT_TRUE(not_far_enough->Write({5, "not even read"}).ok());
+  struct Case {
+    std::string what;
+    std::shared_ptr<log::CheckpointStore> checkpoints;
+    std::string says;
+  };
+  std::vector<Case> cases = {
+      {"no store", nullptr, "no checkpoint store"},
+      {"no checkpoint", std::make_shared<log::MemCheckpointStore>(), "there is no checkpoint"},
+      {"not far enough", not_far_enough, "position 5"},
+  };
+  for (const Case& c : cases) {
+    std::string dir = NewDir();
+    FoldOptions fold;
+    fold.checkpoints = c.checkpoints;
+    auto standby = Standby::Open(dir, remote_, 0, 1, fold);
+    ASSERT_TRUE(standby.ok()) << standby.status().ToString();
+    Status st = (*standby)->CatchUp();
+    EXPECT_EQ(st.code(), Status::Code::kFailedPrecondition) << c.what << ": " << st.ToString();
+    EXPECT_NE(st.ToString().find("position 1"), std::string::npos) << st.ToString();
+    EXPECT_NE(st.ToString().find(c.says), std::string::npos) << st.ToString();
+    EXPECT_EQ((*standby)->applied().position, 0u);
+  }
+  // A takeover on an empty directory is refused the same way.
+  auto b = TryOpenOwner(NewDir(), "node-b", not_far_enough, 10);
+  EXPECT_EQ(b.status().code(), Status::Code::kFailedPrecondition) << b.status().ToString();
+}
+
+TEST_F(ClusterCheckpointTest, AFencedOutOwnerWritesNoCheckpoint) {
+  // Owners on bare stores: the frames' records need not be engine records here.
+  auto open = [&](const std::string& dir, const std::string& node,
+                  std::unique_ptr<storage::Store>* store) -> std::unique_ptr<ReplicatedLog> {
+    auto s = storage::Store::Open(dir, storage::StoreOptions{});
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    *store = std::move(*s);
+    auto local = storage::LocalLog::Open(store->get(), 0);
+    EXPECT_TRUE(local.ok());
+    ReplicatedLogOptions ro;
+    ro.node = node;
+    ro.retry = log::RetryPolicy{20, nullptr};
+    ro.checkpoints = checkpoints_;
+    ro.checkpoint_every = 1;
+    auto owner = ReplicatedLog::OpenAsOwner(store->get(), std::move(*local), remote_, ro);
+    EXPECT_TRUE(owner.ok()) << owner.status().ToString();
+    return owner.ok() ? std::move(*owner) : nullptr;
+  };
+  auto append = [](ReplicatedLog& log, const std::string& data) {
+    log::AppendOptions o;
+    auto tail = log.Tail();
+    o.expected_last = tail.ok() ? *tail : 0;
+    return log.Append(data, o);
+  };
+  std::unique_ptr<storage::Store> store_a, store_b;
+  auto a = open(NewDir(), "node-a", &store_a);
+  ASSERT_NE(a, nullptr);
+  ASSERT_TRUE(append(*a, "one").ok());
+  ASSERT_TRUE(append(*a, "two").ok());
+  auto b = open(NewDir(), "node-b", &store_b);  // fences a out
+  ASSERT_NE(b, nullptr);
+  EXPECT_FALSE(append(*a, "three").ok());
+  ASSERT_TRUE(a->closed());
+  ASSERT_TRUE(a->PurgeBelow(1).ok());
+  auto latest = checkpoints_->Latest();
+  ASSERT_TRUE(latest.ok());
+  EXPECT_FALSE(latest->has_value());  // the fenced-out owner wrote none
+  EXPECT_TRUE(remote_->ReadFrom(1, 1).ok());  // and purged nothing
+  // The owner that is not fenced out does.
+  ASSERT_TRUE(append(*b, "four").ok());
+  ASSERT_TRUE(b->PurgeBelow(1).ok());
+  latest = checkpoints_->Latest();
+  ASSERT_TRUE(latest.ok() && latest->has_value());
+  EXPECT_EQ((*latest)->position, b->remote_position());
+  EXPECT_EQ(FirstRetained(), b->remote_position() + 1);
+  b.reset();
+  a.reset();
+}
+
+// A figure, not an assertion: the checkpoint's and the restore's times are in the
+// event=cluster_checkpoint and event=cluster_checkpoint_restored log lines.
+TEST_F(ClusterCheckpointTest, AThousandsOfRowsCheckpointIsWrittenAndRestoredWhole) {
+  constexpr int kEvents = 5000;
+  std::string served;
+  {
+    auto a = TryOpenOwner(NewDir(), "node-a", checkpoints_, kEvents);
+    ASSERT_TRUE(a.ok()) << a.status().ToString();
+    for (int i = 0; i < kEvents + 10; ++i) {
+      ASSERT_TRUE((*a)->Record(Input(kSessions[i % 3], "k" + std::to_string(i))).ok());
+    }
+    served = Digest(**a);
+  }
+  log::Checkpoint cp = Latest();
+  ASSERT_GE(cp.position, static_cast<log::LogPosition>(kEvents));
+  auto b = TryOpenOwner(NewDir(), "node-b", checkpoints_, kEvents);
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  EXPECT_EQ(Digest(**b), served);
 }
 
 }  // namespace

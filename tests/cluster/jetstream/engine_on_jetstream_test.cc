@@ -7,9 +7,11 @@
 #include <memory>
 #include <string>
 
+#include "cluster/checkpoint_codec.h"
 #include "cluster/replicated_log.h"
 #include "engine/engine_fixture.h"
 #include "log/chain_verifier.h"
+#include "log/jetstream/jetstream_checkpoints.h"
 #include "log/jetstream/jetstream_log.h"
 #include "log/jetstream/nats_connection.h"
 #include "nats_test_cluster.h"
@@ -46,14 +48,36 @@ class EngineOnJetStreamTest : public ::testing::Test {
     EXPECT_TRUE(stream.ok()) << stream.status().ToString();
     return stream.ok() ? std::shared_ptr<log::LogBackend>(std::move(*stream)) : nullptr;
   }
+  // The partition's checkpoints on SW_CKPT, on a connection of their own.
+  std::shared_ptr<log::CheckpointStore> Checkpoints() {
+    log::NatsConnectionOptions co;
+    co.servers = cluster_->Urls();
+    auto connection = log::NatsConnection::Connect(co);
+    EXPECT_TRUE(connection.ok()) << connection.status().ToString();
+    if (!connection.ok()) return nullptr;
+    log::JetStreamCheckpointsOptions o;
+    o.partition = kPartition;
+    auto store = log::JetStreamCheckpoints::Open(*connection, o);
+    EXPECT_TRUE(store.ok()) << store.status().ToString();
+    return store.ok() ? std::shared_ptr<log::CheckpointStore>(std::move(*store)) : nullptr;
+  }
+  // With `checkpoints`: a cluster checkpoint every `every` positions, the engine's own
+  // checkpoint as often as it may run.
   std::unique_ptr<Engine> OpenOwner(std::shared_ptr<log::LogBackend> stream,
-                                    const std::string& node) {
+                                    const std::string& node,
+                                    std::shared_ptr<log::CheckpointStore> checkpoints = nullptr,
+                                    uint64_t every = 0) {
     EngineOptions o;
     o.clock = clock_;
     o.durability = Durability::kBuffered;
     ReplicatedLogOptions ro;
     ro.partition = kPartition;
     ro.node = node;
+    if (checkpoints) {
+      ro.checkpoints = std::move(checkpoints);
+      ro.checkpoint_every = every;
+      o.checkpoint_min_records = 1;
+    }
     o.wrap_log = OwnerLog(std::move(stream), ro);
     auto e = Engine::Open(o, dirs_.emplace_back(statewatch::testing::NewTempDir("js-node")));
     EXPECT_TRUE(e.ok()) << e.status().ToString();
@@ -106,6 +130,51 @@ TEST_F(EngineOnJetStreamTest, ATakeoverRebuildsFromTheStreamAndFencesTheOldOwner
   EXPECT_GT(fresh->event.sequence, acknowledged.back().sequence);
   auto chain = log::VerifyLogChain(*stream_a, 1,
                                    log::ChainVerifier(log::GenesisChainState(kPartition, 1, 1)));
+  ASSERT_TRUE(chain.ok()) << chain.status().ToString();
+  EXPECT_EQ(chain->fence_epoch, 2u);
+}
+
+TEST_F(EngineOnJetStreamTest, CheckpointsOnSwCkptPurgeTheStreamAndAnEmptyNodeRestoresFromThem) {
+  auto stream_a = Stream();
+  ASSERT_NE(stream_a, nullptr);
+  auto checkpoints = Checkpoints();
+  ASSERT_NE(checkpoints, nullptr);
+  auto a = OpenOwner(stream_a, "node-a", checkpoints, 20);
+  ASSERT_NE(a, nullptr);
+  std::vector<Event> acknowledged;
+  for (int i = 0; i < 60; ++i) {
+    auto r = a->Record(Input(i));
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    acknowledged.push_back(r->event);
+  }
+  auto latest = checkpoints->Latest();
+  ASSERT_TRUE(latest.ok()) << latest.status().ToString();
+  ASSERT_TRUE(latest->has_value());
+  const log::LogPosition at = (*latest)->position;
+  EXPECT_GE(at, 20u);
+  EXPECT_EQ(stream_a->ReadFrom(1, 1).status().code(), Status::Code::kNotFound);
+  EXPECT_TRUE(stream_a->ReadFrom(at + 1, 1).ok());
+  a.reset();
+
+  auto b = OpenOwner(Stream(), "node-b", Checkpoints(), 20);  // an empty directory
+  ASSERT_NE(b, nullptr);
+  for (const Event& e : acknowledged) {
+    auto page = b->ChangesSince(SessionName{"main", e.session_key}, e.sequence - 1, 1);
+    ASSERT_TRUE(page.ok()) << page.status().ToString();
+    ASSERT_EQ(page->events.size(), 1u);
+    EXPECT_EQ(page->events[0].summary, e.summary);
+  }
+  auto report = b->Verify();
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_TRUE(report->ok);
+  auto retried = b->Record(Input(0));
+  ASSERT_TRUE(retried.ok()) << retried.status().ToString();
+  EXPECT_TRUE(retried->deduplicated);
+  auto fresh = b->Record(Input(61));
+  ASSERT_TRUE(fresh.ok()) << fresh.status().ToString();
+  auto applied = InspectSnapshot((*latest)->data);
+  ASSERT_TRUE(applied.ok()) << applied.status().ToString();
+  auto chain = log::VerifyLogChain(*stream_a, at + 1, log::ChainVerifier(applied->chain));
   ASSERT_TRUE(chain.ok()) << chain.status().ToString();
   EXPECT_EQ(chain->fence_epoch, 2u);
 }
