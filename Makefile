@@ -1,13 +1,13 @@
 # statewatch — the two commands of the README, plus benchmarks.
 #   make run    install what is missing, build the binary only, start statewatch on ./data
-#   make test   install what is missing, build, run the whole suite (plain + ASan/UBSan +
-#               the TypeScript client), then 200,000 seeded fuzz runs (clang, build-fuzz);
-#               never builds the benchmarks
+#   make test   install what is missing, build, run the whole suite (plain + the cluster
+#               smoke + ASan/UBSan + the TypeScript client), then 200,000 seeded fuzz runs
+#               (clang, build-fuzz); never builds the benchmarks
 #   make fuzz   explore with the fuzz target for 10 min from a random seed
 #   make bench  Release build, run the benchmarks, write bench/results/
 #   make cluster-bench  JetStreamLog on a loopback R3 cluster, plain and sync-mounted (root)
-#   make cluster-smoke  owner, standby, takeover, zombie, NATS leader kill, checker (~1 min;
-#               not part of make test yet, see the README)
+#   make cluster-smoke  two partitions: owners, standbys, takeovers, zombie, NATS leader
+#               kill, checker against the reference model (~1 min; also run by make test)
 #   make soak   the kill -9 soak of the daemon, 1000 rounds (not part of make test)
 JOBS ?= 2
 BUILD ?= build
@@ -57,8 +57,10 @@ test-asan: build-asan
 test-client: build-bin
 	@bash scripts/test-client.sh $(BUILD)/statewatch
 
-# Three nats-servers, an owner and a standby daemon of the plain build (scripts/cluster-smoke.sh).
-test-cluster: build-bin
+# Three nats-servers, an owner and a standby daemon per partition of the plain build, and the
+# reference model's notices for the checker (scripts/cluster-smoke.sh).
+test-cluster: configure
+	@cmake --build $(BUILD) -j$(JOBS) --target statewatch_bin cluster_smoke_model
 	@bash scripts/cluster-smoke.sh $(BUILD)
 
 cluster-smoke: test-cluster
@@ -72,7 +74,7 @@ fuzz: deps
 soak: deps
 	@JOBS=$(JOBS) bash scripts/soak.sh $(BUILD)
 
-test: test-plain test-client test-asan test-fuzz
+test: test-plain test-cluster test-client test-asan test-fuzz
 
 run: build-bin
 	@bash scripts/run.sh $(BUILD)
