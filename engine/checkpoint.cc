@@ -85,6 +85,10 @@ Status EngineImpl::Load() {
 // The stored numbering must be the options' (a partition's sequences only mean something
 // under its own). A database without a meta record yet takes the options'.
 Status EngineImpl::LoadNumbering(bool stored) {
+  // A read-only open hands out no sequence: it reads the database under the numbering the
+  // database states, so `verify`, `export` and the other read-only verbs work on a
+  // partition's directory without being told its partition.
+  if (stored && options_.read_only) return Status::OK();
   if (stored && (meta_.partition != options_.partition ||
                  meta_.partitions != options_.partitions)) {
     return Status::InvalidArgument(

@@ -103,7 +103,8 @@ struct EngineOptions {
   // partitions of a cluster never hand out the same sequence; a session's sequences still
   // strictly increase, but they are not dense when P > 1. Both are persisted in the meta
   // record: opening a database with another partition or count is InvalidArgument and
-  // changes nothing. REQUIRES (else InvalidArgument at open): partitions >= 1 and
+  // changes nothing — except a read-only open, which hands out no sequence and reads the
+  // database under the numbering it states. REQUIRES (else InvalidArgument at open): partitions >= 1 and
   // partition < partitions. Default partition 0 of 1: a single node, dense sequences.
   uint32_t partition = 0;
   uint32_t partitions = 1;

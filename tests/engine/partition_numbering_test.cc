@@ -115,6 +115,28 @@ TEST_F(PartitionNumberingTest, AnotherNumberingAtReopenIsRefusedAndChangesNothin
   EXPECT_EQ(Event("a1"), 8u);
 }
 
+// `verify --data DIR` and the other read-only verbs are not told a partition's numbering.
+TEST_F(PartitionNumberingTest, AReadOnlyOpenReadsUnderTheStoredNumbering) {
+  EXPECT_EQ(Event("a1"), 5u);
+  EXPECT_EQ(Event("a1"), 8u);
+  engine_.reset();
+  EngineOptions reader = options_;
+  reader.partition = 0;
+  reader.partitions = 1;
+  reader.read_only = true;
+  auto e = Engine::Open(reader, dir_);
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  auto head = (*e)->StateVersion(Name("agent:a1:main"));
+  ASSERT_TRUE(head.ok()) << head.status().ToString();
+  EXPECT_EQ(*head, 8u);
+  auto verified = (*e)->Verify();
+  ASSERT_TRUE(verified.ok()) << verified.status().ToString();
+  EXPECT_TRUE(verified->ok) << (verified->differences.empty() ? "" : verified->differences[0]);
+  e->reset();
+  Reopen();  // the database still numbers partition 2 of 3
+  EXPECT_EQ(Event("a1"), 11u);
+}
+
 TEST_F(EngineTest, ASingleNodeDatabaseIsNotOpenedAsAPartition) {
   EXPECT_EQ(Human("agent:a1:main"), 1u);  // no checkpoint yet: the meta record is absent
   engine_.reset();
