@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cluster/commit_codec.h"
+#include "engine/flatbuffer_values.h"
 #include "schema/cluster_checkpoint_generated.h"
 
 namespace statewatch::cluster {
@@ -16,10 +17,7 @@ namespace {
 using storage::Family;
 namespace fb = statewatch::cluster::fb;
 
-std::string_view View(const flatbuffers::Vector<uint8_t>* v) {
-  return v ? std::string_view(reinterpret_cast<const char*>(v->data()), v->size())
-           : std::string_view();
-}
+using engine::fbv::Bytes;
 
 // Builds parts one at a time; each finished part is appended to the blob.
 class PartWriter {
@@ -169,7 +167,7 @@ Result<AppliedState> InspectSnapshot(std::string_view blob) {
                                   std::to_string(part.entries_total()) + " entries, its parts hold " +
                                   std::to_string(entries));
       }
-      applied.emplace(DecodeAppliedState(View(part.applied())));
+      applied.emplace(DecodeAppliedState(Bytes(part.applied())));
     }
     return Status::OK();
   }));
@@ -207,7 +205,7 @@ Result<AppliedState> RestoreSnapshot(storage::Store& store, std::string_view blo
     batch.Clear();
     if (part.entries() != nullptr) {
       for (const fb::SnapshotEntry* e : *part.entries()) {
-        batch.Put(*FamilyOfWireId(e->family()), View(e->key()), View(e->value()));
+        batch.Put(*FamilyOfWireId(e->family()), Bytes(e->key()), Bytes(e->value()));
       }
     }
     if (part.last()) PutAppliedState(batch, *applied);  // with the last part: one batch

@@ -5,6 +5,7 @@
 #include <optional>
 #include <vector>
 
+#include "engine/flatbuffer_values.h"
 #include "schema/cluster_commit_generated.h"
 
 namespace statewatch::cluster {
@@ -13,10 +14,7 @@ namespace {
 using storage::Family;
 namespace fb = statewatch::cluster::fb;
 
-std::string_view View(const flatbuffers::Vector<uint8_t>* v) {
-  return v ? std::string_view(reinterpret_cast<const char*>(v->data()), v->size())
-           : std::string_view();
-}
+using engine::fbv::Bytes;
 
 }  // namespace
 
@@ -88,10 +86,10 @@ Result<std::string> DecodeClusterCommit(std::string_view body, storage::Batch* w
                                   std::to_string(w->family()) + ", which this build does not know");
       }
       switch (w->op()) {
-        case fb::WriteOp::Put: writes->Put(*family, View(w->key()), View(w->value())); break;
-        case fb::WriteOp::Delete: writes->Delete(*family, View(w->key())); break;
+        case fb::WriteOp::Put: writes->Put(*family, Bytes(w->key()), Bytes(w->value())); break;
+        case fb::WriteOp::Delete: writes->Delete(*family, Bytes(w->key())); break;
         case fb::WriteOp::DeleteRange:
-          writes->DeleteRange(*family, View(w->key()), View(w->value()));
+          writes->DeleteRange(*family, Bytes(w->key()), Bytes(w->value()));
           break;
         default:
           return Status::Corruption("a commit-group body holds write op " +
@@ -99,7 +97,7 @@ Result<std::string> DecodeClusterCommit(std::string_view body, storage::Batch* w
       }
     }
   }
-  return std::string(View(commit->record()));
+  return std::string(Bytes(commit->record()));
 }
 
 }  // namespace statewatch::cluster

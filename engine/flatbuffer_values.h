@@ -1,5 +1,6 @@
-// Helpers shared by the value codecs (engine/records.cc, engine/table_codecs.cc): aligned
-// verification of a stored FlatBuffers value and the string conventions of the schema.
+// Helpers shared by the value codecs (engine/records.cc, engine/table_codecs.cc, the cluster
+// codecs in cluster/): aligned verification of a stored FlatBuffers value and the string
+// conventions of the schema.
 //
 // Thread-safe: pure functions.
 #ifndef STATEWATCH_ENGINE_FLATBUFFER_VALUES_H_
@@ -62,6 +63,12 @@ inline uint64_t U64At(const flatbuffers::Vector<uint64_t>& v, flatbuffers::uoffs
 }
 
 inline std::string Str(const flatbuffers::String* s) { return s ? s->str() : std::string(); }
+
+// A `[ubyte]` field as bytes, valid while the buffer is; empty when the field is absent.
+inline std::string_view Bytes(const flatbuffers::Vector<uint8_t>* v) {
+  return v ? std::string_view(reinterpret_cast<const char*>(v->data()), v->size())
+           : std::string_view();
+}
 
 inline std::string Finish(flatbuffers::FlatBufferBuilder& b) {
   return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());

@@ -83,6 +83,19 @@ class ReplicatedLogTest : public ::testing::Test {
   }
 
   // Journal, notices, registry and transcripts as text: equal digests, equal state.
+  // A read-only engine on `dir` holds what `owner` serves, and verifies clean.
+  void ExpectSameAsOwner(const std::string& dir, Engine& owner) {
+    EngineOptions ro;
+    ro.clock = clock_;
+    ro.read_only = true;
+    auto view = Engine::Open(ro, dir);
+    ASSERT_TRUE(view.ok()) << view.status().ToString();
+    EXPECT_EQ(Digest(**view), Digest(owner));
+    auto report = (*view)->Verify();
+    ASSERT_TRUE(report.ok()) << report.status().ToString();
+    EXPECT_TRUE(report->ok);
+  }
+
   static std::string Digest(Engine& e) {
     std::string out;
     for (const auto& key : kSessions) {
@@ -244,17 +257,7 @@ TEST_F(ReplicatedLogTest, AStandbyFollowsAndThenTakesOverWithTheSameState) {
   };
   EXPECT_EQ(follow(), *remote_->Tail());
   // What the standby holds is what the owner served, read without owning anything.
-  EngineOptions ro;
-  ro.clock = clock_;
-  ro.read_only = true;
-  {
-    auto view = Engine::Open(ro, standby_dir);
-    ASSERT_TRUE(view.ok()) << view.status().ToString();
-    EXPECT_EQ(Digest(**view), Digest(*a));
-    auto report = (*view)->Verify();
-    ASSERT_TRUE(report.ok()) << report.status().ToString();
-    EXPECT_TRUE(report->ok);
-  }
+  ExpectSameAsOwner(standby_dir, *a);
   for (int round = 1; round < 3; ++round) Work(*a, round);
   EXPECT_EQ(follow(), *remote_->Tail());  // resumes where it stopped
   std::string served = Digest(*a);
@@ -371,17 +374,7 @@ TEST_F(ClusterCheckpointTest, AStandbyThatFellBehindThePurgeRestoresAndFollowsOn
   ASSERT_TRUE(st.ok()) << st.ToString();
   EXPECT_EQ(AppliedIn(standby_dir).position, *remote_->Tail());
   EXPECT_EQ(state->view().checkpoint_position, Latest().position);
-  EngineOptions ro;
-  ro.clock = clock_;
-  ro.read_only = true;
-  {
-    auto view = Engine::Open(ro, standby_dir);
-    ASSERT_TRUE(view.ok()) << view.status().ToString();
-    EXPECT_EQ(Digest(**view), Digest(*a));
-    auto report = (*view)->Verify();
-    ASSERT_TRUE(report.ok()) << report.status().ToString();
-    EXPECT_TRUE(report->ok);
-  }
+  ExpectSameAsOwner(standby_dir, *a);
   Work(*a, 12);  // and follows on frame by frame
   ASSERT_TRUE(follow().ok());
   EXPECT_EQ(AppliedIn(standby_dir).position, *remote_->Tail());
