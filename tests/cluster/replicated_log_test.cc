@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "engine/engine_fixture.h"
+#include "engine/records.h"
 #include "log/chain_verifier.h"
 #include "log/mem_checkpoint_store.h"
 #include "log/mem_log.h"
@@ -454,7 +455,8 @@ TEST_F(ClusterCheckpointTest, APurgedStreamWithoutAUsableCheckpointIsRefusedWith
 }
 
 TEST_F(ClusterCheckpointTest, AFencedOutOwnerWritesNoCheckpoint) {
-  // Owners on bare stores: the frames' records need not be engine records here.
+  // Owners on bare stores: each frame carries an empty engine commit group (no sequence,
+  // so the fold's counter check has nothing to compare), told apart by its commit time.
   auto open = [&](const std::string& dir, const std::string& node,
                   std::unique_ptr<storage::Store>* store) -> std::unique_ptr<ReplicatedLog> {
     auto s = storage::Store::Open(dir, storage::StoreOptions{});
@@ -471,11 +473,14 @@ TEST_F(ClusterCheckpointTest, AFencedOutOwnerWritesNoCheckpoint) {
     EXPECT_TRUE(owner.ok()) << owner.status().ToString();
     return owner.ok() ? std::move(*owner) : nullptr;
   };
-  auto append = [](ReplicatedLog& log, const std::string& data) {
+  auto append = [](ReplicatedLog& log, const std::string& name) {
+    engine::GroupRec group;
+    group.committed_at = kStart + static_cast<int64_t>(name.size());
+    engine::GroupEncoder encoder;
     log::AppendOptions o;
     auto tail = log.Tail();
     o.expected_last = tail.ok() ? *tail : 0;
-    return log.Append(data, o);
+    return log.Append(encoder.Encode(group), o);
   };
   std::unique_ptr<storage::Store> store_a, store_b;
   auto a = open(NewDir(), "node-a", &store_a);
