@@ -87,8 +87,13 @@ Status EngineImpl::Load() {
 Status EngineImpl::LoadNumbering(bool stored) {
   // A read-only open hands out no sequence: it reads the database under the numbering the
   // database states, so `verify`, `export` and the other read-only verbs work on a
-  // partition's directory without being told its partition.
-  if (stored && options_.read_only) return Status::OK();
+  // partition's directory without being told its partition, and a read of another
+  // partition's session is Misdirected there as on the owner (CheckOwned).
+  if (stored && options_.read_only) {
+    options_.partition = meta_.partition;
+    options_.partitions = meta_.partitions;
+    return Status::OK();
+  }
   if (stored && (meta_.partition != options_.partition ||
                  meta_.partitions != options_.partitions)) {
     return Status::InvalidArgument(

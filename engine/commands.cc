@@ -273,6 +273,8 @@ Status EngineImpl::Acknowledge(const std::string& watcher_key,
   for (const SessionName& t : targets) {
     auto resolved = ResolveSession(t.session_key, t.agent_id);
     if (!resolved.ok()) return resolved.status();
+    // The cursor lives in its target's partition: acknowledging it here would do nothing.
+    SW_RETURN_IF_ERROR(CheckOwned(*resolved));
     ack.targets.push_back(*resolved);
   }
   Command cmd{std::move(ack)};
@@ -323,6 +325,12 @@ Result<VerifyReport> EngineImpl::Rebuild() {
 
 Status EngineImpl::CheckOwned(const SessionName& session) const {
   return CheckSessionPartition(session, options_.partition, options_.partitions);
+}
+
+Status EngineImpl::CheckOwnedForRead(const SessionName& session) const {
+  if (options_.partitions <= 1) return Status::OK();  // no copy of the name on a single node
+  auto resolved = ResolveSession(session.session_key, session.agent_id);
+  return resolved.ok() ? CheckOwned(*resolved) : Status::OK();
 }
 
 // ---- the side tables' hook (engine/group_write.h) ---------------------------------------------

@@ -87,6 +87,14 @@ Result<Sequence> EngineImpl::StateVersion(const SessionName& session) const {
 
 Result<std::vector<Sequence>> EngineImpl::StateVersions(
     const std::vector<SessionName>& sessions) const {
+  // Another partition's session: this node does not hold its history, so a version of 0
+  // here would be a wrong answer, not an empty one.
+  for (std::size_t i = 0; options_.partitions > 1 && i < sessions.size(); ++i) {
+    if (Status owned = CheckOwnedForRead(sessions[i]); !owned.ok()) {
+      if (sessions.size() == 1) return owned;
+      return Status::Misdirected("sessions[" + std::to_string(i) + "]: " + owned.message());
+    }
+  }
   std::vector<Sequence> out;
   out.reserve(sessions.size());
   std::shared_lock lock(state_mu_);
@@ -114,6 +122,7 @@ Result<ChangesPage> EngineImpl::ChangesSince(const SessionName& session, Sequenc
 Status EngineImpl::ReadChanges(const SessionName& session, Sequence after, int limit,
                                RowRenderer render, ChangesView* page) const {
   page->Clear();
+  SW_RETURN_IF_ERROR(CheckOwnedForRead(session));  // as StateVersions
   ChangesReader::Request req;
   req.after = after;
   req.limit = std::clamp(limit, 1, 200);
@@ -181,6 +190,7 @@ Result<std::optional<CursorState>> EngineImpl::Cursor(const std::string& watcher
   auto w = ParseWatcherKey(watcher_key);
   if (!w.ok()) return w.status();
   if (!*w) return std::optional<CursorState>();
+  SW_RETURN_IF_ERROR(CheckOwnedForRead(target));  // the cursor lives in its target's partition
   std::shared_lock lock(state_mu_);
   SessionRef wr = FindRef(**w), tr = FindRef(CanonicalSession(target));
   const projections::CursorRec* c = wr && tr ? state_.FindCursor(wr, tr) : nullptr;
@@ -191,6 +201,7 @@ Result<std::optional<CursorState>> EngineImpl::Cursor(const std::string& watcher
 }
 
 Result<std::vector<std::string>> EngineImpl::WatchersOf(const SessionName& target) const {
+  SW_RETURN_IF_ERROR(CheckOwnedForRead(target));  // as Cursor
   std::vector<std::string> out;
   std::shared_lock lock(state_mu_);
   for (SessionRef w : state_.WatchersOf(FindRef(CanonicalSession(target)))) {

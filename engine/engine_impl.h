@@ -161,6 +161,8 @@ class EngineImpl final : public Engine, public SideTableHost {
   void AddDeleteStep(DeleteStep step) override { delete_steps_.push_back(std::move(step)); }
   const storage::Store& store() const override { return *store_; }
   SessionRef FindSession(const SessionName& canonical) const override;
+  // Misdirected when `session` belongs to another partition (engine/agent_partition.h).
+  Status CheckOwned(const SessionName& session) const override;
 
   // Tests: commands waiting in the commit queue (including the one being committed).
   std::size_t TEST_QueueLength();
@@ -270,8 +272,9 @@ class EngineImpl final : public Engine, public SideTableHost {
   Status LoadNumbering(bool stored);
   Status MaybeWriteNumbering(bool stored);
   Status CheckUnnumberedLog(bool stored) const;
-  // Misdirected when `session` belongs to another partition (engine/agent_partition.h).
-  Status CheckOwned(const SessionName& session) const;
+  // CheckOwned for a read: a name that does not resolve matches nothing on any node, so it is
+  // answered as today (empty), not misdirected.
+  Status CheckOwnedForRead(const SessionName& session) const;
   Status PurgeLog(log::LogPosition below);
   // The fold inputs of journal rows by sequence, each with the session whose row it is.
   struct RowFold {

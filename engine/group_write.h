@@ -102,6 +102,10 @@ class SideTableHost {
   virtual const storage::Store& store() const = 0;
   // The ref of a canonical name, or 0 when the engine never saw it. Thread-safe.
   virtual SessionRef FindSession(const SessionName& canonical) const = 0;
+  // OK when this node's partition holds `canonical` (always on a single node); otherwise
+  // Misdirected, naming the session's partition and this node's (engine/agent_partition.h).
+  // Thread-safe.
+  virtual Status CheckOwned(const SessionName& canonical) const = 0;
 
  protected:
   ~SideTableHost() = default;

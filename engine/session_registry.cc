@@ -48,6 +48,7 @@ Status UpsertInGroup(GroupWrite& g, const SessionRecord& update) {
 Status SessionTables::UpsertSession(const SessionRecord& record) {
   auto resolved = ResolveSession(record.name.session_key, record.name.agent_id);
   if (!resolved.ok()) return resolved.status();
+  SW_RETURN_IF_ERROR(HostOf(*engine_).CheckOwned(*resolved));
   SessionRecord update = record;
   update.name = *resolved;
   return HostOf(*engine_).WriteInGroup(

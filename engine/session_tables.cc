@@ -20,12 +20,21 @@ using engine::GroupWrite;
 using engine::HostOf;
 using storage::Family;
 
+// ---- cluster mode ---------------------------------------------------------------------------
+
+Status SessionTablesView::CheckOwned(const SessionName& session) const {
+  auto name = ResolveSession(session.session_key, session.agent_id);
+  if (!name.ok()) return name.status();
+  return HostOf(*engine_).CheckOwned(*name);
+}
+
 // ---- transcripts ----------------------------------------------------------------------------
 
 Status SessionTables::AppendTranscript(const SessionName& session,
                                        std::vector<TranscriptMessage> messages) {
   auto name = ResolveSession(session.session_key, session.agent_id);
   if (!name.ok()) return name.status();
+  SW_RETURN_IF_ERROR(HostOf(*engine_).CheckOwned(*name));
   for (const TranscriptMessage& m : messages) {
     bool provenance_ok =
         !m.provenance ||
@@ -145,6 +154,7 @@ Result<std::vector<Delivery>> SessionTablesView::PendingDeliveries(
 Status SessionTables::PutUpstreamLink(const UpstreamLink& link) {
   auto name = ResolveSession(link.session.session_key, link.session.agent_id);
   if (!name.ok()) return name.status();
+  SW_RETURN_IF_ERROR(HostOf(*engine_).CheckOwned(*name));
   return HostOf(*engine_).WriteInGroup([&, n = *name](GroupWrite& g) {
     UpstreamLink l = link;
     l.session = n;
@@ -156,6 +166,7 @@ Status SessionTables::PutUpstreamLink(const UpstreamLink& link) {
 Status SessionTables::DeleteUpstreamLink(const SessionName& session) {
   auto name = ResolveSession(session.session_key, session.agent_id);
   if (!name.ok()) return name.status();
+  SW_RETURN_IF_ERROR(HostOf(*engine_).CheckOwned(*name));
   return HostOf(*engine_).WriteInGroup([&, n = *name](GroupWrite& g) {
     g.Delete(Family::kUpstream, storage::UpstreamKey(g.Intern(n)));
     return Status::OK();

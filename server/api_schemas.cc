@@ -10,7 +10,7 @@ const char* ComponentSchemasJson() {
   return R"json({
 "Error": {"type": "object", "required": ["error"], "properties": {
   "error": {"type": "object", "required": ["code", "message"], "properties": {
-    "code": {"type": "string", "description": "Machine-readable: invalid_argument, invalid_json, invalid_parameter, invalid_caller, bad_request, unauthorized, forbidden, not_found, unknown_session, unknown_tool, method_not_allowed, request_timeout, body_too_large, header_too_large, upgrade_required, forbidden_origin, misdirected_request, unsupported_media_type, unavailable, too_many_connections, too_many_streams, shutting_down, insufficient_storage, internal."},
+    "code": {"type": "string", "description": "Machine-readable: invalid_argument, invalid_json, invalid_parameter, invalid_caller, bad_request, unauthorized, forbidden, not_found, unknown_session, unknown_tool, method_not_allowed, request_timeout, body_too_large, header_too_large, upgrade_required, forbidden_origin, misdirected_request, unsupported_media_type, unavailable, too_many_connections, too_many_streams, shutting_down, insufficient_storage, internal; in cluster mode also misdirected, standby, partition_moved, switching, already_owner, not_standby."},
     "message": {"type": "string", "description": "What was wrong and with what value; tool refusals are byte-exact (docs/semantics.md section 9)."}}}}},
 "Kind": {"type": "string", "description": "An event kind of the engine's kind table (docs/semantics.md section 2.2).",
   "examples": ["human_direct_message", "upstream_missing", "goal_changed", "child_spawned", "run_completed", "run_failed", "compacted", "adopted", "created"]},

@@ -27,8 +27,9 @@ const char* ErrorDescription(int status) {
       {413, "The body is larger than serve --body-limit."},
       {415, "A body whose Content-Type is not application/json (unsupported_media_type)."},
       {421, "A Host header that names neither the listen address, localhost, 127.0.0.1, [::1] "
-            "nor a serve --allow-host entry (misdirected_request); in cluster mode, a write to "
-            "a session of another partition (misdirected: the message names its partition)."},
+            "nor a serve --allow-host entry (misdirected_request); in cluster mode, a request "
+            "addressing a session of another partition: a write, a read of that session or a "
+            "session tool naming it (misdirected: the message names its partition)."},
       {426, "A WebSocket stream requested without an upgrade."},
       {500, "An internal error."},
       {503, "The engine refuses writes (after a failed durable write), a service is not "

@@ -174,6 +174,8 @@ Result<SessionName> ResolveSessionReference(const Engine& engine, const SessionN
   if (ref == "current") return caller;
   auto name = ResolveSession(ref, "", caller.agent_id);
   if (name.ok()) {
+    // Cluster mode: another partition's session is not unknown, it is elsewhere.
+    SW_RETURN_IF_ERROR(SessionTablesView(engine).CheckOwned(*name));
     if (*name == caller || SessionExists(engine, *name)) return *name;
   }
   auto by_id = FindBySessionId(engine, caller, ref);

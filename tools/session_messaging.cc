@@ -270,6 +270,9 @@ Result<std::vector<RunRecord>> SessionMessaging::ChildRuns(const SessionName& re
 Result<ToolAnswer> SessionMessaging::CallTool(std::string_view tool, const SessionName& caller,
                                               const json::object& params,
                                               CallCompletion on_complete, AnswerForm form) {
+  // Cluster mode: a caller of another partition is served by that partition's owner, whose
+  // node holds its registry entry, children and transcript.
+  SW_RETURN_IF_ERROR(SessionTablesView(*engine_).CheckOwned(caller));
   auto policy = Policy();
   auto depth = SpawnDepth(*engine_, caller);
   if (!depth.ok()) return depth.status();

@@ -158,6 +158,8 @@ Result<ToolAnswer> SessionMessaging::Send(const SessionName& caller, const json:
     }
     auto target = SendTarget(*engine_, caller, *p);
     if (!target.ok()) return target.status();
+    // Cluster mode: another partition's session (by key, label or agentId) is sent to there.
+    SW_RETURN_IF_ERROR(SessionTablesView(*engine_).CheckOwned(*target));
     if (ThreadParentKey(target->session_key)) return Status::InvalidArgument(kThreadSendRefusal);
     auto policy = Policy();
     Status access =

@@ -142,6 +142,8 @@ Result<json::object> SessionMessaging::Spawn(const SessionName& caller,
     bool sandboxed = p->sandbox == "require" ||
                      (caller_record->has_value() && (*caller_record)->sandboxed.value_or(false));
     RunRecord run = NewSpawnRun(caller, agent, *p, *depth, engine_->clock().NowMs());
+    // Cluster mode: a child of an agent of another partition would live there.
+    SW_RETURN_IF_ERROR(SessionTablesView(*engine_).CheckOwned(run.target));
     if (caller_record->has_value()) run.requester_route = (*caller_record)->route();
 
     std::vector<Delivery> sent;

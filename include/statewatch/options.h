@@ -104,8 +104,14 @@ struct EngineOptions {
   // strictly increase, but they are not dense when P > 1. Both are persisted in the meta
   // record: opening a database with another partition or count is InvalidArgument and
   // changes nothing — except a read-only open, which hands out no sequence and reads the
-  // database under the numbering it states. REQUIRES (else InvalidArgument at open): partitions >= 1 and
-  // partition < partitions. Default partition 0 of 1: a single node, dense sequences.
+  // database under the numbering it states. REQUIRES (else InvalidArgument at open):
+  // partitions >= 1 and partition < partitions. Default partition 0 of 1: a single node,
+  // dense sequences.
+  // With P > 1 the engine holds only the sessions whose agent hashes to its partition
+  // (XXH64(agentId) mod P): a write, a watch or acknowledgement, and a read of one session
+  // (state version, changes, cursor, watchers) naming another partition's session fails with
+  // Misdirected, naming the partition that holds it, and changes nothing. Drain, notices and
+  // whole-engine reads answer for this partition's cursors and rows.
   uint32_t partition = 0;
   uint32_t partitions = 1;
 

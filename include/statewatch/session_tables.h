@@ -37,6 +37,14 @@ class SessionTablesView {
   // over any other Engine subclass aborts with a message on its first call).
   explicit SessionTablesView(const Engine& engine) : engine_(&engine) {}
 
+  // ---- cluster mode (README "Cluster mode") ----
+  // OK when this node's partition holds `session`: always on a single node; with
+  // EngineOptions::partitions P > 1, when XXH64(agentId) mod P is this node's partition.
+  // Otherwise Misdirected, naming the session's partition and this node's. InvalidArgument
+  // for a malformed name. The writes below check it themselves; the session tools call it
+  // for the caller and for every session they address, before they change anything.
+  Status CheckOwned(const SessionName& session) const;
+
   // ---- the session registry ----
   // The entry, or nullopt.
   Result<std::optional<SessionRecord>> GetSession(const SessionName& name) const;
@@ -68,7 +76,10 @@ class SessionTablesView {
 };
 
 // The reads and the writes. Bad input (a malformed session key, invalid UTF-8, an empty
-// run id) fails with InvalidArgument naming it and writes nothing.
+// run id) fails with InvalidArgument naming it and writes nothing. In cluster mode a write
+// naming another partition's session (registry, transcript, upstream link) fails with
+// Misdirected (as CheckOwned) and writes nothing; runs and deliveries are keyed by id and
+// are kept by the node that wrote them.
 class SessionTables : public SessionTablesView {
  public:
   // REQUIRES: as SessionTablesView's.

@@ -6,6 +6,7 @@
 
 #include "engine/agent_partition.h"
 #include "engine_fixture.h"
+#include "statewatch/session_tables.h"
 
 namespace statewatch::testing {
 namespace {
@@ -129,6 +130,10 @@ TEST_F(PartitionNumberingTest, AReadOnlyOpenReadsUnderTheStoredNumbering) {
   auto head = (*e)->StateVersion(Name("agent:a1:main"));
   ASSERT_TRUE(head.ok()) << head.status().ToString();
   EXPECT_EQ(*head, 8u);
+  // ... and under it a read of another partition's session is Misdirected, as on the owner.
+  auto elsewhere = (*e)->StateVersion(Name("agent:ops:x"));
+  ASSERT_FALSE(elsewhere.ok());
+  EXPECT_EQ(elsewhere.status().code(), Status::Code::kMisdirected);
   auto verified = (*e)->Verify();
   ASSERT_TRUE(verified.ok()) << verified.status().ToString();
   EXPECT_TRUE(verified->ok) << (verified->differences.empty() ? "" : verified->differences[0]);
@@ -204,11 +209,90 @@ TEST_F(PartitionNumberingTest, WritesToAnotherPartitionsSessionAreMisdirected) {
   EXPECT_EQ(d.code(), Status::Code::kMisdirected);
   // Nothing changed: the next sequence is the one after 5, and no session took one.
   EXPECT_EQ(Head("a1"), 5u);
-  EXPECT_EQ(Head("ops"), 0u);
   EXPECT_EQ(Event("a1"), 8u);
   auto stats = engine_->Stats();
   ASSERT_TRUE(stats.ok());
   EXPECT_EQ(stats->last_sequence, 8u);
+}
+
+// A read of another partition's session would answer "version 0, no events" for a session
+// that may have thousands elsewhere: it is Misdirected, like the writes.
+TEST_F(PartitionNumberingTest, ReadsOfAnotherPartitionsSessionAreMisdirected) {
+  EXPECT_EQ(Event("a1"), 5u);
+  const std::string ops_refusal =
+      "session agent:ops:x (agent ops) belongs to partition 1 of 3; this node owns "
+      "partition 2: send it to partition 1's owner";
+  auto v = engine_->StateVersion(Name("agent:ops:x"));
+  ASSERT_FALSE(v.ok());
+  EXPECT_EQ(v.status().code(), Status::Code::kMisdirected);
+  EXPECT_EQ(v.status().message(), ops_refusal);
+  auto page = engine_->ChangesSince(Name("agent:ops:x"), 0);
+  ASSERT_FALSE(page.ok());
+  EXPECT_EQ(page.status().message(), ops_refusal);
+  // Batched: the index of the first misdirected session.
+  auto versions = engine_->StateVersions({Name("agent:a1:main"), Name("agent:ops:x")});
+  ASSERT_FALSE(versions.ok());
+  EXPECT_EQ(versions.status().code(), Status::Code::kMisdirected);
+  EXPECT_EQ(versions.status().message(), "sessions[1]: " + ops_refusal);
+  // A cursor lives in its target's partition: its read, the target's watchers and an
+  // acknowledgement of it are refused too; the watcher may be of any partition.
+  auto cursor = engine_->Cursor("agent:a1:main", Name("agent:ops:x"));
+  ASSERT_FALSE(cursor.ok());
+  EXPECT_EQ(cursor.status().message(), ops_refusal);
+  auto watchers = engine_->WatchersOf(Name("agent:ops:x"));
+  ASSERT_FALSE(watchers.ok());
+  EXPECT_EQ(watchers.status().code(), Status::Code::kMisdirected);
+  Status ack = engine_->Acknowledge("agent:a1:main", {Name("agent:ops:x")});
+  EXPECT_EQ(ack.code(), Status::Code::kMisdirected);
+  EXPECT_EQ(ack.message(), ops_refusal);
+  auto own_cursor = engine_->Cursor("agent:ops:x", Name("agent:a1:main"));
+  ASSERT_TRUE(own_cursor.ok()) << own_cursor.status().ToString();
+  EXPECT_FALSE(own_cursor->has_value());
+  // This partition's sessions read as before; a name that resolves nowhere still reads empty.
+  auto own = engine_->ChangesSince(Name("agent:a1:main"), 0);
+  ASSERT_TRUE(own.ok()) << own.status().ToString();
+  EXPECT_EQ(own->events.size(), 1u);
+  auto nowhere = engine_->StateVersion(SessionName{"", ""});  // does not resolve
+  ASSERT_TRUE(nowhere.ok()) << nowhere.status().ToString();
+  EXPECT_EQ(*nowhere, 0u);
+}
+
+// The session tools' tables: a registry entry, a transcript or an upstream link of another
+// partition's session is refused before the commit group, so nothing of it is written.
+TEST_F(PartitionNumberingTest, SideTableWritesOfAnotherPartitionsSessionAreMisdirected) {
+  SessionTables tables(*engine_);
+  const SessionName other = Name("agent:ops:x");
+  SessionRecord entry;
+  entry.name = other;
+  entry.label = "elsewhere";
+  EXPECT_EQ(tables.UpsertSession(entry).code(), Status::Code::kMisdirected);
+  TranscriptMessage m;
+  m.role = "user";
+  m.content_json = "\"hello\"";
+  EXPECT_EQ(tables.AppendTranscript(other, {m}).code(), Status::Code::kMisdirected);
+  UpstreamLink link;
+  link.session = other;
+  link.upstream_kind = "jsonl";
+  link.upstream_ref = "/tmp/x.jsonl";
+  EXPECT_EQ(tables.PutUpstreamLink(link).code(), Status::Code::kMisdirected);
+  EXPECT_EQ(tables.DeleteUpstreamLink(other).code(), Status::Code::kMisdirected);
+  EXPECT_EQ(tables.CheckOwned(other).code(), Status::Code::kMisdirected);
+  EXPECT_TRUE(tables.CheckOwned(Name("agent:a1:main")).ok());
+  // Nothing was written: no entry, no transcript, no link, and no sequence was taken.
+  auto listed = tables.ListSessions();
+  ASSERT_TRUE(listed.ok());
+  EXPECT_TRUE(listed->empty());
+  auto transcript = tables.RecentTranscript(other, 10);
+  ASSERT_TRUE(transcript.ok());
+  EXPECT_TRUE(transcript->empty());
+  auto links = tables.ListUpstreamLinks();
+  ASSERT_TRUE(links.ok());
+  EXPECT_TRUE(links->empty());
+  EXPECT_EQ(Event("a1"), 5u);
+  // This partition's session takes all three.
+  entry.name = Name("agent:a1:main");
+  EXPECT_TRUE(tables.UpsertSession(entry).ok());
+  EXPECT_TRUE(tables.AppendTranscript(entry.name, {m}).ok());
 }
 
 TEST_F(EngineTest, ASingleNodeNeverRefusesASessionAsMisdirected) {
