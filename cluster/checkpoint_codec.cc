@@ -10,6 +10,7 @@
 #include "cluster/commit_codec.h"
 #include "engine/flatbuffer_values.h"
 #include "schema/cluster_checkpoint_generated.h"
+#include "storage/store_replace.h"
 
 namespace statewatch::cluster {
 namespace {
@@ -180,26 +181,11 @@ Result<AppliedState> InspectSnapshot(std::string_view blob) {
 Result<AppliedState> RestoreSnapshot(storage::Store& store, std::string_view blob) {
   auto applied = InspectSnapshot(blob);
   if (!applied.ok()) return applied.status();
-  {
-    // Every key deleted one by one, in batches of bounded size: the families with memtable
-    // insert hints must not take range deletes (storage/store.cc). The applied-state entry
-    // goes first, so that a crash part-way leaves a store a fold knows to restore again.
-    storage::Batch clear(store);
-    clear.Delete(Family::kMeta, AppliedStateKey());
-    for (int i = 0; i < static_cast<int>(Family::kCount); ++i) {
-      const auto f = static_cast<Family>(i);
-      auto it = store.NewIterator(f);
-      for (it->SeekToFirst(); it->Valid(); it->Next()) {
-        clear.Delete(f, it->key());
-        if (clear.ByteSize() >= kSnapshotPartBytes) {
-          SW_RETURN_IF_ERROR(store.Write(clear, /*sync=*/false));
-          clear.Clear();
-        }
-      }
-      SW_RETURN_IF_ERROR(it->status());
-    }
-    SW_RETURN_IF_ERROR(store.Write(clear, /*sync=*/false));
-  }
+  // Bracketed by the replacement marker (storage/store_replace.h): a crash anywhere between
+  // here and the last part's batch leaves a store the next cluster open empties and
+  // restores again, and that a single-node or read-only open refuses.
+  SW_RETURN_IF_ERROR(storage::BeginReplace(store));
+  SW_RETURN_IF_ERROR(storage::DeleteEveryKeyButTheMarker(store, kSnapshotPartBytes));
   storage::Batch batch(store);
   SW_RETURN_IF_ERROR(ForEachPart(blob, [&](uint32_t, const fb::SnapshotPart& part) -> Status {
     batch.Clear();
@@ -208,7 +194,10 @@ Result<AppliedState> RestoreSnapshot(storage::Store& store, std::string_view blo
         batch.Put(*FamilyOfWireId(e->family()), Bytes(e->key()), Bytes(e->value()));
       }
     }
-    if (part.last()) PutAppliedState(batch, *applied);  // with the last part: one batch
+    if (part.last()) {  // the applied state and the marker's removal: one batch
+      PutAppliedState(batch, *applied);
+      storage::FinishReplace(batch);
+    }
     return store.Write(batch, /*sync=*/part.last());
   }));
   return applied;

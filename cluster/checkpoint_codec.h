@@ -47,10 +47,11 @@ Result<Snapshot> EncodeSnapshot(const storage::Store& store,
 Result<AppliedState> InspectSnapshot(std::string_view blob);
 
 // Replaces the whole of `store` by the snapshot: checks it all first (InspectSnapshot; on
-// error nothing is written), then deletes the applied-state entry and every family's keys
-// (in bounded batches), writes the parts one batch each, and the applied state last, synced.
-// A crash in between leaves a store without an applied-state entry, which a cluster open or
-// follow (at position 0, the stream purged) restores again. REQUIRES: nothing
+// error nothing is written), then writes the replacement marker (storage/store_replace.h),
+// deletes every family's keys (in bounded batches), writes the parts one batch each, and
+// the applied state with the marker's removal last, synced. A crash in between leaves the
+// marker: the next cluster open or follow empties the store (ClearInterruptedReplace) and,
+// at position 0 with the stream purged, restores again. REQUIRES: nothing
 // else reads or writes `store` meanwhile (no engine open on it; a LocalLog on it must be
 // Reload()ed afterwards).
 Result<AppliedState> RestoreSnapshot(storage::Store& store, std::string_view blob);

@@ -1,9 +1,13 @@
 #include "cluster/standby.h"
 
+#include <spdlog/spdlog.h>
+
 #include <utility>
 
 #include "statewatch/engine.h"
+#include "storage/db_directory.h"
 #include "storage/local_log.h"
+#include "storage/store_replace.h"
 
 namespace statewatch::cluster {
 
@@ -11,6 +15,18 @@ Result<std::unique_ptr<Standby>> Standby::Open(const std::string& path,
                                                std::shared_ptr<log::LogBackend> remote,
                                                uint32_t partition, uint32_t partitions,
                                                FoldOptions fold) {
+  // A restore cut off part-way (a crash mid-CatchUp) left the replacement marker: the store
+  // is emptied so that the fold below starts at position 0 and restores again. It holds
+  // nothing the stream and its checkpoints lack: a standby acknowledges nothing.
+  auto dir = storage::InspectDirectory(path);
+  if (!dir.ok()) return dir.status();
+  if (dir->state == storage::DirectoryState::kDatabase) {
+    auto existing = storage::Store::Open(path, storage::StoreOptions{});
+    if (!existing.ok()) return existing.status();
+    auto cleared = storage::ClearInterruptedReplace(**existing);
+    if (!cleared.ok()) return cleared.status();
+    if (*cleared) spdlog::warn("event=interrupted_restore_cleared path={}", path);
+  }
   {
     // The engine creates a missing database (families, format); it writes no commit group
     // when nothing is pruned, so the local log stays the stream's.

@@ -14,6 +14,7 @@
 #include "projections/log_fold.h"
 #include "storage/key_codec.h"
 #include "storage/local_log.h"
+#include "storage/store_replace.h"
 
 namespace statewatch::engine {
 
@@ -27,6 +28,7 @@ constexpr std::size_t kReplayChunk = 256;
 
 Status EngineImpl::Load() {
   std::unique_lock lock(state_mu_);
+  SW_RETURN_IF_ERROR(ClearOrRefuseInterruptedReplace());
   bool had_meta = false;
   auto read_meta = [this, &had_meta]() -> Status {
     auto stored = store_->Get(Family::kMeta, storage::MetaKey());
@@ -103,6 +105,26 @@ Status EngineImpl::LoadNumbering(bool stored) {
   }
   meta_.partition = options_.partition;
   meta_.partitions = options_.partitions;
+  return Status::OK();
+}
+
+// A cluster checkpoint restore cut off part-way (storage/store_replace.h) left part of the
+// old state beside part of the checkpoint. Only the partition's stream can rebuild it: a
+// cluster owner's open (wrap_log) empties the store so that its fold restores again; any
+// other open refuses it and changes nothing.
+Status EngineImpl::ClearOrRefuseInterruptedReplace() {
+  auto interrupted = storage::ReplaceInterrupted(*store_);
+  if (!interrupted.ok()) return interrupted.status();
+  if (!*interrupted) return Status::OK();
+  if (!options_.wrap_log || options_.read_only) {
+    return Status::FailedPrecondition(
+        "a cluster checkpoint restore into this database was cut off part-way, so it holds "
+        "neither the old state nor the checkpoint's; only the partition's stream can rebuild "
+        "it: statewatch cluster follow, or serve --cluster, on this directory finishes it");
+  }
+  auto cleared = storage::ClearInterruptedReplace(*store_);
+  if (!cleared.ok()) return cleared.status();
+  spdlog::warn("event=interrupted_restore_cleared: the store is refolded from the stream");
   return Status::OK();
 }
 

@@ -272,6 +272,7 @@ class EngineImpl final : public Engine, public SideTableHost {
   Status LoadNumbering(bool stored);
   Status MaybeWriteNumbering(bool stored);
   Status CheckUnnumberedLog(bool stored) const;
+  Status ClearOrRefuseInterruptedReplace();
   // CheckOwned for a read: a name that does not resolve matches nothing on any node, so it is
   // answered as today (empty), not misdirected.
   Status CheckOwnedForRead(const SessionName& session) const;

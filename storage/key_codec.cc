@@ -81,6 +81,7 @@ std::string RunKey(std::string_view run_id) {
 std::string DeliveryKey(uint64_t id) { return TaggedU64(kDeliveryTag, id); }
 std::string UpstreamKey(SessionRef session) { return TaggedU64(kUpstreamTag, session.value); }
 std::string MetaKey() { return std::string(1, kMetaTag) + "engine"; }
+std::string ReplacingKey() { return std::string(1, kMetaTag) + "replacing"; }
 std::string BaseMarkKey() { return std::string(1, kBaseMarkTag); }
 
 std::optional<JournalKeyParts> ParseJournalKey(std::string_view key) {

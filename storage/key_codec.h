@@ -18,6 +18,10 @@
 //   refs           'R' session:u64                              SessionName
 //   sessions       'G' session:u64                              SessionRecord (registry)
 //   meta           'M' "engine"                                 Meta (the checkpoint's)
+//   meta           'M' "cluster"                                AppliedState (cluster/)
+//   meta           'M' "replacing"                              empty: a whole-store
+//                                                               replacement is under way
+//                                                               (storage/store_replace.h)
 //   transcripts    'T' session:u64 index:u64                    TranscriptMessage
 //   runs           'U' run-id bytes                             Run
 //   deliveries     'V' id:u64                                   Delivery
@@ -77,6 +81,7 @@ std::string NameKey(std::string_view agent_id, std::string_view session_key);
 std::string RefKey(SessionRef session);
 std::string RegistryKey(SessionRef session);
 std::string MetaKey();
+std::string ReplacingKey();
 std::string TranscriptKey(SessionRef session, uint64_t index);
 std::string TranscriptPrefix(SessionRef session);
 std::string RunKey(std::string_view run_id);

@@ -20,7 +20,10 @@
 #include "log/mem_log.h"
 #include "statewatch/engine.h"
 #include "statewatch/session_tables.h"
+#include "storage/key_codec.h"
 #include "storage/local_log.h"
+#include "storage/store.h"
+#include "storage/store_replace.h"
 
 namespace statewatch::cluster {
 namespace {
@@ -384,6 +387,79 @@ TEST_F(ClusterCheckpointTest, AStandbyThatFellBehindThePurgeRestoresAndFollowsOn
   auto b = OpenOwner(standby_dir, "node-b");  // the takeover has little left to fold
   ASSERT_NE(b, nullptr);
   EXPECT_EQ(Digest(*b), served);
+}
+
+// A crash part-way through a restore leaves the replacement marker beside part of the old
+// state (storage/store_replace.h). Cut off twice here, as a crash would leave it: once just
+// after the first keys were deleted, once with every key gone. A read-only or single-node
+// open refuses the directory and changes nothing; the standby's next open and a takeover
+// empty it and restore again, to the owner's state.
+TEST_F(ClusterCheckpointTest, ARestoreCutOffPartWayIsEmptiedAndRestoredAgain) {
+  auto a = OwnerWithCheckpoints(NewDir(), 1);
+  ASSERT_NE(a, nullptr);
+  std::string standby_dir = NewDir();
+  FoldOptions fold;
+  fold.checkpoints = checkpoints_;
+  auto follow = [&]() -> Status {
+    auto standby = Standby::Open(standby_dir, remote_, 0, 1, fold);
+    if (!standby.ok()) return standby.status();
+    return (*standby)->CatchUp();
+  };
+  ASSERT_TRUE(follow().ok());
+  for (int round = 1; round < 12; ++round) Work(*a, round);
+  ASSERT_GT(FirstRetained(), AppliedIn(standby_dir).position + 1);  // the next fold restores
+  auto cut_off = [&](bool every_key) {
+    auto store = storage::Store::Open(standby_dir, storage::StoreOptions{});
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    ASSERT_TRUE(storage::BeginReplace(**store).ok());
+    if (every_key) {
+      ASSERT_TRUE(storage::DeleteEveryKeyButTheMarker(**store, 1u << 20).ok());
+      return;
+    }
+    storage::Batch first(**store);  // the first keys of the clear: the node's positions
+    first.Delete(storage::Family::kMeta, AppliedStateKey());
+    first.Delete(storage::Family::kMeta, storage::MetaKey());
+    ASSERT_TRUE((*store)->Write(first, /*sync=*/true).ok());
+  };
+  cut_off(/*every_key=*/false);
+  EngineOptions reader;
+  reader.clock = clock_;
+  reader.read_only = true;
+  const std::string refusal =
+      "Failed precondition: a cluster checkpoint restore into this database was cut off "
+      "part-way, so it holds neither the old state nor the checkpoint's; only the "
+      "partition's stream can rebuild it: statewatch cluster follow, or serve --cluster, on "
+      "this directory finishes it";
+  auto view = Engine::Open(reader, standby_dir);
+  ASSERT_FALSE(view.ok());
+  EXPECT_EQ(view.status().ToString(), refusal);
+  EngineOptions single;
+  single.clock = clock_;
+  auto alone = Engine::Open(single, standby_dir);
+  ASSERT_FALSE(alone.ok());
+  EXPECT_EQ(alone.status().ToString(), refusal);
+  {
+    auto store = storage::Store::Open(standby_dir, storage::StoreOptions{});
+    ASSERT_TRUE(store.ok());
+    auto marked = storage::ReplaceInterrupted(**store);
+    ASSERT_TRUE(marked.ok());
+    EXPECT_TRUE(*marked);  // the refusals changed nothing
+  }
+  Status st = follow();
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(AppliedIn(standby_dir).position, *remote_->Tail());
+  ExpectSameAsOwner(standby_dir, *a);
+  // Cut off again, every key gone; this time the owner's open — a takeover — finds it.
+  for (int round = 12; round < 24; ++round) Work(*a, round);
+  cut_off(/*every_key=*/true);
+  std::string served = Digest(*a);
+  a.reset();
+  auto b = TryOpenOwner(standby_dir, "node-b", checkpoints_, 10);
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  EXPECT_EQ(Digest(**b), served);
+  auto report = (*b)->Verify();
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_TRUE(report->ok);
 }
 
 TEST_F(ClusterCheckpointTest, ACheckpointThatDoesNotChainOntoTheStreamIsRefused) {
