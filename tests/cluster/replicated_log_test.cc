@@ -298,6 +298,16 @@ class ClusterCheckpointTest : public ReplicatedLogTest {
     EXPECT_TRUE(latest.ok() && latest->has_value());
     return latest.ok() && latest->has_value() ? **latest : log::Checkpoint{};
   }
+  // A standby on `dir` that folds the stream to its tail (restoring from the checkpoints
+  // when it fell behind the purge), then closes.
+  Status FollowInto(const std::string& dir, std::shared_ptr<PartitionState> state = nullptr) {
+    FoldOptions fold;
+    fold.checkpoints = checkpoints_;
+    fold.state = std::move(state);
+    auto standby = Standby::Open(dir, remote_, 0, 1, fold);
+    if (!standby.ok()) return standby.status();
+    return (*standby)->CatchUp();
+  }
   // The applied state of a standby directory, opened and closed.
   AppliedState AppliedIn(const std::string& dir) {
     auto standby = Standby::Open(dir, remote_, 0, 1);
@@ -362,14 +372,7 @@ TEST_F(ClusterCheckpointTest, AStandbyThatFellBehindThePurgeRestoresAndFollowsOn
   ASSERT_NE(a, nullptr);
   std::string standby_dir = NewDir();
   auto state = std::make_shared<PartitionState>(0);
-  FoldOptions fold;
-  fold.checkpoints = checkpoints_;
-  fold.state = state;
-  auto follow = [&]() -> Status {
-    auto standby = Standby::Open(standby_dir, remote_, 0, 1, fold);
-    if (!standby.ok()) return standby.status();
-    return (*standby)->CatchUp();
-  };
+  auto follow = [&] { return FollowInto(standby_dir, state); };
   ASSERT_TRUE(follow().ok());
   const log::LogPosition behind = AppliedIn(standby_dir).position;
   for (int round = 1; round < 12; ++round) Work(*a, round);
@@ -398,13 +401,7 @@ TEST_F(ClusterCheckpointTest, ARestoreCutOffPartWayIsEmptiedAndRestoredAgain) {
   auto a = OwnerWithCheckpoints(NewDir(), 1);
   ASSERT_NE(a, nullptr);
   std::string standby_dir = NewDir();
-  FoldOptions fold;
-  fold.checkpoints = checkpoints_;
-  auto follow = [&]() -> Status {
-    auto standby = Standby::Open(standby_dir, remote_, 0, 1, fold);
-    if (!standby.ok()) return standby.status();
-    return (*standby)->CatchUp();
-  };
+  auto follow = [&] { return FollowInto(standby_dir); };
   ASSERT_TRUE(follow().ok());
   for (int round = 1; round < 12; ++round) Work(*a, round);
   ASSERT_GT(FirstRetained(), AppliedIn(standby_dir).position + 1);  // the next fold restores
