@@ -185,7 +185,7 @@ Result<AppliedState> RestoreSnapshot(storage::Store& store, std::string_view blo
   // here and the last part's batch leaves a store the next cluster open empties and
   // restores again, and that a single-node or read-only open refuses.
   SW_RETURN_IF_ERROR(storage::BeginReplace(store));
-  SW_RETURN_IF_ERROR(storage::DeleteEveryKeyButTheMarker(store, kSnapshotPartBytes));
+  SW_RETURN_IF_ERROR(storage::DeleteEveryKeyButTheMarker(store));
   storage::Batch batch(store);
   SW_RETURN_IF_ERROR(ForEachPart(blob, [&](uint32_t, const fb::SnapshotPart& part) -> Status {
     batch.Clear();

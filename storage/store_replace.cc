@@ -12,7 +12,11 @@ Status BeginReplace(Store& store) {
   return store.Write(batch, /*sync=*/true);
 }
 
-Status DeleteEveryKeyButTheMarker(Store& store, std::size_t batch_bytes) {
+namespace {
+constexpr std::size_t kClearBatchBytes = 4u << 20;
+}  // namespace
+
+Status DeleteEveryKeyButTheMarker(Store& store) {
   const std::string marker = ReplacingKey();
   Batch clear(store);
   for (int i = 0; i < static_cast<int>(Family::kCount); ++i) {
@@ -21,7 +25,7 @@ Status DeleteEveryKeyButTheMarker(Store& store, std::size_t batch_bytes) {
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
       if (f == Family::kMeta && it->key() == marker) continue;
       clear.Delete(f, it->key());
-      if (clear.ByteSize() >= batch_bytes) {
+      if (clear.ByteSize() >= kClearBatchBytes) {
         SW_RETURN_IF_ERROR(store.Write(clear, /*sync=*/false));
         clear.Clear();
       }
@@ -42,7 +46,7 @@ Result<bool> ReplaceInterrupted(const Store& store) {
 Result<bool> ClearInterruptedReplace(Store& store) {
   auto interrupted = ReplaceInterrupted(store);
   if (!interrupted.ok() || !*interrupted) return interrupted;
-  SW_RETURN_IF_ERROR(DeleteEveryKeyButTheMarker(store, 4u << 20));
+  SW_RETURN_IF_ERROR(DeleteEveryKeyButTheMarker(store));
   Batch last(store);
   FinishReplace(last);
   SW_RETURN_IF_ERROR(store.Write(last, /*sync=*/true));

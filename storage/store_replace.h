@@ -20,9 +20,9 @@ namespace statewatch::storage {
 // Writes the marker, synced.
 Status BeginReplace(Store& store);
 
-// Deletes every key of every family except the marker, in batches of about `batch_bytes`
+// Deletes every key of every family except the marker, in unsynced batches of about 4 MiB
 // (key by key: the families with memtable insert hints take no range deletes).
-Status DeleteEveryKeyButTheMarker(Store& store, std::size_t batch_bytes);
+Status DeleteEveryKeyButTheMarker(Store& store);
 
 // Adds the marker's removal to `last`, the batch that completes the replacement.
 void FinishReplace(Batch& last);

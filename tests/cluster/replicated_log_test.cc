@@ -410,7 +410,7 @@ TEST_F(ClusterCheckpointTest, ARestoreCutOffPartWayIsEmptiedAndRestoredAgain) {
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     ASSERT_TRUE(storage::BeginReplace(**store).ok());
     if (every_key) {
-      ASSERT_TRUE(storage::DeleteEveryKeyButTheMarker(**store, 1u << 20).ok());
+      ASSERT_TRUE(storage::DeleteEveryKeyButTheMarker(**store).ok());
       return;
     }
     storage::Batch first(**store);  // the first keys of the clear: the node's positions
