@@ -4,6 +4,7 @@
 
 #include <cstdarg>
 #include <cstdio>
+#include <cstring>
 
 namespace statewatch::storage {
 
@@ -44,7 +45,13 @@ class SpdlogRocksLogger final : public rocksdb::Logger {
     char buf[1024];
     int n = std::vsnprintf(buf, sizeof(buf), format, ap);
     if (n < 0) return;
-    spdlog::log(ToSpdlog(level), "rocksdb: {}", buf);
+    spdlog::level::level_enum to = ToSpdlog(level);
+    // Recovery's "<log>: dropping N bytes; Corruption: ..." for a torn tail: the store has
+    // checked the log itself and reports the tail once in its own words (RetireTornLogs).
+    if (std::strstr(buf, ": dropping ") != nullptr && std::strstr(buf, " bytes; ") != nullptr) {
+      to = spdlog::level::debug;
+    }
+    spdlog::log(to, "rocksdb: {}", buf);
   }
 };
 

@@ -4,13 +4,14 @@
 #include <rocksdb/compaction_filter.h>
 #include <rocksdb/db.h>
 #include <rocksdb/env.h>
-#include <rocksdb/listener.h>
 #include <rocksdb/file_system.h>
+#include <rocksdb/listener.h>
 #include <rocksdb/options.h>
 #include <rocksdb/slice_transform.h>
 #include <rocksdb/table.h>
 #include <rocksdb/utilities/checkpoint.h>
 #include <rocksdb/write_batch.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <atomic>
@@ -408,6 +409,34 @@ Status BoundLogFiles(Store::Rep* rep, std::size_t wal_files, std::size_t max_wal
   return CompactTinyFiles(rep);
 }
 
+// A log that ends in a torn tail (a write cut off by a crash: never acknowledged under sync
+// durability) is read again by every open that keeps it, and RocksDB would say so each time.
+// A writable open flushes what recovery read from it, so the log is obsolete and deleted
+// right away, and says so once, here; a read-only open cannot retire it and says that.
+Status RetireTornLogs(Store::Rep* rep, const std::vector<TornTail>& torn) {
+  if (torn.empty()) return Status::OK();
+  if (rep->read_only) {
+    for (const TornTail& t : torn) {
+      spdlog::info(
+          "event=wal_tail_found file={} offset={} bytes={}: a write cut off by a crash; "
+          "recovery skips it, and the next writable open retires the log",
+          t.file, t.offset, t.dropped);
+    }
+    return Status::OK();
+  }
+  rocksdb::FlushOptions fo;
+  fo.wait = true;
+  SW_RETURN_IF_ERROR(FromRocks(rep->db->Flush(fo, rep->owned_handles),
+                               "flushing the writes recovered before a torn log tail"));
+  for (const TornTail& t : torn) {
+    spdlog::warn(
+        "event=wal_tail_dropped file={} offset={} bytes={}: a write cut off by a crash was "
+        "dropped (never acknowledged under sync durability); the log is retired",
+        t.file, t.offset, t.dropped);
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Store>> Store::Open(const std::string& path, const StoreOptions& options) {
@@ -422,9 +451,9 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& path, const StoreO
     std::filesystem::create_directories(path, ec);
     if (ec) return Status::IOError("cannot create " + path + ": " + ec.message());
     create = true;
-  } else {
-    SW_RETURN_IF_ERROR(CheckWriteAheadLogs(dir->wal_files));
   }
+  std::vector<TornTail> torn;
+  if (!create) SW_RETURN_IF_ERROR(CheckWriteAheadLogs(dir->wal_files, &torn));
   auto rep = std::make_unique<Rep>();
   rep->path = path;
   rep->read_only = options.read_only;
@@ -443,6 +472,7 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& path, const StoreO
     opened = OpenRocks(path, options, db_opts, rep.get());
   }
   SW_RETURN_IF_ERROR(opened);
+  SW_RETURN_IF_ERROR(RetireTornLogs(rep.get(), torn));
   if (!options.read_only) {
     SW_RETURN_IF_ERROR(BoundLogFiles(rep.get(), dir->wal_files.size(), options.max_wal_files_at_open));
   }

@@ -87,8 +87,9 @@ class FileScan {
   FileScan(const std::string& path, const std::string& data, std::optional<uint64_t>* expected)
       : path_(path), data_(data), expected_(expected) {}
 
-  // After Run(): the file ended in a damaged (torn) tail.
+  // After Run(): the file ended in a damaged (torn) tail, starting at tail_offset().
   bool torn_tail() const { return torn_tail_; }
+  std::size_t tail_offset() const { return tail_offset_; }
 
   Status Run() {
     std::size_t pos = 0;
@@ -102,6 +103,7 @@ class FileScan {
       std::string bad = Physical(pos, block_left, &next);
       if (!bad.empty()) {
         torn_tail_ = true;
+        tail_offset_ = pos;
         return ValidAfterDamage(Damage{pos, bad});
       }
       SW_RETURN_IF_ERROR(valid_status_);
@@ -186,6 +188,7 @@ class FileScan {
   Status valid_status_;
   bool first_batch_ = true;
   bool torn_tail_ = false;
+  std::size_t tail_offset_ = 0;
 };
 
 }  // namespace
@@ -199,7 +202,7 @@ uint32_t Crc32c(std::string_view data) {
   return ~Crc32cPortable(~0u, p, data.size());
 }
 
-Status CheckWriteAheadLogs(const std::vector<std::string>& wal_files) {
+Status CheckWriteAheadLogs(const std::vector<std::string>& wal_files, std::vector<TornTail>* torn) {
   std::optional<uint64_t> expected;
   for (const std::string& path : wal_files) {
     std::ifstream in(path, std::ios::binary);
@@ -207,7 +210,11 @@ Status CheckWriteAheadLogs(const std::vector<std::string>& wal_files) {
     std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     FileScan scan(path, data, &expected);
     SW_RETURN_IF_ERROR(scan.Run());
-    if (!scan.torn_tail()) expected.reset();  // the next file is not constrained
+    if (!scan.torn_tail()) {
+      expected.reset();  // the next file is not constrained
+    } else if (torn != nullptr) {
+      torn->push_back(TornTail{path, scan.tail_offset(), data.size() - scan.tail_offset()});
+    }
   }
   return Status::OK();
 }

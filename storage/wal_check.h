@@ -29,10 +29,19 @@
 
 namespace statewatch::storage {
 
+// A log that ends in a torn tail: the bytes from `offset` on (`dropped` of them) are what a
+// crash cut off, and point-in-time recovery drops them.
+struct TornTail {
+  std::string file;
+  std::size_t offset = 0;
+  std::size_t dropped = 0;
+};
+
 // Checks `wal_files` (full paths, oldest first). Corruption names the file, the byte offset
 // and what is wrong. A file that vanished meanwhile (a live database deleting an obsolete
-// log) is skipped.
-Status CheckWriteAheadLogs(const std::vector<std::string>& wal_files);
+// log) is skipped. With `torn`, each accepted torn tail is appended to it.
+Status CheckWriteAheadLogs(const std::vector<std::string>& wal_files,
+                           std::vector<TornTail>* torn = nullptr);
 
 // CRC-32C (Castagnoli) of `data`, as RocksDB checksums its log records. Exposed for tests.
 uint32_t Crc32c(std::string_view data);
