@@ -27,10 +27,20 @@ constexpr std::size_t kReplayChunk = 256;
 // ---- open -----------------------------------------------------------------------------------
 
 Status EngineImpl::Load() {
+  bool had_meta = false;
+  bool migrate_format2 = false;
+  SW_RETURN_IF_ERROR(LoadState(&had_meta, &migrate_format2));
+  // Outside the lock: the migration ends with a checkpoint, which takes it.
+  if (migrate_format2) SW_RETURN_IF_ERROR(MigrateFormat2());
+  return MaybeWriteNumbering(had_meta);
+}
+
+Status EngineImpl::LoadState(bool* had_meta_out, bool* migrate_out) {
   std::unique_lock lock(state_mu_);
   SW_RETURN_IF_ERROR(ClearOrRefuseInterruptedReplace());
-  bool had_meta = false;
-  auto read_meta = [this, &had_meta]() -> Status {
+  bool& had_meta = *had_meta_out;
+  bool& migrate_format2 = *migrate_out;
+  auto read_meta = [this, &had_meta, &migrate_format2]() -> Status {
     auto stored = store_->Get(Family::kMeta, storage::MetaKey());
     if (!stored.ok()) return stored.status();
     meta_ = MetaRec{};
@@ -42,6 +52,17 @@ Status EngineImpl::Load() {
     }
     SW_RETURN_IF_ERROR(LoadNumbering(had_meta));
     if (meta_.format_version == 1) SW_RETURN_IF_ERROR(MigrateFormat1(&meta_));
+    if (meta_.format_version == 2) {
+      if (options_.read_only) {
+        return Status::FailedPrecondition(
+            "the database has format 2 and must be migrated to format " +
+            std::to_string(kFormatVersion) +
+            " (its row indexes are built once): open it once for writing (e.g. statewatch "
+            "serve)");
+      }
+      migrate_format2 = true;
+      return Status::OK();
+    }
     if (meta_.format_version != kFormatVersion) {
       return Status::FailedPrecondition(
           "the database has format " + std::to_string(meta_.format_version) +
@@ -69,19 +90,13 @@ Status EngineImpl::Load() {
   // Compaction may drop only what a durable checkpoint's mark covers: replay needs the rows
   // after the checkpoint even where the (replayed) mark has moved past them.
   durable_cap_mark_->store(meta_.row_cap_mark, std::memory_order_release);
-  // One walk of the journal gathers both the retained rows and the fold inputs of the rows
-  // the log replays, so the fold needs no point Get per event (those Gets were most of an
-  // open after a crash).
-  std::vector<RowEntry> rows;
-  std::vector<std::pair<Sequence, Status>> damaged;
-  RowFolds folds;
-  SW_RETURN_IF_ERROR(ScanRows(&rows, &damaged, &folds));
+  // Only the groups after the checkpoint are read, each event's row by a point Get: an open
+  // costs what the checkpoint does not cover, whatever the journal's length. Damaged rows
+  // the replay does not need are found by verify and by the reads that meet them.
   uint64_t replayed = 0;
-  SW_RETURN_IF_ERROR(ReplayLog(state_, &meta_, &replayed, &folds));
+  SW_RETURN_IF_ERROR(ReplayLog(state_, &meta_, &replayed));
   if (replayed > 0) spdlog::debug("statewatch: replayed {} commit groups at open", replayed);
-  SW_RETURN_IF_ERROR(KeepRows(std::move(rows), damaged));
-  meta_.journal_rows = live_rows_;
-  return MaybeWriteNumbering(had_meta);
+  return Status::OK();
 }
 
 // The stored numbering must be the options' (a partition's sequences only mean something
@@ -192,48 +207,6 @@ Status EngineImpl::LoadProjections(projections::ProjectionState& state) const {
   return Status::OK();
 }
 
-// rows_ and dedupe_ are not checkpointed: they are the retained journal rows themselves.
-// Before replay the row-cap mark is the checkpoint's; replay may raise it, so a row is only
-// judged retained (and a damaged one an error) afterwards, in KeepRows.
-Status EngineImpl::ScanRows(std::vector<RowEntry>* rows,
-                            std::vector<std::pair<Sequence, Status>>* damaged,
-                            RowFolds* folds) const {
-  const Sequence replay_after = meta_.last_sequence;
-  StoredEventFold fold;
-  auto it = store_->NewIterator(Family::kJournal);
-  for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    auto key = storage::ParseJournalKey(it->key());
-    if (!key) return Status::Corruption("journal key of " + std::to_string(it->key().size()) +
-                                        " bytes is malformed");
-    if (key->sequence <= meta_.row_cap_mark) continue;  // gone, awaiting compaction
-    Status decoded = DecodeEventFold(it->value(), &fold);
-    if (!decoded.ok()) {
-      damaged->emplace_back(key->sequence, std::move(decoded));  // replay names it if needed
-      continue;
-    }
-    rows->push_back(RowEntry{key->sequence, key->session, fold.occurred_at, fold.dedupe_key});
-    if (key->sequence > replay_after) (*folds)[key->sequence] = RowFold{key->session, fold};
-  }
-  return it->status();
-}
-
-Status EngineImpl::KeepRows(std::vector<RowEntry> rows,
-                            const std::vector<std::pair<Sequence, Status>>& damaged) {
-  for (const auto& [sequence, status] : damaged) {
-    if (sequence > meta_.row_cap_mark) return status;
-  }
-  std::erase_if(rows, [&](const RowEntry& r) { return r.sequence <= meta_.row_cap_mark; });
-  std::sort(rows.begin(), rows.end(),
-            [](const RowEntry& a, const RowEntry& b) { return a.sequence < b.sequence; });
-  rows_.assign(std::make_move_iterator(rows.begin()), std::make_move_iterator(rows.end()));
-  dedupe_.clear();
-  for (const RowEntry& r : rows_) {
-    if (!r.dedupe_key.empty()) dedupe_[r.dedupe_key] = r.sequence;
-  }
-  live_rows_ = rows_.size();
-  return Status::OK();
-}
-
 // Folds every commit group after meta->applied_position, reading each event's fold inputs
 // from its row. The same folds as the live path (projections/log_fold.h).
 Status EngineImpl::ReplayLog(projections::ProjectionState& state, MetaRec* meta,
@@ -303,6 +276,9 @@ Status EngineImpl::ReplayLog(projections::ProjectionState& state, MetaRec* meta,
       meta->last_ref = std::max(meta->last_ref, rec.last_ref);
       meta->last_delivery_id = std::max(meta->last_delivery_id, rec.last_delivery_id);
       meta->last_message_index = std::max(meta->last_message_index, rec.last_message_index);
+      // Format 2's groups carry no count (0): its migration recounts the rows afterwards.
+      meta->journal_rows += rec.events.size();
+      meta->journal_rows -= std::min<uint64_t>(meta->journal_rows, rec.rows_removed);
       meta->applied_position = r.position;
       ++*records;
     }
@@ -327,13 +303,58 @@ Status EngineImpl::MigrateFormat1(MetaRec* meta) {
   b.DeleteRange(Family::kDedupe, std::string(1, storage::kDedupeTag),
                 std::string(1, storage::kDedupeTag + 1));
   b.DeleteRange(Family::kBase, std::string(1, 'A'), std::string(1, 'Z'));
-  meta->format_version = kFormatVersion;
+  meta->format_version = 2;  // then format 2 -> 3 (MigrateFormat2) after the replay
   meta->checkpoint_sequence = meta->last_sequence;
   meta->applied_position = 0;
   meta->log_records_since_checkpoint = 0;
   b.Put(Family::kMeta, storage::MetaKey(), EncodeMeta(*meta));
   SW_RETURN_IF_ERROR(store_->Write(b, /*sync=*/true));
-  spdlog::info("statewatch: migrated the database from format 1 to format {}", kFormatVersion);
+  spdlog::info("statewatch: migrated the database from format 1 to format 2");
+  return Status::OK();
+}
+
+// Idempotent: a crash part-way leaves format 2 in the meta, and the next open writes the
+// same entries again. Format 2 had no index entries, so nothing stale can remain.
+Status EngineImpl::MigrateFormat2() {
+  constexpr std::size_t kBatchRows = 4096;
+  storage::Batch b(*store_);
+  RowIndexEncoder encoder;
+  StoredEventFold fold;
+  uint64_t rows = 0;
+  auto it = store_->NewIterator(Family::kJournal);
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    auto key = storage::ParseJournalKey(it->key());
+    if (!key)
+      return Status::Corruption("journal key of " + std::to_string(it->key().size()) +
+                                " bytes is malformed");
+    if (key->sequence <= meta_.row_cap_mark) continue;  // gone, awaiting compaction
+    Status decoded = DecodeEventFold(it->value(), &fold);
+    if (!decoded.ok()) {
+      return Status::Corruption("journal row of session #" + std::to_string(key->session.value) +
+                                " sequence " + std::to_string(key->sequence) + ": " +
+                                decoded.message());
+    }
+    b.Put(Family::kBySeq, storage::BySeqKey(key->sequence),
+          encoder.Encode(key->session, fold.occurred_at, fold.dedupe_key));
+    if (!fold.dedupe_key.empty()) {
+      b.Put(Family::kDedupe, storage::DedupeKey(fold.dedupe_key),
+            EncodeDedupeEntry(key->session, key->sequence));
+    }
+    if (++rows % kBatchRows == 0) {
+      SW_RETURN_IF_ERROR(store_->Write(b, /*sync=*/false));
+      b.Clear();
+    }
+  }
+  SW_RETURN_IF_ERROR(it->status());
+  SW_RETURN_IF_ERROR(store_->Write(b, /*sync=*/false));
+  // The checkpoint (synced) makes the entries and the count durable as format 3, covering
+  // every replayed group, so that format 2's groups (which carry no row count) are never
+  // replayed under format 3.
+  meta_.format_version = kFormatVersion;
+  meta_.journal_rows = rows;
+  SW_RETURN_IF_ERROR(Checkpoint());
+  spdlog::info("statewatch: migrated the database from format 2 to format {} ({} rows indexed)",
+               kFormatVersion, rows);
   return Status::OK();
 }
 
@@ -391,7 +412,7 @@ Status EngineImpl::Checkpoint() {
     }
   }
   MetaRec next;
-  SW_RETURN_IF_ERROR(WriteCheckpoint(b, live_rows_, &next));
+  SW_RETURN_IF_ERROR(WriteCheckpoint(b, &next));
   std::unique_lock lock(state_mu_);
   state_.ClearDirty();
   meta_.checkpoint_sequence = next.checkpoint_sequence;
@@ -402,11 +423,10 @@ Status EngineImpl::Checkpoint() {
   return PurgeLog(next.applied_position + 1);
 }
 
-Status EngineImpl::WriteCheckpoint(storage::Batch& b, uint64_t journal_rows, MetaRec* next) {
+Status EngineImpl::WriteCheckpoint(storage::Batch& b, MetaRec* next) {
   *next = meta_;
   next->checkpoint_sequence = meta_.last_sequence;
   next->log_records_since_checkpoint = 0;
-  next->journal_rows = journal_rows;
   b.Put(Family::kMeta, storage::MetaKey(), EncodeMeta(*next));
   Status st = store_->Write(b, options_.durability == Durability::kSync);
   if (!st.ok()) {

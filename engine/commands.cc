@@ -67,6 +67,12 @@ Status EngineImpl::BuildOneEvent(PreparedEvent& pe, RecordResult* out) {
                                                    e.watchers_end - e.watchers_begin)};
   g.batch.Put(Family::kJournal, storage::JournalKeyFixed(e.session, e.sequence).view(),
               g.event_encoder.Encode(pe.event, fold));
+  // The row's index entries (engine/row_index.h), durable with it.
+  g.batch.Put(Family::kBySeq, storage::BySeqKeyFixed(e.sequence).view(),
+              g.row_index_encoder.Encode(e.session, e.occurred_at, dk));
+  if (!dk.empty()) {
+    g.batch.Put(Family::kDedupe, storage::DedupeKey(dk), EncodeDedupeEntry(e.session, e.sequence));
+  }
   g.rec.events.push_back(e.session);
   out->event = std::move(pe.event);
   out->deduplicated = false;
@@ -77,18 +83,21 @@ Status EngineImpl::BuildOneEvent(PreparedEvent& pe, RecordResult* out) {
   return Status::OK();
 }
 
-// The retained event holding `dedupe_key`, if any.
+// The retained event holding `dedupe_key`, if any (the dedupe index, engine/row_index.h).
 Result<std::optional<Event>> EngineImpl::FindDuplicate(const std::string& dedupe_key) {
-  auto it = dedupe_.find(dedupe_key);
-  if (it == dedupe_.end()) return std::optional<Event>();
-  const RowEntry* row = FindRow(it->second);
-  if (row == nullptr || !row->session) return std::optional<Event>();
-  auto bytes = store_->Get(Family::kJournal, storage::JournalKey(row->session, row->sequence));
+  auto stored = store_->Get(Family::kDedupe, storage::DedupeKey(dedupe_key));
+  if (!stored.ok()) return stored.status();
+  if (!stored->has_value()) return std::optional<Event>();
+  auto entry = DecodeDedupeEntry(**stored);
+  if (!entry.ok()) return entry.status();
+  // At or below the mark: the row cap removed the row; compaction drops the entry later.
+  if (entry->sequence <= group_.meta.row_cap_mark) return std::optional<Event>();
+  auto bytes = store_->Get(Family::kJournal, storage::JournalKey(entry->session, entry->sequence));
   if (!bytes.ok()) return bytes.status();
   if (!bytes->has_value()) {
-    return Status::Corruption("journal row " + std::to_string(row->sequence) + " of session #" +
-                              std::to_string(row->session.value) +
-                              " is indexed but missing");
+    return Status::Corruption("journal row " + std::to_string(entry->sequence) + " of session #" +
+                              std::to_string(entry->session.value) +
+                              " is indexed by dedupe key \"" + dedupe_key + "\" but missing");
   }
   auto e = DecodeEvent(**bytes);
   if (!e.ok()) return e.status();
@@ -149,10 +158,19 @@ Status EngineImpl::BuildDelete(DeleteCmd& cmd) {
   auto it = store_->NewIterator(Family::kJournal,
                                 storage::JournalKey(ref, g.meta.row_cap_mark + 1),
                                 storage::JournalPrefix(SessionRef{ref.value + 1}));
+  StoredEventFold row;
+  IndexedRow indexed;
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     Sequence seq = storage::ParseJournalKey(it->key())->sequence;
-    g.batch.Delete(Family::kJournal, it->key());
-    g.deleted_rows.push_back(seq);
+    // A damaged row is deleted all the same; its dedupe key is then the index's copy.
+    std::string_view dedupe_key;
+    if (DecodeEventFold(it->value(), &row).ok()) {
+      dedupe_key = row.dedupe_key;
+    } else if (auto idx = store_->Get(Family::kBySeq, storage::BySeqKey(seq));
+               idx.ok() && idx->has_value() && DecodeRowIndex(**idx, &indexed).ok()) {
+      dedupe_key = indexed.dedupe_key;
+    }
+    DeleteRowByKey(ref, seq, dedupe_key);
   }
   SW_RETURN_IF_ERROR(it->status());
   bool has_projection =

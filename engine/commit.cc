@@ -139,7 +139,7 @@ void EngineImpl::RunGroup(const std::vector<Command*>& group) {
       break;
     }
   }
-  if (st.ok()) EnforceRowCap();
+  if (st.ok()) st = EnforceRowCap();
   // 2. Append: the record and its keyed writes become durable together.
   if (st.ok()) st = CommitGroup();
   if (!st.ok()) {
@@ -215,7 +215,8 @@ Status EngineImpl::CommitGroup() {
 // ---- the fold ---------------------------------------------------------------------------------
 
 // The same folds replay runs (checkpoint.cc), fed from the leader's copy of each event's
-// inputs instead of its row; plus what only the live engine keeps: names, rows_, dedupe_.
+// inputs instead of its row; plus what only the live engine keeps: names, the row cap's
+// read-ahead and the row cache.
 void EngineImpl::FoldGroupLocked() {
   Group& g = group_;
   for (const auto& [ref, name] : g.new_names) RememberNameLocked(ref, name);
@@ -232,16 +233,13 @@ void EngineImpl::FoldGroupLocked() {
       });
   // The group was built with these very sequences: a mismatch is a bug, not bad data.
   if (!st.ok()) spdlog::critical("statewatch: folding a commit group: {}", st.ToString());
-  for (Sequence seq : g.deleted_rows) {
-    if (RowEntry* row = FindRow(seq)) DropRowLocked(*row);
-  }
-  TrimRowsLocked();
+  // Rows deleted by key may sit anywhere in the read-ahead: it is read again when needed.
+  if (!g.deleted_rows.empty()) cap_front_.clear();
   uint64_t expired = cursors_before > state_.cursor_count() && g.prune_stats
                          ? cursors_before - state_.cursor_count()
                          : 0;
   if (g.prune_stats) g.prune_stats->cursors_expired += expired;
-  meta_ = g.meta;
-  meta_.journal_rows = live_rows_;
+  meta_ = g.meta;  // with journal_rows as EnforceRowCap settled it
   counters_.notices_opened.fetch_add(g.fx.opened.size(), std::memory_order_relaxed);
   if (g.sweep) {
     // Every pending notice is announced again (wakes), whether or not the sweep moved it.
@@ -256,32 +254,24 @@ void EngineImpl::FoldGroupLocked() {
 }
 
 void EngineImpl::FoldEventLocked(const Group::NewEvent& e) {
-  state_.ApplyEvent(e.sequence, group_.now,
-                    projections::EventFold{
-                        e.session, e.notifies, e.seeds_cursor, e.actor,
-                        std::span<const SessionRef>(group_.watchers.data() + e.watchers_begin,
-                                                    e.watchers_end - e.watchers_begin)},
-                    &group_.fx);
-  RowEntry& row = rows_.emplace_back();
-  row.sequence = e.sequence;
-  row.session = e.session;
-  row.occurred_at = e.occurred_at;
-  if (e.dedupe_key && !e.dedupe_key->empty()) {
-    row.dedupe_key = *e.dedupe_key;
-    dedupe_[row.dedupe_key] = e.sequence;
-  }
-  ++live_rows_;
+  state_.ApplyEvent(
+      e.sequence, group_.now,
+      projections::EventFold{e.session, e.notifies, e.seeds_cursor, e.actor,
+                             std::span<const SessionRef>(group_.watchers.data() + e.watchers_begin,
+                                                         e.watchers_end - e.watchers_begin)},
+      &group_.fx);
 }
 
-// Rows an op removes from the global-order index: the row cap's prefix.
+// What an op that removes rows does to the row cache and the row cap's read-ahead. Called
+// in the fold, under the exclusive lock and after the deleting batch is durable: see
+// engine/row_cache.h for why a cached run is forgotten then and not before.
 void EngineImpl::FoldRowsOfOpLocked(const projections::LogOp& op) {
-  // A deleted session's rows are dropped one by one (deleted_rows); forgetting its cached
-  // run here as well covers a row the index never held.
   if (op.type == projections::LogOp::Type::kDelete) reader_->cache().Forget(op.session);
-  if (op.type != projections::LogOp::Type::kPrune || op.row_cap_mark == 0) return;
-  for (RowEntry& row : rows_) {
-    if (row.sequence > op.row_cap_mark) break;
-    if (row.session) DropRowLocked(row);
+  if (op.type != projections::LogOp::Type::kPrune) return;
+  // A prune raises the watermark of every session it removes rows from.
+  for (const auto& raise : op.raises) reader_->cache().Forget(raise.session);
+  while (!cap_front_.empty() && cap_front_.front().sequence <= op.row_cap_mark) {
+    cap_front_.pop_front();
   }
 }
 

@@ -14,13 +14,24 @@ using storage::Family;
 
 namespace {
 
-// Compaction drops the journal rows the row-cap mark covers once a checkpoint holds the mark
-// (EngineImpl::durable_cap_mark_).
+// Compaction drops the journal rows the row-cap mark covers, and their index entries, once a
+// checkpoint holds the mark (EngineImpl::durable_cap_mark_).
 void InstallDropFilters(const std::shared_ptr<std::atomic<uint64_t>>& mark,
                         storage::StoreOptions* so) {
   so->drop_filters[Family::kJournal] = [mark](std::string_view key, std::string_view) {
     auto k = storage::ParseJournalKey(key);
     return k && k->sequence <= mark->load(std::memory_order_acquire);
+  };
+  so->drop_filters[Family::kBySeq] = [mark](std::string_view key, std::string_view) {
+    auto seq = storage::ParseSequenceKey(storage::kBySeqTag, key);
+    return seq && *seq <= mark->load(std::memory_order_acquire);
+  };
+  // A dedupe key may be written again once its row is gone, so an older version of the entry
+  // can reappear when this one is dropped: it names an older sequence, at or below the mark
+  // too, which FindDuplicate ignores.
+  so->drop_filters[Family::kDedupe] = [mark](std::string_view, std::string_view value) {
+    auto entry = DecodeDedupeEntry(value);
+    return entry.ok() && entry->sequence <= mark->load(std::memory_order_acquire);
   };
 }
 

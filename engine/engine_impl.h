@@ -17,8 +17,9 @@
 // The projections (heads, watermarks, cursors, pending index, meta counters) are persisted
 // by checkpoints: the keys changed since the last one, with the log position they cover, in
 // one batch; the log before it is then purged. Opening loads the checkpoint and folds the log
-// after it. The journal's global-order index (rows_) and the dedupe index are rebuilt from the
-// journal rows themselves.
+// after it, and reads no journal row it does not replay: the journal's global-order index and
+// the dedupe index are persisted beside the rows (engine/row_index.h), so memory and open time
+// grow with sessions and cursors, not with the journal.
 //
 // Files: engine_impl.cc (open, load, reads), commit.cc (the queue, group commit, the fold),
 // commands.cc (building each command; the public write methods), retention.cc (pruning),
@@ -46,6 +47,7 @@
 #include "engine/event_validation.h"
 #include "engine/group_write.h"
 #include "engine/records.h"
+#include "engine/row_index.h"
 #include "engine/wake_scheduler.h"
 #include "log/log_backend.h"
 #include "projections/projection_state.h"
@@ -120,7 +122,7 @@ class EngineImpl final : public Engine, public SideTableHost {
              std::shared_ptr<std::atomic<uint64_t>> durable_cap_mark);
   ~EngineImpl() override;
 
-  // Reads the checkpoint, folds the log after it, rebuilds the row and dedupe indexes.
+  // Reads the checkpoint and folds the log after it (migrating an older format).
   Status Load();
 
   Status Start() override;
@@ -168,13 +170,14 @@ class EngineImpl final : public Engine, public SideTableHost {
   std::size_t TEST_QueueLength();
   void TEST_SetCrashPoint(std::function<void(const char*)> f) { crash_point_ = std::move(f); }
 
+  // Tests: the by_seq entries read ahead for the row cap (bounded by kCapFrontChunk).
+  std::size_t TEST_CapFrontSize() const { return cap_front_.size(); }
+
  private:
-  // One retained journal row, in global order (rows_).
-  struct RowEntry {
+  // A retained journal row by its place in the global order.
+  struct RowRef {
     Sequence sequence = 0;
-    SessionRef session;  // 0: deleted (a tombstone until it reaches the front)
-    int64_t occurred_at = 0;
-    std::string dedupe_key;
+    SessionRef session;
   };
 
   // The commit group being built by the leader. One per engine, reused: its buffers keep
@@ -202,12 +205,14 @@ class EngineImpl final : public Engine, public SideTableHost {
     std::unordered_map<std::string, SessionRef> new_refs;           // names interned here
     std::vector<std::pair<SessionRef, SessionName>> new_names;
     GroupOverlay side_writes;  // what side tables wrote this group (GroupWrite::Get)
-    std::vector<Sequence> deleted_rows;  // rows deleted by key (age pass, session delete)
-    uint64_t rows_pruned = 0;
+    std::vector<Sequence> deleted_rows;  // rows deleted by key (age pass, session delete),
+                                         // in sequence order
+    uint64_t rows_pruned = 0;            // by retention (row cap and age pass), for the counters
     PruneStats* prune_stats = nullptr;  // the group's PruneCmd, if any
     SweepCmd* sweep = nullptr;          // the group's SweepCmd, if any
     projections::FoldEffects fx;
     EventEncoder event_encoder;
+    RowIndexEncoder row_index_encoder;
     GroupEncoder group_encoder;
   };
 
@@ -246,28 +251,37 @@ class EngineImpl final : public Engine, public SideTableHost {
   std::vector<Notice> PendingLocked(SessionRef watcher) const;
 
   // ---- retention.cc ----
-  // Row cap inside a commit group: the oldest rows past max_rows go by moving the mark.
-  void EnforceRowCap();
+  // Row cap inside a commit group: the oldest rows past max_rows go by moving the mark. Also
+  // settles the group's row count (rec.rows_removed, meta.journal_rows). Reads by_seq.
+  Status EnforceRowCap();
+  // Reads the next kCapFrontChunk by_seq entries after cap_front_'s last (or the mark) into
+  // cap_front_; `*more` is false when there were none.
+  Status ExtendCapFront(bool* more);
   // Full pass: age, row cap, idle cursors.
   Status BuildPrune(PruneCmd& cmd);
+  // Calls `fn` for every retained row that may be older than `cutoff`, in sequence order,
+  // from by_seq: stops once no later row can be (occurredAt is clamped to at most
+  // kClampWindowMs before its commit), so it reads the aged rows plus at most a day's rows.
+  Status ForEachRowAgedBefore(int64_t cutoff, const std::function<void(const IndexedRow&)>& fn);
+  // Deletes a retained row and its index entries by key in the group's batch.
+  void DeleteRowByKey(SessionRef session, Sequence sequence, std::string_view dedupe_key);
   // Logs a prune raising the watermarks of `rows`' sessions.
-  void AddPrune(const std::vector<const RowEntry*>& rows, int64_t cursor_cutoff,
-                Sequence new_cap_mark);
+  void AddPrune(const std::vector<RowRef>& rows, int64_t cursor_cutoff, Sequence new_cap_mark);
   // A group that deletes rows by key (age pass, session delete) first checkpoints when a
   // row it deletes is not covered yet: replay must never need a deleted row.
   Status CheckpointBeforeDeletes(const Command& cmd, int64_t now);
-  RowEntry* FindRow(Sequence seq);
-  void DropRowLocked(RowEntry& row);
-  void TrimRowsLocked();
+  // Whether a row of `session` (any, when null) after the checkpoint is older than
+  // `cutoff` (any age, when 0): reads only the rows after the checkpoint.
+  Result<bool> RowsAfterCheckpoint(SessionRef session, int64_t cutoff) const;
 
   // ---- checkpoint.cc ----
   Status MaybeCheckpoint();
   // Writes the dirty projections with the log position they cover, then purges the log.
   Status Checkpoint();
-  // Adds the checkpoint's meta (covering everything folded, `journal_rows` retained) to `b`
-  // and writes `b`. On failure notes it (sticky) and returns it; on success `*next` is the
-  // meta now durable. Shared by Checkpoint and Rebuild.
-  Status WriteCheckpoint(storage::Batch& b, uint64_t journal_rows, MetaRec* next);
+  // Adds the checkpoint's meta (covering everything folded) to `b` and writes `b`. On
+  // failure notes it (sticky) and returns it; on success `*next` is the meta now durable.
+  // Shared by Checkpoint and Rebuild.
+  Status WriteCheckpoint(storage::Batch& b, MetaRec* next);
   bool CheckpointDue() const;
   Status LoadNumbering(bool stored);
   Status MaybeWriteNumbering(bool stored);
@@ -284,30 +298,31 @@ class EngineImpl final : public Engine, public SideTableHost {
   };
   using RowFolds = std::unordered_map<Sequence, RowFold>;
   // Folds the log after `meta->applied_position` into `state` (replay), advancing the
-  // counters in `meta`. Reads each event's fold inputs from its journal row: from `rows` when
-  // given (a caller that walked the journal already), else with a point Get per event.
-  // REQUIRES: `rows`, when given, holds every row with a sequence above
+  // counters (and the retained row count) in `meta`. Reads each event's fold inputs from its
+  // journal row: from `rows` when given (a caller that walked the journal already), else with a
+  // point Get per event. REQUIRES: `rows`, when given, holds every row with a sequence above
   // `meta->last_sequence`; a replayed event missing from it is Corruption, as a missing row is.
   Status ReplayLog(projections::ProjectionState& state, MetaRec* meta, uint64_t* records,
                    const RowFolds* rows = nullptr) const;
+  // Load's part under the exclusive lock: the meta, names, projections and the replay.
+  Status LoadState(bool* had_meta, bool* migrate_format2);
   Status LoadProjections(projections::ProjectionState& state) const;
   Status LoadNames();
-  // One walk of the journal at open: every row above the checkpoint's row-cap mark into
-  // `*rows` (or, when it does not decode, into `*damaged`), and the fold inputs of those
-  // above the checkpoint's last sequence into `*folds`, for ReplayLog.
-  Status ScanRows(std::vector<RowEntry>* rows, std::vector<std::pair<Sequence, Status>>* damaged,
-                  RowFolds* folds) const;
-  // After replay: keeps the rows above the (replayed) row-cap mark as rows_ and dedupe_;
-  // a damaged row among them is its Corruption.
-  Status KeepRows(std::vector<RowEntry> rows,
-                  const std::vector<std::pair<Sequence, Status>>& damaged);
   Status MigrateFormat1(MetaRec* meta);
+  // Format 2 -> 3, after the replay at open: writes the row indexes of every retained row
+  // (one walk of the journal, in bounded batches), counts them, and checkpoints as format 3.
+  // A damaged retained row is its Corruption (nothing is written).
+  Status MigrateFormat2();
 
   // ---- verify.cc ----
   Status RunVerify(VerifyCmd& cmd);
-  // Runs the Verifier over every retained journal row (`*rows` counts them) and keeps the
-  // fold inputs of every row above `fold_after` in `*folds`, for ReplayLog.
-  Status VerifyJournalRows(Sequence fold_after, uint64_t* rows, RowFolds* folds) const;
+  // Runs the Verifier over every retained journal row (`*rows` counts them, `*digest` sums a
+  // hash of each row's session and sequence) and keeps the fold inputs of every row above
+  // `fold_after` in `*folds`, for ReplayLog.
+  Status VerifyJournalRows(Sequence fold_after, uint64_t* rows, uint64_t* digest,
+                           RowFolds* folds) const;
+  // Checks by_seq and dedupe against the journal's count and digest; adds what differs.
+  Status VerifyRowIndexes(uint64_t rows, uint64_t digest, VerifyReport* report) const;
 
   EngineOptions options_;
   std::shared_ptr<Clock> clock_;
@@ -334,13 +349,13 @@ class EngineImpl final : public Engine, public SideTableHost {
 
   // Leader-only (the commit leader is the only one to read or write these).
   Group group_;
-  // The retained journal rows in global order (pushed at the back, trimmed at the front by
-  // the row cap), so the row cap and the age pass find their rows without an iterator or a
-  // decode. No node per row: ~64 bytes a row (3 MB at the default cap of 50,000).
-  std::deque<RowEntry> rows_;
-  uint64_t live_rows_ = 0;
-  // dedupe key -> sequence of its retained row; the keys are views into rows_.
-  std::unordered_map<std::string_view, Sequence> dedupe_;
+  // The oldest retained rows above the row-cap mark, read ahead from by_seq in chunks so
+  // that the row cap (a few rows a group at the cap) needs no iterator per group. It holds
+  // every retained row in (mark, back().sequence]: the fold pops what a prune's mark passes,
+  // and drops it all when a group deletes rows by key. Bounded by the cap's excess and
+  // kCapFrontChunk, not by the journal.
+  std::deque<RowRef> cap_front_;
+  static constexpr std::size_t kCapFrontChunk = 1024;
   // The row cap deletes a prefix of the global order by moving meta_.row_cap_mark: reads
   // start above it, and the compaction filter drops journal rows at or below this copy —
   // the mark of the last durable checkpoint, so that a row replay may still need is kept.

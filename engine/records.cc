@@ -392,6 +392,7 @@ void GroupRec::Clear() {
   events.clear();
   ops.clear();
   last_ref = last_delivery_id = last_message_index = 0;
+  rows_removed = 0;
 }
 
 struct GroupEncoder::Rep {
@@ -419,8 +420,8 @@ std::string_view GroupEncoder::Encode(const GroupRec& g, bool with_first_sequenc
   // first_sequence is left out on a single node: replay knows it (the previous group's last
   // + 1), and every byte of this record is in every commit's WAL write.
   b.Finish(fb::CreateGroupRecord(b, events, g.committed_at, ops,
-                                 with_first_sequence ? g.first_sequence : 0,
-                                 g.last_ref, g.last_delivery_id, g.last_message_index));
+                                 with_first_sequence ? g.first_sequence : 0, g.last_ref,
+                                 g.last_delivery_id, g.last_message_index, g.rows_removed));
   return std::string_view(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
 }
 
@@ -442,6 +443,7 @@ Status DecodeGroup(std::string_view bytes, GroupRec* out) {
   out->last_ref = f->last_ref();
   out->last_delivery_id = f->last_delivery_id();
   out->last_message_index = f->last_message_index();
+  out->rows_removed = f->rows_removed();
   return Status::OK();
 }
 

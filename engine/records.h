@@ -106,6 +106,7 @@ struct GroupRec {
   uint64_t last_ref = 0;
   uint64_t last_delivery_id = 0;
   uint64_t last_message_index = 0;
+  uint64_t rows_removed = 0;  // retained journal rows the group removed (format 3)
   std::size_t sequence_count() const { return events.size() + ops.size(); }
   void Clear();
 };
@@ -129,8 +130,10 @@ Status DecodeGroup(std::string_view bytes, GroupRec* out);
 
 // The on-disk format this build writes. 1: every commit wrote its log record per sequence,
 // by_seq, dedupe, heads, cursors and meta; 2: one group record + rows per commit, the
-// projections in checkpoints (docs/design.md). Format 1 is migrated at open.
-inline constexpr uint32_t kFormatVersion = 2;
+// projections in checkpoints (docs/design.md); 3: format 2 plus the persisted row indexes
+// (engine/row_index.h) and each group's removed-row count, so that an open reads no row.
+// Formats 1 and 2 are migrated at the first writable open.
+inline constexpr uint32_t kFormatVersion = 3;
 
 // The meta record is the checkpoint's: written with the heads and cursors it covers.
 struct MetaRec {

@@ -2,11 +2,12 @@
 //
 // The row cap is enforced inside every commit group, in the same record as the appends that
 // overflow it, so the journal never grows past it. It deletes nothing by key: the rows it
-// removes are always the oldest in the global order, so the prune op moves the row-cap mark
-// (every row at or below it is gone; reads start above it; compaction drops the rows once a
-// checkpoint holds the mark). The age pass (and idle-cursor expiry) runs at open, on demand,
-// and at most once per interval after writes; it deletes rows by key. Both raise the
-// watermarks of the sessions they delete from in the same prune op, so historyGap is exact.
+// removes are always the oldest in the global order (by_seq, engine/row_index.h), so the
+// prune op moves the row-cap mark (every row at or below it is gone; reads start above it;
+// compaction drops the rows and their index entries once a checkpoint holds the mark). The
+// age pass (and idle-cursor expiry) runs at open, on demand, and at most once per interval
+// after writes; it deletes rows by key. Both raise the watermarks of the sessions they delete
+// from in the same prune op, so historyGap is exact.
 //
 // Rows deleted by key are gone for replay too, so a group that deletes rows by key (the age
 // pass, a session delete) runs alone and after a checkpoint covering every row it deletes.
@@ -20,35 +21,12 @@ namespace statewatch::engine {
 
 using storage::Family;
 
-EngineImpl::RowEntry* EngineImpl::FindRow(Sequence seq) {
-  auto it = std::lower_bound(rows_.begin(), rows_.end(), seq,
-                             [](const RowEntry& r, Sequence s) { return r.sequence < s; });
-  return it == rows_.end() || it->sequence != seq ? nullptr : &*it;
-}
-
-void EngineImpl::DropRowLocked(RowEntry& row) {
-  if (!row.session) return;
-  if (!row.dedupe_key.empty()) {
-    auto d = dedupe_.find(row.dedupe_key);
-    if (d != dedupe_.end() && d->second == row.sequence) dedupe_.erase(d);
-  }
-  // The session's cached run still holds this row. Called in the fold, under the exclusive
-  // lock and after the deleting batch is durable: see engine/row_cache.h for why that order.
-  reader_->cache().Forget(row.session);
-  row.session = SessionRef{};
-  --live_rows_;
-}
-
-void EngineImpl::TrimRowsLocked() {
-  while (!rows_.empty() && !rows_.front().session) rows_.pop_front();
-}
-
-void EngineImpl::AddPrune(const std::vector<const RowEntry*>& rows, int64_t cursor_cutoff,
+void EngineImpl::AddPrune(const std::vector<RowRef>& rows, int64_t cursor_cutoff,
                           Sequence new_cap_mark) {
   std::map<uint64_t, Sequence> raises;
-  for (const RowEntry* r : rows) {
-    Sequence& mark = raises[r->session.value];
-    mark = std::max(mark, r->sequence);
+  for (const RowRef& r : rows) {
+    Sequence& mark = raises[r.session.value];
+    mark = std::max(mark, r.sequence);
   }
   projections::LogOp& op = AddOp(projections::LogOp::Type::kPrune);
   op.cursor_cutoff = cursor_cutoff;
@@ -61,70 +39,145 @@ void EngineImpl::AddPrune(const std::vector<const RowEntry*>& rows, int64_t curs
   }
 }
 
-void EngineImpl::EnforceRowCap() {
+Status EngineImpl::ExtendCapFront(bool* more) {
+  const Sequence after = cap_front_.empty()
+                             ? meta_.row_cap_mark
+                             : std::max(meta_.row_cap_mark, cap_front_.back().sequence);
+  auto it = store_->NewIterator(Family::kBySeq, storage::BySeqKey(after + 1),
+                                std::string(1, storage::kBySeqTag + 1));
+  IndexedRow row;
+  std::size_t read = 0;
+  for (it->SeekToFirst(); it->Valid() && read < kCapFrontChunk; it->Next(), ++read) {
+    auto seq = storage::ParseSequenceKey(storage::kBySeqTag, it->key());
+    if (!seq)
+      return Status::Corruption("by_seq key of " + std::to_string(it->key().size()) +
+                                " bytes is malformed");
+    Status decoded = DecodeRowIndex(it->value(), &row);
+    if (!decoded.ok()) {
+      return Status::Corruption("by_seq entry of sequence " + std::to_string(*seq) + ": " +
+                                decoded.message());
+    }
+    cap_front_.push_back(RowRef{*seq, row.session});
+  }
+  *more = read > 0;
+  return it->status();
+}
+
+Status EngineImpl::EnforceRowCap() {
   Group& g = group_;
   const uint64_t deleted = g.deleted_rows.size();
-  const uint64_t rows = live_rows_ + g.events.size() - deleted;
-  if (rows <= options_.max_rows) return;
-  uint64_t excess = rows - options_.max_rows;
-  std::vector<const RowEntry*> oldest;
-  oldest.reserve(excess);
-  // The retained rows first (skipping those this group deletes by key), then this group's.
-  std::vector<RowEntry> own;
-  for (const RowEntry& r : rows_) {
-    if (oldest.size() == excess) break;
-    if (!r.session) continue;
-    // deleted_rows is in sequence order (both passes that fill it walk rows in order).
-    if (deleted && std::binary_search(g.deleted_rows.begin(), g.deleted_rows.end(), r.sequence)) {
-      continue;
+  const uint64_t rows = meta_.journal_rows + g.events.size() - deleted;
+  uint64_t capped = 0;
+  if (rows > options_.max_rows) {
+    const uint64_t excess = rows - options_.max_rows;
+    std::vector<RowRef> oldest;
+    oldest.reserve(excess);
+    // The retained rows first (skipping those this group deletes by key), then this group's.
+    for (std::size_t i = 0; oldest.size() < excess; ++i) {
+      if (i == cap_front_.size()) {
+        bool more = false;
+        SW_RETURN_IF_ERROR(ExtendCapFront(&more));
+        if (!more) break;
+      }
+      const RowRef& r = cap_front_[i];
+      if (deleted && std::binary_search(g.deleted_rows.begin(), g.deleted_rows.end(), r.sequence)) {
+        continue;
+      }
+      oldest.push_back(r);
     }
-    oldest.push_back(&r);
+    for (const Group::NewEvent& e : g.events) {
+      if (oldest.size() == excess) break;
+      oldest.push_back(RowRef{e.sequence, e.session});
+    }
+    capped = oldest.size();
+    g.meta.row_cap_mark = std::max(g.meta.row_cap_mark, oldest.back().sequence);
+    AddPrune(oldest, /*cursor_cutoff=*/0, g.meta.row_cap_mark);
   }
-  own.reserve(excess - oldest.size());
-  for (const Group::NewEvent& e : g.events) {
-    if (oldest.size() + own.size() == excess) break;
-    own.push_back(RowEntry{e.sequence, e.session, e.occurred_at, {}});
+  g.rec.rows_removed = deleted + capped;
+  g.meta.journal_rows = rows - capped;
+  return Status::OK();
+}
+
+Status EngineImpl::ForEachRowAgedBefore(int64_t cutoff,
+                                        const std::function<void(const IndexedRow&)>& fn) {
+  auto it = store_->NewIterator(Family::kBySeq, storage::BySeqKey(group_.meta.row_cap_mark + 1),
+                                std::string(1, storage::kBySeqTag + 1));
+  IndexedRow row;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    auto seq = storage::ParseSequenceKey(storage::kBySeqTag, it->key());
+    if (!seq)
+      return Status::Corruption("by_seq key of " + std::to_string(it->key().size()) +
+                                " bytes is malformed");
+    Status decoded = DecodeRowIndex(it->value(), &row);
+    if (!decoded.ok()) {
+      return Status::Corruption("by_seq entry of sequence " + std::to_string(*seq) + ": " +
+                                decoded.message());
+    }
+    // Every later row was committed no earlier, so its occurredAt is at least this row's
+    // minus the clamp window: none of them can be older than the cutoff.
+    if (row.occurred_at >= cutoff + kClampWindowMs) break;
+    if (row.occurred_at >= cutoff) continue;
+    row.sequence = *seq;
+    fn(row);
   }
-  for (const RowEntry& r : own) oldest.push_back(&r);
-  Sequence mark = oldest.back()->sequence;
-  g.meta.row_cap_mark = std::max(g.meta.row_cap_mark, mark);
-  AddPrune(oldest, /*cursor_cutoff=*/0, g.meta.row_cap_mark);
+  return it->status();
+}
+
+void EngineImpl::DeleteRowByKey(SessionRef session, Sequence sequence,
+                                std::string_view dedupe_key) {
+  Group& g = group_;
+  g.batch.Delete(Family::kJournal, storage::JournalKeyFixed(session, sequence).view());
+  g.batch.Delete(Family::kBySeq, storage::BySeqKey(sequence));
+  if (!dedupe_key.empty()) g.batch.Delete(Family::kDedupe, storage::DedupeKey(dedupe_key));
+  g.deleted_rows.push_back(sequence);
 }
 
 Status EngineImpl::BuildPrune(PruneCmd& cmd) {
   Group& g = group_;
   g.prune_stats = &cmd.stats;
   const int64_t cutoff = g.now - options_.retention_ms;
-  std::vector<const RowEntry*> aged;
-  for (const RowEntry& r : rows_) {
-    if (r.session && r.occurred_at < cutoff) aged.push_back(&r);
-  }
+  std::vector<RowRef> aged;
+  SW_RETURN_IF_ERROR(ForEachRowAgedBefore(cutoff, [&](const IndexedRow& row) {
+    DeleteRowByKey(row.session, row.sequence, row.dedupe_key);
+    aged.push_back(RowRef{row.sequence, row.session});
+  }));
   g.meta.last_prune_at = g.now;
-  for (const RowEntry* r : aged) {
-    g.batch.Delete(Family::kJournal, storage::JournalKeyFixed(r->session, r->sequence).view());
-    g.deleted_rows.push_back(r->sequence);
-  }
   bool expire = state_.AnyCursorIdleBefore(cutoff);
   if (!aged.empty() || expire) AddPrune(aged, expire ? cutoff : 0, /*new_cap_mark=*/0);
   return Status::OK();  // then the row cap over the survivors (RunGroup)
 }
 
-}  // namespace statewatch::engine
-
-namespace statewatch::engine {
+Result<bool> EngineImpl::RowsAfterCheckpoint(SessionRef session, int64_t cutoff) const {
+  const Sequence after = std::max(meta_.checkpoint_sequence, meta_.row_cap_mark);
+  if (session) {
+    auto it = store_->NewIterator(Family::kJournal, storage::JournalKey(session, after + 1),
+                                  storage::JournalPrefix(SessionRef{session.value + 1}));
+    it->SeekToFirst();
+    if (!it->status().ok()) return it->status();
+    return it->Valid();
+  }
+  // The rows after the checkpoint are the newest: at most the checkpoint interval of them.
+  auto it = store_->NewIterator(Family::kBySeq, storage::BySeqKey(after + 1),
+                                std::string(1, storage::kBySeqTag + 1));
+  IndexedRow row;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    if (DecodeRowIndex(it->value(), &row).ok() && row.occurred_at < cutoff) return true;
+  }
+  if (!it->status().ok()) return it->status();
+  return false;
+}
 
 Status EngineImpl::CheckpointBeforeDeletes(const Command& cmd, int64_t now) {
   const auto* del = std::get_if<DeleteCmd>(&cmd.op);
   if (!del && !std::holds_alternative<PruneCmd>(cmd.op)) return Status::OK();
-  const Sequence covered = meta_.checkpoint_sequence;
-  const SessionRef ref = del ? FindRef(del->target) : SessionRef{};
-  const int64_t cutoff = now - options_.retention_ms;
-  // Only rows after the checkpoint matter: the newest ones, at the back.
-  for (auto it = rows_.rbegin(); it != rows_.rend() && it->sequence > covered; ++it) {
-    if (!it->session) continue;
-    if (del ? it->session == ref : it->occurred_at < cutoff) return Checkpoint();
+  SessionRef ref;
+  if (del) {
+    ref = FindRef(del->target);
+    if (!ref) return Status::OK();
   }
-  return Status::OK();
+  auto uncovered = RowsAfterCheckpoint(ref, now - options_.retention_ms);
+  if (!uncovered.ok()) return uncovered.status();
+  return *uncovered ? Checkpoint() : Status::OK();
 }
 
 }  // namespace statewatch::engine

@@ -17,11 +17,21 @@ using storage::Family;
 
 namespace {
 constexpr std::size_t kMaxDifferences = 100;
+
+// A row's share of the digest that the journal and by_seq must agree on: a sum of mixed
+// (session, sequence) pairs, so that the two walks (in different key orders) compare.
+uint64_t RowDigest(SessionRef session, Sequence sequence) {
+  uint64_t x = session.value * 0x9E3779B97F4A7C15ull ^ sequence;
+  x ^= x >> 31;
+  x *= 0xBF58476D1CE4E5B9ull;
+  return x ^ (x >> 29);
+}
 }  // namespace
 
-Status EngineImpl::VerifyJournalRows(Sequence fold_after, uint64_t* rows,
+Status EngineImpl::VerifyJournalRows(Sequence fold_after, uint64_t* rows, uint64_t* digest,
                                      RowFolds* folds) const {
   *rows = 0;
+  *digest = 0;
   auto it = store_->NewIterator(Family::kJournal);
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     auto key = storage::ParseJournalKey(it->key());
@@ -44,8 +54,46 @@ Status EngineImpl::VerifyJournalRows(Sequence fold_after, uint64_t* rows,
                                 row.message());
     }
     ++*rows;
+    *digest += RowDigest(key->session, key->sequence);
   }
   return it->status();
+}
+
+Status EngineImpl::VerifyRowIndexes(uint64_t rows, uint64_t digest, VerifyReport* report) const {
+  uint64_t indexed = 0, indexed_digest = 0, with_dedupe = 0, dedupe_entries = 0;
+  IndexedRow row;
+  auto it = store_->NewIterator(Family::kBySeq, storage::BySeqKey(meta_.row_cap_mark + 1),
+                                std::string(1, storage::kBySeqTag + 1));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    auto seq = storage::ParseSequenceKey(storage::kBySeqTag, it->key());
+    Status decoded = seq ? DecodeRowIndex(it->value(), &row)
+                         : Status::Corruption("its key of " + std::to_string(it->key().size()) +
+                                              " bytes is malformed");
+    if (!decoded.ok()) return Status::Corruption("by_seq entry: " + decoded.message());
+    ++indexed;
+    indexed_digest += RowDigest(row.session, *seq);
+    if (!row.dedupe_key.empty()) ++with_dedupe;
+  }
+  SW_RETURN_IF_ERROR(it->status());
+  auto d = store_->NewIterator(Family::kDedupe, std::string(1, storage::kDedupeTag),
+                               std::string(1, storage::kDedupeTag + 1));
+  for (d->SeekToFirst(); d->Valid(); d->Next()) {
+    auto entry = DecodeDedupeEntry(d->value());
+    if (!entry.ok()) return Status::Corruption("dedupe entry: " + entry.status().message());
+    if (entry->sequence > meta_.row_cap_mark) ++dedupe_entries;
+  }
+  SW_RETURN_IF_ERROR(d->status());
+  if (indexed != rows || indexed_digest != digest) {
+    report->differences.push_back("the by_seq index holds " + std::to_string(indexed) +
+                                  " rows but the journal " + std::to_string(rows) +
+                                  (indexed == rows ? " (other rows)" : ""));
+  }
+  if (dedupe_entries != with_dedupe) {
+    report->differences.push_back("the dedupe index holds " + std::to_string(dedupe_entries) +
+                                  " keys but " + std::to_string(with_dedupe) +
+                                  " retained rows have one");
+  }
+  return Status::OK();
 }
 
 Status EngineImpl::RunVerify(VerifyCmd& cmd) {
@@ -63,10 +111,11 @@ Status EngineImpl::RunVerify(VerifyCmd& cmd) {
   // One walk of the journal verifies every row and gathers the fold inputs of the rows the
   // log replays (those after the checkpoint), so the fold needs no point Get per event
   // (those Gets were most of verify's time).
-  uint64_t rows = 0;
+  uint64_t rows = 0, digest = 0;
   RowFolds folds;
-  SW_RETURN_IF_ERROR(VerifyJournalRows(rebuilt_meta.last_sequence, &rows, &folds));
+  SW_RETURN_IF_ERROR(VerifyJournalRows(rebuilt_meta.last_sequence, &rows, &digest, &folds));
   SW_RETURN_IF_ERROR(ReplayLog(rebuilt, &rebuilt_meta, &report.records_replayed, &folds));
+  SW_RETURN_IF_ERROR(VerifyRowIndexes(rows, digest, &report));
   SW_RETURN_IF_ERROR(store_->VerifyChecksums());
 
   for (std::string& d : state_.Diff(rebuilt, kMaxDifferences)) {
@@ -77,9 +126,11 @@ Status EngineImpl::RunVerify(VerifyCmd& cmd) {
                                  std::to_string(rebuilt_meta.last_sequence) +
                                  " but memory is at " + std::to_string(meta_.last_sequence));
   }
-  if (rows != live_rows_) {
-    report.differences.push_back("journal row count is " + std::to_string(live_rows_) + " but " +
-                                 std::to_string(rows) + " rows are retained");
+  if (rows != meta_.journal_rows || rows != rebuilt_meta.journal_rows) {
+    report.differences.push_back(
+        "journal row count is " + std::to_string(meta_.journal_rows) +
+        " (checkpoint + log: " + std::to_string(rebuilt_meta.journal_rows) + ") but " +
+        std::to_string(rows) + " rows are retained");
   }
   report.rows_checked = rows;
   report.heads_checked = rebuilt.head_count();
@@ -109,7 +160,11 @@ Status EngineImpl::RunVerify(VerifyCmd& cmd) {
     b.Put(Family::kCursors, storage::CursorKey(id.watcher, id.target), EncodeCursor(c));
   });
   MetaRec next;
-  SW_RETURN_IF_ERROR(WriteCheckpoint(b, rows, &next));
+  {
+    std::unique_lock lock(state_mu_);
+    meta_.journal_rows = rows;  // the count of what is there
+  }
+  SW_RETURN_IF_ERROR(WriteCheckpoint(b, &next));
   std::unique_lock lock(state_mu_);
   rebuilt.ClearDirty();
   state_ = std::move(rebuilt);

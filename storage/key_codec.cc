@@ -43,6 +43,13 @@ FixedKey JournalKeyFixed(SessionRef session, uint64_t sequence) {
 }
 std::string JournalPrefix(SessionRef session) { return TaggedU64(kJournalTag, session.value); }
 std::string BySeqKey(uint64_t sequence) { return TaggedU64(kBySeqTag, sequence); }
+FixedKey BySeqKeyFixed(uint64_t sequence) {
+  FixedKey k;
+  k.data[0] = kBySeqTag;
+  for (int i = 8; i >= 1; --i, sequence >>= 8) k.data[i] = static_cast<char>(sequence & 0xff);
+  k.size = 9;
+  return k;
+}
 std::string LogKey(uint64_t sequence) { return TaggedU64(kLogTag, sequence); }
 std::string HeadKey(SessionRef session) { return TaggedU64(kHeadTag, session.value); }
 std::string CursorKey(SessionRef watcher, SessionRef target) {

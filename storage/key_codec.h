@@ -6,14 +6,14 @@
 //   column family  key                                         value (schema/statewatch.fbs)
 //   -------------  ------------------------------------------  -----------------------------
 //   journal        'J' session:u64 sequence:u64                 Event
-//   by_seq         'S' sequence:u64                             RowIndex (format 1 only)
+//   by_seq         'S' sequence:u64                             RowIndex (formats 1 and 3)
 //   log            'L' position:u64                             GroupRecord (format 2; format 1:
 //                                                               'L' sequence -> LogRecord)
 //   heads          'H' session:u64                              Head (as of the checkpoint)
 //   cursors        'C' target:u64 watcher:u64                   Cursor (as of the checkpoint)
 //   base           'H' session:u64 | 'C' target:u64 watcher:u64 Head | Cursor (format 1 only)
 //   base           'M'                                          u64 snapshot sequence (format 1)
-//   dedupe         'D' dedupe-key bytes                         DedupeEntry (format 1 only)
+//   dedupe         'D' dedupe-key bytes                         DedupeEntry (formats 1 and 3)
 //   refs           'N' agent-id bytes 0x00 session-key bytes    raw u64 session ref
 //   refs           'R' session:u64                              SessionName
 //   sessions       'G' session:u64                              SessionRecord (registry)
@@ -73,6 +73,7 @@ struct FixedKey {
 FixedKey JournalKeyFixed(SessionRef session, uint64_t sequence);
 std::string JournalPrefix(SessionRef session);  // 'J' session
 std::string BySeqKey(uint64_t sequence);
+FixedKey BySeqKeyFixed(uint64_t sequence);  // the same key, for the record path
 std::string LogKey(uint64_t sequence);
 std::string HeadKey(SessionRef session);
 std::string CursorKey(SessionRef watcher, SessionRef target);

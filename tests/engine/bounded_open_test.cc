@@ -1,0 +1,250 @@
+// Format 3: the row indexes are persisted (engine/row_index.h), so an open reads no journal
+// row it does not replay and memory holds nothing per row. These tests pin what the in-memory
+// row index used to give — the row cap's order, dedupe, the age pass, exact counts — across
+// reopens, the migration from format 2, and where a damaged row is now found.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "engine/engine_fixture.h"
+#include "engine/engine_impl.h"
+#include "engine/records.h"
+#include "storage/key_codec.h"
+#include "storage/store.h"
+
+namespace statewatch::testing {
+namespace {
+
+using storage::Family;
+
+constexpr int64_t kDayMs = 24LL * 3600 * 1000;
+
+class BoundedOpenTest : public EngineTest {
+ protected:
+  EngineStats StatsNow() {
+    auto s = engine_->Stats();
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    return s.ok() ? *s : EngineStats{};
+  }
+  void ExpectVerifyClean() {
+    auto report = engine_->Verify();
+    ASSERT_TRUE(report.ok()) << report.status().ToString();
+    std::string diffs;
+    for (const auto& d : report->differences) diffs += d + "\n";
+    EXPECT_TRUE(report->ok) << diffs;
+  }
+  Sequence RecDeduped(const std::string& key, const std::string& dedupe, bool* deduplicated) {
+    EventInput in = Input(key, "created", ActorType::kSystem);
+    in.dedupe_key = dedupe;
+    auto r = engine_->Record(in);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    if (!r.ok()) return 0;
+    *deduplicated = r->deduplicated;
+    return r->event.sequence;
+  }
+  engine::EngineImpl& Impl() { return dynamic_cast<engine::EngineImpl&>(*engine_); }
+
+  // The database through the engine's own store, the engine closed.
+  std::unique_ptr<storage::Store> OpenStore() {
+    engine_.reset();
+    storage::StoreOptions so;
+    so.create_if_missing = false;
+    auto store = storage::Store::Open(dir_, so);
+    EXPECT_TRUE(store.ok()) << store.status().ToString();
+    return store.ok() ? std::move(*store) : nullptr;
+  }
+  // Every key of `family` under `tag`.
+  static std::vector<std::string> KeysOf(storage::Store& store, Family family, char tag) {
+    std::vector<std::string> keys;
+    auto it = store.NewIterator(family, std::string(1, tag), std::string(1, tag + 1));
+    for (it->SeekToFirst(); it->Valid(); it->Next()) keys.emplace_back(it->key());
+    EXPECT_TRUE(it->status().ok()) << it->status().ToString();
+    return keys;
+  }
+};
+
+TEST_F(BoundedOpenTest, TheRowCapKeepsExactlyMaxRowsAcrossReopensWithABoundedReadAhead) {
+  options_.max_rows = 100;
+  Reopen();
+  std::vector<Sequence> s9;
+  for (int i = 0; i < 3000; ++i) {
+    Sequence seq =
+        Rec(Input("agent:main:s" + std::to_string(i % 10), "created", ActorType::kSystem));
+    if (i % 10 == 9) s9.push_back(seq);
+    if (i % 700 == 699) Reopen();
+  }
+  EXPECT_EQ(StatsNow().journal_rows, 100u);
+  EXPECT_LE(Impl().TEST_CapFrontSize(), 1024u);
+  // The newest 100 rows survive: session s9's last ten events.
+  auto page = engine_->ChangesSince(Name("agent:main:s9"), 0, 100);
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  ASSERT_EQ(page->events.size(), 10u);
+  EXPECT_EQ(page->events.front().sequence, s9[s9.size() - 10]);
+  EXPECT_TRUE(page->history_gap);
+  ExpectVerifyClean();
+  Reopen();
+  EXPECT_EQ(StatsNow().journal_rows, 100u);
+  ExpectVerifyClean();
+}
+
+TEST_F(BoundedOpenTest, DedupeHoldsAcrossReopenAndForgetsARowTheCapRemoved) {
+  options_.max_rows = 50;
+  Reopen();
+  bool dup = false;
+  Sequence first = RecDeduped("agent:main:a", "k0", &dup);
+  EXPECT_FALSE(dup);
+  Reopen();
+  EXPECT_EQ(RecDeduped("agent:main:b", "k0", &dup), first);
+  EXPECT_TRUE(dup);
+  for (int i = 0; i < 60; ++i) Human("agent:main:c");  // k0's row goes with the cap
+  Reopen();
+  Sequence again = RecDeduped("agent:main:a", "k0", &dup);
+  EXPECT_FALSE(dup);
+  EXPECT_GT(again, first);
+  EXPECT_EQ(RecDeduped("agent:main:a", "k0", &dup), again);
+  EXPECT_TRUE(dup);
+  ExpectVerifyClean();
+}
+
+// occurredAt is clamped to [now - 24 h, now], which is what lets the age pass stop reading
+// by_seq a day past the cutoff: backdated rows at the edge of that window still go.
+TEST_F(BoundedOpenTest, TheAgePassDeletesExactlyTheAgedRowsAcrossReopens) {
+  options_.retention_ms = 30 * kDayMs;
+  Reopen();
+  for (int i = 0; i < 10; ++i) Human("agent:main:old");  // day 0
+  ASSERT_TRUE(clock_->Set(kStart + 11 * kDayMs));
+  for (int i = 0; i < 10; ++i) {  // day 11, backdated almost a day: occurred day 10 + 1 h
+    EventInput in = Input("agent:main:edge", "human_direct_message");
+    in.occurred_at_ms = kStart + 10 * kDayMs + 3600 * 1000;
+    Rec(in);
+  }
+  ASSERT_TRUE(clock_->Set(kStart + 40 * kDayMs));
+  for (int i = 0; i < 10; ++i) Human("agent:main:new");  // day 40
+  Reopen();                                              // prunes at open: the cutoff is day 10
+  EXPECT_EQ(StatsNow().journal_rows, 20u);
+  auto old = engine_->ChangesSince(Name("agent:main:old"), 0, 100);
+  ASSERT_TRUE(old.ok()) << old.status().ToString();
+  EXPECT_TRUE(old->events.empty());
+  EXPECT_TRUE(old->history_gap);
+  ASSERT_TRUE(clock_->Set(kStart + 41 * kDayMs + 3600 * 1000 + 1));  // cutoff past day 11 + 1 ms
+  auto pruned = engine_->Prune();
+  ASSERT_TRUE(pruned.ok()) << pruned.status().ToString();
+  EXPECT_EQ(pruned->rows_deleted, 10u);
+  EXPECT_EQ(StatsNow().journal_rows, 10u);
+  ExpectVerifyClean();
+  Reopen();
+  EXPECT_EQ(StatsNow().journal_rows, 10u);
+  ExpectVerifyClean();
+}
+
+TEST_F(BoundedOpenTest, DeletingASessionDeletesItsIndexEntries) {
+  bool dup = false;
+  Sequence a = RecDeduped("agent:main:a", "ka", &dup);
+  RecDeduped("agent:main:b", "kb", &dup);
+  ASSERT_TRUE(engine_->DeleteSession(Name("agent:main:a")).ok());
+  EXPECT_EQ(StatsNow().journal_rows, 1u);
+  ExpectVerifyClean();
+  Reopen();
+  EXPECT_GT(RecDeduped("agent:main:a", "ka", &dup), a);
+  EXPECT_FALSE(dup);
+  EXPECT_EQ(StatsNow().journal_rows, 2u);
+  ExpectVerifyClean();
+}
+
+// Regression (format 2): every open walked the whole journal, so one damaged row anywhere
+// made the database unopenable; now the open reads only what it replays.
+TEST_F(BoundedOpenTest, ADamagedRowTheOpenDoesNotReplayIsFoundByVerifyAndByReads) {
+  options_.checkpoint_min_records = 1;  // every row is covered by a checkpoint
+  Reopen();
+  for (int i = 0; i < 5; ++i) Human("agent:main:a");
+  Human("agent:main:b");
+  {
+    auto store = OpenStore();
+    ASSERT_NE(store, nullptr);
+    auto keys = KeysOf(*store, Family::kJournal, storage::kJournalTag);
+    ASSERT_EQ(keys.size(), 6u);
+    storage::Batch b(*store);
+    b.Put(Family::kJournal, keys[2], "not a flatbuffer");  // session a's third row
+    ASSERT_TRUE(store->Write(b, /*sync=*/true).ok());
+  }
+  Reopen();
+  auto page = engine_->ChangesSince(Name("agent:main:a"), 0, 100);
+  EXPECT_EQ(page.status().code(), Status::Code::kCorruption) << page.status().ToString();
+  auto other = engine_->ChangesSince(Name("agent:main:b"), 0, 100);
+  EXPECT_TRUE(other.ok()) << other.status().ToString();
+  auto report = engine_->Verify();
+  EXPECT_EQ(report.status().code(), Status::Code::kCorruption) << report.status().ToString();
+}
+
+TEST_F(BoundedOpenTest, AMissingIndexEntryIsAVerifyDifference) {
+  for (int i = 0; i < 4; ++i) Human("agent:main:a");
+  {
+    auto store = OpenStore();
+    ASSERT_NE(store, nullptr);
+    storage::Batch b(*store);
+    b.Delete(Family::kBySeq, storage::BySeqKey(2));
+    ASSERT_TRUE(store->Write(b, /*sync=*/true).ok());
+  }
+  Reopen();
+  auto report = engine_->Verify();
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_FALSE(report->ok);
+  ASSERT_FALSE(report->differences.empty());
+  EXPECT_NE(report->differences.front().find("the by_seq index holds 3 rows but the journal 4"),
+            std::string::npos)
+      << report->differences.front();
+}
+
+// A format-2 database (no row indexes, no per-group row counts) is indexed once at its first
+// writable open; a read-only open refuses it and changes nothing.
+TEST_F(BoundedOpenTest, AFormat2DatabaseIsIndexedAtItsFirstWritableOpen) {
+  options_.max_rows = 40;
+  Reopen();
+  bool dup = false;
+  std::vector<Sequence> seqs;
+  for (int i = 0; i < 50; ++i) {
+    // A checkpoint (the meta record) part-way: the rest is replayed by the migrating open.
+    if (i == 30) ASSERT_TRUE(engine_->Rebuild().ok());
+    seqs.push_back(
+        RecDeduped("agent:main:s" + std::to_string(i % 3), "d" + std::to_string(i), &dup));
+  }
+  {
+    auto store = OpenStore();
+    ASSERT_NE(store, nullptr);
+    storage::Batch b(*store);
+    for (const auto& k : KeysOf(*store, Family::kBySeq, storage::kBySeqTag)) {
+      b.Delete(Family::kBySeq, k);
+    }
+    for (const auto& k : KeysOf(*store, Family::kDedupe, storage::kDedupeTag)) {
+      b.Delete(Family::kDedupe, k);
+    }
+    auto stored = store->Get(Family::kMeta, storage::MetaKey());
+    ASSERT_TRUE(stored.ok() && stored->has_value());
+    auto meta = engine::DecodeMeta(**stored);
+    ASSERT_TRUE(meta.ok()) << meta.status().ToString();
+    meta->format_version = 2;
+    b.Put(Family::kMeta, storage::MetaKey(), engine::EncodeMeta(*meta));
+    ASSERT_TRUE(store->Write(b, /*sync=*/true).ok());
+  }
+  EngineOptions ro = options_;
+  ro.read_only = true;
+  auto reader = Engine::Open(ro, dir_);
+  ASSERT_EQ(reader.status().code(), Status::Code::kFailedPrecondition);
+  EXPECT_NE(reader.status().message().find("format 2"), std::string::npos)
+      << reader.status().ToString();
+  Reopen();
+  EXPECT_EQ(StatsNow().journal_rows, 40u);
+  ExpectVerifyClean();
+  EXPECT_EQ(RecDeduped("agent:main:s0", "d45", &dup), seqs[45]);  // retained: deduplicated
+  EXPECT_TRUE(dup);
+  RecDeduped("agent:main:s0", "d1", &dup);  // pruned by the cap: recorded anew
+  EXPECT_FALSE(dup);
+  EXPECT_EQ(StatsNow().journal_rows, 40u);
+  Reopen();
+  ExpectVerifyClean();
+  auto read_only = Engine::Open(ro, dir_);
+  EXPECT_TRUE(read_only.ok()) << read_only.status().ToString();
+}
+
+}  // namespace
+}  // namespace statewatch::testing
