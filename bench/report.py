@@ -77,9 +77,10 @@ class Figures:
     """Counter lookups over repetitions: the median, and the spread that marks noise.
     Missing benchmarks and counters are recorded, never fatal."""
 
-    def __init__(self, runs, errors, http, cluster=None):
+    def __init__(self, runs, errors, http, cluster=None, restart=None):
         self.runs, self.errors, self.http = runs, errors, http
         self.cluster = cluster or []  # cluster_engine_measure's runs, one dict each
+        self.restart = restart  # bench/restart_bench.py's JSON
         self.missing = {}
 
     def values(self, name, key):
@@ -359,6 +360,32 @@ def maintenance_rows(t, f):
     bpc = f.median(name, "bytes_per_cursor")
     t.add(f"{name}/bytes", "resident memory per cursor after open (RSS delta / cursors)",
           "bytes/cursor", fmt_bytes(bpc), "—", bpc, "abs", None)
+    rows = "open/statewatch/rows"
+    small, large = f.median(rows, "open_seconds_small"), f.median(rows, "open_seconds_large")
+    t.add(f"{rows}/time_ratio", "Engine::Open with 1,000,000 vs 100,000 retained rows (same "
+          "1,000 sessions and 1,000 cursors): time", "open 1M/100k rows",
+          "n/a" if large is None else f"{large:.3g} s",
+          "n/a" if small is None else f"{small:.3g} s", f.median(rows, "time_ratio"), "c",
+          None)
+    added = f.median(rows, "rss_added_bytes")
+    added_mb = None if added is None else added / 2**20
+    t.add(f"{rows}/rss_added_mb", "… the resident memory the open adds: 1,000,000 rows minus "
+          "100,000", "open memory +900k rows",
+          "n/a" if added_mb is None else f"{added_mb:+.1f} MB",
+          fmt_bytes(f.median(rows, "rss_small_bytes")), added_mb, "abs", None)
+
+
+def restart_rows(t, f):
+    sizes = (f.restart or {}).get("sizes", [])
+    if not sizes:
+        f.missing["restart_bench"] = "not run (bench/restart_bench.py)"
+        return
+    for s in sizes:
+        t.add(f"restart/rows:{s['rows']}/seconds", f"daemon restart after kill -9 mid-load at "
+              f"{s['rows']:,} rows: kill -> /healthz 200 (median of {len(s['restart_s'])})",
+              f"restart {s['rows']:,}", f"{s['median_s']:.3g} s",
+              f"max {max(s['restart_s']):.3g} s", s["median_s"], "abs",
+              spread(s["restart_s"]))
 
 
 HTTP_CONFIGS = ((1, 16), (2, 32))
@@ -414,7 +441,7 @@ def cluster_rows(t, f):
 def build_table(f):
     t = Table(f)
     for section in (record_rows, concurrent_rows, wal_rows, changes_rows, prune_rows,
-                    fanout_rows, maintenance_rows, http_rows, cluster_rows):
+                    fanout_rows, maintenance_rows, restart_rows, http_rows, cluster_rows):
         section(t, f)
     return t
 
@@ -464,6 +491,9 @@ GOALS = [
      ["record/single/buffered/vs_sqlite_1", f"record/single/buffered/vs_sqlite_{MANY}"],
      ">=", 3),
     ("verify ≥ 1,000,000 journal rows/s", ["verify/statewatch/events:50000"], ">=", 1e6),
+    ("open with 10x the retained rows (1,000,000 vs 100,000) ≤ 1.5x the time",
+     ["open/statewatch/rows/time_ratio"], "<=", 1.5),
+    ("… and ≤ 64 MB more resident memory", ["open/statewatch/rows/rss_added_mb"], "<=", 64),
 ]
 
 
@@ -599,6 +629,7 @@ def main(argv=None):
     ap.add_argument("raw", nargs="+", help="Google Benchmark JSON file(s)")
     ap.add_argument("--http", help="bench/http_bench.sh's JSON_OUT")
     ap.add_argument("--cluster", help="cluster_engine_measure's JSON, one run per line")
+    ap.add_argument("--restart", help="bench/restart_bench.py's JSON")
     ap.add_argument("--meta", help="scripts/bench.sh's meta.json")
     ap.add_argument("--out-dir", default=None, help="where summary.json/.png go "
                     "(default: the directory of the first input)")
@@ -609,7 +640,8 @@ def main(argv=None):
 
     context, runs, errors = load(args.raw)
     meta = read_json(args.meta) or {}
-    f = Figures(runs, errors, read_json(args.http), read_json_lines(args.cluster))
+    f = Figures(runs, errors, read_json(args.http), read_json_lines(args.cluster),
+                read_json(args.restart))
     table = build_table(f)
     judged = [judge(table, g) for g in GOALS]
     reps = max((len(v) for v in runs.values()), default=0)

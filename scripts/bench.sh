@@ -7,6 +7,8 @@
 #      repetition's counters; statewatch and its baselines alternate inside each benchmark.
 #   2. bench/http_bench.sh, section status (the daemon answering 200-event pages under wrk)
 #      -> bench/results/http.json.
+#   2b. bench/restart_bench.py: the daemon's restart after kill -9 mid-load at 100,000 and
+#      1,000,000 retained rows (kill -> /healthz 200) -> bench/results/restart.json.
 #   3. the cluster figures: tests/cluster/jetstream/cluster_engine_measure (three loopback
 #      nats-servers it starts itself; 8 writers on a JetStream R3 partition vs the local log,
 #      then a takeover), BENCH_REPS runs -> bench/results/cluster_engine.json.
@@ -24,6 +26,7 @@
 #   BENCH_SCALE       multiplies the fixed amounts of work (default 1; 0.05 for a quick look)
 #   BENCH_INTERLEAVE  run the repetitions of all benchmarks in random order (default true)
 #   BENCH_HTTP        0 skips the HTTP benchmark (default 1)
+#   BENCH_RESTART     0 skips the restart benchmark (default 1; ~3 min)
 #   BENCH_CLUSTER     0 skips the cluster figures (default 1; needs nats-server)
 #   BENCH_README      auto (default): rewrite README.md's block after a full run only;
 #                     1: also after a partial run (its header says so); 0: never
@@ -66,6 +69,18 @@ if [ "${BENCH_HTTP:-1}" != 0 ]; then
   SECTIONS=status RUNS=3 DURATION=5 JSON_OUT="$RESULTS/http.json" \
     bash "$ROOT/bench/http_bench.sh" "$BUILD_DIR" >&2
   HTTP_ARGS=(--http "$RESULTS/http.json")
+fi
+
+RESTART_ARGS=()
+if [ "${BENCH_RESTART:-1}" != 0 ]; then
+  rm -f "$RESULTS/restart.json"
+  restart_rows="$(python3 -c "import sys; s=float(sys.argv[1]); print(f'{max(1,int(1e5*s))},{max(1,int(1e6*s))}')" "$SCALE")"
+  if python3 -B "$ROOT/bench/restart_bench.py" --bin "$BUILD_DIR/statewatch" \
+      --rows "$restart_rows" --trials "${BENCH_REPS:-3}" --json "$RESULTS/restart.json" >&2; then
+    RESTART_ARGS=(--restart "$RESULTS/restart.json")
+  else
+    echo "bench: restart_bench.py failed; its figures are left out" >&2
+  fi
 fi
 
 CLUSTER_ARGS=()
@@ -117,6 +132,7 @@ if [ "${#README_ARGS[@]}" -eq 0 ]; then
     "(BENCH_README=1 writes it anyway, marked NOT a full run)" >&2
 fi
 python3 -B "$ROOT/bench/report.py" "$RESULTS/raw.json" "${HTTP_ARGS[@]}" "${CLUSTER_ARGS[@]}" \
+  "${RESTART_ARGS[@]}" \
   --meta "$RESULTS/meta.json" --out-dir "$RESULTS" "${README_ARGS[@]}"
 echo "bench: wrote $RESULTS/raw.json, http.json, cluster_engine.json, meta.json, summary.json," \
   "summary.png" \
