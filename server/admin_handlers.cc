@@ -125,9 +125,7 @@ ApiResponse HandleSweep(const HandlerContext& ctx) {
 }
 
 ApiResponse HandleRebuild(const HandlerContext& ctx) {
-  auto report = ctx.engine.Rebuild();
-  if (!report.ok()) return StatusResponse(report.status());
-  return JsonResponse(200, tools::VerifyReportToJson(*report));
+  return JsonOrError(ctx.engine.Rebuild(), tools::VerifyReportToJson);
 }
 
 ApiResponse HandleExport(const HandlerContext& ctx) {

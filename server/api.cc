@@ -123,7 +123,8 @@ ApiResponse Api::Handle(const ApiRequest& request) {
 
 ApiResponse Api::Dispatch(const ApiRequest& req, std::size_t* route) {
   Target target = SplitTarget(req.target);
-  RouteLookup found = MatchRoute(req.method, target.path, target.query);
+  RouteScope scope = services_.gate != nullptr ? RouteScope::kCluster : RouteScope::kSingleNode;
+  RouteLookup found = MatchRoute(req.method, target.path, target.query, scope);
   if (!found.malformed_param.empty()) {
     *route = *found.path_route;
     return Error(400, "invalid_argument",
@@ -136,7 +137,7 @@ ApiResponse Api::Dispatch(const ApiRequest& req, std::size_t* route) {
   if (!is_public && !Authorized(req)) return Unauthorized();
   HandlerContext ctx{*engine_, options_, manual_clock_, *metrics_, after_write, services_};
   if (services_.gate != nullptr) {
-    if (found.route) *route = *found.route;
+    *route = row;
     if (auto answer = services_.gate->Intercept(ctx, req, target.path, found)) return *answer;
   }
   if (!found.route) {
@@ -177,7 +178,7 @@ std::variant<StreamTarget, ApiResponse> Api::AcceptStream(const ApiRequest& req)
   }
   if (!Authorized(req)) return Unauthorized();
   if (services_.gate != nullptr) {  // a standby or a moved partition streams nothing
-    RouteLookup found = MatchRoute("GET", target.path, target.query);
+    RouteLookup found = MatchRoute("GET", target.path, target.query, RouteScope::kCluster);
     HandlerContext ctx{*engine_, options_, manual_clock_, *metrics_, after_write, services_};
     if (auto answer = services_.gate->Intercept(ctx, req, target.path, found)) return *answer;
   }

@@ -30,6 +30,9 @@
 //   POST /v1/prune, GET /v1/verify, GET /healthz, GET /metrics
 //   GET /v1/clock, POST /v1/clock {"now": MS}   (POST only with the manual clock; it also
 //                                        times out due sends and runs a due upstream tick)
+//   GET /v1/cluster/status, GET /v1/cluster/digest, POST /v1/cluster/takeover
+//                                        cluster mode only (a RequestGate answers them;
+//                                        server/cluster_routes.h); a single node: 404
 // {key} is percent-decoded; the agent of a bare key comes from ?agentId=, X-Agent-Id, the
 // body's agentId (PUT), else "main".
 //
@@ -116,8 +119,13 @@ struct ApiServices {
   RequestGate* gate = nullptr;
 };
 
-// A hook that sees every authenticated request before its route (cluster mode's gate,
-// server/cluster_routes.h, is the one there is). Thread-safe: called on any I/O thread.
+// The cluster-only rows of the route table (server/route_table.h), by what they answer.
+enum class ClusterRoute { kStatus, kDigest, kTakeover };
+
+// A hook that sees every authenticated request before its route, and answers the route
+// table's cluster-only rows (cluster mode's gate, server/cluster_routes.h, is the one there
+// is). Installing one is what makes the router match those rows. Thread-safe: called on any
+// I/O thread.
 class RequestGate {
  public:
   virtual ~RequestGate() = default;
@@ -127,6 +135,9 @@ class RequestGate {
                                                const ApiRequest& request,
                                                std::string_view path,
                                                const RouteLookup& found) = 0;
+  // The handler of the cluster-only row `route`, once Intercept has let the request through.
+  virtual ApiResponse AnswerClusterRoute(ClusterRoute route, const HandlerContext& ctx,
+                                         const ApiRequest& request) = 0;
 };
 
 class Api {

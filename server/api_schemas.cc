@@ -263,7 +263,26 @@ const char* ComponentSchemasJson() {
   "status": {"type": "string"}, "action": {"type": "string"}, "text": {"type": "string"},
   "runId": {"type": "string"}, "sessionKey": {"type": "string"}, "killed": {"type": "integer"},
   "active": {"type": "array"}, "recent": {"type": "array"}, "total": {"type": "integer"},
-  "deliveryId": {"type": "integer"}, "error": {"type": "string"}}}
+  "deliveryId": {"type": "integer"}, "error": {"type": "string"}}},
+"PartitionRole": {"type": "string", "enum": ["standby", "switching", "owner", "moved"], "description": "A node's role in its partition (docs/cluster.md section 6)."},
+"ClusterStatus": {"type": "object", "required": ["partition", "role", "epoch", "position", "checkpointPosition"], "properties": {
+  "partition": {"type": "integer", "minimum": 0}, "role": {"$ref": "#/components/schemas/PartitionRole"},
+  "epoch": {"type": "integer", "minimum": 0, "description": "The owner's epoch this node knows (0: no owner has fenced the stream yet)."},
+  "position": {"type": "integer", "minimum": 0, "description": "The stream position applied here."},
+  "takenOverAt": {"type": "integer", "description": "An owner's: the stream position of its fence."},
+  "movedReason": {"type": "string", "description": "A moved node's: why it was fenced out."},
+  "checkpointPosition": {"type": "integer", "minimum": 0, "description": "The last cluster checkpoint this node wrote or restored (0: none since it started)."}}},
+"ClusterDigest": {"type": "object", "required": ["partition", "role", "position", "digest", "bytes"], "properties": {
+  "partition": {"type": "integer", "minimum": 0}, "role": {"$ref": "#/components/schemas/PartitionRole"},
+  "position": {"type": "integer", "minimum": 0, "description": "The stream position the export was read at."},
+  "digest": {"type": "string", "pattern": "^[0-9a-f]{64}$", "description": "SHA-256 of GET /v1/export's body, in hex."},
+  "bytes": {"type": "integer", "minimum": 0, "description": "The export's length."}}},
+"TakeoverRequest": {"type": "object", "properties": {
+  "partition": {"type": "integer", "minimum": 0, "description": "When given, the partition this node serves."}}},
+"TakeoverAnswer": {"type": "object", "required": ["partition", "role", "epoch", "position"], "properties": {
+  "partition": {"type": "integer", "minimum": 0}, "role": {"const": "owner"},
+  "epoch": {"type": "integer", "minimum": 1, "description": "The new owner's epoch."},
+  "position": {"type": "integer", "minimum": 0, "description": "The stream position of the new owner's fence."}}}
 })json";
 }
 

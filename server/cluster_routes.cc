@@ -3,6 +3,7 @@
 #include <boost/json.hpp>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "log/batch_frame.h"
 #include "server/handlers.h"
@@ -55,6 +56,29 @@ ApiResponse MovedRefusal(const PartitionView& v) {
                         "stale: ask the partition's current owner");
 }
 
+// A path under /v1/cluster/ that matched no cluster row with this method. Its wording is the
+// gate's own (no "(allowed: ...)"; the 404 names the cluster routes), kept byte for byte
+// from before the cluster routes were rows of the route table.
+ApiResponse ClusterMiss(std::string_view method, std::string_view path, const RouteLookup& found) {
+  if (found.path_route) {
+    ApiResponse r = Api::Error(405, "method_not_allowed",
+                               std::string(method) + " is not allowed on " + std::string(path));
+    r.allow = found.allow;
+    return r;
+  }
+  std::vector<std::string_view> paths;
+  for (const RouteSpec& spec : Routes()) {
+    if (spec.cluster_only) paths.push_back(spec.path);
+  }
+  std::string names;
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    if (i > 0) names += i + 1 == paths.size() ? " and " : ", ";
+    names += paths[i];
+  }
+  return Api::Error(404, "not_found",
+                    "no cluster route " + std::string(path) + " (this node answers " + names + ")");
+}
+
 }  // namespace
 
 ClusterGate::ClusterGate(std::shared_ptr<cluster::PartitionState> state, Hooks hooks)
@@ -64,30 +88,15 @@ std::optional<ApiResponse> ClusterGate::Intercept(const HandlerContext& ctx,
                                                   const ApiRequest& request,
                                                   std::string_view path,
                                                   const RouteLookup& found) {
-  const PartitionView view = state_->view();
-  if (path.substr(0, kClusterPrefix.size()) == kClusterPrefix) {
-    std::string_view name = path.substr(kClusterPrefix.size());
-    std::string_view method = request.method;
-    if (name == "status" && method == "GET") return StatusAnswer(view);
-    if (name == "digest" && method == "GET") {
-      if (view.role == PartitionRole::kMoved) return MovedRefusal(view);
-      return Digest(ctx, view);
-    }
-    if (name == "takeover" && method == "POST") return Takeover(request, view);
-    if (name == "status" || name == "digest" || name == "takeover") {
-      ApiResponse r = Api::Error(405, "method_not_allowed",
-                                 std::string(method) + " is not allowed on " + std::string(path));
-      r.allow = name == "takeover" ? "POST" : "GET";
-      return r;
-    }
-    return Api::Error(404, "not_found",
-                      "no cluster route " + std::string(path) +
-                          " (this node answers /v1/cluster/status, /v1/cluster/digest and "
-                          "/v1/cluster/takeover)");
+  if (path.substr(0, kClusterPrefix.size()) == kClusterPrefix && !found.route) {
+    return ClusterMiss(request.method, path, found);
   }
   if (!found.route) return std::nullopt;  // 404 / 405 as in any mode
   const RouteSpec& spec = Routes()[*found.route];
+  // The cluster routes answer in every role (a moved node's digest refuses in Digest).
+  if (spec.cluster_only) return std::nullopt;
   if (spec.path == "/healthz" || spec.path == "/metrics") return std::nullopt;
+  const PartitionView view = state_->view();
   switch (view.role) {
     case PartitionRole::kOwner:
       return std::nullopt;
@@ -102,6 +111,21 @@ std::optional<ApiResponse> ClusterGate::Intercept(const HandlerContext& ctx,
       return FromSnapshot(ctx, request, found);
   }
   return std::nullopt;
+}
+
+ApiResponse ClusterGate::AnswerClusterRoute(ClusterRoute route, const HandlerContext& ctx,
+                                            const ApiRequest& request) {
+  const PartitionView view = state_->view();
+  switch (route) {
+    case ClusterRoute::kStatus:
+      return StatusAnswer(view);
+    case ClusterRoute::kDigest:
+      if (view.role == PartitionRole::kMoved) return MovedRefusal(view);
+      return Digest(ctx, view);
+    case ClusterRoute::kTakeover:
+      return Takeover(request, view);
+  }
+  return Api::Error(500, "internal", "unknown cluster route");
 }
 
 ApiResponse ClusterGate::StatusAnswer(const PartitionView& v) const {

@@ -1,13 +1,15 @@
 // ClusterGate: the daemon's cluster mode at the HTTP edge (docs/cluster.md §8). It runs
 // after authentication and before the route's handler, and
-//   - answers the cluster routes, which exist only in cluster mode (so the single-node
-//     OpenAPI document does not list them):
+//   - answers the cluster routes, the route table's cluster-only rows (server/route_table.h;
+//     the router matches them only when a gate is installed, and the OpenAPI document marks
+//     them x-statewatch-cluster-only), in every role:
 //       GET  /v1/cluster/status    -> {"partition", "role", "epoch", "position",
-//                                      "takenOverAt"?, "movedReason"?}
+//                                      "checkpointPosition", "takenOverAt"?, "movedReason"?}
 //       GET  /v1/cluster/digest    -> {"partition", "role", "position", "digest", "bytes"}:
 //                                     SHA-256 of GET /v1/export's body, read at one position
 //       POST /v1/cluster/takeover  {"partition"?} -> {"partition", "role", "epoch",
 //                                     "position"}; 409 when this node is not a standby
+//     and names them in its 404 for any other path under /v1/cluster/;
 //   - on a standby: serves the read routes (verify, export, stats, versions, session state,
 //     notices peek, cursor, clock, openapi) from a read-only engine opened between two
 //     folds, and refuses every other route with 503 {"error": {"code": "standby"}} naming the
@@ -55,6 +57,8 @@ class ClusterGate final : public RequestGate {
   std::optional<ApiResponse> Intercept(const HandlerContext& ctx, const ApiRequest& request,
                                        std::string_view path,
                                        const RouteLookup& found) override;
+  ApiResponse AnswerClusterRoute(ClusterRoute route, const HandlerContext& ctx,
+                                 const ApiRequest& request) override;
 
  private:
   ApiResponse StatusAnswer(const cluster::PartitionView& view) const;

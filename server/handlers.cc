@@ -153,6 +153,17 @@ std::optional<json::value> ParseBody(std::string_view body, ApiResponse* error,
   return std::nullopt;
 }
 
+std::optional<json::value> ParseObjectBody(std::string_view body, ApiResponse* error,
+                                           std::optional<json::value> empty) {
+  auto parsed = ParseBody(body, error, std::move(empty));
+  if (!parsed) return std::nullopt;
+  if (Status s = RequireObject(*parsed); !s.ok()) {
+    *error = StatusResponse(s);
+    return std::nullopt;
+  }
+  return parsed;
+}
+
 // ---- routes -------------------------------------------------------------------------------
 
 bool ReadToolCall(const ApiRequest& req, SessionName* caller, json::object* params,
@@ -210,9 +221,8 @@ ApiResponse HandleRecordEvents(const HandlerContext& ctx, const ApiRequest& req)
 ApiResponse HandleUpsertSession(const HandlerContext& ctx, const ApiRequest& req,
                                 const std::string& key, std::string_view query) {
   ApiResponse error;
-  auto body = ParseBody(req.body, &error, json::value(json::object()));
+  auto body = ParseObjectBody(req.body, &error, json::value(json::object()));
   if (!body) return error;
-  if (Status s = RequireObject(*body); !s.ok()) return StatusResponse(s);
   std::string body_agent;
   if (Status s = OptionalString(*body, "agentId", &body_agent); !s.ok()) return StatusResponse(s);
   auto name = RouteSessionName(req, key, query, body_agent);
@@ -262,9 +272,8 @@ ApiResponse HandleAppendMessages(const HandlerContext& ctx, const ApiRequest& re
 
 ApiResponse HandleWatch(const HandlerContext& ctx, const ApiRequest& req) {
   ApiResponse error;
-  auto body = ParseBody(req.body, &error);
+  auto body = ParseObjectBody(req.body, &error);
   if (!body) return error;
-  if (Status s = RequireObject(*body); !s.ok()) return StatusResponse(s);
   auto watcher = RequiredString(*body, "watcher");
   if (!watcher.ok()) return StatusResponse(watcher.status());
   auto target = RequiredString(*body, "target");
@@ -294,16 +303,13 @@ ApiResponse HandlePeekNotices(const HandlerContext& ctx, std::string_view query)
   if (!watcher || watcher->empty()) {
     return Api::Error(400, "invalid_argument", "the query parameter watcher is required");
   }
-  auto notices = ctx.engine.PendingNotices(*watcher);
-  if (!notices.ok()) return StatusResponse(notices.status());
-  return JsonResponse(200, NoticesJson(*notices));
+  return JsonOrError(ctx.engine.PendingNotices(*watcher), NoticesJson);
 }
 
 ApiResponse HandleDrainNotices(const HandlerContext& ctx, const ApiRequest& req) {
   ApiResponse error;
-  auto body = ParseBody(req.body, &error);
+  auto body = ParseObjectBody(req.body, &error);
   if (!body) return error;
-  if (Status s = RequireObject(*body); !s.ok()) return StatusResponse(s);
   auto watcher = RequiredString(*body, "watcher");
   if (!watcher.ok()) return StatusResponse(watcher.status());
   auto notices = ctx.engine.Drain(*watcher);
@@ -321,9 +327,7 @@ ApiResponse HandlePrune(const HandlerContext& ctx) {
 }
 
 ApiResponse HandleVerify(const HandlerContext& ctx) {
-  auto report = ctx.engine.Verify();
-  if (!report.ok()) return StatusResponse(report.status());
-  return JsonResponse(200, tools::VerifyReportToJson(*report));
+  return JsonOrError(ctx.engine.Verify(), tools::VerifyReportToJson);
 }
 
 ApiResponse HandleMetrics(const HandlerContext& ctx) {
@@ -347,9 +351,7 @@ ApiResponse HandleMetrics(const HandlerContext& ctx) {
 }
 
 ApiResponse HandleStats(const HandlerContext& ctx) {
-  auto stats = ctx.engine.Stats();
-  if (!stats.ok()) return StatusResponse(stats.status());
-  return JsonResponse(200, tools::StatsToJson(*stats));
+  return JsonOrError(ctx.engine.Stats(), tools::StatsToJson);
 }
 
 ApiResponse HandleHealthz(const HandlerContext& ctx) {
@@ -379,9 +381,8 @@ ApiResponse HandleOpenApi(const HandlerContext&) {
 
 ApiResponse HandleBackup(const HandlerContext& ctx, const ApiRequest& req) {
   ApiResponse error;
-  auto body = ParseBody(req.body, &error);
+  auto body = ParseObjectBody(req.body, &error);
   if (!body) return error;
-  if (Status s = RequireObject(*body); !s.ok()) return StatusResponse(s);
   auto to = RequiredString(*body, "to");
   if (!to.ok()) return StatusResponse(to.status());
   std::error_code ec;
@@ -405,9 +406,8 @@ ApiResponse HandleSetClock(const HandlerContext& ctx, const ApiRequest& req) {
                       "runs on the system clock)");
   }
   ApiResponse error;
-  auto body = ParseBody(req.body, &error);
+  auto body = ParseObjectBody(req.body, &error);
   if (!body) return error;
-  if (Status s = RequireObject(*body); !s.ok()) return StatusResponse(s);
   auto ms = tools::IntegerField(body->as_object(), "now", 0, tools::kMaxSafeInt,
                                 "a non-negative integer (ms since the epoch)");
   if (!ms.ok()) return StatusResponse(ms.status());

@@ -35,6 +35,16 @@ ApiResponse StatusResponse(const Status& status, bool tool = false);
 // nullopt and sets *error (400 invalid_json; invalid UTF-8 is named with its offset).
 std::optional<boost::json::value> ParseBody(std::string_view body, ApiResponse* error,
                                             std::optional<boost::json::value> empty = {});
+// ParseBody, and the body must be a JSON object (else 400 invalid_argument naming what it
+// is).
+std::optional<boost::json::value> ParseObjectBody(std::string_view body, ApiResponse* error,
+                                                  std::optional<boost::json::value> empty = {});
+// 200 with `to_json(*result)`, or the error answer of `result`'s status.
+template <typename T, typename ToJson>
+ApiResponse JsonOrError(const Result<T>& result, ToJson to_json) {
+  if (!result.ok()) return StatusResponse(result.status());
+  return JsonResponse(200, to_json(*result));
+}
 
 // ---- routes -------------------------------------------------------------------------------
 

@@ -9,6 +9,7 @@
 #include <csignal>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -210,15 +211,7 @@ struct HttpServer::Impl {
   // already armed for that time or earlier.
   void ArmWakeTimer() {
     if (ctx.stopping.load()) return;
-    std::optional<int64_t> next = ctx.engine.NextWakeDueMs();
-    if (!next) return;
-    if (wake_armed_for && *wake_armed_for <= *next) return;
-    wake_armed_for = *next;
-    int64_t delay = std::max<int64_t>(0, *next - ctx.engine.clock().NowMs());
-    wake_timer.expires_after(std::chrono::milliseconds(delay));
-    wake_timer.async_wait([this](beast::error_code ec) {
-      if (ec) return;  // re-armed earlier, or shutting down
-      wake_armed_for.reset();
+    ArmDueTimer(ctx.engine.NextWakeDueMs(), wake_timer, wake_armed_for, [this] {
       ctx.engine.RunDueWakes();
       ArmWakeTimer();
     });
@@ -228,18 +221,26 @@ struct HttpServer::Impl {
   // messaging's next deadline (the same pattern as the wake timer).
   void ArmDeadlineTimer() {
     if (ctx.stopping.load()) return;
-    std::optional<int64_t> next = ctx.api.NextRunDeadlineMs();
-    if (!next) return;
-    if (deadline_armed_for && *deadline_armed_for <= *next) return;
-    deadline_armed_for = *next;
-    int64_t delay = std::max<int64_t>(0, *next - ctx.engine.clock().NowMs());
-    deadline_timer.expires_after(std::chrono::milliseconds(delay));
-    deadline_timer.async_wait([this](beast::error_code ec) {
-      if (ec) return;  // re-armed earlier, or shutting down
-      deadline_armed_for.reset();
+    ArmDueTimer(ctx.api.NextRunDeadlineMs(), deadline_timer, deadline_armed_for, [this] {
       ctx.api.ExpireDueRuns();
       ArmDeadlineTimer();
       ArmWakeTimer();  // a timeout may enqueue deliveries and open notices
+    });
+  }
+
+  // Runs on `control`. Arms `timer` to run `due` at `next` (engine clock; none: nothing to
+  // arm), unless `armed_for` says it is already armed for that time or earlier.
+  void ArmDueTimer(std::optional<int64_t> next, asio::steady_timer& timer,
+                   std::optional<int64_t>& armed_for, std::function<void()> due) {
+    if (!next) return;
+    if (armed_for && *armed_for <= *next) return;
+    armed_for = *next;
+    int64_t delay = std::max<int64_t>(0, *next - ctx.engine.clock().NowMs());
+    timer.expires_after(std::chrono::milliseconds(delay));
+    timer.async_wait([&armed_for, due = std::move(due)](beast::error_code ec) {
+      if (ec) return;  // re-armed earlier, or shutting down
+      armed_for.reset();
+      due();
     });
   }
 

@@ -30,10 +30,15 @@ const char* ErrorDescription(int status) {
             "nor a serve --allow-host entry (misdirected_request); in cluster mode, a request "
             "addressing a session of another partition: a write, a read of that session or a "
             "session tool naming it (misdirected: the message names its partition)."},
+      {409, "Cluster mode: a takeover this node cannot make: it already owns the partition "
+            "(already_owner), the partition moved away (partition_moved), a takeover is under "
+            "way (switching), or it is no standby (not_standby)."},
       {426, "A WebSocket stream requested without an upgrade."},
       {500, "An internal error."},
       {503, "The engine refuses writes (after a failed durable write), a service is not "
-            "running, or the daemon is at serve --max-connections / --max-streams."},
+            "running, or the daemon is at serve --max-connections / --max-streams; in cluster "
+            "mode also a standby refusing what it does not serve (standby), a takeover under way "
+            "(switching) or a partition that moved away (partition_moved)."},
       {507, "The disk is full: nothing was written; retry once space is freed "
             "(insufficient_storage)."},
   };
@@ -42,6 +47,10 @@ const char* ErrorDescription(int status) {
 }
 
 json::value Parse(const char* text) { return json::parse(text); }
+
+constexpr const char* kClusterOnlySentence =
+    "Cluster mode only: answered only by a daemon started with serve --cluster, in every role "
+    "(docs/cluster.md section 8); a single node answers 404 not_found.";
 
 json::object SchemaRef(const char* name) {
   return json::object{{"$ref", std::string("#/components/schemas/") + name}};
@@ -59,7 +68,13 @@ json::object Operation(const RouteSpec& spec) {
   op["operationId"] = spec.operation_id;
   op["tags"] = json::array{spec.tag};
   op["summary"] = spec.summary;
-  if (spec.description[0] != '\0') op["description"] = spec.description;
+  std::string description = spec.description;
+  if (spec.cluster_only) {
+    if (!description.empty()) description += " ";
+    description += kClusterOnlySentence;
+    op["x-statewatch-cluster-only"] = true;
+  }
+  if (!description.empty()) op["description"] = description;
   if (!spec.params.empty()) {
     json::array params;
     for (const RouteParam& p : spec.params) {
@@ -149,7 +164,9 @@ json::object OpenApiJson() {
       {"summary", "Session state awareness for AI-agent gateways: the daemon's HTTP API."},
       {"description",
        "Generated from the daemon's route table (server/route_table.cc). The behaviour behind "
-       "each route is described in docs/semantics.md; docs/http-api.md walks through it."}};
+       "each route is described in docs/semantics.md; docs/http-api.md walks through it. "
+       "Operations marked x-statewatch-cluster-only: true are answered only under serve "
+       "--cluster (docs/cluster.md)."}};
   doc["servers"] = json::array{json::object{{"url", "http://127.0.0.1:7411"}}};
   json::object paths;
   for (const RouteSpec& spec : Routes()) {

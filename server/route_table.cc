@@ -45,9 +45,46 @@ ApiResponse UpgradeRequired(const ApiRequest& req) {
                         " is a WebSocket stream: send Connection: Upgrade and Upgrade: websocket");
 }
 
+// The cluster-only rows' handler: MatchRoute returns those rows only when a gate is installed
+// (RouteScope::kCluster), and the gate answers them.
+ApiResponse AnswerCluster(ClusterRoute route, const HandlerContext& ctx, const ApiRequest& req) {
+  if (ctx.services.gate == nullptr) {  // called past the router: a single node's 404
+    return Api::Error(404, "not_found",
+                      "no route for " + std::string(req.method) + " " +
+                          std::string(SplitTarget(req.target).path));
+  }
+  return ctx.services.gate->AnswerClusterRoute(route, ctx, req);
+}
+
 using M = const RouteMatch&;
 using C = const HandlerContext&;
 using R = const ApiRequest&;
+
+// The rows only `serve --cluster` answers (docs/cluster.md §8), in every role: a standby and
+// a fenced-out owner answer them too.
+void AddClusterRoutes(std::vector<RouteSpec>& r) {
+  const std::size_t first = r.size();
+  r.push_back({"GET", "/v1/cluster/status", "clusterStatus", "cluster",
+               "This node's role in its partition: owner, standby, switching or moved, with "
+               "the owner's epoch and the stream position applied here.",
+               "", {}, nullptr, false, "ClusterStatus", kJson, {404}, false, false,
+               [](C c, R q, M) { return AnswerCluster(ClusterRoute::kStatus, c, q); }});
+  r.push_back({"GET", "/v1/cluster/digest", "clusterDigest", "cluster",
+               "The SHA-256 of GET /v1/export's body, read at one stream position, to compare "
+               "two nodes of a partition without shipping the export.",
+               "An owner's position may move while it reads: compare digests when no writer "
+               "runs. A standby reads between two folds.",
+               {}, nullptr, false, "ClusterDigest", kJson, {404, 503}, false, false,
+               [](C c, R q, M) { return AnswerCluster(ClusterRoute::kDigest, c, q); }});
+  r.push_back({"POST", "/v1/cluster/takeover", "clusterTakeover", "cluster",
+               "Turns this standby into the partition's owner (a newer epoch fences the old "
+               "owner out); 409 on a node that is not a standby.",
+               "An empty body is {}; partition, when given, must be the one this node serves.",
+               {}, "TakeoverRequest", false, "TakeoverAnswer", kJson, {400, 404, 409, 503},
+               false, false,
+               [](C c, R q, M) { return AnswerCluster(ClusterRoute::kTakeover, c, q); }});
+  for (std::size_t i = first; i < r.size(); ++i) r[i].cluster_only = true;
+}
 
 // The table itself: one push_back per row, in the order the document lists them. Long
 // because it is data, not logic.
@@ -251,6 +288,7 @@ std::vector<RouteSpec> BuildRoutes() {
                "Prometheus text exposition (version 0.0.4).", "", {}, nullptr, false, nullptr,
                "text/plain; version=0.0.4; charset=utf-8", {}, false, false,
                [](C c, R, M) { return HandleMetrics(c); }});
+  AddClusterRoutes(r);
   return r;
 }
 
@@ -321,11 +359,13 @@ std::string_view RouteLabel(std::size_t index) {
   return index < routes.size() ? std::string_view(routes[index].path) : "unmatched";
 }
 
-RouteLookup MatchRoute(std::string_view method, std::string_view path, std::string_view query) {
+RouteLookup MatchRoute(std::string_view method, std::string_view path, std::string_view query,
+                       RouteScope scope) {
   RouteLookup out;
   std::vector<std::string_view> segments = Segments(path);
   const auto& routes = Routes();
   for (std::size_t i = 0; i < routes.size(); ++i) {
+    if (routes[i].cluster_only && scope != RouteScope::kCluster) continue;
     RouteMatch match;
     std::string malformed;
     if (!MatchTemplate(routes[i], segments, &match, &malformed)) continue;

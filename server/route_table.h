@@ -7,6 +7,11 @@
 //     at GET /v1/openapi.json).
 // Adding an endpoint is adding a row here and its handler in handlers.h.
 //
+// The cluster routes (GET /v1/cluster/status, GET /v1/cluster/digest, POST
+// /v1/cluster/takeover) are rows too, marked cluster_only: only a daemon with a RequestGate
+// (serve --cluster) matches them, and the gate (server/cluster_routes.h) answers them. A
+// single node matches no cluster-only row, so it answers them 404 like any unknown path.
+//
 // Thread-safe: the table is built once, on first use, and never changes.
 #ifndef STATEWATCH_SERVER_ROUTE_TABLE_H_
 #define STATEWATCH_SERVER_ROUTE_TABLE_H_
@@ -60,6 +65,9 @@ struct RouteSpec {
   bool websocket;     // GET that upgrades to a WebSocket stream (426 without an upgrade)
   bool public_route;  // answered without the bearer token
   RouteHandler handle;
+  // Answered only in cluster mode (see above); the OpenAPI document marks the operation
+  // with x-statewatch-cluster-only: true.
+  bool cluster_only = false;
 };
 
 // Every route, in the order the OpenAPI document lists them.
@@ -79,7 +87,10 @@ struct RouteLookup {
   // A path segment had a malformed percent-escape: the parameter's name.
   std::string malformed_param;
 };
-RouteLookup MatchRoute(std::string_view method, std::string_view path, std::string_view query);
+// Which rows a daemon answers: a single node skips the cluster-only ones.
+enum class RouteScope { kSingleNode, kCluster };
+RouteLookup MatchRoute(std::string_view method, std::string_view path, std::string_view query,
+                       RouteScope scope = RouteScope::kSingleNode);
 
 }  // namespace statewatch::server
 

@@ -23,17 +23,8 @@ struct JetStreamCheckpoints::EndMarker {
 
 namespace {
 
-struct MsgDeleter {
-  void operator()(natsMsg* m) const { natsMsg_Destroy(m); }
-};
-using MsgPtr = std::unique_ptr<natsMsg, MsgDeleter>;
-
-// A message's payload sits unaligned inside nats.c's buffer; FlatBuffers reads 4- and
-// 8-byte fields in place, so the payload is copied to a heap (aligned) buffer first.
-std::string Payload(natsMsg* m) {
-  return std::string(natsMsg_GetData(m), static_cast<std::size_t>(natsMsg_GetDataLength(m)));
-}
-
+// `payload` is NatsPayload's heap (aligned) copy: a message's payload sits unaligned inside
+// nats.c's buffer, and FlatBuffers reads 4- and 8-byte fields in place.
 // REQUIRES: `payload` outlives the returned pointer.
 template <typename T>
 const T* VerifiedRoot(const std::string& payload) {
@@ -112,32 +103,21 @@ Status JetStreamCheckpoints::EnsureStream() {
 Result<uint64_t> JetStreamCheckpoints::Publish(const std::string& subject, const std::string& bytes,
                                                const std::string& msg_id,
                                                std::optional<uint64_t> expect_subject_seq) {
+  std::vector<NatsHeader> headers{{"Nats-Msg-Id", msg_id}};
+  if (expect_subject_seq) {
+    headers.push_back({"Nats-Expected-Last-Subject-Sequence", std::to_string(*expect_subject_seq)});
+  }
   const int attempts = std::max(options_.retry.max_attempts, 1);
   Status last;
   for (int attempt = 0; attempt < attempts; ++attempt) {
     if (attempt > 0 && options_.retry.before_retry) options_.retry.before_retry(attempt);
-    natsMsg* raw = nullptr;
-    natsStatus s = natsMsg_Create(&raw, subject.c_str(), nullptr, bytes.data(),
-                                  static_cast<int>(bytes.size()));
-    MsgPtr msg(raw);
-    if (s == NATS_OK) s = natsMsgHeader_Set(msg.get(), "Nats-Msg-Id", msg_id.c_str());
-    if (s == NATS_OK && expect_subject_seq) {
-      s = natsMsgHeader_Set(msg.get(), "Nats-Expected-Last-Subject-Sequence",
-                            std::to_string(*expect_subject_seq).c_str());
+    NatsMsgPtr msg;
+    if (natsStatus s = NewNatsMessage(subject, bytes, headers, &msg); s != NATS_OK) {
+      return NatsStatus("build a checkpoint message", s, jsErrCode(0));
     }
-    if (s != NATS_OK) return NatsStatus("build a checkpoint message", s, jsErrCode(0));
-    jsPubOptions po;
-    jsPubOptions_Init(&po);
-    po.MaxWait = connection_->request_timeout_ms();
-    jsPubAck* ack = nullptr;
-    jsErrCode je = jsErrCode(0);
-    s = js_PublishMsg(&ack, connection_->jetstream(), msg.get(), &po, &je);
-    if (s == NATS_OK) {
-      const uint64_t seq = ack->Sequence;
-      jsPubAck_Destroy(ack);
-      return seq;
-    }
-    last = NatsStatus("publish " + subject, s, je);
+    Result<uint64_t> seq = connection_->PublishAcked(msg.get(), "publish " + subject);
+    if (seq.ok()) return seq;
+    last = seq.status();
     if (last.code() != Status::Code::kIOError) return last;
   }
   return last;
@@ -226,14 +206,14 @@ Result<std::optional<JetStreamCheckpoints::EndMarker>> JetStreamCheckpoints::Lat
   jsErrCode je = jsErrCode(0);
   natsStatus s = js_GetLastMsg(&raw, connection_->jetstream(), options_.stream.c_str(),
                                end_subject_.c_str(), nullptr, &je);
-  MsgPtr msg(raw);
+  NatsMsgPtr msg(raw);
   if (s != NATS_OK) {
     Status status =
         NatsStatus("latest checkpoint of partition " + std::to_string(options_.partition), s, je);
     if (status.IsNotFound()) return std::optional<EndMarker>();
     return status;
   }
-  const std::string payload = Payload(msg.get());
+  const std::string payload = NatsPayload(msg.get());
   const auto* end = VerifiedRoot<fb::CheckpointEnd>(payload);
   if (end == nullptr || end->sha256() == nullptr || end->sha256()->size() != 32 ||
       end->chunk_seqs() == nullptr || end->chunk_seqs()->size() != end->chunks()) {
@@ -268,14 +248,14 @@ Result<std::string> JetStreamCheckpoints::ReadChunks(const EndMarker& end) {
     jsErrCode je = jsErrCode(0);
     natsStatus s = js_GetMsg(&raw, connection_->jetstream(), options_.stream.c_str(),
                              end.chunk_seqs[i], nullptr, &je);
-    MsgPtr msg(raw);
+    NatsMsgPtr msg(raw);
     if (s != NATS_OK) {
       Status status = NatsStatus("read", s, je);
       if (!status.IsNotFound()) return status;
       return Status::Corruption(what + ": chunk " + std::to_string(i) + " (stream sequence " +
                                 std::to_string(end.chunk_seqs[i]) + ") is missing");
     }
-    const std::string payload = Payload(msg.get());
+    const std::string payload = NatsPayload(msg.get());
     const auto* chunk = VerifiedRoot<fb::CheckpointChunk>(payload);
     if (chunk == nullptr || chunk->id() != end.id || chunk->index() != i ||
         chunk->data() == nullptr) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 namespace statewatch::log {
 namespace {
@@ -11,18 +12,19 @@ constexpr std::size_t kGetEachUpTo = 8;
 constexpr std::size_t kGetEachFallback = 64;
 constexpr int64_t kNanosPerMs = 1000 * 1000;
 
-struct MsgDeleter {
-  void operator()(natsMsg* m) const { natsMsg_Destroy(m); }
-};
-using MsgPtr = std::unique_ptr<natsMsg, MsgDeleter>;
-
 struct StreamInfoDeleter {
   void operator()(jsStreamInfo* si) const { jsStreamInfo_Destroy(si); }
 };
 using StreamInfoPtr = std::unique_ptr<jsStreamInfo, StreamInfoDeleter>;
 
-std::string DataOf(natsMsg* m) {
-  return std::string(natsMsg_GetData(m), static_cast<std::size_t>(natsMsg_GetDataLength(m)));
+// The stream's info (its state and cluster), as the stream's leader answers.
+Result<StreamInfoPtr> StreamInfo(const NatsConnection& connection, const std::string& stream) {
+  jsStreamInfo* raw = nullptr;
+  jsErrCode je = jsErrCode(0);
+  natsStatus s = js_GetStreamInfo(&raw, connection.jetstream(), stream.c_str(), nullptr, &je);
+  StreamInfoPtr info(raw);
+  if (s != NATS_OK) return NatsStatus("stream info of " + stream, s, je);
+  return info;
 }
 
 }  // namespace
@@ -135,36 +137,23 @@ Result<LogPosition> JetStreamLog::Append(std::string_view data, const AppendOpti
                                    " bytes exceeds the limit of " +
                                    std::to_string(options_.max_record_bytes));
   }
-  natsMsg* raw = nullptr;
-  natsStatus s =
-      natsMsg_Create(&raw, subject_.c_str(), nullptr, data.data(), static_cast<int>(data.size()));
-  MsgPtr msg(raw);
   // Set by hand rather than through jsPubOptions.ExpectLastSeq, where 0 means "no
   // expectation": an append to an empty log must be checked too.
   const std::string expected = std::to_string(options.expected_last);
-  if (s == NATS_OK)
-    s = natsMsgHeader_Set(msg.get(), "Nats-Expected-Last-Sequence", expected.c_str());
-  if (s == NATS_OK && !options.dedupe_id.empty()) {
-    s = natsMsgHeader_Set(msg.get(), "Nats-Msg-Id", options.dedupe_id.c_str());
+  std::vector<NatsHeader> headers{{"Nats-Expected-Last-Sequence", expected}};
+  if (!options.dedupe_id.empty()) headers.push_back({"Nats-Msg-Id", options.dedupe_id});
+  NatsMsgPtr msg;
+  if (natsStatus s = NewNatsMessage(subject_, data, headers, &msg); s != NATS_OK) {
+    return NatsStatus("build the message for " + stream_, s, jsErrCode(0));
   }
-  if (s != NATS_OK) return NatsStatus("build the message for " + stream_, s, jsErrCode(0));
-  jsPubOptions po;
-  jsPubOptions_Init(&po);
-  po.MaxWait = connection_->request_timeout_ms();
-  jsPubAck* ack = nullptr;
-  jsErrCode je = jsErrCode(0);
-  s = js_PublishMsg(&ack, connection_->jetstream(), msg.get(), &po, &je);
-  if (s == NATS_OK) {
-    // A duplicate's ack carries the first append's sequence.
-    const LogPosition position = ack->Sequence;
-    jsPubAck_Destroy(ack);
-    return position;
+  // A duplicate's ack carries the first append's sequence.
+  Result<uint64_t> position =
+      connection_->PublishAcked(msg.get(), "append to " + stream_ + " after position " + expected);
+  if (position.ok()) return LogPosition{*position};
+  if (position.status().code() == Status::Code::kFailedPrecondition) {
+    return RefusalWithTail(options.expected_last, position.status());
   }
-  Status status = NatsStatus("append to " + stream_ + " after position " + expected, s, je);
-  if (status.code() == Status::Code::kFailedPrecondition) {
-    return RefusalWithTail(options.expected_last, status);
-  }
-  return status;
+  return position.status();
 }
 
 Status JetStreamLog::RefusalWithTail(LogPosition expected_last, const Status& refusal) {
@@ -177,12 +166,9 @@ Status JetStreamLog::RefusalWithTail(LogPosition expected_last, const Status& re
 }
 
 Result<JetStreamLog::StreamBounds> JetStreamLog::Bounds() {
-  jsStreamInfo* raw = nullptr;
-  jsErrCode je = jsErrCode(0);
-  natsStatus s = js_GetStreamInfo(&raw, connection_->jetstream(), stream_.c_str(), nullptr, &je);
-  StreamInfoPtr info(raw);
-  if (s != NATS_OK) return NatsStatus("stream info of " + stream_, s, je);
-  return StreamBounds{info->State.FirstSeq, info->State.LastSeq};
+  Result<StreamInfoPtr> info = StreamInfo(*connection_, stream_);
+  if (!info.ok()) return info.status();
+  return StreamBounds{(*info)->State.FirstSeq, (*info)->State.LastSeq};
 }
 
 Result<LogPosition> JetStreamLog::Tail() {
@@ -192,15 +178,13 @@ Result<LogPosition> JetStreamLog::Tail() {
 }
 
 Result<std::string> JetStreamLog::Leader() {
-  jsStreamInfo* raw = nullptr;
-  jsErrCode je = jsErrCode(0);
-  natsStatus s = js_GetStreamInfo(&raw, connection_->jetstream(), stream_.c_str(), nullptr, &je);
-  StreamInfoPtr info(raw);
-  if (s != NATS_OK) return NatsStatus("stream info of " + stream_, s, je);
-  if (info->Cluster == nullptr || info->Cluster->Leader == nullptr) {
+  Result<StreamInfoPtr> info = StreamInfo(*connection_, stream_);
+  if (!info.ok()) return info.status();
+  const jsClusterInfo* cluster = (*info)->Cluster;
+  if (cluster == nullptr || cluster->Leader == nullptr) {
     return Status::NotFound("stream " + stream_ + " has no leader right now");
   }
-  return std::string(info->Cluster->Leader);
+  return std::string(cluster->Leader);
 }
 
 Result<std::vector<LogRecord>> JetStreamLog::ReadFrom(LogPosition from, std::size_t max_records) {
@@ -224,13 +208,13 @@ Result<std::vector<LogRecord>> JetStreamLog::GetEach(LogPosition from, std::size
     jsErrCode je = jsErrCode(0);
     // The leader answers (not a replica), so a position below the tail is always there.
     natsStatus s = js_GetMsg(&raw, connection_->jetstream(), stream_.c_str(), p, nullptr, &je);
-    MsgPtr msg(raw);
+    NatsMsgPtr msg(raw);
     if (s != NATS_OK) {
       Status status = NatsStatus("read " + stream_ + " position " + std::to_string(p), s, je);
       if (!out.empty()) break;  // a purge raced the read: hand back what was read
       return status;
     }
-    out.push_back({p, DataOf(msg.get()), /*writes=*/{}});
+    out.push_back({p, NatsPayload(msg.get()), /*writes=*/{}});
   }
   return out;
 }
@@ -273,7 +257,7 @@ Result<std::vector<LogRecord>> JetStreamLog::Stream(LogPosition from, std::size_
   while (out.size() < count) {
     natsMsg* raw = nullptr;
     natsStatus s = natsSubscription_NextMsg(&raw, reader_, connection_->request_timeout_ms());
-    MsgPtr msg(raw);
+    NatsMsgPtr msg(raw);
     if (s != NATS_OK) {
       Status status =
           NatsStatus("read " + stream_ + " from " + std::to_string(reader_next_), s, jsErrCode(0));
@@ -294,7 +278,7 @@ Result<std::vector<LogRecord>> JetStreamLog::Stream(LogPosition from, std::size_
       return Status::NotFound("log position " + std::to_string(missing) + " was purged: " +
                               stream_ + " continues at " + std::to_string(position));
     }
-    out.push_back({position, DataOf(msg.get()), /*writes=*/{}});
+    out.push_back({position, NatsPayload(msg.get()), /*writes=*/{}});
     reader_next_ = position + 1;
   }
   return out;
@@ -421,20 +405,16 @@ std::vector<Result<LogPosition>> JetStreamLog::AppendPipelined(
 
 Status JetStreamLog::PublishPipelined(std::span<const PendingAppend> records, std::size_t i,
                                       LogPosition expected_last) {
-  natsMsg* msg = nullptr;
   const std::string expected = std::to_string(expected_last + i);
-  natsStatus s = natsMsg_Create(&msg, subject_.c_str(), nullptr, records[i].data.data(),
-                                static_cast<int>(records[i].data.size()));
-  if (s == NATS_OK) s = natsMsgHeader_Set(msg, "Nats-Expected-Last-Sequence", expected.c_str());
-  if (s == NATS_OK && !records[i].dedupe_id.empty()) {
-    s = natsMsgHeader_Set(msg, "Nats-Msg-Id", records[i].dedupe_id.c_str());
-  }
-  if (s == NATS_OK && i > 0) {
-    s = natsMsgHeader_Set(msg, "Nats-Expected-Last-Msg-Id", records[i - 1].dedupe_id.c_str());
-  }
+  std::vector<NatsHeader> headers{{"Nats-Expected-Last-Sequence", expected}};
+  if (!records[i].dedupe_id.empty()) headers.push_back({"Nats-Msg-Id", records[i].dedupe_id});
+  if (i > 0) headers.push_back({"Nats-Expected-Last-Msg-Id", records[i - 1].dedupe_id});
+  NatsMsgPtr built;
+  natsStatus s = NewNatsMessage(subject_, records[i].data, headers, &built);
   jsPubOptions po;
   jsPubOptions_Init(&po);
   po.MaxWait = connection_->request_timeout_ms();
+  natsMsg* msg = built.release();
   if (s == NATS_OK) s = js_PublishMsgAsync(pipeline_js_, &msg, &po);
   natsMsg_Destroy(msg);  // a no-op when the library took it
   if (s != NATS_OK) {

@@ -72,6 +72,36 @@ NatsConnection::~NatsConnection() {
   natsConnection_Destroy(nc_);
 }
 
+natsStatus NewNatsMessage(const std::string& subject, std::string_view data,
+                          std::span<const NatsHeader> headers, NatsMsgPtr* out) {
+  natsMsg* raw = nullptr;
+  natsStatus s =
+      natsMsg_Create(&raw, subject.c_str(), nullptr, data.data(), static_cast<int>(data.size()));
+  NatsMsgPtr msg(raw);
+  for (const NatsHeader& h : headers) {
+    if (s == NATS_OK) s = natsMsgHeader_Set(msg.get(), h.name, h.value.c_str());
+  }
+  if (s == NATS_OK) *out = std::move(msg);
+  return s;
+}
+
+std::string NatsPayload(natsMsg* msg) {
+  return std::string(natsMsg_GetData(msg), static_cast<std::size_t>(natsMsg_GetDataLength(msg)));
+}
+
+Result<uint64_t> NatsConnection::PublishAcked(natsMsg* msg, std::string_view what) const {
+  jsPubOptions po;
+  jsPubOptions_Init(&po);
+  po.MaxWait = request_timeout_ms_;
+  jsPubAck* ack = nullptr;
+  jsErrCode je = jsErrCode(0);
+  natsStatus s = js_PublishMsg(&ack, js_, msg, &po, &je);
+  if (s != NATS_OK) return NatsStatus(what, s, je);
+  const uint64_t seq = ack->Sequence;
+  jsPubAck_Destroy(ack);
+  return seq;
+}
+
 Status NatsStatus(std::string_view what, natsStatus status, jsErrCode js_code) {
   natsStatus last = NATS_OK;
   const char* detail = nats_GetLastError(&last);

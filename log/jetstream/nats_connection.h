@@ -3,7 +3,9 @@
 // partitions over one connection. The client reconnects on its own (to any server of the
 // list) after a server is lost; calls made meanwhile fail with IOError (outcome unknown).
 //
-// Also: how nats.c and JetStream errors become statewatch Status values (NatsStatus).
+// Also: how nats.c and JetStream errors become statewatch Status values (NatsStatus), and
+// the message building and acknowledged publish that JetStreamLog and JetStreamCheckpoints
+// share.
 //
 // Thread-safe (nats.c connections and JetStream contexts are).
 #ifndef STATEWATCH_LOG_JETSTREAM_NATS_CONNECTION_H_
@@ -13,6 +15,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -35,6 +38,25 @@ struct NatsConnectionOptions {
   int64_t reconnect_wait_ms = 100;
 };
 
+struct NatsMsgDeleter {
+  void operator()(natsMsg* m) const { natsMsg_Destroy(m); }
+};
+using NatsMsgPtr = std::unique_ptr<natsMsg, NatsMsgDeleter>;
+
+// One header of a message to publish ("Nats-Msg-Id", "Nats-Expected-Last-Sequence", ...).
+struct NatsHeader {
+  const char* name;
+  std::string value;
+};
+
+// Sets `*out` to a message to `subject` carrying `data` and `headers` (in order). Returns
+// nats.c's status; on failure `*out` holds nothing.
+natsStatus NewNatsMessage(const std::string& subject, std::string_view data,
+                          std::span<const NatsHeader> headers, NatsMsgPtr* out);
+
+// A message's payload, copied: nats.c's buffer is unaligned and dies with the message.
+std::string NatsPayload(natsMsg* msg);
+
 class NatsConnection {
  public:
   // Connects to any server of the list. InvalidArgument for an empty list; IOError when
@@ -47,6 +69,12 @@ class NatsConnection {
   natsConnection* connection() const { return nc_; }
   jsCtx* jetstream() const { return js_; }
   int64_t request_timeout_ms() const { return request_timeout_ms_; }
+
+  // Publishes `msg` and waits up to request_timeout_ms() for JetStream's acknowledgement:
+  // the stream sequence the message is stored at (for a Nats-Msg-Id already stored, the
+  // first message's). On failure NatsStatus(what, ...): FailedPrecondition for a failed
+  // expectation header, IOError when the outcome is unknown.
+  Result<uint64_t> PublishAcked(natsMsg* msg, std::string_view what) const;
 
  private:
   NatsConnection(natsConnection* nc, jsCtx* js, int64_t timeout_ms)
