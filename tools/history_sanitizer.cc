@@ -5,7 +5,7 @@
 #include <initializer_list>
 #include <optional>
 
-#include "tools/json_fields.h"
+#include "codecs/json_fields.h"
 
 // Everything here is a hand-written linear scanner rather than std::regex: transcripts are
 // hostile input of any size, and libstdc++'s regex recurses per character (a long message

@@ -2,8 +2,8 @@
 #include <algorithm>
 #include <tuple>
 
+#include "codecs/json_fields.h"
 #include "statewatch/session_tables.h"
-#include "tools/json_fields.h"
 #include "tools/session_messaging.h"
 #include "tools/session_messaging_internal.h"
 

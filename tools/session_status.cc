@@ -4,11 +4,11 @@
 #include <optional>
 #include <string>
 
+#include "codecs/json_codec.h"
+#include "codecs/json_fields.h"
+#include "codecs/registry_codec.h"
 #include "statewatch/session_key.h"
 #include "statewatch/session_tables.h"
-#include "tools/json_codec.h"
-#include "tools/json_fields.h"
-#include "tools/registry_codec.h"
 #include "tools/session_activity.h"
 #include "tools/session_history.h"
 #include "tools/session_tools.h"

@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "codecs/json_fields.h"
+#include "codecs/registry_codec.h"
 #include "statewatch/session_tables.h"
 #include "tools/history_sanitizer.h"
-#include "tools/json_fields.h"
-#include "tools/registry_codec.h"
 #include "tools/session_activity.h"
 #include "tools/session_history.h"
 #include "tools/session_tools.h"

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "tools/json_fields.h"
+#include "codecs/json_fields.h"
 
 namespace statewatch::tools {
 namespace {

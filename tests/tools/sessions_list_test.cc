@@ -4,8 +4,8 @@
 // 64 KiB budget, the visibility note, and no delivery route in any row.
 #include <gtest/gtest.h>
 
+#include "codecs/registry_codec.h"
 #include "statewatch/session_tables.h"
-#include "tools/registry_codec.h"
 #include "tools/session_history.h"
 #include "tools/session_tools.h"
 #include "tools/tools_fixture.h"

@@ -14,8 +14,8 @@
 // stored and listed as a value nobody meant. Unknown fields are ignored (newer gateways).
 //
 // Thread-safe: pure functions.
-#ifndef STATEWATCH_TOOLS_REGISTRY_CODEC_H_
-#define STATEWATCH_TOOLS_REGISTRY_CODEC_H_
+#ifndef STATEWATCH_CODECS_REGISTRY_CODEC_H_
+#define STATEWATCH_CODECS_REGISTRY_CODEC_H_
 
 #include <boost/json.hpp>
 #include <string>
@@ -63,4 +63,4 @@ std::string DeriveSessionChannel(const SessionName& name);
 
 }  // namespace statewatch::tools
 
-#endif  // STATEWATCH_TOOLS_REGISTRY_CODEC_H_
+#endif  // STATEWATCH_CODECS_REGISTRY_CODEC_H_

@@ -1,4 +1,4 @@
-#include "tools/json_fields.h"
+#include "codecs/json_fields.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,6 +1,6 @@
 // The registry's JSON: null clears, "" is refused, every field round-trips for the gateway,
 // createdAt may not follow updatedAt, and the kind and channel derived from a key.
-#include "tools/registry_codec.h"
+#include "codecs/registry_codec.h"
 
 #include <gtest/gtest.h>
 

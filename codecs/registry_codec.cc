@@ -1,12 +1,12 @@
-#include "tools/registry_codec.h"
+#include "codecs/registry_codec.h"
 
 #include <algorithm>
 #include <exception>
 #include <optional>
 #include <vector>
 
+#include "codecs/json_fields.h"
 #include "statewatch/session_key.h"
-#include "tools/json_fields.h"
 
 namespace statewatch::tools {
 namespace json = boost::json;

@@ -1,6 +1,6 @@
 // The one set of JSON field readers (tool parameters and gateway bodies): what counts as "not
 // given", which integers are accepted, and the refusal texts.
-#include "tools/json_fields.h"
+#include "codecs/json_fields.h"
 
 #include <gtest/gtest.h>
 
@@ -11,9 +11,6 @@
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include "tools/tool_profiles.h"
-#include "tools/visibility.h"
 
 namespace statewatch::testing {
 namespace {
@@ -151,17 +148,6 @@ TEST(JsonFieldsTest, ReadValues) {
   out = 3;
   EXPECT_FALSE(tools::Assign(tools::IntegerParam(p, "i", 0, 1), &out).ok());
   EXPECT_EQ(out, 3);  // untouched on error
-}
-
-TEST(JsonFieldsTest, NameTables) {
-  EXPECT_STREQ(tools::VisibilityName(tools::Visibility::kAgent), "agent");
-  EXPECT_STREQ(tools::VisibilityName(static_cast<tools::Visibility>(9)), "tree");
-  EXPECT_EQ(tools::ParseVisibility("ALL"), tools::Visibility::kAll);
-  EXPECT_EQ(tools::ParseVisibility(" all"), std::nullopt);  // no trimming
-  EXPECT_STREQ(tools::ToolProfileName(tools::ToolProfile::kCoding), "coding");
-  EXPECT_STREQ(tools::ToolProfileName(static_cast<tools::ToolProfile>(9)), "full");
-  EXPECT_EQ(tools::ParseToolProfile("Messaging"), tools::ToolProfile::kMessaging);
-  EXPECT_EQ(tools::ParseToolProfile("everything"), std::nullopt);
 }
 
 TEST(JsonFieldsTest, BodyFieldsKeepEmptyStringsAndRefuseStringIntegers) {

@@ -23,8 +23,8 @@
 // "Blank" and "trim" always mean the four characters " \t\r\n"; "lower-case" is ASCII only.
 //
 // Thread-safe: pure functions.
-#ifndef STATEWATCH_TOOLS_JSON_FIELDS_H_
-#define STATEWATCH_TOOLS_JSON_FIELDS_H_
+#ifndef STATEWATCH_CODECS_JSON_FIELDS_H_
+#define STATEWATCH_CODECS_JSON_FIELDS_H_
 
 #include <boost/json.hpp>
 #include <cstddef>
@@ -154,4 +154,4 @@ std::optional<E> ValueNamed(const NamedValue<E> (&table)[N], std::string_view te
 
 }  // namespace statewatch::tools
 
-#endif  // STATEWATCH_TOOLS_JSON_FIELDS_H_
+#endif  // STATEWATCH_CODECS_JSON_FIELDS_H_
