@@ -5,6 +5,7 @@
 #include <optional>
 #include <vector>
 
+#include "base/ascii.h"
 #include "codecs/json_fields.h"
 #include "statewatch/session_key.h"
 
@@ -139,7 +140,7 @@ std::vector<std::string> Segments(std::string_view rest) {
   std::size_t start = 0;
   while (true) {
     std::size_t colon = rest.find(':', start);
-    out.push_back(Lower(rest.substr(start, colon - start)));
+    out.push_back(ascii::AsciiToLower(rest.substr(start, colon - start)));
     if (colon == std::string_view::npos) return out;
     start = colon + 1;
   }
@@ -196,7 +197,7 @@ std::string SessionKindOf(const SessionRecord& record) {
 }
 
 std::string DeriveSessionKind(const SessionName& name) {
-  std::string rest = Lower(RestOf(name));
+  std::string rest = ascii::AsciiToLower(RestOf(name));
   auto starts = [&](std::string_view p) { return rest.rfind(p, 0) == 0; };
   if (rest == "main" || rest == "global") return "main";
   if (starts("cron:")) return "cron";

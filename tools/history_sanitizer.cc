@@ -5,6 +5,7 @@
 #include <initializer_list>
 #include <optional>
 
+#include "base/ascii.h"
 #include "codecs/json_fields.h"
 
 // Everything here is a hand-written linear scanner rather than std::regex: transcripts are
@@ -18,18 +19,12 @@ namespace {
 
 constexpr std::size_t npos = std::string_view::npos;
 
-bool IsAsciiAlnum(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
-bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
-char LowerAscii(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+using ascii::IsAlnum;
+using ascii::IsJsonSpace;
 
+// text[pos…] starts with `prefix`, without case.
 bool StartsWithCI(std::string_view text, std::size_t pos, std::string_view prefix) {
-  if (text.size() - pos < prefix.size()) return false;
-  for (std::size_t i = 0; i < prefix.size(); ++i) {
-    if (LowerAscii(text[pos + i]) != prefix[i]) return false;
-  }
-  return true;
+  return ascii::StartsWithIgnoreCase(text.substr(pos), prefix);
 }
 
 // ---- block tags -----------------------------------------------------------------------------
@@ -59,13 +54,13 @@ struct Tag {
   std::size_t end = npos;  // one past '>'; npos for a tag cut off by the end of the text
 };
 
-bool IsTagNameChar(char c) { return IsAsciiAlnum(c) || c == '_' || c == '-' || c == ':'; }
+bool IsTagNameChar(char c) { return IsAlnum(c) || c == '_' || c == '-' || c == ':'; }
 
 bool HasNameAttribute(std::string_view attrs) {
-  std::string a = Lower(attrs);
+  std::string a = ascii::AsciiToLower(attrs);
   for (std::size_t p = a.find("name"); p != npos; p = a.find("name", p + 1)) {
     std::size_t q = p + 4;
-    while (q < a.size() && IsSpace(a[q])) ++q;
+    while (q < a.size() && IsJsonSpace(a[q])) ++q;
     if (q < a.size() && a[q] == '=') return true;
   }
   return false;
@@ -84,10 +79,10 @@ std::optional<Tag> ParseTag(std::string_view text, std::size_t pos) {
   std::size_t name_begin = i;
   while (i < text.size() && IsTagNameChar(text[i]) && i - name_begin <= kMaxTagName) ++i;
   if (i == name_begin || i - name_begin > kMaxTagName) return std::nullopt;
-  if (i < text.size() && text[i] != '>' && text[i] != '/' && !IsSpace(text[i])) {
+  if (i < text.size() && text[i] != '>' && text[i] != '/' && !IsJsonSpace(text[i])) {
     return std::nullopt;
   }
-  std::string name = Lower(text.substr(name_begin, i - name_begin));
+  std::string name = ascii::AsciiToLower(text.substr(name_begin, i - name_begin));
   for (const TagSpec& spec : kTags) {
     if (spec.name == name) tag.spec = &spec;
   }
@@ -203,7 +198,7 @@ std::optional<Token> ParseToken(std::string_view text, std::size_t pos) {
 
 bool TokenNames(std::string_view content, std::string_view what) {
   // DeepSeek spells the separators with U+2581 (▁); some templates with '_'.
-  std::string c = Lower(content);
+  std::string c = ascii::AsciiToLower(content);
   std::string underscored;
   for (std::size_t i = 0; i < c.size(); ++i) {
     if (c.compare(i, 3, "\xE2\x96\x81") == 0) {
@@ -321,12 +316,12 @@ std::string StripScaffolding(std::string_view text) {
 
 namespace {
 
-bool KeyChar(char c) { return IsAsciiAlnum(c) || c == '_' || c == '-'; }
-bool WordChar(char c) { return IsAsciiAlnum(c) || c == '_'; }
-bool SlackChar(char c) { return IsAsciiAlnum(c) || c == '-'; }
+bool KeyChar(char c) { return IsAlnum(c) || c == '_' || c == '-'; }
+bool WordChar(char c) { return IsAlnum(c) || c == '_'; }
+bool SlackChar(char c) { return IsAlnum(c) || c == '-'; }
 bool UpperAlnum(char c) { return (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); }
 bool TokenChar(char c) {
-  return IsAsciiAlnum(c) || c == '.' || c == '_' || c == '~' || c == '+' || c == '/' || c == '=' ||
+  return IsAlnum(c) || c == '.' || c == '_' || c == '~' || c == '+' || c == '/' || c == '=' ||
          c == '-';
 }
 
@@ -337,18 +332,18 @@ struct PrefixRule {
   bool exact;  // exactly min_len body characters (AWS access key ids)
 };
 constexpr PrefixRule kPrefixRules[] = {
-    {"sk-", KeyChar, 20, false},           {"sk_live_", IsAsciiAlnum, 16, false},
-    {"sk_test_", IsAsciiAlnum, 16, false}, {"rk_live_", IsAsciiAlnum, 16, false},
-    {"ghp_", IsAsciiAlnum, 20, false},     {"gho_", IsAsciiAlnum, 20, false},
-    {"ghu_", IsAsciiAlnum, 20, false},     {"ghs_", IsAsciiAlnum, 20, false},
-    {"ghr_", IsAsciiAlnum, 20, false},     {"github_pat_", WordChar, 20, false},
-    {"glpat-", KeyChar, 20, false},        {"xoxa-", SlackChar, 10, false},
-    {"xoxb-", SlackChar, 10, false},       {"xoxe-", SlackChar, 10, false},
-    {"xoxp-", SlackChar, 10, false},       {"xoxr-", SlackChar, 10, false},
-    {"xoxs-", SlackChar, 10, false},       {"xapp-", SlackChar, 10, false},
-    {"AKIA", UpperAlnum, 16, true},        {"ASIA", UpperAlnum, 16, true},
-    {"AIza", KeyChar, 30, false},          {"hf_", IsAsciiAlnum, 30, false},
-    {"npm_", IsAsciiAlnum, 36, false},
+    {"sk-", KeyChar, 20, false},      {"sk_live_", IsAlnum, 16, false},
+    {"sk_test_", IsAlnum, 16, false}, {"rk_live_", IsAlnum, 16, false},
+    {"ghp_", IsAlnum, 20, false},     {"gho_", IsAlnum, 20, false},
+    {"ghu_", IsAlnum, 20, false},     {"ghs_", IsAlnum, 20, false},
+    {"ghr_", IsAlnum, 20, false},     {"github_pat_", WordChar, 20, false},
+    {"glpat-", KeyChar, 20, false},   {"xoxa-", SlackChar, 10, false},
+    {"xoxb-", SlackChar, 10, false},  {"xoxe-", SlackChar, 10, false},
+    {"xoxp-", SlackChar, 10, false},  {"xoxr-", SlackChar, 10, false},
+    {"xoxs-", SlackChar, 10, false},  {"xapp-", SlackChar, 10, false},
+    {"AKIA", UpperAlnum, 16, true},   {"ASIA", UpperAlnum, 16, true},
+    {"AIza", KeyChar, 30, false},     {"hf_", IsAlnum, 30, false},
+    {"npm_", IsAlnum, 36, false},
 };
 
 std::size_t RunOf(std::string_view text, std::size_t from, bool (*body)(char)) {
@@ -426,7 +421,7 @@ std::size_t MatchUrlPassword(std::string_view text, std::size_t i, std::string* 
       at = j;
       break;
     }
-    if (IsSpace(c) || c == '/' || c == '?' || c == '#' || c == '"' || c == '\'' || c == '<' ||
+    if (IsJsonSpace(c) || c == '/' || c == '?' || c == '#' || c == '"' || c == '\'' || c == '<' ||
         c == '>' || c == '\\') {
       break;
     }
@@ -439,12 +434,12 @@ std::size_t MatchUrlPassword(std::string_view text, std::size_t i, std::string* 
   return at + 1 - i;
 }
 
-bool IsIdentChar(char c) { return IsAsciiAlnum(c) || c == '_' || c == '-'; }
+bool IsIdentChar(char c) { return IsAlnum(c) || c == '_' || c == '-'; }
 
 // Minimum value length per name: short enough for "hunter2", long enough that
 // `max_token: 4096` is left alone.
 std::size_t SecretNameMinValue(std::string_view ident) {
-  std::string id = Lower(ident);
+  std::string id = ascii::AsciiToLower(ident);
   auto ends = [&](std::string_view s) {
     return id.size() >= s.size() && id.compare(id.size() - s.size(), s.size(), s) == 0;
   };
@@ -483,7 +478,7 @@ std::size_t MatchAssignment(std::string_view text, std::size_t i, std::string* o
     }
   } else {
     value_end = value;
-    while (value_end < text.size() && !IsSpace(text[value_end]) &&
+    while (value_end < text.size() && !IsJsonSpace(text[value_end]) &&
            std::string_view(",;\"'&})]<").find(text[value_end]) == npos) {
       ++value_end;
     }
@@ -495,7 +490,7 @@ std::size_t MatchAssignment(std::string_view text, std::size_t i, std::string* o
 
 std::size_t MatchSecret(std::string_view text, std::size_t i, std::string* out) {
   char c = text[i];
-  bool boundary = i == 0 || !IsAsciiAlnum(text[i - 1]);
+  bool boundary = i == 0 || !IsAlnum(text[i - 1]);
   std::size_t n = 0;
   if (boundary && (n = MatchPrefixKey(text, i, out)) > 0) return n;
   if (boundary && c == 'e' && (n = MatchJwt(text, i, out)) > 0) return n;
@@ -547,7 +542,7 @@ CleanText SanitizeText(std::string_view text, std::size_t max_chars) {
 }
 
 bool IsToolResultRole(std::string_view role) {
-  std::string r = Lower(role);
+  std::string r = ascii::AsciiToLower(role);
   return r == "tool" || r == "toolresult" || r == "tool_result" || r == "function";
 }
 
@@ -626,7 +621,7 @@ class ContentCleaner {
     const json::value* type_value = block.if_contains("type");
     std::string type = type_value && type_value->is_string() ? std::string(type_value->as_string())
                                                              : std::string("text");
-    std::string t = Lower(type);
+    std::string t = ascii::AsciiToLower(type);
     if (TypeIn(t, {"thinking", "redacted_thinking", "reasoning"})) return std::nullopt;
     if (TypeIn(t, {"tool_use", "toolcall", "tool_call", "function_call", "functioncall"})) {
       return ToolCall(block, type);

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "base/ascii.h"
 #include "codecs/json_codec.h"
 #include "codecs/json_fields.h"
 #include "codecs/registry_codec.h"
@@ -57,7 +58,7 @@ Result<SessionName> StatusTarget(const Engine& engine, const SessionToolsOptions
 Status ApplyModel(Engine& engine, const SessionName& target, const std::string& model) {
   SessionRecord update;
   update.name = target;
-  if (Lower(model) == "default") {
+  if (ascii::AsciiToLower(model) == "default") {
     update.clear.push_back(SessionField::kModelOverride);
   } else {
     update.model_override = model;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "base/ascii.h"
 #include "codecs/json_fields.h"
 #include "statewatch/session_key.h"
 
@@ -41,7 +42,7 @@ ToolPolicy ToolPolicy::ForAgent(std::string_view agent) const {
   out.agent_id = std::string(agent);
   for (std::size_t i = 0; i < agents.size(); ++i) {
     const AgentPolicyOverride& a = agents[i];
-    if (a.id != Lower(agent)) continue;
+    if (a.id != ascii::AsciiToLower(agent)) continue;
     OverlayIf(a.profile, &out.profile, &out.profile_from_agent);
     bool also_from_agent = false;
     OverlayIf(a.also_allow, &out.also_allow, &also_from_agent);

@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "base/ascii.h"
+
 namespace statewatch::testing {
 namespace {
 
@@ -30,7 +32,7 @@ TEST(JsonFieldsTest, TrimAndLower) {
   };
   for (const Case& c : cases) {
     EXPECT_EQ(tools::Trim(c.in), c.trimmed) << "[" << c.in << "]";
-    EXPECT_EQ(tools::Lower(c.in), c.lowered) << "[" << c.in << "]";
+    EXPECT_EQ(ascii::AsciiToLower(c.in), c.lowered) << "[" << c.in << "]";
   }
 }
 
