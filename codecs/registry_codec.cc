@@ -219,6 +219,9 @@ std::string DeriveSessionChannel(const SessionName& name) {
   std::string kind = DeriveSessionKind(name);
   if (kind == "cron" || kind == "hook" || kind == "node") return "internal";
   std::vector<std::string> seg = Segments(RestOf(name));
+  // A nested key (`agent:main:agent:plugin:slack:channel:x`) names another agent's session
+  // inside its rest: its segments are not this session's channel.
+  if (seg.size() > 1 && seg[0] == "agent") return "unknown";
   // The channel is the segment the key starts with when a group/channel marker follows it;
   // what comes after the marker (a Matrix room id with its own colons, a Slack thread) does
   // not matter.

@@ -57,7 +57,8 @@ std::string DeriveSessionKind(const SessionName& name);
 // The channel of a session: the registry's, else derived from its key — `internal` for
 // cron / hook / node keys, the first segment of a group or channel key
 // (`agent:main:discord:group:ops` -> discord, `…:slack:channel:c1:thread:9` -> slack,
-// `…:matrix:channel:!room:example.org` -> matrix), else `unknown`.
+// `…:matrix:channel:!room:example.org` -> matrix), else `unknown` — also for a nested key,
+// whose rest itself starts with `agent:` (`agent:main:agent:plugin:slack:channel:x`).
 std::string SessionChannelOf(const SessionRecord& record);
 std::string DeriveSessionChannel(const SessionName& name);
 

@@ -83,6 +83,8 @@ TEST(RegistryCodecTest, KindAndChannelAreDerivedFromTheKey) {
       {"agent:main:node:7", "node", "internal"},
       {"agent:main:subagent:x", "other", "unknown"},
       {"agent:main:telegram:dm:bob", "other", "unknown"},
+      {"agent:main:agent:plugin:slack:channel:x", "group", "unknown"},  // nested: not "agent"
+      {"agent:main:Agent:plugin:discord:group:ops", "group", "unknown"},
   };
   for (const Case& c : cases) {
     SessionName name{"main", c.key};

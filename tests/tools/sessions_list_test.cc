@@ -119,6 +119,19 @@ TEST_F(SessionsListTest, ChannelIsDerivedWhenTheRegistryHasNone) {
   EXPECT_EQ(Str(Row(List("{}"), "agent:main:telegram:dm:bob"), "channel"), "telegram");
 }
 
+// Regression: a nested key's channel was its rest's first segment, so
+// `agent:main:agent:plugin:slack:channel:x` was listed with channel "agent" instead of unknown.
+TEST_F(SessionsListTest, NestedAgentKeyHasAnUnknownChannel) {
+  options_messaging_.sessions.visibility = tools::Visibility::kAgent;
+  OpenMessaging();
+  const std::string nested = "agent:main:agent:plugin:slack:channel:x";
+  Register(nested);
+  Register("agent:main:slack:channel:x");
+  json::object list = List("{}");
+  EXPECT_EQ(Str(Row(list, nested), "channel"), "unknown");
+  EXPECT_EQ(Str(Row(list, "agent:main:slack:channel:x"), "channel"), "slack");
+}
+
 TEST_F(SessionsListTest, ActiveMinutesCountsEventsTranscriptsAndDeliveries) {
   options_messaging_.sessions.visibility = tools::Visibility::kAgent;
   OpenMessaging();
