@@ -5,8 +5,8 @@
 
 #include "cli/verb_table.h"
 #include "cli/verbs.h"
+#include "codecs/json_codec.h"
 #include "server/openapi.h"
-#include "tools/json_codec.h"
 
 namespace statewatch::cli {
 namespace fs = std::filesystem;

@@ -1,6 +1,5 @@
 #include "cli/command.h"
 
-#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
@@ -9,6 +8,7 @@
 #include <ostream>
 #include <utility>
 
+#include "base/ascii.h"
 #include "statewatch/clock.h"
 #include "statewatch/session_key.h"
 
@@ -67,7 +67,7 @@ Result<GlobalOptions> ReadGlobalOptions(const Args& args) {
                                      "\": " + std::strerror(errno));
     }
     std::getline(in, global.token);
-    while (!global.token.empty() && std::isspace(static_cast<unsigned char>(global.token.back()))) {
+    while (!global.token.empty() && ascii::IsSpace(global.token.back())) {
       global.token.pop_back();
     }
   }

@@ -1,8 +1,8 @@
 // `statewatch config check FILE`: reads the daemon's configuration file the way
-// `statewatch serve --config FILE` does (tools/config_file.h) and prints the effective
+// `statewatch serve --config FILE` does (config/config_file.h) and prints the effective
 // configuration, or the first refusal with its key's path (exit 1). Touches no database.
 #include "cli/verbs.h"
-#include "tools/config_file.h"
+#include "config/config_file.h"
 
 namespace statewatch::cli {
 

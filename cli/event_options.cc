@@ -5,7 +5,7 @@
 #include <system_error>
 
 #include "cli/command.h"
-#include "tools/json_codec.h"
+#include "codecs/json_codec.h"
 
 namespace statewatch::cli {
 namespace json = boost::json;

@@ -1,6 +1,6 @@
 // Event inputs for `statewatch record`: from command-line options (one event) or from a
 // batch document (a JSON array of objects, or JSON lines), using the field names of
-// tools/json_codec.h.
+// codecs/json_codec.h.
 //
 // Not thread-safe.
 #ifndef STATEWATCH_CLI_EVENT_OPTIONS_H_

@@ -12,8 +12,8 @@
 
 #include "cli/event_options.h"
 #include "cli/verbs.h"
+#include "codecs/json_codec.h"
 #include "statewatch/session_key.h"
-#include "tools/json_codec.h"
 
 namespace statewatch::cli {
 namespace json = boost::json;

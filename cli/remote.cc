@@ -14,8 +14,8 @@
 
 #include "cli/event_options.h"
 #include "cli/verbs.h"
+#include "codecs/json_codec.h"
 #include "server/url.h"
-#include "tools/json_codec.h"
 
 namespace statewatch::cli {
 namespace json = boost::json;

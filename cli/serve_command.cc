@@ -9,10 +9,10 @@
 #include <sstream>
 
 #include "cli/cluster_serve.h"
+#include "config/config_file.h"
 #include "server/config_reload.h"
 #include "server/daemon.h"
 #include "statewatch/version.h"
-#include "tools/config_file.h"
 
 namespace statewatch::cli {
 

@@ -9,7 +9,7 @@
 // --upstream-interval-ms (60 s), --upstream-root DIR (repeatable; no root: no upstream link),
 // --allow-origin ORIGIN and --allow-host HOST[:PORT] (repeatable or comma-separated),
 // --max-connections N (default: sized to the file limit), --max-streams N (256), --max-rows N
-// (50,000), --config FILE (the JSON configuration file of tools/config_file.h; every flag
+// (50,000), --config FILE (the JSON configuration file of config/config_file.h; every flag
 // given beside it overrides it); plus the global --data, --durability and --token-file (the
 // token, kept out of ps).
 //

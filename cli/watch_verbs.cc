@@ -3,7 +3,7 @@
 #include <vector>
 
 #include "cli/verbs.h"
-#include "tools/json_codec.h"
+#include "codecs/json_codec.h"
 
 namespace statewatch::cli {
 namespace json = boost::json;

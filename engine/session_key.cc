@@ -5,32 +5,11 @@
 #include <cctype>
 #include <cstdio>
 
+#include "base/ascii.h"
+
 namespace statewatch {
 
 namespace {
-
-char Lower(char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); }
-
-std::string ToLower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), Lower);
-  return out;
-}
-
-bool StartsWithNoCase(std::string_view s, std::string_view prefix) {
-  if (s.size() < prefix.size()) return false;
-  for (std::size_t i = 0; i < prefix.size(); ++i) {
-    if (Lower(s[i]) != prefix[i]) return false;
-  }
-  return true;
-}
-
-std::string_view Trim(std::string_view s) {
-  auto space = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
-  while (!s.empty() && space(s.front())) s.remove_prefix(1);
-  while (!s.empty() && space(s.back())) s.remove_suffix(1);
-  return s;
-}
 
 bool IsAgentIdChar(char c, bool first) {
   unsigned char u = static_cast<unsigned char>(c);
@@ -40,14 +19,14 @@ bool IsAgentIdChar(char c, bool first) {
 
 // Finds the last case-insensitive occurrence of `marker` in `s`.
 std::size_t RFindNoCase(std::string_view s, std::string_view marker) {
-  std::string lower = ToLower(s);
+  std::string lower = ascii::AsciiToLower(s);
   return lower.rfind(marker);
 }
 
 }  // namespace
 
 Result<std::string> NormalizeAgentId(std::string_view agent_id) {
-  std::string id = ToLower(agent_id);
+  std::string id = ascii::AsciiToLower(agent_id);
   bool ok = !id.empty() && id.size() <= 64;
   for (std::size_t i = 0; ok && i < id.size(); ++i) ok = IsAgentIdChar(id[i], i == 0);
   if (!ok) {
@@ -58,13 +37,13 @@ Result<std::string> NormalizeAgentId(std::string_view agent_id) {
 }
 
 Result<ParsedKey> ParseSessionKey(std::string_view key) {
-  if (Trim(key).empty()) return Status::InvalidArgument("sessionKey must not be empty");
+  if (ascii::Trim(key).empty()) return Status::InvalidArgument("sessionKey must not be empty");
   if (!IsValidUtf8(key)) return Status::InvalidArgument("sessionKey is not valid UTF-8");
   if (key.find('\0') != std::string_view::npos) {
     return Status::InvalidArgument("sessionKey must not contain a NUL character (\\u0000)");
   }
   ParsedKey out;
-  if (!StartsWithNoCase(key, "agent:")) {
+  if (!ascii::StartsWithIgnoreCase(key, "agent:")) {
     out.rest = std::string(key);
     out.canonical = out.rest;
     return out;
@@ -76,7 +55,7 @@ Result<ParsedKey> ParseSessionKey(std::string_view key) {
   std::string_view tail = key.substr(6);
   std::size_t colon = tail.find(':');
   if (colon == std::string_view::npos) return malformed();
-  std::string_view id = Trim(tail.substr(0, colon));
+  std::string_view id = ascii::Trim(tail.substr(0, colon));
   std::string_view rest = tail.substr(colon + 1);
   if (id.empty() || rest.empty() || rest.front() == ':') return malformed();
   Result<std::string> agent = NormalizeAgentId(id);
@@ -110,12 +89,12 @@ Result<SessionName> ResolveSession(std::string_view key, std::string_view agent_
 }
 
 bool IsSubagentKey(const ParsedKey& key) {
-  return key.agent_scoped && StartsWithNoCase(key.rest, "subagent:");
+  return key.agent_scoped && ascii::StartsWithIgnoreCase(key.rest, "subagent:");
 }
 
 int SubagentDepth(const ParsedKey& key) {
   if (!key.agent_scoped) return 0;
-  std::string lower = ToLower(key.rest);
+  std::string lower = ascii::AsciiToLower(key.rest);
   int depth = 0;
   for (std::size_t pos = 0; (pos = lower.find("subagent:", pos)) != std::string::npos; pos += 9) {
     if (pos == 0 || lower[pos - 1] == ':') ++depth;

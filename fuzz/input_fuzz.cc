@@ -28,6 +28,8 @@
 #include <utility>
 #include <vector>
 
+#include "codecs/json_codec.h"
+#include "codecs/registry_codec.h"
 #include "engine/event_validation.h"
 #include "engine/records.h"
 #include "engine/table_codecs.h"
@@ -36,8 +38,6 @@
 #include "server/url.h"
 #include "statewatch/session_key.h"
 #include "tools/history_sanitizer.h"
-#include "tools/json_codec.h"
-#include "tools/registry_codec.h"
 #include "tools/session_messaging.h"
 
 namespace {

@@ -3,24 +3,17 @@
 #include <algorithm>
 #include <boost/json.hpp>
 
+#include "base/ascii.h"
 #include "statewatch/session_tables.h"
 
 namespace statewatch::monitor {
-
-namespace {
-
-bool IsSpace(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
-}
-
-}  // namespace
 
 std::string NormalizeForEcho(std::string_view text) {
   std::string out;
   out.reserve(text.size());
   bool pending_space = false;
   for (char c : text) {
-    if (IsSpace(c)) {
+    if (ascii::IsSpace(c)) {
       pending_space = !out.empty();
       continue;
     }

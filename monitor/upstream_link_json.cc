@@ -2,16 +2,16 @@
 
 #include <string>
 
+#include "codecs/json_codec.h"
+#include "codecs/json_fields.h"
 #include "statewatch/session_key.h"
-#include "tools/json_codec.h"
-#include "tools/json_fields.h"
 
 namespace statewatch::monitor {
 namespace json = boost::json;
 
 namespace {
 
-// A required non-empty string, or an optional one ("" when absent): tools/json_fields.h.
+// A required non-empty string, or an optional one ("" when absent): codecs/json_fields.h.
 Result<std::string> StringField(const json::object& o, std::string_view name, bool required) {
   if (required) return tools::RequiredStringField(o, name);
   std::optional<std::string> v;

@@ -1,15 +1,15 @@
 // The handlers behind the operator routes that mirror `statewatch` verbs one to one
 // (state, versions, cursors, sweep, rebuild, export), so that `statewatch --server URL
 // <verb>` prints exactly what the verb prints on a local database: both call the same
-// encoders in tools/json_codec.h.
+// encoders in codecs/json_codec.h.
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
 
+#include "codecs/json_codec.h"
 #include "server/handlers.h"
 #include "server/url.h"
 #include "statewatch/session_key.h"
-#include "tools/json_codec.h"
 
 namespace statewatch::server {
 namespace json = boost::json;

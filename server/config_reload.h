@@ -1,5 +1,5 @@
 // The daemon's configuration file in the daemon: applying a tools::DaemonConfig
-// (tools/config_file.h) to ServerOptions, and the SIGHUP watcher that makes a running
+// (config/config_file.h) to ServerOptions, and the SIGHUP watcher that makes a running
 // `statewatch serve --config FILE` apply a new tool policy without dropping a connection.
 //
 // What a reload changes: the session tools' policy (tools.*, agents.*,
@@ -17,9 +17,9 @@
 #include <string>
 #include <vector>
 
+#include "config/config_file.h"
 #include "server/server_options.h"
 #include "statewatch/status.h"
-#include "tools/config_file.h"
 
 namespace statewatch::server {
 

@@ -4,11 +4,11 @@
 #include <charconv>
 #include <string>
 
+#include "codecs/json_codec.h"
 #include "monitor/upstream_link_json.h"
 #include "monitor/upstream_links.h"
 #include "server/handlers.h"
 #include "statewatch/session_tables.h"
-#include "tools/json_codec.h"
 
 namespace statewatch::server {
 namespace json = boost::json;

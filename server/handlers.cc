@@ -7,14 +7,14 @@
 #include <filesystem>
 #include <vector>
 
+#include "codecs/json_codec.h"
+#include "codecs/json_fields.h"
+#include "codecs/registry_codec.h"
 #include "server/openapi.h"
 #include "server/url.h"
 #include "statewatch/session_key.h"
 #include "statewatch/session_tables.h"
 #include "statewatch/version.h"
-#include "tools/json_codec.h"
-#include "tools/json_fields.h"
-#include "tools/registry_codec.h"
 #include "tools/session_history.h"
 #include "tools/session_tools.h"
 
@@ -35,7 +35,7 @@ Result<SessionName> RouteSessionName(const ApiRequest& req, const std::string& k
 
 namespace {
 
-// A required string field of a JSON object body (the readers: tools/json_fields.h).
+// A required string field of a JSON object body (the readers: codecs/json_fields.h).
 Result<std::string> RequiredString(const json::value& body, std::string_view name) {
   if (!body.is_object()) return Status::InvalidArgument(std::string(name) + " is required");
   return tools::RequiredStringField(body.as_object(), name);

@@ -2,11 +2,11 @@
 #include "server/openapi.h"
 
 #include <algorithm>
-#include <cctype>
 #include <map>
-#include <vector>
 #include <string_view>
+#include <vector>
 
+#include "base/ascii.h"
 #include "server/api_schemas.h"
 #include "server/route_table.h"
 #include "statewatch/version.h"
@@ -172,8 +172,7 @@ json::object OpenApiJson() {
   for (const RouteSpec& spec : Routes()) {
     json::value& item = paths[spec.path];
     if (!item.is_object()) item = json::object();
-    std::string method(spec.method);
-    for (char& c : method) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    std::string method = ascii::AsciiToLower(spec.method);
     item.as_object()[method] = Operation(spec);
   }
   doc["paths"] = std::move(paths);

@@ -1,32 +1,13 @@
 #include "server/request_guard.h"
 
 #include <algorithm>
-#include <cctype>
 #include <charconv>
 #include <utility>
 
+#include "base/ascii.h"
+
 namespace statewatch::server {
 namespace {
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-std::string_view Trim(std::string_view s) {
-  std::size_t begin = s.find_first_not_of(" \t");
-  if (begin == std::string_view::npos) return {};
-  std::size_t end = s.find_last_not_of(" \t");
-  return s.substr(begin, end - begin + 1);
-}
-
-bool IEquals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
 
 // A Host value (or an --allow-host entry) split into a lower-case name and a port.
 struct HostPort {
@@ -37,7 +18,7 @@ struct HostPort {
 // "name", "name:port", "[v6]", "[v6]:port"; nullopt when malformed (an unbracketed IPv6
 // address, a port that is not 1..65535).
 std::optional<HostPort> SplitHost(std::string_view value) {
-  value = Trim(value);
+  value = ascii::Trim(value, ascii::kHttpSpace);
   if (value.empty()) return std::nullopt;
   std::string_view name = value, port;
   bool has_port = false;
@@ -56,7 +37,7 @@ std::optional<HostPort> SplitHost(std::string_view value) {
     has_port = true;
   }
   if (name.empty()) return std::nullopt;
-  HostPort out{Lower(name), std::nullopt};
+  HostPort out{ascii::AsciiToLower(name), std::nullopt};
   if (has_port) {
     unsigned n = 0;
     auto [ptr, ec] = std::from_chars(port.data(), port.data() + port.size(), n);
@@ -75,13 +56,15 @@ Refusal Refuse(int status, std::string code, std::string message) {
 }  // namespace
 
 RequestGuard::RequestGuard(const ServerOptions& options, uint16_t port) : port_(port) {
-  listen_host_ = Lower(options.host);
+  listen_host_ = ascii::AsciiToLower(options.host);
   if (listen_host_.find(':') != std::string::npos && listen_host_.front() != '[') {
     listen_host_ = "[" + listen_host_ + "]";
   }
   names_ = {"localhost", "127.0.0.1", "[::1]", listen_host_};
-  for (const std::string& h : options.allow_hosts) allow_hosts_.push_back(Lower(Trim(h)));
-  for (const std::string& o : options.allow_origins) allow_origins_.push_back(Lower(Trim(o)));
+  for (const std::string& h : options.allow_hosts)
+    allow_hosts_.push_back(ascii::AsciiToLower(ascii::Trim(h, ascii::kHttpSpace)));
+  for (const std::string& o : options.allow_origins)
+    allow_origins_.push_back(ascii::AsciiToLower(ascii::Trim(o, ascii::kHttpSpace)));
   // The daemon's own origins: only a page served by this very host and port carries them,
   // and the daemon serves none; WebSocket clients such as Python's websocket-client send
   // one by default.
@@ -104,7 +87,7 @@ bool RequestGuard::HostAllowed(std::string_view host) const {
 }
 
 bool RequestGuard::OriginAllowed(std::string_view origin) const {
-  std::string lower = Lower(Trim(origin));
+  std::string lower = ascii::AsciiToLower(ascii::Trim(origin, ascii::kHttpSpace));
   return std::find(allow_origins_.begin(), allow_origins_.end(), lower) != allow_origins_.end();
 }
 
@@ -137,17 +120,19 @@ std::optional<Refusal> RequestGuard::Check(const RequestHead& head) const {
 }
 
 bool IsJsonContentType(std::string_view content_type) {
-  std::string_view media = Trim(content_type.substr(0, content_type.find(';')));
-  return IEquals(media, "application/json");
+  std::string_view media =
+      ascii::Trim(content_type.substr(0, content_type.find(';')), ascii::kHttpSpace);
+  return ascii::EqualsIgnoreCase(media, "application/json");
 }
 
 bool BearerTokenMatches(std::string_view authorization, std::string_view token) {
-  std::string_view value = Trim(authorization);
+  std::string_view value = ascii::Trim(authorization, ascii::kHttpSpace);
   std::size_t space = value.find(' ');
-  if (space == std::string_view::npos || !IEquals(value.substr(0, space), "bearer")) {
+  if (space == std::string_view::npos ||
+      !ascii::EqualsIgnoreCase(value.substr(0, space), "bearer")) {
     return false;
   }
-  std::string_view given = Trim(value.substr(space + 1));
+  std::string_view given = ascii::Trim(value.substr(space + 1), ascii::kHttpSpace);
   // Compares every byte whatever the first difference: timing says nothing but the length.
   unsigned char diff = given.size() == token.size() ? 0 : 1;
   for (std::size_t i = 0; i < given.size(); ++i) {

@@ -25,6 +25,9 @@
 // Redaction runs before the cut so that a secret straddling the cut never leaks a prefix,
 // and after stripping so that a secret split by a control token is caught joined.
 //
+// Split by concern: step 1 in history_sanitizer_scaffolding.cc, step 2 (the rules) in
+// history_sanitizer_redaction.cc, step 3 and the view in history_sanitizer.cc.
+//
 // Thread-safe: pure functions.
 #ifndef STATEWATCH_TOOLS_HISTORY_SANITIZER_H_
 #define STATEWATCH_TOOLS_HISTORY_SANITIZER_H_

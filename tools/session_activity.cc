@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
+#include "codecs/json_fields.h"
 #include "statewatch/session_tables.h"
 #include "tools/history_sanitizer.h"
-#include "tools/json_fields.h"
 
 namespace statewatch::tools {
 namespace json = boost::json;

@@ -6,11 +6,11 @@
 #include <optional>
 #include <string>
 
+#include "codecs/json_codec.h"
+#include "codecs/json_fields.h"
 #include "statewatch/session_key.h"
 #include "statewatch/session_tables.h"
 #include "tools/history_sanitizer.h"
-#include "tools/json_codec.h"
-#include "tools/json_fields.h"
 
 namespace statewatch::tools {
 namespace json = boost::json;

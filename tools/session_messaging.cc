@@ -7,9 +7,9 @@
 #include <cstring>
 #include <random>
 
+#include "codecs/json_fields.h"
 #include "statewatch/session_key.h"
 #include "statewatch/session_tables.h"
-#include "tools/json_fields.h"
 #include "tools/session_history.h"
 #include "tools/session_messaging_internal.h"
 

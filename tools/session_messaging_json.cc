@@ -1,6 +1,6 @@
 // The gateway's JSON of the session messaging: deliveries, run updates, the bodies of the
 // run routes.
-#include "tools/json_fields.h"
+#include "codecs/json_fields.h"
 #include "tools/session_messaging.h"
 #include "tools/session_messaging_internal.h"
 

@@ -1,9 +1,9 @@
 // SessionMessaging: sessions_send — the send state machine, replies, timeouts.
 #include <algorithm>
 
+#include "codecs/json_fields.h"
 #include "statewatch/session_key.h"
 #include "statewatch/session_tables.h"
-#include "tools/json_fields.h"
 #include "tools/session_history.h"
 #include "tools/session_messaging.h"
 #include "tools/session_messaging_internal.h"

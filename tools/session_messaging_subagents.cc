@@ -2,8 +2,9 @@
 #include <algorithm>
 #include <tuple>
 
+#include "base/ascii.h"
+#include "codecs/json_fields.h"
 #include "statewatch/session_tables.h"
-#include "tools/json_fields.h"
 #include "tools/session_messaging.h"
 #include "tools/session_messaging_internal.h"
 
@@ -72,11 +73,11 @@ Result<RunRecord> ResolveChild(const ChildList& list, const std::string& target)
       }
     }
     if (by_key) return *by_key;
-    std::string label = Lower(t);
+    std::string label = ascii::AsciiToLower(t);
     for (const auto* group : {&list.active, &list.recent}) {
       std::vector<const RunRecord*> hits;
       for (const RunRecord& r : *group) {
-        if (!r.label.empty() && Lower(r.label) == label) hits.push_back(&r);
+        if (!r.label.empty() && ascii::AsciiToLower(r.label) == label) hits.push_back(&r);
       }
       if (hits.size() > 1) return Status::InvalidArgument("Ambiguous subagent label: " + t);
       if (hits.size() == 1) return *hits[0];

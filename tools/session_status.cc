@@ -4,11 +4,12 @@
 #include <optional>
 #include <string>
 
+#include "base/ascii.h"
+#include "codecs/json_codec.h"
+#include "codecs/json_fields.h"
+#include "codecs/registry_codec.h"
 #include "statewatch/session_key.h"
 #include "statewatch/session_tables.h"
-#include "tools/json_codec.h"
-#include "tools/json_fields.h"
-#include "tools/registry_codec.h"
 #include "tools/session_activity.h"
 #include "tools/session_history.h"
 #include "tools/session_tools.h"
@@ -57,7 +58,7 @@ Result<SessionName> StatusTarget(const Engine& engine, const SessionToolsOptions
 Status ApplyModel(Engine& engine, const SessionName& target, const std::string& model) {
   SessionRecord update;
   update.name = target;
-  if (Lower(model) == "default") {
+  if (ascii::AsciiToLower(model) == "default") {
     update.clear.push_back(SessionField::kModelOverride);
   } else {
     update.model_override = model;

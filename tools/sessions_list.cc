@@ -7,10 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "base/ascii.h"
+#include "codecs/json_fields.h"
+#include "codecs/registry_codec.h"
 #include "statewatch/session_tables.h"
 #include "tools/history_sanitizer.h"
-#include "tools/json_fields.h"
-#include "tools/registry_codec.h"
 #include "tools/session_activity.h"
 #include "tools/session_history.h"
 #include "tools/session_tools.h"
@@ -32,7 +33,7 @@ Result<std::optional<std::set<std::string>>> KindsParam(const json::object& para
   std::set<std::string> kinds;
   auto add = [&](const json::value& k) {
     if (!k.is_string()) return false;
-    std::string kind = Lower(Trim(k.as_string()));
+    std::string kind = ascii::AsciiToLower(Trim(k.as_string()));
     if (!IsSessionKind(kind)) return false;
     kinds.insert(kind);
     return true;
@@ -84,8 +85,8 @@ Result<ListParams> ReadListParams(const json::object& params) {
                             &message_limit));
   SW_RETURN_IF_ERROR(Assign(BoolParam(params, "includeDerivedTitles"), &titles));
   SW_RETURN_IF_ERROR(Assign(BoolParam(params, "includeLastMessage"), &previews));
-  if (p.agent_id) p.agent_id = Lower(*p.agent_id);
-  if (p.search) p.search = Lower(*p.search);
+  if (p.agent_id) p.agent_id = ascii::AsciiToLower(*p.agent_id);
+  if (p.search) p.search = ascii::AsciiToLower(*p.search);
   p.limit = std::min<int64_t>(limit.value_or(kDefaultListLimit), kMaxListLimit);
   p.offset = offset.value_or(0);
   p.message_limit = message_limit.value_or(0);
@@ -104,7 +105,7 @@ struct Row {
 };
 
 bool Contains(const std::optional<std::string>& field, const std::string& needle) {
-  return field && Lower(*field).find(needle) != std::string::npos;
+  return field && ascii::AsciiToLower(*field).find(needle) != std::string::npos;
 }
 
 bool Keep(const Row& row, const ListParams& p, int64_t now_ms) {
@@ -114,9 +115,10 @@ bool Keep(const Row& row, const ListParams& p, int64_t now_ms) {
   if (p.agent_id && r.name.agent_id != *p.agent_id) return false;
   if (p.search) {
     const std::string& s = *p.search;
-    bool hit = Lower(r.name.session_key).find(s) != std::string::npos || Contains(r.label, s) ||
-               Contains(r.display_name, s) || Contains(r.session_id, s) ||
-               Lower(SessionChannelOf(r)).find(s) != std::string::npos || Contains(r.model, s);
+    bool hit = ascii::AsciiToLower(r.name.session_key).find(s) != std::string::npos ||
+               Contains(r.label, s) || Contains(r.display_name, s) || Contains(r.session_id, s) ||
+               ascii::AsciiToLower(SessionChannelOf(r)).find(s) != std::string::npos ||
+               Contains(r.model, s);
     if (!hit) return false;
   }
   return !p.active_minutes || row.active_ms >= now_ms - *p.active_minutes * 60000;
@@ -161,7 +163,7 @@ std::map<std::pair<std::string, std::string>, json::array> ChildrenOf(
     if (!parent) continue;
     bool scoped = parent->rfind("agent:", 0) == 0;
     std::string agent = row.record.name.agent_id;
-    if (scoped) agent = Lower(parent->substr(6, parent->find(':', 6) - 6));
+    if (scoped) agent = ascii::AsciiToLower(parent->substr(6, parent->find(':', 6) - 6));
     out[{agent, *parent}].emplace_back(row.record.name.session_key);
   }
   return out;

@@ -2,12 +2,11 @@
 
 #include <algorithm>
 
+#include "base/ascii.h"
+#include "codecs/json_fields.h"
 #include "statewatch/session_key.h"
-#include "tools/json_fields.h"
-#include "tools/tool_profiles.h"
 
 namespace statewatch::tools {
-namespace json = boost::json;
 
 namespace {
 
@@ -29,28 +28,6 @@ Status CheckRange(const std::string& key, int value, int min, int max) {
                                  std::to_string(max) + " (got " + std::to_string(value) + ")");
 }
 
-json::array Strings(const std::vector<std::string>& list) {
-  json::array out;
-  for (const std::string& s : list) out.emplace_back(s);
-  return out;
-}
-
-json::object ResolvedJson(const ToolPolicy& p) {
-  json::object o;
-  o["profile"] = ToolProfileName(p.profile);
-  o["alsoAllow"] = Strings(p.also_allow);
-  o["deny"] = Strings(p.deny);
-  o["maxSpawnDepth"] = p.max_spawn_depth;
-  o["maxChildrenPerAgent"] = p.max_children_per_agent;
-  o["allowAgents"] = Strings(p.allow_agents);
-  json::object by_depth;  // what a caller at each spawn depth may call
-  for (int depth = 0; depth <= p.max_spawn_depth; ++depth) {
-    by_depth[std::to_string(depth)] = Strings(AllowedSessionTools(p, depth));
-  }
-  o["sessionToolsBySpawnDepth"] = std::move(by_depth);
-  return o;
-}
-
 }  // namespace
 
 const char* ToolProfileName(ToolProfile profile) { return NameOf(kProfileNames, profile, "full"); }
@@ -65,7 +42,7 @@ ToolPolicy ToolPolicy::ForAgent(std::string_view agent) const {
   out.agent_id = std::string(agent);
   for (std::size_t i = 0; i < agents.size(); ++i) {
     const AgentPolicyOverride& a = agents[i];
-    if (a.id != Lower(agent)) continue;
+    if (a.id != ascii::AsciiToLower(agent)) continue;
     OverlayIf(a.profile, &out.profile, &out.profile_from_agent);
     bool also_from_agent = false;
     OverlayIf(a.also_allow, &out.also_allow, &also_from_agent);
@@ -135,18 +112,6 @@ Status ValidateToolPolicy(const ToolPolicy& policy) {
     }
   }
   return Status::OK();
-}
-
-json::object ToolPolicyToJson(const ToolPolicy& policy) {
-  json::object o = ResolvedJson(policy.ForAgent(""));
-  o["subagentTools"] = json::object{{"allow", Strings(policy.subagent_allow)},
-                                    {"deny", Strings(policy.subagent_deny)}};
-  json::object agents;
-  for (const AgentPolicyOverride& a : policy.agents) {
-    agents[a.id] = ResolvedJson(policy.ForAgent(a.id));
-  }
-  o["agents"] = std::move(agents);
-  return o;
 }
 
 }  // namespace statewatch::tools

@@ -1,6 +1,6 @@
 // ToolPolicy: which session tools a calling session may call, and how far it may spawn —
 // the gateway settings of semantics.md §9 under the reference's own key names, so that a
-// refusal naming a key is literally true of the configuration file (tools/config_file.h):
+// refusal naming a key is literally true of the configuration file (config/config_file.h):
 //
 //   tools.profile                          minimal | coding | messaging | full
 //   tools.alsoAllow / tools.deny           tool names (or "group:sessions") added / removed
@@ -104,10 +104,6 @@ struct ToolPolicy {
 // InvalidArgument naming the key and the value, e.g.
 // `agents.defaults.subagents.maxSpawnDepth must be an integer from 1 to 5 (got 0)`.
 Status ValidateToolPolicy(const ToolPolicy& policy);
-
-// The effective policy as JSON (`statewatch config check`): the defaults, and each agent
-// of agents.list resolved. Tool lists are the session tools each depth may call.
-boost::json::object ToolPolicyToJson(const ToolPolicy& policy);
 
 }  // namespace statewatch::tools
 

@@ -2,9 +2,10 @@
 
 #include <algorithm>
 
+#include "base/ascii.h"
+#include "codecs/json_fields.h"
 #include "statewatch/session_key.h"
 #include "statewatch/session_tables.h"
-#include "tools/json_fields.h"
 
 namespace statewatch::tools {
 namespace {
@@ -36,7 +37,7 @@ bool ProfileGrants(ToolProfile profile, std::string_view tool) {
 // A tools list entry names `tool`: its name (case-insensitive) or "group:sessions".
 bool ListNames(const std::vector<std::string>& list, std::string_view tool) {
   return std::any_of(list.begin(), list.end(), [&](const std::string& entry) {
-    std::string e = Lower(Trim(entry));
+    std::string e = ascii::AsciiToLower(Trim(entry));
     return e == tool || e == "group:sessions";
   });
 }

@@ -2,7 +2,8 @@
 
 #include <algorithm>
 
-#include "tools/json_fields.h"
+#include "base/ascii.h"
+#include "codecs/json_fields.h"
 
 namespace statewatch::tools {
 namespace {
@@ -108,9 +109,9 @@ Visibility EffectiveVisibility(Visibility configured, bool sandboxed) {
 
 bool AgentToAgentPolicy::MatchesAllow(std::string_view agent_id) const {
   if (allow.empty()) return true;
-  std::string id = Lower(agent_id);
+  std::string id = ascii::AsciiToLower(agent_id);
   return std::any_of(allow.begin(), allow.end(), [&](const std::string& pattern) {
-    std::string p = Lower(pattern);
+    std::string p = ascii::AsciiToLower(pattern);
     if (p.empty()) return false;
     return GlobMatch(p, id);
   });

@@ -6,7 +6,7 @@
 
 #include <random>
 
-#include "tools/json_codec.h"
+#include "codecs/json_codec.h"
 #include "tools/session_tools.h"
 #include "tools/tools_fixture.h"
 

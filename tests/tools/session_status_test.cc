@@ -3,8 +3,8 @@
 // ids as sessionKey, and the refusals (unknown parameters, unknown sessions).
 #include <gtest/gtest.h>
 
+#include "codecs/registry_codec.h"
 #include "statewatch/session_tables.h"
-#include "tools/registry_codec.h"
 #include "tools/session_history.h"
 #include "tools/tools_fixture.h"
 

@@ -4,8 +4,8 @@
 // 64 KiB budget, the visibility note, and no delivery route in any row.
 #include <gtest/gtest.h>
 
+#include "codecs/registry_codec.h"
 #include "statewatch/session_tables.h"
-#include "tools/registry_codec.h"
 #include "tools/session_history.h"
 #include "tools/session_tools.h"
 #include "tools/tools_fixture.h"
@@ -117,6 +117,19 @@ TEST_F(SessionsListTest, ChannelIsDerivedWhenTheRegistryHasNone) {
   r.channel = "telegram";
   ASSERT_TRUE(SessionTables(*engine_).UpsertSession(r).ok());
   EXPECT_EQ(Str(Row(List("{}"), "agent:main:telegram:dm:bob"), "channel"), "telegram");
+}
+
+// Regression: a nested key's channel was its rest's first segment, so
+// `agent:main:agent:plugin:slack:channel:x` was listed with channel "agent" instead of unknown.
+TEST_F(SessionsListTest, NestedAgentKeyHasAnUnknownChannel) {
+  options_messaging_.sessions.visibility = tools::Visibility::kAgent;
+  OpenMessaging();
+  const std::string nested = "agent:main:agent:plugin:slack:channel:x";
+  Register(nested);
+  Register("agent:main:slack:channel:x");
+  json::object list = List("{}");
+  EXPECT_EQ(Str(Row(list, nested), "channel"), "unknown");
+  EXPECT_EQ(Str(Row(list, "agent:main:slack:channel:x"), "channel"), "slack");
 }
 
 TEST_F(SessionsListTest, ActiveMinutesCountsEventsTranscriptsAndDeliveries) {

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "tools/tools_fixture.h"
+#include "tools/visibility.h"
 
 namespace statewatch::testing {
 namespace {
@@ -16,6 +17,17 @@ using tools::ToolProfile;
 using tools::Visibility;
 
 using Tools = std::vector<std::string>;
+
+TEST(ToolProfilesTest, NameTables) {
+  EXPECT_STREQ(tools::VisibilityName(tools::Visibility::kAgent), "agent");
+  EXPECT_STREQ(tools::VisibilityName(static_cast<tools::Visibility>(9)), "tree");
+  EXPECT_EQ(tools::ParseVisibility("ALL"), tools::Visibility::kAll);
+  EXPECT_EQ(tools::ParseVisibility(" all"), std::nullopt);  // no trimming
+  EXPECT_STREQ(tools::ToolProfileName(tools::ToolProfile::kCoding), "coding");
+  EXPECT_STREQ(tools::ToolProfileName(static_cast<tools::ToolProfile>(9)), "full");
+  EXPECT_EQ(tools::ParseToolProfile("Messaging"), tools::ToolProfile::kMessaging);
+  EXPECT_EQ(tools::ParseToolProfile("everything"), std::nullopt);
+}
 
 TEST(ToolProfilesTest, ProfilesGrantTheirTools) {
   auto allowed = [](ToolProfile p, Tools also = {}, int depth = 0, int max_depth = 1) {

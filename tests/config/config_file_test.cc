@@ -1,7 +1,7 @@
 // The daemon's configuration file: the example of the README parses into the policy it
 // describes; every unknown key and bad value is refused with its path; the effective policy
 // prints per agent.
-#include "tools/config_file.h"
+#include "config/config_file.h"
 
 #include <gtest/gtest.h>
 

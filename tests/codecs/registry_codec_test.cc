@@ -1,6 +1,6 @@
 // The registry's JSON: null clears, "" is refused, every field round-trips for the gateway,
 // createdAt may not follow updatedAt, and the kind and channel derived from a key.
-#include "tools/registry_codec.h"
+#include "codecs/registry_codec.h"
 
 #include <gtest/gtest.h>
 
@@ -83,6 +83,8 @@ TEST(RegistryCodecTest, KindAndChannelAreDerivedFromTheKey) {
       {"agent:main:node:7", "node", "internal"},
       {"agent:main:subagent:x", "other", "unknown"},
       {"agent:main:telegram:dm:bob", "other", "unknown"},
+      {"agent:main:agent:plugin:slack:channel:x", "group", "unknown"},  // nested: not "agent"
+      {"agent:main:Agent:plugin:discord:group:ops", "group", "unknown"},
   };
   for (const Case& c : cases) {
     SessionName name{"main", c.key};

@@ -23,8 +23,8 @@
 // "Blank" and "trim" always mean the four characters " \t\r\n"; "lower-case" is ASCII only.
 //
 // Thread-safe: pure functions.
-#ifndef STATEWATCH_TOOLS_JSON_FIELDS_H_
-#define STATEWATCH_TOOLS_JSON_FIELDS_H_
+#ifndef STATEWATCH_CODECS_JSON_FIELDS_H_
+#define STATEWATCH_CODECS_JSON_FIELDS_H_
 
 #include <boost/json.hpp>
 #include <cstddef>
@@ -34,6 +34,7 @@
 #include <string>
 #include <string_view>
 
+#include "base/ascii.h"
 #include "statewatch/status.h"
 
 namespace statewatch::tools {
@@ -46,10 +47,11 @@ enum class FieldStyle { kToolParam, kBody };
 
 // ---- strings ---------------------------------------------------------------------------------
 
-// `s` without leading and trailing " \t\r\n"; "" for a blank `s`.
-std::string Trim(std::string_view s);
-// `s` with A-Z lower-cased; every other byte (including non-ASCII) unchanged.
-std::string Lower(std::string_view s);
+// `s` without leading and trailing " \t\r\n" (ascii::kJsonSpace, the blank of a tool
+// parameter); "" for a blank `s`. Lower-case with ascii::AsciiToLower.
+inline std::string Trim(std::string_view s) {
+  return std::string(ascii::Trim(s, ascii::kJsonSpace));
+}
 // A short rendering of a value for error messages: its JSON text, cut to 64 bytes on a UTF-8
 // boundary ("..." appended when cut).
 std::string DescribeJson(const boost::json::value& value);
@@ -145,7 +147,7 @@ const char* NameOf(const NamedValue<E> (&table)[N], E value, const char* fallbac
 // row matches.
 template <typename E, std::size_t N>
 std::optional<E> ValueNamed(const NamedValue<E> (&table)[N], std::string_view text) {
-  const std::string lower = Lower(text);
+  const std::string lower = ascii::AsciiToLower(text);
   for (const NamedValue<E>& row : table) {
     if (lower == row.name) return row.value;
   }
@@ -154,4 +156,4 @@ std::optional<E> ValueNamed(const NamedValue<E> (&table)[N], std::string_view te
 
 }  // namespace statewatch::tools
 
-#endif  // STATEWATCH_TOOLS_JSON_FIELDS_H_
+#endif  // STATEWATCH_CODECS_JSON_FIELDS_H_

@@ -8,18 +8,18 @@
 // ChangesSinceErrorDetail().
 //
 // Thread-safe: pure functions.
-#ifndef STATEWATCH_TOOLS_JSON_CODEC_H_
-#define STATEWATCH_TOOLS_JSON_CODEC_H_
+#ifndef STATEWATCH_CODECS_JSON_CODEC_H_
+#define STATEWATCH_CODECS_JSON_CODEC_H_
 
 #include <boost/json.hpp>
 #include <cstdint>
 #include <optional>
 #include <string>
 
+#include "codecs/json_fields.h"
 #include "statewatch/changes_view.h"
 #include "statewatch/status.h"
 #include "statewatch/types.h"
-#include "tools/json_fields.h"
 
 namespace statewatch::tools {
 
@@ -103,4 +103,4 @@ std::string ChangesSinceErrorDetail(const boost::json::value& value);
 
 }  // namespace statewatch::tools
 
-#endif  // STATEWATCH_TOOLS_JSON_CODEC_H_
+#endif  // STATEWATCH_CODECS_JSON_CODEC_H_

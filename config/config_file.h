@@ -28,8 +28,8 @@
 //   `agents.list[0].subagents.maxSpawnDepth must be an integer from 1 to 5 (got 9)`
 //
 // Thread-safe: pure functions (LoadConfigFile reads the file).
-#ifndef STATEWATCH_TOOLS_CONFIG_FILE_H_
-#define STATEWATCH_TOOLS_CONFIG_FILE_H_
+#ifndef STATEWATCH_CONFIG_CONFIG_FILE_H_
+#define STATEWATCH_CONFIG_CONFIG_FILE_H_
 
 #include <boost/json.hpp>
 #include <cstdint>
@@ -69,4 +69,4 @@ boost::json::object DaemonConfigToJson(const DaemonConfig& config);
 
 }  // namespace statewatch::tools
 
-#endif  // STATEWATCH_TOOLS_CONFIG_FILE_H_
+#endif  // STATEWATCH_CONFIG_CONFIG_FILE_H_

@@ -14,8 +14,8 @@
 // stored and listed as a value nobody meant. Unknown fields are ignored (newer gateways).
 //
 // Thread-safe: pure functions.
-#ifndef STATEWATCH_TOOLS_REGISTRY_CODEC_H_
-#define STATEWATCH_TOOLS_REGISTRY_CODEC_H_
+#ifndef STATEWATCH_CODECS_REGISTRY_CODEC_H_
+#define STATEWATCH_CODECS_REGISTRY_CODEC_H_
 
 #include <boost/json.hpp>
 #include <string>
@@ -57,10 +57,11 @@ std::string DeriveSessionKind(const SessionName& name);
 // The channel of a session: the registry's, else derived from its key — `internal` for
 // cron / hook / node keys, the first segment of a group or channel key
 // (`agent:main:discord:group:ops` -> discord, `…:slack:channel:c1:thread:9` -> slack,
-// `…:matrix:channel:!room:example.org` -> matrix), else `unknown`.
+// `…:matrix:channel:!room:example.org` -> matrix), else `unknown` — also for a nested key,
+// whose rest itself starts with `agent:` (`agent:main:agent:plugin:slack:channel:x`).
 std::string SessionChannelOf(const SessionRecord& record);
 std::string DeriveSessionChannel(const SessionName& name);
 
 }  // namespace statewatch::tools
 
-#endif  // STATEWATCH_TOOLS_REGISTRY_CODEC_H_
+#endif  // STATEWATCH_CODECS_REGISTRY_CODEC_H_

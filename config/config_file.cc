@@ -1,4 +1,4 @@
-#include "tools/config_file.h"
+#include "config/config_file.h"
 
 #include <cerrno>
 #include <cstring>
@@ -6,9 +6,10 @@
 #include <fstream>
 #include <sstream>
 
+#include "codecs/json_fields.h"
 #include "statewatch/session_key.h"
-#include "tools/json_fields.h"
 #include "tools/session_messaging.h"
+#include "tools/tool_profiles.h"
 
 namespace statewatch::tools {
 namespace json = boost::json;
@@ -347,6 +348,40 @@ Status ApplyConfigFile(const std::string& path, DaemonConfig* config) {
   if (!s.ok()) return Status::InvalidArgument(path + ": " + s.message());
   return Status::OK();
 }
+
+namespace {
+
+json::object ResolvedJson(const ToolPolicy& p) {
+  json::object o;
+  o["profile"] = ToolProfileName(p.profile);
+  o["alsoAllow"] = Strings(p.also_allow);
+  o["deny"] = Strings(p.deny);
+  o["maxSpawnDepth"] = p.max_spawn_depth;
+  o["maxChildrenPerAgent"] = p.max_children_per_agent;
+  o["allowAgents"] = Strings(p.allow_agents);
+  json::object by_depth;  // what a caller at each spawn depth may call
+  for (int depth = 0; depth <= p.max_spawn_depth; ++depth) {
+    by_depth[std::to_string(depth)] = Strings(AllowedSessionTools(p, depth));
+  }
+  o["sessionToolsBySpawnDepth"] = std::move(by_depth);
+  return o;
+}
+
+// The effective policy (`statewatch config check`): the defaults, and each agent of
+// agents.list resolved. Tool lists are the session tools each depth may call.
+json::object ToolPolicyToJson(const ToolPolicy& policy) {
+  json::object o = ResolvedJson(policy.ForAgent(""));
+  o["subagentTools"] = json::object{{"allow", Strings(policy.subagent_allow)},
+                                    {"deny", Strings(policy.subagent_deny)}};
+  json::object agents;
+  for (const AgentPolicyOverride& a : policy.agents) {
+    agents[a.id] = ResolvedJson(policy.ForAgent(a.id));
+  }
+  o["agents"] = std::move(agents);
+  return o;
+}
+
+}  // namespace
 
 json::object DaemonConfigToJson(const DaemonConfig& c) {
   const ToolPolicy& t = c.tool_policy;

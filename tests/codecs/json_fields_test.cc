@@ -1,6 +1,6 @@
 // The one set of JSON field readers (tool parameters and gateway bodies): what counts as "not
 // given", which integers are accepted, and the refusal texts.
-#include "tools/json_fields.h"
+#include "codecs/json_fields.h"
 
 #include <gtest/gtest.h>
 
@@ -12,8 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "tools/tool_profiles.h"
-#include "tools/visibility.h"
+#include "base/ascii.h"
 
 namespace statewatch::testing {
 namespace {
@@ -33,7 +32,7 @@ TEST(JsonFieldsTest, TrimAndLower) {
   };
   for (const Case& c : cases) {
     EXPECT_EQ(tools::Trim(c.in), c.trimmed) << "[" << c.in << "]";
-    EXPECT_EQ(tools::Lower(c.in), c.lowered) << "[" << c.in << "]";
+    EXPECT_EQ(ascii::AsciiToLower(c.in), c.lowered) << "[" << c.in << "]";
   }
 }
 
@@ -151,17 +150,6 @@ TEST(JsonFieldsTest, ReadValues) {
   out = 3;
   EXPECT_FALSE(tools::Assign(tools::IntegerParam(p, "i", 0, 1), &out).ok());
   EXPECT_EQ(out, 3);  // untouched on error
-}
-
-TEST(JsonFieldsTest, NameTables) {
-  EXPECT_STREQ(tools::VisibilityName(tools::Visibility::kAgent), "agent");
-  EXPECT_STREQ(tools::VisibilityName(static_cast<tools::Visibility>(9)), "tree");
-  EXPECT_EQ(tools::ParseVisibility("ALL"), tools::Visibility::kAll);
-  EXPECT_EQ(tools::ParseVisibility(" all"), std::nullopt);  // no trimming
-  EXPECT_STREQ(tools::ToolProfileName(tools::ToolProfile::kCoding), "coding");
-  EXPECT_STREQ(tools::ToolProfileName(static_cast<tools::ToolProfile>(9)), "full");
-  EXPECT_EQ(tools::ParseToolProfile("Messaging"), tools::ToolProfile::kMessaging);
-  EXPECT_EQ(tools::ParseToolProfile("everything"), std::nullopt);
 }
 
 TEST(JsonFieldsTest, BodyFieldsKeepEmptyStringsAndRefuseStringIntegers) {

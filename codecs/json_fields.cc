@@ -1,4 +1,4 @@
-#include "tools/json_fields.h"
+#include "codecs/json_fields.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,10 +9,11 @@ namespace json = boost::json;
 
 namespace {
 
-constexpr char kBlank[] = " \t\r\n";
 constexpr std::size_t kDescribeMaxBytes = 64;
 
-bool IsBlank(std::string_view s) { return s.find_first_not_of(kBlank) == std::string_view::npos; }
+bool IsBlank(std::string_view s) {
+  return s.find_first_not_of(ascii::kJsonSpace) == std::string_view::npos;
+}
 
 // 1 to 16 decimal digits (2^53 has 16), surrounding blanks allowed; no sign, no exponent: the
 // reference accepts "a numeric string", and only plain digits are unambiguous.
@@ -34,19 +35,6 @@ Status Refused(std::string_view name, std::string_view expected, const json::val
 }
 
 }  // namespace
-
-std::string Trim(std::string_view s) {
-  std::size_t b = s.find_first_not_of(kBlank);
-  if (b == std::string_view::npos) return "";
-  std::size_t e = s.find_last_not_of(kBlank);
-  return std::string(s.substr(b, e - b + 1));
-}
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-  return out;
-}
 
 std::string DescribeJson(const json::value& value) {
   std::string text;
@@ -139,7 +127,7 @@ Result<std::optional<std::string>> EnumParam(const json::object& params, std::st
   const json::value* v = Param(params, name);
   if (v == nullptr) return std::optional<std::string>();
   if (v->is_string()) {
-    std::string s = Lower(Trim(v->as_string()));
+    std::string s = ascii::AsciiToLower(Trim(v->as_string()));
     if (std::find(allowed.begin(), allowed.end(), s) != allowed.end()) {
       return std::optional<std::string>(s);
     }

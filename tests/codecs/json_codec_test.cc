@@ -1,6 +1,6 @@
-// tools/json_codec: every field out and in, type errors naming field and value, and the
+// codecs/json_codec: every field out and in, type errors naming field and value, and the
 // changesSince parsing table of semantics.md §4.
-#include "tools/json_codec.h"
+#include "codecs/json_codec.h"
 
 #include <gtest/gtest.h>
 

@@ -1,12 +1,13 @@
-#include "tools/registry_codec.h"
+#include "codecs/registry_codec.h"
 
 #include <algorithm>
 #include <exception>
 #include <optional>
 #include <vector>
 
+#include "base/ascii.h"
+#include "codecs/json_fields.h"
 #include "statewatch/session_key.h"
-#include "tools/json_fields.h"
 
 namespace statewatch::tools {
 namespace json = boost::json;
@@ -139,7 +140,7 @@ std::vector<std::string> Segments(std::string_view rest) {
   std::size_t start = 0;
   while (true) {
     std::size_t colon = rest.find(':', start);
-    out.push_back(Lower(rest.substr(start, colon - start)));
+    out.push_back(ascii::AsciiToLower(rest.substr(start, colon - start)));
     if (colon == std::string_view::npos) return out;
     start = colon + 1;
   }
@@ -196,7 +197,7 @@ std::string SessionKindOf(const SessionRecord& record) {
 }
 
 std::string DeriveSessionKind(const SessionName& name) {
-  std::string rest = Lower(RestOf(name));
+  std::string rest = ascii::AsciiToLower(RestOf(name));
   auto starts = [&](std::string_view p) { return rest.rfind(p, 0) == 0; };
   if (rest == "main" || rest == "global") return "main";
   if (starts("cron:")) return "cron";
@@ -218,6 +219,9 @@ std::string DeriveSessionChannel(const SessionName& name) {
   std::string kind = DeriveSessionKind(name);
   if (kind == "cron" || kind == "hook" || kind == "node") return "internal";
   std::vector<std::string> seg = Segments(RestOf(name));
+  // A nested key (`agent:main:agent:plugin:slack:channel:x`) names another agent's session
+  // inside its rest: its segments are not this session's channel.
+  if (seg.size() > 1 && seg[0] == "agent") return "unknown";
   // The channel is the segment the key starts with when a group/channel marker follows it;
   // what comes after the marker (a Matrix room id with its own colons, a Slack thread) does
   // not matter.

@@ -1,4 +1,4 @@
-#include "tools/json_codec.h"
+#include "codecs/json_codec.h"
 
 #include <cmath>
 #include <cstdint>
@@ -224,7 +224,7 @@ json::object EventInputToJson(const EventInput& in) {
 }
 
 json::object SessionStateToJson(const SessionName& session, Sequence version,
-                                 const ChangesPage* page) {
+                                const ChangesPage* page) {
   json::object o;
   o["sessionKey"] = session.session_key;
   o["agentId"] = session.agent_id;
