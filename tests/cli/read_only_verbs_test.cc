@@ -17,6 +17,7 @@
 
 #include "cli/cli.h"
 #include "statewatch/engine.h"
+#include "status_matchers.h"
 
 namespace statewatch::cli {
 namespace {
@@ -143,13 +144,13 @@ TEST_F(ReadOnlyVerbsTest, ReadOnlyVerbsWorkWhileAWriterHoldsTheDatabase) {
   o.durability = Durability::kBuffered;
   o.clock = std::make_shared<ManualClock>(kNow);
   auto writer = Engine::Open(o, data_);  // holds the lock, as `statewatch serve` does
-  ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+  ASSERT_OK(writer);
   EventInput in;
   in.session_key = "agent:main:subagent:a";
   in.kind = "goal_changed";
   in.actor_type = ActorType::kHuman;
   auto rec = (*writer)->Record(in);
-  ASSERT_TRUE(rec.ok());
+  ASSERT_OK(rec);
   EXPECT_EQ(Exec("record --session global --kind created --actor-type system").code, 1)
       << "a second writer must be refused";
   for (const std::string& verb : kReadOnlyVerbs) {

@@ -13,6 +13,7 @@
 #include <iostream>
 
 #include "engine/engine_fixture.h"
+#include "status_matchers.h"
 
 namespace statewatch::testing {
 namespace {
@@ -39,7 +40,7 @@ class ChangesSinceMeasure : public EngineTest {
     std::size_t events = 0;
     auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < kPages; ++i) {
-      ASSERT_TRUE(engine_->ReadChanges(Name(key_), 50, 200, nullptr, &view).ok());
+      ASSERT_OK(engine_->ReadChanges(Name(key_), 50, 200, nullptr, &view));
       events += view.events().size();
     }
     double us =
@@ -65,7 +66,7 @@ TEST_F(ChangesSinceMeasure, DISABLED_TwoHundredEventPage) {
   auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < kPages; ++i) {
     auto page = engine_->ChangesSince(Name(key_), 50, 200);
-    ASSERT_TRUE(page.ok());
+    ASSERT_OK(page);
     events += page->events.size();
   }
   double us =

@@ -7,6 +7,7 @@
 
 #include "log/chain_writer.h"
 #include "log/mem_log.h"
+#include "status_matchers.h"
 
 namespace statewatch::log {
 namespace {
@@ -50,7 +51,7 @@ TEST(ChainVerifierTest, AcceptsWhatTheWriterSealed) {
   ChainVerifier verifier(GenesisChainState(kPartition, kPartitions, 1));
   for (size_t i = 0; i < frames.size(); ++i) {
     Result<FrameView> frame = verifier.Next(i + 1, frames[i]);
-    ASSERT_TRUE(frame.ok()) << frame.status().message();
+    ASSERT_OK(frame);
   }
   EXPECT_EQ(verifier.state().batch_no, 11u);
   EXPECT_EQ(verifier.state().fence_epoch, 2u);
@@ -85,7 +86,7 @@ TEST(ChainVerifierTest, DetectsABatchRewrittenWithTheSameNumber) {
   // agree, the chain does not.
   std::vector<std::string> frames = SampleFrames();
   Result<FrameView> original = DecodeFrame(frames[3]);
-  ASSERT_TRUE(original.ok());
+  ASSERT_OK(original);
   frames[3] = EncodeCommitGroupFrame(original->header, "a different body");
   Status s = VerifyAll(frames);
   EXPECT_EQ(s.code(), Status::Code::kCorruption);
@@ -98,7 +99,7 @@ TEST(ChainVerifierTest, DetectsAFencedWritersBatch) {
   // whose append slipped in without the CAS).
   std::vector<std::string> frames = SampleFrames();
   ChainVerifier upto(GenesisChainState(kPartition, kPartitions, 1));
-  for (size_t i = 0; i < frames.size(); ++i) ASSERT_TRUE(upto.Next(i + 1, frames[i]).ok());
+  for (size_t i = 0; i < frames.size(); ++i) ASSERT_OK(upto.Next(i + 1, frames[i]));
   ChainState forged = upto.state();
   forged.fence_epoch = 1;  // what the zombie believes
   ChainWriter zombie = *ChainWriter::Make(forged, 1);
@@ -112,7 +113,7 @@ TEST(ChainVerifierTest, DetectsAFencedWritersBatch) {
 TEST(ChainVerifierTest, DetectsAnOwnerThatNeverFenced) {
   std::vector<std::string> frames = SampleFrames();
   ChainVerifier upto(GenesisChainState(kPartition, kPartitions, 1));
-  for (size_t i = 0; i < frames.size(); ++i) ASSERT_TRUE(upto.Next(i + 1, frames[i]).ok());
+  for (size_t i = 0; i < frames.size(); ++i) ASSERT_OK(upto.Next(i + 1, frames[i]));
   ChainState forged = upto.state();
   forged.fence_epoch = 3;
   ChainWriter unfenced = *ChainWriter::Make(forged, 3);
@@ -143,30 +144,30 @@ TEST(ChainVerifierTest, DetectsACounterGapAndAForeignPartition) {
 TEST(ChainVerifierTest, AFailedFrameLeavesTheStateUnchanged) {
   std::vector<std::string> frames = SampleFrames();
   ChainVerifier verifier(GenesisChainState(kPartition, kPartitions, 1));
-  ASSERT_TRUE(verifier.Next(1, frames[0]).ok());
+  ASSERT_OK(verifier.Next(1, frames[0]));
   ChainState before = verifier.state();
   EXPECT_FALSE(verifier.Next(2, frames[2]).ok());
   EXPECT_EQ(verifier.state(), before);
-  EXPECT_TRUE(verifier.Next(2, frames[1]).ok());
+  EXPECT_OK(verifier.Next(2, frames[1]));
 }
 
 TEST(ChainVerifierTest, ResumesFromAStoredStateOrTrustsTheFirstFrame) {
   std::vector<std::string> frames = SampleFrames();
   ChainVerifier first_half(GenesisChainState(kPartition, kPartitions, 1));
-  for (size_t i = 0; i < 6; ++i) ASSERT_TRUE(first_half.Next(i + 1, frames[i]).ok());
+  for (size_t i = 0; i < 6; ++i) ASSERT_OK(first_half.Next(i + 1, frames[i]));
   Result<ChainState> stored = DecodeChainState(EncodeChainState(first_half.state()));
-  ASSERT_TRUE(stored.ok());
+  ASSERT_OK(stored);
   EXPECT_EQ(*stored, first_half.state());
   ChainVerifier resumed(*stored);
   ChainVerifier trusting = ChainVerifier::TrustingFirstFrame(kPartition, kPartitions);
   for (size_t i = 6; i < frames.size(); ++i) {
-    EXPECT_TRUE(resumed.Next(i + 1, frames[i]).ok());
-    EXPECT_TRUE(trusting.Next(i + 1, frames[i]).ok());
+    EXPECT_OK(resumed.Next(i + 1, frames[i]));
+    EXPECT_OK(trusting.Next(i + 1, frames[i]));
   }
   EXPECT_EQ(resumed.state(), trusting.state());
   // Trusting the first frame does not mean trusting the second.
   ChainVerifier again = ChainVerifier::TrustingFirstFrame(kPartition, kPartitions);
-  ASSERT_TRUE(again.Next(7, frames[6]).ok());
+  ASSERT_OK(again.Next(7, frames[6]));
   EXPECT_FALSE(again.Next(8, frames[8]).ok());
   EXPECT_EQ(DecodeChainState("junk").status().code(), Status::Code::kCorruption);
 }
@@ -177,16 +178,16 @@ TEST(ChainVerifierTest, VerifyLogChainReadsALogInPages) {
   for (size_t i = 0; i < frames.size(); ++i) {
     AppendOptions o;
     o.expected_last = i;
-    ASSERT_TRUE(log.Append(frames[i], o).ok());
+    ASSERT_OK(log.Append(frames[i], o));
   }
   ChainVerifier verifier(GenesisChainState(kPartition, kPartitions, 1));
   Result<ChainState> end = VerifyLogChain(log, 1, verifier, /*page=*/3);
-  ASSERT_TRUE(end.ok()) << end.status().message();
+  ASSERT_OK(end);
   EXPECT_EQ(end->batch_no, frames.size());
-  ASSERT_TRUE(log.PurgeBelow(4).ok());
+  ASSERT_OK(log.PurgeBelow(4));
   Result<ChainState> from_purged =
       VerifyLogChain(log, 4, ChainVerifier::TrustingFirstFrame(kPartition, kPartitions), 3);
-  ASSERT_TRUE(from_purged.ok()) << from_purged.status().message();
+  ASSERT_OK(from_purged);
   EXPECT_EQ(*from_purged, *end);
 }
 

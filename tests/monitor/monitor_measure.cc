@@ -17,6 +17,7 @@
 
 #include "monitor_fixture.h"
 #include "statewatch/session_tables.h"
+#include "status_matchers.h"
 
 namespace statewatch::testing {
 namespace {
@@ -95,7 +96,7 @@ TEST_F(MonitorMeasure, DISABLED_ScanThroughput) {
     auto start = Clock::now();
     while (link.marker < size) {
       monitor::ScanResult r = provider.Scan(link, 1u << 20);
-      ASSERT_TRUE(r.error.ok()) << r.error.ToString();
+      ASSERT_OK(r.error);
       ASSERT_FALSE(r.blocked);
       turns += r.human_turns();
       lines += r.units;
@@ -153,16 +154,16 @@ TEST_F(MonitorMeasure, DISABLED_IdleTick) {
   {
     auto t = Clock::now();
     auto links = SessionTablesView(*engine_).ListUpstreamLinks();
-    ASSERT_TRUE(links.ok());
+    ASSERT_OK(links);
     double list_ms = Seconds(t) * 1000;
     t = Clock::now();
-    for (const UpstreamLink& l : *links) ASSERT_TRUE(engine_->WatchersOf(l.session).ok());
+    for (const UpstreamLink& l : *links) ASSERT_OK(engine_->WatchersOf(l.session));
     double watchers_ms = Seconds(t) * 1000;
     monitor::JsonlProvider provider;
     t = Clock::now();
     for (const UpstreamLink& l : *links) {
       ASSERT_TRUE(provider.CheckSource(l).exists());
-      ASSERT_TRUE(provider.Scan(l, 1u << 20).error.ok());
+      ASSERT_OK(provider.Scan(l, 1u << 20).error);
     }
     double provider_ms = Seconds(t) * 1000;
     monitor::BoundedWorker worker;

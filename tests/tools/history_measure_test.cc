@@ -9,6 +9,7 @@
 #include <cstdio>
 
 #include "statewatch/session_tables.h"
+#include "status_matchers.h"
 #include "tools/session_history.h"
 #include "tools/tools_fixture.h"
 
@@ -29,7 +30,7 @@ TEST_F(HistoryMeasure, DISABLED_TenThousandMessages) {
         " with a token sk-abcdefghij0123456789klmnop and some ordinary text to clean"));
     batch.push_back(m);
     if (batch.size() == 1000) {
-      ASSERT_TRUE(SessionTables(*engine_).AppendTranscript(Name(key), batch).ok());
+      ASSERT_OK(SessionTables(*engine_).AppendTranscript(Name(key), batch));
       batch.clear();
     }
   }
@@ -40,7 +41,7 @@ TEST_F(HistoryMeasure, DISABLED_TenThousandMessages) {
     std::size_t messages = 0;
     for (int i = 0; i < kRuns; ++i) {
       auto r = tools::SessionsHistory(*engine_, options, Name(key), Params(params));
-      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      ASSERT_OK(r);
       messages = r->at("messages").as_array().size();
     }
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "status_matchers.h"
 #include "tools/session_tools.h"
 #include "tools/tools_fixture.h"
 
@@ -27,7 +28,7 @@ TEST_F(ListMeasure, DISABLED_TenThousandSessions) {
     events.push_back(Input(key, "human_direct_message"));
     Say(key, "user", boost::json::value("first message of session " + std::to_string(i)));
     if (events.size() == 1000) {
-      ASSERT_TRUE(engine_->RecordMany(events).ok());
+      ASSERT_OK(engine_->RecordMany(events));
       events.clear();
     }
   }
@@ -42,7 +43,7 @@ TEST_F(ListMeasure, DISABLED_TenThousandSessions) {
     std::size_t rows = 0;
     for (int i = 0; i < kRuns; ++i) {
       auto r = tools::SessionsList(*engine_, options, Name(caller), Params(params));
-      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      ASSERT_OK(r);
       rows = r->at("sessions").as_array().size();
     }
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
