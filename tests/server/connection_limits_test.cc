@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <sstream>
 #include <vector>
@@ -89,6 +90,24 @@ class ConnectionLimitsTest : public ::testing::Test {
     return code;
   }
 
+  // 200 idle connections (they send nothing) to `port` while /healthz must still be
+  // answered (`check` then runs with the same client); then closes them, stops the daemon
+  // (exit 0) and returns its log.
+  std::string IdleFloodThenStop(uint16_t port,
+                                const std::function<void(HttpClient&)>& check = nullptr) {
+    std::vector<std::unique_ptr<RawConnection>> idle;
+    for (int i = 0; i < 200; ++i) idle.push_back(std::make_unique<RawConnection>(port));
+    {
+      HttpClient http(port);
+      HttpResult health = HealthzWhenAdmitted(http);
+      EXPECT_EQ(health.status, 200) << health.error;
+      if (check) check(http);
+    }
+    idle.clear();
+    EXPECT_EQ(Stop(), 0) << Slurp(err_file());
+    return Slurp(err_file());
+  }
+
   std::string err_file() const { return root_ + "/stderr"; }
 
   std::string root_;
@@ -101,21 +120,13 @@ class ConnectionLimitsTest : public ::testing::Test {
 TEST_F(ConnectionLimitsTest, AnIdleFloodUnderALowFileLimitLeavesHealthzAnswering) {
   uint16_t port = SpawnWithFileLimit(128, {});
   ASSERT_GT(port, 0) << Slurp(err_file());
-  std::vector<std::unique_ptr<RawConnection>> idle;
-  for (int i = 0; i < 200; ++i) idle.push_back(std::make_unique<RawConnection>(port));
-  {
-    HttpClient http(port);
-    HttpResult health = HealthzWhenAdmitted(http);
-    EXPECT_EQ(health.status, 200) << health.error;
+  std::string log = IdleFloodThenStop(port, [](HttpClient& http) {
     // The cap for 128 files is 64 (server_options.h): an evicted connection closes before
     // the new one is admitted, so never more are open.
     double open = OpenConnections(http);
     ASSERT_GE(open, 0) << "no statewatch_http_connections gauge";
     EXPECT_LE(open, 64.0);
-  }
-  idle.clear();
-  EXPECT_EQ(Stop(), 0) << Slurp(err_file());
-  std::string log = Slurp(err_file());
+  });
   EXPECT_NE(log.find("event=idle_connection_closed reason=max_connections max_connections=64"),
             std::string::npos)
       << log;
@@ -136,16 +147,7 @@ TEST_F(ConnectionLimitsTest, OutOfFileDescriptorsTheListenerBacksOffAndRecovers)
 #endif
   uint16_t port = SpawnWithFileLimit(128, {"--max-connections", "1000"});
   ASSERT_GT(port, 0) << Slurp(err_file());
-  std::vector<std::unique_ptr<RawConnection>> idle;
-  for (int i = 0; i < 200; ++i) idle.push_back(std::make_unique<RawConnection>(port));
-  {
-    HttpClient http(port);
-    HttpResult health = HealthzWhenAdmitted(http);
-    EXPECT_EQ(health.status, 200) << health.error;
-  }
-  idle.clear();
-  EXPECT_EQ(Stop(), 0) << Slurp(err_file());
-  std::string log = Slurp(err_file());
+  std::string log = IdleFloodThenStop(port);
   EXPECT_NE(log.find("event=accept_failed error=\"Too many open files\" count="), std::string::npos)
       << log;
   EXPECT_LT(CountLines(log, "event=accept_failed"), 15u) << log;
