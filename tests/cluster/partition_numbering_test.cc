@@ -22,6 +22,7 @@
 namespace statewatch::cluster {
 namespace {
 
+using statewatch::testing::HumanEvent;
 using statewatch::testing::NewTempDir;
 
 constexpr int64_t kStart = 1764460800000;
@@ -60,16 +61,8 @@ class PartitionNumberingTest : public ::testing::Test {
     EXPECT_OK(e);
     return e.ok() ? std::move(*e) : nullptr;
   }
-  static EventInput Input(const std::string& key) {
-    EventInput in;
-    in.session_key = key;
-    in.kind = "human_direct_message";
-    in.actor_type = ActorType::kHuman;
-    in.summary = "hello";
-    return in;
-  }
   static Sequence Rec(Engine& e, const std::string& key) {
-    auto r = e.Record(Input(key));
+    auto r = e.Record(HumanEvent(key));
     EXPECT_OK(r);
     return r.ok() ? r->event.sequence : 0;
   }
@@ -93,8 +86,8 @@ TEST_F(PartitionNumberingTest, TwoPartitionsOwnersHandOutDisjointSequences) {
     EXPECT_TRUE(seen.insert(b).second);
   }
   // Each refuses the other's sessions.
-  EXPECT_EQ(zero->Record(Input(kOnOne)).status().code(), Status::Code::kMisdirected);
-  EXPECT_EQ(one->Record(Input(kOnZero)).status().code(), Status::Code::kMisdirected);
+  EXPECT_EQ(zero->Record(HumanEvent(kOnOne)).status().code(), Status::Code::kMisdirected);
+  EXPECT_EQ(one->Record(HumanEvent(kOnZero)).status().code(), Status::Code::kMisdirected);
 }
 
 TEST_F(PartitionNumberingTest, AStandbyAndATakeoverOfPartitionOneContinueTheNumbering) {
@@ -134,7 +127,7 @@ TEST_F(PartitionNumberingTest, AStandbyAndATakeoverOfPartitionOneContinueTheNumb
   auto takeover = OpenOwner(standby_dir, stream, 1);
   ASSERT_NE(takeover, nullptr);
   EXPECT_EQ(Rec(*takeover, kOnOne), 9u);
-  EXPECT_FALSE(owner->Record(Input(kOnOne)).ok());  // fenced out
+  EXPECT_FALSE(owner->Record(HumanEvent(kOnOne)).ok());  // fenced out
   takeover.reset();
   auto back = OpenOwner(standby_dir, stream, 1);  // reopen: replay under the same rule
   ASSERT_NE(back, nullptr);

@@ -36,6 +36,16 @@ inline std::string NewTempDir(const std::string& tag) {
   return dir.string();
 }
 
+// A human message to `key` (summary "hello"): the plainest event that notifies.
+inline EventInput HumanEvent(const std::string& key) {
+  EventInput in;
+  in.session_key = key;
+  in.kind = "human_direct_message";
+  in.actor_type = ActorType::kHuman;
+  in.summary = "hello";
+  return in;
+}
+
 class EngineTest : public ::testing::Test {
  protected:
   static constexpr int64_t kStart = 1764460800000;  // 2025-11-30T00:00:00Z

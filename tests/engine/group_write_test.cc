@@ -25,15 +25,6 @@
 namespace statewatch::testing {
 namespace {
 
-EventInput Event(const std::string& key) {
-  EventInput in;
-  in.session_key = key;
-  in.kind = "human_direct_message";
-  in.actor_type = ActorType::kHuman;
-  in.summary = "hello";
-  return in;
-}
-
 SessionRecord Update(const std::string& key) {
   SessionRecord r;
   r.name = SessionName{"main", key};
@@ -57,7 +48,7 @@ TEST(GroupWriteTest, SideTableWritesShareTheGroupAndReadItsEarlierWrites) {
   writers.emplace_back([&] { first = tables.PutRun(held_run); });
   bool held = WaitFor([&] { return faults->held_syncs() == 1; });
   // Queued behind the held commit, in this order: an event, then two upserts of one entry.
-  if (held) writers.emplace_back([&] { recorded = engine->Record(Event("agent:main:a")); });
+  if (held) writers.emplace_back([&] { recorded = engine->Record(HumanEvent("agent:main:a")); });
   bool queued = held && WaitFor([&] { return engine->TEST_QueueLength() == 2; });
   if (queued) {
     writers.emplace_back([&] {
