@@ -1,6 +1,7 @@
 // The LogBackend contract (log/log_backend.h) as checks any backend must pass, given an
 // empty log. mem_log_test.cc runs them on MemLog, jetstream/jetstream_log_test.cc on
-// JetStreamLog against a real three-server cluster.
+// JetStreamLog against a real three-server cluster (both through ContractCases()), and
+// tests/storage/local_log_test.cc those LocalLog keeps on LocalLog.
 #ifndef STATEWATCH_TESTS_LOG_LOG_BACKEND_CONTRACT_H_
 #define STATEWATCH_TESTS_LOG_LOG_BACKEND_CONTRACT_H_
 
@@ -121,6 +122,26 @@ inline void ExpectPipelinedAppends(LogBackend& log) {
   EXPECT_FALSE(stale[2].ok());
   EXPECT_EQ(*log.Tail(), 51u);
   EXPECT_TRUE(log.AppendPipelined({}, 51).empty());
+}
+
+// The checks above as one table, for a value-parameterized suite per backend:
+//   INSTANTIATE_TEST_SUITE_P(Contract, MyLogTest, ::testing::ValuesIn(ContractCases()),
+//                            ContractCaseName);
+struct ContractCase {
+  const char* name;
+  void (*check)(LogBackend& log);
+};
+
+inline std::vector<ContractCase> ContractCases() {
+  return {{"AppendReadTail", ExpectAppendReadTail},
+          {"StaleWriterRefused", ExpectStaleWriterRefused},
+          {"DedupeById", ExpectDedupeById},
+          {"PurgeBelow", ExpectPurgeBelow},
+          {"PipelinedAppends", ExpectPipelinedAppends}};
+}
+
+inline std::string ContractCaseName(const ::testing::TestParamInfo<ContractCase>& info) {
+  return info.param.name;
 }
 
 }  // namespace statewatch::log::testing

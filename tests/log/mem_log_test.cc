@@ -20,30 +20,15 @@ namespace {
 using testing::At;
 using testing::DataOf;
 
-TEST(MemLogTest, AppendReadTail) {
+class MemLogContractTest : public ::testing::TestWithParam<testing::ContractCase> {};
+
+TEST_P(MemLogContractTest, Holds) {
   MemLog log;
-  testing::ExpectAppendReadTail(log);
+  GetParam().check(log);
 }
 
-TEST(MemLogTest, StaleWriterRefused) {
-  MemLog log;
-  testing::ExpectStaleWriterRefused(log);
-}
-
-TEST(MemLogTest, DedupeById) {
-  MemLog log;
-  testing::ExpectDedupeById(log);
-}
-
-TEST(MemLogTest, PurgeBelow) {
-  MemLog log;
-  testing::ExpectPurgeBelow(log);
-}
-
-TEST(MemLogTest, PipelinedAppends) {
-  MemLog log;
-  testing::ExpectPipelinedAppends(log);
-}
+INSTANTIATE_TEST_SUITE_P(Contract, MemLogContractTest,
+                         ::testing::ValuesIn(testing::ContractCases()), testing::ContractCaseName);
 
 TEST(MemLogTest, DedupeWindowFollowsTheClockThenTheCasDecides) {
   auto clock = std::make_shared<ManualClock>(1'000'000);

@@ -18,35 +18,19 @@ namespace {
 
 class JetStreamLogTest : public SharedClusterTest {};
 
-TEST_F(JetStreamLogTest, AppendReadTail) {
+// The contract on a fresh stream each: a stale writer is refused with error 10071, dedupe
+// is by Nats-Msg-Id.
+class JetStreamLogContractTest : public SharedClusterTest,
+                                 public ::testing::WithParamInterface<ContractCase> {};
+
+TEST_P(JetStreamLogContractTest, Holds) {
   auto log = NewLog(NewPartition());
   ASSERT_NE(log, nullptr);
-  ExpectAppendReadTail(*log);
+  GetParam().check(*log);
 }
 
-TEST_F(JetStreamLogTest, StaleWriterRefusedWithError10071) {
-  auto log = NewLog(NewPartition());
-  ASSERT_NE(log, nullptr);
-  ExpectStaleWriterRefused(*log);
-}
-
-TEST_F(JetStreamLogTest, DedupeByMsgId) {
-  auto log = NewLog(NewPartition());
-  ASSERT_NE(log, nullptr);
-  ExpectDedupeById(*log);
-}
-
-TEST_F(JetStreamLogTest, PurgeBelow) {
-  auto log = NewLog(NewPartition());
-  ASSERT_NE(log, nullptr);
-  ExpectPurgeBelow(*log);
-}
-
-TEST_F(JetStreamLogTest, PipelinedAppends) {
-  auto log = NewLog(NewPartition());
-  ASSERT_NE(log, nullptr);
-  ExpectPipelinedAppends(*log);
-}
+INSTANTIATE_TEST_SUITE_P(Contract, JetStreamLogContractTest, ::testing::ValuesIn(ContractCases()),
+                         ContractCaseName);
 
 TEST_F(JetStreamLogTest, APipelinedRecordNeverLandsAfterAnotherWritersRecord) {
   // Writer a pipelines r1 (expecting tail 1) and r2 (expecting 2). r1 is "lost": b's fence
