@@ -46,6 +46,19 @@ Status VerifyAll(const std::vector<std::string>& frames) {
   return Status::OK();
 }
 
+// Appends to `frames` a batch sealed by a writer whose chain continues theirs but that
+// believes the last fence's epoch is `epoch`.
+void AppendBatchAtEpoch(uint64_t epoch, const std::string& payload,
+                        std::vector<std::string>* frames) {
+  ChainVerifier upto(GenesisChainState(kPartition, kPartitions, 1));
+  for (size_t i = 0; i < frames->size(); ++i) ASSERT_OK(upto.Next(i + 1, (*frames)[i]));
+  ChainState forged = upto.state();
+  forged.fence_epoch = epoch;
+  Result<ChainWriter> writer = ChainWriter::Make(forged, epoch);
+  ASSERT_OK(writer);
+  frames->push_back(writer->SealCommitGroup(payload, 1)->bytes);
+}
+
 TEST(ChainVerifierTest, AcceptsWhatTheWriterSealed) {
   std::vector<std::string> frames = SampleFrames();
   ChainVerifier verifier(GenesisChainState(kPartition, kPartitions, 1));
@@ -98,12 +111,7 @@ TEST(ChainVerifierTest, DetectsAFencedWritersBatch) {
   // The epoch-1 owner seals one more group as if it still owned the chain's tail (a zombie
   // whose append slipped in without the CAS).
   std::vector<std::string> frames = SampleFrames();
-  ChainVerifier upto(GenesisChainState(kPartition, kPartitions, 1));
-  for (size_t i = 0; i < frames.size(); ++i) ASSERT_OK(upto.Next(i + 1, frames[i]));
-  ChainState forged = upto.state();
-  forged.fence_epoch = 1;  // what the zombie believes
-  ChainWriter zombie = *ChainWriter::Make(forged, 1);
-  frames.push_back(zombie.SealCommitGroup("zombie", 1)->bytes);
+  ASSERT_NO_FATAL_FAILURE(AppendBatchAtEpoch(1, "zombie", &frames));  // what the zombie believes
   Status s = VerifyAll(frames);
   EXPECT_EQ(s.message(),
             "position 12, batch 12: epoch 1 is below the last fence's epoch 2: a fenced "
@@ -112,12 +120,7 @@ TEST(ChainVerifierTest, DetectsAFencedWritersBatch) {
 
 TEST(ChainVerifierTest, DetectsAnOwnerThatNeverFenced) {
   std::vector<std::string> frames = SampleFrames();
-  ChainVerifier upto(GenesisChainState(kPartition, kPartitions, 1));
-  for (size_t i = 0; i < frames.size(); ++i) ASSERT_OK(upto.Next(i + 1, frames[i]));
-  ChainState forged = upto.state();
-  forged.fence_epoch = 3;
-  ChainWriter unfenced = *ChainWriter::Make(forged, 3);
-  frames.push_back(unfenced.SealCommitGroup("unfenced", 1)->bytes);
+  ASSERT_NO_FATAL_FAILURE(AppendBatchAtEpoch(3, "unfenced", &frames));
   Status s = VerifyAll(frames);
   EXPECT_EQ(s.message(),
             "position 12, batch 12: epoch 3 is above the last fence's epoch 2: an owner that "
