@@ -49,6 +49,25 @@ double OpenConnections(HttpClient& http) {
   return at == std::string::npos ? -1 : std::stod(metrics.body.substr(at + gauge.size()));
 }
 
+using Connections = std::vector<std::unique_ptr<RawConnection>>;
+
+// Opens `n` connections to `port`, each busy with a request whose header is still arriving.
+void OpenBusy(uint16_t port, int n, Connections* busy) {
+  for (int i = 0; i < n; ++i) {
+    busy->push_back(std::make_unique<RawConnection>(port));
+    ASSERT_TRUE(busy->back()->Send("GET /healthz HTTP/1.1\r\n"));  // a header still arriving
+  }
+}
+
+// The busy connections finish their requests: each is answered 200.
+void FinishBusy(Connections& busy) {
+  for (auto& c : busy) {
+    ASSERT_TRUE(c->Send("Host: 127.0.0.1\r\n\r\n"));
+    HttpResult r = ParseRawResponse(c->ReadUntil("}\n"));
+    ASSERT_EQ(r.status, 200) << r.error;
+  }
+}
+
 class ConnectionLimitsTest : public ::testing::Test {
  protected:
   void SetUp() override { root_ = MakeTempDir("statewatch-conn-limits"); }
@@ -160,11 +179,8 @@ TEST_F(ConnectionLimitsTest, AtTheCapWithNoIdleConnectionANewOneGets503) {
   server::ServerOptions o = TestOptions();
   o.max_connections = 3;
   TestServer server(o);
-  std::vector<std::unique_ptr<RawConnection>> busy;
-  for (int i = 0; i < 3; ++i) {
-    busy.push_back(std::make_unique<RawConnection>(server.port()));
-    ASSERT_TRUE(busy.back()->Send("GET /healthz HTTP/1.1\r\n"));  // a header still arriving
-  }
+  Connections busy;
+  ASSERT_NO_FATAL_FAILURE(OpenBusy(server.port(), 3, &busy));
   // Admission is in order of accept: wait (bounded) until the three are registered.
   RawConnection extra(server.port());
   HttpResult refused = ParseRawResponse(extra.ReadUntil("}}\n"));
@@ -173,12 +189,7 @@ TEST_F(ConnectionLimitsTest, AtTheCapWithNoIdleConnectionANewOneGets503) {
   EXPECT_NE(refused.error_message().find("maximum of 3 connections (--max-connections)"),
             std::string::npos)
       << refused.body;
-  // The busy connections finish their requests.
-  for (auto& c : busy) {
-    ASSERT_TRUE(c->Send("Host: 127.0.0.1\r\n\r\n"));
-    HttpResult r = ParseRawResponse(c->ReadUntil("}\n"));
-    EXPECT_EQ(r.status, 200) << r.error;
-  }
+  FinishBusy(busy);
 }
 
 // The same, many times over, right after each busy connection's first bytes: the server
@@ -188,21 +199,15 @@ TEST_F(ConnectionLimitsTest, AConnectionWhoseFirstBytesAreInFlightIsNeverEvicted
   server::ServerOptions o = TestOptions();
   o.max_connections = 3;
   for (int round = 0; round < 20; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
     // A fresh server each round: no connection of an earlier round is still closing.
     TestServer server(o);
-    std::vector<std::unique_ptr<RawConnection>> busy;
-    for (int i = 0; i < 3; ++i) {
-      busy.push_back(std::make_unique<RawConnection>(server.port()));
-      ASSERT_TRUE(busy.back()->Send("GET /healthz HTTP/1.1\r\n")) << "round " << round;
-    }
+    Connections busy;
+    ASSERT_NO_FATAL_FAILURE(OpenBusy(server.port(), 3, &busy));
     RawConnection extra(server.port());
     HttpResult refused = ParseRawResponse(extra.ReadUntil("}}\n"));
-    ASSERT_EQ(refused.status, 503) << "round " << round << ": " << refused.error;
-    for (auto& c : busy) {
-      ASSERT_TRUE(c->Send("Host: 127.0.0.1\r\n\r\n"));
-      HttpResult r = ParseRawResponse(c->ReadUntil("}\n"));
-      ASSERT_EQ(r.status, 200) << "round " << round << ": " << r.error;
-    }
+    ASSERT_EQ(refused.status, 503) << refused.error;
+    ASSERT_NO_FATAL_FAILURE(FinishBusy(busy));
   }
 }
 
