@@ -64,42 +64,31 @@ TEST_F(ServeBinaryTest, ServesOnAnEphemeralPortAndStopsGracefullyOnSigterm) {
 }
 
 TEST_F(ServeBinaryTest, RefusesUnsafeListenOptions) {
+  struct Refusal {
+    std::vector<std::string> args;
+    std::string error;  // part of stderr
+  };
+  const std::vector<Refusal> refusals = {
+      {{"serve", "--data", root_ + "/d1", "--listen", "0.0.0.0:0"}, "needs --token"},
+      {{"serve", "--data", root_ + "/d2", "--listen", "0.0.0.0:0", "--token", "t",
+        "--manual-clock"},
+       "--manual-clock"},
+      {{"serve", "--data", root_ + "/d3", "--visibility", "everyone"}, "--visibility must be"},
+      // --now is a one-shot command's clock; a daemon refuses it (before binding anything).
+      {{"--now", std::to_string(kStartMs), "serve", "--data", root_ + "/d4"},
+       "--manual-clock START_MS"},
+      {{"serve", "--data", root_ + "/d5", "--max-ping-pong-turns", "21"},
+       "--max-ping-pong-turns must be from 0 to 20 (got 21)"},
+      {{"serve", "--data", root_ + "/d6", "--upstream-interval-ms", "0"},
+       "--upstream-interval-ms must be positive"},
+  };
   std::string err = root_ + "/stderr";
-  Child no_token = Spawn({"serve", "--data", root_ + "/d1", "--listen", "0.0.0.0:0"}, err);
-  EXPECT_EQ(Wait(no_token.pid), 2);
-  close(no_token.stdout_fd);
-  EXPECT_NE(Slurp(err).find("needs --token"), std::string::npos) << Slurp(err);
-
-  Child manual = Spawn(
-      {"serve", "--data", root_ + "/d2", "--listen", "0.0.0.0:0", "--token", "t", "--manual-clock"},
-      err);
-  EXPECT_EQ(Wait(manual.pid), 2);
-  close(manual.stdout_fd);
-  EXPECT_NE(Slurp(err).find("--manual-clock"), std::string::npos) << Slurp(err);
-
-  Child bad = Spawn({"serve", "--data", root_ + "/d3", "--visibility", "everyone"}, err);
-  EXPECT_EQ(Wait(bad.pid), 2);
-  close(bad.stdout_fd);
-  EXPECT_NE(Slurp(err).find("--visibility must be"), std::string::npos) << Slurp(err);
-
-  // --now is a one-shot command's clock; a daemon refuses it (before binding anything).
-  Child now = Spawn({"--now", std::to_string(kStartMs), "serve", "--data", root_ + "/d4"}, err);
-  EXPECT_EQ(Wait(now.pid), 2);
-  close(now.stdout_fd);
-  EXPECT_NE(Slurp(err).find("--manual-clock START_MS"), std::string::npos) << Slurp(err);
-
-  Child turns = Spawn({"serve", "--data", root_ + "/d5", "--max-ping-pong-turns", "21"}, err);
-  EXPECT_EQ(Wait(turns.pid), 2);
-  close(turns.stdout_fd);
-  EXPECT_NE(Slurp(err).find("--max-ping-pong-turns must be from 0 to 20 (got 21)"),
-            std::string::npos)
-      << Slurp(err);
-
-  Child tick = Spawn({"serve", "--data", root_ + "/d6", "--upstream-interval-ms", "0"}, err);
-  EXPECT_EQ(Wait(tick.pid), 2);
-  close(tick.stdout_fd);
-  EXPECT_NE(Slurp(err).find("--upstream-interval-ms must be positive"), std::string::npos)
-      << Slurp(err);
+  for (const Refusal& r : refusals) {
+    Child child = Spawn(r.args, err);
+    EXPECT_EQ(Wait(child.pid), 2) << r.error;
+    close(child.stdout_fd);
+    EXPECT_NE(Slurp(err).find(r.error), std::string::npos) << Slurp(err);
+  }
 }
 
 // --token-file keeps the token out of the process's command line (ps shows --token T).
