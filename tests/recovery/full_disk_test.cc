@@ -46,16 +46,29 @@ void ExpectAcknowledged(Engine& e, const std::vector<RecordResult>& acked) {
   }
 }
 
-TEST(FullDiskTest, InjectedNoSpaceIsRetryableAndLosesNothing) {
-  std::string dir = testing::NewTempDir("nospace");
-  EngineOptions o;
-  o.clock = std::make_shared<ManualClock>(kStart);
-  auto faults = storage::NewFaultInjector();
-  engine::EngineTestHooks hooks;
-  hooks.faults = faults;
+// An engine on a fresh directory through the fault-injection file system (faults_).
+class FullDiskTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testing::NewTempDir("faults");
+    options_.clock = std::make_shared<ManualClock>(kStart);
+    hooks_.faults = faults_;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  Result<std::unique_ptr<Engine>> Open() {
+    return engine::OpenEngineWithHooks(options_, dir_, hooks_);
+  }
+
+  std::string dir_;
+  EngineOptions options_;
+  std::shared_ptr<storage::FaultInjector> faults_ = storage::NewFaultInjector();
+  engine::EngineTestHooks hooks_;
+};
+
+TEST_F(FullDiskTest, InjectedNoSpaceIsRetryableAndLosesNothing) {
   std::vector<RecordResult> acked;
   {
-    auto e = engine::OpenEngineWithHooks(o, dir, hooks);
+    auto e = Open();
     ASSERT_OK(e);
     Engine& engine = **e;
     for (int i = 0; i < 20; ++i) {
@@ -63,7 +76,7 @@ TEST(FullDiskTest, InjectedNoSpaceIsRetryableAndLosesNothing) {
       ASSERT_OK(r);
       acked.push_back(*r);
     }
-    faults->NoSpaceAfter(0);
+    faults_->NoSpaceAfter(0);
     for (int i = 20; i < 25; ++i) {
       auto r = engine.Record(Event(i));
       ASSERT_FALSE(r.ok());
@@ -76,7 +89,7 @@ TEST(FullDiskTest, InjectedNoSpaceIsRetryableAndLosesNothing) {
     EXPECT_NE(stats->write_error.find("no space left on device"), std::string::npos)
         << stats->write_error;
     ExpectAcknowledged(engine, acked);  // reads keep working
-    faults->Heal();                     // space is freed: no reopen needed
+    faults_->Heal();                    // space is freed: no reopen needed
     for (int i = 25; i < 30; ++i) {
       auto r = engine.Record(Event(i));
       ASSERT_OK(r);
@@ -85,34 +98,24 @@ TEST(FullDiskTest, InjectedNoSpaceIsRetryableAndLosesNothing) {
     EXPECT_TRUE(engine.Stats()->write_error.empty());
     ExpectAcknowledged(engine, acked);
   }
-  auto e = engine::OpenEngineWithHooks(o, dir, hooks);
+  auto e = Open();
   ASSERT_OK(e);
   ExpectAcknowledged(**e, acked);
   auto v = (*e)->Verify();
   ASSERT_OK(v);
   EXPECT_TRUE(v->ok);
-  e->reset();
-  fs::remove_all(dir);
 }
 
 // A failed fsync is not a full disk: it stays sticky until the engine is reopened.
-TEST(FullDiskTest, AFailedSyncStaysSticky) {
-  std::string dir = testing::NewTempDir("syncfail");
-  EngineOptions o;
-  o.clock = std::make_shared<ManualClock>(kStart);
-  auto faults = storage::NewFaultInjector();
-  engine::EngineTestHooks hooks;
-  hooks.faults = faults;
-  auto e = engine::OpenEngineWithHooks(o, dir, hooks);
+TEST_F(FullDiskTest, AFailedSyncStaysSticky) {
+  auto e = Open();
   ASSERT_OK(e);
-  faults->FailSyncsAfter(0);
+  faults_->FailSyncsAfter(0);
   EXPECT_FALSE((*e)->Record(Event(1)).ok());
-  faults->Heal();
+  faults_->Heal();
   auto r = (*e)->Record(Event(2));
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), Status::Code::kFailedPrecondition) << r.status().ToString();
-  e->reset();
-  fs::remove_all(dir);
 }
 
 // A real full disk: a small tmpfs. Needs mount(2) (root with CAP_SYS_ADMIN).
