@@ -99,7 +99,9 @@ class MessagingTest : public ToolsTest {
   std::optional<Delivery> Take(const std::string& session_key) {
     auto pending = For(session_key);
     if (pending.empty()) return std::nullopt;
-    EXPECT_TRUE(*SessionTables(*engine_).AckDelivery(pending[0].id));
+    auto acked = SessionTables(*engine_).AckDelivery(pending[0].id);
+    EXPECT_OK(acked);
+    EXPECT_TRUE(acked.ok() && *acked) << "delivery " << pending[0].id << " was not pending";
     return pending[0];
   }
 
