@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -139,6 +140,9 @@ inline std::vector<ContractCase> ContractCases() {
           {"PurgeBelow", ExpectPurgeBelow},
           {"PipelinedAppends", ExpectPipelinedAppends}};
 }
+
+// gtest prints a case by its name (not as bytes) in test listings and failures.
+inline void PrintTo(const ContractCase& c, std::ostream* os) { *os << c.name; }
 
 inline std::string ContractCaseName(const ::testing::TestParamInfo<ContractCase>& info) {
   return info.param.name;
