@@ -15,6 +15,9 @@ int main(int argc, char** argv) {
   sb::RegisterPruneBenchmarks();
   sb::RegisterFanoutBenchmarks();
   sb::RegisterOpenBenchmarks();
+  sb::RegisterChangesMemtableBenchmarks();
+  sb::RegisterSessionToolsBenchmarks();
+  sb::RegisterMonitorBenchmarks();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();
@@ -22,6 +25,8 @@ int main(int argc, char** argv) {
   sb::ReleaseFanoutFixtures();
   sb::ReleaseChangesFixture();
   sb::ReleaseChangesLeanFixtures();
+  sb::ReleaseSessionToolsFixtures();
+  sb::ReleaseMonitorFixtures();
   benchmark::Shutdown();
   return 0;
 }

@@ -33,6 +33,11 @@ void RegisterPruneBenchmarks();       // prune_bench.cc: at the cap vs the hourl
 void RegisterFanoutBenchmarks();      // fanout_bench.cc
 void ReleaseFanoutFixtures();         // closes the fixtures fan-out keeps between runs
 void RegisterOpenBenchmarks();        // open_bench.cc: open with many cursors, verify
+void RegisterChangesMemtableBenchmarks();  // changes_memtable_bench.cc: read APIs, memtable
+void RegisterSessionToolsBenchmarks();     // session_tools_bench.cc: sessions_list, _history
+void ReleaseSessionToolsFixtures();        // closes the registry and transcript it keeps
+void RegisterMonitorBenchmarks();          // monitor_bench.cc: scan throughput, ticks
+void ReleaseMonitorFixtures();             // closes the linked sessions it keeps
 
 }  // namespace statewatch::bench
 

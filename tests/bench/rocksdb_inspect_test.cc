@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "bench/raw_rocksdb_floor.h"
+#include "status_matchers.h"
 
 namespace statewatch::bench {
 namespace {
@@ -29,8 +30,8 @@ class RocksdbInspectTest : public ::testing::Test {
   // `rows` puts of 17-byte keys and 100-byte values, written and closed.
   void Write(int rows) {
     auto floor = RawRocksdbFloor::Open(Db(), 100);
-    ASSERT_TRUE(floor.ok()) << floor.status().ToString();
-    for (int i = 0; i < rows; ++i) ASSERT_TRUE((*floor)->Put(i % 7, /*sync=*/false).ok());
+    ASSERT_OK(floor);
+    for (int i = 0; i < rows; ++i) ASSERT_OK((*floor)->Put(i % 7, /*sync=*/false));
   }
 
   std::filesystem::path dir_;
@@ -39,7 +40,7 @@ class RocksdbInspectTest : public ::testing::Test {
 TEST_F(RocksdbInspectTest, MeasuresAFamilysRowsAndBytes) {
   Write(250);
   auto bytes = MeasureFamily(dir_.string(), "default");  // found one level down
-  ASSERT_TRUE(bytes.ok()) << bytes.status().ToString();
+  ASSERT_OK(bytes);
   EXPECT_EQ(bytes->rows, 250u);
   EXPECT_EQ(bytes->key_bytes, 250u * kFloorKeyBytes);
   EXPECT_EQ(bytes->value_bytes, 250u * 100);
@@ -60,10 +61,10 @@ TEST_F(RocksdbInspectTest, NamesWhatIsMissing) {
 
 TEST_F(RocksdbInspectTest, CompactionLeavesEveryRowInOneSortedRunAndChangesNone) {
   Write(5000);
-  ASSERT_TRUE(CompactDatabase(Db()).ok());
+  ASSERT_OK(CompactDatabase(Db()));
   EXPECT_GE(CountBackgroundWork(Db()).compactions, 1);
   rocksdb::DB* raw = nullptr;
-  ASSERT_TRUE(rocksdb::DB::OpenForReadOnly(rocksdb::Options(), Db(), &raw).ok());
+  ASSERT_OK(rocksdb::DB::OpenForReadOnly(rocksdb::Options(), Db(), &raw));
   std::unique_ptr<rocksdb::DB> db(raw);
   std::string l0;
   uint64_t memtable = 1;
@@ -73,7 +74,7 @@ TEST_F(RocksdbInspectTest, CompactionLeavesEveryRowInOneSortedRunAndChangesNone)
   EXPECT_EQ(memtable, 0u);
   db.reset();
   auto bytes = MeasureFamily(Db(), "default");
-  ASSERT_TRUE(bytes.ok());
+  ASSERT_OK(bytes);
   EXPECT_EQ(bytes->rows, 5000u);
 }
 

@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <string>
 
+#include "status_matchers.h"
+
 namespace statewatch::bench {
 namespace {
 
@@ -26,7 +28,7 @@ class SqliteReferenceTest : public ::testing::Test {
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
     auto ref = SqliteReference::Open(Path(), SqliteSync::kNormal, /*busy_timeout_ms=*/0);
-    ASSERT_TRUE(ref.ok()) << ref.status().ToString();
+    ASSERT_OK(ref);
     ref_ = std::move(*ref);
     ref_->SetNowForTesting(1764460800000);
   }
@@ -48,7 +50,7 @@ class SqliteReferenceTest : public ::testing::Test {
   }
   int64_t Record(const RefEventInput& in) {
     auto r = ref_->RecordEvent(in);
-    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_OK(r);
     return r.ok() ? r->sequence : -1;
   }
 
@@ -62,7 +64,7 @@ TEST_F(SqliteReferenceTest, FirstNotifyingEventOpensOneNoticeLaterOnesOnlyMoveMa
   int64_t second = Record(Event(kTarget));
   EXPECT_EQ(ref_->QueuedNotices(), 1u);
   auto cursor = ref_->ReadCursor(kWatcher, kTarget);
-  ASSERT_TRUE(cursor.ok());
+  ASSERT_OK(cursor);
   EXPECT_EQ(cursor->last_seen, 0);
   EXPECT_EQ(cursor->notified, first);
   EXPECT_EQ(cursor->material, second);
@@ -73,7 +75,7 @@ TEST_F(SqliteReferenceTest, DrainAcknowledgesAndReopensOnlyForInterveningChanges
   int64_t first = Record(Event(kTarget));
   int64_t second = Record(Event(kTarget));
   auto drained = ref_->Acknowledge(kWatcher);
-  ASSERT_TRUE(drained.ok());
+  ASSERT_OK(drained);
   ASSERT_EQ(drained->size(), 1u);
   EXPECT_EQ((*drained)[0].text, RefNoticeText(kTarget, 0));
   EXPECT_EQ(ref_->QueuedNotices(), 1u);  // M > N: one new notice, changesSince old N
@@ -103,16 +105,16 @@ TEST_F(SqliteReferenceTest, PagesAreTruncatedAndGapIsExactAfterAPrunePass) {
     Record(Event("agent:main:other"));
   }
   auto before = ref_->ChangesSince(kTarget, "main", 0, 10);
-  ASSERT_TRUE(before.ok());
+  ASSERT_OK(before);
   EXPECT_EQ(before->events.size(), 10u);
   EXPECT_TRUE(before->truncated);
   EXPECT_FALSE(before->history_gap);
 
   auto pruned = ref_->Prune(/*cutoff_ms=*/0, /*max_rows=*/20);
-  ASSERT_TRUE(pruned.ok()) << pruned.status().ToString();
+  ASSERT_OK(pruned);
   EXPECT_EQ(pruned->rows_deleted, 40);
   auto page = ref_->ChangesSince(kTarget, "main", 0, 200);
-  ASSERT_TRUE(page.ok());
+  ASSERT_OK(page);
   EXPECT_EQ(page->events.size(), 10u);
   EXPECT_TRUE(page->history_gap);
   int64_t earliest = page->earliest_available_sequence;
@@ -127,7 +129,7 @@ TEST_F(SqliteReferenceTest, PagesAreTruncatedAndGapIsExactAfterAPrunePass) {
 TEST_F(SqliteReferenceTest, APassAfterTheTableOutgrewTheCapCutsItBackToTheCap) {
   for (int i = 0; i < 50; ++i) Record(Event("agent:main:s" + std::to_string(i % 7)));
   auto pruned = ref_->Prune(0, 20);  // the whole backlog in one pass
-  ASSERT_TRUE(pruned.ok());
+  ASSERT_OK(pruned);
   EXPECT_EQ(pruned->rows_deleted, 30);
   EXPECT_EQ(pruned->sessions_touched, 7);
   pruned = ref_->Prune(0, 20);  // nothing left to do
@@ -154,7 +156,7 @@ TEST_F(SqliteReferenceTest, DedupeKeyReturnsTheExistingEvent) {
   in.dedupe_key = "child-spawned:r1";
   int64_t first = Record(in);
   auto again = ref_->RecordEvent(in);
-  ASSERT_TRUE(again.ok());
+  ASSERT_OK(again);
   EXPECT_TRUE(again->deduplicated);
   EXPECT_EQ(again->sequence, first);
 }

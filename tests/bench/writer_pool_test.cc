@@ -10,6 +10,8 @@
 #include <mutex>
 #include <vector>
 
+#include "status_matchers.h"
+
 namespace statewatch::bench {
 namespace {
 
@@ -17,10 +19,10 @@ TEST(WriterPoolTest, EveryThreadRunsOncePerRun) {
   WriterPool pool(4);
   std::vector<std::atomic<int>> calls(4);
   for (int run = 0; run < 3; ++run) {
-    ASSERT_TRUE(pool.Run([&](int t) {
+    ASSERT_OK(pool.Run([&](int t) {
       calls[t].fetch_add(1);
       return Status::OK();
-    }).ok());
+    }));
   }
   for (auto& c : calls) EXPECT_EQ(c.load(), 3);
 }
@@ -40,7 +42,7 @@ TEST(WriterPoolTest, ThreadsRunAtTheSameTime) {
     return all ? Status::OK() : Status::FailedPrecondition("only " + std::to_string(arrived) +
                                                            " threads arrived");
   });
-  EXPECT_TRUE(st.ok()) << st.ToString();
+  EXPECT_OK(st);
 }
 
 TEST(WriterPoolTest, ReturnsTheFirstErrorInThreadOrder) {
@@ -50,7 +52,7 @@ TEST(WriterPoolTest, ReturnsTheFirstErrorInThreadOrder) {
   });
   EXPECT_EQ(st.code(), Status::Code::kIOError);
   EXPECT_EQ(st.message(), "thread 1");
-  EXPECT_TRUE(pool.Run([](int) { return Status::OK(); }).ok());  // errors do not stick
+  EXPECT_OK(pool.Run([](int) { return Status::OK(); }));  // errors do not stick
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "cli/cli.h"
+#include "cli_fixture.h"
 
 namespace statewatch::cli {
 namespace {
@@ -18,57 +19,36 @@ namespace json = boost::json;
 
 constexpr char kNow[] = "1764460800000";
 
-struct Output {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
-
-class AdminVerbsTest : public ::testing::Test {
+class AdminVerbsTest : public CliDirTest {
  protected:
-  void SetUp() override {
-    static std::atomic<int> counter{0};
-    dir_ = fs::temp_directory_path() / ("statewatch_admin_test_" + std::to_string(::getpid()) +
-                                        "_" + std::to_string(counter++));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
+  AdminVerbsTest() : CliDirTest("admin") {}
 
-  Output Run(const std::string& data, std::vector<std::string> args) {
+  CliOutput Run(const std::string& data, std::vector<std::string> args) {
     args.insert(args.begin(), {"--data", (dir_ / data).string(), "--now", kNow});
-    std::istringstream in;
-    std::ostringstream out, err;
-    Output r;
-    r.code = RunCli(args, in, out, err);
-    r.out = out.str();
-    r.err = err.str();
-    return r;
+    return RunInProcess(args);
   }
   void Record(const std::string& data, const std::string& kind) {
-    Output r = Run(data, {"record", "--session", "agent:main:subagent:a1", "--kind", kind,
-                          "--actor-type", "human"});
+    CliOutput r = Run(data, {"record", "--session", "agent:main:subagent:a1", "--kind", kind,
+                             "--actor-type", "human"});
     ASSERT_EQ(r.code, 0) << r.err;
   }
-
-  fs::path dir_;
 };
 
 TEST_F(AdminVerbsTest, ABackupRestoresIntoAnAbsentDirectory) {
   Record("live", "created");
   Record("live", "human_direct_message");
   std::string backup = (dir_ / "backup").string();
-  Output b = Run("live", {"backup", "--to", backup});
+  CliOutput b = Run("live", {"backup", "--to", backup});
   ASSERT_EQ(b.code, 0) << b.err;
   EXPECT_EQ(json::parse(b.out).at("path").as_string(), backup);
   EXPECT_EQ(Run("live", {"backup", "--to", backup}).code, 1);  // never overwrites
 
-  Output r = Run("restored", {"restore", "--from", backup});
+  CliOutput r = Run("restored", {"restore", "--from", backup});
   ASSERT_EQ(r.code, 0) << r.err;
-  Output original = Run("live", {"status", "--session", "agent:main:subagent:a1",
-                                 "--changes-since", "0"});
-  Output copy = Run("restored", {"status", "--session", "agent:main:subagent:a1",
-                                 "--changes-since", "0"});
+  CliOutput original =
+      Run("live", {"status", "--session", "agent:main:subagent:a1", "--changes-since", "0"});
+  CliOutput copy =
+      Run("restored", {"status", "--session", "agent:main:subagent:a1", "--changes-since", "0"});
   EXPECT_EQ(copy.out, original.out);
   EXPECT_EQ(Run("restored", {"verify"}).code, 0);
 }
@@ -77,14 +57,14 @@ TEST_F(AdminVerbsTest, RestoreRefusesANonEmptyTargetAndNonBackups) {
   Record("live", "created");
   std::string backup = (dir_ / "backup").string();
   ASSERT_EQ(Run("live", {"backup", "--to", backup}).code, 0);
-  Output taken = Run("live", {"restore", "--from", backup});
+  CliOutput taken = Run("live", {"restore", "--from", backup});
   EXPECT_EQ(taken.code, 1);
   EXPECT_NE(taken.err.find("is not empty"), std::string::npos) << taken.err;
   fs::create_directories(dir_ / "empty");
   EXPECT_EQ(Run("empty", {"restore", "--from", backup}).code, 0);
   fs::create_directories(dir_ / "junk");
   std::ofstream(dir_ / "junk" / "file") << "x";
-  Output junk = Run("fresh", {"restore", "--from", (dir_ / "junk").string()});
+  CliOutput junk = Run("fresh", {"restore", "--from", (dir_ / "junk").string()});
   EXPECT_EQ(junk.code, 1);
   EXPECT_NE(junk.err.find("is not a backup"), std::string::npos) << junk.err;
   EXPECT_FALSE(fs::exists(dir_ / "fresh"));
@@ -93,7 +73,7 @@ TEST_F(AdminVerbsTest, RestoreRefusesANonEmptyTargetAndNonBackups) {
 TEST_F(AdminVerbsTest, ExportPrintsOneEventALine) {
   Record("live", "created");
   Record("live", "human_direct_message");
-  Output r = Run("live", {"export"});
+  CliOutput r = Run("live", {"export"});
   ASSERT_EQ(r.code, 0) << r.err;
   std::istringstream lines(r.out);
   std::vector<std::string> kinds;

@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "cli_fixture.h"
+
 namespace statewatch::cli {
 namespace {
 namespace fs = std::filesystem;
@@ -28,18 +30,6 @@ constexpr char kParent[] = "agent:main:main";
 constexpr char kChild[] = "agent:main:subagent:8f1c";
 constexpr char kChangesSinceError[] = "statewatch: changesSince must be a non-negative integer\n";
 
-struct CliOutput {
-  int code = -1;
-  std::string out;
-  std::string err;
-  json::value Json() const {
-    std::error_code ec;
-    json::value v = json::parse(out, ec);
-    EXPECT_FALSE(ec) << "stdout is not one JSON document: " << out;
-    return v;
-  }
-};
-
 // As a JSON string, to compare with the "text" field.
 json::value NoticeText(const std::string& key, uint64_t since) {
   return json::value("Session \"" + key +
@@ -50,31 +40,18 @@ json::value NoticeText(const std::string& key, uint64_t since) {
 
 uint64_t U64(const json::value& v) { return v.to_number<uint64_t>(); }
 
-class CliTest : public ::testing::Test {
+class CliTest : public CliDirTest {
  protected:
+  CliTest() : CliDirTest("cli") {}
   void SetUp() override {
-    static std::atomic<int> counter{0};
-    dir_ = fs::temp_directory_path() /
-           ("statewatch_cli_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    CliDirTest::SetUp();
     data_ = (dir_ / "data").string();
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
   // Runs `statewatch --data <tmp> --now <now> args...` in-process.
   CliOutput Run(std::vector<std::string> args, const std::string& input = "", int64_t now = kNow) {
     args.insert(args.begin(), {"--data", data_, "--now", std::to_string(now)});
-    return RunRaw(args, input);
-  }
-  CliOutput RunRaw(const std::vector<std::string>& args, const std::string& input = "") {
-    std::istringstream in(input);
-    std::ostringstream out, err;
-    CliOutput r;
-    r.code = RunCli(args, in, out, err);
-    r.out = out.str();
-    r.err = err.str();
-    return r;
+    return RunInProcess(args, input);
   }
 
   // Records one event and returns its sequence.
@@ -95,7 +72,6 @@ class CliTest : public ::testing::Test {
     return path;
   }
 
-  fs::path dir_;
   std::string data_;
 };
 
@@ -140,16 +116,16 @@ TEST_F(CliTest, UsageErrorsExitTwo) {
 }
 
 TEST_F(CliTest, BadGlobalOptionValuesExitTwo) {
-  EXPECT_EQ(RunRaw({"--data", data_, "--now", "noon", "stats"}).code, 2);
-  EXPECT_EQ(RunRaw({"--data", data_, "--durability", "maybe", "stats"}).code, 2);
-  EXPECT_EQ(RunRaw({"--data", "", "stats"}).code, 2);
+  EXPECT_EQ(RunInProcess({"--data", data_, "--now", "noon", "stats"}).code, 2);
+  EXPECT_EQ(RunInProcess({"--data", data_, "--durability", "maybe", "stats"}).code, 2);
+  EXPECT_EQ(RunInProcess({"--data", "", "stats"}).code, 2);
 }
 
 TEST_F(CliTest, HelpExitsZero) {
-  CliOutput r = RunRaw({"help"});
+  CliOutput r = RunInProcess({"help"});
   EXPECT_EQ(r.code, 0);
   EXPECT_NE(r.out.find("usage: statewatch"), std::string::npos);
-  EXPECT_EQ(RunRaw({"status", "--help"}).code, 0);
+  EXPECT_EQ(RunInProcess({"status", "--help"}).code, 0);
 }
 
 TEST_F(CliTest, InvalidInputFromTheEngineExitsOne) {
@@ -223,11 +199,11 @@ TEST_F(CliTest, RecordStatusChangesSinceRoundTrip) {
 }
 
 TEST_F(CliTest, GlobalOptionsMayFollowTheVerb) {
-  CliOutput r = RunRaw({"record", "--session", "global", "--kind", "created", "--actor-type",
-                        "system", "--data", data_, "--now", std::to_string(kNow)});
+  CliOutput r = RunInProcess({"record", "--session", "global", "--kind", "created", "--actor-type",
+                              "system", "--data", data_, "--now", std::to_string(kNow)});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.Json().at("occurredAt").to_number<int64_t>(), kNow);
-  r = RunRaw({"status", "--session=global", "--data=" + data_, "--durability=buffered"});
+  r = RunInProcess({"status", "--session=global", "--data=" + data_, "--durability=buffered"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(U64(r.Json().at("stateVersion")), 1u);
 }
@@ -467,44 +443,24 @@ TEST_F(CliTest, InspectingNeverPrunesButPruneDoes) {
 
 // ---- the real binary: exit codes and streams ----------------------------------------------
 
-struct ProcessOutput {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
-
 class BinaryTest : public CliTest {
  protected:
   // Runs the built binary through the shell; `args` is already shell-quoted.
-  ProcessOutput Exec(const std::string& args) {
-    std::string err_path = (dir_ / "stderr.txt").string();
-    std::string command = std::string(STATEWATCH_BIN) + " --data '" + data_ + "' --now " +
-                          std::to_string(kNow) + " " + args + " 2>'" + err_path + "'";
-    ProcessOutput r;
-    FILE* pipe = ::popen(command.c_str(), "r");
-    if (pipe == nullptr) return r;
-    char buf[4096];
-    for (size_t n; (n = std::fread(buf, 1, sizeof buf, pipe)) > 0;) r.out.append(buf, n);
-    int status = ::pclose(pipe);
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    std::ifstream err(err_path);
-    r.err.assign(std::istreambuf_iterator<char>(err), std::istreambuf_iterator<char>());
-    return r;
-  }
+  CliOutput Exec(const std::string& args) { return ExecBinary(data_, kNow, args); }
 };
 
 TEST_F(BinaryTest, UsageErrorsExitTwo) {
   EXPECT_EQ(Exec("frobnicate").code, 2);
   EXPECT_EQ(Exec("serve").code, 2);
   EXPECT_EQ(Exec("status").code, 2);
-  ProcessOutput r = Exec("stats --what 1");
+  CliOutput r = Exec("stats --what 1");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("--what"), std::string::npos) << r.err;
   EXPECT_TRUE(r.out.empty());
 }
 
 TEST_F(BinaryTest, RuntimeErrorsExitOne) {
-  ProcessOutput r = Exec("status --session global --changes-since -1");
+  CliOutput r = Exec("status --session global --changes-since -1");
   EXPECT_EQ(r.code, 1);
   EXPECT_EQ(r.err, kChangesSinceError);
   EXPECT_TRUE(r.out.empty());
@@ -513,7 +469,7 @@ TEST_F(BinaryTest, RuntimeErrorsExitOne) {
 }
 
 TEST_F(BinaryTest, RecordThenStatus) {
-  ProcessOutput r = Exec(
+  CliOutput r = Exec(
       "record --session agent:main:main --kind human_direct_message "
       "--actor-type human --summary 'human message via telegram'");
   ASSERT_EQ(r.code, 0) << r.err;

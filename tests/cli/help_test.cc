@@ -7,39 +7,26 @@
 
 #include "cli/cli.h"
 #include "cli/verb_table.h"
+#include "cli_fixture.h"
 #include "statewatch/version.h"
 
 namespace statewatch::cli {
 namespace {
 
-struct Output {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
-
-Output Cli(const std::vector<std::string>& args) {
-  std::istringstream in;
-  std::ostringstream out, err;
-  Output r;
-  r.code = RunCli(args, in, out, err);
-  r.out = out.str();
-  r.err = err.str();
-  return r;
-}
+CliOutput Cli(const std::vector<std::string>& args) { return RunInProcess(args); }
 
 bool Has(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
 TEST(HelpTest, VersionPrintsTheVersion) {
-  Output r = Cli({"--version"});
+  CliOutput r = Cli({"--version"});
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out, std::string("statewatch ") + kVersion + "\n");
 }
 
 TEST(HelpTest, HelpListsEveryVerbAndTheGlobalOptions) {
-  Output r = Cli({"help"});
+  CliOutput r = Cli({"help"});
   ASSERT_EQ(r.code, 0) << r.err;
   for (const Verb& verb : Verbs()) EXPECT_TRUE(Has(r.out, "  " + verb.name)) << verb.name;
   for (const char* option : {"--data DIR", "--server URL", "--token-file FILE"}) {
@@ -56,7 +43,7 @@ TEST(HelpTest, EveryVerbExplainsEachOptionWithItsDefault) {
       if (space == std::string::npos) space = verb.name.size();
       args.push_back(verb.name.substr(start, space - start));
     }
-    Output help = Cli(args);
+    CliOutput help = Cli(args);
     ASSERT_EQ(help.code, 0) << verb.name << ": " << help.err;
     EXPECT_TRUE(Has(help.out, "usage: statewatch " + verb.name)) << help.out;
     for (const OptionHelp& o : verb.options) {
@@ -74,24 +61,24 @@ TEST(HelpTest, EveryVerbExplainsEachOptionWithItsDefault) {
 }
 
 TEST(HelpTest, ServeHelpShowsTheWakeWindowDefault) {
-  Output r = Cli({"serve", "--help"});
+  CliOutput r = Cli({"serve", "--help"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_TRUE(Has(r.out, "--wake-window-ms MS")) << r.out;
   EXPECT_TRUE(Has(r.out, "(default: 20000)")) << r.out;
 }
 
 TEST(HelpTest, AGroupAloneAnswersWithItsSubVerbs) {
-  Output r = Cli({"upstream"});
+  CliOutput r = Cli({"upstream"});
   EXPECT_EQ(r.code, 2);
   for (const char* sub : {"list", "add", "remove"}) EXPECT_TRUE(Has(r.err, "  " + std::string(sub))) << r.err;
-  Output help = Cli({"help", "upstream"});
+  CliOutput help = Cli({"help", "upstream"});
   EXPECT_EQ(help.code, 0);
   EXPECT_TRUE(Has(help.out, "sub-verbs:")) << help.out;
   EXPECT_EQ(Cli({"help", "frobnicate"}).code, 2);
 }
 
 TEST(HelpTest, ManPageComesFromTheSameTable) {
-  Output r = Cli({"man"});
+  CliOutput r = Cli({"man"});
   ASSERT_EQ(r.code, 0);
   EXPECT_EQ(r.out.rfind(".TH STATEWATCH 1", 0), 0u);
   for (const Verb& verb : Verbs()) {
@@ -102,8 +89,8 @@ TEST(HelpTest, ManPageComesFromTheSameTable) {
 }
 
 TEST(HelpTest, RuntimeErrorsStartWithStatewatch) {
-  Output r = Cli({"--now", "1", "--data", ::testing::TempDir() + "/help_test_data", "status",
-                  "--session", "agent::x"});
+  CliOutput r = Cli({"--now", "1", "--data", ::testing::TempDir() + "/help_test_data", "status",
+                     "--session", "agent::x"});
   EXPECT_EQ(r.code, 1);
   EXPECT_EQ(r.err.rfind("statewatch: ", 0), 0u) << r.err;
 }

@@ -16,7 +16,9 @@
 #include <vector>
 
 #include "cli/cli.h"
+#include "cli_fixture.h"
 #include "statewatch/engine.h"
+#include "status_matchers.h"
 
 namespace statewatch::cli {
 namespace {
@@ -25,11 +27,6 @@ namespace fs = std::filesystem;
 namespace json = boost::json;
 
 constexpr int64_t kNow = 1764460800000;
-
-struct Output {
-  int code = -1;
-  std::string out, err;
-};
 
 struct FileState {
   uintmax_t size;
@@ -45,42 +42,24 @@ std::map<std::string, FileState> Snapshot(const std::string& dir) {
   return out;
 }
 
-class ReadOnlyVerbsTest : public ::testing::Test {
+class ReadOnlyVerbsTest : public CliDirTest {
  protected:
+  ReadOnlyVerbsTest() : CliDirTest("ro") {}
   void SetUp() override {
-    static std::atomic<int> counter{0};
-    dir_ = fs::temp_directory_path() /
-           ("statewatch_ro_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    CliDirTest::SetUp();
     data_ = (dir_ / "data").string();
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
   // The built binary with `args` (already shell-quoted) on `data`.
-  Output Exec(const std::string& args, const std::string& data = "") {
-    std::string err_path = (dir_ / "stderr.txt").string();
-    std::string command = std::string(STATEWATCH_BIN) + " --data '" + (data.empty() ? data_ : data) +
-                          "' --now " + std::to_string(kNow) + " " + args + " 2>'" + err_path + "'";
-    Output r;
-    FILE* pipe = ::popen(command.c_str(), "r");
-    if (pipe == nullptr) return r;
-    char buf[4096];
-    for (size_t n; (n = std::fread(buf, 1, sizeof buf, pipe)) > 0;) r.out.append(buf, n);
-    int status = ::pclose(pipe);
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    std::ifstream err(err_path);
-    r.err.assign(std::istreambuf_iterator<char>(err), std::istreambuf_iterator<char>());
-    return r;
+  CliOutput Exec(const std::string& args, const std::string& data = "") {
+    return ExecBinary(data.empty() ? data_ : data, kNow, args);
   }
   // In-process, for loops of many one-shot commands.
   int Run(std::vector<std::string> args) {
     args.insert(args.begin(), {"--data", data_, "--now", std::to_string(kNow)});
-    std::istringstream in;
-    std::ostringstream out, err;
-    int code = RunCli(args, in, out, err);
-    EXPECT_EQ(code, 0) << err.str();
-    return code;
+    CliOutput r = RunInProcess(args);
+    EXPECT_EQ(r.code, 0) << r.err;
+    return r.code;
   }
   void RecordSome() {
     for (const char* key : {"agent:main:subagent:a", "agent:main:subagent:b"}) {
@@ -105,7 +84,6 @@ class ReadOnlyVerbsTest : public ::testing::Test {
       "verify",
       "upstream list",
   };
-  fs::path dir_;
   std::string data_;
 };
 
@@ -116,7 +94,7 @@ TEST_F(ReadOnlyVerbsTest, ReadOnlyVerbsChangeNothing) {
   auto before = Snapshot(data_);
   for (int round = 0; round < 3; ++round) {
     for (const std::string& verb : kReadOnlyVerbs) {
-      Output r = Exec(verb);
+      CliOutput r = Exec(verb);
       EXPECT_EQ(r.code, 0) << verb << ": " << r.err;
     }
   }
@@ -127,7 +105,7 @@ TEST_F(ReadOnlyVerbsTest, ReadOnlyVerbsChangeNothing) {
 TEST_F(ReadOnlyVerbsTest, NoDatabaseIsNotCreatedByReadingIt) {
   std::string missing = (dir_ / "no" / "such" / "dir").string();
   for (const std::string& verb : kReadOnlyVerbs) {
-    Output r = Exec(verb, missing);
+    CliOutput r = Exec(verb, missing);
     EXPECT_EQ(r.code, 1) << verb;
     EXPECT_EQ(r.err, "statewatch: no database at " + missing + "\n") << verb;
     EXPECT_TRUE(r.out.empty());
@@ -143,20 +121,20 @@ TEST_F(ReadOnlyVerbsTest, ReadOnlyVerbsWorkWhileAWriterHoldsTheDatabase) {
   o.durability = Durability::kBuffered;
   o.clock = std::make_shared<ManualClock>(kNow);
   auto writer = Engine::Open(o, data_);  // holds the lock, as `statewatch serve` does
-  ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+  ASSERT_OK(writer);
   EventInput in;
   in.session_key = "agent:main:subagent:a";
   in.kind = "goal_changed";
   in.actor_type = ActorType::kHuman;
   auto rec = (*writer)->Record(in);
-  ASSERT_TRUE(rec.ok());
+  ASSERT_OK(rec);
   EXPECT_EQ(Exec("record --session global --kind created --actor-type system").code, 1)
       << "a second writer must be refused";
   for (const std::string& verb : kReadOnlyVerbs) {
-    Output r = Exec(verb);
+    CliOutput r = Exec(verb);
     EXPECT_EQ(r.code, 0) << verb << ": " << r.err;
   }
-  Output r = Exec("status --session agent:main:subagent:a");
+  CliOutput r = Exec("status --session agent:main:subagent:a");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(json::parse(r.out).at("stateVersion").to_number<uint64_t>(), rec->event.sequence);
 }
@@ -172,7 +150,7 @@ TEST_F(ReadOnlyVerbsTest, AMissingCurrentIsRefusedByEveryVerb) {
         std::string("record --session global --kind created --actor-type system"),
         std::string("verify"), std::string("prune")}) {
     for (int attempt = 0; attempt < 2; ++attempt) {
-      Output r = Exec(verb);
+      CliOutput r = Exec(verb);
       EXPECT_EQ(r.code, 1) << verb;
       EXPECT_NE(r.err.find("Corruption"), std::string::npos) << r.err;
       EXPECT_NE(r.err.find("no CURRENT file"), std::string::npos) << r.err;
@@ -194,7 +172,7 @@ TEST_F(ReadOnlyVerbsTest, OneShotWritesLeaveABoundedNumberOfFiles) {
   }
   EXPECT_LE(wal, 10);
   EXPECT_LE(sst, 40);
-  Output r = Exec("stats");
+  CliOutput r = Exec("stats");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(json::parse(r.out).at("rows").to_number<uint64_t>(), 300u);
   EXPECT_EQ(Exec("verify").code, 0);

@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "cli/cli.h"
+#include "cli_fixture.h"
 
 extern char** environ;
 
@@ -28,12 +29,6 @@ namespace json = boost::json;
 constexpr int64_t kNow = 1764460800000;  // 2025-11-30T00:00:00Z: both clocks start here
 constexpr char kParent[] = "agent:main:main";
 constexpr char kChild[] = "agent:main:subagent:8f1c";
-
-struct Output {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
 
 // The daemon: the real binary on an ephemeral loopback port with the manual clock.
 class Daemon {
@@ -80,44 +75,35 @@ class Daemon {
   int port_ = 0;
 };
 
-class RemoteTest : public ::testing::Test {
+class RemoteTest : public CliDirTest {
  protected:
+  RemoteTest() : CliDirTest("remote") {}
   void SetUp() override {
-    static std::atomic<int> counter{0};
-    dir_ = fs::temp_directory_path() / ("statewatch_remote_test_" + std::to_string(::getpid()) +
-                                        "_" + std::to_string(counter++));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    CliDirTest::SetUp();
     daemon_ = std::make_unique<Daemon>((dir_ / "served").string());
     ASSERT_GT(daemon_->port(), 0) << "the daemon did not start";
   }
   void TearDown() override {
     daemon_.reset();
-    fs::remove_all(dir_);
+    CliDirTest::TearDown();
   }
 
-  Output Exec(std::vector<std::string> args, const std::string& input) {
-    std::istringstream in(input);
-    std::ostringstream out, err;
-    Output r;
-    r.code = RunCli(args, in, out, err);
-    r.out = out.str();
-    r.err = err.str();
-    return r;
+  CliOutput Exec(const std::vector<std::string>& args, const std::string& input) {
+    return RunInProcess(args, input);
   }
-  Output Local(std::vector<std::string> args, const std::string& input = "") {
+  CliOutput Local(std::vector<std::string> args, const std::string& input = "") {
     args.insert(args.begin(), {"--data", (dir_ / "local").string(), "--durability", "buffered",
                                "--now", std::to_string(kNow)});
     return Exec(args, input);
   }
-  Output Remote(std::vector<std::string> args, const std::string& input = "") {
+  CliOutput Remote(std::vector<std::string> args, const std::string& input = "") {
     args.insert(args.begin(), {"--server", daemon_->url()});
     return Exec(args, input);
   }
   // Runs `args` both ways and expects the same bytes and exit code.
-  Output Same(const std::vector<std::string>& args, const std::string& input = "") {
-    Output local = Local(args, input);
-    Output remote = Remote(args, input);
+  CliOutput Same(const std::vector<std::string>& args, const std::string& input = "") {
+    CliOutput local = Local(args, input);
+    CliOutput remote = Remote(args, input);
     std::string shown;
     for (const auto& a : args) shown += a + " ";
     EXPECT_EQ(local.code, remote.code) << shown << "\nlocal: " << local.err << "\nremote: " << remote.err;
@@ -126,7 +112,6 @@ class RemoteTest : public ::testing::Test {
     return remote;
   }
 
-  fs::path dir_;
   std::unique_ptr<Daemon> daemon_;
 };
 
@@ -179,7 +164,7 @@ TEST_F(RemoteTest, EveryVerbPrintsWhatItPrintsLocally) {
   }
 
   // backup: each side names its own directory.
-  Output backup = Remote({"backup", "--to", (dir_ / "remote-backup").string()});
+  CliOutput backup = Remote({"backup", "--to", (dir_ / "remote-backup").string()});
   EXPECT_EQ(backup.code, 0) << backup.err;
   EXPECT_TRUE(fs::exists(dir_ / "remote-backup" / "CURRENT"));
   EXPECT_EQ(Remote({"backup", "--to", (dir_ / "remote-backup").string()}).code, 1);
@@ -188,7 +173,7 @@ TEST_F(RemoteTest, EveryVerbPrintsWhatItPrintsLocally) {
 TEST_F(RemoteTest, LocalOnlyVerbsRefuseServer) {
   for (std::vector<std::string> args :
        {std::vector<std::string>{"serve"}, {"restore", "--from", "x"}, {"openapi"}, {"man"}}) {
-    Output r = Remote(args);
+    CliOutput r = Remote(args);
     EXPECT_EQ(r.code, 2) << args[0];
     EXPECT_NE(r.err.find("does not take --server"), std::string::npos) << r.err;
   }
@@ -197,7 +182,8 @@ TEST_F(RemoteTest, LocalOnlyVerbsRefuseServer) {
 // Regression: a daemon that could not start printed its error twice (a log line and the
 // runtime error). It is printed once, as "statewatch: ...", with exit 1.
 TEST_F(RemoteTest, AServeStartFailureIsPrintedOnce) {
-  Output r = Exec({"--data", (dir_ / "served").string(), "serve", "--listen", "127.0.0.1:0"}, "");
+  CliOutput r =
+      Exec({"--data", (dir_ / "served").string(), "serve", "--listen", "127.0.0.1:0"}, "");
   EXPECT_EQ(r.code, 1);
   EXPECT_EQ(r.err.rfind("statewatch: ", 0), 0u) << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
@@ -205,7 +191,7 @@ TEST_F(RemoteTest, AServeStartFailureIsPrintedOnce) {
 }
 
 TEST_F(RemoteTest, UnreachableDaemonIsARuntimeError) {
-  Output r = Exec({"--server", "http://127.0.0.1:1", "stats"}, "");
+  CliOutput r = Exec({"--server", "http://127.0.0.1:1", "stats"}, "");
   EXPECT_EQ(r.code, 1);
   EXPECT_EQ(r.err.rfind("statewatch: ", 0), 0u) << r.err;
   EXPECT_NE(r.err.find("127.0.0.1:1"), std::string::npos) << r.err;
@@ -215,12 +201,12 @@ TEST_F(RemoteTest, UnreachableDaemonIsARuntimeError) {
 // `statewatch takeover` talks to a standby daemon (tests/server/cluster_standby_test.cc and
 // scripts/cluster-smoke.sh run the real one); here only what a caller gets wrong.
 TEST_F(RemoteTest, TakeoverOnADaemonThatIsNoStandbyIsARuntimeError) {
-  Output single = Exec({"takeover", "--url", daemon_->url()}, "");
+  CliOutput single = Exec({"takeover", "--url", daemon_->url()}, "");
   EXPECT_EQ(single.code, 1);
   EXPECT_NE(single.err.find("takeover of partition 0 at " + daemon_->url() + " refused (HTTP 404)"),
             std::string::npos)
       << single.err;
-  Output unreachable = Exec({"takeover", "--url", "http://127.0.0.1:1"}, "");
+  CliOutput unreachable = Exec({"takeover", "--url", "http://127.0.0.1:1"}, "");
   EXPECT_EQ(unreachable.code, 1);
   EXPECT_NE(unreachable.err.find("127.0.0.1:1"), std::string::npos) << unreachable.err;
   EXPECT_EQ(Exec({"takeover", "--partition", "-1", "--url", daemon_->url()}, "").code, 2);

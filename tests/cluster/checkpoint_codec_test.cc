@@ -12,6 +12,7 @@
 
 #include "engine/engine_fixture.h"
 #include "log/chain_state.h"
+#include "status_matchers.h"
 #include "storage/store.h"
 
 namespace statewatch::cluster {
@@ -28,7 +29,7 @@ class CheckpointCodecTest : public ::testing::Test {
   storage::Store& NewStore() {
     dirs_.push_back(statewatch::testing::NewTempDir("ckpt_codec"));
     auto s = storage::Store::Open(dirs_.back(), storage::StoreOptions{});
-    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    EXPECT_OK(s);
     return *stores_.emplace_back(std::move(*s));
   }
   // Every key of every family as text, the applied state included.
@@ -39,7 +40,7 @@ class CheckpointCodecTest : public ::testing::Test {
              std::to_string(v.size()) + ":" + std::string(v) + "\n";
       return Status::OK();
     });
-    EXPECT_TRUE(st.ok()) << st.ToString();
+    EXPECT_OK(st);
     return out;
   }
   // A few hundred keys in several families and an applied state at stream position 42.
@@ -51,7 +52,7 @@ class CheckpointCodecTest : public ::testing::Test {
     }
     b.Put(Family::kUpstream, "u", std::string("\0\xff", 2));
     PutAppliedState(b, AppliedState{42, 40, log::GenesisChainState(0, 1, 1)});
-    ASSERT_TRUE(store.Write(b, false).ok());
+    ASSERT_OK(store.Write(b, false));
   }
 
   std::vector<std::string> dirs_;
@@ -62,21 +63,21 @@ TEST_F(CheckpointCodecTest, TheWholeStoreComesBackInPartsOfBoundedSize) {
   storage::Store& from = NewStore();
   Fill(from);
   auto snapshot = EncodeSnapshot(from, /*part_bytes=*/1024);
-  ASSERT_TRUE(snapshot.ok()) << snapshot.status().ToString();
+  ASSERT_OK(snapshot);
   EXPECT_EQ(snapshot->applied.position, 42u);
   EXPECT_EQ(snapshot->entries, 401u);
   EXPECT_GT(snapshot->parts, 10u);
   auto inspected = InspectSnapshot(snapshot->blob);
-  ASSERT_TRUE(inspected.ok()) << inspected.status().ToString();
+  ASSERT_OK(inspected);
   EXPECT_EQ(inspected->local_position, 40u);
 
   storage::Store& to = NewStore();
   storage::Batch old(to);
   old.Put(Family::kJournal, "zz-only-here", "gone after the restore");
   old.Put(Family::kHeads, "h", "gone too");
-  ASSERT_TRUE(to.Write(old, false).ok());
+  ASSERT_OK(to.Write(old, false));
   auto restored = RestoreSnapshot(to, snapshot->blob);
-  ASSERT_TRUE(restored.ok()) << restored.status().ToString();
+  ASSERT_OK(restored);
   EXPECT_EQ(restored->position, 42u);
   EXPECT_EQ(Contents(to), Contents(from));
 }
@@ -92,7 +93,7 @@ TEST_F(CheckpointCodecTest, ADamagedPartIsCorruptionAndChangesNothing) {
   storage::Store& from = NewStore();
   Fill(from);
   auto snapshot = EncodeSnapshot(from, /*part_bytes=*/1024);
-  ASSERT_TRUE(snapshot.ok()) << snapshot.status().ToString();
+  ASSERT_OK(snapshot);
   const std::string& blob = snapshot->blob;
 
   std::string flipped = blob;
@@ -109,7 +110,7 @@ TEST_F(CheckpointCodecTest, ADamagedPartIsCorruptionAndChangesNothing) {
   storage::Store& to = NewStore();
   storage::Batch keep(to);
   keep.Put(Family::kJournal, "kept", "still here");
-  ASSERT_TRUE(to.Write(keep, false).ok());
+  ASSERT_OK(to.Write(keep, false));
   const std::string before = Contents(to);
   for (const auto& [what, damaged] : cases) {
     auto inspected = InspectSnapshot(damaged);

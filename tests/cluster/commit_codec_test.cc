@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/engine_fixture.h"
+#include "status_matchers.h"
 #include "storage/store.h"
 
 namespace statewatch::cluster {
@@ -24,7 +25,7 @@ std::vector<std::string> Listed(const Batch& b) {
                   std::to_string(static_cast<int>(w.family)) + "/" + std::string(w.key) + "/" +
                   std::string(w.value));
   });
-  EXPECT_TRUE(st.ok()) << st.ToString();
+  EXPECT_OK(st);
   return out;
 }
 
@@ -33,7 +34,7 @@ class CommitCodecTest : public ::testing::Test {
   void SetUp() override {
     dir_ = statewatch::testing::NewTempDir("codec");
     auto s = storage::Store::Open(dir_, storage::StoreOptions{});
-    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    ASSERT_OK(s);
     store_ = std::move(*s);
   }
   void TearDown() override {
@@ -51,10 +52,10 @@ TEST_F(CommitCodecTest, EveryWriteComesBackInOrderByFamily) {
   in.DeleteRange(Family::kTranscripts, "t1", "t9");
   in.Put(Family::kUpstream, "u1", std::string("\0bin", 4));
   auto body = EncodeClusterCommit("the record", &in);
-  ASSERT_TRUE(body.ok()) << body.status().ToString();
+  ASSERT_OK(body);
   Batch out(*store_);
   auto record = DecodeClusterCommit(*body, &out);
-  ASSERT_TRUE(record.ok()) << record.status().ToString();
+  ASSERT_OK(record);
   EXPECT_EQ(*record, "the record");
   EXPECT_EQ(Listed(out), Listed(in));
   EXPECT_EQ(out.Count(), 4u);
@@ -62,10 +63,10 @@ TEST_F(CommitCodecTest, EveryWriteComesBackInOrderByFamily) {
 
 TEST_F(CommitCodecTest, ARecordWithoutWritesRoundTrips) {
   auto body = EncodeClusterCommit("only a record", nullptr);
-  ASSERT_TRUE(body.ok());
+  ASSERT_OK(body);
   Batch out(*store_);
   auto record = DecodeClusterCommit(*body, &out);
-  ASSERT_TRUE(record.ok());
+  ASSERT_OK(record);
   EXPECT_EQ(*record, "only a record");
   EXPECT_EQ(out.Count(), 0u);
 }

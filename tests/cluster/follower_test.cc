@@ -16,6 +16,7 @@
 #include "engine/engine_fixture.h"
 #include "log/mem_log.h"
 #include "statewatch/engine.h"
+#include "status_matchers.h"
 
 namespace statewatch::cluster {
 namespace {
@@ -39,7 +40,7 @@ class FollowerTest : public ::testing::Test {
     ro.state = std::move(state);
     o.wrap_log = OwnerLog(remote_, ro);
     auto e = Engine::Open(o, NewDir());
-    EXPECT_TRUE(e.ok()) << e.status().ToString();
+    EXPECT_OK(e);
     return e.ok() ? std::move(*e) : nullptr;
   }
   std::string NewDir() { return dirs_.emplace_back(NewTempDir("follower")); }
@@ -91,7 +92,7 @@ TEST_F(FollowerTest, TheOwnersStateIsOwnedThenAppendedThenMovedWhenFencedOut) {
   ASSERT_NE(a, nullptr);
   EXPECT_EQ(a_state->view().epoch, 1u);
   EXPECT_EQ(a_state->view().taken_over_at, 1u);  // the fence is the stream's first frame
-  ASSERT_TRUE(a->Record(Input("one")).ok());
+  ASSERT_OK(a->Record(Input("one")));
   EXPECT_EQ(a_state->view().position, *remote_->Tail());
 
   auto b = OpenOwner("node-b", std::make_shared<PartitionState>(0));  // takes over
@@ -108,23 +109,23 @@ TEST_F(FollowerTest, TheOwnersStateIsOwnedThenAppendedThenMovedWhenFencedOut) {
 TEST_F(FollowerTest, FollowsPausesForReadersAndStopsCleanly) {
   auto owner = OpenOwner("node-a", nullptr);
   ASSERT_NE(owner, nullptr);
-  ASSERT_TRUE(owner->Record(Input("before")).ok());
+  ASSERT_OK(owner->Record(Input("before")));
   auto state = std::make_shared<PartitionState>(0);
   FollowerOptions fo = Options(state);
   auto follower = Follower::Start(fo);
-  ASSERT_TRUE(follower.ok()) << follower.status().ToString();
+  ASSERT_OK(follower);
   EXPECT_EQ(state->view().position, *remote_->Tail());  // Start folds to the tail first
   EXPECT_EQ(state->view().epoch, 1u);
 
-  ASSERT_TRUE(owner->Record(Input("after")).ok());
+  ASSERT_OK(owner->Record(Input("after")));
   ASSERT_TRUE(WaitFor([&] { return state->view().position == *remote_->Tail(); }));
   uint64_t seen = 0;
-  ASSERT_TRUE((*follower)->Paused([&](const AppliedState& a) {
+  ASSERT_OK((*follower)->Paused([&](const AppliedState& a) {
     seen = a.position;
     return Status::OK();
-  }).ok());
+  }));
   EXPECT_EQ(seen, *remote_->Tail());
-  EXPECT_TRUE((*follower)->last_error().ok());
+  EXPECT_OK((*follower)->last_error());
 
   (*follower)->Stop();
   Status after_stop = (*follower)->Paused([](const AppliedState&) { return Status::OK(); });
@@ -134,28 +135,28 @@ TEST_F(FollowerTest, FollowsPausesForReadersAndStopsCleanly) {
   EngineOptions ro;
   ro.read_only = true;
   auto copy = Engine::Open(ro, fo.path);
-  ASSERT_TRUE(copy.ok()) << copy.status().ToString();
+  ASSERT_OK(copy);
   auto page = (*copy)->ChangesSince(SessionName{"main", "agent:main:a"}, 0, 10);
-  ASSERT_TRUE(page.ok());
+  ASSERT_OK(page);
   EXPECT_EQ(page->events.size(), 2u);
 }
 
 TEST_F(FollowerTest, ABrokenChainStopsTheLoopWithWhatWasAppliedKept) {
   auto owner = OpenOwner("node-a", nullptr);
   ASSERT_NE(owner, nullptr);
-  ASSERT_TRUE(owner->Record(Input("good")).ok());
+  ASSERT_OK(owner->Record(Input("good")));
   auto state = std::make_shared<PartitionState>(0);
   auto follower = Follower::Start(Options(state));
-  ASSERT_TRUE(follower.ok()) << follower.status().ToString();
+  ASSERT_OK(follower);
   const uint64_t good = state->view().position;
   log::AppendOptions append;
   append.expected_last = *remote_->Tail();
-  ASSERT_TRUE(remote_->Append("not a frame", append).ok());  // a writer outside the chain
+  ASSERT_OK(remote_->Append("not a frame", append));  // a writer outside the chain
   ASSERT_TRUE(WaitFor([&] { return !(*follower)->last_error().ok(); }));
   EXPECT_EQ((*follower)->last_error().code(), Status::Code::kCorruption)
       << (*follower)->last_error().ToString();
   EXPECT_EQ(state->view().position, good);
-  EXPECT_TRUE((*follower)->Paused([](const AppliedState&) { return Status::OK(); }).ok());
+  EXPECT_OK((*follower)->Paused([](const AppliedState&) { return Status::OK(); }));
 }
 
 }  // namespace

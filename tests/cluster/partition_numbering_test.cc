@@ -17,10 +17,12 @@
 #include "log/chain_writer.h"
 #include "log/mem_log.h"
 #include "statewatch/engine.h"
+#include "status_matchers.h"
 
 namespace statewatch::cluster {
 namespace {
 
+using statewatch::testing::HumanEvent;
 using statewatch::testing::NewTempDir;
 
 constexpr int64_t kStart = 1764460800000;
@@ -56,20 +58,12 @@ class PartitionNumberingTest : public ::testing::Test {
     ro.retry = log::RetryPolicy{20, nullptr};
     o.wrap_log = OwnerLog(std::move(stream), ro);
     auto e = Engine::Open(o, dir);
-    EXPECT_TRUE(e.ok()) << e.status().ToString();
+    EXPECT_OK(e);
     return e.ok() ? std::move(*e) : nullptr;
   }
-  static EventInput Input(const std::string& key) {
-    EventInput in;
-    in.session_key = key;
-    in.kind = "human_direct_message";
-    in.actor_type = ActorType::kHuman;
-    in.summary = "hello";
-    return in;
-  }
   static Sequence Rec(Engine& e, const std::string& key) {
-    auto r = e.Record(Input(key));
-    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    auto r = e.Record(HumanEvent(key));
+    EXPECT_OK(r);
     return r.ok() ? r->event.sequence : 0;
   }
 
@@ -92,8 +86,8 @@ TEST_F(PartitionNumberingTest, TwoPartitionsOwnersHandOutDisjointSequences) {
     EXPECT_TRUE(seen.insert(b).second);
   }
   // Each refuses the other's sessions.
-  EXPECT_EQ(zero->Record(Input(kOnOne)).status().code(), Status::Code::kMisdirected);
-  EXPECT_EQ(one->Record(Input(kOnZero)).status().code(), Status::Code::kMisdirected);
+  EXPECT_EQ(zero->Record(HumanEvent(kOnOne)).status().code(), Status::Code::kMisdirected);
+  EXPECT_EQ(one->Record(HumanEvent(kOnZero)).status().code(), Status::Code::kMisdirected);
 }
 
 TEST_F(PartitionNumberingTest, AStandbyAndATakeoverOfPartitionOneContinueTheNumbering) {
@@ -102,38 +96,38 @@ TEST_F(PartitionNumberingTest, AStandbyAndATakeoverOfPartitionOneContinueTheNumb
   ASSERT_NE(owner, nullptr);
   EXPECT_EQ(Rec(*owner, kOnOne), 3u);
   EXPECT_EQ(Rec(*owner, kOnOne), 5u);
-  ASSERT_TRUE(owner->Watch("agent:main:boss", SessionName{"research", kOnOne}).ok());  // 7
+  ASSERT_OK(owner->Watch("agent:main:boss", SessionName{"research", kOnOne}));  // 7
   std::string standby_dir = NewDir();
   {
     auto standby = Standby::Open(standby_dir, stream, 1, 2);
-    ASSERT_TRUE(standby.ok()) << standby.status().ToString();
-    ASSERT_TRUE((*standby)->CatchUp().ok());
+    ASSERT_OK(standby);
+    ASSERT_OK((*standby)->CatchUp());
   }
   {
     EngineOptions ro = Options(1);
     ro.read_only = true;
     auto view = Engine::Open(ro, standby_dir);
-    ASSERT_TRUE(view.ok()) << view.status().ToString();
+    ASSERT_OK(view);
     auto head = (*view)->StateVersion(SessionName{"research", kOnOne});
-    ASSERT_TRUE(head.ok());
+    ASSERT_OK(head);
     EXPECT_EQ(*head, 5u);
     auto report = (*view)->Verify();
-    ASSERT_TRUE(report.ok()) << report.status().ToString();
+    ASSERT_OK(report);
     EXPECT_TRUE(report->ok);
     // The standby's database knows its numbering: a read-only open told another one (as
     // `statewatch verify --data DIR` is, told none) reads under the stored one.
     ro.partition = 0;
     ro.partitions = 1;
     auto other = Engine::Open(ro, standby_dir);
-    ASSERT_TRUE(other.ok()) << other.status().ToString();
+    ASSERT_OK(other);
     auto same = (*other)->StateVersion(SessionName{"research", kOnOne});
-    ASSERT_TRUE(same.ok());
+    ASSERT_OK(same);
     EXPECT_EQ(*same, 5u);
   }
   auto takeover = OpenOwner(standby_dir, stream, 1);
   ASSERT_NE(takeover, nullptr);
   EXPECT_EQ(Rec(*takeover, kOnOne), 9u);
-  EXPECT_FALSE(owner->Record(Input(kOnOne)).ok());  // fenced out
+  EXPECT_FALSE(owner->Record(HumanEvent(kOnOne)).ok());  // fenced out
   takeover.reset();
   auto back = OpenOwner(standby_dir, stream, 1);  // reopen: replay under the same rule
   ASSERT_NE(back, nullptr);
@@ -147,11 +141,11 @@ class MisnumberedFrameTest : public PartitionNumberingTest {
   // first sequence, in a frame claiming `n_count` counter values.
   void Write(Sequence first, std::size_t events, uint32_t n_count) {
     auto writer = log::ChainWriter::Make(log::GenesisChainState(1, 2, /*first_n=*/1), 1);
-    ASSERT_TRUE(writer.ok());
+    ASSERT_OK(writer);
     auto fence = writer->SealFence("node-x");
-    ASSERT_TRUE(fence.ok());
+    ASSERT_OK(fence);
     log::AppendOptions append;
-    ASSERT_TRUE(stream_->Append(fence->bytes, append).ok());
+    ASSERT_OK(stream_->Append(fence->bytes, append));
     writer->Advance(*fence);
     engine::GroupRec rec;
     rec.committed_at = kStart;
@@ -159,11 +153,11 @@ class MisnumberedFrameTest : public PartitionNumberingTest {
     rec.events.assign(events, SessionRef{1});
     engine::GroupEncoder encoder;
     auto body = EncodeClusterCommit(encoder.Encode(rec, /*with_first_sequence=*/true), nullptr);
-    ASSERT_TRUE(body.ok());
+    ASSERT_OK(body);
     auto sealed = writer->SealCommitGroup(*body, n_count);
-    ASSERT_TRUE(sealed.ok());
+    ASSERT_OK(sealed);
     append.expected_last = 1;
-    ASSERT_TRUE(stream_->Append(sealed->bytes, append).ok());
+    ASSERT_OK(stream_->Append(sealed->bytes, append));
   }
   Status Fold() {
     auto standby = Standby::Open(NewDir(), stream_, 1, 2);

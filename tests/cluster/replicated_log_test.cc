@@ -2,9 +2,6 @@
 // stream: the fast tier of docs/cluster.md §4-§6. tests/log/jetstream runs the same log
 // contract against real nats-servers.
 #include "cluster/replicated_log.h"
-#include "cluster/standby.h"
-
-#include "cluster/checkpoint_codec.h"
 
 #include <gtest/gtest.h>
 
@@ -13,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "cluster/checkpoint_codec.h"
+#include "cluster/standby.h"
 #include "engine/engine_fixture.h"
 #include "engine/records.h"
 #include "log/chain_verifier.h"
@@ -20,6 +19,7 @@
 #include "log/mem_log.h"
 #include "statewatch/engine.h"
 #include "statewatch/session_tables.h"
+#include "status_matchers.h"
 #include "storage/key_codec.h"
 #include "storage/local_log.h"
 #include "storage/store.h"
@@ -50,7 +50,7 @@ class ReplicatedLogTest : public ::testing::Test {
   // Opens (or reopens) the node in `dir` as the partition's owner.
   std::unique_ptr<Engine> OpenOwner(const std::string& dir, const std::string& node) {
     auto e = TryOpenOwner(dir, node, nullptr, 0);
-    EXPECT_TRUE(e.ok()) << e.status().ToString();
+    EXPECT_OK(e);
     return e.ok() ? std::move(*e) : nullptr;
   }
   // With `checkpoints`: a cluster checkpoint every `every` stream positions, the engine's own
@@ -93,10 +93,10 @@ class ReplicatedLogTest : public ::testing::Test {
     ro.clock = clock_;
     ro.read_only = true;
     auto view = Engine::Open(ro, dir);
-    ASSERT_TRUE(view.ok()) << view.status().ToString();
+    ASSERT_OK(view);
     EXPECT_EQ(Digest(**view), Digest(owner));
     auto report = (*view)->Verify();
-    ASSERT_TRUE(report.ok()) << report.status().ToString();
+    ASSERT_OK(report);
     EXPECT_TRUE(report->ok);
   }
 
@@ -104,7 +104,7 @@ class ReplicatedLogTest : public ::testing::Test {
     std::string out;
     for (const auto& key : kSessions) {
       auto page = e.ChangesSince(Name(key), 0, 1000);
-      EXPECT_TRUE(page.ok()) << page.status().ToString();
+      EXPECT_OK(page);
       if (!page.ok()) continue;
       out += key + " v" + std::to_string(page->state_version) + ":";
       for (const Event& ev : page->events) out += " " + std::to_string(ev.sequence) + ev.summary;
@@ -128,17 +128,17 @@ class ReplicatedLogTest : public ::testing::Test {
   static void Work(Engine& e, int round) {
     for (const auto& key : kSessions) {
       auto r = e.Record(Input(key, round % 2 ? key + "/" + std::to_string(round) : ""));
-      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      ASSERT_OK(r);
     }
-    ASSERT_TRUE(e.Watch(kSessions[0], Name(kSessions[1])).ok());
+    ASSERT_OK(e.Watch(kSessions[0], Name(kSessions[1])));
     SessionRecord rec;
     rec.name = Name(kSessions[2]);
     rec.label = "round " + std::to_string(round);
-    ASSERT_TRUE(SessionTables(e).UpsertSession(rec).ok());
+    ASSERT_OK(SessionTables(e).UpsertSession(rec));
     TranscriptMessage m;
     m.role = "user";
     m.content_json = "\"message " + std::to_string(round) + "\"";
-    ASSERT_TRUE(SessionTables(e).AppendTranscript(Name(kSessions[2]), {m}).ok());
+    ASSERT_OK(SessionTables(e).AppendTranscript(Name(kSessions[2]), {m}));
   }
 
   std::shared_ptr<ManualClock> clock_;
@@ -151,10 +151,10 @@ TEST_F(ReplicatedLogTest, EveryCommitGroupIsOneFrameOfAVerifiedChain) {
   ASSERT_NE(a, nullptr);
   for (int round = 0; round < 5; ++round) Work(*a, round);
   auto tail = remote_->Tail();
-  ASSERT_TRUE(tail.ok());
+  ASSERT_OK(tail);
   EXPECT_GT(*tail, 5u);
   auto chain = log::VerifyLogChain(*remote_, 1, log::ChainVerifier(log::GenesisChainState(0, 1, 1)));
-  ASSERT_TRUE(chain.ok()) << chain.status().ToString();
+  ASSERT_OK(chain);
   EXPECT_EQ(chain->fence_epoch, 1u);  // the owner fenced once, at open
   EXPECT_EQ(chain->batch_no, *tail);
 }
@@ -172,11 +172,11 @@ TEST_F(ReplicatedLogTest, AFoldOfTheStreamAloneRebuildsTheNode) {
   ASSERT_NE(b, nullptr);
   EXPECT_EQ(Digest(*b), before);
   auto report = b->Verify();
-  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  ASSERT_OK(report);
   EXPECT_TRUE(report->ok);
   // A dedupe key the old owner recorded is still known: the retry gets the first answer.
   auto again = b->Record(Input(kSessions[0], kSessions[0] + "/1"));
-  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  ASSERT_OK(again);
   EXPECT_TRUE(again->deduplicated);
 }
 
@@ -187,7 +187,7 @@ TEST_F(ReplicatedLogTest, ATakeoverFencesTheOldOwnerOut) {
   auto b = OpenOwner(NewDir(), "node-b");  // while a is still running: a zombie from now on
   ASSERT_NE(b, nullptr);
   auto tail_at_fence = remote_->Tail();
-  ASSERT_TRUE(tail_at_fence.ok());
+  ASSERT_OK(tail_at_fence);
   auto zombie = a->Record(Input(kSessions[0]));
   ASSERT_FALSE(zombie.ok());
   EXPECT_NE(zombie.status().ToString().find("partition moved"), std::string::npos)
@@ -195,9 +195,9 @@ TEST_F(ReplicatedLogTest, ATakeoverFencesTheOldOwnerOut) {
   EXPECT_EQ(*remote_->Tail(), *tail_at_fence);  // nothing of the zombie landed
   EXPECT_FALSE(a->Record(Input(kSessions[1])).ok());  // and it acknowledges nothing more
   auto fresh = b->Record(Input(kSessions[0]));
-  ASSERT_TRUE(fresh.ok()) << fresh.status().ToString();
+  ASSERT_OK(fresh);
   auto chain = log::VerifyLogChain(*remote_, 1, log::ChainVerifier(log::GenesisChainState(0, 1, 1)));
-  ASSERT_TRUE(chain.ok()) << chain.status().ToString();
+  ASSERT_OK(chain);
   EXPECT_EQ(chain->fence_epoch, 2u);
 }
 
@@ -231,7 +231,7 @@ TEST_F(ReplicatedLogTest, LostRequestsAndAcknowledgementsNeitherLoseNorDuplicate
   std::vector<Sequence> acknowledged;
   for (int i = 0; i < 200; ++i) {
     auto r = a->Record(Input(kSessions[i % 3]));
-    ASSERT_TRUE(r.ok()) << r.status().ToString();  // 20 attempts settle each unknown outcome
+    ASSERT_OK(r);  // 20 attempts settle each unknown outcome
     acknowledged.push_back(r->event.sequence);
   }
   remote_->SetFaults({});
@@ -253,10 +253,10 @@ TEST_F(ReplicatedLogTest, AStandbyFollowsAndThenTakesOverWithTheSameState) {
   std::string standby_dir = NewDir();
   auto follow = [&]() -> uint64_t {
     auto standby = Standby::Open(standby_dir, remote_, 0, 1);
-    EXPECT_TRUE(standby.ok()) << standby.status().ToString();
+    EXPECT_OK(standby);
     if (!standby.ok()) return 0;
     Status st = (*standby)->CatchUp();
-    EXPECT_TRUE(st.ok()) << st.ToString();
+    EXPECT_OK(st);
     return (*standby)->applied().position;
   };
   EXPECT_EQ(follow(), *remote_->Tail());
@@ -278,7 +278,7 @@ class ClusterCheckpointTest : public ReplicatedLogTest {
   // The stream's first retained position: the lowest `from` ReadFrom accepts.
   log::LogPosition FirstRetained() {
     auto tail = remote_->Tail();
-    EXPECT_TRUE(tail.ok());
+    EXPECT_OK(tail);
     for (log::LogPosition p = 1; p <= *tail; ++p) {
       if (remote_->ReadFrom(p, 1).ok()) return p;
     }
@@ -288,14 +288,15 @@ class ClusterCheckpointTest : public ReplicatedLogTest {
   std::unique_ptr<Engine> OwnerWithCheckpoints(const std::string& dir, int rounds,
                                                std::shared_ptr<PartitionState> state = nullptr) {
     auto e = TryOpenOwner(dir, "node-a", checkpoints_, 10, std::move(state));
-    EXPECT_TRUE(e.ok()) << e.status().ToString();
+    EXPECT_OK(e);
     if (!e.ok()) return nullptr;
     for (int round = 0; round < rounds; ++round) Work(**e, round);
     return std::move(*e);
   }
   log::Checkpoint Latest() {
     auto latest = checkpoints_->Latest();
-    EXPECT_TRUE(latest.ok() && latest->has_value());
+    EXPECT_OK(latest);
+    EXPECT_TRUE(latest.ok() && latest->has_value()) << "no checkpoint yet";
     return latest.ok() && latest->has_value() ? **latest : log::Checkpoint{};
   }
   // A standby on `dir` that folds the stream to its tail (restoring from the checkpoints
@@ -311,7 +312,7 @@ class ClusterCheckpointTest : public ReplicatedLogTest {
   // The applied state of a standby directory, opened and closed.
   AppliedState AppliedIn(const std::string& dir) {
     auto standby = Standby::Open(dir, remote_, 0, 1);
-    EXPECT_TRUE(standby.ok()) << standby.status().ToString();
+    EXPECT_OK(standby);
     return standby.ok() ? (*standby)->applied() : AppliedState{};
   }
 
@@ -329,11 +330,11 @@ TEST_F(ClusterCheckpointTest, AnOwnerWritesCheckpointsAndPurgesTheStreamBelowThe
   EXPECT_EQ(remote_->ReadFrom(1, 1).status().code(), Status::Code::kNotFound);
   EXPECT_EQ(state->view().checkpoint_position, cp.position);
   auto applied = InspectSnapshot(cp.data);
-  ASSERT_TRUE(applied.ok()) << applied.status().ToString();
+  ASSERT_OK(applied);
   EXPECT_EQ(applied->position, cp.position);
   // The rest of the stream chains onto the checkpoint's chain state.
   auto chain = log::VerifyLogChain(*remote_, cp.position + 1, log::ChainVerifier(applied->chain));
-  ASSERT_TRUE(chain.ok()) << chain.status().ToString();
+  ASSERT_OK(chain);
 }
 
 TEST_F(ClusterCheckpointTest, AnEmptyNodeTakesOverFromTheCheckpointAndTheRestOfTheStream) {
@@ -347,22 +348,22 @@ TEST_F(ClusterCheckpointTest, AnEmptyNodeTakesOverFromTheCheckpointAndTheRestOfT
   ASSERT_GT(purged_below, 1u);
   auto state = std::make_shared<PartitionState>(0);
   auto b = TryOpenOwner(NewDir(), "node-b", checkpoints_, 10, state);
-  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  ASSERT_OK(b);
   EXPECT_EQ(Digest(**b), served);
   EXPECT_GE(state->view().checkpoint_position, purged_below - 1);
   auto report = (*b)->Verify();
-  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  ASSERT_OK(report);
   EXPECT_TRUE(report->ok);
   // Writes continue the chain, dedupe keys from before the checkpoint included.
   auto again = (*b)->Record(Input(kSessions[0], kSessions[0] + "/1"));
-  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  ASSERT_OK(again);
   EXPECT_TRUE(again->deduplicated);
   for (int round = 12; round < 15; ++round) Work(**b, round);
   log::Checkpoint cp = Latest();
   auto applied = InspectSnapshot(cp.data);
-  ASSERT_TRUE(applied.ok()) << applied.status().ToString();
+  ASSERT_OK(applied);
   auto chain = log::VerifyLogChain(*remote_, cp.position + 1, log::ChainVerifier(applied->chain));
-  ASSERT_TRUE(chain.ok()) << chain.status().ToString();
+  ASSERT_OK(chain);
   EXPECT_EQ(chain->fence_epoch, 2u);
 }
 
@@ -373,17 +374,17 @@ TEST_F(ClusterCheckpointTest, AStandbyThatFellBehindThePurgeRestoresAndFollowsOn
   std::string standby_dir = NewDir();
   auto state = std::make_shared<PartitionState>(0);
   auto follow = [&] { return FollowInto(standby_dir, state); };
-  ASSERT_TRUE(follow().ok());
+  ASSERT_OK(follow());
   const log::LogPosition behind = AppliedIn(standby_dir).position;
   for (int round = 1; round < 12; ++round) Work(*a, round);
   ASSERT_GT(FirstRetained(), behind + 1);  // the standby's next position is gone
   Status st = follow();
-  ASSERT_TRUE(st.ok()) << st.ToString();
+  ASSERT_OK(st);
   EXPECT_EQ(AppliedIn(standby_dir).position, *remote_->Tail());
   EXPECT_EQ(state->view().checkpoint_position, Latest().position);
   ExpectSameAsOwner(standby_dir, *a);
   Work(*a, 12);  // and follows on frame by frame
-  ASSERT_TRUE(follow().ok());
+  ASSERT_OK(follow());
   EXPECT_EQ(AppliedIn(standby_dir).position, *remote_->Tail());
   std::string served = Digest(*a);
   a.reset();
@@ -402,21 +403,21 @@ TEST_F(ClusterCheckpointTest, ARestoreCutOffPartWayIsEmptiedAndRestoredAgain) {
   ASSERT_NE(a, nullptr);
   std::string standby_dir = NewDir();
   auto follow = [&] { return FollowInto(standby_dir); };
-  ASSERT_TRUE(follow().ok());
+  ASSERT_OK(follow());
   for (int round = 1; round < 12; ++round) Work(*a, round);
   ASSERT_GT(FirstRetained(), AppliedIn(standby_dir).position + 1);  // the next fold restores
   auto cut_off = [&](bool every_key) {
     auto store = storage::Store::Open(standby_dir, storage::StoreOptions{});
-    ASSERT_TRUE(store.ok()) << store.status().ToString();
-    ASSERT_TRUE(storage::BeginReplace(**store).ok());
+    ASSERT_OK(store);
+    ASSERT_OK(storage::BeginReplace(**store));
     if (every_key) {
-      ASSERT_TRUE(storage::DeleteEveryKeyButTheMarker(**store).ok());
+      ASSERT_OK(storage::DeleteEveryKeyButTheMarker(**store));
       return;
     }
     storage::Batch first(**store);  // the first keys of the clear: the node's positions
     first.Delete(storage::Family::kMeta, AppliedStateKey());
     first.Delete(storage::Family::kMeta, storage::MetaKey());
-    ASSERT_TRUE((*store)->Write(first, /*sync=*/true).ok());
+    ASSERT_OK((*store)->Write(first, /*sync=*/true));
   };
   cut_off(/*every_key=*/false);
   EngineOptions reader;
@@ -437,13 +438,13 @@ TEST_F(ClusterCheckpointTest, ARestoreCutOffPartWayIsEmptiedAndRestoredAgain) {
   EXPECT_EQ(alone.status().ToString(), refusal);
   {
     auto store = storage::Store::Open(standby_dir, storage::StoreOptions{});
-    ASSERT_TRUE(store.ok());
+    ASSERT_OK(store);
     auto marked = storage::ReplaceInterrupted(**store);
-    ASSERT_TRUE(marked.ok());
+    ASSERT_OK(marked);
     EXPECT_TRUE(*marked);  // the refusals changed nothing
   }
   Status st = follow();
-  ASSERT_TRUE(st.ok()) << st.ToString();
+  ASSERT_OK(st);
   EXPECT_EQ(AppliedIn(standby_dir).position, *remote_->Tail());
   ExpectSameAsOwner(standby_dir, *a);
   // Cut off again, every key gone; this time the owner's open — a takeover — finds it.
@@ -452,10 +453,10 @@ TEST_F(ClusterCheckpointTest, ARestoreCutOffPartWayIsEmptiedAndRestoredAgain) {
   std::string served = Digest(*a);
   a.reset();
   auto b = TryOpenOwner(standby_dir, "node-b", checkpoints_, 10);
-  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  ASSERT_OK(b);
   EXPECT_EQ(Digest(**b), served);
   auto report = (*b)->Verify();
-  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  ASSERT_OK(report);
   EXPECT_TRUE(report->ok);
 }
 
@@ -466,24 +467,25 @@ TEST_F(ClusterCheckpointTest, ACheckpointThatDoesNotChainOntoTheStreamIsRefused)
     auto other_remote = std::make_shared<log::MemLog>(log::MemLogOptions{});
     std::swap(other_remote, remote_);
     auto c = TryOpenOwner(NewDir(), "node-c", other_checkpoints, 10);
-    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    ASSERT_OK(c);
     for (int round = 0; round < 3; ++round) Work(**c, round);
     std::swap(other_remote, remote_);
   }
   auto foreign = other_checkpoints->Latest();
-  ASSERT_TRUE(foreign.ok() && foreign->has_value());
+  ASSERT_OK(foreign);
+  ASSERT_TRUE(foreign->has_value());
   const log::LogPosition at = (*foreign)->position;
   auto a = OpenOwner(NewDir(), "node-a");
   ASSERT_NE(a, nullptr);
   for (int round = 0; round < 6; ++round) Work(*a, round);
   ASSERT_GT(*remote_->Tail(), at + 1);
-  ASSERT_TRUE(remote_->PurgeBelow(at).ok());
+  ASSERT_OK(remote_->PurgeBelow(at));
 
   std::string standby_dir = NewDir();
   FoldOptions fold;
   fold.checkpoints = other_checkpoints;
   auto standby = Standby::Open(standby_dir, remote_, 0, 1, fold);
-  ASSERT_TRUE(standby.ok()) << standby.status().ToString();
+  ASSERT_OK(standby);
   Status st = (*standby)->CatchUp();
   EXPECT_EQ(st.code(), Status::Code::kCorruption) << st.ToString();
   EXPECT_NE(st.ToString().find("position " + std::to_string(at + 1)), std::string::npos)
@@ -497,9 +499,9 @@ TEST_F(ClusterCheckpointTest, APurgedStreamWithoutAUsableCheckpointIsRefusedWith
   auto a = OpenOwner(NewDir(), "node-a");
   ASSERT_NE(a, nullptr);
   for (int round = 0; round < 3; ++round) Work(*a, round);
-  ASSERT_TRUE(remote_->PurgeBelow(8).ok());
+  ASSERT_OK(remote_->PurgeBelow(8));
   auto not_far_enough = std::make_shared<log::MemCheckpointStore>();
-  ASSERT_TRUE(not_far_enough->Write({5, "not even read"}).ok());
+  ASSERT_OK(not_far_enough->Write({5, "not even read"}));
   struct Case {
     std::string what;
     std::shared_ptr<log::CheckpointStore> checkpoints;
@@ -515,7 +517,7 @@ TEST_F(ClusterCheckpointTest, APurgedStreamWithoutAUsableCheckpointIsRefusedWith
     FoldOptions fold;
     fold.checkpoints = c.checkpoints;
     auto standby = Standby::Open(dir, remote_, 0, 1, fold);
-    ASSERT_TRUE(standby.ok()) << standby.status().ToString();
+    ASSERT_OK(standby);
     Status st = (*standby)->CatchUp();
     EXPECT_EQ(st.code(), Status::Code::kFailedPrecondition) << c.what << ": " << st.ToString();
     EXPECT_NE(st.ToString().find("position 1"), std::string::npos) << st.ToString();
@@ -533,17 +535,17 @@ TEST_F(ClusterCheckpointTest, AFencedOutOwnerWritesNoCheckpoint) {
   auto open = [&](const std::string& dir, const std::string& node,
                   std::unique_ptr<storage::Store>* store) -> std::unique_ptr<ReplicatedLog> {
     auto s = storage::Store::Open(dir, storage::StoreOptions{});
-    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    EXPECT_OK(s);
     *store = std::move(*s);
     auto local = storage::LocalLog::Open(store->get(), 0);
-    EXPECT_TRUE(local.ok());
+    EXPECT_OK(local);
     ReplicatedLogOptions ro;
     ro.node = node;
     ro.retry = log::RetryPolicy{20, nullptr};
     ro.checkpoints = checkpoints_;
     ro.checkpoint_every = 1;
     auto owner = ReplicatedLog::OpenAsOwner(store->get(), std::move(*local), remote_, ro);
-    EXPECT_TRUE(owner.ok()) << owner.status().ToString();
+    EXPECT_OK(owner);
     return owner.ok() ? std::move(*owner) : nullptr;
   };
   auto append = [](ReplicatedLog& log, const std::string& name) {
@@ -558,22 +560,23 @@ TEST_F(ClusterCheckpointTest, AFencedOutOwnerWritesNoCheckpoint) {
   std::unique_ptr<storage::Store> store_a, store_b;
   auto a = open(NewDir(), "node-a", &store_a);
   ASSERT_NE(a, nullptr);
-  ASSERT_TRUE(append(*a, "one").ok());
-  ASSERT_TRUE(append(*a, "two").ok());
+  ASSERT_OK(append(*a, "one"));
+  ASSERT_OK(append(*a, "two"));
   auto b = open(NewDir(), "node-b", &store_b);  // fences a out
   ASSERT_NE(b, nullptr);
   EXPECT_FALSE(append(*a, "three").ok());
   ASSERT_TRUE(a->closed());
-  ASSERT_TRUE(a->PurgeBelow(1).ok());
+  ASSERT_OK(a->PurgeBelow(1));
   auto latest = checkpoints_->Latest();
-  ASSERT_TRUE(latest.ok());
+  ASSERT_OK(latest);
   EXPECT_FALSE(latest->has_value());  // the fenced-out owner wrote none
-  EXPECT_TRUE(remote_->ReadFrom(1, 1).ok());  // and purged nothing
+  EXPECT_OK(remote_->ReadFrom(1, 1));  // and purged nothing
   // The owner that is not fenced out does.
-  ASSERT_TRUE(append(*b, "four").ok());
-  ASSERT_TRUE(b->PurgeBelow(1).ok());
+  ASSERT_OK(append(*b, "four"));
+  ASSERT_OK(b->PurgeBelow(1));
   latest = checkpoints_->Latest();
-  ASSERT_TRUE(latest.ok() && latest->has_value());
+  ASSERT_OK(latest);
+  ASSERT_TRUE(latest->has_value());
   EXPECT_EQ((*latest)->position, b->remote_position());
   EXPECT_EQ(FirstRetained(), b->remote_position() + 1);
   b.reset();
@@ -587,16 +590,16 @@ TEST_F(ClusterCheckpointTest, AThousandsOfRowsCheckpointIsWrittenAndRestoredWhol
   std::string served;
   {
     auto a = TryOpenOwner(NewDir(), "node-a", checkpoints_, kEvents);
-    ASSERT_TRUE(a.ok()) << a.status().ToString();
+    ASSERT_OK(a);
     for (int i = 0; i < kEvents + 10; ++i) {
-      ASSERT_TRUE((*a)->Record(Input(kSessions[i % 3], "k" + std::to_string(i))).ok());
+      ASSERT_OK((*a)->Record(Input(kSessions[i % 3], "k" + std::to_string(i))));
     }
     served = Digest(**a);
   }
   log::Checkpoint cp = Latest();
   ASSERT_GE(cp.position, static_cast<log::LogPosition>(kEvents));
   auto b = TryOpenOwner(NewDir(), "node-b", checkpoints_, kEvents);
-  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  ASSERT_OK(b);
   EXPECT_EQ(Digest(**b), served);
 }
 

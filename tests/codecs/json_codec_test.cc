@@ -7,6 +7,8 @@
 #include <optional>
 #include <string>
 
+#include "status_matchers.h"
+
 namespace statewatch::tools {
 namespace {
 namespace json = boost::json;
@@ -167,7 +169,7 @@ TEST(EventInputFromJsonTest, ReadsEveryField) {
       "occurredAt":1764460800000,"summary":"child session spawned",
       "payload":{"channel":"slack"},"dedupeKey":"child-spawned:r1",
       "watchers":["agent:main:main","agent:ops:main"]})");
-  ASSERT_TRUE(in.ok()) << in.status().ToString();
+  ASSERT_OK(in);
   EXPECT_EQ(in->session_key, "agent:main:subagent:x");
   EXPECT_EQ(in->agent_id, "main");
   EXPECT_EQ(in->session_id, "s1");
@@ -185,7 +187,7 @@ TEST(EventInputFromJsonTest, ReadsEveryField) {
 TEST(EventInputFromJsonTest, NullAndAbsentFieldsAreNotGiven) {
   auto in = Input(R"({"sessionKey":"global","kind":"created","actorType":"human",
       "agentId":null,"occurredAt":null,"payload":null,"watchers":null,"extra":[1]})");
-  ASSERT_TRUE(in.ok()) << in.status().ToString();
+  ASSERT_OK(in);
   EXPECT_EQ(in->actor_type, ActorType::kHuman);
   EXPECT_EQ(in->agent_id, "");
   EXPECT_FALSE(in->occurred_at_ms.has_value());
@@ -197,14 +199,14 @@ TEST(EventInputFromJsonTest, DropsAPayloadThatIsNotAnObject) {
   for (const char* payload : {"[1]", "\"{}\"", "3", "true"}) {
     std::string text = std::string(R"({"actorType":"system","payload":)") + payload + "}";
     auto in = Input(text.c_str());
-    ASSERT_TRUE(in.ok()) << payload;
+    ASSERT_OK(in) << payload;
     EXPECT_EQ(in->payload_json, "") << payload;
   }
 }
 
 TEST(EventInputFromJsonTest, AcceptsAnIntegralDoubleForOccurredAt) {
   auto in = Input(R"({"actorType":"system","occurredAt":1.5e3})");
-  ASSERT_TRUE(in.ok());
+  ASSERT_OK(in);
   EXPECT_EQ(in->occurred_at_ms, 1500);
 }
 
@@ -305,7 +307,7 @@ TEST(ParseChangesSinceTest, Table) {
 
 TEST(ParseChangesSinceTest, AbsentIsNotGiven) {
   auto r = ParseChangesSince(nullptr);
-  ASSERT_TRUE(r.ok());
+  ASSERT_OK(r);
   EXPECT_FALSE(r->has_value());
 }
 

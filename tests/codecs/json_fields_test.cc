@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/ascii.h"
+#include "status_matchers.h"
 
 namespace statewatch::testing {
 namespace {
@@ -127,7 +128,7 @@ TEST(JsonFieldsTest, ReadersAndTheirRefusals) {
     for (const Case& c : r.cases) {
       Status s = r.read(Params(c.params));
       if (c.error.empty()) {
-        EXPECT_TRUE(s.ok()) << c.params << ": " << s.ToString();
+        EXPECT_OK(s) << c.params;
       } else {
         EXPECT_TRUE(s.IsInvalidArgument()) << c.params;
         EXPECT_EQ(s.message(), c.error) << c.params;
@@ -145,7 +146,7 @@ TEST(JsonFieldsTest, ReadValues) {
   EXPECT_EQ(*tools::StringParam(p, "absent"), std::nullopt);
 
   std::optional<int64_t> out = 3;
-  EXPECT_TRUE(tools::Assign(tools::IntegerParam(p, "absent", 0, 1), &out).ok());
+  EXPECT_OK(tools::Assign(tools::IntegerParam(p, "absent", 0, 1), &out));
   EXPECT_EQ(out, std::nullopt);
   out = 3;
   EXPECT_FALSE(tools::Assign(tools::IntegerParam(p, "i", 0, 1), &out).ok());
@@ -167,7 +168,7 @@ TEST(JsonFieldsTest, BodyFieldsKeepEmptyStringsAndRefuseStringIntegers) {
 
 TEST(JsonFieldsTest, UnknownParametersAreNamed) {
   json::object o = Params(R"({"sessionKey": "x", "modle": "y"})");
-  EXPECT_TRUE(tools::CheckKnownParams(o, "t", {"sessionKey", "modle"}).ok());
+  EXPECT_OK(tools::CheckKnownParams(o, "t", {"sessionKey", "modle"}));
   EXPECT_EQ(tools::CheckKnownParams(o, "session_status", {"sessionKey", "changesSince"}).message(),
             "Unknown parameter for session_status: modle (session_status takes sessionKey, "
             "changesSince)");

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 
+#include "status_matchers.h"
+
 namespace statewatch::testing {
 namespace {
 
@@ -20,7 +22,7 @@ Result<SessionRecord> Read(std::string_view body) {
 // Regression: {"model": null} kept the old value and {"model": ""} stored an empty model.
 TEST(RegistryCodecTest, NullClearsAndEmptyStringsAreRefused) {
   auto r = Read(R"({"model": null, "lastThreadId": null, "inputTokens": null, "label": "x"})");
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_OK(r);
   EXPECT_FALSE(r->model);
   EXPECT_EQ(r->label, "x");
   auto has = [&](SessionField f) {
@@ -46,7 +48,7 @@ TEST(RegistryCodecTest, FieldsAreCheckedAndRoundTrip) {
                     "createdAt": 5, "updatedAt": 9, "lastChannel": "discord",
                     "lastTo": "c1", "lastAccountId": "bot", "lastThreadId": "t1",
                     "futureField": {"ignored": true}})");
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_OK(r);
   EXPECT_EQ(r->parent_session_key, "agent:main:main");  // canonical
   json::object out = tools::SessionRecordToJson(*r);
   for (const char* field :

@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "status_matchers.h"
+
 namespace statewatch::testing {
 namespace {
 
@@ -41,7 +43,7 @@ Status Apply(std::string_view text, tools::DaemonConfig* c = nullptr) {
 
 TEST(ConfigFileTest, TheExampleParsesIntoItsPolicy) {
   tools::DaemonConfig c;
-  ASSERT_TRUE(Apply(kExample, &c).ok()) << Apply(kExample).ToString();
+  ASSERT_OK(Apply(kExample, &c));
   const tools::ToolPolicy& t = c.tool_policy;
   EXPECT_EQ(t.profile, tools::ToolProfile::kCoding);
   EXPECT_EQ(t.also_allow, std::vector<std::string>{"sessions_spawn"});
@@ -76,11 +78,11 @@ TEST(ConfigFileTest, AKeyTheFileLeavesOutKeepsItsValue) {
   tools::DaemonConfig c;
   c.max_ping_pong_turns = 7;
   c.sessions.visibility = tools::Visibility::kAll;
-  ASSERT_TRUE(Apply(R"({"tools": {"profile": "minimal"}})", &c).ok());
+  ASSERT_OK(Apply(R"({"tools": {"profile": "minimal"}})", &c));
   EXPECT_EQ(c.max_ping_pong_turns, 7);
   EXPECT_EQ(c.sessions.visibility, tools::Visibility::kAll);
   EXPECT_EQ(c.tool_policy.profile, tools::ToolProfile::kMinimal);
-  ASSERT_TRUE(Apply("{}", &c).ok());
+  ASSERT_OK(Apply("{}", &c));
 }
 
 TEST(ConfigFileTest, UnknownKeysAndBadValuesAreRefusedWithTheirPath) {
@@ -132,7 +134,7 @@ TEST(ConfigFileTest, AFileIsReadOrRefusedByName) {
     out << R"({"tools": {"profile": "messaging"}})";
   }
   tools::DaemonConfig c;
-  ASSERT_TRUE(tools::ApplyConfigFile(path, &c).ok());
+  ASSERT_OK(tools::ApplyConfigFile(path, &c));
   EXPECT_EQ(c.tool_policy.profile, tools::ToolProfile::kMessaging);
   {
     std::ofstream out(path);

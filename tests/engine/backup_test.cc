@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "engine_fixture.h"
+#include "status_matchers.h"
 
 namespace statewatch::testing {
 namespace {
@@ -18,20 +19,20 @@ TEST_F(BackupTest, ABackupOpensAsTheSameDatabase) {
   Sequence seed = Spawn(kParent, kChild);
   Sequence human = Human(kChild);
   std::string backup = dir_ + "-backup";
-  ASSERT_TRUE(engine_->Backup(backup).ok());
+  ASSERT_OK(engine_->Backup(backup));
   Human(kChild);  // after the backup: not in it
 
   auto copy = Engine::Open(options_, backup);
-  ASSERT_TRUE(copy.ok()) << copy.status().ToString();
+  ASSERT_OK(copy);
   auto version = (*copy)->StateVersion(Name(kChild));
-  ASSERT_TRUE(version.ok());
+  ASSERT_OK(version);
   EXPECT_EQ(*version, human);
   auto notices = (*copy)->PendingNotices(kParent);
-  ASSERT_TRUE(notices.ok());
+  ASSERT_OK(notices);
   ASSERT_EQ(notices->size(), 1u);
   EXPECT_NE(notices->front().text.find("changesSince " + std::to_string(seed)), std::string::npos);
   auto report = (*copy)->Verify();
-  ASSERT_TRUE(report.ok());
+  ASSERT_OK(report);
   EXPECT_TRUE(report->ok);
   copy->reset();
   std::filesystem::remove_all(backup);
@@ -54,10 +55,10 @@ TEST_F(BackupTest, ForEachEventWalksEveryRetainedEvent) {
   Sequence b = Human(kChild);
   Sequence c = Human(kParent);
   std::vector<Sequence> seen;
-  ASSERT_TRUE(engine_->ForEachEvent([&](const Event& e) {
-                       seen.push_back(e.sequence);
-                       return Status::OK();
-                     }).ok());
+  ASSERT_OK(engine_->ForEachEvent([&](const Event& e) {
+    seen.push_back(e.sequence);
+    return Status::OK();
+  }));
   std::sort(seen.begin(), seen.end());
   EXPECT_EQ(seen, (std::vector<Sequence>{a, b, c}));
   // A sink's error stops the walk and comes back.

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "engine/engine_fixture.h"
+#include "status_matchers.h"
 
 namespace statewatch::testing {
 namespace {
@@ -24,7 +25,7 @@ std::string Describe(const ChangesPage& p) {
 ChangesPage Lean(const Engine& engine, const SessionName& s, Sequence after, int limit,
                  ChangesView* view) {
   Status st = engine.ReadChanges(s, after, limit, nullptr, view);
-  EXPECT_TRUE(st.ok()) << st.ToString();
+  EXPECT_OK(st);
   return view->ToPage();
 }
 
@@ -42,7 +43,7 @@ TEST_F(ChangesReaderTest, LeanPageEqualsChangesSince) {
   for (Sequence after : {Sequence{0}, Sequence{5}, Sequence{29}, Sequence{30}, Sequence{99}}) {
     for (int limit : {1, 7, 200}) {
       auto want = engine_->ChangesSince(Name(key), after, limit);
-      ASSERT_TRUE(want.ok());
+      ASSERT_OK(want);
       EXPECT_EQ(Describe(Lean(*engine_, Name(key), after, limit, &view)), Describe(*want))
           << "after " << after << " limit " << limit;
     }
@@ -53,14 +54,14 @@ TEST_F(ChangesReaderTest, SecondReadComesFromTheCache) {
   const std::string key = "agent:main:subagent:cached";
   for (int i = 0; i < 50; ++i) Human(key);
   ChangesView view;
-  ASSERT_TRUE(engine_->ReadChanges(Name(key), 10, 20, nullptr, &view).ok());
+  ASSERT_OK(engine_->ReadChanges(Name(key), 10, 20, nullptr, &view));
   EXPECT_EQ(view.cached_rows(), 0u);
-  ASSERT_TRUE(engine_->ReadChanges(Name(key), 10, 20, nullptr, &view).ok());
+  ASSERT_OK(engine_->ReadChanges(Name(key), 10, 20, nullptr, &view));
   EXPECT_EQ(view.events().size(), 20u);
   EXPECT_EQ(view.cached_rows(), 20u);
   // New rows extend the cached run: the old part still comes from the cache.
   Human(key);
-  ASSERT_TRUE(engine_->ReadChanges(Name(key), 40, 200, nullptr, &view).ok());
+  ASSERT_OK(engine_->ReadChanges(Name(key), 40, 200, nullptr, &view));
   EXPECT_EQ(view.events().size(), 11u);
   EXPECT_EQ(view.events().back().sequence, view.state_version);
 }
@@ -71,25 +72,25 @@ TEST_F(ChangesReaderTest, ATailReadExtendsTheCachedRunInsteadOfReplacingIt) {
   const std::string key = "agent:main:subagent:tail";
   for (int i = 0; i < 300; ++i) Human(key);
   ChangesView view;
-  ASSERT_TRUE(engine_->ReadChanges(Name(key), 50, 200, nullptr, &view).ok());
+  ASSERT_OK(engine_->ReadChanges(Name(key), 50, 200, nullptr, &view));
   EXPECT_EQ(view.cached_rows(), 0u);
   // The latest event, 49 rows above the run's end: read through the gap into the run.
   auto want = engine_->ChangesSince(Name(key), 299, 1);
-  ASSERT_TRUE(want.ok());
+  ASSERT_OK(want);
   EXPECT_EQ(Describe(Lean(*engine_, Name(key), 299, 1, &view)), Describe(*want));
   for (int round = 0; round < 2; ++round) {
-    ASSERT_TRUE(engine_->ReadChanges(Name(key), 50, 200, nullptr, &view).ok());
+    ASSERT_OK(engine_->ReadChanges(Name(key), 50, 200, nullptr, &view));
     EXPECT_EQ(view.events().size(), 200u);
     EXPECT_TRUE(view.truncated);
     EXPECT_EQ(view.cached_rows(), 200u) << "round " << round;
-    ASSERT_TRUE(engine_->ReadChanges(Name(key), 299, 1, nullptr, &view).ok());
+    ASSERT_OK(engine_->ReadChanges(Name(key), 299, 1, nullptr, &view));
     ASSERT_EQ(view.events().size(), 1u);
     EXPECT_EQ(view.events()[0].sequence, view.state_version);
     EXPECT_EQ(view.cached_rows(), 1u) << "round " << round;
   }
   // A page with more rows above it than it holds, starting inside the gap it read through.
   auto mid = engine_->ChangesSince(Name(key), 260, 20);
-  ASSERT_TRUE(mid.ok());
+  ASSERT_OK(mid);
   EXPECT_EQ(Describe(Lean(*engine_, Name(key), 260, 20, &view)), Describe(*mid));
   EXPECT_EQ(view.cached_rows(), 20u);
 }
@@ -100,8 +101,8 @@ TEST_F(ChangesReaderTest, RenderingsAreMemoizedWithCachedRows) {
   const std::string key = "agent:main:subagent:render";
   for (int i = 0; i < 5; ++i) Human(key);
   ChangesView first, second;
-  ASSERT_TRUE(engine_->ReadChanges(Name(key), 0, 200, &Upper, &first).ok());
-  ASSERT_TRUE(engine_->ReadChanges(Name(key), 0, 200, &Upper, &second).ok());
+  ASSERT_OK(engine_->ReadChanges(Name(key), 0, 200, &Upper, &first));
+  ASSERT_OK(engine_->ReadChanges(Name(key), 0, 200, &Upper, &second));
   ASSERT_EQ(second.events().size(), 5u);
   for (std::size_t i = 0; i < 5; ++i) {
     EXPECT_EQ(second.rendered(i), "#" + std::to_string(second.events()[i].sequence));
@@ -114,12 +115,12 @@ TEST_F(ChangesReaderTest, ViewsOutliveEvictionAndDeletion) {
   const std::string key = "agent:main:subagent:outlive";
   for (int i = 0; i < 5; ++i) Human(key);
   ChangesView view;
-  ASSERT_TRUE(engine_->ReadChanges(Name(key), 0, 200, nullptr, &view).ok());
-  ASSERT_TRUE(engine_->DeleteSession(Name(key)).ok());
+  ASSERT_OK(engine_->ReadChanges(Name(key), 0, 200, nullptr, &view));
+  ASSERT_OK(engine_->DeleteSession(Name(key)));
   ASSERT_EQ(view.events().size(), 5u);
   EXPECT_EQ(view.events()[4].kind, "human_direct_message");
   auto after = engine_->ChangesSince(Name(key), 0);
-  ASSERT_TRUE(after.ok());
+  ASSERT_OK(after);
   EXPECT_TRUE(after->events.empty());
   EXPECT_EQ(after->state_version, 0u);
 }
@@ -141,7 +142,7 @@ class CacheDifferentialTest : public ::testing::Test {
       o.prune_interval_ms = 1'000;
       o.row_cache_bytes = i == 0 ? 0 : 48 << 10;
       auto e = Engine::Open(o, dirs_[i]);
-      ASSERT_TRUE(e.ok()) << e.status().ToString();
+      ASSERT_OK(e);
       engines_[i] = std::move(*e);
     }
   }
@@ -177,15 +178,15 @@ TEST_F(CacheDifferentialTest, CachedPagesEqualUncachedPagesThroughPruningAndDele
         // Some events are back-dated so that age pruning removes rows out of order.
         if (pick(4) == 0) in.occurred_at_ms = clock_->NowMs() - 9'000;
       }
-      for (auto& e : engines_) ASSERT_TRUE(e->RecordMany(batch).ok());
+      for (auto& e : engines_) ASSERT_OK(e->RecordMany(batch));
     } else if (op < 60) {
-      for (auto& e : engines_) ASSERT_TRUE(e->DeleteSession(s).ok());
+      for (auto& e : engines_) ASSERT_OK(e->DeleteSession(s));
     } else if (op < 65) {
       clock_->Advance(static_cast<int64_t>(1'000 + pick(4'000)));
-      for (auto& e : engines_) ASSERT_TRUE(e->Prune().ok());
+      for (auto& e : engines_) ASSERT_OK(e->Prune());
     } else {
       auto head = engines_[0]->StateVersion(s);
-      ASSERT_TRUE(head.ok());
+      ASSERT_OK(head);
       Sequence after = *head == 0 ? pick(3) : pick(*head + 2);
       int limit = pick(3) == 0 ? 200 : static_cast<int>(1 + pick(40));
       // Twice: the second read of the cached engine tends to come from its cache.

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "engine/engine_fixture.h"
+#include "status_matchers.h"
 
 namespace statewatch::testing {
 namespace {
@@ -18,14 +19,14 @@ class RawDb {
  public:
   RawDb(const std::string& dir, bool read_only) {
     rocksdb::Options o;
-    EXPECT_TRUE(rocksdb::DB::ListColumnFamilies(o, dir, &names_).ok());
+    EXPECT_OK(rocksdb::DB::ListColumnFamilies(o, dir, &names_));
     std::vector<rocksdb::ColumnFamilyDescriptor> descs;
     for (const auto& n : names_) descs.emplace_back(n, rocksdb::ColumnFamilyOptions());
     rocksdb::DB* db = nullptr;
     rocksdb::Status s = read_only
                             ? rocksdb::DB::OpenForReadOnly(o, dir, descs, &handles_, &db)
                             : rocksdb::DB::Open(o, dir, descs, &handles_, &db);
-    EXPECT_TRUE(s.ok()) << s.ToString();
+    EXPECT_OK(s);
     db_.reset(db);
   }
   ~RawDb() {
@@ -117,7 +118,7 @@ TEST_F(CorruptionTest, ALogRecordWhoseJournalRowIsGoneIsCorruptionAtOpen) {
     it->SeekToFirst();
     for (int i = 0; i < 2 && it->Valid(); ++i) it->Next();
     ASSERT_TRUE(it->Valid());
-    ASSERT_TRUE(raw.db()->Delete(rocksdb::WriteOptions(), journal, it->key()).ok());
+    ASSERT_OK(raw.db()->Delete(rocksdb::WriteOptions(), journal, it->key()));
   }
   for (bool read_only : {false, true}) {
     EngineOptions o = options_;

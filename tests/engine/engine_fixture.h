@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "statewatch/engine.h"
+#include "status_matchers.h"
 
 namespace statewatch::testing {
 
@@ -35,6 +36,16 @@ inline std::string NewTempDir(const std::string& tag) {
   return dir.string();
 }
 
+// A human message to `key` (summary "hello"): the plainest event that notifies.
+inline EventInput HumanEvent(const std::string& key) {
+  EventInput in;
+  in.session_key = key;
+  in.kind = "human_direct_message";
+  in.actor_type = ActorType::kHuman;
+  in.summary = "hello";
+  return in;
+}
+
 class EngineTest : public ::testing::Test {
  protected:
   static constexpr int64_t kStart = 1764460800000;  // 2025-11-30T00:00:00Z
@@ -53,7 +64,7 @@ class EngineTest : public ::testing::Test {
   void Reopen() {
     engine_.reset();
     auto e = Engine::Open(options_, dir_);
-    ASSERT_TRUE(e.ok()) << e.status().ToString();
+    ASSERT_OK(e);
     engine_ = std::move(*e);
   }
 
@@ -70,7 +81,7 @@ class EngineTest : public ::testing::Test {
   // Records and returns the sequence; fails the test on error.
   Sequence Rec(const EventInput& in) {
     auto r = engine_->Record(in);
-    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_OK(r);
     return r.ok() ? r->event.sequence : 0;
   }
   Sequence Human(const std::string& key) { return Rec(Input(key, "human_direct_message")); }
@@ -85,12 +96,13 @@ class EngineTest : public ::testing::Test {
   }
   std::vector<Notice> Pending(const std::string& watcher) {
     auto n = engine_->PendingNotices(watcher);
-    EXPECT_TRUE(n.ok()) << n.status().ToString();
+    EXPECT_OK(n);
     return n.ok() ? *n : std::vector<Notice>{};
   }
   CursorState CursorOf(const std::string& watcher, const std::string& target) {
     auto c = engine_->Cursor(watcher, Name(target));
-    EXPECT_TRUE(c.ok() && c->has_value());
+    EXPECT_OK(c);
+    EXPECT_TRUE(c.ok() && c->has_value()) << "no cursor of " << watcher << " on " << target;
     return c.ok() && c->has_value() ? **c : CursorState{};
   }
 

@@ -1,10 +1,12 @@
 // Payload validation keeps an already compact JSON object as given instead of re-serialising
 // it; whatever it keeps must be exactly what re-serialising would have produced.
+#include "engine/event_validation.h"
+
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
 
-#include "engine/event_validation.h"
+#include "status_matchers.h"
 
 namespace statewatch::engine {
 namespace {
@@ -16,7 +18,7 @@ std::string Stored(const std::string& payload) {
   in.summary = "s";
   in.payload_json = payload;
   auto pe = PrepareEvent(in, KindTable(DefaultKinds()), 1764460800000, 512);
-  EXPECT_TRUE(pe.ok()) << payload << ": " << pe.status().ToString();
+  EXPECT_OK(pe) << payload;
   return pe.ok() ? pe->event.payload_json : "<refused>";
 }
 

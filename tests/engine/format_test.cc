@@ -10,6 +10,7 @@
 
 #include "engine/engine_fixture.h"
 #include "engine/records.h"
+#include "status_matchers.h"
 #include "storage/key_codec.h"
 #include "storage/store.h"
 
@@ -23,18 +24,19 @@ class FormatTest : public EngineTest {
  protected:
   std::size_t EventsOf(const std::string& key) {
     auto p = engine_->ChangesSince(Name(key), 0, 200);
-    EXPECT_TRUE(p.ok()) << p.status().ToString();
+    EXPECT_OK(p);
     return p.ok() ? p->events.size() : 0;
   }
   // Rewrites the meta record's format (and, for format 1, adds what format 1 kept).
   void SetFormat(uint32_t format) {
     engine_.reset();
     auto store = storage::Store::Open(dir_, storage::StoreOptions{});
-    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    ASSERT_OK(store);
     auto bytes = (*store)->Get(storage::Family::kMeta, storage::MetaKey());
-    ASSERT_TRUE(bytes.ok() && bytes->has_value());
+    ASSERT_OK(bytes);
+    ASSERT_TRUE(bytes->has_value());
     auto meta = engine::DecodeMeta(**bytes);
-    ASSERT_TRUE(meta.ok());
+    ASSERT_OK(meta);
     meta->format_version = format;
     meta->applied_position = 0;
     storage::Batch b(**store);
@@ -44,7 +46,7 @@ class FormatTest : public EngineTest {
       b.Put(storage::Family::kBySeq, storage::BySeqKey(1), "by_seq");
       b.Put(storage::Family::kDedupe, storage::DedupeKey("d"), "dedupe");
     }
-    ASSERT_TRUE((*store)->Write(b, /*sync=*/true).ok());
+    ASSERT_OK((*store)->Write(b, /*sync=*/true));
   }
 };
 
@@ -52,14 +54,14 @@ TEST_F(FormatTest, AFormat1DatabaseIsMigratedAtOpenKeepingEverything) {
   Spawn(kParent, kChild);
   Sequence last = Human(kChild);
   // Format 1 kept every projection current: a full checkpoint stands in for that.
-  ASSERT_TRUE(engine_->Rebuild().ok());
+  ASSERT_OK(engine_->Rebuild());
   ASSERT_NO_FATAL_FAILURE(SetFormat(1));
   Reopen();
   EXPECT_EQ(*engine_->StateVersion(Name(kChild)), last);
   ASSERT_EQ(Pending(kParent).size(), 1u);
   EXPECT_EQ(EventsOf(kChild), 2u);
   auto v = engine_->Verify();
-  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  ASSERT_OK(v);
   EXPECT_TRUE(v->ok) << (v->differences.empty() ? "" : v->differences.front());
   EXPECT_GT(Human(kChild), last);  // writes go on, in format 2
   Reopen();
@@ -69,7 +71,7 @@ TEST_F(FormatTest, AFormat1DatabaseIsMigratedAtOpenKeepingEverything) {
 
 TEST_F(FormatTest, ANewerFormatIsRefusedAndLeftAlone) {
   Human(kParent);
-  ASSERT_TRUE(engine_->Rebuild().ok());
+  ASSERT_OK(engine_->Rebuild());
   ASSERT_NO_FATAL_FAILURE(SetFormat(engine::kFormatVersion + 1));
   auto opened = Engine::Open(options_, dir_);
   ASSERT_FALSE(opened.ok());
@@ -83,7 +85,7 @@ TEST_F(FormatTest, ANewerFormatIsRefusedAndLeftAlone) {
 
 TEST_F(FormatTest, AReadOnlyOpenOfFormat1SaysHowToMigrate) {
   Human(kParent);
-  ASSERT_TRUE(engine_->Rebuild().ok());
+  ASSERT_OK(engine_->Rebuild());
   ASSERT_NO_FATAL_FAILURE(SetFormat(1));
   EngineOptions ro = options_;
   ro.read_only = true;
@@ -100,7 +102,7 @@ TEST_F(FormatTest, ABuildFromBeforeFormat2CannotOpenItForWriting) {
   engine_.reset();
   rocksdb::Options o;
   std::vector<std::string> names;
-  ASSERT_TRUE(rocksdb::DB::ListColumnFamilies(o, dir_, &names).ok());
+  ASSERT_OK(rocksdb::DB::ListColumnFamilies(o, dir_, &names));
   ASSERT_NE(std::find(names.begin(), names.end(), "format_2"), names.end());
   // What such a build opens: every family it knows, i.e. all but the fence.
   std::vector<rocksdb::ColumnFamilyDescriptor> descs;
@@ -119,7 +121,7 @@ TEST_F(FormatTest, ABuildFromBeforeFormat2CannotOpenItForWriting) {
   // This build still opens it, read-only too.
   EngineOptions ro = options_;
   ro.read_only = true;
-  EXPECT_TRUE(Engine::Open(ro, dir_).ok());
+  EXPECT_OK(Engine::Open(ro, dir_));
   Reopen();
   EXPECT_EQ(engine_->ChangesSince(Name(kParent), 0, 10)->events.size(), 1u);
 }

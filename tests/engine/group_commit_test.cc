@@ -14,6 +14,7 @@
 #include "engine/engine_fixture.h"
 #include "engine/engine_impl.h"
 #include "engine/held_sync_engine.h"
+#include "status_matchers.h"
 #include "storage/store.h"
 
 namespace statewatch::testing {
@@ -31,7 +32,7 @@ EventInput Event(int i) {
 TEST(GroupCommitTest, ConcurrentSyncWritersShareOneFsync) {
   constexpr int kWriters = 16;
   auto opened = OpenHeldSyncEngine("group-commit");
-  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  ASSERT_OK(opened);
   engine::EngineImpl* engine = opened->engine;
   storage::FaultInjector* faults = opened->faults.get();
   const uint64_t groups_before = engine->Stats()->commit_groups;
@@ -54,7 +55,7 @@ TEST(GroupCommitTest, ConcurrentSyncWritersShareOneFsync) {
 
   std::set<Sequence> sequences;
   for (const auto& r : results) {
-    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    ASSERT_OK(r);
     sequences.insert(r->event.sequence);
   }
   EXPECT_EQ(sequences.size(), static_cast<std::size_t>(kWriters));

@@ -19,19 +19,11 @@
 #include "engine/held_sync_engine.h"
 #include "statewatch/clock.h"
 #include "statewatch/session_tables.h"
+#include "status_matchers.h"
 #include "storage/store.h"
 
 namespace statewatch::testing {
 namespace {
-
-EventInput Event(const std::string& key) {
-  EventInput in;
-  in.session_key = key;
-  in.kind = "human_direct_message";
-  in.actor_type = ActorType::kHuman;
-  in.summary = "hello";
-  return in;
-}
 
 SessionRecord Update(const std::string& key) {
   SessionRecord r;
@@ -41,7 +33,7 @@ SessionRecord Update(const std::string& key) {
 
 TEST(GroupWriteTest, SideTableWritesShareTheGroupAndReadItsEarlierWrites) {
   auto opened = OpenHeldSyncEngine("group-write");
-  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  ASSERT_OK(opened);
   engine::EngineImpl* engine = opened->engine;
   storage::FaultInjector* faults = opened->faults.get();
   SessionTables tables(*engine);
@@ -56,7 +48,7 @@ TEST(GroupWriteTest, SideTableWritesShareTheGroupAndReadItsEarlierWrites) {
   writers.emplace_back([&] { first = tables.PutRun(held_run); });
   bool held = WaitFor([&] { return faults->held_syncs() == 1; });
   // Queued behind the held commit, in this order: an event, then two upserts of one entry.
-  if (held) writers.emplace_back([&] { recorded = engine->Record(Event("agent:main:a")); });
+  if (held) writers.emplace_back([&] { recorded = engine->Record(HumanEvent("agent:main:a")); });
   bool queued = held && WaitFor([&] { return engine->TEST_QueueLength() == 2; });
   if (queued) {
     writers.emplace_back([&] {
@@ -78,14 +70,14 @@ TEST(GroupWriteTest, SideTableWritesShareTheGroupAndReadItsEarlierWrites) {
   for (std::thread& t : writers) t.join();
   ASSERT_TRUE(held) << "the first commit never reached its fsync";
   ASSERT_TRUE(queued) << "only " << engine->TEST_QueueLength() << " commands queued";
-  ASSERT_TRUE(first.ok()) << first.ToString();
-  ASSERT_TRUE(recorded.ok()) << recorded.status().ToString();
-  ASSERT_TRUE(label.ok()) << label.ToString();
-  ASSERT_TRUE(model.ok()) << model.ToString();
+  ASSERT_OK(first);
+  ASSERT_OK(recorded);
+  ASSERT_OK(label);
+  ASSERT_OK(model);
   EXPECT_EQ(engine->Stats()->commit_groups - groups_before, 2u)
       << "the held commit, then the event and both upserts in one group";
   auto entry = tables.GetSession(SessionName{"main", "agent:main:a"});
-  ASSERT_TRUE(entry.ok()) << entry.status().ToString();
+  ASSERT_OK(entry);
   ASSERT_TRUE(entry->has_value());
   EXPECT_EQ((*entry)->label, std::optional<std::string>("first"))
       << "the second upsert read the first one's write in the same group";
@@ -102,26 +94,26 @@ TEST_F(SessionTablesDeleteTest, DeleteSessionRunsEveryTablesStepAndKeepsRunsAndD
   Human("agent:main:gone");
   SessionRecord entry;
   entry.name = name;
-  ASSERT_TRUE(tables.UpsertSession(entry).ok());
+  ASSERT_OK(tables.UpsertSession(entry));
   TranscriptMessage m;
   m.role = "user";
   m.content_json = "\"hi\"";
-  ASSERT_TRUE(tables.AppendTranscript(name, {m}).ok());
+  ASSERT_OK(tables.AppendTranscript(name, {m}));
   UpstreamLink link;
   link.session = name;
   link.upstream_kind = "jsonl";
-  ASSERT_TRUE(tables.PutUpstreamLink(link).ok());
+  ASSERT_OK(tables.PutUpstreamLink(link));
   RunRecord run;
   run.run_id = "r1";
   run.target = name;
-  ASSERT_TRUE(tables.PutRun(run).ok());
+  ASSERT_OK(tables.PutRun(run));
   Delivery d;
   d.agent_id = "main";
   d.session_key = "agent:main:gone";
   auto delivery = tables.EnqueueDelivery(d);
-  ASSERT_TRUE(delivery.ok()) << delivery.status().ToString();
+  ASSERT_OK(delivery);
 
-  ASSERT_TRUE(engine_->DeleteSession(name).ok());
+  ASSERT_OK(engine_->DeleteSession(name));
   EXPECT_FALSE(tables.GetSession(name)->has_value());
   EXPECT_TRUE(tables.RecentTranscript(name, 10)->empty());
   EXPECT_FALSE(tables.GetUpstreamLink(name)->has_value());

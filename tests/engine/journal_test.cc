@@ -4,6 +4,7 @@
 
 #include "engine/engine_fixture.h"
 #include "statewatch/session_tables.h"
+#include "status_matchers.h"
 
 namespace statewatch::testing {
 namespace {
@@ -15,7 +16,7 @@ class JournalTest : public EngineTest {
   Status RecordStatus(const EventInput& in) { return engine_->Record(in).status(); }
   ChangesPage Changes(const std::string& key, Sequence after, int limit = 200) {
     auto p = engine_->ChangesSince(Name(key), after, limit);
-    EXPECT_TRUE(p.ok()) << p.status().ToString();
+    EXPECT_OK(p);
     return p.ok() ? *p : ChangesPage{};
   }
 };
@@ -28,7 +29,7 @@ TEST_F(JournalTest, StoresEveryFieldAndNormalisesThem) {
   in.payload_json = R"({"outcome":"timeout","secret":"x"})";
   in.occurred_at_ms = kStart - 1000;
   auto r = engine_->Record(in);
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_OK(r);
   const Event& e = r->event;
   EXPECT_EQ(e.session_key, kKey);
   EXPECT_EQ(e.agent_id, "main");
@@ -105,7 +106,7 @@ TEST_F(JournalTest, RecordManyIsAllOrNothing) {
   EXPECT_NE(r.status().message().find("events[1]"), std::string::npos);
   EXPECT_EQ(*engine_->StateVersion(Name(kKey)), 0u);
   auto ok = engine_->RecordMany({Input(kKey, "created"), Input("global", "created")});
-  ASSERT_TRUE(ok.ok());
+  ASSERT_OK(ok);
   EXPECT_LT((*ok)[0].event.sequence, (*ok)[1].event.sequence);
 }
 
@@ -118,7 +119,7 @@ TEST_F(JournalTest, OneSequenceForTheWholeEngineNeverReused) {
   EXPECT_EQ(*engine_->StateVersion(Name(kKey)), c);
   // Prune everything, restart: the counter and the head survive.
   clock_->Advance(options_.retention_ms + 1);
-  ASSERT_TRUE(engine_->Prune().ok());
+  ASSERT_OK(engine_->Prune());
   EXPECT_EQ(engine_->Stats()->journal_rows, 0u);
   Reopen();
   EXPECT_EQ(*engine_->StateVersion(Name(kKey)), c);
@@ -133,9 +134,9 @@ TEST_F(JournalTest, BareKeysOfTwoAgentsAreDifferentSessions) {
   Sequence sa = Rec(a), sb = Rec(b);
   auto v = engine_->StateVersions({SessionName{"alpha", "global"}, SessionName{"beta", "global"},
                                    SessionName{"main", "global"}});
-  ASSERT_TRUE(v.ok());
+  ASSERT_OK(v);
   EXPECT_EQ(*v, (std::vector<Sequence>{sa, sb, 0}));
-  ASSERT_TRUE(engine_->DeleteSession(SessionName{"alpha", "global"}).ok());
+  ASSERT_OK(engine_->DeleteSession(SessionName{"alpha", "global"}));
   EXPECT_EQ(*engine_->StateVersion(SessionName{"beta", "global"}), sb);
 }
 
@@ -145,7 +146,7 @@ TEST_F(JournalTest, DedupeReturnsTheExistingEventAndChangesNothing) {
   auto first = engine_->Record(in);
   in.summary = "different";
   auto again = engine_->Record(in);
-  ASSERT_TRUE(again.ok());
+  ASSERT_OK(again);
   EXPECT_TRUE(again->deduplicated);
   EXPECT_EQ(again->event.sequence, first->event.sequence);
   EXPECT_EQ(again->event.summary, first->event.summary);
@@ -210,14 +211,14 @@ TEST_F(JournalTest, AgePruningRaisesTheWatermarkAndKeepsTheHead) {
   Sequence b = Human(kKey);
   clock_->Advance(25LL * 24 * 3600 * 1000);  // a is 35 days old, b 25
   auto pr = engine_->Prune();
-  ASSERT_TRUE(pr.ok());
+  ASSERT_OK(pr);
   EXPECT_EQ(pr->rows_deleted, 1u);
   ChangesPage p = Changes(kKey, 0);
   EXPECT_TRUE(p.history_gap);
   EXPECT_FALSE(Changes(kKey, a).history_gap);
   EXPECT_EQ(p.earliest_available_sequence, b);
   clock_->Advance(10LL * 24 * 3600 * 1000);
-  ASSERT_TRUE(engine_->Prune().ok());
+  ASSERT_OK(engine_->Prune());
   p = Changes(kKey, 0);
   EXPECT_EQ(p.state_version, b);  // heads are never lowered
   EXPECT_TRUE(p.events.empty());
@@ -227,7 +228,7 @@ TEST_F(JournalTest, AgePruningRaisesTheWatermarkAndKeepsTheHead) {
 
 TEST_F(JournalTest, DeletingASessionIsNotPruning) {
   Human(kKey);
-  ASSERT_TRUE(engine_->DeleteSession(Name(kKey)).ok());
+  ASSERT_OK(engine_->DeleteSession(Name(kKey)));
   ChangesPage p = Changes(kKey, 0);
   EXPECT_FALSE(p.history_gap);  // rows removed other than by pruning never raise it
   EXPECT_EQ(p.state_version, 0u);
@@ -275,17 +276,17 @@ TEST_F(JournalTest, CheckpointKeepsVerifyClean) {
   for (int i = 0; i < 60; ++i) {
     Human("agent:main:subagent:x");
     if (i % 7 == 0) {
-      ASSERT_TRUE(engine_->Drain(kKey).ok());
+      ASSERT_OK(engine_->Drain(kKey));
     }
   }
   auto s = engine_->Stats();
   EXPECT_LT(s->log_records_since_checkpoint, 60u);
   Reopen();
   auto v = engine_->Verify();
-  ASSERT_TRUE(v.ok());
+  ASSERT_OK(v);
   EXPECT_TRUE(v->ok) << (v->differences.empty() ? "" : v->differences[0]);
   auto rebuilt = engine_->Rebuild();
-  ASSERT_TRUE(rebuilt.ok());
+  ASSERT_OK(rebuilt);
   EXPECT_TRUE(engine_->Verify()->ok);
 }
 
@@ -294,18 +295,19 @@ TEST_F(JournalTest, SessionRegistryUpsertMergesFields) {
   r.name = Name(kKey);
   r.label = "coordinator";
   r.kind = "main";
-  ASSERT_TRUE(SessionTables(*engine_).UpsertSession(r).ok());
+  ASSERT_OK(SessionTables(*engine_).UpsertSession(r));
   SessionRecord u;
   u.name = Name(kKey);
   u.model = "m1";
-  ASSERT_TRUE(SessionTables(*engine_).UpsertSession(u).ok());
+  ASSERT_OK(SessionTables(*engine_).UpsertSession(u));
   auto got = SessionTablesView(*engine_).GetSession(Name(kKey));
-  ASSERT_TRUE(got.ok() && got->has_value());
+  ASSERT_OK(got);
+  ASSERT_TRUE(got->has_value());
   EXPECT_EQ((*got)->label, "coordinator");
   EXPECT_EQ((*got)->model, "m1");
   EXPECT_EQ((*got)->created_at_ms, kStart);
   EXPECT_EQ(SessionTablesView(*engine_).ListSessions()->size(), 1u);
-  ASSERT_TRUE(engine_->DeleteSession(Name(kKey)).ok());
+  ASSERT_OK(engine_->DeleteSession(Name(kKey)));
   EXPECT_FALSE(SessionTablesView(*engine_).GetSession(Name(kKey))->has_value());
 }
 
@@ -320,8 +322,8 @@ namespace {
 TEST_F(JournalTest, DeleteAfterRebuildStaysDeleted) {
   Spawn(kKey, "agent:main:subagent:x");
   Human("agent:main:subagent:x");
-  ASSERT_TRUE(engine_->Rebuild().ok());
-  ASSERT_TRUE(engine_->DeleteSession(Name("agent:main:subagent:x")).ok());
+  ASSERT_OK(engine_->Rebuild());
+  ASSERT_OK(engine_->DeleteSession(Name("agent:main:subagent:x")));
   Reopen();
   EXPECT_EQ(*engine_->StateVersion(Name("agent:main:subagent:x")), 0u);
   EXPECT_EQ(engine_->Stats()->cursors, 0u);
@@ -331,14 +333,14 @@ TEST_F(JournalTest, DeleteAfterRebuildStaysDeleted) {
 // `statewatch stats` / EngineStats: the WAL cost of an event since open.
 TEST_F(JournalTest, StatsReportWalBytesPerEventSinceOpen) {
   auto before = engine_->Stats();
-  ASSERT_TRUE(before.ok());
+  ASSERT_OK(before);
   EXPECT_EQ(before->events_recorded, 0u);
   EXPECT_EQ(before->wal_bytes, 0u);
   EventInput in = Input("agent:main:main", "human_direct_message");
   in.summary = std::string(200, 's');
   for (int i = 0; i < 10; ++i) Rec(in);
   auto after = engine_->Stats();
-  ASSERT_TRUE(after.ok());
+  ASSERT_OK(after);
   EXPECT_EQ(after->events_recorded, 10u);
   // Each event's row alone holds its 200-byte summary, and the row plus 7-byte header is
   // in the log.

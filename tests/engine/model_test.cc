@@ -22,6 +22,7 @@
 #include "engine/model/state_check.h"
 #include "engine/reference_model.h"
 #include "statewatch/engine.h"
+#include "status_matchers.h"
 
 namespace statewatch::model {
 namespace {
@@ -396,7 +397,7 @@ TEST(ReferenceModelTest, RegistrationProducerWatchersAndSweep) {
   EXPECT_EQ(m.last_sequence(), e2 + 1);
   EXPECT_EQ(m.Sweep(kStart + 10), 2u);  // nothing to move: no sequence
   EXPECT_EQ(m.last_sequence(), e2 + 1);
-  EXPECT_TRUE(m.ResetWatcher(kX).ok());
+  EXPECT_OK(m.ResetWatcher(kX));
   EXPECT_FALSE(m.Cursor(kX, kParent)->has_value());
 }
 
@@ -422,7 +423,7 @@ TEST(ReferenceModelTest, RetentionWatermarkDedupeAndDelete) {
   ChangesPage p = m.ChangesSince(kParent, 0, 0);
   EXPECT_EQ(p.earliest_available_sequence, p.state_version + 1);
   EXPECT_GT(p.state_version, b);  // heads never go backwards
-  EXPECT_TRUE(m.DeleteSession(kParent).ok());
+  EXPECT_OK(m.DeleteSession(kParent));
   EXPECT_EQ(m.StateVersion(kParent), 0u);
   EXPECT_FALSE(m.ChangesSince(kParent, 0, 200).history_gap);  // the watermark went with it
 }
@@ -438,14 +439,14 @@ TEST(ModelTest, AcknowledgeRepeatedTargetKeepsReopenedNotice) {
   options.clock = std::make_shared<ManualClock>(kStart);
   options.durability = Durability::kBuffered;
   auto engine = Engine::Open(options, dir.path);
-  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  ASSERT_OK(engine);
   Engine& e = **engine;
   ASSERT_TRUE(*e.Watch(kP, kChildName));                       // L = N = M = 0
-  ASSERT_TRUE(e.Record(In(kC, "human_direct_message")).ok());  // #2: opens, N = 2
-  ASSERT_TRUE(e.Record(In(kC, "human_direct_message")).ok());  // #3: M = 3
-  ASSERT_TRUE(e.Acknowledge(kP, {kChildName, SessionName{"", "AGENT:main:subagent:a1"}}).ok());
+  ASSERT_OK(e.Record(In(kC, "human_direct_message")));         // #2: opens, N = 2
+  ASSERT_OK(e.Record(In(kC, "human_direct_message")));         // #3: M = 3
+  ASSERT_OK(e.Acknowledge(kP, {kChildName, SessionName{"", "AGENT:main:subagent:a1"}}));
   auto pending = e.PendingNotices(kP);
-  ASSERT_TRUE(pending.ok());
+  ASSERT_OK(pending);
   ASSERT_EQ(pending->size(), 1u) << "the notice reopened for #3 was acknowledged unseen";
   EXPECT_EQ(pending->at(0).since, 2u);
   auto cursor = e.Cursor(kP, kChildName);

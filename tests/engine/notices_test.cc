@@ -6,6 +6,7 @@
 
 #include "engine/engine_fixture.h"
 #include "statewatch/session_key.h"
+#include "status_matchers.h"
 
 namespace statewatch::testing {
 namespace {
@@ -49,7 +50,7 @@ TEST_F(NoticesTest, DrainAcknowledgesTheFrozenMarkAndReopensOnceForInterveningCh
   Sequence first = Human(kChild);
   Sequence second = Human(kChild);
   auto drained = engine_->Drain(kParent);
-  ASSERT_TRUE(drained.ok());
+  ASSERT_OK(drained);
   ASSERT_EQ(drained->size(), 1u);
   // L advances to N (the frozen mark, not the head); the intervening change reopens one.
   CursorState c = CursorOf(kParent, kChild);
@@ -59,7 +60,7 @@ TEST_F(NoticesTest, DrainAcknowledgesTheFrozenMarkAndReopensOnceForInterveningCh
   ASSERT_EQ(next.size(), 1u);
   EXPECT_EQ(next[0].since, first);
   // Draining again with nothing new leaves nothing pending.
-  ASSERT_TRUE(engine_->Drain(kParent).ok());
+  ASSERT_OK(engine_->Drain(kParent));
   EXPECT_TRUE(Pending(kParent).empty());
   c = CursorOf(kParent, kChild);
   EXPECT_EQ(c.last_seen, second);
@@ -69,7 +70,7 @@ TEST_F(NoticesTest, DrainAcknowledgesTheFrozenMarkAndReopensOnceForInterveningCh
 TEST_F(NoticesTest, DrainWithoutInterveningChangesOpensNothing) {
   Spawn(kParent, kChild);
   Human(kChild);
-  ASSERT_TRUE(engine_->Drain(kParent).ok());
+  ASSERT_OK(engine_->Drain(kParent));
   EXPECT_TRUE(Pending(kParent).empty());
 }
 
@@ -96,7 +97,7 @@ TEST_F(NoticesTest, ExplicitRegistrationStartsAtHeadAndKeepsAnExistingCursor) {
   const char* target = "agent:ops:telegram:group:-1001";
   Sequence h = Human(target);
   auto w = engine_->Watch(kParent, Name(target));
-  ASSERT_TRUE(w.ok());
+  ASSERT_OK(w);
   EXPECT_TRUE(*w);
   CursorState c = CursorOf(kParent, target);
   EXPECT_EQ(c.last_seen, h);
@@ -110,7 +111,7 @@ TEST_F(NoticesTest, WatchersOfListsCursorHolders) {
   Spawn(kParent, kChild);
   ASSERT_TRUE(*engine_->Watch("agent:ops:main", Name(kChild)));
   auto w = engine_->WatchersOf(Name(kChild));
-  ASSERT_TRUE(w.ok());
+  ASSERT_OK(w);
   std::sort(w->begin(), w->end());
   EXPECT_EQ(*w, (std::vector<std::string>{"agent:main:main", "agent:ops:main"}));
   EXPECT_TRUE(engine_->WatchersOf(Name(kParent))->empty());
@@ -144,7 +145,7 @@ TEST_F(NoticesTest, RestartRecreatesPendingNoticesAndSweepReopens) {
   ASSERT_EQ(Pending(kParent).size(), 1u);  // pending notices survive a restart
   std::vector<Wake> wakes;
   engine_->SubscribeWakes([&](const Wake& w) { wakes.push_back(w); });
-  ASSERT_TRUE(engine_->Start().ok());
+  ASSERT_OK(engine_->Start());
   ASSERT_EQ(wakes.size(), 1u);
   EXPECT_EQ(wakes[0].watcher_key, kParent);
   EXPECT_EQ(Pending(kParent)[0].since, s);
@@ -155,7 +156,7 @@ TEST_F(NoticesTest, SweepMovesNToMaterial) {
   Human(kChild);
   Sequence last = Human(kChild);
   auto n = engine_->Sweep();
-  ASSERT_TRUE(n.ok());
+  ASSERT_OK(n);
   EXPECT_EQ(*n, 1u);
   EXPECT_EQ(CursorOf(kParent, kChild).notified, last);
 }
@@ -164,7 +165,7 @@ TEST_F(NoticesTest, ResetRemovesOnlyTheWatchersCursors) {
   const char* other = "agent:ops:main";
   Spawn(kParent, kChild);
   Spawn(other, kChild);
-  ASSERT_TRUE(engine_->ResetWatcher(kParent).ok());
+  ASSERT_OK(engine_->ResetWatcher(kParent));
   EXPECT_FALSE(engine_->Cursor(kParent, Name(kChild))->has_value());
   EXPECT_TRUE(engine_->Cursor(other, Name(kChild))->has_value());
 }
@@ -173,7 +174,7 @@ TEST_F(NoticesTest, DeletingASessionRemovesCursorsOnBothSides) {
   const char* grandchild = "agent:main:subagent:c1:subagent:g1";
   Spawn(kParent, kChild);
   Spawn(kChild, grandchild);
-  ASSERT_TRUE(engine_->DeleteSession(Name(kChild)).ok());
+  ASSERT_OK(engine_->DeleteSession(Name(kChild)));
   EXPECT_FALSE(engine_->Cursor(kParent, Name(kChild))->has_value());
   EXPECT_FALSE(engine_->Cursor(kChild, Name(grandchild))->has_value());
   EXPECT_EQ(*engine_->StateVersion(Name(kChild)), 0u);
@@ -183,7 +184,7 @@ TEST_F(NoticesTest, IdleCursorsExpireAfterRetention) {
   Spawn(kParent, kChild);
   clock_->Advance(options_.retention_ms + 1);
   auto p = engine_->Prune();
-  ASSERT_TRUE(p.ok());
+  ASSERT_OK(p);
   EXPECT_EQ(p->cursors_expired, 1u);
   EXPECT_FALSE(engine_->Cursor(kParent, Name(kChild))->has_value());
 }
@@ -194,7 +195,7 @@ TEST_F(NoticesTest, CoalescedMaterialKeepsACursorAlive) {
   clock_->Advance(options_.retention_ms - 1000);
   Human(kChild);  // material update refreshes updatedAt
   clock_->Advance(2000);
-  ASSERT_TRUE(engine_->Prune().ok());
+  ASSERT_OK(engine_->Prune());
   EXPECT_TRUE(engine_->Cursor(kParent, Name(kChild))->has_value());
 }
 
@@ -208,7 +209,7 @@ TEST_F(NoticesTest, WakesCoalescePerWatcherWithinTheWindow) {
   ASSERT_EQ(wakes.size(), 1u);  // the first fires at once
   EXPECT_EQ(wakes[0].reason, std::string("session-state:") + kChild);
   Human(child2);
-  ASSERT_TRUE(engine_->Drain(kParent).ok());
+  ASSERT_OK(engine_->Drain(kParent));
   Human(kChild);
   EXPECT_EQ(wakes.size(), 1u);  // merged into the window's end
   ASSERT_TRUE(engine_->NextWakeDueMs().has_value());
@@ -258,7 +259,7 @@ TEST_F(NoticesTest, BareTargetGetsNoCursorThroughTheProducersWatchers) {
 
   // The bare key still has its journal, state version and changesSince.
   auto page = engine_->ChangesSince(global, 0);
-  ASSERT_TRUE(page.ok());
+  ASSERT_OK(page);
   EXPECT_EQ(page->events.size(), 2u);
   EXPECT_EQ(page->events[0].sequence, s);
   EXPECT_GT(*engine_->StateVersion(global), s);
@@ -273,7 +274,7 @@ TEST_F(NoticesTest, AcknowledgeOnlyTheNamedTargets) {
   Spawn(kParent, child2);
   Human(kChild);
   Human(child2);
-  ASSERT_TRUE(engine_->Acknowledge(kParent, {Name(kChild)}).ok());
+  ASSERT_OK(engine_->Acknowledge(kParent, {Name(kChild)}));
   std::vector<Notice> left = Pending(kParent);
   ASSERT_EQ(left.size(), 1u);
   EXPECT_EQ(left[0].target.session_key, child2);
@@ -286,7 +287,7 @@ TEST_F(NoticesTest, StatsCountWhatHappened) {
   Human(kChild);
   Human(kChild);
   auto s = engine_->Stats();
-  ASSERT_TRUE(s.ok());
+  ASSERT_OK(s);
   EXPECT_EQ(s->events_recorded, 3u);
   EXPECT_EQ(s->notices_opened, 1u);  // the second change coalesced
   EXPECT_EQ(s->wakes_sent, 1u);
@@ -297,12 +298,12 @@ TEST_F(NoticesTest, StatsCountWhatHappened) {
 TEST_F(NoticesTest, VerifyIsCleanAfterEveryKindOfChange) {
   Spawn(kParent, kChild);
   for (int i = 0; i < 5; ++i) Human(kChild);
-  ASSERT_TRUE(engine_->Drain(kParent).ok());
-  ASSERT_TRUE(engine_->Watch("agent:ops:main", Name(kChild)).ok());
-  ASSERT_TRUE(engine_->Sweep().ok());
-  ASSERT_TRUE(engine_->ResetWatcher("agent:ops:main").ok());
+  ASSERT_OK(engine_->Drain(kParent));
+  ASSERT_OK(engine_->Watch("agent:ops:main", Name(kChild)));
+  ASSERT_OK(engine_->Sweep());
+  ASSERT_OK(engine_->ResetWatcher("agent:ops:main"));
   auto v = engine_->Verify();
-  ASSERT_TRUE(v.ok());
+  ASSERT_OK(v);
   EXPECT_TRUE(v->ok) << (v->differences.empty() ? "" : v->differences[0]);
   EXPECT_GT(v->records_replayed, 0u);
   EXPECT_EQ(v->rows_checked, engine_->Stats()->journal_rows);
@@ -320,7 +321,7 @@ TEST_F(NoticesTest, AcknowledgingATargetTwiceKeepsTheReopenedNotice) {
   Sequence s = Spawn(kParent, kChild);
   Sequence first = Human(kChild);
   Human(kChild);
-  ASSERT_TRUE(engine_->Acknowledge(kParent, {Name(kChild), Name("AGENT:main:subagent:c1")}).ok());
+  ASSERT_OK(engine_->Acknowledge(kParent, {Name(kChild), Name("AGENT:main:subagent:c1")}));
   std::vector<Notice> left = Pending(kParent);
   ASSERT_EQ(left.size(), 1u);
   EXPECT_EQ(left[0].since, first);

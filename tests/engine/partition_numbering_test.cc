@@ -7,6 +7,7 @@
 #include "engine/agent_partition.h"
 #include "engine_fixture.h"
 #include "statewatch/session_tables.h"
+#include "status_matchers.h"
 
 namespace statewatch::testing {
 namespace {
@@ -36,12 +37,12 @@ class PartitionNumberingTest : public EngineTest {
   Sequence Event(const std::string& agent) { return Human("agent:" + agent + ":main"); }
   Sequence Head(const std::string& agent) {
     auto v = engine_->StateVersion(Name("agent:" + agent + ":main"));
-    EXPECT_TRUE(v.ok()) << v.status().ToString();
+    EXPECT_OK(v);
     return v.ok() ? *v : 0;
   }
   uint64_t SinceCheckpoint() {
     auto s = engine_->Stats();
-    EXPECT_TRUE(s.ok());
+    EXPECT_OK(s);
     return s.ok() ? s->log_records_since_checkpoint : 0;
   }
 };
@@ -53,32 +54,33 @@ TEST_F(PartitionNumberingTest, SequencesAreNTimesPPlusP) {
   auto many = engine_->RecordMany({Input("agent:a1:main", "human_direct_message"),
                                    Input("agent:a2:main", "human_direct_message"),
                                    Input("agent:a3:main", "human_direct_message")});
-  ASSERT_TRUE(many.ok()) << many.status().ToString();
+  ASSERT_OK(many);
   EXPECT_EQ((*many)[0].event.sequence, 11u);
   EXPECT_EQ((*many)[1].event.sequence, 14u);
   EXPECT_EQ((*many)[2].event.sequence, 17u);
   // Non-event ops take sequences of the same rule: a registration (20), then an event.
   auto watched = engine_->Watch("agent:ops:boss", Name("agent:a1:main"));
-  ASSERT_TRUE(watched.ok() && *watched) << watched.status().ToString();
+  ASSERT_OK(watched);
+  ASSERT_TRUE(*watched);
   EXPECT_EQ(Event("a1"), 23u);
   EXPECT_EQ(SinceCheckpoint(), 7u);  // sequences, not the span 23 - 0
   auto stats = engine_->Stats();
-  ASSERT_TRUE(stats.ok());
+  ASSERT_OK(stats);
   EXPECT_EQ(stats->last_sequence, 23u);
 }
 
 TEST_F(PartitionNumberingTest, ReopenContinuesAndReplayAndVerifyAreClean) {
   EXPECT_EQ(Event("a1"), 5u);
-  ASSERT_TRUE(engine_->Watch("agent:ops:boss", Name("agent:a2:main")).ok());  // 8
+  ASSERT_OK(engine_->Watch("agent:ops:boss", Name("agent:a2:main")));  // 8
   EXPECT_EQ(Event("a2"), 11u);
   Reopen();  // replays every group: nothing was checkpointed yet
   EXPECT_EQ(Head("a2"), 11u);
   EXPECT_EQ(Event("a3"), 14u);
   auto report = engine_->Verify();
-  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  ASSERT_OK(report);
   EXPECT_TRUE(report->ok) << (report->differences.empty() ? "" : report->differences[0]);
   // A checkpoint (Rebuild writes one), then groups after it, then a replay from it.
-  ASSERT_TRUE(engine_->Rebuild().ok());
+  ASSERT_OK(engine_->Rebuild());
   EXPECT_EQ(SinceCheckpoint(), 0u);
   EXPECT_EQ(Event("a1"), 17u);
   EXPECT_EQ(Event("a2"), 20u);
@@ -88,10 +90,10 @@ TEST_F(PartitionNumberingTest, ReopenContinuesAndReplayAndVerifyAreClean) {
   EXPECT_EQ(Head("a2"), 20u);
   EXPECT_EQ(Event("a3"), 23u);
   report = engine_->Verify();
-  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  ASSERT_OK(report);
   EXPECT_TRUE(report->ok) << (report->differences.empty() ? "" : report->differences[0]);
   auto page = engine_->ChangesSince(Name("agent:a1:main"), 0, 10);
-  ASSERT_TRUE(page.ok());
+  ASSERT_OK(page);
   ASSERT_EQ(page->events.size(), 2u);
   EXPECT_EQ(page->events[0].sequence, 5u);
   EXPECT_EQ(page->events[1].sequence, 17u);
@@ -126,16 +128,16 @@ TEST_F(PartitionNumberingTest, AReadOnlyOpenReadsUnderTheStoredNumbering) {
   reader.partitions = 1;
   reader.read_only = true;
   auto e = Engine::Open(reader, dir_);
-  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  ASSERT_OK(e);
   auto head = (*e)->StateVersion(Name("agent:a1:main"));
-  ASSERT_TRUE(head.ok()) << head.status().ToString();
+  ASSERT_OK(head);
   EXPECT_EQ(*head, 8u);
   // ... and under it a read of another partition's session is Misdirected, as on the owner.
   auto elsewhere = (*e)->StateVersion(Name("agent:ops:x"));
   ASSERT_FALSE(elsewhere.ok());
   EXPECT_EQ(elsewhere.status().code(), Status::Code::kMisdirected);
   auto verified = (*e)->Verify();
-  ASSERT_TRUE(verified.ok()) << verified.status().ToString();
+  ASSERT_OK(verified);
   EXPECT_TRUE(verified->ok) << (verified->differences.empty() ? "" : verified->differences[0]);
   e->reset();
   Reopen();  // the database still numbers partition 2 of 3
@@ -155,7 +157,7 @@ TEST_F(EngineTest, ASingleNodeDatabaseIsNotOpenedAsAPartition) {
             "partition 2 of 3");
   Reopen();
   EXPECT_EQ(Human("agent:a1:main"), 2u);
-  ASSERT_TRUE(engine_->Rebuild().ok());  // now a meta record holds 0 of 1
+  ASSERT_OK(engine_->Rebuild());  // now a meta record holds 0 of 1
   engine_.reset();
   e = Engine::Open(cluster, dir_);
   ASSERT_FALSE(e.ok());
@@ -211,7 +213,7 @@ TEST_F(PartitionNumberingTest, WritesToAnotherPartitionsSessionAreMisdirected) {
   EXPECT_EQ(Head("a1"), 5u);
   EXPECT_EQ(Event("a1"), 8u);
   auto stats = engine_->Stats();
-  ASSERT_TRUE(stats.ok());
+  ASSERT_OK(stats);
   EXPECT_EQ(stats->last_sequence, 8u);
 }
 
@@ -246,14 +248,14 @@ TEST_F(PartitionNumberingTest, ReadsOfAnotherPartitionsSessionAreMisdirected) {
   EXPECT_EQ(ack.code(), Status::Code::kMisdirected);
   EXPECT_EQ(ack.message(), ops_refusal);
   auto own_cursor = engine_->Cursor("agent:ops:x", Name("agent:a1:main"));
-  ASSERT_TRUE(own_cursor.ok()) << own_cursor.status().ToString();
+  ASSERT_OK(own_cursor);
   EXPECT_FALSE(own_cursor->has_value());
   // This partition's sessions read as before; a name that resolves nowhere still reads empty.
   auto own = engine_->ChangesSince(Name("agent:a1:main"), 0);
-  ASSERT_TRUE(own.ok()) << own.status().ToString();
+  ASSERT_OK(own);
   EXPECT_EQ(own->events.size(), 1u);
   auto nowhere = engine_->StateVersion(SessionName{"", ""});  // does not resolve
-  ASSERT_TRUE(nowhere.ok()) << nowhere.status().ToString();
+  ASSERT_OK(nowhere);
   EXPECT_EQ(*nowhere, 0u);
 }
 
@@ -277,22 +279,22 @@ TEST_F(PartitionNumberingTest, SideTableWritesOfAnotherPartitionsSessionAreMisdi
   EXPECT_EQ(tables.PutUpstreamLink(link).code(), Status::Code::kMisdirected);
   EXPECT_EQ(tables.DeleteUpstreamLink(other).code(), Status::Code::kMisdirected);
   EXPECT_EQ(tables.CheckOwned(other).code(), Status::Code::kMisdirected);
-  EXPECT_TRUE(tables.CheckOwned(Name("agent:a1:main")).ok());
+  EXPECT_OK(tables.CheckOwned(Name("agent:a1:main")));
   // Nothing was written: no entry, no transcript, no link, and no sequence was taken.
   auto listed = tables.ListSessions();
-  ASSERT_TRUE(listed.ok());
+  ASSERT_OK(listed);
   EXPECT_TRUE(listed->empty());
   auto transcript = tables.RecentTranscript(other, 10);
-  ASSERT_TRUE(transcript.ok());
+  ASSERT_OK(transcript);
   EXPECT_TRUE(transcript->empty());
   auto links = tables.ListUpstreamLinks();
-  ASSERT_TRUE(links.ok());
+  ASSERT_OK(links);
   EXPECT_TRUE(links->empty());
   EXPECT_EQ(Event("a1"), 5u);
   // This partition's session takes all three.
   entry.name = Name("agent:a1:main");
-  EXPECT_TRUE(tables.UpsertSession(entry).ok());
-  EXPECT_TRUE(tables.AppendTranscript(entry.name, {m}).ok());
+  EXPECT_OK(tables.UpsertSession(entry));
+  EXPECT_OK(tables.AppendTranscript(entry.name, {m}));
 }
 
 TEST_F(EngineTest, ASingleNodeNeverRefusesASessionAsMisdirected) {

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "schema/statewatch_generated.h"
+#include "status_matchers.h"
 
 namespace statewatch::engine {
 namespace {
@@ -40,7 +41,7 @@ TEST(RecordsTest, ActorTypesKeepTheirPersistedValues) {
     e.kind = "created";
     e.actor_type = t;
     auto back = DecodeEvent(EncodeEvent(e));
-    ASSERT_TRUE(back.ok()) << back.status().ToString();
+    ASSERT_OK(back);
     EXPECT_EQ(back->actor_type, t);
   }
 }
@@ -51,7 +52,7 @@ TEST(RecordsTest, AnUnknownStoredActorTypeIsCorruption) {
   ASSERT_FALSE(e.ok());
   EXPECT_EQ(e.status().code(), Status::Code::kCorruption);
   EXPECT_EQ(e.status().message(), "event 7 has an unknown actor type 7");
-  EXPECT_TRUE(DecodeEvent(EventWithActorType(1)).ok());
+  EXPECT_OK(DecodeEvent(EventWithActorType(1)));
 }
 
 // Regression (found by fuzz/input_fuzz.cc): a log record whose union tag names a body that
@@ -88,7 +89,7 @@ TEST(RecordsTest, AGroupWithAPruneOpRoundTrips) {
   g.ops = {prune};
   GroupEncoder encoder;
   GroupRec back;
-  ASSERT_TRUE(DecodeGroup(encoder.Encode(g), &back).ok());
+  ASSERT_OK(DecodeGroup(encoder.Encode(g), &back));
   ASSERT_EQ(back.ops.size(), 1u);
   EXPECT_EQ(back.ops[0].type, projections::LogOp::Type::kPrune);
   EXPECT_EQ(back.ops[0].cursor_cutoff, 5);
@@ -132,7 +133,7 @@ TEST(RecordsTest, RefsAtAnAddressFourModEightInsideTheRecordAreReadNotMisloaded)
   GroupRec group;
   Status s = DecodeGroup(std::string_view(reinterpret_cast<const char*>(aligned), sizeof bytes),
                          &group);
-  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_OK(s);
   ASSERT_EQ(group.events.size(), 2u);
   EXPECT_EQ(group.events[0].value, 3u);
   EXPECT_EQ(group.events[1].value, 261u);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/records.h"
+#include "status_matchers.h"
 
 namespace statewatch::engine {
 namespace {
@@ -18,7 +19,7 @@ CachedRowPtr Row(Sequence seq, std::size_t summary_bytes = 40) {
   e.actor_type = ActorType::kHuman;
   e.summary = std::string(summary_bytes, 's');
   auto row = CachedRow::Decode(EncodeEvent(e));
-  EXPECT_TRUE(row.ok()) << row.status().ToString();
+  EXPECT_OK(row);
   return *row;
 }
 

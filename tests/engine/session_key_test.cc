@@ -1,14 +1,16 @@
 // Session key parsing (semantics.md §1) and the notice context key codec (§3.3).
+#include "statewatch/session_key.h"
+
 #include <gtest/gtest.h>
 
-#include "statewatch/session_key.h"
+#include "status_matchers.h"
 
 namespace statewatch {
 namespace {
 
 TEST(SessionKeyTest, AgentScopedKeysParseStrictly) {
   auto k = ParseSessionKey("Agent: Main :slack:channel:c123:thread:1710000000.9999");
-  ASSERT_TRUE(k.ok());
+  ASSERT_OK(k);
   EXPECT_TRUE(k->agent_scoped);
   EXPECT_EQ(k->agent_id, "main");
   EXPECT_EQ(k->rest, "slack:channel:c123:thread:1710000000.9999");
@@ -17,16 +19,16 @@ TEST(SessionKeyTest, AgentScopedKeysParseStrictly) {
                           "agent:bad id:x", "agent:-x:y", ""}) {
     EXPECT_FALSE(ParseSessionKey(bad).ok()) << bad;
   }
-  EXPECT_TRUE(ParseSessionKey(std::string("agent:") + std::string(64, 'a') + ":x").ok());
+  EXPECT_OK(ParseSessionKey(std::string("agent:") + std::string(64, 'a') + ":x"));
   EXPECT_FALSE(ParseSessionKey(std::string("agent:") + std::string(65, 'a') + ":x").ok());
 }
 
 TEST(SessionKeyTest, BareKeys) {
   auto k = ParseSessionKey("global");
-  ASSERT_TRUE(k.ok());
+  ASSERT_OK(k);
   EXPECT_FALSE(k->agent_scoped);
   auto s = ResolveSession("global", "");
-  ASSERT_TRUE(s.ok());
+  ASSERT_OK(s);
   EXPECT_EQ(s->agent_id, "main");
   EXPECT_EQ(ResolveSession("global", "OPS")->agent_id, "ops");
   EXPECT_FALSE(ResolveSession("agent:main:x", "ops").ok());  // conflicting agent

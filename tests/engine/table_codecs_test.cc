@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "status_matchers.h"
+
 namespace statewatch::engine {
 namespace {
 
@@ -27,7 +29,7 @@ TEST(TableCodecsTest, EverySendPhaseRoundTrips) {
   for (auto phase : {SendRunState::Phase::kAwaiting, SendRunState::Phase::kPingPong,
                      SendRunState::Phase::kDone}) {
     auto run = DecodeRun(EncodeRun(SendRun(phase)));
-    ASSERT_TRUE(run.ok()) << run.status().ToString();
+    ASSERT_OK(run);
     ASSERT_TRUE(run->send.has_value());
     EXPECT_EQ(run->send->phase, phase);
     EXPECT_EQ(run->send->turn, 2);
@@ -49,7 +51,7 @@ TEST(TableCodecsTest, ARunWithoutSendStateHasNone) {
   RunRecord run;
   run.run_id = "run-8";
   auto decoded = DecodeRun(EncodeRun(run));
-  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  ASSERT_OK(decoded);
   EXPECT_FALSE(decoded->send.has_value());
 }
 

@@ -3,6 +3,7 @@
 
 #include "engine/engine_fixture.h"
 #include "statewatch/session_tables.h"
+#include "status_matchers.h"
 
 namespace statewatch::testing {
 namespace {
@@ -17,15 +18,15 @@ TEST_F(ToolsStateTest, TranscriptKeepsOrderAndServesTheLastMessages) {
     m.content_json = "\"m" + std::to_string(i) + "\"";
     msgs.push_back(m);
   }
-  ASSERT_TRUE(SessionTables(*engine_).AppendTranscript(Name("agent:main:main"), msgs).ok());
+  ASSERT_OK(SessionTables(*engine_).AppendTranscript(Name("agent:main:main"), msgs));
   auto last = SessionTablesView(*engine_).RecentTranscript(Name("agent:main:main"), 2);
-  ASSERT_TRUE(last.ok());
+  ASSERT_OK(last);
   ASSERT_EQ(last->size(), 2u);
   EXPECT_EQ((*last)[0].content_json, "\"m3\"");
   EXPECT_EQ((*last)[1].content_json, "\"m4\"");
   EXPECT_LT((*last)[0].index, (*last)[1].index);
   EXPECT_EQ((*last)[1].timestamp_ms, kStart);
-  ASSERT_TRUE(engine_->DeleteSession(Name("agent:main:main")).ok());
+  ASSERT_OK(engine_->DeleteSession(Name("agent:main:main")));
   EXPECT_TRUE(SessionTablesView(*engine_).RecentTranscript(Name("agent:main:main"), 10)->empty());
 }
 
@@ -38,7 +39,8 @@ TEST_F(ToolsStateTest, DeliveriesSurviveReopenUntilAcknowledged) {
   auto a = SessionTables(*engine_).EnqueueDelivery(d);
   d.agent_id = "ops";
   auto b = SessionTables(*engine_).EnqueueDelivery(d);
-  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_OK(a);
+  ASSERT_OK(b);
   EXPECT_LT(*a, *b);
   Reopen();
   EXPECT_EQ(SessionTablesView(*engine_).PendingDeliveries("")->size(), 2u);
@@ -58,9 +60,10 @@ TEST_F(ToolsStateTest, RunsAndUpstreamLinksRoundTrip) {
   r.requester = Name("agent:main:main");
   r.target = Name("agent:main:subagent:x");
   r.task = "do it";
-  ASSERT_TRUE(SessionTables(*engine_).PutRun(r).ok());
+  ASSERT_OK(SessionTables(*engine_).PutRun(r));
   auto got = SessionTablesView(*engine_).GetRun("run-1");
-  ASSERT_TRUE(got.ok() && got->has_value());
+  ASSERT_OK(got);
+  ASSERT_TRUE(got->has_value());
   EXPECT_EQ((*got)->task, "do it");
   EXPECT_EQ((*got)->status, "running");
   EXPECT_EQ(SessionTablesView(*engine_).ListRuns()->size(), 1u);
@@ -71,12 +74,13 @@ TEST_F(ToolsStateTest, RunsAndUpstreamLinksRoundTrip) {
   l.upstream_kind = "jsonl";
   l.upstream_ref = "/tmp/x.jsonl";
   l.marker = 42;
-  ASSERT_TRUE(SessionTables(*engine_).PutUpstreamLink(l).ok());
+  ASSERT_OK(SessionTables(*engine_).PutUpstreamLink(l));
   Reopen();
   auto link = SessionTablesView(*engine_).GetUpstreamLink(Name("agent:main:adopted"));
-  ASSERT_TRUE(link.ok() && link->has_value());
+  ASSERT_OK(link);
+  ASSERT_TRUE(link->has_value());
   EXPECT_EQ((*link)->marker, 42u);
-  ASSERT_TRUE(SessionTables(*engine_).DeleteUpstreamLink(Name("agent:main:adopted")).ok());
+  ASSERT_OK(SessionTables(*engine_).DeleteUpstreamLink(Name("agent:main:adopted")));
   EXPECT_TRUE(SessionTablesView(*engine_).ListUpstreamLinks()->empty());
 }
 
@@ -86,11 +90,11 @@ TEST_F(ToolsStateTest, TranscriptCarriesProvenanceAndUsageAndReadsFromTheStart) 
       MessageProvenance{"inter_session", "agent:main:main", "sessions_spawn", "telegram", "run-1"};
   TranscriptMessage answer{0, "assistant", "\"done\"", "", 0, std::nullopt, std::nullopt};
   answer.usage = TokenUsage{120, 30, 5, 7, 150};
-  ASSERT_TRUE(
-      SessionTables(*engine_).AppendTranscript(Name("agent:main:subagent:x"), {task, answer}).ok());
+  ASSERT_OK(
+      SessionTables(*engine_).AppendTranscript(Name("agent:main:subagent:x"), {task, answer}));
   Reopen();
   auto first = SessionTablesView(*engine_).FirstTranscript(Name("agent:main:subagent:x"), 1);
-  ASSERT_TRUE(first.ok());
+  ASSERT_OK(first);
   ASSERT_EQ(first->size(), 1u);
   ASSERT_TRUE((*first)[0].provenance);
   EXPECT_EQ((*first)[0].provenance->source_session_key, "agent:main:main");
@@ -132,7 +136,7 @@ TEST_F(ToolsStateTest, RunsKeepSendStateSpawnOptionsAndRoute) {
   o.depth = 2;
   r.spawn = o;
   r.requester_route = DeliveryRoute{"discord", "chan-1", "acct", "th-9"};
-  ASSERT_TRUE(SessionTables(*engine_).PutRun(r).ok());
+  ASSERT_OK(SessionTables(*engine_).PutRun(r));
   Reopen();
   RunRecord got = **SessionTablesView(*engine_).GetRun("run-2");
   ASSERT_TRUE(got.send);
@@ -159,12 +163,12 @@ TEST_F(ToolsStateTest, RegistryClearRemovesTheNamedFields) {
   r.last_channel = "telegram";
   r.last_to = "42";
   r.input_tokens = 10;
-  ASSERT_TRUE(SessionTables(*engine_).UpsertSession(r).ok());
+  ASSERT_OK(SessionTables(*engine_).UpsertSession(r));
   SessionRecord clear;
   clear.name = r.name;
   clear.clear = {SessionField::kModel, SessionField::kLastTo, SessionField::kInputTokens};
   clear.label = "kept";
-  ASSERT_TRUE(SessionTables(*engine_).UpsertSession(clear).ok());
+  ASSERT_OK(SessionTables(*engine_).UpsertSession(clear));
   Reopen();
   SessionRecord got = **SessionTablesView(*engine_).GetSession(r.name);
   EXPECT_FALSE(got.model);
@@ -181,7 +185,7 @@ TEST_F(ToolsStateTest, CreatedAtNeverFollowsUpdatedAt) {
   SessionRecord old;
   old.name = Name("agent:main:cron:nightly");
   old.updated_at_ms = kStart - 5000;
-  ASSERT_TRUE(SessionTables(*engine_).UpsertSession(old).ok());
+  ASSERT_OK(SessionTables(*engine_).UpsertSession(old));
   SessionRecord stored = **SessionTablesView(*engine_).GetSession(old.name);
   EXPECT_EQ(stored.updated_at_ms, kStart - 5000);
   EXPECT_EQ(stored.created_at_ms, kStart - 5000);

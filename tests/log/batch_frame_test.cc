@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "status_matchers.h"
+
 namespace statewatch::log {
 namespace {
 
@@ -21,7 +23,7 @@ TEST(BatchFrameTest, CommitGroupRoundTrips) {
   const std::string body("commit group \0 bytes", 20);
   std::string bytes = EncodeCommitGroupFrame(SampleHeader(), body);
   Result<FrameView> frame = DecodeFrame(bytes);
-  ASSERT_TRUE(frame.ok()) << frame.status().message();
+  ASSERT_OK(frame);
   EXPECT_EQ(frame->header, SampleHeader());
   EXPECT_EQ(frame->kind, FrameKind::kCommitGroup);
   EXPECT_EQ(frame->body, body);
@@ -32,7 +34,7 @@ TEST(BatchFrameTest, FenceRoundTrips) {
   h.n_count = 0;
   std::string bytes = EncodeFenceFrame(h, "node-b");
   Result<FrameView> frame = DecodeFrame(bytes);
-  ASSERT_TRUE(frame.ok()) << frame.status().message();
+  ASSERT_OK(frame);
   EXPECT_EQ(frame->header, h);
   EXPECT_EQ(frame->kind, FrameKind::kFence);
   EXPECT_EQ(frame->owner, "node-b");

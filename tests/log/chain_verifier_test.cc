@@ -7,6 +7,7 @@
 
 #include "log/chain_writer.h"
 #include "log/mem_log.h"
+#include "status_matchers.h"
 
 namespace statewatch::log {
 namespace {
@@ -45,12 +46,25 @@ Status VerifyAll(const std::vector<std::string>& frames) {
   return Status::OK();
 }
 
+// Appends to `frames` a batch sealed by a writer whose chain continues theirs but that
+// believes the last fence's epoch is `epoch`.
+void AppendBatchAtEpoch(uint64_t epoch, const std::string& payload,
+                        std::vector<std::string>* frames) {
+  ChainVerifier upto(GenesisChainState(kPartition, kPartitions, 1));
+  for (size_t i = 0; i < frames->size(); ++i) ASSERT_OK(upto.Next(i + 1, (*frames)[i]));
+  ChainState forged = upto.state();
+  forged.fence_epoch = epoch;
+  Result<ChainWriter> writer = ChainWriter::Make(forged, epoch);
+  ASSERT_OK(writer);
+  frames->push_back(writer->SealCommitGroup(payload, 1)->bytes);
+}
+
 TEST(ChainVerifierTest, AcceptsWhatTheWriterSealed) {
   std::vector<std::string> frames = SampleFrames();
   ChainVerifier verifier(GenesisChainState(kPartition, kPartitions, 1));
   for (size_t i = 0; i < frames.size(); ++i) {
     Result<FrameView> frame = verifier.Next(i + 1, frames[i]);
-    ASSERT_TRUE(frame.ok()) << frame.status().message();
+    ASSERT_OK(frame);
   }
   EXPECT_EQ(verifier.state().batch_no, 11u);
   EXPECT_EQ(verifier.state().fence_epoch, 2u);
@@ -85,7 +99,7 @@ TEST(ChainVerifierTest, DetectsABatchRewrittenWithTheSameNumber) {
   // agree, the chain does not.
   std::vector<std::string> frames = SampleFrames();
   Result<FrameView> original = DecodeFrame(frames[3]);
-  ASSERT_TRUE(original.ok());
+  ASSERT_OK(original);
   frames[3] = EncodeCommitGroupFrame(original->header, "a different body");
   Status s = VerifyAll(frames);
   EXPECT_EQ(s.code(), Status::Code::kCorruption);
@@ -97,12 +111,7 @@ TEST(ChainVerifierTest, DetectsAFencedWritersBatch) {
   // The epoch-1 owner seals one more group as if it still owned the chain's tail (a zombie
   // whose append slipped in without the CAS).
   std::vector<std::string> frames = SampleFrames();
-  ChainVerifier upto(GenesisChainState(kPartition, kPartitions, 1));
-  for (size_t i = 0; i < frames.size(); ++i) ASSERT_TRUE(upto.Next(i + 1, frames[i]).ok());
-  ChainState forged = upto.state();
-  forged.fence_epoch = 1;  // what the zombie believes
-  ChainWriter zombie = *ChainWriter::Make(forged, 1);
-  frames.push_back(zombie.SealCommitGroup("zombie", 1)->bytes);
+  ASSERT_NO_FATAL_FAILURE(AppendBatchAtEpoch(1, "zombie", &frames));  // what the zombie believes
   Status s = VerifyAll(frames);
   EXPECT_EQ(s.message(),
             "position 12, batch 12: epoch 1 is below the last fence's epoch 2: a fenced "
@@ -111,12 +120,7 @@ TEST(ChainVerifierTest, DetectsAFencedWritersBatch) {
 
 TEST(ChainVerifierTest, DetectsAnOwnerThatNeverFenced) {
   std::vector<std::string> frames = SampleFrames();
-  ChainVerifier upto(GenesisChainState(kPartition, kPartitions, 1));
-  for (size_t i = 0; i < frames.size(); ++i) ASSERT_TRUE(upto.Next(i + 1, frames[i]).ok());
-  ChainState forged = upto.state();
-  forged.fence_epoch = 3;
-  ChainWriter unfenced = *ChainWriter::Make(forged, 3);
-  frames.push_back(unfenced.SealCommitGroup("unfenced", 1)->bytes);
+  ASSERT_NO_FATAL_FAILURE(AppendBatchAtEpoch(3, "unfenced", &frames));
   Status s = VerifyAll(frames);
   EXPECT_EQ(s.message(),
             "position 12, batch 12: epoch 3 is above the last fence's epoch 2: an owner that "
@@ -143,30 +147,30 @@ TEST(ChainVerifierTest, DetectsACounterGapAndAForeignPartition) {
 TEST(ChainVerifierTest, AFailedFrameLeavesTheStateUnchanged) {
   std::vector<std::string> frames = SampleFrames();
   ChainVerifier verifier(GenesisChainState(kPartition, kPartitions, 1));
-  ASSERT_TRUE(verifier.Next(1, frames[0]).ok());
+  ASSERT_OK(verifier.Next(1, frames[0]));
   ChainState before = verifier.state();
   EXPECT_FALSE(verifier.Next(2, frames[2]).ok());
   EXPECT_EQ(verifier.state(), before);
-  EXPECT_TRUE(verifier.Next(2, frames[1]).ok());
+  EXPECT_OK(verifier.Next(2, frames[1]));
 }
 
 TEST(ChainVerifierTest, ResumesFromAStoredStateOrTrustsTheFirstFrame) {
   std::vector<std::string> frames = SampleFrames();
   ChainVerifier first_half(GenesisChainState(kPartition, kPartitions, 1));
-  for (size_t i = 0; i < 6; ++i) ASSERT_TRUE(first_half.Next(i + 1, frames[i]).ok());
+  for (size_t i = 0; i < 6; ++i) ASSERT_OK(first_half.Next(i + 1, frames[i]));
   Result<ChainState> stored = DecodeChainState(EncodeChainState(first_half.state()));
-  ASSERT_TRUE(stored.ok());
+  ASSERT_OK(stored);
   EXPECT_EQ(*stored, first_half.state());
   ChainVerifier resumed(*stored);
   ChainVerifier trusting = ChainVerifier::TrustingFirstFrame(kPartition, kPartitions);
   for (size_t i = 6; i < frames.size(); ++i) {
-    EXPECT_TRUE(resumed.Next(i + 1, frames[i]).ok());
-    EXPECT_TRUE(trusting.Next(i + 1, frames[i]).ok());
+    EXPECT_OK(resumed.Next(i + 1, frames[i]));
+    EXPECT_OK(trusting.Next(i + 1, frames[i]));
   }
   EXPECT_EQ(resumed.state(), trusting.state());
   // Trusting the first frame does not mean trusting the second.
   ChainVerifier again = ChainVerifier::TrustingFirstFrame(kPartition, kPartitions);
-  ASSERT_TRUE(again.Next(7, frames[6]).ok());
+  ASSERT_OK(again.Next(7, frames[6]));
   EXPECT_FALSE(again.Next(8, frames[8]).ok());
   EXPECT_EQ(DecodeChainState("junk").status().code(), Status::Code::kCorruption);
 }
@@ -177,16 +181,16 @@ TEST(ChainVerifierTest, VerifyLogChainReadsALogInPages) {
   for (size_t i = 0; i < frames.size(); ++i) {
     AppendOptions o;
     o.expected_last = i;
-    ASSERT_TRUE(log.Append(frames[i], o).ok());
+    ASSERT_OK(log.Append(frames[i], o));
   }
   ChainVerifier verifier(GenesisChainState(kPartition, kPartitions, 1));
   Result<ChainState> end = VerifyLogChain(log, 1, verifier, /*page=*/3);
-  ASSERT_TRUE(end.ok()) << end.status().message();
+  ASSERT_OK(end);
   EXPECT_EQ(end->batch_no, frames.size());
-  ASSERT_TRUE(log.PurgeBelow(4).ok());
+  ASSERT_OK(log.PurgeBelow(4));
   Result<ChainState> from_purged =
       VerifyLogChain(log, 4, ChainVerifier::TrustingFirstFrame(kPartition, kPartitions), 3);
-  ASSERT_TRUE(from_purged.ok()) << from_purged.status().message();
+  ASSERT_OK(from_purged);
   EXPECT_EQ(*from_purged, *end);
 }
 

@@ -1,15 +1,18 @@
 // The LogBackend contract (log/log_backend.h) as checks any backend must pass, given an
 // empty log. mem_log_test.cc runs them on MemLog, jetstream/jetstream_log_test.cc on
-// JetStreamLog against a real three-server cluster.
+// JetStreamLog against a real three-server cluster (both through ContractCases()), and
+// tests/storage/local_log_test.cc those LocalLog keeps on LocalLog.
 #ifndef STATEWATCH_TESTS_LOG_LOG_BACKEND_CONTRACT_H_
 #define STATEWATCH_TESTS_LOG_LOG_BACKEND_CONTRACT_H_
 
 #include <gtest/gtest.h>
 
+#include <ostream>
 #include <string>
 #include <vector>
 
 #include "log/log_backend.h"
+#include "status_matchers.h"
 
 namespace statewatch::log::testing {
 
@@ -33,17 +36,17 @@ inline void ExpectAppendReadTail(LogBackend& log) {
   ASSERT_EQ(*log.Append(std::string("th\0ree", 6), At(2)), 3u);
   EXPECT_EQ(*log.Tail(), 3u);
   Result<std::vector<LogRecord>> all = log.ReadFrom(1, 100);
-  ASSERT_TRUE(all.ok()) << all.status().message();
+  ASSERT_OK(all);
   EXPECT_EQ(DataOf(*all), (std::vector<std::string>{"one", "two", std::string("th\0ree", 6)}));
   EXPECT_EQ((*all)[0].position, 1u);
   EXPECT_EQ((*all)[2].position, 3u);
   Result<std::vector<LogRecord>> page = log.ReadFrom(2, 1);
-  ASSERT_TRUE(page.ok());
+  ASSERT_OK(page);
   ASSERT_EQ(page->size(), 1u);
   EXPECT_EQ((*page)[0].position, 2u);
   EXPECT_EQ((*page)[0].data, "two");
   Result<std::vector<LogRecord>> past = log.ReadFrom(4, 10);
-  ASSERT_TRUE(past.ok());
+  ASSERT_OK(past);
   EXPECT_TRUE(past->empty());
 }
 
@@ -80,16 +83,16 @@ inline void ExpectPurgeBelow(LogBackend& log) {
   for (LogPosition p = 0; p < 5; ++p) {
     ASSERT_EQ(*log.Append("r" + std::to_string(p + 1), At(p)), p + 1);
   }
-  ASSERT_TRUE(log.PurgeBelow(3).ok());
+  ASSERT_OK(log.PurgeBelow(3));
   Result<std::vector<LogRecord>> purged = log.ReadFrom(2, 10);
   ASSERT_FALSE(purged.ok());
   EXPECT_TRUE(purged.status().IsNotFound()) << purged.status().ToString();
   EXPECT_EQ(DataOf(*log.ReadFrom(3, 10)), (std::vector<std::string>{"r3", "r4", "r5"}));
   EXPECT_EQ(*log.Tail(), 5u);
-  ASSERT_TRUE(log.PurgeBelow(2).ok());  // already purged: nothing to do
+  ASSERT_OK(log.PurgeBelow(2));  // already purged: nothing to do
   EXPECT_EQ(log.PurgeBelow(7).code(), Status::Code::kInvalidArgument);
   ASSERT_EQ(*log.Append("r6", At(5)), 6u);
-  ASSERT_TRUE(log.PurgeBelow(7).ok());  // everything: the tail stays
+  ASSERT_OK(log.PurgeBelow(7));  // everything: the tail stays
   EXPECT_EQ(*log.Tail(), 6u);
   EXPECT_TRUE(log.ReadFrom(7, 10)->empty());
   ASSERT_EQ(*log.Append("r7", At(6)), 7u);
@@ -105,11 +108,11 @@ inline void ExpectPipelinedAppends(LogBackend& log) {
   std::vector<Result<LogPosition>> results = log.AppendPipelined(batch, 1);
   ASSERT_EQ(results.size(), 50u);
   for (size_t i = 0; i < results.size(); ++i) {
-    ASSERT_TRUE(results[i].ok()) << i << ": " << results[i].status().ToString();
+    ASSERT_OK(results[i]) << i;
     EXPECT_EQ(*results[i], i + 2);
   }
   Result<std::vector<LogRecord>> all = log.ReadFrom(2, 100);
-  ASSERT_TRUE(all.ok());
+  ASSERT_OK(all);
   EXPECT_EQ(DataOf(*all), bodies);
   // A stale batch: the first record is refused, and nothing after it lands.
   std::vector<Result<LogPosition>> stale = log.AppendPipelined(
@@ -120,6 +123,29 @@ inline void ExpectPipelinedAppends(LogBackend& log) {
   EXPECT_FALSE(stale[2].ok());
   EXPECT_EQ(*log.Tail(), 51u);
   EXPECT_TRUE(log.AppendPipelined({}, 51).empty());
+}
+
+// The checks above as one table, for a value-parameterized suite per backend:
+//   INSTANTIATE_TEST_SUITE_P(Contract, MyLogTest, ::testing::ValuesIn(ContractCases()),
+//                            ContractCaseName);
+struct ContractCase {
+  const char* name;
+  void (*check)(LogBackend& log);
+};
+
+inline std::vector<ContractCase> ContractCases() {
+  return {{"AppendReadTail", ExpectAppendReadTail},
+          {"StaleWriterRefused", ExpectStaleWriterRefused},
+          {"DedupeById", ExpectDedupeById},
+          {"PurgeBelow", ExpectPurgeBelow},
+          {"PipelinedAppends", ExpectPipelinedAppends}};
+}
+
+// gtest prints a case by its name (not as bytes) in test listings and failures.
+inline void PrintTo(const ContractCase& c, std::ostream* os) { *os << c.name; }
+
+inline std::string ContractCaseName(const ::testing::TestParamInfo<ContractCase>& info) {
+  return info.param.name;
 }
 
 }  // namespace statewatch::log::testing

@@ -12,6 +12,7 @@
 #include "log/chain_verifier.h"
 #include "log/chain_writer.h"
 #include "log/log_backend_contract.h"
+#include "status_matchers.h"
 
 namespace statewatch::log {
 namespace {
@@ -19,30 +20,15 @@ namespace {
 using testing::At;
 using testing::DataOf;
 
-TEST(MemLogTest, AppendReadTail) {
+class MemLogContractTest : public ::testing::TestWithParam<testing::ContractCase> {};
+
+TEST_P(MemLogContractTest, Holds) {
   MemLog log;
-  testing::ExpectAppendReadTail(log);
+  GetParam().check(log);
 }
 
-TEST(MemLogTest, StaleWriterRefused) {
-  MemLog log;
-  testing::ExpectStaleWriterRefused(log);
-}
-
-TEST(MemLogTest, DedupeById) {
-  MemLog log;
-  testing::ExpectDedupeById(log);
-}
-
-TEST(MemLogTest, PurgeBelow) {
-  MemLog log;
-  testing::ExpectPurgeBelow(log);
-}
-
-TEST(MemLogTest, PipelinedAppends) {
-  MemLog log;
-  testing::ExpectPipelinedAppends(log);
-}
+INSTANTIATE_TEST_SUITE_P(Contract, MemLogContractTest,
+                         ::testing::ValuesIn(testing::ContractCases()), testing::ContractCaseName);
 
 TEST(MemLogTest, DedupeWindowFollowsTheClockThenTheCasDecides) {
   auto clock = std::make_shared<ManualClock>(1'000'000);
@@ -71,7 +57,7 @@ TEST(MemLogTest, FullLogRefusesWithNoSpaceAndAppendsNothing) {
   EXPECT_TRUE(full.status().IsNoSpace());
   EXPECT_EQ(full.status().message(), "log full: 6 of 10 bytes used, record of 5 bytes refused");
   EXPECT_EQ(*log.Tail(), 1u);
-  ASSERT_TRUE(log.PurgeBelow(2).ok());
+  ASSERT_OK(log.PurgeBelow(2));
   EXPECT_EQ(*log.Append("12345", At(1)), 2u);
 }
 
@@ -142,16 +128,16 @@ TEST(MemLogFaultTest, EveryAcknowledgedAppendIsThereExactlyOnce) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     FaultyLog f(seed);
     Owner owner(*ChainWriter::Make(GenesisChainState(0, 4, 1), 1));
-    ASSERT_TRUE(owner.Fence(*f.log, f.policy).ok());
+    ASSERT_OK(owner.Fence(*f.log, f.policy));
     for (int i = 0; i < 300; ++i) {
       Status s = owner.Group(*f.log, i, f.policy);
-      ASSERT_TRUE(s.ok()) << s.ToString();
+      ASSERT_OK(s);
     }
     std::vector<LogRecord> records = f.ReadAll();
     ExpectExactly(records, owner.acked);
     ChainVerifier verifier(GenesisChainState(0, 4, 1));
     Result<ChainState> end = VerifyLogChain(*f.log, 1, verifier);
-    ASSERT_TRUE(end.ok()) << end.status().ToString();
+    ASSERT_OK(end);
     EXPECT_EQ(*end, owner.writer.state());
     MemLog::Counters c = f.log->counters();
     total.lost_requests += c.lost_requests;
@@ -173,23 +159,23 @@ TEST(MemLogFaultTest, AFencedOwnerNeverAppendsAgain) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     FaultyLog f(seed);
     Owner a(*ChainWriter::Make(GenesisChainState(1, 4, 1), 1));
-    ASSERT_TRUE(a.Fence(*f.log, f.policy).ok());
-    for (int i = 0; i < 50; ++i) ASSERT_TRUE(a.Group(*f.log, i, f.policy).ok());
+    ASSERT_OK(a.Fence(*f.log, f.policy));
+    for (int i = 0; i < 50; ++i) ASSERT_OK(a.Group(*f.log, i, f.policy));
 
     // b takes over: folds what is there, fences at the tail.
     Result<ChainState> folded =
         VerifyLogChain(*f.log, 1, ChainVerifier(GenesisChainState(1, 4, 1)));
-    ASSERT_TRUE(folded.ok()) << folded.status().ToString();
+    ASSERT_OK(folded);
     Owner b(*ChainWriter::Make(*folded, 2));
     b.last = *f.log->Tail();
-    ASSERT_TRUE(b.Fence(*f.log, f.policy).ok());
+    ASSERT_OK(b.Fence(*f.log, f.policy));
 
     // a, not knowing, keeps committing; b commits too. a never gets one more acknowledgement.
     const size_t a_before = a.acked.size();
     for (int i = 50; i < 150; ++i) {
       Status s = a.Group(*f.log, i, f.policy);
       ASSERT_EQ(s.code(), Status::Code::kFailedPrecondition) << s.ToString();
-      ASSERT_TRUE(b.Group(*f.log, i, f.policy).ok());
+      ASSERT_OK(b.Group(*f.log, i, f.policy));
     }
     EXPECT_EQ(a.acked.size(), a_before);
 
@@ -197,7 +183,7 @@ TEST(MemLogFaultTest, AFencedOwnerNeverAppendsAgain) {
     acked.insert(acked.end(), b.acked.begin(), b.acked.end());
     ExpectExactly(f.ReadAll(), acked);
     Result<ChainState> end = VerifyLogChain(*f.log, 1, ChainVerifier(GenesisChainState(1, 4, 1)));
-    ASSERT_TRUE(end.ok()) << end.status().ToString();
+    ASSERT_OK(end);
     EXPECT_EQ(end->fence_epoch, 2u);
   }
 }

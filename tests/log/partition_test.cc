@@ -4,6 +4,8 @@
 
 #include <set>
 
+#include "status_matchers.h"
+
 namespace statewatch::log {
 namespace {
 
@@ -46,7 +48,7 @@ TEST(PartitionIdTest, RefusesBadPartitionsAndCounters) {
 TEST(PartitionIdTest, StaysJsonSafe) {
   PartitionId id = *PartitionId::Make(511, 512);
   const uint64_t last_n = (kMaxSequence - 511) / 512;
-  ASSERT_TRUE(id.SequenceOf(last_n).ok());
+  ASSERT_OK(id.SequenceOf(last_n));
   EXPECT_LE(*id.SequenceOf(last_n), kMaxSequence);
   EXPECT_TRUE(id.SequenceOf(last_n + 1).status().IsInvalidArgument());
   EXPECT_TRUE(id.SequenceOf(UINT64_MAX).status().IsInvalidArgument());

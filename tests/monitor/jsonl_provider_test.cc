@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "monitor_fixture.h"
+#include "status_matchers.h"
 
 namespace statewatch::testing {
 namespace {
@@ -130,7 +131,7 @@ TEST_F(JsonlScanTest, CheckSource) {
 }
 
 TEST_F(JsonlScanTest, ValidateRef) {
-  EXPECT_TRUE(p_.ValidateRef("/abs/path.jsonl").ok());
+  EXPECT_OK(p_.ValidateRef("/abs/path.jsonl"));
   EXPECT_TRUE(p_.ValidateRef("relative.jsonl").IsInvalidArgument());
   EXPECT_TRUE(p_.ValidateRef("").IsInvalidArgument());
   EXPECT_TRUE(p_.ValidateRef(std::string("/a\0b", 4)).IsInvalidArgument());
@@ -141,7 +142,7 @@ TEST_F(JsonlScanTest, ScansCompleteLinesWithinTheCap) {
   std::string a = UserLine("one"), b = AssistantLine("two"), c = UserLine("three");
   Append(path_, a + "\n" + b + "\n" + c + "\n" + "{\"type\":\"us");
   auto r = p_.Scan(LinkAt(0), 1 << 20);
-  ASSERT_TRUE(r.error.ok());
+  ASSERT_OK(r.error);
   ASSERT_EQ(r.human_turns(), 2u);
   EXPECT_EQ(r.turns[0].text, "one");
   EXPECT_EQ(r.turns[1].text, "three");
@@ -199,7 +200,7 @@ TEST_F(JsonlScanTest, ErrorsLeaveTheMarker) {
   EXPECT_NE(r.error.message().find("shorter"), std::string::npos);
   EXPECT_EQ(r.new_marker, 1000u);
   r = p_.Scan(LinkAt(std::filesystem::file_size(path_)), 1 << 20);
-  EXPECT_TRUE(r.error.ok());  // at the end: nothing to do
+  EXPECT_OK(r.error);  // at the end: nothing to do
   EXPECT_EQ(r.units, 0u);
 }
 

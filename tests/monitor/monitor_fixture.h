@@ -21,6 +21,7 @@
 #include "statewatch/engine.h"
 #include "statewatch/session_key.h"
 #include "statewatch/session_tables.h"
+#include "status_matchers.h"
 
 namespace statewatch::testing {
 
@@ -111,7 +112,7 @@ class MonitorTest : public ::testing::Test {
     monitor_.reset();
     engine_.reset();
     auto e = Engine::Open(options_, dir_ + "/db");
-    ASSERT_TRUE(e.ok()) << e.status().ToString();
+    ASSERT_OK(e);
     engine_ = std::move(*e);
   }
   monitor::UpstreamMonitor& Monitor() {
@@ -141,15 +142,16 @@ class MonitorTest : public ::testing::Test {
     UpstreamLink l = Request(key, path);
     l.marker = marker.value_or(0);
     Status st = monitor::CreateOrRefreshLink(*engine_, Roots(), l, marker.has_value());
-    ASSERT_TRUE(st.ok()) << st.ToString();
+    ASSERT_OK(st);
   }
   void WatchSession(const std::string& key, const std::string& watcher = kWatcher) {
     auto w = engine_->Watch(watcher, Name(key));
-    ASSERT_TRUE(w.ok() && *w) << w.status().ToString();
+    ASSERT_OK(w);
+    ASSERT_TRUE(*w);
   }
   std::optional<UpstreamLink> LinkOf(const std::string& key) {
     auto l = SessionTablesView(*engine_).GetUpstreamLink(Name(key));
-    EXPECT_TRUE(l.ok()) << l.status().ToString();
+    EXPECT_OK(l);
     return l.ok() ? *l : std::nullopt;
   }
   uint64_t MarkerOf(const std::string& key) {
@@ -159,12 +161,12 @@ class MonitorTest : public ::testing::Test {
   }
   std::vector<Event> Events(const std::string& key) {
     auto page = engine_->ChangesSince(Name(key), 0);
-    EXPECT_TRUE(page.ok()) << page.status().ToString();
+    EXPECT_OK(page);
     return page.ok() ? page->events : std::vector<Event>{};
   }
   std::vector<Notice> Pending(const std::string& watcher = kWatcher) {
     auto n = engine_->PendingNotices(watcher);
-    EXPECT_TRUE(n.ok()) << n.status().ToString();
+    EXPECT_OK(n);
     return n.ok() ? *n : std::vector<Notice>{};
   }
   // Moves the clock one interval on and runs a tick there.

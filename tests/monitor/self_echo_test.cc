@@ -5,6 +5,7 @@
 
 #include "monitor_fixture.h"
 #include "statewatch/session_tables.h"
+#include "status_matchers.h"
 
 namespace statewatch::testing {
 namespace {
@@ -35,15 +36,15 @@ TEST_F(RecentOwnTextsTest, TheMostRecentUserMessagesOnly) {
   for (int i = 0; i < 30; ++i) {
     m.push_back(Msg(i % 3 == 0 ? "user" : "assistant", "\"m" + std::to_string(i) + "\""));
   }
-  ASSERT_TRUE(SessionTables(*engine_).AppendTranscript(Name(kSession), m).ok());
+  ASSERT_OK(SessionTables(*engine_).AppendTranscript(Name(kSession), m));
   auto texts = monitor::RecentOwnUserTexts(*engine_, Name(kSession), 4);
-  ASSERT_TRUE(texts.ok());
+  ASSERT_OK(texts);
   EXPECT_EQ(*texts, (std::unordered_set<std::string>{"m27", "m24", "m21", "m18"}));
   texts = monitor::RecentOwnUserTexts(*engine_, Name(kSession), 100);  // fewer exist
-  ASSERT_TRUE(texts.ok());
+  ASSERT_OK(texts);
   EXPECT_EQ(texts->size(), 10u);
   texts = monitor::RecentOwnUserTexts(*engine_, Name("agent:main:empty"), 10);
-  ASSERT_TRUE(texts.ok());
+  ASSERT_OK(texts);
   EXPECT_TRUE(texts->empty());
 }
 

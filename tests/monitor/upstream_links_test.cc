@@ -9,6 +9,7 @@
 
 #include "monitor_fixture.h"
 #include "statewatch/session_tables.h"
+#include "status_matchers.h"
 
 namespace statewatch::testing {
 namespace {
@@ -33,7 +34,7 @@ TEST_F(UpstreamLinksTest, ANewLinkWithoutAMarkerStartsAtTheEnd) {
   std::string path = File("a.jsonl");
   AppendLine(path, UserLine("old"));
   UpstreamLink stored;
-  ASSERT_TRUE(CreateOrRefreshLink(*engine_, Roots(), Request(kSession, path), false, &stored).ok());
+  ASSERT_OK(CreateOrRefreshLink(*engine_, Roots(), Request(kSession, path), false, &stored));
   EXPECT_EQ(stored.marker, SizeOf(path));
   EXPECT_EQ(stored.missing_count, 0u);
   EXPECT_EQ(stored.last_scanned_at_ms, kStart);
@@ -67,7 +68,7 @@ TEST_F(UpstreamLinksTest, TheSameSourceKeepsItsMarkerAChangedSourceResetsIt) {
   UpstreamLink again = Request(kSession, a);
   again.catalog_id = "renamed";
   again.marker = 0;
-  ASSERT_TRUE(CreateOrRefreshLink(*engine_, Roots(), again, true).ok());
+  ASSERT_OK(CreateOrRefreshLink(*engine_, Roots(), again, true));
   EXPECT_EQ(MarkerOf(kSession), 3u);
   EXPECT_EQ(LinkOf(kSession)->catalog_id, "renamed");
   // Another file: the marker resets to the new file's end...
@@ -78,7 +79,7 @@ TEST_F(UpstreamLinksTest, TheSameSourceKeepsItsMarkerAChangedSourceResetsIt) {
   EXPECT_EQ(MarkerOf(kSession), 1u);
   UpstreamLink thread = Request(kSession, a);
   thread.thread_id = "another-thread";
-  ASSERT_TRUE(CreateOrRefreshLink(*engine_, Roots(), thread, false).ok());
+  ASSERT_OK(CreateOrRefreshLink(*engine_, Roots(), thread, false));
   EXPECT_EQ(MarkerOf(kSession), SizeOf(a));
 }
 
@@ -88,7 +89,7 @@ TEST_F(UpstreamLinksTest, ARefreshRestartsTheMissingCount) {
   Link(kSession, a);
   UpstreamLink l = *LinkOf(kSession);
   l.missing_count = 2;
-  ASSERT_TRUE(SessionTables(*engine_).PutUpstreamLink(l).ok());
+  ASSERT_OK(SessionTables(*engine_).PutUpstreamLink(l));
   clock_->Advance(5000);
   Link(kSession, a);
   EXPECT_EQ(LinkOf(kSession)->missing_count, 0u);
@@ -128,11 +129,11 @@ TEST_F(UpstreamLinksTest, RemoveSaysWhetherThereWasALink) {
   AppendLine(a, UserLine("old"));
   Link(kSession, a);
   auto removed = monitor::RemoveUpstreamLink(*engine_, Name(kSession));
-  ASSERT_TRUE(removed.ok());
+  ASSERT_OK(removed);
   EXPECT_TRUE(*removed);
   EXPECT_FALSE(LinkOf(kSession).has_value());
   removed = monitor::RemoveUpstreamLink(*engine_, Name(kSession));
-  ASSERT_TRUE(removed.ok());
+  ASSERT_OK(removed);
   EXPECT_FALSE(*removed);
 }
 
@@ -187,17 +188,15 @@ TEST_F(UpstreamLinksTest, ALinkStoresTheResolvedPathInsideARoot) {
   std::string alias = File("alias.jsonl");
   ASSERT_EQ(symlink(real.c_str(), alias.c_str()), 0);
   UpstreamLink stored;
-  ASSERT_TRUE(
-      CreateOrRefreshLink(*engine_, Roots(), Request(kSession, alias), false, &stored).ok());
+  ASSERT_OK(CreateOrRefreshLink(*engine_, Roots(), Request(kSession, alias), false, &stored));
   std::string canonical = std::filesystem::canonical(real).string();
   EXPECT_EQ(stored.upstream_ref, canonical);
   EXPECT_EQ(LinkOf(kSession)->upstream_ref, canonical);
   // A root given through a symlink, and a file that does not exist yet (explicit marker).
   std::string root_alias = dir_ + "/root-alias";
   ASSERT_EQ(symlink((dir_ + "/files").c_str(), root_alias.c_str()), 0);
-  ASSERT_TRUE(CreateOrRefreshLink(*engine_, {root_alias},
-                                  Request("agent:main:later", File("later.jsonl")), true, &stored)
-                  .ok());
+  ASSERT_OK(CreateOrRefreshLink(*engine_, {root_alias},
+                                Request("agent:main:later", File("later.jsonl")), true, &stored));
   EXPECT_EQ(stored.upstream_ref,
             std::filesystem::canonical(dir_ + "/files").string() + "/later.jsonl");
   // A directory that does not exist: NotFound.

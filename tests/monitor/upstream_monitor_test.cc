@@ -12,6 +12,7 @@
 #include "monitor/upstream_links.h"
 #include "monitor_fixture.h"
 #include "statewatch/session_tables.h"
+#include "status_matchers.h"
 #include "storage/store.h"
 
 namespace statewatch::testing {
@@ -125,10 +126,9 @@ TEST_F(UpstreamMonitorTest, UpstreamTimestampIsUsedAndClamped) {
 
 TEST_F(UpstreamMonitorTest, AnEchoOfTheSessionsOwnMessageIsNotHuman) {
   std::string path = LinkedTranscript();
-  ASSERT_TRUE(SessionTables(*engine_)
-                  .AppendTranscript(Name(kSession), {Msg("user", R"("Run  the tests\nplease ")"),
-                                                     Msg("assistant", R"("Done.")")})
-                  .ok());
+  ASSERT_OK(SessionTables(*engine_).AppendTranscript(
+      Name(kSession),
+      {Msg("user", R"("Run  the tests\nplease ")"), Msg("assistant", R"("Done.")")}));
   AppendLine(path, UserLine("  Run the tests please"));  // the gateway's own message, mirrored
   AppendLine(path, AssistantLine("Done."));
   TickReport r = Tick();
@@ -147,7 +147,7 @@ TEST_F(UpstreamMonitorTest, OnlyTheTenMostRecentOwnUserMessagesCount) {
     own.push_back(Msg("user", "\"own " + std::to_string(i) + "\""));
     own.push_back(Msg("assistant", R"([{"type":"text","text":"ack"}])"));
   }
-  ASSERT_TRUE(SessionTables(*engine_).AppendTranscript(Name(kSession), own).ok());
+  ASSERT_OK(SessionTables(*engine_).AppendTranscript(Name(kSession), own));
   AppendLine(path, UserLine("own 0"));   // the 11th most recent: a person typed it again
   AppendLine(path, UserLine("own 1"));   // the 10th: an echo
   AppendLine(path, UserLine("own 10"));  // the newest: an echo
@@ -256,7 +256,7 @@ TEST_F(UpstreamMonitorTest, ALinkRefreshedDuringAScanWins) {
   Engine* engine = engine_.get();
   hooked_->during_call = [engine, other, roots = Roots()](const UpstreamLink& link) {
     UpstreamLink moved = Request(link.session.session_key, other);
-    EXPECT_TRUE(monitor::CreateOrRefreshLink(*engine, roots, moved, /*marker_given=*/false).ok());
+    EXPECT_OK(monitor::CreateOrRefreshLink(*engine, roots, moved, /*marker_given=*/false));
   };
   TickReport r = Tick();
   hooked_->during_call = nullptr;
@@ -282,7 +282,7 @@ TEST_F(UpstreamMonitorTest, AnActiveRunDefersTheScan) {
   run.requester = Name(kWatcher);
   run.target = Name(kSession);
   run.status = "running";
-  ASSERT_TRUE(SessionTables(*engine_).PutRun(run).ok());
+  ASSERT_OK(SessionTables(*engine_).PutRun(run));
   AppendLine(path, UserLine("typed while the run is active"));
   TickReport r = Tick();
   EXPECT_EQ(r.skipped_active_run, 1u);
@@ -290,7 +290,7 @@ TEST_F(UpstreamMonitorTest, AnActiveRunDefersTheScan) {
   EXPECT_EQ(MarkerOf(kSession), before);  // the marker waits
   EXPECT_TRUE(Events(kSession).empty());
   run.status = "ok";
-  ASSERT_TRUE(SessionTables(*engine_).PutRun(run).ok());
+  ASSERT_OK(SessionTables(*engine_).PutRun(run));
   r = Tick();
   EXPECT_EQ(r.events_recorded, 1u);
   EXPECT_EQ(MarkerOf(kSession), SizeOf(path));
@@ -340,7 +340,7 @@ TEST_F(UpstreamMonitorTest, AFaultInjectedAppendKeepsTheMarker) {
   engine::EngineTestHooks hooks;
   hooks.faults = faults;
   auto opened = engine::OpenEngineWithHooks(options_, dir_ + "/db", hooks);
-  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  ASSERT_OK(opened);
   engine_ = std::move(*opened);
   AppendLine(path, UserLine("typed by a person"));
   faults->FailWritesAfter(0);
@@ -364,9 +364,8 @@ TEST_F(UpstreamMonitorTest, ARetriedScanIsDeduplicated) {
   auto stale = LinkOf(kSession);
   AppendLine(path, UserLine("typed once"));
   ASSERT_EQ(Tick().events_recorded, 1u);
-  ASSERT_TRUE(engine_->Drain(kWatcher).ok());
-  ASSERT_TRUE(
-      SessionTables(*engine_).PutUpstreamLink(*stale).ok());  // as if the marker write was lost
+  ASSERT_OK(engine_->Drain(kWatcher));
+  ASSERT_OK(SessionTables(*engine_).PutUpstreamLink(*stale));  // as if the marker write was lost
   TickReport r = Tick();
   EXPECT_EQ(r.events_recorded, 0u);
   EXPECT_EQ(r.deduplicated, 1u);
@@ -483,9 +482,9 @@ TEST_F(UpstreamMonitorTest, BareSessionLinksAreNeverScanned) {
   AppendLine(path, UserLine("history"));
   UpstreamLink l = Request("global", path);
   l.session.agent_id = "ops";
-  ASSERT_TRUE(monitor::CreateOrRefreshLink(*engine_, Roots(), l, false).ok());
+  ASSERT_OK(monitor::CreateOrRefreshLink(*engine_, Roots(), l, false));
   auto w = engine_->Watch("agent:ops:main", SessionName{"ops", "global"});
-  ASSERT_TRUE(w.ok());
+  ASSERT_OK(w);
   EXPECT_FALSE(*w);
   AppendLine(path, UserLine("hello"));
   TickReport r = Tick();

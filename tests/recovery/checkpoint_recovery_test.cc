@@ -24,6 +24,7 @@
 #include "engine/model/state_check.h"
 #include "engine/reference_model.h"
 #include "statewatch/engine.h"
+#include "status_matchers.h"
 
 namespace statewatch::model {
 namespace {
@@ -91,7 +92,7 @@ class CrashPoints : public ::testing::TestWithParam<uint64_t> {
       images_.push_back(CrashImage{copy, point, after_op ? op_index + 1 : op_index});
     };
     auto opened = engine::OpenEngineWithHooks(Options(clock), dir_, hooks);
-    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    ASSERT_OK(opened);
     std::unique_ptr<Engine> engine = std::move(*opened);
     OpGenerator gen(GetParam(), Universe::Small(), Mix(), kStart);
     for (; op_index < kOps; ++op_index) {
@@ -111,13 +112,13 @@ class CrashPoints : public ::testing::TestWithParam<uint64_t> {
   void CheckImage(const CrashImage& image) {
     auto clock = std::make_shared<ManualClock>(kStart);
     auto opened = Engine::Open(Options(clock), image.dir);
-    ASSERT_TRUE(opened.ok()) << image.point << ": " << opened.status().ToString();
+    ASSERT_OK(opened) << image.point;
     Engine& engine = **opened;
     replayed_ += (*engine.Stats()).log_records_since_checkpoint > 0;
     EXPECT_TRUE(SameState(engine, models_[image.model_index], Universe::Small()))
         << "crash image at \"" << image.point << "\" after " << image.model_index << " ops";
     auto v = engine.Verify();
-    ASSERT_TRUE(v.ok()) << v.status().ToString();
+    ASSERT_OK(v);
     EXPECT_TRUE(v->ok) << (v->differences.empty() ? "" : v->differences.front());
   }
 

@@ -15,6 +15,7 @@
 #include "engine/engine_fixture.h"
 #include "engine/engine_impl.h"
 #include "statewatch/engine.h"
+#include "status_matchers.h"
 #include "storage/store.h"
 
 namespace statewatch {
@@ -38,31 +39,44 @@ void ExpectAcknowledged(Engine& e, const std::vector<RecordResult>& acked) {
   for (const RecordResult& r : acked) {
     SessionName s{r.event.agent_id, r.event.session_key};
     auto page = e.ChangesSince(s, r.event.sequence - 1, 1);
-    ASSERT_TRUE(page.ok()) << page.status().ToString();
+    ASSERT_OK(page);
     ASSERT_EQ(page->events.size(), 1u) << "sequence " << r.event.sequence;
     EXPECT_EQ(page->events[0].sequence, r.event.sequence);
     EXPECT_EQ(page->events[0].summary, r.event.summary);
   }
 }
 
-TEST(FullDiskTest, InjectedNoSpaceIsRetryableAndLosesNothing) {
-  std::string dir = testing::NewTempDir("nospace");
-  EngineOptions o;
-  o.clock = std::make_shared<ManualClock>(kStart);
-  auto faults = storage::NewFaultInjector();
-  engine::EngineTestHooks hooks;
-  hooks.faults = faults;
+// An engine on a fresh directory through the fault-injection file system (faults_).
+class FullDiskTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testing::NewTempDir("faults");
+    options_.clock = std::make_shared<ManualClock>(kStart);
+    hooks_.faults = faults_;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  Result<std::unique_ptr<Engine>> Open() {
+    return engine::OpenEngineWithHooks(options_, dir_, hooks_);
+  }
+
+  std::string dir_;
+  EngineOptions options_;
+  std::shared_ptr<storage::FaultInjector> faults_ = storage::NewFaultInjector();
+  engine::EngineTestHooks hooks_;
+};
+
+TEST_F(FullDiskTest, InjectedNoSpaceIsRetryableAndLosesNothing) {
   std::vector<RecordResult> acked;
   {
-    auto e = engine::OpenEngineWithHooks(o, dir, hooks);
-    ASSERT_TRUE(e.ok()) << e.status().ToString();
+    auto e = Open();
+    ASSERT_OK(e);
     Engine& engine = **e;
     for (int i = 0; i < 20; ++i) {
       auto r = engine.Record(Event(i));
-      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      ASSERT_OK(r);
       acked.push_back(*r);
     }
-    faults->NoSpaceAfter(0);
+    faults_->NoSpaceAfter(0);
     for (int i = 20; i < 25; ++i) {
       auto r = engine.Record(Event(i));
       ASSERT_FALSE(r.ok());
@@ -71,47 +85,37 @@ TEST(FullDiskTest, InjectedNoSpaceIsRetryableAndLosesNothing) {
           << r.status().ToString();
     }
     auto stats = engine.Stats();
-    ASSERT_TRUE(stats.ok());
+    ASSERT_OK(stats);
     EXPECT_NE(stats->write_error.find("no space left on device"), std::string::npos)
         << stats->write_error;
     ExpectAcknowledged(engine, acked);  // reads keep working
-    faults->Heal();                     // space is freed: no reopen needed
+    faults_->Heal();                    // space is freed: no reopen needed
     for (int i = 25; i < 30; ++i) {
       auto r = engine.Record(Event(i));
-      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      ASSERT_OK(r);
       acked.push_back(*r);
     }
     EXPECT_TRUE(engine.Stats()->write_error.empty());
     ExpectAcknowledged(engine, acked);
   }
-  auto e = engine::OpenEngineWithHooks(o, dir, hooks);
-  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  auto e = Open();
+  ASSERT_OK(e);
   ExpectAcknowledged(**e, acked);
   auto v = (*e)->Verify();
-  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  ASSERT_OK(v);
   EXPECT_TRUE(v->ok);
-  e->reset();
-  fs::remove_all(dir);
 }
 
 // A failed fsync is not a full disk: it stays sticky until the engine is reopened.
-TEST(FullDiskTest, AFailedSyncStaysSticky) {
-  std::string dir = testing::NewTempDir("syncfail");
-  EngineOptions o;
-  o.clock = std::make_shared<ManualClock>(kStart);
-  auto faults = storage::NewFaultInjector();
-  engine::EngineTestHooks hooks;
-  hooks.faults = faults;
-  auto e = engine::OpenEngineWithHooks(o, dir, hooks);
-  ASSERT_TRUE(e.ok());
-  faults->FailSyncsAfter(0);
+TEST_F(FullDiskTest, AFailedSyncStaysSticky) {
+  auto e = Open();
+  ASSERT_OK(e);
+  faults_->FailSyncsAfter(0);
   EXPECT_FALSE((*e)->Record(Event(1)).ok());
-  faults->Heal();
+  faults_->Heal();
   auto r = (*e)->Record(Event(2));
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), Status::Code::kFailedPrecondition) << r.status().ToString();
-  e->reset();
-  fs::remove_all(dir);
 }
 
 // A real full disk: a small tmpfs. Needs mount(2) (root with CAP_SYS_ADMIN).
@@ -147,7 +151,7 @@ TEST_F(TmpfsTest, WritesFailWithNoSpaceAndResumeOnceSpaceIsFreed) {
   o.write_buffer_bytes = 256 << 10;
   std::vector<RecordResult> acked;
   auto e = Engine::Open(o, dir);
-  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  ASSERT_OK(e);
   Fill(64 << 10);
   Status failure;
   for (int i = 0; i < 2000 && failure.ok(); ++i) {
@@ -163,19 +167,19 @@ TEST_F(TmpfsTest, WritesFailWithNoSpaceAndResumeOnceSpaceIsFreed) {
   ro.read_only = true;
   {
     auto reader = Engine::Open(ro, dir);
-    ASSERT_TRUE(reader.ok()) << reader.status().ToString();
-    EXPECT_TRUE((*reader)->StateVersion({"main", "agent:main:s0"}).ok());
+    ASSERT_OK(reader);
+    EXPECT_OK((*reader)->StateVersion({"main", "agent:main:s0"}));
   }
   fs::remove(mount_ + "/filler");
   auto r = (*e)->Record(Event(9999));
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_OK(r);
   acked.push_back(*r);
   e->reset();
   auto reopened = Engine::Open(o, dir);
-  ASSERT_TRUE(reopened.ok()) << reopened.status().ToString();
+  ASSERT_OK(reopened);
   ExpectAcknowledged(**reopened, acked);
   auto v = (*reopened)->Verify();
-  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  ASSERT_OK(v);
   EXPECT_TRUE(v->ok);
 }
 
@@ -185,8 +189,8 @@ TEST_F(TmpfsTest, OpeningForWritesOnAFullDiskFailsCleanly) {
   o.clock = std::make_shared<ManualClock>(kStart);
   {
     auto e = Engine::Open(o, dir);
-    ASSERT_TRUE(e.ok());
-    ASSERT_TRUE((*e)->Record(Event(1)).ok());
+    ASSERT_OK(e);
+    ASSERT_OK((*e)->Record(Event(1)));
   }
   Fill(0);
   auto e = Engine::Open(o, dir);
@@ -196,7 +200,7 @@ TEST_F(TmpfsTest, OpeningForWritesOnAFullDiskFailsCleanly) {
   EngineOptions ro = o;
   ro.read_only = true;
   auto reader = Engine::Open(ro, dir);
-  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  ASSERT_OK(reader);
   EXPECT_EQ(*(*reader)->StateVersion({"main", "agent:main:s1"}), 1u);
 }
 

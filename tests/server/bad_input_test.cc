@@ -164,15 +164,20 @@ TEST_F(BadInputTest, MalformedHttpAndPipelining) {
   ExpectServing();
 }
 
+// The head of a POST /v1/events of `body_size` bytes that asks for a 100 Continue first.
+std::string ExpectContinueHead(std::size_t body_size, bool close) {
+  return std::string(
+             "POST /v1/events HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 100-continue\r\n"
+             "Content-Type: application/json\r\n") +
+         (close ? "Connection: close\r\n" : "") + "Content-Length: " + std::to_string(body_size) +
+         "\r\n\r\n";
+}
+
 TEST_F(BadInputTest, ExpectContinueGetsA100BeforeTheBody) {
   StartServer();
   std::string body = json::serialize(HumanMessage("agent:main:main"));
   RawConnection client(server_->port());
-  ASSERT_TRUE(
-      client.Send("POST /v1/events HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 100-continue\r\n"
-                  "Content-Type: application/json\r\n"
-                  "Connection: close\r\nContent-Length: " +
-                  std::to_string(body.size()) + "\r\n\r\n"));
+  ASSERT_TRUE(client.Send(ExpectContinueHead(body.size(), /*close=*/true)));
   std::string interim = client.ReadUntil("\r\n\r\n");
   EXPECT_EQ(interim.rfind("HTTP/1.1 100 Continue", 0), 0u) << interim;
   ASSERT_TRUE(client.Send(body));
@@ -187,11 +192,7 @@ TEST_F(BadInputTest, AnInFlightRequestFinishesDuringGracefulShutdown) {
   std::string body = json::serialize(HumanMessage("agent:main:main"));
   RawConnection client(server_->port());
   // The 100 answer proves the server is reading this request when the shutdown begins.
-  ASSERT_TRUE(
-      client.Send("POST /v1/events HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 100-continue\r\n"
-                  "Content-Type: application/json\r\n"
-                  "Content-Length: " +
-                  std::to_string(body.size()) + "\r\n\r\n"));
+  ASSERT_TRUE(client.Send(ExpectContinueHead(body.size(), /*close=*/false)));
   ASSERT_NE(client.ReadUntil("\r\n\r\n").find("100 Continue"), std::string::npos);
   server_->daemon().Shutdown();
   ASSERT_TRUE(client.Send(body));

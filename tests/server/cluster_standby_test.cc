@@ -17,6 +17,7 @@
 #include "log/mem_log.h"
 #include "server/cluster_routes.h"
 #include "server/standby_daemon.h"
+#include "status_matchers.h"
 #include "test_client.h"
 #include "test_server.h"
 
@@ -54,7 +55,7 @@ class ClusterStandbyTest : public ::testing::Test {
     so.log = LogOptions("standby-b");
     so.follow_interval = std::chrono::milliseconds(1);
     auto standby = server::StandbyDaemon::Open(so);
-    ASSERT_TRUE(standby.ok()) << standby.status().ToString();
+    ASSERT_OK(standby);
     standby_ = std::move(*standby);
     standby_thread_ = std::thread([this] { run_status_ = standby_->Run(); });
     standby_http_ = std::make_unique<HttpClient>(standby_->port());
@@ -64,7 +65,7 @@ class ClusterStandbyTest : public ::testing::Test {
     if (standby_) {
       standby_->Shutdown();
       standby_thread_.join();
-      EXPECT_TRUE(run_status_.ok()) << run_status_.ToString();
+      EXPECT_OK(run_status_);
       standby_.reset();
     }
     std::error_code ec;

@@ -15,6 +15,7 @@
 
 #include "child_process.h"
 #include "http_helpers.h"
+#include "status_matchers.h"
 #include "test_client.h"
 #include "test_server.h"
 
@@ -45,11 +46,11 @@ TEST(ConfigReloadTest, SighupAppliesANewPolicyOnTheOpenConnection) {
     next.messaging.tool_policy.profile = tools::ToolProfile::kMessaging;
     applied.set_value(server.daemon().Reconfigure(next));
   });
-  ASSERT_TRUE(reload.ok()) << reload.status().ToString();
+  ASSERT_OK(reload);
   std::future<Status> done = applied.get_future();
   ASSERT_EQ(raise(SIGHUP), 0);
   ASSERT_EQ(done.wait_for(kWait), std::future_status::ready);
-  ASSERT_TRUE(done.get().ok());
+  ASSERT_OK(done.get());
 
   HttpResult refused = Tool(http, "sessions_spawn", kMain, json::object{{"task", "t"}});
   EXPECT_EQ(refused.status, 403) << refused.body;
@@ -70,12 +71,11 @@ TEST(ConfigReloadTest, AnInvalidPolicyIsRefusedAndTheRunningOneStays) {
 TEST(ConfigReloadTest, TheFileMapsOntoServerOptionsAndBack) {
   server::ServerOptions o;
   tools::DaemonConfig c = server::ConfigOf(o);
-  ASSERT_TRUE(tools::ApplyConfigText(
-                  R"({"tools": {"sessions": {"visibility": "all"}, "profile": "minimal"},
+  ASSERT_OK(tools::ApplyConfigText(
+      R"({"tools": {"sessions": {"visibility": "all"}, "profile": "minimal"},
                       "session": {"agentToAgent": {"maxPingPongTurns": 0}},
                       "upstream": {"intervalMs": 1000}})",
-                  &c)
-                  .ok());
+      &c));
   server::ServerOptions after = o;
   server::ApplyDaemonConfig(c, &after);
   EXPECT_EQ(after.tools.visibility, tools::Visibility::kAll);

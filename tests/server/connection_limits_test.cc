@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <sstream>
 #include <vector>
@@ -46,6 +47,25 @@ double OpenConnections(HttpClient& http) {
   const std::string gauge = "\nstatewatch_http_connections ";
   std::size_t at = metrics.body.find(gauge);
   return at == std::string::npos ? -1 : std::stod(metrics.body.substr(at + gauge.size()));
+}
+
+using Connections = std::vector<std::unique_ptr<RawConnection>>;
+
+// Opens `n` connections to `port`, each busy with a request whose header is still arriving.
+void OpenBusy(uint16_t port, int n, Connections* busy) {
+  for (int i = 0; i < n; ++i) {
+    busy->push_back(std::make_unique<RawConnection>(port));
+    ASSERT_TRUE(busy->back()->Send("GET /healthz HTTP/1.1\r\n"));  // a header still arriving
+  }
+}
+
+// The busy connections finish their requests: each is answered 200.
+void FinishBusy(Connections& busy) {
+  for (auto& c : busy) {
+    ASSERT_TRUE(c->Send("Host: 127.0.0.1\r\n\r\n"));
+    HttpResult r = ParseRawResponse(c->ReadUntil("}\n"));
+    ASSERT_EQ(r.status, 200) << r.error;
+  }
 }
 
 class ConnectionLimitsTest : public ::testing::Test {
@@ -89,6 +109,24 @@ class ConnectionLimitsTest : public ::testing::Test {
     return code;
   }
 
+  // 200 idle connections (they send nothing) to `port` while /healthz must still be
+  // answered (`check` then runs with the same client); then closes them, stops the daemon
+  // (exit 0) and returns its log.
+  std::string IdleFloodThenStop(uint16_t port,
+                                const std::function<void(HttpClient&)>& check = nullptr) {
+    std::vector<std::unique_ptr<RawConnection>> idle;
+    for (int i = 0; i < 200; ++i) idle.push_back(std::make_unique<RawConnection>(port));
+    {
+      HttpClient http(port);
+      HttpResult health = HealthzWhenAdmitted(http);
+      EXPECT_EQ(health.status, 200) << health.error;
+      if (check) check(http);
+    }
+    idle.clear();
+    EXPECT_EQ(Stop(), 0) << Slurp(err_file());
+    return Slurp(err_file());
+  }
+
   std::string err_file() const { return root_ + "/stderr"; }
 
   std::string root_;
@@ -101,21 +139,13 @@ class ConnectionLimitsTest : public ::testing::Test {
 TEST_F(ConnectionLimitsTest, AnIdleFloodUnderALowFileLimitLeavesHealthzAnswering) {
   uint16_t port = SpawnWithFileLimit(128, {});
   ASSERT_GT(port, 0) << Slurp(err_file());
-  std::vector<std::unique_ptr<RawConnection>> idle;
-  for (int i = 0; i < 200; ++i) idle.push_back(std::make_unique<RawConnection>(port));
-  {
-    HttpClient http(port);
-    HttpResult health = HealthzWhenAdmitted(http);
-    EXPECT_EQ(health.status, 200) << health.error;
+  std::string log = IdleFloodThenStop(port, [](HttpClient& http) {
     // The cap for 128 files is 64 (server_options.h): an evicted connection closes before
     // the new one is admitted, so never more are open.
     double open = OpenConnections(http);
     ASSERT_GE(open, 0) << "no statewatch_http_connections gauge";
     EXPECT_LE(open, 64.0);
-  }
-  idle.clear();
-  EXPECT_EQ(Stop(), 0) << Slurp(err_file());
-  std::string log = Slurp(err_file());
+  });
   EXPECT_NE(log.find("event=idle_connection_closed reason=max_connections max_connections=64"),
             std::string::npos)
       << log;
@@ -136,16 +166,7 @@ TEST_F(ConnectionLimitsTest, OutOfFileDescriptorsTheListenerBacksOffAndRecovers)
 #endif
   uint16_t port = SpawnWithFileLimit(128, {"--max-connections", "1000"});
   ASSERT_GT(port, 0) << Slurp(err_file());
-  std::vector<std::unique_ptr<RawConnection>> idle;
-  for (int i = 0; i < 200; ++i) idle.push_back(std::make_unique<RawConnection>(port));
-  {
-    HttpClient http(port);
-    HttpResult health = HealthzWhenAdmitted(http);
-    EXPECT_EQ(health.status, 200) << health.error;
-  }
-  idle.clear();
-  EXPECT_EQ(Stop(), 0) << Slurp(err_file());
-  std::string log = Slurp(err_file());
+  std::string log = IdleFloodThenStop(port);
   EXPECT_NE(log.find("event=accept_failed error=\"Too many open files\" count="), std::string::npos)
       << log;
   EXPECT_LT(CountLines(log, "event=accept_failed"), 15u) << log;
@@ -158,11 +179,8 @@ TEST_F(ConnectionLimitsTest, AtTheCapWithNoIdleConnectionANewOneGets503) {
   server::ServerOptions o = TestOptions();
   o.max_connections = 3;
   TestServer server(o);
-  std::vector<std::unique_ptr<RawConnection>> busy;
-  for (int i = 0; i < 3; ++i) {
-    busy.push_back(std::make_unique<RawConnection>(server.port()));
-    ASSERT_TRUE(busy.back()->Send("GET /healthz HTTP/1.1\r\n"));  // a header still arriving
-  }
+  Connections busy;
+  ASSERT_NO_FATAL_FAILURE(OpenBusy(server.port(), 3, &busy));
   // Admission is in order of accept: wait (bounded) until the three are registered.
   RawConnection extra(server.port());
   HttpResult refused = ParseRawResponse(extra.ReadUntil("}}\n"));
@@ -171,12 +189,7 @@ TEST_F(ConnectionLimitsTest, AtTheCapWithNoIdleConnectionANewOneGets503) {
   EXPECT_NE(refused.error_message().find("maximum of 3 connections (--max-connections)"),
             std::string::npos)
       << refused.body;
-  // The busy connections finish their requests.
-  for (auto& c : busy) {
-    ASSERT_TRUE(c->Send("Host: 127.0.0.1\r\n\r\n"));
-    HttpResult r = ParseRawResponse(c->ReadUntil("}\n"));
-    EXPECT_EQ(r.status, 200) << r.error;
-  }
+  FinishBusy(busy);
 }
 
 // The same, many times over, right after each busy connection's first bytes: the server
@@ -186,21 +199,15 @@ TEST_F(ConnectionLimitsTest, AConnectionWhoseFirstBytesAreInFlightIsNeverEvicted
   server::ServerOptions o = TestOptions();
   o.max_connections = 3;
   for (int round = 0; round < 20; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
     // A fresh server each round: no connection of an earlier round is still closing.
     TestServer server(o);
-    std::vector<std::unique_ptr<RawConnection>> busy;
-    for (int i = 0; i < 3; ++i) {
-      busy.push_back(std::make_unique<RawConnection>(server.port()));
-      ASSERT_TRUE(busy.back()->Send("GET /healthz HTTP/1.1\r\n")) << "round " << round;
-    }
+    Connections busy;
+    ASSERT_NO_FATAL_FAILURE(OpenBusy(server.port(), 3, &busy));
     RawConnection extra(server.port());
     HttpResult refused = ParseRawResponse(extra.ReadUntil("}}\n"));
-    ASSERT_EQ(refused.status, 503) << "round " << round << ": " << refused.error;
-    for (auto& c : busy) {
-      ASSERT_TRUE(c->Send("Host: 127.0.0.1\r\n\r\n"));
-      HttpResult r = ParseRawResponse(c->ReadUntil("}\n"));
-      ASSERT_EQ(r.status, 200) << "round " << round << ": " << r.error;
-    }
+    ASSERT_EQ(refused.status, 503) << refused.error;
+    ASSERT_NO_FATAL_FAILURE(FinishBusy(busy));
   }
 }
 

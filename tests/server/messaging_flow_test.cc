@@ -11,6 +11,7 @@
 #include "gateway_agents.h"
 #include "http_helpers.h"
 #include "statewatch/session_tables.h"
+#include "status_matchers.h"
 #include "test_client.h"
 #include "test_server.h"
 
@@ -232,7 +233,7 @@ TEST_F(MessagingFlowTest, UnacknowledgedDeliveriesAreOfferedAgainAfterARestart) 
   EXPECT_EQ(Str(again, "text"), "one");
   EXPECT_EQ(Ack(*http_, again).status, 200);
   auto pending = SessionTablesView(server_->daemon().engine()).PendingDeliveries("main");
-  ASSERT_TRUE(pending.ok());
+  ASSERT_OK(pending);
   EXPECT_TRUE(pending->empty());
 }
 

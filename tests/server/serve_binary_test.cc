@@ -22,6 +22,14 @@ class ServeBinaryTest : public ::testing::Test {
     std::error_code ec;
     std::filesystem::remove_all(root_, ec);
   }
+  // Runs the binary with `args`: a usage error (exit 2) whose stderr holds `message`.
+  void ExpectUsageError(const std::vector<std::string>& args, const std::string& message) {
+    std::string err = root_ + "/stderr";
+    Child child = Spawn(args, err);
+    EXPECT_EQ(Wait(child.pid), 2) << Slurp(err);
+    close(child.stdout_fd);
+    EXPECT_NE(Slurp(err).find(message), std::string::npos) << Slurp(err);
+  }
   std::string root_;
 };
 
@@ -64,42 +72,19 @@ TEST_F(ServeBinaryTest, ServesOnAnEphemeralPortAndStopsGracefullyOnSigterm) {
 }
 
 TEST_F(ServeBinaryTest, RefusesUnsafeListenOptions) {
-  std::string err = root_ + "/stderr";
-  Child no_token = Spawn({"serve", "--data", root_ + "/d1", "--listen", "0.0.0.0:0"}, err);
-  EXPECT_EQ(Wait(no_token.pid), 2);
-  close(no_token.stdout_fd);
-  EXPECT_NE(Slurp(err).find("needs --token"), std::string::npos) << Slurp(err);
-
-  Child manual = Spawn(
+  ExpectUsageError({"serve", "--data", root_ + "/d1", "--listen", "0.0.0.0:0"}, "needs --token");
+  ExpectUsageError(
       {"serve", "--data", root_ + "/d2", "--listen", "0.0.0.0:0", "--token", "t", "--manual-clock"},
-      err);
-  EXPECT_EQ(Wait(manual.pid), 2);
-  close(manual.stdout_fd);
-  EXPECT_NE(Slurp(err).find("--manual-clock"), std::string::npos) << Slurp(err);
-
-  Child bad = Spawn({"serve", "--data", root_ + "/d3", "--visibility", "everyone"}, err);
-  EXPECT_EQ(Wait(bad.pid), 2);
-  close(bad.stdout_fd);
-  EXPECT_NE(Slurp(err).find("--visibility must be"), std::string::npos) << Slurp(err);
-
+      "--manual-clock");
+  ExpectUsageError({"serve", "--data", root_ + "/d3", "--visibility", "everyone"},
+                   "--visibility must be");
   // --now is a one-shot command's clock; a daemon refuses it (before binding anything).
-  Child now = Spawn({"--now", std::to_string(kStartMs), "serve", "--data", root_ + "/d4"}, err);
-  EXPECT_EQ(Wait(now.pid), 2);
-  close(now.stdout_fd);
-  EXPECT_NE(Slurp(err).find("--manual-clock START_MS"), std::string::npos) << Slurp(err);
-
-  Child turns = Spawn({"serve", "--data", root_ + "/d5", "--max-ping-pong-turns", "21"}, err);
-  EXPECT_EQ(Wait(turns.pid), 2);
-  close(turns.stdout_fd);
-  EXPECT_NE(Slurp(err).find("--max-ping-pong-turns must be from 0 to 20 (got 21)"),
-            std::string::npos)
-      << Slurp(err);
-
-  Child tick = Spawn({"serve", "--data", root_ + "/d6", "--upstream-interval-ms", "0"}, err);
-  EXPECT_EQ(Wait(tick.pid), 2);
-  close(tick.stdout_fd);
-  EXPECT_NE(Slurp(err).find("--upstream-interval-ms must be positive"), std::string::npos)
-      << Slurp(err);
+  ExpectUsageError({"--now", std::to_string(kStartMs), "serve", "--data", root_ + "/d4"},
+                   "--manual-clock START_MS");
+  ExpectUsageError({"serve", "--data", root_ + "/d5", "--max-ping-pong-turns", "21"},
+                   "--max-ping-pong-turns must be from 0 to 20 (got 21)");
+  ExpectUsageError({"serve", "--data", root_ + "/d6", "--upstream-interval-ms", "0"},
+                   "--upstream-interval-ms must be positive");
 }
 
 // --token-file keeps the token out of the process's command line (ps shows --token T).
@@ -128,28 +113,21 @@ TEST_F(ServeBinaryTest, TokenFileKeepsTheTokenOffTheCommandLine) {
 }
 
 TEST_F(ServeBinaryTest, RefusesMalformedAccessOptions) {
-  std::string err = root_ + "/stderr";
-  auto expect_usage = [&](std::vector<std::string> args, const std::string& message) {
-    Child child = Spawn(args, err);
-    EXPECT_EQ(Wait(child.pid), 2) << Slurp(err);
-    close(child.stdout_fd);
-    EXPECT_NE(Slurp(err).find(message), std::string::npos) << Slurp(err);
-  };
   std::ofstream(root_ + "/empty-token") << "\n";
-  expect_usage({"serve", "--data", root_ + "/d1", "--token-file", root_ + "/empty-token"},
-               "--token-file " + root_ + "/empty-token holds no token on its first line");
-  expect_usage({"serve", "--data", root_ + "/d2", "--token-file", root_ + "/missing"},
-               "--token-file: cannot read \"" + root_ + "/missing\"");
-  expect_usage({"serve", "--data", root_ + "/d3", "--allow-origin", "localhost:3000"},
-               "--allow-origin must be an origin such as http://localhost:3000");
-  expect_usage({"serve", "--data", root_ + "/d4", "--allow-host", "http://x/"},
-               "--allow-host must be a host name");
-  expect_usage({"serve", "--data", root_ + "/d5", "--upstream-root", root_ + "/nowhere"},
-               "--upstream-root must be an existing directory (got \"" + root_ + "/nowhere\")");
-  expect_usage({"serve", "--data", root_ + "/d6", "--max-connections", "0"},
-               "--max-connections must be positive (got 0)");
-  expect_usage({"serve", "--data", root_ + "/d7", "--max-streams", "0"},
-               "--max-streams must be positive (got 0)");
+  ExpectUsageError({"serve", "--data", root_ + "/d1", "--token-file", root_ + "/empty-token"},
+                   "--token-file " + root_ + "/empty-token holds no token on its first line");
+  ExpectUsageError({"serve", "--data", root_ + "/d2", "--token-file", root_ + "/missing"},
+                   "--token-file: cannot read \"" + root_ + "/missing\"");
+  ExpectUsageError({"serve", "--data", root_ + "/d3", "--allow-origin", "localhost:3000"},
+                   "--allow-origin must be an origin such as http://localhost:3000");
+  ExpectUsageError({"serve", "--data", root_ + "/d4", "--allow-host", "http://x/"},
+                   "--allow-host must be a host name");
+  ExpectUsageError({"serve", "--data", root_ + "/d5", "--upstream-root", root_ + "/nowhere"},
+                   "--upstream-root must be an existing directory (got \"" + root_ + "/nowhere\")");
+  ExpectUsageError({"serve", "--data", root_ + "/d6", "--max-connections", "0"},
+                   "--max-connections must be positive (got 0)");
+  ExpectUsageError({"serve", "--data", root_ + "/d7", "--max-streams", "0"},
+                   "--max-streams must be positive (got 0)");
 }
 
 }  // namespace

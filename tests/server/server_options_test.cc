@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "status_matchers.h"
+
 namespace statewatch::server {
 namespace {
 
@@ -22,10 +24,10 @@ TEST(ServerOptionsTest, TheDefaultConnectionCapLeavesAReserveForTheDatabase) {
 
 TEST(ServerOptionsTest, AccessOptionsAreValidated) {
   ServerOptions o;
-  EXPECT_TRUE(ValidateServerOptions(o).ok());
+  EXPECT_OK(ValidateServerOptions(o));
   o.allow_origins = {"http://localhost:3000", "https://app.example", "tauri://localhost"};
   o.allow_hosts = {"statewatch.internal", "gw:8080"};
-  EXPECT_TRUE(ValidateServerOptions(o).ok());
+  EXPECT_OK(ValidateServerOptions(o));
   for (const char* origin : {"localhost:3000", "http://", "http://x/path", "://x", "http://a b"}) {
     o.allow_origins = {origin};
     Status s = ValidateServerOptions(o);
@@ -43,7 +45,7 @@ TEST(ServerOptionsTest, AccessOptionsAreValidated) {
   o.upstream.roots = {"/proc/version"};  // not a directory
   EXPECT_TRUE(ValidateServerOptions(o).IsInvalidArgument());
   o.upstream.roots = {"/tmp"};
-  EXPECT_TRUE(ValidateServerOptions(o).ok());
+  EXPECT_OK(ValidateServerOptions(o));
   o.max_streams = 0;
   EXPECT_TRUE(ValidateServerOptions(o).IsInvalidArgument());
   o.max_streams = 1;

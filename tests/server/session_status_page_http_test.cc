@@ -7,6 +7,7 @@
 #include <random>
 
 #include "http_helpers.h"
+#include "status_matchers.h"
 #include "test_client.h"
 #include "test_server.h"
 #include "tools/session_tools.h"
@@ -60,7 +61,7 @@ class SessionStatusPageHttpTest : public ::testing::Test {
     Engine& engine = server_->daemon().engine();
     auto r = tools::SessionStatus(engine, server_->options().tools, SessionName{"main", kParent},
                                   params);
-    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_OK(r);
     return r.ok() ? json::serialize(*r) + "\n" : "";
   }
 
@@ -68,7 +69,7 @@ class SessionStatusPageHttpTest : public ::testing::Test {
   // and compares them with the DOM answer.
   void CompareRandomPages(std::mt19937_64& rng, int rounds) {
     auto head = server_->daemon().engine().StateVersion(SessionName{"main", kChild});
-    ASSERT_TRUE(head.ok());
+    ASSERT_OK(head);
     for (int round = 0; round < rounds; ++round) {
       json::object params{{"sessionKey", kChild}, {"changesSince", rng() % (*head + 3)}};
       HttpResult first = Tool(*http_, "session_status", kParent, params);

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "server/daemon.h"
+#include "status_matchers.h"
 
 namespace statewatch::testing {
 
@@ -58,7 +59,7 @@ class TestServer {
 
   void Start() {
     auto daemon = server::Daemon::Open(options_);
-    ASSERT_TRUE(daemon.ok()) << daemon.status().ToString();
+    ASSERT_OK(daemon);
     daemon_ = std::move(daemon).value();
     thread_ = std::thread([d = daemon_.get()] { d->Run(); });
   }

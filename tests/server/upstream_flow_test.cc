@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "http_helpers.h"
+#include "status_matchers.h"
 #include "test_client.h"
 #include "test_server.h"
 
@@ -64,7 +65,7 @@ class UpstreamFlowTest : public ::testing::Test {
 
   std::vector<statewatch::Event> EventsOf(const std::string& kind) {
     auto page = server_->daemon().engine().ChangesSince({"main", kAdopted}, 0);
-    EXPECT_TRUE(page.ok()) << page.status().ToString();
+    EXPECT_OK(page);
     std::vector<statewatch::Event> out;
     if (!page.ok()) return out;
     for (const statewatch::Event& e : page->events) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "server/server_options.h"
+#include "status_matchers.h"
 
 namespace statewatch::server {
 namespace {
@@ -37,14 +38,14 @@ TEST(UrlTest, QueryParameters) {
 
 TEST(ServerOptionsTest, ListenAndLoopback) {
   ServerOptions o;
-  ASSERT_TRUE(ParseListen("0.0.0.0:8080", &o).ok());
+  ASSERT_OK(ParseListen("0.0.0.0:8080", &o));
   EXPECT_EQ(o.host, "0.0.0.0");
   EXPECT_EQ(o.port, 8080);
-  ASSERT_TRUE(ParseListen("[::1]:0", &o).ok());
+  ASSERT_OK(ParseListen("[::1]:0", &o));
   EXPECT_EQ(o.host, "::1");
-  ASSERT_TRUE(ParseListen("localhost:7411", &o).ok());
+  ASSERT_OK(ParseListen("localhost:7411", &o));
   EXPECT_EQ(o.host, "127.0.0.1");
-  ASSERT_TRUE(ParseListen(":9000", &o).ok());
+  ASSERT_OK(ParseListen(":9000", &o));
   EXPECT_EQ(o.port, 9000);
   EXPECT_FALSE(ParseListen("host:99999", &o).ok());
   EXPECT_FALSE(ParseListen("host:", &o).ok());
@@ -57,11 +58,11 @@ TEST(ServerOptionsTest, ListenAndLoopback) {
 
 TEST(ServerOptionsTest, RefusesUnsafeCombinations) {
   ServerOptions o;
-  EXPECT_TRUE(ValidateServerOptions(o).ok());
+  EXPECT_OK(ValidateServerOptions(o));
   o.host = "0.0.0.0";
   EXPECT_FALSE(ValidateServerOptions(o).ok());  // no token
   o.token = "t";
-  EXPECT_TRUE(ValidateServerOptions(o).ok());
+  EXPECT_OK(ValidateServerOptions(o));
   o.manual_clock = true;
   EXPECT_FALSE(ValidateServerOptions(o).ok());
 }

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "status_matchers.h"
+
 namespace statewatch::tools {
 namespace {
 
@@ -21,18 +23,18 @@ Status Check(Visibility v, const SessionName& target, std::optional<std::string>
 TEST(VisibilityTest, DecisionTable) {
   for (Visibility v :
        {Visibility::kSelf, Visibility::kTree, Visibility::kAgent, Visibility::kAll}) {
-    EXPECT_TRUE(Check(v, kCaller).ok()) << VisibilityName(v);
+    EXPECT_OK(Check(v, kCaller)) << VisibilityName(v);
   }
   EXPECT_FALSE(Check(Visibility::kSelf, kChild, kCaller.session_key).ok());
-  EXPECT_TRUE(Check(Visibility::kTree, kChild, kCaller.session_key).ok());
+  EXPECT_OK(Check(Visibility::kTree, kChild, kCaller.session_key));
   EXPECT_FALSE(Check(Visibility::kTree, kSibling).ok());
-  EXPECT_TRUE(Check(Visibility::kAgent, kSibling).ok());
+  EXPECT_OK(Check(Visibility::kAgent, kSibling));
   EXPECT_FALSE(Check(Visibility::kAgent, kOther).ok());
   EXPECT_EQ(Check(Visibility::kTree, kSibling).message(),
             "Session list visibility is restricted to the current session tree "
             "(tools.sessions.visibility=tree).");
   // A child of the caller in another agent (ACP) is in its tree.
-  EXPECT_TRUE(Check(Visibility::kTree, kOther, kCaller.session_key).ok());
+  EXPECT_OK(Check(Visibility::kTree, kOther, kCaller.session_key));
 }
 
 TEST(VisibilityTest, CrossAgentNeedsAllAndAgentToAgent) {
@@ -40,12 +42,12 @@ TEST(VisibilityTest, CrossAgentNeedsAllAndAgentToAgent) {
             "Agent-to-agent listing is disabled. Set tools.agentToAgent.enabled=true to allow "
             "cross-agent visibility.");
   AgentToAgentPolicy on{true, {}};
-  EXPECT_TRUE(Check(Visibility::kAll, kOther, {}, on).ok());
+  EXPECT_OK(Check(Visibility::kAll, kOther, {}, on));
   AgentToAgentPolicy only_main{true, {"main"}};
   EXPECT_EQ(Check(Visibility::kAll, kOther, {}, only_main).message(),
             "Agent-to-agent listing denied by tools.agentToAgent.allow.");
   AgentToAgentPolicy globbed{true, {"MAIN", "o*s"}};
-  EXPECT_TRUE(Check(Visibility::kAll, kOther, {}, globbed).ok());
+  EXPECT_OK(Check(Visibility::kAll, kOther, {}, globbed));
 }
 
 TEST(VisibilityTest, SandboxClampNeverWidens) {
@@ -61,7 +63,7 @@ TEST(VisibilityTest, BareCallerOwnsOnlyItsOwnAgentsChildren) {
   SessionName bare{"main", "global"};
   VisibilityTarget mine{{"main", "agent:main:subagent:x"}, std::string("global")};
   VisibilityTarget theirs{{"ops", "agent:ops:subagent:y"}, std::string("global")};
-  EXPECT_TRUE(CheckVisibility(SessionAction::kStatus, bare, Visibility::kTree, {}, mine).ok());
+  EXPECT_OK(CheckVisibility(SessionAction::kStatus, bare, Visibility::kTree, {}, mine));
   EXPECT_FALSE(CheckVisibility(SessionAction::kStatus, bare, Visibility::kTree, {}, theirs).ok());
 }
 

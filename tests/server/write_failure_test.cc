@@ -13,6 +13,7 @@
 #include "server/api.h"
 #include "server/handlers.h"
 #include "server/http_server.h"
+#include "status_matchers.h"
 #include "storage/store.h"
 #include "test_client.h"
 #include "test_server.h"
@@ -46,7 +47,7 @@ class WriteFailureTest : public ::testing::Test {
     engine::EngineTestHooks hooks;
     hooks.faults = faults_;
     auto engine = engine::OpenEngineWithHooks(eo, dir_ + "/data", hooks);
-    ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+    ASSERT_OK(engine);
     engine_ = std::move(engine).value();
     options_ = TestOptions();
     options_.manual_clock = false;
@@ -55,7 +56,7 @@ class WriteFailureTest : public ::testing::Test {
     services.metrics = &metrics_;
     api_ = std::make_unique<server::Api>(services, options_);
     auto server = server::HttpServer::Bind(engine_.get(), api_.get(), &metrics_, options_);
-    ASSERT_TRUE(server.ok()) << server.status().ToString();
+    ASSERT_OK(server);
     server_ = std::move(server).value();
     thread_ = std::thread([s = server_.get()] { s->Run(); });
     http_ = std::make_unique<HttpClient>(server_->port());

@@ -9,6 +9,7 @@
 #include <map>
 
 #include "engine/engine_fixture.h"
+#include "status_matchers.h"
 #include "storage/store.h"
 
 namespace statewatch::storage {
@@ -34,10 +35,10 @@ class DbDirectoryTest : public ::testing::Test {
     o.max_wal_files_at_open = 0;  // every open flushes: SST files for sure
     for (int round = 0; round < 3; ++round) {
       auto s = Store::Open(dir_, o);
-      ASSERT_TRUE(s.ok()) << s.status().ToString();
+      ASSERT_OK(s);
       Batch b(**s);
       b.Put(Family::kJournal, "row" + std::to_string(round), "value");
-      ASSERT_TRUE((*s)->Write(b, /*sync=*/true).ok());
+      ASSERT_OK((*s)->Write(b, /*sync=*/true));
     }
   }
   std::string dir_;
@@ -107,20 +108,20 @@ TEST_F(DbDirectoryTest, OnlyAWriterAsksForCreation) {
   EXPECT_TRUE(Store::Open(missing, no_create).status().IsNotFound());
   EXPECT_FALSE(fs::exists(missing));
   auto created = Store::Open(missing, StoreOptions{});
-  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  ASSERT_OK(created);
   EXPECT_TRUE(fs::exists(fs::path(missing) / "CURRENT"));
 }
 
 TEST_F(DbDirectoryTest, ReadOnlyOpenWritesNothingAndTakesNoLock) {
   MakeDatabase();
   auto writer = Store::Open(dir_, StoreOptions{});  // holds the lock
-  ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+  ASSERT_OK(writer);
   auto before = Snapshot(dir_);
   StoreOptions o;
   o.read_only = true;
   for (int i = 0; i < 5; ++i) {
     auto r = Store::Open(dir_, o);
-    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    ASSERT_OK(r);
     EXPECT_EQ(*(*r)->Get(Family::kJournal, "row2").value(), "value");
     Batch b(**r);
     b.Put(Family::kJournal, "x", "y");
@@ -134,12 +135,12 @@ TEST_F(DbDirectoryTest, ReadOnlyOpenWritesNothingAndTakesNoLock) {
 TEST_F(DbDirectoryTest, RepeatedOpensLeaveABoundedNumberOfFiles) {
   for (int i = 0; i < 200; ++i) {
     auto s = Store::Open(dir_, StoreOptions{});
-    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    ASSERT_OK(s);
     Batch b(**s);
     for (Family f : {Family::kJournal, Family::kBySeq, Family::kLog, Family::kHeads, Family::kMeta}) {
       b.Put(f, "key" + std::to_string(i), std::string(200, 'v'));
     }
-    ASSERT_TRUE((*s)->Write(b, /*sync=*/false).ok());
+    ASSERT_OK((*s)->Write(b, /*sync=*/false));
   }
   int sst = 0, wal = 0;
   for (const auto& [name, size] : Snapshot(dir_)) {
@@ -149,7 +150,7 @@ TEST_F(DbDirectoryTest, RepeatedOpensLeaveABoundedNumberOfFiles) {
   EXPECT_LE(wal, 10);
   EXPECT_LE(sst, 40) << "SST files after 200 opens";
   auto s = Store::Open(dir_, StoreOptions{});
-  ASSERT_TRUE(s.ok());
+  ASSERT_OK(s);
   EXPECT_EQ(*(*s)->Get(Family::kJournal, "key0").value(), std::string(200, 'v'));
   EXPECT_EQ(*(*s)->Get(Family::kJournal, "key199").value(), std::string(200, 'v'));
 }

@@ -1,14 +1,16 @@
 // LocalLog: the LogBackend contract (tests/log/log_backend_contract.h) on the engine's own
 // RocksDB, and what only the local log does: a record and its keyed writes in one batch, and
 // a tail that survives a purge of every record.
+#include "storage/local_log.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
 #include "engine/engine_fixture.h"
 #include "log/log_backend_contract.h"
+#include "status_matchers.h"
 #include "storage/key_codec.h"
-#include "storage/local_log.h"
 #include "storage/store.h"
 
 namespace statewatch::storage {
@@ -29,10 +31,10 @@ class LocalLogTest : public ::testing::Test {
     log_.reset();
     store_.reset();
     auto s = Store::Open(dir_, StoreOptions{});
-    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    ASSERT_OK(s);
     store_ = std::move(*s);
     auto l = LocalLog::Open(store_.get(), known_tail);
-    ASSERT_TRUE(l.ok()) << l.status().ToString();
+    ASSERT_OK(l);
     log_ = std::move(*l);
   }
   std::string dir_;
@@ -53,7 +55,7 @@ TEST_F(LocalLogTest, ARecordAndItsKeyedWritesLandTogether) {
   ASSERT_EQ(*log_->Append("group", o), 1u);
   EXPECT_EQ(*store_->Get(Family::kJournal, JournalKey(SessionRef{1}, 1)).value(), "row");
   auto read = log_->ReadFrom(1, 10);
-  ASSERT_TRUE(read.ok());
+  ASSERT_OK(read);
   ASSERT_EQ(read->size(), 1u);
   EXPECT_EQ((*read)[0].data, "group");
   EXPECT_TRUE((*read)[0].writes.empty());  // applied in place, not stored twice
@@ -72,11 +74,11 @@ TEST_F(LocalLogTest, TheTailSurvivesReopenAndAPurgeOfEverything) {
   for (log::LogPosition p = 0; p < 3; ++p) {
     log::AppendOptions o;
     o.expected_last = p;
-    ASSERT_TRUE(log_->Append("r", o).ok());
+    ASSERT_OK(log_->Append("r", o));
   }
   Reopen(0);
   EXPECT_EQ(*log_->Tail(), 3u);
-  ASSERT_TRUE(log_->PurgeBelow(4).ok());
+  ASSERT_OK(log_->PurgeBelow(4));
   // No record is left: the owner's checkpoint says where the log ended.
   Reopen(3);
   EXPECT_EQ(*log_->Tail(), 3u);

@@ -1,10 +1,12 @@
 // Store: column families, atomic batches, bounded iterators, the process lock.
+#include "storage/store.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
 #include "engine/engine_fixture.h"
-#include "storage/store.h"
+#include "status_matchers.h"
 
 namespace statewatch::storage {
 namespace {
@@ -18,11 +20,11 @@ class StoreTest : public ::testing::Test {
 
 TEST_F(StoreTest, BatchesAreAtomicAndFamiliesSeparate) {
   auto s = Store::Open(dir_, StoreOptions{});
-  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  ASSERT_OK(s);
   Batch b(**s);
   b.Put(Family::kJournal, "k", "journal");
   b.Put(Family::kHeads, "k", "heads");
-  ASSERT_TRUE((*s)->Write(b, /*sync=*/true).ok());
+  ASSERT_OK((*s)->Write(b, /*sync=*/true));
   EXPECT_EQ(*(*s)->Get(Family::kJournal, "k").value(), "journal");
   EXPECT_EQ(*(*s)->Get(Family::kHeads, "k").value(), "heads");
   EXPECT_FALSE((*s)->Get(Family::kCursors, "k")->has_value());
@@ -33,7 +35,7 @@ TEST_F(StoreTest, IteratorsRespectBounds) {
   Batch b(**s);
   for (const char* k : {"a", "b", "c", "d"}) b.Put(Family::kLog, k, k);
   b.DeleteRange(Family::kLog, "c", "d");
-  ASSERT_TRUE((*s)->Write(b, false).ok());
+  ASSERT_OK((*s)->Write(b, false));
   auto it = (*s)->NewIterator(Family::kLog, "b", "z");
   std::string seen;
   for (it->SeekToFirst(); it->Valid(); it->Next()) seen += it->key();
@@ -42,7 +44,7 @@ TEST_F(StoreTest, IteratorsRespectBounds) {
 
 TEST_F(StoreTest, ASecondOpenOfTheSameDirectoryIsBusy) {
   auto s = Store::Open(dir_, StoreOptions{});
-  ASSERT_TRUE(s.ok());
+  ASSERT_OK(s);
   auto again = Store::Open(dir_, StoreOptions{});
   ASSERT_FALSE(again.ok());
   EXPECT_EQ(again.status().code(), Status::Code::kBusy) << again.status().ToString();
@@ -52,7 +54,7 @@ TEST_F(StoreTest, InjectedWriteFaultsBecomeErrors) {
   StoreOptions o;
   o.faults = NewFaultInjector();
   auto s = Store::Open(dir_, o);
-  ASSERT_TRUE(s.ok());
+  ASSERT_OK(s);
   o.faults->FailSyncsAfter(0);
   Batch b(**s);
   b.Put(Family::kMeta, "x", "y");
@@ -71,7 +73,7 @@ namespace {
 // shares one hint map between point keys and range tombstones.
 TEST_F(StoreTest, DeleteRangeAfterPutsInTheSameFamilyDoesNotAbort) {
   auto s = Store::Open(dir_, StoreOptions{});
-  ASSERT_TRUE(s.ok());
+  ASSERT_OK(s);
   for (Family f : {Family::kTranscripts, Family::kLog, Family::kBase}) {
     Batch b(**s);
     std::string begin(9, 'T'), end = begin;
@@ -80,10 +82,10 @@ TEST_F(StoreTest, DeleteRangeAfterPutsInTheSameFamilyDoesNotAbort) {
     b.Put(f, begin + "b", "2");
     b.DeleteRange(f, begin, end);
     b.DeleteRange(f, "A", "Z");
-    ASSERT_TRUE((*s)->Write(b, false).ok()) << FamilyName(f);
+    ASSERT_OK((*s)->Write(b, false)) << FamilyName(f);
     Batch again(**s);
     again.Put(f, begin + "c", "3");
-    ASSERT_TRUE((*s)->Write(again, false).ok()) << FamilyName(f);
+    ASSERT_OK((*s)->Write(again, false)) << FamilyName(f);
   }
 }
 

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "engine/engine_fixture.h"
+#include "status_matchers.h"
 #include "storage/store.h"
 
 namespace statewatch::storage {
@@ -48,11 +49,11 @@ class WalCheckTest : public ::testing::Test {
   void SetUp() override {
     dir_ = testing::NewTempDir("walcheck");
     auto s = Store::Open(dir_, StoreOptions{});
-    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    ASSERT_OK(s);
     for (int i = 0; i < kRows; ++i) {  // one WAL record per write, all acknowledged (sync)
       Batch b(**s);
       b.Put(Family::kJournal, Key(i), "value " + std::to_string(i));
-      ASSERT_TRUE((*s)->Write(b, /*sync=*/true).ok());
+      ASSERT_OK((*s)->Write(b, /*sync=*/true));
     }
     s->reset();
     for (const auto& e : fs::directory_iterator(dir_)) {
@@ -78,9 +79,9 @@ TEST_F(WalCheckTest, Crc32cMatchesTheStandardCheckValue) {
 }
 
 TEST_F(WalCheckTest, IntactLogsPass) {
-  EXPECT_TRUE(CheckWriteAheadLogs({wal_}).ok());
+  EXPECT_OK(CheckWriteAheadLogs({wal_}));
   auto s = Open();
-  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  ASSERT_OK(s);
   EXPECT_TRUE((*s)->Get(Family::kJournal, Key(kRows - 1))->has_value());
 }
 
@@ -118,7 +119,7 @@ TEST_F(WalCheckTest, ATornTailOpensWithoutTheTornWrite) {
   data_.resize(last.offset + last.size / 2);
   WriteFile(wal_, data_);
   auto s = Open();
-  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  ASSERT_OK(s);
   EXPECT_TRUE((*s)->Get(Family::kJournal, Key(kRows - 2))->has_value());
   EXPECT_FALSE((*s)->Get(Family::kJournal, Key(kRows - 1))->has_value());
 }
@@ -128,15 +129,15 @@ TEST_F(WalCheckTest, ADamagedTailWithNothingValidAfterItOpens) {
   std::memset(data_.data() + last.offset, 0, last.size);
   WriteFile(wal_, data_);
   auto s = Open();
-  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  ASSERT_OK(s);
   EXPECT_TRUE((*s)->Get(Family::kJournal, Key(kRows - 2))->has_value());
   // And the next open, with a newer log after the damaged one, still passes the check.
   Batch b(**s);
   b.Put(Family::kJournal, "after", "x");
-  ASSERT_TRUE((*s)->Write(b, true).ok());
+  ASSERT_OK((*s)->Write(b, true));
   s->reset();
   auto again = Open();
-  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  ASSERT_OK(again);
   EXPECT_TRUE((*again)->Get(Family::kJournal, "after")->has_value());
 }
 
@@ -145,11 +146,11 @@ TEST_F(WalCheckTest, ADamagedTailWithNothingValidAfterItOpens) {
 TEST_F(WalCheckTest, ADamagedTailBeforeALaterLogIsCorruption) {
   {
     auto s = Open();  // intact: a second log follows the first
-    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    ASSERT_OK(s);
     for (int i = 0; i < 5; ++i) {
       Batch b(**s);
       b.Put(Family::kJournal, "later" + std::to_string(i), "x");
-      ASSERT_TRUE((*s)->Write(b, /*sync=*/true).ok());
+      ASSERT_OK((*s)->Write(b, /*sync=*/true));
     }
   }
   // Acknowledged records at the end of the first log are destroyed.

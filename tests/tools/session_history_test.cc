@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "status_matchers.h"
 #include "tools/tools_fixture.h"
 
 namespace statewatch::testing {
@@ -41,7 +42,7 @@ class SessionHistoryTest : public ToolsTest {
 
 TEST_F(SessionHistoryTest, ServesTheCleanedTranscriptOfAChild) {
   auto r = History("agent:main:main", R"({"sessionKey": "agent:main:subagent:kid"})");
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_OK(r);
   EXPECT_EQ(Str(*r, "sessionKey"), "agent:main:subagent:kid");
   const json::array& m = r->at("messages").as_array();
   ASSERT_EQ(m.size(), 2u);
@@ -54,21 +55,21 @@ TEST_F(SessionHistoryTest, ServesTheCleanedTranscriptOfAChild) {
 
   auto with_tools = History("agent:main:main",
                             R"({"sessionKey": "agent:main:subagent:kid", "includeTools": true})");
-  ASSERT_TRUE(with_tools.ok());
+  ASSERT_OK(with_tools);
   EXPECT_EQ(with_tools->at("messages").as_array().size(), 3u);
 
   auto limited =
       History("agent:main:main", R"({"sessionKey": "agent:main:subagent:kid", "limit": "1"})");
-  ASSERT_TRUE(limited.ok());
+  ASSERT_OK(limited);
   EXPECT_EQ(limited->at("messages").as_array().size(), 0u);  // the last one is a tool result
 }
 
 TEST_F(SessionHistoryTest, ResolvesSessionIdsAndCurrent) {
   auto by_id = History("agent:main:main", R"({"sessionKey": "sess-kid"})");
-  ASSERT_TRUE(by_id.ok()) << by_id.status().ToString();
+  ASSERT_OK(by_id);
   EXPECT_EQ(Str(*by_id, "sessionKey"), "agent:main:subagent:kid");
   auto self = History("agent:main:subagent:kid", R"({"sessionKey": "current"})");
-  ASSERT_TRUE(self.ok());
+  ASSERT_OK(self);
   EXPECT_EQ(Str(*self, "sessionKey"), "agent:main:subagent:kid");
 }
 
@@ -97,11 +98,10 @@ TEST_F(SessionHistoryTest, VisibilityRefusalsNameTheSetting) {
   EXPECT_EQ(cross.status().message(),
             "Session history visibility is restricted. Set tools.sessions.visibility=all to "
             "allow cross-agent access.");
-  EXPECT_TRUE(
-      History("agent:main:main", R"({"sessionKey": "agent:main:other"})", Visibility::kAgent).ok());
-  EXPECT_TRUE(History("agent:main:main", R"({"sessionKey": "agent:ops:main"})", Visibility::kAll,
-                      /*a2a=*/true)
-                  .ok());
+  EXPECT_OK(
+      History("agent:main:main", R"({"sessionKey": "agent:main:other"})", Visibility::kAgent));
+  EXPECT_OK(History("agent:main:main", R"({"sessionKey": "agent:ops:main"})", Visibility::kAll,
+                    /*a2a=*/true));
 }
 
 TEST_F(SessionHistoryTest, SandboxedCallerIsClampedToItsTree) {
@@ -109,9 +109,8 @@ TEST_F(SessionHistoryTest, SandboxedCallerIsClampedToItsTree) {
   auto r = History("agent:main:main", R"({"sessionKey": "agent:main:other"})", Visibility::kAll);
   EXPECT_EQ(r.status().code(), Status::Code::kPermissionDenied);
   EXPECT_NE(r.status().message().find("visibility=tree"), std::string::npos);
-  EXPECT_TRUE(
-      History("agent:main:main", R"({"sessionKey": "agent:main:subagent:kid"})", Visibility::kAll)
-          .ok());
+  EXPECT_OK(
+      History("agent:main:main", R"({"sessionKey": "agent:main:subagent:kid"})", Visibility::kAll));
 }
 
 TEST_F(SessionHistoryTest, BadParametersAreRefusedBeforeAnyWork) {
@@ -134,7 +133,7 @@ TEST(TranscriptCodecTest, ReadsMessagesAndNamesTheBadField) {
                        {"role": "assistant", "content": [{"type": "text", "text": "yo"}],
                         "toolName": "x", "timestamp": 5},
                        {"role": "assistant", "content": {"type": "text", "text": "one"}}]})"));
-  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  ASSERT_OK(ok);
   ASSERT_EQ(ok->size(), 3u);
   EXPECT_EQ((*ok)[0].content_json, "\"hi\"");
   EXPECT_EQ((*ok)[1].tool_name, "x");
@@ -143,7 +142,7 @@ TEST(TranscriptCodecTest, ReadsMessagesAndNamesTheBadField) {
 
   auto single =
       tools::TranscriptMessagesFromJson(json::parse(R"({"role": "user", "content": "x"})"));
-  ASSERT_TRUE(single.ok());
+  ASSERT_OK(single);
   EXPECT_EQ(single->size(), 1u);
 
   auto bad = tools::TranscriptMessagesFromJson(

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "statewatch/session_tables.h"
+#include "status_matchers.h"
 #include "tools/session_history.h"
 #include "tools/tools_fixture.h"
 
@@ -24,7 +25,7 @@ class SpawnDeliveryTest : public MessagingTest {
     main.last_channel = "discord";
     main.last_to = "channel-1";
     main.last_account_id = "bot-a";
-    ASSERT_TRUE(SessionTables(*engine_).UpsertSession(main).ok());
+    ASSERT_OK(SessionTables(*engine_).UpsertSession(main));
   }
   std::pair<std::string, std::string> Spawn(const std::string& params) {
     tools::ToolAnswer a = Call("sessions_spawn", kMain, params);
@@ -32,7 +33,7 @@ class SpawnDeliveryTest : public MessagingTest {
   }
   std::vector<TranscriptMessage> TranscriptOf(const std::string& key) {
     auto t = SessionTablesView(*engine_).RecentTranscript(Name(key), 100);
-    EXPECT_TRUE(t.ok());
+    EXPECT_OK(t);
     return t.ok() ? *t : std::vector<TranscriptMessage>{};
   }
   std::vector<Event> Journal(const std::string& key) {
@@ -74,7 +75,7 @@ TEST_F(SpawnDeliveryTest, TheTaskCarriesEveryOptionAndTheRequestersRoute) {
 TEST_F(SpawnDeliveryTest, ForkCopiesTheRequesterTranscriptBeforeTheTask) {
   auto messages = tools::TranscriptMessagesFromJson(json::parse(
       R"([{"role": "user", "content": "context one"}, {"role": "assistant", "content": "two"}])"));
-  ASSERT_TRUE(SessionTables(*engine_).AppendTranscript(Name(kMain), *messages).ok());
+  ASSERT_OK(SessionTables(*engine_).AppendTranscript(Name(kMain), *messages));
   auto [forked_run, forked] = Spawn(R"({"task": "continue", "context": "fork"})");
   auto [isolated_run, isolated] = Spawn(R"({"task": "start fresh"})");
 
@@ -101,7 +102,7 @@ TEST_F(SpawnDeliveryTest, AnAnnouncementGoesToTheRequesterRouteOrTheBoundThread)
   bound.last_channel = "discord";
   bound.last_to = "channel-1";
   bound.last_thread_id = "thread-77";
-  ASSERT_TRUE(SessionTables(*engine_).UpsertSession(bound).ok());
+  ASSERT_OK(SessionTables(*engine_).UpsertSession(bound));
 
   tools::RunUpdate u1 = *messaging_->OnRunFinish(plain_run, "ok", "A");
   tools::RunUpdate u2 = *messaging_->OnRunFinish(thread_run, "ok", "B");
@@ -130,8 +131,8 @@ TEST_F(SpawnDeliveryTest, RunFailedSummariesNameTheOutcome) {
   auto [late_run, late] = Spawn(R"({"task": "b"})");
   auto [broken_run, broken] = Spawn(R"({"task": "c"})");
   Call("subagents", kMain, R"({"action": "kill", "target": ")" + killed_run + R"("})");
-  ASSERT_TRUE(messaging_->OnRunFinish(late_run, "timeout", "").ok());
-  ASSERT_TRUE(messaging_->OnRunFinish(broken_run, "error", "boom").ok());
+  ASSERT_OK(messaging_->OnRunFinish(late_run, "timeout", ""));
+  ASSERT_OK(messaging_->OnRunFinish(broken_run, "error", "boom"));
   const std::pair<std::string, std::string> expected[] = {
       {killed, "child run cancelled"}, {late, "child run timed out"}, {broken, "child run failed"}};
   for (const auto& [key, summary] : expected) {
@@ -148,7 +149,7 @@ TEST_F(SpawnDeliveryTest, TheCombinedYieldAnnouncementNamesTheRunThatEndedLast) 
   auto [first_run, first] = Spawn(R"({"task": "a"})");
   auto [second_run, second] = Spawn(R"({"task": "b"})");
   Call("sessions_yield", kMain, "{}");
-  ASSERT_TRUE(messaging_->OnRunFinish(first_run, "ok", "one").ok());
+  ASSERT_OK(messaging_->OnRunFinish(first_run, "ok", "one"));
   tools::RunUpdate last = *messaging_->OnRunFinish(second_run, "ok", "two");
   ASSERT_EQ(last.deliveries.size(), 1u);
   json::object d = tools::DeliveryToJson(last.deliveries[0]);

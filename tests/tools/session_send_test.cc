@@ -5,6 +5,7 @@
 
 #include "statewatch/session_key.h"
 #include "statewatch/session_tables.h"
+#include "status_matchers.h"
 #include "tools/tools_fixture.h"
 
 namespace statewatch::testing {
@@ -73,7 +74,8 @@ TEST_F(SessionSendTest, WaitsForTheReplyAndAnswersWithIt) {
   EXPECT_FALSE(messaging_->NextDeadlineMs());
 
   auto run = SessionTablesView(*engine_).GetRun(a.run_id);
-  ASSERT_TRUE(run.ok() && run->has_value());
+  ASSERT_OK(run);
+  ASSERT_TRUE(run->has_value());
   EXPECT_EQ((*run)->kind, "send");
   EXPECT_EQ((*run)->status, "ok");
   EXPECT_EQ((*run)->reply, "4");
@@ -284,7 +286,7 @@ TEST_F(SessionSendTest, FinishOfTheTargetRunEndsAWaitingSend) {
                              R"({"sessionKey": "agent:main:subagent:kid", "message": "work"})",
                              [&](const json::object& r) { completed = r; });
   auto u = messaging_->OnRunFinish(a.run_id, "error", "model overloaded");
-  ASSERT_TRUE(u.ok());
+  ASSERT_OK(u);
   ASSERT_TRUE(completed);
   EXPECT_EQ(Str(*completed, "status"), "error");
   EXPECT_EQ(Str(*completed, "error"), "model overloaded");
@@ -314,7 +316,7 @@ TEST(MessagingOptionsTest, PingPongTurnsAreValidated) {
   EXPECT_EQ(tools::ValidateMessagingOptions(o).message(),
             "session.agentToAgent.maxPingPongTurns must be an integer from 0 to 20 (got 21)");
   o.max_ping_pong_turns = 20;
-  EXPECT_TRUE(tools::ValidateMessagingOptions(o).ok());
+  EXPECT_OK(tools::ValidateMessagingOptions(o));
   o.max_ping_pong_turns = -1;
   EXPECT_FALSE(tools::ValidateMessagingOptions(o).ok());
 }

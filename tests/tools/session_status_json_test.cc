@@ -7,6 +7,7 @@
 #include <random>
 
 #include "codecs/json_codec.h"
+#include "status_matchers.h"
 #include "tools/session_tools.h"
 #include "tools/tools_fixture.h"
 
@@ -79,7 +80,7 @@ TEST_F(SessionStatusJsonTest, LeanAnswerEqualsTheDomAnswerForRandomPages) {
     Rec(in);
   }
   auto head = engine_->StateVersion(Name(child));
-  ASSERT_TRUE(head.ok());
+  ASSERT_OK(head);
   for (int round = 0; round < 60; ++round) {
     Sequence since = rng() % (*head + 3);
     json::object params;

@@ -5,6 +5,7 @@
 
 #include "codecs/registry_codec.h"
 #include "statewatch/session_tables.h"
+#include "status_matchers.h"
 #include "tools/session_history.h"
 #include "tools/tools_fixture.h"
 
@@ -26,8 +27,8 @@ class SessionStatusTest : public MessagingTest {
   }
   void Put(const std::string& key, std::string_view fields) {
     auto r = tools::SessionRecordFromJson(json::parse(fields), Name(key));
-    ASSERT_TRUE(r.ok()) << r.status().ToString();
-    ASSERT_TRUE(SessionTables(*engine_).UpsertSession(*r).ok());
+    ASSERT_OK(r);
+    ASSERT_OK(SessionTables(*engine_).UpsertSession(*r));
   }
 };
 
@@ -89,8 +90,8 @@ TEST_F(SessionStatusTest, SparseCountersAreBackfilledFromTheLastUsageInTheTransc
       {"role": "assistant", "content": "a2",
        "usage": {"input": 300, "output": 50, "cacheRead": 9, "total": 400}},
       {"role": "user", "content": "thanks"}])"));
-  ASSERT_TRUE(messages.ok()) << messages.status().ToString();
-  ASSERT_TRUE(SessionTables(*engine_).AppendTranscript(Name(kMain), *messages).ok());
+  ASSERT_OK(messages);
+  ASSERT_OK(SessionTables(*engine_).AppendTranscript(Name(kMain), *messages));
   const json::object usage = Card("{}").at("usage").as_object();
   EXPECT_EQ(usage.at("inputTokens"), 7);  // the registry's own counter wins
   EXPECT_EQ(usage.at("outputTokens"), 50);
@@ -119,7 +120,7 @@ TEST_F(SessionStatusTest, ActiveRunAndBackgroundTasks) {
   EXPECT_EQ(card.at("activeRun").at("requesterSessionKey"), kMain);
   EXPECT_EQ(Str(card, "runtime"), "acp");
 
-  ASSERT_TRUE(messaging_->OnRunFinish(run, "ok", "found it").ok());
+  ASSERT_OK(messaging_->OnRunFinish(run, "ok", "found it"));
   EXPECT_TRUE(Card("{}").at("backgroundTasks").as_array().empty());
   EXPECT_FALSE(Card(R"({"sessionKey": ")" + child + R"("})").contains("activeRun"));
 }

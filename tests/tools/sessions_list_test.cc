@@ -6,6 +6,7 @@
 
 #include "codecs/registry_codec.h"
 #include "statewatch/session_tables.h"
+#include "status_matchers.h"
 #include "tools/session_history.h"
 #include "tools/session_tools.h"
 #include "tools/tools_fixture.h"
@@ -35,8 +36,8 @@ class SessionsListTest : public MessagingTest {
   }
   void Transcript(const std::string& key, std::string_view messages) {
     auto m = tools::TranscriptMessagesFromJson(json::parse(messages));
-    ASSERT_TRUE(m.ok()) << m.status().ToString();
-    ASSERT_TRUE(SessionTables(*engine_).AppendTranscript(Name(key), *m).ok());
+    ASSERT_OK(m);
+    ASSERT_OK(SessionTables(*engine_).AppendTranscript(Name(key), *m));
   }
 };
 
@@ -64,14 +65,14 @@ TEST_F(SessionsListTest, StatusChildSessionsAndDisplayName) {
   tools::ToolAnswer running = Call("sessions_spawn", kMain, R"({"task": "b"})");
   tools::ToolAnswer killed = Call("sessions_spawn", kMain, R"({"task": "c"})");
   tools::ToolAnswer late = Call("sessions_spawn", kMain, R"({"task": "d"})");
-  ASSERT_TRUE(messaging_->OnRunFinish(Str(finished.result, "runId"), "ok", "").ok());
+  ASSERT_OK(messaging_->OnRunFinish(Str(finished.result, "runId"), "ok", ""));
   Call("subagents", kMain,
        R"({"action": "kill", "target": ")" + Str(killed.result, "runId") + R"("})");
-  ASSERT_TRUE(messaging_->OnRunFinish(Str(late.result, "runId"), "timeout", "").ok());
+  ASSERT_OK(messaging_->OnRunFinish(Str(late.result, "runId"), "timeout", ""));
   SessionRecord named;
   named.name = Name(kMain);
   named.display_name = "Main chat";
-  ASSERT_TRUE(SessionTables(*engine_).UpsertSession(named).ok());
+  ASSERT_OK(SessionTables(*engine_).UpsertSession(named));
 
   json::object list = List(R"({"limit": 50})");
   EXPECT_EQ(Str(Row(list, done), "status"), "done");
@@ -115,7 +116,7 @@ TEST_F(SessionsListTest, ChannelIsDerivedWhenTheRegistryHasNone) {
   SessionRecord r;
   r.name = Name("agent:main:telegram:dm:bob");
   r.channel = "telegram";
-  ASSERT_TRUE(SessionTables(*engine_).UpsertSession(r).ok());
+  ASSERT_OK(SessionTables(*engine_).UpsertSession(r));
   EXPECT_EQ(Str(Row(List("{}"), "agent:main:telegram:dm:bob"), "channel"), "telegram");
 }
 
@@ -197,7 +198,7 @@ TEST_F(SessionsListTest, TheBudgetDropsPreviewsFirstThenRows) {
     SessionRecord r;
     r.name = Name("agent:main:s" + std::to_string(i));
     r.label = label;
-    ASSERT_TRUE(SessionTables(*engine_).UpsertSession(r).ok());
+    ASSERT_OK(SessionTables(*engine_).UpsertSession(r));
   }
   json::object cut = List(R"({"limit": 200})");
   EXPECT_EQ(Str(cut, "truncationReason"), "byte-limit");
@@ -215,7 +216,7 @@ TEST_F(SessionsListTest, RoutesNeverAppearInRows) {
   r.last_to = "42";
   r.last_account_id = "bot";
   r.last_thread_id = "7";
-  ASSERT_TRUE(SessionTables(*engine_).UpsertSession(r).ok());
+  ASSERT_OK(SessionTables(*engine_).UpsertSession(r));
   std::string text = json::serialize(List("{}"));
   for (const char* field : {"lastChannel", "lastTo", "lastAccountId", "lastThreadId"}) {
     EXPECT_EQ(text.find(field), std::string::npos) << text;

@@ -5,6 +5,7 @@
 #include <regex>
 
 #include "statewatch/session_tables.h"
+#include "status_matchers.h"
 #include "tools/tools_fixture.h"
 
 namespace statewatch::testing {
@@ -30,7 +31,7 @@ class SubagentsTest : public MessagingTest {
   }
   std::vector<Event> Journal(const std::string& key) {
     auto page = engine_->ChangesSince(Name(key), 0);
-    EXPECT_TRUE(page.ok());
+    EXPECT_OK(page);
     return page.ok() ? page->events : std::vector<Event>{};
   }
 };
@@ -50,14 +51,16 @@ TEST_F(SubagentsTest, SpawnRegistersSeedsAndDeliversTheTask) {
   EXPECT_TRUE(std::regex_match(child.substr(20), kUuid4)) << child;
 
   auto rec = SessionTablesView(*engine_).GetSession(Name(child));
-  ASSERT_TRUE(rec.ok() && rec->has_value());
+  ASSERT_OK(rec);
+  ASSERT_TRUE(rec->has_value());
   EXPECT_EQ((*rec)->parent_session_key, kMain);
   EXPECT_EQ((*rec)->label, "researcher");
   EXPECT_EQ((*rec)->model, "m1");
   EXPECT_EQ((*rec)->sandboxed, false);
 
   auto run = SessionTablesView(*engine_).GetRun(run_id);
-  ASSERT_TRUE(run.ok() && run->has_value());
+  ASSERT_OK(run);
+  ASSERT_TRUE(run->has_value());
   EXPECT_EQ((*run)->kind, "spawn");
   EXPECT_EQ((*run)->status, "running");
   EXPECT_EQ((*run)->task, "find papers");
@@ -88,7 +91,7 @@ TEST_F(SubagentsTest, AFinishedRunIsJournaledAndAnnouncedOnce) {
   ASSERT_TRUE(Take(child));
   clock_->Advance(5000);
   auto u = messaging_->OnRunFinish(run_id, "ok", "found 3 papers");
-  ASSERT_TRUE(u.ok()) << u.status().ToString();
+  ASSERT_OK(u);
   EXPECT_TRUE(u->applied);
   EXPECT_EQ(u->status, "ok");
   auto events = Journal(child);
@@ -111,7 +114,7 @@ TEST_F(SubagentsTest, AFinishedRunIsJournaledAndAnnouncedOnce) {
   EXPECT_TRUE(Pending(kMain).empty());
 
   auto again = messaging_->OnRunFinish(run_id, "error", "late");
-  ASSERT_TRUE(again.ok());
+  ASSERT_OK(again);
   EXPECT_FALSE(again->applied);
   EXPECT_TRUE(Deliveries().empty());
   EXPECT_EQ(Journal(child).size(), 2u);
@@ -120,7 +123,7 @@ TEST_F(SubagentsTest, AFinishedRunIsJournaledAndAnnouncedOnce) {
 TEST_F(SubagentsTest, FailedRunsCarryTheirOutcome) {
   for (const char* status : {"error", "timeout", "cancelled"}) {
     auto [run_id, child] = Spawn(kMain, R"({"task": "t"})");
-    ASSERT_TRUE(messaging_->OnRunFinish(run_id, status, "").ok());
+    ASSERT_OK(messaging_->OnRunFinish(run_id, status, ""));
     auto events = Journal(child);
     ASSERT_EQ(events.size(), 2u);
     EXPECT_EQ(events[1].kind, "run_failed");
@@ -227,7 +230,7 @@ TEST_F(SubagentsTest, ListShowsActiveThenRecentWithOneIndex) {
   clock_->Advance(100);
   auto [b, b_child] = Spawn(kMain, R"({"task": "second"})");
   clock_->Advance(100);
-  ASSERT_TRUE(messaging_->OnRunFinish(a, "ok", "r").ok());
+  ASSERT_OK(messaging_->OnRunFinish(a, "ok", "r"));
   clock_->Advance(100);
   json::object list = Sub(R"({})");
   EXPECT_EQ(list.at("total"), 2);
@@ -253,10 +256,10 @@ TEST_F(SubagentsTest, YieldHoldsAnnouncementsUntilTheLastChildEnds) {
   EXPECT_EQ(y.result.at("waitingFor"), 2);
   EXPECT_FALSE(Str(y.result, "message").empty());
 
-  ASSERT_TRUE(messaging_->OnRunFinish(a, "ok", "result A").ok());
+  ASSERT_OK(messaging_->OnRunFinish(a, "ok", "result A"));
   EXPECT_TRUE(For(kMain).empty());  // held back
   Restart();                        // the yield is durable
-  ASSERT_TRUE(messaging_->OnRunFinish(b, "error", "broke").ok());
+  ASSERT_OK(messaging_->OnRunFinish(b, "error", "broke"));
   auto all = For(kMain);
   ASSERT_EQ(all.size(), 1u);
   EXPECT_EQ(all[0].type, "announce");
@@ -272,7 +275,7 @@ TEST_F(SubagentsTest, YieldHoldsAnnouncementsUntilTheLastChildEnds) {
   EXPECT_EQ(json::serialize(idle.result),
             R"({"status":"yielded","message":"done for now","waitingFor":0})");
   auto [c, c_child] = Spawn(kMain, R"({"task": "c"})");
-  ASSERT_TRUE(messaging_->OnRunFinish(c, "ok", "").ok());
+  ASSERT_OK(messaging_->OnRunFinish(c, "ok", ""));
   EXPECT_EQ(For(kMain).size(), 2u);
 }
 
@@ -314,7 +317,7 @@ TEST_F(SubagentsTest, SpawnRespectsAllowAgentsAndTheChildrenCap) {
   EXPECT_EQ(CallError("sessions_spawn", kMain, R"({"task": "t"})").message(),
             "sessions_spawn has reached max active children for this session (2/2, "
             "agents.defaults.subagents.maxChildrenPerAgent).");
-  ASSERT_TRUE(messaging_->OnRunFinish(run_id, "ok", "").ok());
+  ASSERT_OK(messaging_->OnRunFinish(run_id, "ok", ""));
   Spawn(kMain, R"({"task": "t"})");  // a slot is free again
 }
 
@@ -337,7 +340,7 @@ TEST_F(SubagentsTest, UnacknowledgedDeliveriesAreOfferedAgainAfterARestart) {
   // The runs go on after the restart: the send still takes its reply, the spawn its end.
   EXPECT_TRUE(Reply(sent.run_id, "late but fine").applied);
   auto finished = messaging_->OnRunFinish(run_id, "ok", "done");
-  ASSERT_TRUE(finished.ok());
+  ASSERT_OK(finished);
   EXPECT_TRUE(finished->applied);
   auto to_main = For(kMain);  // the reply-back loop's first turn, then the announcement
   ASSERT_EQ(to_main.size(), 2u);

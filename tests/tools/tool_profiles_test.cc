@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "status_matchers.h"
 #include "tools/tools_fixture.h"
 #include "tools/visibility.h"
 
@@ -101,7 +102,7 @@ TEST(ToolProfilesTest, AgentsListOverridesTheDefaultsAndRefusalsNameItsKey) {
             "agents.list[1].subagents.maxSpawnDepth=3).");
   ToolPolicy main = p.ForAgent("main");  // no entry: the defaults
   EXPECT_EQ(main.profile, ToolProfile::kCoding);
-  EXPECT_TRUE(tools::CheckToolAllowed(main, "sessions_spawn", 0).ok());
+  EXPECT_OK(tools::CheckToolAllowed(main, "sessions_spawn", 0));
   p.agents[1].max_spawn_depth = 6;
   EXPECT_EQ(tools::ValidateToolPolicy(p).message(),
             "agents.list[1].subagents.maxSpawnDepth must be an integer from 1 to 5 (got 6)");
@@ -121,7 +122,7 @@ TEST(ToolProfilesTest, RefusalsNameTheSetting) {
   EXPECT_EQ(tools::CheckToolAllowed(full, "sessions_send", 2).message(),
             "Tool sessions_send is not available to sub-agents (spawn depth 2, "
             "agents.defaults.subagents.maxSpawnDepth=3).");
-  EXPECT_TRUE(tools::CheckToolAllowed(full, "subagents", 2).ok());
+  EXPECT_OK(tools::CheckToolAllowed(full, "subagents", 2));
   EXPECT_TRUE(tools::CheckToolAllowed(full, "exec", 0).IsNotFound());
   EXPECT_EQ(tools::ParseToolProfile("Coding"), ToolProfile::kCoding);
   EXPECT_FALSE(tools::ParseToolProfile("admin"));

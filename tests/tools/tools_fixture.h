@@ -15,6 +15,7 @@
 
 #include "engine/engine_fixture.h"
 #include "statewatch/session_tables.h"
+#include "status_matchers.h"
 #include "tools/session_messaging.h"
 
 namespace statewatch::testing {
@@ -31,7 +32,7 @@ class ToolsTest : public EngineTest {
     r.sandboxed = sandboxed;
     r.label = std::move(label);
     r.session_id = std::move(session_id);
-    ASSERT_TRUE(SessionTables(*engine_).UpsertSession(r).ok());
+    ASSERT_OK(SessionTables(*engine_).UpsertSession(r));
   }
 
   void Say(const std::string& key, const std::string& role, const boost::json::value& content,
@@ -40,7 +41,7 @@ class ToolsTest : public EngineTest {
     m.role = role;
     m.content_json = boost::json::serialize(content);
     m.tool_name = tool;
-    ASSERT_TRUE(SessionTables(*engine_).AppendTranscript(Name(key), {m}).ok());
+    ASSERT_OK(SessionTables(*engine_).AppendTranscript(Name(key), {m}));
   }
 
   static boost::json::object Params(std::string_view json_text) {
@@ -49,7 +50,7 @@ class ToolsTest : public EngineTest {
 
   std::vector<Delivery> Deliveries(const std::string& agent = "") {
     auto d = SessionTablesView(*engine_).PendingDeliveries(agent);
-    EXPECT_TRUE(d.ok()) << d.status().ToString();
+    EXPECT_OK(d);
     return d.ok() ? *d : std::vector<Delivery>{};
   }
 };
@@ -74,7 +75,7 @@ class MessagingTest : public ToolsTest {
       if (on_published_) on_published_(d);
     };
     auto m = tools::SessionMessaging::Open(engine_.get(), std::move(o));
-    ASSERT_TRUE(m.ok()) << m.status().ToString();
+    ASSERT_OK(m);
     messaging_ = std::move(*m);
   }
   // A daemon restart: the engine and the messaging layer both reopen.
@@ -98,20 +99,22 @@ class MessagingTest : public ToolsTest {
   std::optional<Delivery> Take(const std::string& session_key) {
     auto pending = For(session_key);
     if (pending.empty()) return std::nullopt;
-    EXPECT_TRUE(*SessionTables(*engine_).AckDelivery(pending[0].id));
+    auto acked = SessionTables(*engine_).AckDelivery(pending[0].id);
+    EXPECT_OK(acked);
+    EXPECT_TRUE(acked.ok() && *acked) << "delivery " << pending[0].id << " was not pending";
     return pending[0];
   }
 
   tools::RunUpdate Reply(const std::string& run_id, const std::string& text) {
     auto u = messaging_->OnReply(run_id, text);
-    EXPECT_TRUE(u.ok()) << u.status().ToString();
+    EXPECT_OK(u);
     return u.ok() ? *u : tools::RunUpdate{};
   }
 
   tools::ToolAnswer Call(const std::string& tool, const std::string& caller,
                          std::string_view params, tools::CallCompletion done = {}) {
     auto a = messaging_->CallTool(tool, Name(caller), Params(params), std::move(done));
-    EXPECT_TRUE(a.ok()) << tool << ": " << a.status().ToString();
+    EXPECT_OK(a) << tool;
     return a.ok() ? *a : tools::ToolAnswer{};
   }
   Status CallError(const std::string& tool, const std::string& caller, std::string_view params) {

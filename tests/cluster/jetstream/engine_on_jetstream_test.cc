@@ -16,6 +16,7 @@
 #include "log/jetstream/nats_connection.h"
 #include "nats_test_cluster.h"
 #include "statewatch/engine.h"
+#include "status_matchers.h"
 
 namespace statewatch::cluster {
 namespace {
@@ -27,7 +28,7 @@ class EngineOnJetStreamTest : public ::testing::Test {
  protected:
   void SetUp() override {
     auto started = log::testing::NatsTestCluster::Start({});
-    ASSERT_TRUE(started.ok()) << started.status().ToString();
+    ASSERT_OK(started);
     cluster_ = std::move(*started);
     clock_ = std::make_shared<ManualClock>(kStart);
   }
@@ -40,12 +41,12 @@ class EngineOnJetStreamTest : public ::testing::Test {
     log::NatsConnectionOptions co;
     co.servers = cluster_->Urls();
     auto connection = log::NatsConnection::Connect(co);
-    EXPECT_TRUE(connection.ok()) << connection.status().ToString();
+    EXPECT_OK(connection);
     if (!connection.ok()) return nullptr;
     log::JetStreamLogOptions lo;
     lo.partition = kPartition;
     auto stream = log::JetStreamLog::Open(*connection, lo);
-    EXPECT_TRUE(stream.ok()) << stream.status().ToString();
+    EXPECT_OK(stream);
     return stream.ok() ? std::shared_ptr<log::LogBackend>(std::move(*stream)) : nullptr;
   }
   // The partition's checkpoints on SW_CKPT, on a connection of their own.
@@ -53,12 +54,12 @@ class EngineOnJetStreamTest : public ::testing::Test {
     log::NatsConnectionOptions co;
     co.servers = cluster_->Urls();
     auto connection = log::NatsConnection::Connect(co);
-    EXPECT_TRUE(connection.ok()) << connection.status().ToString();
+    EXPECT_OK(connection);
     if (!connection.ok()) return nullptr;
     log::JetStreamCheckpointsOptions o;
     o.partition = kPartition;
     auto store = log::JetStreamCheckpoints::Open(*connection, o);
-    EXPECT_TRUE(store.ok()) << store.status().ToString();
+    EXPECT_OK(store);
     return store.ok() ? std::shared_ptr<log::CheckpointStore>(std::move(*store)) : nullptr;
   }
   // With `checkpoints`: a cluster checkpoint every `every` positions, the engine's own
@@ -80,7 +81,7 @@ class EngineOnJetStreamTest : public ::testing::Test {
     }
     o.wrap_log = OwnerLog(std::move(stream), ro);
     auto e = Engine::Open(o, dirs_.emplace_back(statewatch::testing::NewTempDir("js-node")));
-    EXPECT_TRUE(e.ok()) << e.status().ToString();
+    EXPECT_OK(e);
     return e.ok() ? std::move(*e) : nullptr;
   }
   static EventInput Input(int i) {
@@ -106,14 +107,14 @@ TEST_F(EngineOnJetStreamTest, ATakeoverRebuildsFromTheStreamAndFencesTheOldOwner
   std::vector<Event> acknowledged;
   for (int i = 0; i < 40; ++i) {
     auto r = a->Record(Input(i));
-    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    ASSERT_OK(r);
     acknowledged.push_back(r->event);
   }
   auto b = OpenOwner(Stream(), "node-b");  // takeover while a still runs
   ASSERT_NE(b, nullptr);
   for (const Event& e : acknowledged) {  // every acknowledged event, exactly once
     auto page = b->ChangesSince(SessionName{"main", e.session_key}, e.sequence - 1, 1);
-    ASSERT_TRUE(page.ok()) << page.status().ToString();
+    ASSERT_OK(page);
     ASSERT_EQ(page->events.size(), 1u);
     EXPECT_EQ(page->events[0].sequence, e.sequence);
     EXPECT_EQ(page->events[0].summary, e.summary);
@@ -123,14 +124,14 @@ TEST_F(EngineOnJetStreamTest, ATakeoverRebuildsFromTheStreamAndFencesTheOldOwner
   EXPECT_NE(zombie.status().ToString().find("partition moved"), std::string::npos)
       << zombie.status().ToString();
   auto retried = b->Record(Input(0));  // a client's retry on the new owner is deduplicated
-  ASSERT_TRUE(retried.ok()) << retried.status().ToString();
+  ASSERT_OK(retried);
   EXPECT_TRUE(retried->deduplicated);
   auto fresh = b->Record(Input(41));
-  ASSERT_TRUE(fresh.ok()) << fresh.status().ToString();
+  ASSERT_OK(fresh);
   EXPECT_GT(fresh->event.sequence, acknowledged.back().sequence);
   auto chain = log::VerifyLogChain(*stream_a, 1,
                                    log::ChainVerifier(log::GenesisChainState(kPartition, 1, 1)));
-  ASSERT_TRUE(chain.ok()) << chain.status().ToString();
+  ASSERT_OK(chain);
   EXPECT_EQ(chain->fence_epoch, 2u);
 }
 
@@ -144,38 +145,38 @@ TEST_F(EngineOnJetStreamTest, CheckpointsOnSwCkptPurgeTheStreamAndAnEmptyNodeRes
   std::vector<Event> acknowledged;
   for (int i = 0; i < 60; ++i) {
     auto r = a->Record(Input(i));
-    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    ASSERT_OK(r);
     acknowledged.push_back(r->event);
   }
   auto latest = checkpoints->Latest();
-  ASSERT_TRUE(latest.ok()) << latest.status().ToString();
+  ASSERT_OK(latest);
   ASSERT_TRUE(latest->has_value());
   const log::LogPosition at = (*latest)->position;
   EXPECT_GE(at, 20u);
   EXPECT_EQ(stream_a->ReadFrom(1, 1).status().code(), Status::Code::kNotFound);
-  EXPECT_TRUE(stream_a->ReadFrom(at + 1, 1).ok());
+  EXPECT_OK(stream_a->ReadFrom(at + 1, 1));
   a.reset();
 
   auto b = OpenOwner(Stream(), "node-b", Checkpoints(), 20);  // an empty directory
   ASSERT_NE(b, nullptr);
   for (const Event& e : acknowledged) {
     auto page = b->ChangesSince(SessionName{"main", e.session_key}, e.sequence - 1, 1);
-    ASSERT_TRUE(page.ok()) << page.status().ToString();
+    ASSERT_OK(page);
     ASSERT_EQ(page->events.size(), 1u);
     EXPECT_EQ(page->events[0].summary, e.summary);
   }
   auto report = b->Verify();
-  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  ASSERT_OK(report);
   EXPECT_TRUE(report->ok);
   auto retried = b->Record(Input(0));
-  ASSERT_TRUE(retried.ok()) << retried.status().ToString();
+  ASSERT_OK(retried);
   EXPECT_TRUE(retried->deduplicated);
   auto fresh = b->Record(Input(61));
-  ASSERT_TRUE(fresh.ok()) << fresh.status().ToString();
+  ASSERT_OK(fresh);
   auto applied = InspectSnapshot((*latest)->data);
-  ASSERT_TRUE(applied.ok()) << applied.status().ToString();
+  ASSERT_OK(applied);
   auto chain = log::VerifyLogChain(*stream_a, at + 1, log::ChainVerifier(applied->chain));
-  ASSERT_TRUE(chain.ok()) << chain.status().ToString();
+  ASSERT_OK(chain);
   EXPECT_EQ(chain->fence_epoch, 2u);
 }
 

@@ -20,6 +20,7 @@
 #include "server/http_helpers.h"
 #include "server/standby_daemon.h"
 #include "server/test_server.h"
+#include "status_matchers.h"
 
 namespace statewatch::testing {
 namespace {
@@ -28,16 +29,16 @@ std::shared_ptr<log::LogBackend> Stream(log::testing::NatsTestCluster& nats) {
   log::NatsConnectionOptions co;
   co.servers = nats.Urls();
   auto connection = log::NatsConnection::Connect(co);
-  EXPECT_TRUE(connection.ok()) << connection.status().ToString();
+  EXPECT_OK(connection);
   if (!connection.ok()) return nullptr;
   auto stream = log::JetStreamLog::Open(*connection, log::JetStreamLogOptions{});
-  EXPECT_TRUE(stream.ok()) << stream.status().ToString();
+  EXPECT_OK(stream);
   return stream.ok() ? std::shared_ptr<log::LogBackend>(std::move(*stream)) : nullptr;
 }
 
 TEST(StandbyDaemonOnJetStreamTest, LiveTakeoverFencesTheOwnerOutOfWritesAndReads) {
   auto started = log::testing::NatsTestCluster::Start({});
-  ASSERT_TRUE(started.ok()) << started.status().ToString();
+  ASSERT_OK(started);
   auto nats = std::move(*started);
 
   auto owner_state = std::make_shared<cluster::PartitionState>(0);
@@ -60,7 +61,7 @@ TEST(StandbyDaemonOnJetStreamTest, LiveTakeoverFencesTheOwnerOutOfWritesAndReads
   so.remote = Stream(*nats);
   so.log.node = "standby-b";
   auto standby = server::StandbyDaemon::Open(so);
-  ASSERT_TRUE(standby.ok()) << standby.status().ToString();
+  ASSERT_OK(standby);
   Status run;
   std::thread serving([&] { run = (*standby)->Run(); });
   HttpClient standby_http((*standby)->port());
@@ -92,7 +93,7 @@ TEST(StandbyDaemonOnJetStreamTest, LiveTakeoverFencesTheOwnerOutOfWritesAndReads
 
   (*standby)->Shutdown();
   serving.join();
-  EXPECT_TRUE(run.ok()) << run.ToString();
+  EXPECT_OK(run);
   standby->reset();
   std::error_code ec;
   std::filesystem::remove_all(root, ec);

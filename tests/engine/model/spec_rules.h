@@ -146,19 +146,18 @@ inline std::string ModelPayload(std::string_view text) {
   return !t.empty() && t.front() == '{' ? std::string(t) : std::string();
 }
 
-// §2.2, as data.
+// §2.2, as data, written out apart from the engine's DefaultKinds(): three kinds notify,
+// child_spawned seeds cursors, the rest do neither.
 inline std::vector<KindSpec> SpecKinds() {
-  return {
-      {"human_direct_message", /*notifies=*/true, /*seeds_cursor=*/false},
-      {"upstream_missing", true, false},
-      {"goal_changed", true, false},
-      {"child_spawned", false, true},
-      {"run_completed", false, false},
-      {"run_failed", false, false},
-      {"compacted", false, false},
-      {"adopted", false, false},
-      {"created", false, false},
-  };
+  std::vector<KindSpec> kinds;
+  for (const char* name : {"human_direct_message", "upstream_missing", "goal_changed"}) {
+    kinds.push_back({name, /*notifies=*/true, /*seeds_cursor=*/false});
+  }
+  kinds.push_back({"child_spawned", /*notifies=*/false, /*seeds_cursor=*/true});
+  for (const char* name : {"run_completed", "run_failed", "compacted", "adopted", "created"}) {
+    kinds.push_back({name, /*notifies=*/false, /*seeds_cursor=*/false});
+  }
+  return kinds;
 }
 
 }  // namespace statewatch::model

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "jetstream_fixture.h"
+#include "status_matchers.h"
 
 namespace statewatch::log::testing {
 namespace {
@@ -19,7 +20,7 @@ class JetStreamCheckpointsTest : public SharedClusterTest {
     o.chunk_bytes = 64 * 1024;
     Result<std::unique_ptr<JetStreamCheckpoints>> store =
         JetStreamCheckpoints::Open(connection_, o);
-    EXPECT_TRUE(store.ok()) << store.status().ToString();
+    EXPECT_OK(store);
     return store.ok() ? std::move(*store) : nullptr;
   }
   static std::string RandomBytes(std::size_t n, uint64_t seed) {
@@ -50,17 +51,18 @@ TEST_F(JetStreamCheckpointsTest, RoundTripsInChunksAndKeepsOnlyTheLatest) {
   auto store = NewStore(p);
   ASSERT_NE(store, nullptr);
   Result<std::optional<Checkpoint>> none = store->Latest();
-  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  ASSERT_OK(none);
   EXPECT_FALSE(none->has_value());
 
   Checkpoint first{10, RandomBytes(300 * 1024, 1)};  // 5 chunks of 64 KiB
-  ASSERT_TRUE(store->Write(first).ok());
-  ASSERT_TRUE(store->Latest().ok() && store->Latest()->has_value());
+  ASSERT_OK(store->Write(first));
+  ASSERT_OK(store->Latest());
+  ASSERT_TRUE(store->Latest()->has_value());
   EXPECT_EQ(**store->Latest(), first);
   EXPECT_EQ(MessagesOf(p), 6u);  // 5 chunks + the end marker
 
   Checkpoint second{20, RandomBytes(100 * 1024, 2)};
-  ASSERT_TRUE(store->Write(second).ok());
+  ASSERT_OK(store->Write(second));
   EXPECT_EQ(**store->Latest(), second);
   EXPECT_EQ(MessagesOf(p), 3u) << "the first checkpoint's messages were purged";
 
@@ -70,7 +72,7 @@ TEST_F(JetStreamCheckpointsTest, RoundTripsInChunksAndKeepsOnlyTheLatest) {
   EXPECT_EQ(**store->Latest(), second);
 
   Checkpoint empty{20, ""};
-  ASSERT_TRUE(store->Write(empty).ok());
+  ASSERT_OK(store->Write(empty));
   EXPECT_EQ(**store->Latest(), empty);
 }
 
@@ -81,18 +83,18 @@ TEST_F(JetStreamCheckpointsTest, TheFirstCheckpointOfAFreshStreamSurvivesItsOwnP
   NatsTestClusterOptions single;
   single.servers = 1;
   Result<std::unique_ptr<NatsTestCluster>> server = NatsTestCluster::Start(single);
-  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  ASSERT_OK(server);
   NatsConnectionOptions co;
   co.servers = (*server)->Urls();
   Result<std::shared_ptr<NatsConnection>> conn = NatsConnection::Connect(co);
-  ASSERT_TRUE(conn.ok()) << conn.status().ToString();
+  ASSERT_OK(conn);
   JetStreamCheckpointsOptions o;
   o.replicas = 1;
   Result<std::unique_ptr<JetStreamCheckpoints>> store = JetStreamCheckpoints::Open(*conn, o);
-  ASSERT_TRUE(store.ok()) << store.status().ToString();
-  ASSERT_TRUE((*store)->Write({1, "first"}).ok());
+  ASSERT_OK(store);
+  ASSERT_OK((*store)->Write({1, "first"}));
   Result<std::optional<Checkpoint>> latest = (*store)->Latest();
-  ASSERT_TRUE(latest.ok()) << latest.status().ToString();
+  ASSERT_OK(latest);
   ASSERT_TRUE(latest->has_value());
   EXPECT_EQ(**latest, (Checkpoint{1, "first"}));
 }
@@ -101,9 +103,9 @@ TEST_F(JetStreamCheckpointsTest, PartitionsDoNotSeeEachOthersCheckpoints) {
   const uint32_t p = NewPartition(), q = NewPartition();
   auto sp = NewStore(p);
   auto sq = NewStore(q);
-  ASSERT_TRUE(sp->Write({5, "p state"}).ok());
-  ASSERT_TRUE(sq->Write({7, "q state"}).ok());
-  ASSERT_TRUE(sp->Write({6, "p state 2"}).ok());
+  ASSERT_OK(sp->Write({5, "p state"}));
+  ASSERT_OK(sq->Write({7, "q state"}));
+  ASSERT_OK(sp->Write({6, "p state 2"}));
   EXPECT_EQ(**sp->Latest(), (Checkpoint{6, "p state 2"}));
   EXPECT_EQ(**sq->Latest(), (Checkpoint{7, "q state"}));
 }
@@ -112,7 +114,7 @@ TEST_F(JetStreamCheckpointsTest, AHalfWrittenCheckpointIsInvisible) {
   // A writer that dies after its chunks and before its end marker: only chunks land.
   const uint32_t p = NewPartition();
   auto store = NewStore(p);
-  ASSERT_TRUE(store->Write({3, "complete"}).ok());
+  ASSERT_OK(store->Write({3, "complete"}));
   const std::string subject = "sw.p." + std::to_string(p) + ".ckpt.data";
   jsPubAck* ack = nullptr;
   ASSERT_EQ(js_Publish(&ack, connection_->jetstream(), subject.c_str(), "orphan chunk", 12, nullptr,

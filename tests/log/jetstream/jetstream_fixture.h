@@ -12,6 +12,7 @@
 #include "log/jetstream/jetstream_log.h"
 #include "log/jetstream/nats_connection.h"
 #include "nats_test_cluster.h"
+#include "status_matchers.h"
 
 namespace statewatch::log::testing {
 
@@ -24,7 +25,7 @@ class SharedClusterTest : public ::testing::Test {
   static void SetUpTestSuite() {
     if (cluster_ == nullptr) {
       Result<std::unique_ptr<NatsTestCluster>> started = NatsTestCluster::Start({});
-      ASSERT_TRUE(started.ok()) << started.status().ToString();
+      ASSERT_OK(started);
       cluster_ = std::move(*started).release();
     }
   }
@@ -37,7 +38,7 @@ class SharedClusterTest : public ::testing::Test {
     NatsConnectionOptions o;
     o.servers = cluster_->Urls();
     Result<std::shared_ptr<NatsConnection>> c = NatsConnection::Connect(o);
-    EXPECT_TRUE(c.ok()) << c.status().ToString();
+    EXPECT_OK(c);
     return c.ok() ? *c : nullptr;
   }
   static uint32_t NewPartition() { return next_partition_++; }
@@ -45,7 +46,7 @@ class SharedClusterTest : public ::testing::Test {
     JetStreamLogOptions o;
     o.partition = partition;
     Result<std::unique_ptr<JetStreamLog>> log = JetStreamLog::Open(connection_, o);
-    EXPECT_TRUE(log.ok()) << log.status().ToString();
+    EXPECT_OK(log);
     return log.ok() ? std::move(*log) : nullptr;
   }
 

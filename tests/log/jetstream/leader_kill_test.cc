@@ -14,6 +14,7 @@
 #include "log/jetstream/jetstream_log.h"
 #include "log/log_backend_contract.h"
 #include "nats_test_cluster.h"
+#include "status_matchers.h"
 
 namespace statewatch::log::testing {
 namespace {
@@ -31,20 +32,20 @@ std::shared_ptr<NatsConnection> ConnectTo(const NatsTestCluster& cluster) {
   // Short, so that a publish stuck on the dead leader turns into a retry soon.
   o.request_timeout_ms = 2000;
   Result<std::shared_ptr<NatsConnection>> c = NatsConnection::Connect(o);
-  EXPECT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_OK(c);
   return c.ok() ? *c : nullptr;
 }
 
 TEST(LeaderKillTest, NoAcknowledgedAppendIsLostWhenTheStreamLeaderIsKilled) {
   Result<std::unique_ptr<NatsTestCluster>> started = NatsTestCluster::Start({});
-  ASSERT_TRUE(started.ok()) << started.status().ToString();
+  ASSERT_OK(started);
   NatsTestCluster& cluster = **started;
   std::shared_ptr<NatsConnection> conn = ConnectTo(cluster);
   ASSERT_NE(conn, nullptr);
   JetStreamLogOptions o;
   o.partition = kPartition;
   Result<std::unique_ptr<JetStreamLog>> opened = JetStreamLog::Open(conn, o);
-  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  ASSERT_OK(opened);
   JetStreamLog& log = **opened;
 
   // ~30 s of retries per append at most: an election here takes a few seconds.
@@ -60,7 +61,7 @@ TEST(LeaderKillTest, NoAcknowledgedAppendIsLostWhenTheStreamLeaderIsKilled) {
     acked.emplace_back(*r, sealed.bytes);
     return Status::OK();
   };
-  ASSERT_TRUE(commit(*writer.SealFence("owner")).ok());
+  ASSERT_OK(commit(*writer.SealFence("owner")));
 
   const std::string body(300, 'e');  // one commit group of one ~300-byte event
   std::string killed;
@@ -71,13 +72,13 @@ TEST(LeaderKillTest, NoAcknowledgedAppendIsLostWhenTheStreamLeaderIsKilled) {
     ASSERT_LT(SteadyClock::now(), deadline) << "gave up: " << acked.size() << " acknowledged";
     if (killed.empty() && acked.size() == 1 + kAckedBeforeKill) {
       Result<std::string> leader = log.Leader();
-      ASSERT_TRUE(leader.ok()) << leader.status().ToString();
+      ASSERT_OK(leader);
       killed = *leader;
-      ASSERT_TRUE(cluster.Signal(killed, SIGKILL).ok());
+      ASSERT_OK(cluster.Signal(killed, SIGKILL));
       killed_at = SteadyClock::now();
     }
     Status s = commit(*writer.SealCommitGroup(body, 1));
-    ASSERT_TRUE(s.ok()) << s.ToString() << "\n" << cluster.LogTails();
+    ASSERT_OK(s) << "\n" << cluster.LogTails();
     if (!killed.empty() && stall_ms == 0) {
       stall_ms = std::chrono::duration<double, std::milli>(SteadyClock::now() - killed_at).count();
     }
@@ -109,14 +110,14 @@ TEST(LeaderKillTest, NoAcknowledgedAppendIsLostWhenTheStreamLeaderIsKilled) {
   ChainVerifier verifier(GenesisChainState(kPartition, kPartitions, 1));
   for (const LogRecord& r : records) {
     Result<FrameView> frame = verifier.Next(r.position, r.data);
-    ASSERT_TRUE(frame.ok()) << frame.status().ToString();
+    ASSERT_OK(frame);
   }
   EXPECT_EQ(verifier.state().batch_no, acked.size());
 
   // The killed server comes back and catches up: its restart changes nothing.
-  ASSERT_TRUE(cluster.Restart(killed).ok());
+  ASSERT_OK(cluster.Restart(killed));
   Result<LogPosition> tail = reader->Tail();
-  ASSERT_TRUE(tail.ok()) << tail.status().ToString();
+  ASSERT_OK(tail);
   EXPECT_EQ(*tail, acked.back().first);
 }
 
