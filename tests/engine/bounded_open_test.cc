@@ -9,6 +9,7 @@
 #include "engine/engine_fixture.h"
 #include "engine/engine_impl.h"
 #include "engine/records.h"
+#include "status_matchers.h"
 #include "storage/key_codec.h"
 #include "storage/store.h"
 
@@ -23,12 +24,12 @@ class BoundedOpenTest : public EngineTest {
  protected:
   EngineStats StatsNow() {
     auto s = engine_->Stats();
-    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    EXPECT_OK(s);
     return s.ok() ? *s : EngineStats{};
   }
   void ExpectVerifyClean() {
     auto report = engine_->Verify();
-    ASSERT_TRUE(report.ok()) << report.status().ToString();
+    ASSERT_OK(report);
     std::string diffs;
     for (const auto& d : report->differences) diffs += d + "\n";
     EXPECT_TRUE(report->ok) << diffs;
@@ -37,7 +38,7 @@ class BoundedOpenTest : public EngineTest {
     EventInput in = Input(key, "created", ActorType::kSystem);
     in.dedupe_key = dedupe;
     auto r = engine_->Record(in);
-    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_OK(r);
     if (!r.ok()) return 0;
     *deduplicated = r->deduplicated;
     return r->event.sequence;
@@ -50,7 +51,7 @@ class BoundedOpenTest : public EngineTest {
     storage::StoreOptions so;
     so.create_if_missing = false;
     auto store = storage::Store::Open(dir_, so);
-    EXPECT_TRUE(store.ok()) << store.status().ToString();
+    EXPECT_OK(store);
     return store.ok() ? std::move(*store) : nullptr;
   }
   // Every key of `family` under `tag`.
@@ -58,7 +59,7 @@ class BoundedOpenTest : public EngineTest {
     std::vector<std::string> keys;
     auto it = store.NewIterator(family, std::string(1, tag), std::string(1, tag + 1));
     for (it->SeekToFirst(); it->Valid(); it->Next()) keys.emplace_back(it->key());
-    EXPECT_TRUE(it->status().ok()) << it->status().ToString();
+    EXPECT_OK(it->status());
     return keys;
   }
 };
@@ -77,7 +78,7 @@ TEST_F(BoundedOpenTest, TheRowCapKeepsExactlyMaxRowsAcrossReopensWithABoundedRea
   EXPECT_LE(Impl().TEST_CapFrontSize(), 1024u);
   // The newest 100 rows survive: session s9's last ten events.
   auto page = engine_->ChangesSince(Name("agent:main:s9"), 0, 100);
-  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  ASSERT_OK(page);
   ASSERT_EQ(page->events.size(), 10u);
   EXPECT_EQ(page->events.front().sequence, s9[s9.size() - 10]);
   EXPECT_TRUE(page->history_gap);
@@ -123,12 +124,12 @@ TEST_F(BoundedOpenTest, TheAgePassDeletesExactlyTheAgedRowsAcrossReopens) {
   Reopen();                                              // prunes at open: the cutoff is day 10
   EXPECT_EQ(StatsNow().journal_rows, 20u);
   auto old = engine_->ChangesSince(Name("agent:main:old"), 0, 100);
-  ASSERT_TRUE(old.ok()) << old.status().ToString();
+  ASSERT_OK(old);
   EXPECT_TRUE(old->events.empty());
   EXPECT_TRUE(old->history_gap);
   ASSERT_TRUE(clock_->Set(kStart + 41 * kDayMs + 3600 * 1000 + 1));  // cutoff past day 11 + 1 ms
   auto pruned = engine_->Prune();
-  ASSERT_TRUE(pruned.ok()) << pruned.status().ToString();
+  ASSERT_OK(pruned);
   EXPECT_EQ(pruned->rows_deleted, 10u);
   EXPECT_EQ(StatsNow().journal_rows, 10u);
   ExpectVerifyClean();
@@ -141,7 +142,7 @@ TEST_F(BoundedOpenTest, DeletingASessionDeletesItsIndexEntries) {
   bool dup = false;
   Sequence a = RecDeduped("agent:main:a", "ka", &dup);
   RecDeduped("agent:main:b", "kb", &dup);
-  ASSERT_TRUE(engine_->DeleteSession(Name("agent:main:a")).ok());
+  ASSERT_OK(engine_->DeleteSession(Name("agent:main:a")));
   EXPECT_EQ(StatsNow().journal_rows, 1u);
   ExpectVerifyClean();
   Reopen();
@@ -165,13 +166,13 @@ TEST_F(BoundedOpenTest, ADamagedRowTheOpenDoesNotReplayIsFoundByVerifyAndByReads
     ASSERT_EQ(keys.size(), 6u);
     storage::Batch b(*store);
     b.Put(Family::kJournal, keys[2], "not a flatbuffer");  // session a's third row
-    ASSERT_TRUE(store->Write(b, /*sync=*/true).ok());
+    ASSERT_OK(store->Write(b, /*sync=*/true));
   }
   Reopen();
   auto page = engine_->ChangesSince(Name("agent:main:a"), 0, 100);
   EXPECT_EQ(page.status().code(), Status::Code::kCorruption) << page.status().ToString();
   auto other = engine_->ChangesSince(Name("agent:main:b"), 0, 100);
-  EXPECT_TRUE(other.ok()) << other.status().ToString();
+  EXPECT_OK(other);
   auto report = engine_->Verify();
   EXPECT_EQ(report.status().code(), Status::Code::kCorruption) << report.status().ToString();
 }
@@ -183,11 +184,11 @@ TEST_F(BoundedOpenTest, AMissingIndexEntryIsAVerifyDifference) {
     ASSERT_NE(store, nullptr);
     storage::Batch b(*store);
     b.Delete(Family::kBySeq, storage::BySeqKey(2));
-    ASSERT_TRUE(store->Write(b, /*sync=*/true).ok());
+    ASSERT_OK(store->Write(b, /*sync=*/true));
   }
   Reopen();
   auto report = engine_->Verify();
-  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  ASSERT_OK(report);
   EXPECT_FALSE(report->ok);
   ASSERT_FALSE(report->differences.empty());
   EXPECT_NE(report->differences.front().find("the by_seq index holds 3 rows but the journal 4"),
@@ -204,7 +205,7 @@ TEST_F(BoundedOpenTest, AFormat2DatabaseIsIndexedAtItsFirstWritableOpen) {
   std::vector<Sequence> seqs;
   for (int i = 0; i < 50; ++i) {
     // A checkpoint (the meta record) part-way: the rest is replayed by the migrating open.
-    if (i == 30) ASSERT_TRUE(engine_->Rebuild().ok());
+    if (i == 30) ASSERT_OK(engine_->Rebuild());
     seqs.push_back(
         RecDeduped("agent:main:s" + std::to_string(i % 3), "d" + std::to_string(i), &dup));
   }
@@ -219,12 +220,13 @@ TEST_F(BoundedOpenTest, AFormat2DatabaseIsIndexedAtItsFirstWritableOpen) {
       b.Delete(Family::kDedupe, k);
     }
     auto stored = store->Get(Family::kMeta, storage::MetaKey());
-    ASSERT_TRUE(stored.ok() && stored->has_value());
+    ASSERT_OK(stored);
+    ASSERT_TRUE(stored->has_value());
     auto meta = engine::DecodeMeta(**stored);
-    ASSERT_TRUE(meta.ok()) << meta.status().ToString();
+    ASSERT_OK(meta);
     meta->format_version = 2;
     b.Put(Family::kMeta, storage::MetaKey(), engine::EncodeMeta(*meta));
-    ASSERT_TRUE(store->Write(b, /*sync=*/true).ok());
+    ASSERT_OK(store->Write(b, /*sync=*/true));
   }
   EngineOptions ro = options_;
   ro.read_only = true;
@@ -243,7 +245,7 @@ TEST_F(BoundedOpenTest, AFormat2DatabaseIsIndexedAtItsFirstWritableOpen) {
   Reopen();
   ExpectVerifyClean();
   auto read_only = Engine::Open(ro, dir_);
-  EXPECT_TRUE(read_only.ok()) << read_only.status().ToString();
+  EXPECT_OK(read_only);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <mutex>
 
 #include "engine/engine_fixture.h"
+#include "status_matchers.h"
 #include "storage/store.h"
 
 namespace statewatch::storage {
@@ -71,11 +72,11 @@ class TornWalTest : public ::testing::Test {
   void WriteAndTear(int n) {
     {
       auto s = Store::Open(dir_, StoreOptions{});
-      ASSERT_TRUE(s.ok()) << s.status().ToString();
+      ASSERT_OK(s);
       for (int i = 0; i < n; ++i) {
         Batch b(**s);
         b.Put(Family::kJournal, "k" + std::to_string(i), std::string(100, 'v'));
-        ASSERT_TRUE((*s)->Write(b, /*sync=*/true).ok());
+        ASSERT_OK((*s)->Write(b, /*sync=*/true));
       }
     }
     auto logs = Logs();
@@ -97,14 +98,15 @@ TEST_F(TornWalTest, AWritableOpenReportsTheTailOnceAndRetiresTheLog) {
   WriteAndTear(5);
   {
     auto s = Store::Open(dir_, StoreOptions{});
-    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    ASSERT_OK(s);
     // Everything before the tear is there; the torn write is not.
     for (int i = 0; i < 4; ++i) {
       auto v = (*s)->Get(Family::kJournal, "k" + std::to_string(i));
-      ASSERT_TRUE(v.ok() && v->has_value()) << i;
+      ASSERT_OK(v) << i;
+      ASSERT_TRUE(v->has_value()) << i;
     }
     auto torn = (*s)->Get(Family::kJournal, "k4");
-    ASSERT_TRUE(torn.ok());
+    ASSERT_OK(torn);
     EXPECT_FALSE(torn->has_value());
     EXPECT_FALSE(fs::exists(torn_)) << torn_ << " is still there";
   }
@@ -114,7 +116,7 @@ TEST_F(TornWalTest, AWritableOpenReportsTheTailOnceAndRetiresTheLog) {
   const int dropping = sink_->Count("dropping");
   for (int open = 0; open < 3; ++open) {
     auto s = Store::Open(dir_, StoreOptions{});
-    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    ASSERT_OK(s);
     EXPECT_TRUE((*s)->Get(Family::kJournal, "k3")->has_value());
   }
   EXPECT_EQ(sink_->Count("event=wal_tail_dropped"), 1);
@@ -127,14 +129,14 @@ TEST_F(TornWalTest, AReadOnlyOpenSaysTheNextWritableOpenRetiresIt) {
   ro.read_only = true;
   {
     auto s = Store::Open(dir_, ro);
-    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    ASSERT_OK(s);
     EXPECT_TRUE((*s)->Get(Family::kJournal, "k1")->has_value());
   }
   EXPECT_TRUE(fs::exists(torn_));
   EXPECT_EQ(sink_->Count("event=wal_tail_found"), 1);
   EXPECT_EQ(sink_->Count("event=wal_tail_dropped"), 0);
   auto s = Store::Open(dir_, StoreOptions{});
-  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  ASSERT_OK(s);
   EXPECT_FALSE(fs::exists(torn_));
   EXPECT_EQ(sink_->Count("event=wal_tail_dropped"), 1);
 }
