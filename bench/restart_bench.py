@@ -7,12 +7,14 @@ size in --rows. At each size, --trials times: a writer keeps recording batches o
 the daemon is killed with SIGKILL mid-load, and the time from the kill to the new daemon's
 first `/healthz` 200 is measured (it includes the process start, RocksDB's WAL recovery, the
 engine's open and replay, the restart sweep and binding the port). The resident memory of the
-restarted daemon (VmRSS) is read once its healthz answers.
+restarted daemon (VmRSS) is read once its healthz answers. Then a read-only
+`statewatch --data DIR stats` runs beside the daemon: its wall time and peak memory (maxrss).
 
 Sessions and cursors stay the same from size to size, so the ratio of two sizes shows what
 the journal's length alone costs a restart. Prints one JSON object (also to --json):
-  {"sizes": [{"rows": N, "restart_s": [...], "median_s": X, "rss_bytes": [...]}], ...}
-and a last line `rows N: restart median X s (max Y s), RSS Z MB` per size.
+  {"sizes": [{"rows": N, "restart_s": [...], "median_s": X, "rss_bytes": [...],
+              "stats_s": [...], "stats_maxrss_bytes": [...]}], ...}
+and a last line `rows N: restart median X s (max Y s), RSS Z MB, stats S s / M MB` per size.
 
 Usage: restart_bench.py --bin build-release/statewatch [--rows 100000,1000000] [--trials 3]
        [--json OUT]
@@ -149,6 +151,18 @@ def restart_once(binary, data, proc, port):
     raise RuntimeError(f"no /healthz 200 within {START_TIMEOUT_S} s of the restart")
 
 
+def read_only_stats(binary, data):
+    """Wall seconds and peak resident bytes of one read-only `stats` beside the daemon."""
+    t0 = time.monotonic()
+    proc = subprocess.Popen([binary, "--data", data, "stats"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise RuntimeError(f"statewatch stats exited {proc.returncode}")
+    return time.monotonic() - t0, usage.ru_maxrss * 1024
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
@@ -167,13 +181,17 @@ def main():
         for rows in sizes:
             print(f"restart_bench: filling to {rows:,} rows", file=sys.stderr)
             fill_to(port, rows)
-            times, rss = [], []
+            times, rss, stats_s, stats_rss = [], [], [], []
             for _ in range(args.trials):
                 proc, port, secs = restart_once(args.bin, data, proc, port)
                 times.append(secs)
                 rss.append(rss_bytes(proc.pid))
-            out["sizes"].append({"rows": journal_rows(port), "restart_s": times,
-                                 "median_s": statistics.median(times), "rss_bytes": rss})
+                secs, peak = read_only_stats(args.bin, data)
+                stats_s.append(secs)
+                stats_rss.append(peak)
+            out["sizes"].append({"target": rows, "rows": journal_rows(port), "restart_s": times,
+                                 "median_s": statistics.median(times), "rss_bytes": rss,
+                                 "stats_s": stats_s, "stats_maxrss_bytes": stats_rss})
     finally:
         if proc is not None and proc.poll() is None:
             proc.send_signal(signal.SIGTERM)
@@ -186,7 +204,9 @@ def main():
             f.write(text + "\n")
     for s in out["sizes"]:
         print(f"rows {s['rows']}: restart median {s['median_s']:.3f} s "
-              f"(max {max(s['restart_s']):.3f} s), RSS {statistics.median(s['rss_bytes']) / 2**20:.0f} MB")
+              f"(max {max(s['restart_s']):.3f} s), RSS {statistics.median(s['rss_bytes']) / 2**20:.0f} MB, "
+              f"stats {statistics.median(s['stats_s']):.3f} s / "
+              f"{statistics.median(s['stats_maxrss_bytes']) / 2**20:.0f} MB")
 
 
 if __name__ == "__main__":
