@@ -257,6 +257,9 @@ class EngineImpl final : public Engine, public SideTableHost {
   // Reads the next kCapFrontChunk by_seq entries after cap_front_'s last (or the mark) into
   // cap_front_; `*more` is false when there were none.
   Status ExtendCapFront(bool* more);
+  // Calls `fn` for every by_seq entry after `after`, in sequence order, until it returns
+  // false. Corruption for an entry that does not decode.
+  Status ForEachIndexedRow(Sequence after, const std::function<bool(const IndexedRow&)>& fn) const;
   // Full pass: age, row cap, idle cursors.
   Status BuildPrune(PruneCmd& cmd);
   // Calls `fn` for every retained row that may be older than `cutoff`, in sequence order,

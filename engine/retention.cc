@@ -39,28 +39,40 @@ void EngineImpl::AddPrune(const std::vector<RowRef>& rows, int64_t cursor_cutoff
   }
 }
 
-Status EngineImpl::ExtendCapFront(bool* more) {
-  const Sequence after = cap_front_.empty()
-                             ? meta_.row_cap_mark
-                             : std::max(meta_.row_cap_mark, cap_front_.back().sequence);
+// Calls `fn` for the by_seq entries after `after`, in sequence order, while it returns true.
+Status EngineImpl::ForEachIndexedRow(Sequence after,
+                                     const std::function<bool(const IndexedRow&)>& fn) const {
   auto it = store_->NewIterator(Family::kBySeq, storage::BySeqKey(after + 1),
                                 std::string(1, storage::kBySeqTag + 1));
   IndexedRow row;
-  std::size_t read = 0;
-  for (it->SeekToFirst(); it->Valid() && read < kCapFrontChunk; it->Next(), ++read) {
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
     auto seq = storage::ParseSequenceKey(storage::kBySeqTag, it->key());
-    if (!seq)
+    if (!seq) {
       return Status::Corruption("by_seq key of " + std::to_string(it->key().size()) +
                                 " bytes is malformed");
+    }
     Status decoded = DecodeRowIndex(it->value(), &row);
     if (!decoded.ok()) {
       return Status::Corruption("by_seq entry of sequence " + std::to_string(*seq) + ": " +
                                 decoded.message());
     }
-    cap_front_.push_back(RowRef{*seq, row.session});
+    row.sequence = *seq;
+    if (!fn(row)) break;
   }
-  *more = read > 0;
   return it->status();
+}
+
+Status EngineImpl::ExtendCapFront(bool* more) {
+  const Sequence after = cap_front_.empty()
+                             ? meta_.row_cap_mark
+                             : std::max(meta_.row_cap_mark, cap_front_.back().sequence);
+  std::size_t read = 0;
+  Status st = ForEachIndexedRow(after, [&](const IndexedRow& row) {
+    cap_front_.push_back(RowRef{row.sequence, row.session});
+    return ++read < kCapFrontChunk;
+  });
+  *more = read > 0;
+  return st;
 }
 
 Status EngineImpl::EnforceRowCap() {
@@ -100,27 +112,13 @@ Status EngineImpl::EnforceRowCap() {
 
 Status EngineImpl::ForEachRowAgedBefore(int64_t cutoff,
                                         const std::function<void(const IndexedRow&)>& fn) {
-  auto it = store_->NewIterator(Family::kBySeq, storage::BySeqKey(group_.meta.row_cap_mark + 1),
-                                std::string(1, storage::kBySeqTag + 1));
-  IndexedRow row;
-  for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    auto seq = storage::ParseSequenceKey(storage::kBySeqTag, it->key());
-    if (!seq)
-      return Status::Corruption("by_seq key of " + std::to_string(it->key().size()) +
-                                " bytes is malformed");
-    Status decoded = DecodeRowIndex(it->value(), &row);
-    if (!decoded.ok()) {
-      return Status::Corruption("by_seq entry of sequence " + std::to_string(*seq) + ": " +
-                                decoded.message());
-    }
+  return ForEachIndexedRow(group_.meta.row_cap_mark, [&](const IndexedRow& row) {
     // Every later row was committed no earlier, so its occurredAt is at least this row's
     // minus the clamp window: none of them can be older than the cutoff.
-    if (row.occurred_at >= cutoff + kClampWindowMs) break;
-    if (row.occurred_at >= cutoff) continue;
-    row.sequence = *seq;
-    fn(row);
-  }
-  return it->status();
+    if (row.occurred_at >= cutoff + kClampWindowMs) return false;
+    if (row.occurred_at < cutoff) fn(row);
+    return true;
+  });
 }
 
 void EngineImpl::DeleteRowByKey(SessionRef session, Sequence sequence,
