@@ -155,14 +155,12 @@ Result<bool> EngineImpl::RowsAfterCheckpoint(SessionRef session, int64_t cutoff)
     return it->Valid();
   }
   // The rows after the checkpoint are the newest: at most the checkpoint interval of them.
-  auto it = store_->NewIterator(Family::kBySeq, storage::BySeqKey(after + 1),
-                                std::string(1, storage::kBySeqTag + 1));
-  IndexedRow row;
-  for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    if (DecodeRowIndex(it->value(), &row).ok() && row.occurred_at < cutoff) return true;
-  }
-  if (!it->status().ok()) return it->status();
-  return false;
+  bool aged = false;
+  SW_RETURN_IF_ERROR(ForEachIndexedRow(after, [&](const IndexedRow& row) {
+    aged = row.occurred_at < cutoff;
+    return !aged;
+  }));
+  return aged;
 }
 
 Status EngineImpl::CheckpointBeforeDeletes(const Command& cmd, int64_t now) {
