@@ -16,6 +16,8 @@ PACKAGES=(
   libxxhash-dev
   # cluster mode: JetStreamLog's C client and the servers its tests start (2.9.10, 3.4.1)
   nats-server libnats-dev
+  # cluster stage 2a: the control plane (leases, the controller, assignments) and etcdctl
+  etcd-server etcd-client
   # the fuzz target of make test: clang with libFuzzer and the sanitizer runtimes
   clang-14 libclang-rt-14-dev
   # make bench's plot. Not python3-matplotlib: it pulls libboost1.74-dev, which conflicts
