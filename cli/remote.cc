@@ -1,16 +1,9 @@
-// The --server forms of the verbs: a blocking HTTP/1.1 client on POSIX sockets (no Beast:
-// the CLI stays cheap to compile) and one small function per verb that maps its options
-// onto a route of docs/http-api.md.
+// The --server forms of the verbs: one small function per verb that maps its options onto a
+// route of docs/http-api.md, sent with the blocking HTTP/1.1 client of net/http_client.h
+// (no Beast: the CLI stays cheap to compile).
 #include "cli/remote.h"
 
-#include <netdb.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <chrono>
-#include <cstring>
+#include <optional>
 
 #include "cli/event_options.h"
 #include "cli/verbs.h"
@@ -21,113 +14,6 @@ namespace statewatch::cli {
 namespace json = boost::json;
 
 namespace {
-
-struct Url {
-  std::string host;
-  std::string port = "80";
-  std::string prefix;  // a path the daemon is mounted under, without the trailing '/'
-};
-
-Result<Url> ParseUrl(const std::string& text) {
-  const std::string scheme = "http://";
-  if (text.rfind(scheme, 0) != 0) {
-    return Status::InvalidArgument("--server must be http://HOST[:PORT] (got \"" + text + "\")");
-  }
-  std::string rest = text.substr(scheme.size());
-  Url url;
-  if (std::size_t slash = rest.find('/'); slash != std::string::npos) {
-    url.prefix = rest.substr(slash);
-    rest.resize(slash);
-    while (!url.prefix.empty() && url.prefix.back() == '/') url.prefix.pop_back();
-  }
-  std::size_t colon = rest.rfind(':');
-  if (!rest.empty() && rest[0] == '[') {  // [v6]:port
-    std::size_t close = rest.find(']');
-    if (close == std::string::npos) return Status::InvalidArgument("--server: unclosed [ in " + text);
-    url.host = rest.substr(1, close - 1);
-    if (close + 1 < rest.size() && rest[close + 1] == ':') url.port = rest.substr(close + 2);
-  } else if (colon != std::string::npos) {
-    url.host = rest.substr(0, colon);
-    url.port = rest.substr(colon + 1);
-  } else {
-    url.host = rest;
-  }
-  if (url.host.empty() || url.port.empty()) {
-    return Status::InvalidArgument("--server must be http://HOST[:PORT] (got \"" + text + "\")");
-  }
-  return url;
-}
-
-// A connected socket, closed on scope exit.
-class Socket {
- public:
-  ~Socket() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Status Connect(const Url& url) {
-    addrinfo hints{};
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    addrinfo* found = nullptr;
-    if (int rc = ::getaddrinfo(url.host.c_str(), url.port.c_str(), &hints, &found); rc != 0) {
-      return Status::IOError("cannot resolve " + url.host + ":" + url.port + ": " +
-                             ::gai_strerror(rc));
-    }
-    std::string why = "no address";
-    for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
-      fd_ = ::socket(a->ai_family, a->ai_socktype, a->ai_protocol);
-      if (fd_ >= 0 && ::connect(fd_, a->ai_addr, a->ai_addrlen) == 0) break;
-      why = std::strerror(errno);
-      if (fd_ >= 0) ::close(fd_);
-      fd_ = -1;
-    }
-    ::freeaddrinfo(found);
-    if (fd_ < 0) return Status::IOError("cannot connect to " + url.host + ":" + url.port + ": " + why);
-    return Status::OK();
-  }
-  Status SendAll(const std::string& bytes) {
-    for (std::size_t sent = 0; sent < bytes.size();) {
-      ssize_t n = ::send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return Status::IOError(std::string("sending the request: ") + std::strerror(errno));
-      sent += static_cast<std::size_t>(n);
-    }
-    return Status::OK();
-  }
-  // Reads until the peer closes or the deadline passes.
-  Status ReadAll(std::string* out, std::chrono::steady_clock::time_point deadline) {
-    char buf[16384];
-    for (;;) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                      deadline - std::chrono::steady_clock::now()).count();
-      if (left <= 0) return Status::IOError("no complete answer before the timeout");
-      pollfd p{fd_, POLLIN, 0};
-      int ready = ::poll(&p, 1, static_cast<int>(left));
-      if (ready < 0 && errno == EINTR) continue;
-      if (ready <= 0) continue;
-      ssize_t n = ::recv(fd_, buf, sizeof(buf), 0);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) return Status::IOError(std::string("reading the answer: ") + std::strerror(errno));
-      if (n == 0) return Status::OK();
-      out->append(buf, static_cast<std::size_t>(n));
-    }
-  }
-
- private:
-  int fd_ = -1;
-};
-
-Result<HttpAnswer> ParseAnswer(const std::string& raw) {
-  std::size_t end = raw.find("\r\n\r\n");
-  if (raw.rfind("HTTP/1.", 0) != 0 || end == std::string::npos || raw.size() < 12) {
-    return Status::IOError("the server's answer is not HTTP (" + std::to_string(raw.size()) +
-                           " bytes)");
-  }
-  HttpAnswer answer;
-  answer.status = std::atoi(raw.c_str() + 9);
-  answer.body = raw.substr(end + 4);
-  return answer;
-}
 
 // The error body's message, or the raw body when it is not the JSON error envelope.
 std::string ErrorMessage(const HttpAnswer& a) {
@@ -192,29 +78,6 @@ std::string AgentQuery(const Command& c, std::string_view option, const char* pa
 }
 
 }  // namespace
-
-Result<HttpAnswer> HttpRequest(const std::string& base_url, std::string_view method,
-                               const std::string& target, const std::string& body,
-                               const std::string& token, int timeout_ms) {
-  auto url = ParseUrl(base_url);
-  if (!url.ok()) return url.status();
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-  Socket socket;
-  SW_RETURN_IF_ERROR(socket.Connect(*url));
-  std::string request = std::string(method) + " " + url->prefix + target + " HTTP/1.1\r\n";
-  request += "Host: " + url->host + ":" + url->port + "\r\n";
-  request += "User-Agent: statewatch-cli\r\nAccept: application/json\r\nConnection: close\r\n";
-  if (!token.empty()) request += "Authorization: Bearer " + token + "\r\n";
-  if (!body.empty() || method == "POST" || method == "PUT") {
-    request += "Content-Type: application/json\r\n";
-    request += "Content-Length: " + std::to_string(body.size()) + "\r\n";
-  }
-  request += "\r\n" + body;
-  SW_RETURN_IF_ERROR(socket.SendAll(request));
-  std::string raw;
-  SW_RETURN_IF_ERROR(socket.ReadAll(&raw, deadline));
-  return ParseAnswer(raw);
-}
 
 int RemoteRecord(Command& c) {
   std::string body;

@@ -19,20 +19,13 @@
 #include <string_view>
 
 #include "cli/command.h"
+#include "net/http_client.h"
 
 namespace statewatch::cli {
 
-struct HttpAnswer {
-  int status = 0;
-  std::string body;
-};
-
-// One HTTP/1.1 request to `base_url` + `target` (Connection: close), waiting at most
-// `timeout_ms` for the whole exchange. IOError when the daemon cannot be reached or
-// answers garbage; InvalidArgument for a URL that is not http://HOST[:PORT].
-Result<HttpAnswer> HttpRequest(const std::string& base_url, std::string_view method,
-                               const std::string& target, const std::string& body,
-                               const std::string& token, int timeout_ms = 30000);
+// The plain-socket client lives in net/ (the control plane speaks to etcd with it too).
+using net::HttpAnswer;
+using net::HttpRequest;
 
 // The remote form of each verb (see verb_table.cc).
 int RemoteRecord(Command& c);

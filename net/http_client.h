@@ -1,0 +1,44 @@
+// A blocking HTTP/1.1 client on plain POSIX sockets: one request per connection
+// (Connection: close), no TLS, no Beast (cheap to compile, usable from any library). It
+// serves the CLI's --server verbs (cli/remote.h) and the control plane's etcd client
+// (control/etcd_client.h).
+//
+// An answer is read until the server closes the connection; its body is then taken by
+// Content-Length, decoded from Transfer-Encoding: chunked, or is everything after the
+// header block when neither is given.
+//
+// Thread-safe: no shared state; every call opens and closes its own socket.
+#ifndef STATEWATCH_NET_HTTP_CLIENT_H_
+#define STATEWATCH_NET_HTTP_CLIENT_H_
+
+#include <string>
+#include <string_view>
+
+#include "statewatch/status.h"
+
+namespace statewatch::net {
+
+struct HttpAnswer {
+  int status = 0;
+  std::string body;  // decoded (no chunk framing)
+};
+
+// One HTTP/1.1 request to `base_url` + `target`, waiting at most `timeout_ms` for the whole
+// exchange, connect included. `base_url` is http://HOST[:PORT][/PREFIX] (port 80 by
+// default); a PREFIX is put before `target`. A non-empty `token` is sent as
+// "Authorization: Bearer <token>"; a body (or any POST/PUT) as application/json.
+// IOError when the server cannot be reached or answers garbage (a malformed chunked body
+// included, naming what was wrong); InvalidArgument for a URL that is not
+// http://HOST[:PORT].
+Result<HttpAnswer> HttpRequest(const std::string& base_url, std::string_view method,
+                               const std::string& target, const std::string& body,
+                               const std::string& token, int timeout_ms = 30000);
+
+// The answer in `raw` (status line, headers, body as received, up to the server's close).
+// Header names are matched case-insensitively. IOError when it is not HTTP/1.x, when a
+// Content-Length body is cut short, or when a chunked body is malformed.
+Result<HttpAnswer> ParseHttpAnswer(const std::string& raw);
+
+}  // namespace statewatch::net
+
+#endif  // STATEWATCH_NET_HTTP_CLIENT_H_
