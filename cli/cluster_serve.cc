@@ -90,17 +90,11 @@ Result<std::shared_ptr<log::CheckpointStore>> OpenCheckpoints(const PartitionArg
 // --cluster-checkpoint-every: sets the cluster's and the engine's checkpoint intervals.
 Status ReadCheckpointEvery(const Args& args, server::ServerOptions* options,
                            cluster::ReplicatedLogOptions* log) {
-  auto text = args.Get("cluster-checkpoint-every");
-  if (!text) return Status::OK();
-  auto n = ParseIntOption("cluster-checkpoint-every", *text);
-  if (!n.ok()) return n.status();
-  if (*n < 1) {
-    return Status::InvalidArgument("--cluster-checkpoint-every must be at least 1 (got " +
-                                   *text + ")");
-  }
-  log->checkpoint_every = static_cast<uint64_t>(*n);
-  options->checkpoint_min_records =
-      std::min<uint64_t>(options->checkpoint_min_records, static_cast<uint64_t>(*n));
+  auto every = ClusterCheckpointEvery(args);
+  if (!every) return Status::OK();
+  if (!every->ok()) return every->status();
+  log->checkpoint_every = **every;
+  options->checkpoint_min_records = std::min<uint64_t>(options->checkpoint_min_records, **every);
   return Status::OK();
 }
 
@@ -109,6 +103,35 @@ extern "C" void StopFollowing(int) { stop_following = true; }
 #endif
 
 }  // namespace
+
+std::optional<Result<uint64_t>> ClusterCheckpointEvery(const Args& args) {
+  auto text = args.Get("cluster-checkpoint-every");
+  if (!text) return std::nullopt;
+  auto n = ParseIntOption("cluster-checkpoint-every", *text);
+  if (!n.ok()) return Result<uint64_t>(n.status());
+  if (*n < 1) {
+    return Result<uint64_t>(Status::InvalidArgument(
+        "--cluster-checkpoint-every must be at least 1 (got " + *text + ")"));
+  }
+  return Result<uint64_t>(static_cast<uint64_t>(*n));
+}
+
+Result<server::PartitionLogs> OpenPartitionLogs(const std::string& urls, uint32_t partition) {
+#ifdef STATEWATCH_HAVE_NATS
+  PartitionArgs p;
+  p.urls = urls;
+  p.partition = partition;
+  auto stream = OpenStream(p);
+  if (!stream.ok()) return stream.status();
+  auto checkpoints = OpenCheckpoints(p);
+  if (!checkpoints.ok()) return checkpoints.status();
+  return server::PartitionLogs{*stream, *checkpoints};
+#else
+  (void)partition;
+  return Status::FailedPrecondition("--cluster " + urls +
+                                    ": this build has no NATS support (STATEWATCH_WITH_NATS=OFF)");
+#endif
+}
 
 std::vector<OptionHelp> ClusterServeOptionHelp() {
   return {
@@ -131,13 +154,22 @@ std::vector<OptionHelp> ClusterServeOptionHelp() {
 Status AttachCluster(const Args& args, server::ServerOptions* options) {
   auto urls = args.Get("cluster");
   if (!urls) {
-    for (const char* flag : {"partition", "partitions", "role", "cluster-checkpoint-every"}) {
+    for (const char* flag : {"partition", "partitions", "role", "cluster-checkpoint-every",
+                             "etcd"}) {
       if (args.Has(flag)) {
         return Status::InvalidArgument("--" + std::string(flag) + " needs --cluster");
       }
     }
-    return Status::OK();
   }
+  if (!args.Has("etcd")) {
+    for (const char* flag : {"node-id", "cluster-name", "lease-ttl"}) {
+      if (args.Has(flag)) {
+        return Status::InvalidArgument("--" + std::string(flag) + " needs --etcd");
+      }
+    }
+  }
+  if (!urls) return Status::OK();
+  if (args.Has("etcd")) return Status::OK();  // RunNodeServe: the controller assigns roles
   std::string role = args.Get("role").value_or("owner");
   if (role != "owner" && role != "standby") {
     return Status::InvalidArgument("--role must be owner or standby (got \"" + role + "\")");

@@ -16,10 +16,13 @@
 #ifndef STATEWATCH_CLI_CLUSTER_SERVE_H_
 #define STATEWATCH_CLI_CLUSTER_SERVE_H_
 
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "cli/args.h"
 #include "cli/verb_table.h"
+#include "server/cluster_node.h"
 #include "server/server_options.h"
 #include "statewatch/status.h"
 
@@ -31,6 +34,14 @@ std::vector<OptionHelp> ClusterServeOptionHelp();
 // and sets options->wrap_log. InvalidArgument naming the flag and value for bad input;
 // IOError when no NATS server answers. Without --cluster: nothing changes.
 Status AttachCluster(const Args& args, server::ServerOptions* options);
+
+// --cluster-checkpoint-every N: nullopt when absent, InvalidArgument for a bad value.
+std::optional<Result<uint64_t>> ClusterCheckpointEvery(const Args& args);
+
+// Partition p's JetStream stream and checkpoint store on the NATS servers `urls`, each on a
+// connection of its own (server/cluster_node.h opens one per partition it serves). IOError
+// when no NATS server answers; FailedPrecondition in a build without NATS.
+Result<server::PartitionLogs> OpenPartitionLogs(const std::string& urls, uint32_t partition);
 
 std::vector<OptionHelp> ClusterFollowOptionHelp();
 int RunClusterFollow(Command& command);

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "cli/cluster_control.h"
 #include "cli/cluster_serve.h"
 #include "config/config_file.h"
 #include "server/config_reload.h"
@@ -266,6 +267,7 @@ std::vector<OptionHelp> ServeOptionHelp() {
        "Recently read journal rows kept decoded for changesSince pages; 0 turns it off."},
   };
   for (OptionHelp& h : ClusterServeOptionHelp()) help.push_back(std::move(h));
+  for (OptionHelp& h : ClusterNodeOptionHelp()) help.push_back(std::move(h));
   return help;
 }
 
@@ -276,6 +278,7 @@ int RunServeCommand(cli::Command& c) {
     return s.IsInvalidArgument() ? cli::UsageError(c, s.message()) : cli::RuntimeError(c, s);
   }
   if (Status s = SetUpLogging(c.args); !s.ok()) return cli::UsageError(c, s.message());
+  if (IsNodeServe(c.args)) return RunNodeServe(c, *options);
   if (IsStandbyServe(c.args)) return RunStandbyServe(c, *options);
 
   auto daemon = Daemon::Open(*options);

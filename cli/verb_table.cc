@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <ostream>
 
+#include "cli/cluster_control.h"
 #include "cli/cluster_serve.h"
 #include "cli/remote.h"
 #include "cli/serve_command.h"
@@ -161,6 +162,26 @@ std::vector<Verb> BuildVerbs() {
                "follows until SIGINT/SIGTERM (--once: stops at the tail). `statewatch verify` "
                "checks the directory while it runs; `serve --cluster ... --role owner` on it "
                "takes the partition over."});
+  v.push_back({"cluster status",
+               "The control plane's view: nodes, leases, each partition's owner, standby, epoch "
+               "and lag.",
+               "--etcd http://HOST:PORT[,...] [--cluster-name NAME]", Access::kReadOnly,
+               ClusterStatusOptionHelp(), RunClusterStatus, nullptr,
+               "Prints {\"cluster\", \"revision\", \"controller\", \"nodes\", \"partitions\", "
+               "\"moves\", \"drains\"} read from etcd; a partition is \"ready\" once its owner "
+               "and standby serve under its current epoch."});
+  v.push_back({"cluster move", "A planned move of a partition to another node.",
+               "--etcd URLS --partition p --to NODE [--timeout-ms MS]", Access::kReadOnly,
+               ClusterMoveOptionHelp(), RunClusterMove, nullptr,
+               "The controller makes NODE the standby, waits until it follows within 1,000 "
+               "positions of the owner, then names it owner (it fences the log; writes stall "
+               "for about one commit). Prints {\"partition\", \"owner\", \"standby\", "
+               "\"epoch\"} once it serves."});
+  v.push_back({"cluster drain", "Moves every partition and standby off a node (rolling restart).",
+               "--etcd URLS --node NODE [--timeout-ms MS]", Access::kReadOnly,
+               ClusterDrainOptionHelp(), RunClusterDrain, nullptr,
+               "Lasts until the node restarts (a drain is bound to its current lease). Prints "
+               "{\"node\", \"partitions\": 0} once it holds nothing."});
   v.push_back({"takeover",
                "Makes a running standby daemon the owner of its partition (no restart).",
                "[--partition p] [--url http://HOST:PORT]", Access::kReadOnly,

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <utility>
@@ -258,6 +259,23 @@ Status FoldStream(log::LogBackend& remote, storage::Store& store, log::LogBacken
   }
 }
 
+namespace {
+
+// The epoch of this node's fence: see ReplicatedLogOptions::assignment_epoch.
+Result<uint64_t> FenceEpoch(const ReplicatedLogOptions& options, uint64_t last_fence_epoch) {
+  const uint64_t next = last_fence_epoch + 1;
+  if (options.assignment_epoch == 0) return next;
+  if (last_fence_epoch > options.assignment_epoch) {
+    return Status::FailedPrecondition(
+        "partition " + std::to_string(options.partition) + ": the stream's last fence has epoch " +
+        std::to_string(last_fence_epoch) + ", newer than this node's assignment (epoch " +
+        std::to_string(options.assignment_epoch) + "): the assignment is stale");
+  }
+  return std::max(next, options.assignment_epoch);
+}
+
+}  // namespace
+
 Result<log::ChainWriter> ReplicatedLog::Fence(storage::Store& store, log::LogBackend& local,
                                               log::LogBackend& remote,
                                               const ReplicatedLogOptions& options,
@@ -270,7 +288,9 @@ Result<log::ChainWriter> ReplicatedLog::Fence(storage::Store& store, log::LogBac
   Status last;
   for (int round = 0; round < options.fence_rounds; ++round) {
     SW_RETURN_IF_ERROR(FoldStream(remote, store, local, applied, fold));
-    auto writer = log::ChainWriter::Make(applied->chain, applied->chain.fence_epoch + 1);
+    auto epoch = FenceEpoch(options, applied->chain.fence_epoch);
+    if (!epoch.ok()) return epoch.status();
+    auto writer = log::ChainWriter::Make(applied->chain, *epoch);
     if (!writer.ok()) return writer.status();
     auto fence = writer->SealFence(options.node);
     if (!fence.ok()) return fence.status();

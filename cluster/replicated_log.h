@@ -51,6 +51,13 @@ struct ReplicatedLogOptions {
   log::RetryPolicy retry{20, log::RetryPolicy::Backoff()};
   // Fence attempts while another owner keeps appending (§6 step 3).
   int fence_rounds = 10;
+  // The control plane's assignment this node fences under (docs/cluster.md §13): the etcd
+  // mod_revision of the partition's assignment key. 0 (a manual takeover, a stage-1 owner):
+  // the fence's epoch is the last fence's + 1. Otherwise it is max(last + 1, this), and a
+  // stream whose last fence is newer than this assignment refuses the fence with
+  // FailedPrecondition — a node acting on a stale assignment cannot fence out the owner a
+  // newer one named.
+  uint64_t assignment_epoch = 0;
   // When set, kept current: Owned at the fence, Appended after each append, Moved when a
   // newer owner fences this one out (the daemon's gate then refuses reads too).
   std::shared_ptr<PartitionState> state;

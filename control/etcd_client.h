@@ -1,4 +1,4 @@
-// EtcdClient: the control plane's store (docs/cluster.md §9), spoken through etcd's v3 JSON
+// EtcdClient: the control plane's store (docs/cluster.md §13), spoken through etcd's v3 JSON
 // gateway (POST /v3/kv/range, /v3/kv/put, /v3/kv/txn, /v3/kv/deleterange, /v3/lease/grant,
 // /v3/lease/keepalive, /v3/lease/revoke, /v3/lease/timetolive) over plain HTTP/1.1
 // (net/http_client.h). No C++ etcd client is packaged by Debian; the gateway is part of every

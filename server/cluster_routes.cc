@@ -97,6 +97,13 @@ std::optional<ApiResponse> ClusterGate::Intercept(const HandlerContext& ctx,
   if (spec.cluster_only) return std::nullopt;
   if (spec.path == "/healthz" || spec.path == "/metrics") return std::nullopt;
   const PartitionView view = state_->view();
+  if (hooks_.lease_lapsed) {
+    if (std::optional<std::string> why = hooks_.lease_lapsed()) {
+      return Api::Error(503, "partition_moved",
+                        PartitionName(view) + " is not served by this node now: " + *why +
+                            "; ask the partition's current owner");
+    }
+  }
   switch (view.role) {
     case PartitionRole::kOwner:
       return std::nullopt;

@@ -15,8 +15,10 @@
 //     folds, and refuses every other route with 503 {"error": {"code": "standby"}} naming the
 //     partition and the owner's epoch;
 //   - while a takeover runs: 503 "switching";
-//   - once the partition moved (a newer owner fenced this one out): 503 "partition_moved" for
-//     every route — a fenced node's reads could be stale.
+//   - once the partition moved (a newer owner fenced this one out), or while the node's etcd
+//     lease has lapsed (Hooks::lease_lapsed): 503 "partition_moved" for every route — a
+//     fenced node's reads could be stale, and a node without its lease may be fenced any
+//     moment.
 // GET /healthz and GET /metrics are answered in every role (the node is alive).
 //
 // Thread-safe: Intercept runs concurrently on the server's I/O threads; the hooks must be
@@ -28,6 +30,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "cluster/partition_state.h"
@@ -50,6 +53,11 @@ class ClusterGate final : public RequestGate {
         with_snapshot;
     // Turns the standby into the owner (server/standby_daemon.h).
     std::function<Result<TakeoverResult>()> takeover;
+    // In a node under the control plane (server/cluster_node.h): why this node must not
+    // serve its partitions right now (its etcd lease lapsed), or nullopt. When set and it
+    // gives a reason, every route but /healthz, /metrics and the cluster routes answers 503
+    // partition_moved with it — in every role, before the role's own answer.
+    std::function<std::optional<std::string>()> lease_lapsed;
   };
 
   ClusterGate(std::shared_ptr<cluster::PartitionState> state, Hooks hooks);

@@ -45,7 +45,8 @@ Result<std::unique_ptr<StandbyDaemon>> StandbyDaemon::Open(StandbyDaemonOptions 
   hooks.with_snapshot = [raw](const std::function<Status(Engine&, uint64_t)>& read) {
     return raw->WithSnapshot(read);
   };
-  hooks.takeover = [raw] { return raw->Takeover(); };
+  hooks.takeover = [raw] { return raw->TakeOver(0); };
+  hooks.lease_lapsed = d->options_.lease_lapsed;
   d->gate_ = std::make_unique<ClusterGate>(d->state_, std::move(hooks));
   ApiServices services;
   services.engine = d->anchor_.get();
@@ -110,8 +111,9 @@ Status StandbyDaemon::WithSnapshot(const std::function<Status(Engine&, uint64_t)
   });
 }
 
-// Runs on an I/O thread of the standby's server; the gate has checked the role.
-Result<ClusterGate::TakeoverResult> StandbyDaemon::Takeover() {
+// Runs on an I/O thread of the standby's server (the gate has checked the role), or on the
+// control plane node's reconcile thread.
+Result<ClusterGate::TakeoverResult> StandbyDaemon::TakeOver(uint64_t assignment_epoch) {
   if (!state_->BeginTakeover()) {
     return Status::FailedPrecondition("partition " + std::to_string(options_.log.partition) +
                                       ": this node is no longer a standby");
@@ -124,7 +126,9 @@ Result<ClusterGate::TakeoverResult> StandbyDaemon::Takeover() {
   follower->Stop();  // closes the directory for the owner's engine
   follower.reset();
   ServerOptions owner = options_.server;
-  owner.wrap_log = cluster::OwnerLog(options_.remote, options_.log);
+  cluster::ReplicatedLogOptions log = options_.log;
+  log.assignment_epoch = assignment_epoch;
+  owner.wrap_log = cluster::OwnerLog(options_.remote, log);
   auto opened = Daemon::OpenEngine(owner);
   if (!opened.ok()) {
     spdlog::error("event=takeover_failed partition={} error=\"{}\"", options_.log.partition,
@@ -164,7 +168,9 @@ Status StandbyDaemon::Run() {
   anchor_.reset();
   ServerOptions o = options_.server;
   o.port = port_;
-  o.gate = std::make_shared<ClusterGate>(state_, ClusterGate::Hooks{});
+  ClusterGate::Hooks owner_hooks;
+  owner_hooks.lease_lapsed = options_.lease_lapsed;
+  o.gate = std::make_shared<ClusterGate>(state_, std::move(owner_hooks));
   auto daemon = Daemon::Open(o, std::move(*engine));
   if (!daemon.ok()) {
     spdlog::error("event=owner_open_failed partition={} error=\"{}\"", options_.log.partition,

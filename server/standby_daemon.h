@@ -22,9 +22,11 @@
 #define STATEWATCH_SERVER_STANDBY_DAEMON_H_
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 
 #include "cluster/follower.h"
 #include "cluster/partition_state.h"
@@ -44,6 +46,9 @@ struct StandbyDaemonOptions {
   cluster::ReplicatedLogOptions log;        // partition, partitions, node, retry, fence rounds,
                                             // checkpoints (the follower restores from them too)
   std::chrono::milliseconds follow_interval{50};
+  // Given to both the standby's gate and, after a takeover, the owner's
+  // (ClusterGate::Hooks::lease_lapsed). Null outside a control-plane node.
+  std::function<std::optional<std::string>()> lease_lapsed;
 };
 
 class StandbyDaemon {
@@ -68,11 +73,16 @@ class StandbyDaemon {
   // After a takeover: the owner's daemon (null before, and once Run() has returned).
   Daemon* owner();
 
+  // The takeover of POST /v1/cluster/takeover, called by the control plane's node with the
+  // partition's assignment epoch (ReplicatedLogOptions::assignment_epoch; 0: last + 1).
+  // Returns once the owner's engine is open and fenced; Run() then serves as the owner.
+  // FailedPrecondition when this node is no longer a standby or the assignment is stale.
+  Result<ClusterGate::TakeoverResult> TakeOver(uint64_t assignment_epoch);
+
  private:
   explicit StandbyDaemon(StandbyDaemonOptions options);
   Status StartFollowing();
   Status WithSnapshot(const std::function<Status(Engine&, uint64_t)>& read);
-  Result<ClusterGate::TakeoverResult> Takeover();
 
   StandbyDaemonOptions options_;
   std::shared_ptr<cluster::PartitionState> state_;

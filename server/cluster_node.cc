@@ -1,0 +1,442 @@
+#include "server/cluster_node.h"
+
+#include <spdlog/spdlog.h>
+
+#include <boost/json.hpp>
+
+#include <csignal>
+#include <filesystem>
+#include <utility>
+
+#include "control/operator.h"
+
+namespace statewatch::server {
+namespace json = boost::json;
+
+namespace {
+
+std::atomic<bool> signalled{false};
+extern "C" void OnStopSignal(int) { signalled = true; }
+
+net::ListenerAnswer JsonError(int status, const std::string& code, const std::string& message) {
+  return {status, json::serialize(json::object{
+                      {"error", json::object{{"code", code}, {"message", message}}}})};
+}
+
+}  // namespace
+
+// One partition this node serves: the standby daemon (which becomes the owner's daemon on a
+// takeover) and the thread running it.
+struct ClusterNode::Slot {
+  std::unique_ptr<StandbyDaemon> daemon;
+  std::thread runner;
+  std::atomic<bool> finished{false};
+  // The lease this node held when it was named owner; 0 while a standby.
+  std::shared_ptr<std::atomic<int64_t>> owner_lease = std::make_shared<std::atomic<int64_t>>(0);
+  std::string url;
+};
+
+ClusterNode::ClusterNode(ClusterNodeOptions options)
+    : options_(std::move(options)), keys_(options_.cluster) {}
+
+Result<std::unique_ptr<ClusterNode>> ClusterNode::Start(ClusterNodeOptions options) {
+  SW_RETURN_IF_ERROR(control::ValidateNodeId(options.node_id));
+  SW_RETURN_IF_ERROR(ValidateServerOptions(options.server));
+  if (!options.open_partition) return Status::InvalidArgument("ClusterNode: no open_partition");
+  if (options.partitions < 1) return Status::InvalidArgument("--partitions must be at least 1");
+  std::unique_ptr<ClusterNode> n(new ClusterNode(std::move(options)));
+  control::EtcdOptions eo;
+  eo.endpoints = n->options_.etcd;
+  auto etcd = control::EtcdClient::Make(eo);
+  if (!etcd.ok()) return etcd.status();
+  n->etcd_ = std::move(*etcd);
+  SW_RETURN_IF_ERROR(n->CheckConfig());
+  SW_RETURN_IF_ERROR(n->WaitForOldRecord());
+  ClusterNode* raw = n.get();
+  auto keeper = control::LeaseKeeper::Start(n->etcd_, n->options_.lease_ttl_seconds,
+                                            [raw](int64_t) {
+                                              raw->republish_ = true;
+                                              raw->wake_.notify_all();
+                                            });
+  if (!keeper.ok()) return keeper.status();
+  n->keeper_ = std::move(*keeper);
+  n->controller_ = std::make_unique<control::Controller>(n->etcd_, n->keys_, n->options_.node_id,
+                                                         n->options_.warm_lag);
+  auto listener = net::HttpListener::Bind(
+      n->options_.server.host, n->options_.server.port,
+      [raw](const net::ListenerRequest& r) { return raw->Handle(r); });
+  if (!listener.ok()) return listener.status();
+  n->listener_ = std::move(*listener);
+  n->url_ = "http://" + n->options_.server.host + ":" + std::to_string(n->listener_->port());
+  std::error_code ec;
+  std::filesystem::create_directories(n->options_.server.data_dir, ec);
+  if (ec) {
+    return Status::IOError("cannot create " + n->options_.server.data_dir + ": " + ec.message());
+  }
+  SW_RETURN_IF_ERROR(n->Publish());
+  spdlog::info("event=node_started node={} url={} lease={} partitions={}", n->options_.node_id,
+               n->url_, n->keeper_->lease(), n->options_.partitions);
+  n->reconciler_ = std::thread([raw] { raw->ReconcileLoop(); });
+  n->controller_thread_ = std::thread([raw] { raw->ControllerLoop(); });
+  return n;
+}
+
+ClusterNode::~ClusterNode() { Shutdown(); }
+
+Status ClusterNode::CheckConfig() {
+  control::Compare absent;
+  absent.key = keys_.Config();
+  absent.target = control::Compare::Target::kCreateRevision;
+  absent.revision = 0;
+  control::TxnOp put;
+  put.key = keys_.Config();
+  put.value = control::EncodeClusterConfig(options_.partitions);
+  auto txn = etcd_->Txn({absent}, {put});
+  if (!txn.ok()) return txn.status();
+  if (txn->succeeded) return Status::OK();
+  auto config = etcd_->Get(keys_.Config());
+  if (!config.ok()) return config.status();
+  auto partitions = control::DecodeClusterConfig(config->value);
+  if (!partitions.ok()) return partitions.status();
+  if (*partitions != options_.partitions) {
+    return Status::FailedPrecondition("cluster \"" + options_.cluster + "\" has " +
+                                      std::to_string(*partitions) +
+                                      " partitions in etcd; this node was started with "
+                                      "--partitions " + std::to_string(options_.partitions));
+  }
+  return Status::OK();
+}
+
+// A record of this id left by an earlier run (kill -9) goes when its lease expires; one
+// still there after a TTL and a half is kept alive by a running node.
+Status ClusterNode::WaitForOldRecord() {
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(options_.lease_ttl_seconds * 1500 + 1000);
+  bool logged = false;
+  for (;;) {
+    auto record = etcd_->Get(keys_.Node(options_.node_id));
+    if (!record.ok() && record.status().IsNotFound()) return Status::OK();
+    if (!record.ok()) return record.status();
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return Status::FailedPrecondition("node id \"" + options_.node_id +
+                                        "\" is registered by a running node (its lease " +
+                                        std::to_string(record->lease) +
+                                        " is kept alive); give this node another --node-id");
+    }
+    if (!logged) {
+      spdlog::info("event=node_waiting node={}: an earlier run's record is still registered; "
+                   "waiting for its lease to expire", options_.node_id);
+      logged = true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+}
+
+std::vector<control::SlotReport> ClusterNode::Reports() {
+  std::vector<control::SlotReport> out;
+  std::lock_guard lock(slots_mu_);
+  for (const auto& [p, slot] : slots_) {
+    if (!slot->daemon) continue;
+    const cluster::PartitionView v = slot->daemon->partition()->view();
+    control::SlotReport r;
+    r.partition = p;
+    r.role = cluster::PartitionRoleName(v.role);
+    r.url = slot->url;
+    r.position = v.position;
+    r.epoch = v.epoch;
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+Status ClusterNode::Publish() {
+  control::NodeRecord record;
+  record.id = options_.node_id;
+  record.url = url_;
+  record.slots = Reports();
+  auto put = etcd_->Put(keys_.Node(options_.node_id), control::EncodeNodeRecord(record),
+                        keeper_->lease());
+  return put.status();
+}
+
+std::optional<std::string> ClusterNode::SlotLapsed(
+    const std::shared_ptr<std::atomic<int64_t>>& owner_lease) const {
+  const int64_t named = owner_lease->load();
+  if (named != 0 && named != keeper_->lease()) {
+    return "this node lost the etcd lease it was named owner under (" + std::to_string(named) +
+           ")";
+  }
+  return keeper_->Lapsed();
+}
+
+Status ClusterNode::OpenSlot(uint32_t p) {
+  auto logs = logs_.find(p);
+  if (logs == logs_.end()) {
+    auto opened = options_.open_partition(p);
+    if (!opened.ok()) return opened.status();
+    logs = logs_.emplace(p, std::move(*opened)).first;
+  }
+  auto slot = std::make_unique<Slot>();
+  StandbyDaemonOptions so;
+  so.server = options_.server;
+  so.server.data_dir = options_.server.data_dir + "/p" + std::to_string(p);
+  so.server.port = ports_.count(p) ? ports_[p] : 0;
+  so.remote = logs->second.stream;
+  so.log.partition = p;
+  so.log.partitions = options_.partitions;
+  so.log.node = options_.node_id;
+  so.log.checkpoints = logs->second.checkpoints;
+  so.log.checkpoint_every = options_.checkpoint_every;
+  auto owner_lease = slot->owner_lease;
+  so.lease_lapsed = [this, owner_lease] { return SlotLapsed(owner_lease); };
+  auto daemon = StandbyDaemon::Open(so);
+  if (!daemon.ok() && so.server.port != 0) {  // the old port was taken meanwhile
+    so.server.port = 0;
+    daemon = StandbyDaemon::Open(so);
+  }
+  if (!daemon.ok()) return daemon.status();
+  slot->daemon = std::move(*daemon);
+  ports_[p] = slot->daemon->port();
+  slot->url = "http://" + options_.server.host + ":" + std::to_string(slot->daemon->port());
+  Slot* raw = slot.get();
+  slot->runner = std::thread([raw, p] {
+    Status s = raw->daemon->Run();
+    if (!s.ok()) spdlog::error("event=slot_failed partition={} error=\"{}\"", p, s.ToString());
+    raw->finished = true;
+  });
+  spdlog::info("event=slot_open partition={} role=standby url={}", p, slot->url);
+  std::lock_guard lock(slots_mu_);
+  slots_[p] = std::move(slot);
+  republish_ = true;
+  return Status::OK();
+}
+
+void ClusterNode::CloseSlot(uint32_t p) {
+  std::unique_ptr<Slot> slot;
+  {
+    std::lock_guard lock(slots_mu_);
+    auto it = slots_.find(p);
+    if (it == slots_.end()) return;
+    slot = std::move(it->second);
+    slots_.erase(it);
+  }
+  slot->daemon->Shutdown();
+  if (slot->runner.joinable()) slot->runner.join();
+  slot->daemon.reset();
+  spdlog::info("event=slot_closed partition={}", p);
+  republish_ = true;
+}
+
+void ClusterNode::MakeOwner(uint32_t p, const control::Assignment& a) {
+  Slot* slot = nullptr;
+  {
+    std::lock_guard lock(slots_mu_);
+    slot = slots_.at(p).get();
+  }
+  // Named before the fence, so the gate admits the new owner's requests only under this lease.
+  slot->owner_lease->store(a.owner_lease);
+  auto taken = slot->daemon->TakeOver(static_cast<uint64_t>(a.epoch));
+  if (!taken.ok()) {
+    slot->owner_lease->store(0);
+    spdlog::warn("event=takeover_failed partition={} epoch={} error=\"{}\"", p, a.epoch,
+                 taken.status().ToString());
+    return;
+  }
+  spdlog::info("event=slot_owner partition={} assignment={} fence_epoch={} position={}", p,
+               a.epoch, taken->epoch, taken->position);
+  republish_ = true;
+}
+
+void ClusterNode::Reconcile() {
+  auto assigned = etcd_->Range(keys_.AssignPrefix());
+  if (!assigned.ok()) {
+    if (!control::IsUnreachable(assigned.status())) {
+      spdlog::warn("event=reconcile_failed error=\"{}\"", assigned.status().ToString());
+    }
+    return;  // keep serving as we are: nothing can be reassigned either
+  }
+  std::map<uint32_t, control::Assignment> assignments;
+  for (const control::KeyValue& kv : assigned->kvs) {
+    auto suffix = control::ClusterKeys::Suffix(kv.key, keys_.AssignPrefix());
+    auto p = suffix ? control::ClusterKeys::PartitionOf(*suffix, options_.partitions)
+                    : std::nullopt;
+    auto a = control::DecodeAssignment(kv.value);
+    if (!p || !a.ok()) continue;
+    a->epoch = kv.mod_revision;
+    assignments[*p] = std::move(*a);
+  }
+  const std::string& me = options_.node_id;
+  const int64_t lease = keeper_->lease();
+  for (uint32_t p = 0; p < options_.partitions && !stop_; ++p) {
+    auto it = assignments.find(p);
+    const bool owner = it != assignments.end() && it->second.owner == me &&
+                       it->second.owner_lease == lease;
+    const bool standby = it != assignments.end() &&
+                         (it->second.standby == me || it->second.owner == me);
+    cluster::PartitionRole role = cluster::PartitionRole::kStandby;
+    bool present = false;
+    bool finished = false;
+    int64_t named_under = 0;
+    {
+      std::lock_guard lock(slots_mu_);
+      auto s = slots_.find(p);
+      if (s != slots_.end()) {
+        present = true;
+        role = s->second->daemon->partition()->view().role;
+        finished = s->second->finished;
+        named_under = s->second->owner_lease->load();
+      }
+    }
+    if (present && finished) {  // its daemon stopped on its own (an error): start over
+      CloseSlot(p);
+      present = false;
+    }
+    if (!owner && !standby) {
+      if (present) CloseSlot(p);
+      continue;
+    }
+    // An owner slot stays while the node is still named owner under the lease it was named
+    // under; any other non-standby slot (fenced out, stepping down) is closed, and a fresh
+    // standby follows the new owner.
+    const bool keep_owner = owner && role == cluster::PartitionRole::kOwner && named_under == lease;
+    if (present && role != cluster::PartitionRole::kStandby && !keep_owner) {
+      CloseSlot(p);
+      present = false;
+    }
+    if (!present) {
+      if (Status s = OpenSlot(p); !s.ok()) {
+        spdlog::warn("event=slot_open_failed partition={} error=\"{}\"", p, s.ToString());
+        continue;
+      }
+      role = cluster::PartitionRole::kStandby;
+    }
+    if (owner && role == cluster::PartitionRole::kStandby) MakeOwner(p, it->second);
+  }
+}
+
+void ClusterNode::ReconcileLoop() {
+  auto last_publish = std::chrono::steady_clock::time_point{};
+  while (!stop_) {
+    Reconcile();
+    const auto now = std::chrono::steady_clock::now();
+    if (republish_.exchange(false) || now - last_publish >= std::chrono::seconds(1)) {
+      if (Status s = Publish(); !s.ok()) {
+        republish_ = true;
+        if (!control::IsUnreachable(s)) {
+          spdlog::warn("event=publish_failed error=\"{}\"", s.ToString());
+        }
+      } else {
+        last_publish = now;
+      }
+    }
+    std::unique_lock lock(wait_mu_);
+    wake_.wait_for(lock, options_.poll, [this] { return stop_.load() || republish_.load(); });
+  }
+}
+
+void ClusterNode::ControllerLoop() {
+  while (!stop_) {
+    auto leads = controller_->Round(keeper_->lease());
+    if (!leads.ok() && !control::IsUnreachable(leads.status())) {
+      spdlog::warn("event=controller_round_failed error=\"{}\"", leads.status().ToString());
+    }
+    std::unique_lock lock(wait_mu_);
+    wake_.wait_for(lock, options_.poll, [this] { return stop_.load(); });
+  }
+}
+
+net::ListenerAnswer ClusterNode::Handle(const net::ListenerRequest& r) {
+  if (!options_.server.token.empty() && r.target != "/healthz") {
+    const std::string& auth = r.authorization;
+    const bool bearer = auth.size() > 7 && (auth.compare(0, 7, "Bearer ") == 0 ||
+                                            auth.compare(0, 7, "bearer ") == 0);
+    if (!bearer || auth.substr(7) != options_.server.token) {
+      return JsonError(401, "unauthorized", "this node needs Authorization: Bearer <token>");
+    }
+  }
+  const std::string path = r.target.substr(0, r.target.find('?'));
+  if (path == "/healthz" && r.method == "GET") {
+    const control::LeaseHealth health = keeper_->health();
+    return {200, json::serialize(json::object{
+                     {"status", health == control::LeaseHealth::kHeld ? "ok" : "degraded"},
+                     {"node", options_.node_id},
+                     {"lease", control::LeaseHealthName(health)},
+                     {"controller", controller_->leading()}})};
+  }
+  if (path == "/v1/cluster/status" && r.method == "GET") {
+    auto view = control::ReadClusterView(*etcd_, keys_);
+    if (!view.ok()) return JsonError(503, "unavailable", view.status().message());
+    return {200, control::ClusterStatusJson(*view, options_.cluster)};
+  }
+  if ((path == "/v1/cluster/move" || path == "/v1/cluster/drain") && r.method == "POST") {
+    boost::system::error_code ec;
+    json::value body = json::parse(r.body, ec);
+    if (ec || !body.is_object()) return JsonError(400, "invalid_json", "the body is not a JSON object");
+    const json::object& o = body.as_object();
+    control::WaitOptions wait;
+    wait.cancel = &stop_;
+    std::optional<Result<std::string>> answer;
+    if (path == "/v1/cluster/move") {
+      const json::value* p = o.if_contains("partition");
+      const json::value* to = o.if_contains("to");
+      if (p == nullptr || !p->is_int64() || p->as_int64() < 0 || to == nullptr ||
+          !to->is_string()) {
+        return JsonError(400, "invalid_argument",
+                         "POST /v1/cluster/move needs {\"partition\": p, \"to\": \"NODE\"}");
+      }
+      answer = control::RequestMove(*etcd_, keys_, static_cast<uint32_t>(p->as_int64()),
+                                  std::string(to->as_string()), wait);
+    } else {
+      const json::value* node = o.if_contains("node");
+      if (node == nullptr || !node->is_string()) {
+        return JsonError(400, "invalid_argument", "POST /v1/cluster/drain needs {\"node\": \"NODE\"}");
+      }
+      wait.timeout = std::chrono::milliseconds(120000);
+      answer = control::RequestDrain(*etcd_, keys_, std::string(node->as_string()), wait);
+    }
+    if (answer->ok()) return {200, **answer};
+    const Status s = answer->status();
+    if (s.IsInvalidArgument()) return JsonError(400, "invalid_argument", s.message());
+    if (s.IsNotFound()) return JsonError(404, "not_found", s.message());
+    return JsonError(504, "timeout", s.message());
+  }
+  if (path == "/healthz" || path.rfind("/v1/cluster/", 0) == 0) {
+    return JsonError(405, "method_not_allowed", r.method + " " + path + " is not served here");
+  }
+  return JsonError(404, "not_found",
+                   "a node's own port serves GET /healthz, GET /v1/cluster/status, POST "
+                   "/v1/cluster/move and POST /v1/cluster/drain; the partitions' routes answer "
+                   "at the slot URLs GET /v1/cluster/status lists");
+}
+
+void ClusterNode::Run() {
+  std::unique_lock lock(wait_mu_);
+  while (!stop_ && !signalled) {
+    wake_.wait_for(lock, std::chrono::milliseconds(100));
+  }
+  lock.unlock();
+  Shutdown();
+}
+
+void ClusterNode::Shutdown() {
+  if (stop_.exchange(true)) return;
+  wake_.notify_all();
+  if (reconciler_.joinable()) reconciler_.join();
+  if (controller_thread_.joinable()) controller_thread_.join();
+  if (listener_) listener_->Stop();
+  std::vector<uint32_t> open;
+  {
+    std::lock_guard lock(slots_mu_);
+    for (const auto& [p, slot] : slots_) open.push_back(p);
+  }
+  for (uint32_t p : open) CloseSlot(p);
+  if (keeper_) keeper_->Stop(/*revoke=*/true);
+  spdlog::info("event=node_stopped node={}", options_.node_id);
+}
+
+void ClusterNode::HandleSignals() {
+  std::signal(SIGINT, OnStopSignal);
+  std::signal(SIGTERM, OnStopSignal);
+}
+
+}  // namespace statewatch::server

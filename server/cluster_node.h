@@ -1,0 +1,124 @@
+// ClusterNode: `statewatch serve --cluster NATS --etcd ETCD --node-id ID --partitions P`
+// (docs/cluster.md §13) — a node under the control plane. It
+//   - holds a lease in etcd (control/lease_keeper.h) and registers /sw/<cluster>/nodes/<id>
+//     under it: its own URL and, for every partition it serves, the slot's role, URL,
+//     stream position and epoch;
+//   - runs the controller (control/controller.h): one node of the cluster leads and writes
+//     the assignments;
+//   - reconciles its slots with the assignments every poll interval. A slot is a
+//     StandbyDaemon on DATA/p<p>, listening on a port of its own: opened as a standby when
+//     the node is the partition's owner or standby, taken over (fenced under the
+//     assignment's epoch) when the node is named owner under its current lease, closed and
+//     reopened as a standby when an owner must step down, closed when the node has no role;
+//   - answers its own port (net/http_listener.h): GET /healthz, GET /v1/cluster/status,
+//     POST /v1/cluster/move {"partition", "to"}, POST /v1/cluster/drain {"node"}.
+// Every slot's gate refuses all routes with 503 partition_moved while the lease has lapsed,
+// and an owner slot also once the node holds another lease than the one it was named owner
+// under (a node whose lease expired may have been failed over already).
+//
+// Thread-safe: Shutdown() from any thread; Run() once.
+#ifndef STATEWATCH_SERVER_CLUSTER_NODE_H_
+#define STATEWATCH_SERVER_CLUSTER_NODE_H_
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "control/controller.h"
+#include "control/etcd_client.h"
+#include "control/lease_keeper.h"
+#include "log/checkpoint_store.h"
+#include "log/log_backend.h"
+#include "net/http_listener.h"
+#include "server/server_options.h"
+#include "server/standby_daemon.h"
+
+namespace statewatch::server {
+
+// A partition's stream and checkpoint store (JetStream in production).
+struct PartitionLogs {
+  std::shared_ptr<log::LogBackend> stream;
+  std::shared_ptr<log::CheckpointStore> checkpoints;
+};
+
+struct ClusterNodeOptions {
+  // host, port (the node's own port; 0: a free one), data_dir (the node's root: a slot's
+  // directory is data_dir/p<p>), token and the rest: as for a daemon; every slot gets them.
+  ServerOptions server;
+  std::vector<std::string> etcd;  // the etcd members' client URLs
+  std::string cluster = "statewatch";
+  std::string node_id;
+  uint32_t partitions = 1;
+  int64_t lease_ttl_seconds = 5;
+  std::chrono::milliseconds poll{200};  // reconcile and controller rounds
+  uint64_t checkpoint_every = 100000;   // cluster checkpoints (ReplicatedLogOptions)
+  uint64_t warm_lag = 1000;             // a move promotes a standby this close to the owner
+  // Opens partition p's stream and checkpoints.
+  std::function<Result<PartitionLogs>(uint32_t partition)> open_partition;
+};
+
+class ClusterNode {
+ public:
+  // Connects to etcd, checks the cluster's partition count (the first node writes it),
+  // waits up to one lease TTL for an earlier run's record of this node id to expire
+  // (FailedPrecondition when a running node holds the id), takes a lease, binds the
+  // node's port and starts reconciling. InvalidArgument for bad options.
+  static Result<std::unique_ptr<ClusterNode>> Start(ClusterNodeOptions options);
+  ~ClusterNode();
+
+  uint16_t port() const { return listener_->port(); }
+  // Blocks until Shutdown() (or a signal after HandleSignals()).
+  void Run();
+  // Stops reconciling, closes every slot, revokes the lease (the controller fails over at
+  // once instead of after the TTL).
+  void Shutdown();
+  void HandleSignals();
+
+ private:
+  struct Slot;
+  explicit ClusterNode(ClusterNodeOptions options);
+  Status CheckConfig();
+  Status WaitForOldRecord();
+  Status Publish();
+  void ReconcileLoop();
+  void ControllerLoop();
+  void Reconcile();
+  Status OpenSlot(uint32_t p);
+  void CloseSlot(uint32_t p);
+  void MakeOwner(uint32_t p, const control::Assignment& a);
+  std::optional<std::string> SlotLapsed(const std::shared_ptr<std::atomic<int64_t>>& owner_lease) const;
+  net::ListenerAnswer Handle(const net::ListenerRequest& request);
+  std::vector<control::SlotReport> Reports();
+
+  const ClusterNodeOptions options_;
+  const control::ClusterKeys keys_;
+  std::shared_ptr<control::EtcdClient> etcd_;
+  std::unique_ptr<control::LeaseKeeper> keeper_;
+  std::unique_ptr<control::Controller> controller_;
+  std::unique_ptr<net::HttpListener> listener_;
+  std::string url_;
+
+  std::mutex slots_mu_;  // slots_ and what a slot holds; taken by the reconcile thread and
+                         // by Reports() (the publisher)
+  std::map<uint32_t, std::unique_ptr<Slot>> slots_;
+  std::map<uint32_t, PartitionLogs> logs_;  // opened once per partition, kept
+  std::map<uint32_t, uint16_t> ports_;      // a slot reopens on the port it had
+
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> republish_{true};
+  std::mutex wait_mu_;
+  std::condition_variable wake_;
+  std::thread reconciler_;
+  std::thread controller_thread_;
+};
+
+}  // namespace statewatch::server
+
+#endif  // STATEWATCH_SERVER_CLUSTER_NODE_H_
