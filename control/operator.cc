@@ -25,9 +25,9 @@ const SlotReport* SlotOf(const ClusterView& view, const std::string& node, uint3
 bool PartitionReady(const ClusterView& view, uint32_t p, const Assignment& a) {
   const SlotReport* owner = SlotOf(view, a.owner, p);
   auto owner_node = view.placement.nodes.find(a.owner);
-  if (owner == nullptr || owner->role != "owner" ||
-      owner->epoch < static_cast<uint64_t>(a.epoch) ||
-      owner_node->second.lease != a.owner_lease) {
+  // The owner's fence epoch is not compared with the assignment's: an assignment that only
+  // names a new standby gets a new mod_revision without a new fence.
+  if (owner == nullptr || owner->role != "owner" || owner_node->second.lease != a.owner_lease) {
     return false;
   }
   if (a.standby.empty()) return true;
@@ -107,6 +107,7 @@ std::string ClusterStatusJson(const ClusterView& view, const std::string& cluste
                    {"owner", a.owner},
                    {"standby", a.standby.empty() ? json::value(nullptr) : json::value(a.standby)},
                    {"epoch", a.epoch},
+                   {"fenceEpoch", owner ? json::value(owner->epoch) : json::value(nullptr)},
                    {"ownerUrl", UrlOf(view, a.owner, p)},
                    {"standbyUrl", a.standby.empty() ? json::value(nullptr)
                                                     : UrlOf(view, a.standby, p)}};

@@ -7,11 +7,13 @@
 //   {"cluster", "revision", "controller": id|null, "partitionCount",
 //    "nodes": [{"id", "url", "lease", "partitions": [{"partition", "role", "url",
 //               "position", "epoch"}]}],
-//    "partitions": [{"partition", "owner", "standby", "epoch", "ownerUrl", "standbyUrl",
-//                    "position", "standbyPosition", "lag", "ready"}],
+//    "partitions": [{"partition", "owner", "standby", "epoch", "fenceEpoch", "ownerUrl",
+//                    "standbyUrl", "position", "standbyPosition", "lag", "ready"}],
 //    "moves": [{"partition", "to"}], "drains": [id]}
-// "ready": the owner's slot reports role owner at the assignment's epoch or later, and the
-// standby's (when there is one) role standby. ownerUrl/standbyUrl are null until the node
+// "epoch" is the assignment's (its key's mod_revision); "fenceEpoch" the one the owner's slot
+// fenced under (an assignment that only names a new standby does not re-fence). "ready": the
+// named owner reports role owner under the lease it was named with, and the standby (when
+// there is one) role standby. ownerUrl/standbyUrl are null until the node
 // reports the slot.
 //
 // Thread-safe: pure functions over an EtcdClient (itself thread-safe).
