@@ -33,6 +33,11 @@ struct ClusterNode::Slot {
   std::atomic<bool> finished{false};
   // The lease this node held when it was named owner; 0 while a standby.
   std::shared_ptr<std::atomic<int64_t>> owner_lease = std::make_shared<std::atomic<int64_t>>(0);
+  // Set while this owner hands the partition to the owner a newer assignment named: the
+  // new owner's name. Empty otherwise. Read by the owner's gate.
+  std::shared_ptr<std::mutex> handover_mu = std::make_shared<std::mutex>();
+  std::shared_ptr<std::string> handing_to = std::make_shared<std::string>();
+  std::chrono::steady_clock::time_point handover_since;
   std::string url;
 };
 
@@ -189,6 +194,11 @@ Status ClusterNode::OpenSlot(uint32_t p) {
   so.log.checkpoint_every = options_.checkpoint_every;
   auto owner_lease = slot->owner_lease;
   so.lease_lapsed = [this, owner_lease] { return SlotLapsed(owner_lease); };
+  so.stepping_down = [mu = slot->handover_mu, to = slot->handing_to]() -> std::optional<std::string> {
+    std::lock_guard lock(*mu);
+    if (to->empty()) return std::nullopt;
+    return "its assignment names " + *to + " the owner";
+  };
   auto daemon = StandbyDaemon::Open(so);
   if (!daemon.ok() && so.server.port != 0) {  // the old port was taken meanwhile
     so.server.port = 0;
@@ -248,23 +258,14 @@ void ClusterNode::MakeOwner(uint32_t p, const control::Assignment& a) {
 }
 
 void ClusterNode::Reconcile() {
-  auto assigned = etcd_->Range(keys_.AssignPrefix());
-  if (!assigned.ok()) {
-    if (!control::IsUnreachable(assigned.status())) {
-      spdlog::warn("event=reconcile_failed error=\"{}\"", assigned.status().ToString());
+  auto view = control::ReadClusterView(*etcd_, keys_);
+  if (!view.ok()) {
+    if (!control::IsUnreachable(view.status())) {
+      spdlog::warn("event=reconcile_failed error=\"{}\"", view.status().ToString());
     }
     return;  // keep serving as we are: nothing can be reassigned either
   }
-  std::map<uint32_t, control::Assignment> assignments;
-  for (const control::KeyValue& kv : assigned->kvs) {
-    auto suffix = control::ClusterKeys::Suffix(kv.key, keys_.AssignPrefix());
-    auto p = suffix ? control::ClusterKeys::PartitionOf(*suffix, options_.partitions)
-                    : std::nullopt;
-    auto a = control::DecodeAssignment(kv.value);
-    if (!p || !a.ok()) continue;
-    a->epoch = kv.mod_revision;
-    assignments[*p] = std::move(*a);
-  }
+  const std::map<uint32_t, control::Assignment>& assignments = view->placement.assignments;
   const std::string& me = options_.node_id;
   const int64_t lease = keeper_->lease();
   for (uint32_t p = 0; p < options_.partitions && !stop_; ++p) {
@@ -291,13 +292,17 @@ void ClusterNode::Reconcile() {
       CloseSlot(p);
       present = false;
     }
+    if (present && role == cluster::PartitionRole::kOwner && named_under == lease && !owner &&
+        it != assignments.end() && !HandedOver(p, it->second, view->placement)) {
+      continue;  // a planned handover: serving writes until the new owner has fenced
+    }
     if (!owner && !standby) {
       if (present) CloseSlot(p);
       continue;
     }
     // An owner slot stays while the node is still named owner under the lease it was named
-    // under; any other non-standby slot (fenced out, stepping down) is closed, and a fresh
-    // standby follows the new owner.
+    // under; any other non-standby slot (fenced out, handed over, named under a lease this
+    // node no longer holds) is closed, and a fresh standby follows the new owner.
     const bool keep_owner = owner && role == cluster::PartitionRole::kOwner && named_under == lease;
     if (present && role != cluster::PartitionRole::kStandby && !keep_owner) {
       CloseSlot(p);
@@ -312,6 +317,38 @@ void ClusterNode::Reconcile() {
     }
     if (owner && role == cluster::PartitionRole::kStandby) MakeOwner(p, it->second);
   }
+}
+
+// An owner that a newer assignment replaced (under the lease it still holds) keeps taking
+// writes until the new owner has fenced — it reports role owner for `p` under the new
+// assignment — or this slot was fenced out, or a bounded wait (two lease TTLs) ran out.
+// True once the slot may close.
+bool ClusterNode::HandedOver(uint32_t p, const control::Assignment& a,
+                             const control::PlacementInput& cluster) {
+  Slot* slot = nullptr;
+  {
+    std::lock_guard lock(slots_mu_);
+    slot = slots_.at(p).get();
+  }
+  const auto now = std::chrono::steady_clock::now();
+  {
+    std::lock_guard lock(*slot->handover_mu);
+    if (*slot->handing_to != a.owner) {
+      *slot->handing_to = a.owner;
+      slot->handover_since = now;
+      spdlog::info("event=handover_begin partition={} to={} epoch={}", p, a.owner, a.epoch);
+    }
+  }
+  auto next = cluster.nodes.find(a.owner);
+  const control::SlotReport* report =
+      next == cluster.nodes.end() ? nullptr : next->second.Slot(p);
+  const bool fenced_by_next = report != nullptr && report->role == "owner" &&
+                              next->second.lease == a.owner_lease &&
+                              report->epoch >= static_cast<uint64_t>(a.epoch);
+  const bool timed_out =
+      now - slot->handover_since > std::chrono::seconds(2 * options_.lease_ttl_seconds);
+  return fenced_by_next || timed_out ||
+         slot->daemon->partition()->view().role != cluster::PartitionRole::kOwner;
 }
 
 void ClusterNode::ReconcileLoop() {

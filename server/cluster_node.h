@@ -9,7 +9,10 @@
 //     StandbyDaemon on DATA/p<p>, listening on a port of its own: opened as a standby when
 //     the node is the partition's owner or standby, taken over (fenced under the
 //     assignment's epoch) when the node is named owner under its current lease, closed and
-//     reopened as a standby when an owner must step down, closed when the node has no role;
+//     reopened as a standby when an owner must step down, closed when the node has no role.
+//     An owner a planned move replaces hands over: it refuses reads but keeps taking writes
+//     until the new owner reports it has fenced (bounded by two TTLs), so that writes stall
+//     for about one fence;
 //   - answers its own port (net/http_listener.h): GET /healthz, GET /v1/cluster/status,
 //     POST /v1/cluster/move {"partition", "to"}, POST /v1/cluster/drain {"node"}.
 // Every slot's gate refuses all routes with 503 partition_moved while the lease has lapsed,
@@ -57,7 +60,7 @@ struct ClusterNodeOptions {
   std::string node_id;
   uint32_t partitions = 1;
   int64_t lease_ttl_seconds = 5;
-  std::chrono::milliseconds poll{200};  // reconcile and controller rounds
+  std::chrono::milliseconds poll{100};  // reconcile and controller rounds
   uint64_t checkpoint_every = 100000;   // cluster checkpoints (ReplicatedLogOptions)
   uint64_t warm_lag = 1000;             // a move promotes a standby this close to the owner
   // Opens partition p's stream and checkpoints.
@@ -93,6 +96,7 @@ class ClusterNode {
   Status OpenSlot(uint32_t p);
   void CloseSlot(uint32_t p);
   void MakeOwner(uint32_t p, const control::Assignment& a);
+  bool HandedOver(uint32_t p, const control::Assignment& a, const control::PlacementInput& cluster);
   std::optional<std::string> SlotLapsed(const std::shared_ptr<std::atomic<int64_t>>& owner_lease) const;
   net::ListenerAnswer Handle(const net::ListenerRequest& request);
   std::vector<control::SlotReport> Reports();

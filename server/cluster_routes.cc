@@ -106,6 +106,13 @@ std::optional<ApiResponse> ClusterGate::Intercept(const HandlerContext& ctx,
   }
   switch (view.role) {
     case PartitionRole::kOwner:
+      if (hooks_.stepping_down && (spec.websocket || std::string_view(spec.method) == "GET")) {
+        if (std::optional<std::string> why = hooks_.stepping_down()) {
+          return Api::Error(503, "partition_moved",
+                            PartitionName(view) + " is moving off this node: " + *why +
+                                "; read from the partition's new owner");
+        }
+      }
       return std::nullopt;
     case PartitionRole::kMoved:
       return MovedRefusal(view);

@@ -58,6 +58,12 @@ class ClusterGate final : public RequestGate {
     // gives a reason, every route but /healthz, /metrics and the cluster routes answers 503
     // partition_moved with it — in every role, before the role's own answer.
     std::function<std::optional<std::string>()> lease_lapsed;
+    // In such a node: why this owner is handing its partition over (a planned move named
+    // another owner), or nullopt. While it gives a reason the owner refuses reads (GET
+    // routes, WebSocket feeds) with 503 partition_moved — the new owner may fence and write
+    // any moment — and keeps taking writes: each lands before the new owner's fence (which
+    // folds it) or is refused at the log, so writes stall for about one fence, not longer.
+    std::function<std::optional<std::string>()> stepping_down;
   };
 
   ClusterGate(std::shared_ptr<cluster::PartitionState> state, Hooks hooks);

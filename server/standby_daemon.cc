@@ -170,6 +170,7 @@ Status StandbyDaemon::Run() {
   o.port = port_;
   ClusterGate::Hooks owner_hooks;
   owner_hooks.lease_lapsed = options_.lease_lapsed;
+  owner_hooks.stepping_down = options_.stepping_down;
   o.gate = std::make_shared<ClusterGate>(state_, std::move(owner_hooks));
   auto daemon = Daemon::Open(o, std::move(*engine));
   if (!daemon.ok()) {

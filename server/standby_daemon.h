@@ -49,6 +49,8 @@ struct StandbyDaemonOptions {
   // Given to both the standby's gate and, after a takeover, the owner's
   // (ClusterGate::Hooks::lease_lapsed). Null outside a control-plane node.
   std::function<std::optional<std::string>()> lease_lapsed;
+  // Given to the owner's gate after a takeover (ClusterGate::Hooks::stepping_down).
+  std::function<std::optional<std::string>()> stepping_down;
 };
 
 class StandbyDaemon {
