@@ -6,6 +6,7 @@
 
 #include <csignal>
 #include <filesystem>
+#include <fstream>
 #include <utility>
 
 #include "control/operator.h"
@@ -77,6 +78,17 @@ Result<std::unique_ptr<ClusterNode>> ClusterNode::Start(ClusterNodeOptions optio
   std::filesystem::create_directories(n->options_.server.data_dir, ec);
   if (ec) {
     return Status::IOError("cannot create " + n->options_.server.data_dir + ": " + ec.message());
+  }
+  if (!n->options_.server.port_file.empty()) {
+    // Written whole, then renamed: a reader never sees half a number.
+    const std::string& file = n->options_.server.port_file;
+    {
+      std::ofstream out(file + ".tmp", std::ios::trunc);
+      out << n->listener_->port() << "\n";
+      if (!out) return Status::IOError("cannot write --port-file " + file);
+    }
+    std::filesystem::rename(file + ".tmp", file, ec);
+    if (ec) return Status::IOError("cannot write --port-file " + file + ": " + ec.message());
   }
   SW_RETURN_IF_ERROR(n->Publish());
   spdlog::info("event=node_started node={} url={} lease={} partitions={}", n->options_.node_id,
@@ -186,6 +198,7 @@ Status ClusterNode::OpenSlot(uint32_t p) {
   so.server = options_.server;
   so.server.data_dir = options_.server.data_dir + "/p" + std::to_string(p);
   so.server.port = ports_.count(p) ? ports_[p] : 0;
+  so.server.port_file.clear();  // the node's port goes there, not a slot's
   so.remote = logs->second.stream;
   so.log.partition = p;
   so.log.partitions = options_.partitions;
