@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "control/operator.h"
+#include "server/request_guard.h"
 
 namespace statewatch::server {
 namespace json = boost::json;
@@ -397,10 +398,7 @@ void ClusterNode::ControllerLoop() {
 
 net::ListenerAnswer ClusterNode::Handle(const net::ListenerRequest& r) {
   if (!options_.server.token.empty() && r.target != "/healthz") {
-    const std::string& auth = r.authorization;
-    const bool bearer = auth.size() > 7 && (auth.compare(0, 7, "Bearer ") == 0 ||
-                                            auth.compare(0, 7, "bearer ") == 0);
-    if (!bearer || auth.substr(7) != options_.server.token) {
+    if (!BearerTokenMatches(r.authorization, options_.server.token)) {
       return JsonError(401, "unauthorized", "this node needs Authorization: Bearer <token>");
     }
   }
