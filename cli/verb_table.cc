@@ -176,7 +176,8 @@ std::vector<Verb> BuildVerbs() {
                "The controller makes NODE the standby, waits until it follows within 1,000 "
                "positions of the owner, then names it owner (it fences the log; writes stall "
                "for about one commit). Prints {\"partition\", \"owner\", \"standby\", "
-               "\"epoch\"} once it serves."});
+               "\"epoch\"} once it serves. The move stays as a pin: the balancer leaves the "
+               "partition on NODE until NODE leaves or is drained."});
   v.push_back({"cluster drain", "Moves every partition and standby off a node (rolling restart).",
                "--etcd URLS --node NODE [--timeout-ms MS]", Access::kReadOnly,
                ClusterDrainOptionHelp(), RunClusterDrain, nullptr,

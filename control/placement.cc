@@ -13,7 +13,8 @@ class Planner {
 
   PlacementPlan Run() {
     for (uint32_t p = 0; p < in_.partitions; ++p) PlanPartition(p);
-    if (plan_.changes.empty()) Balance();
+    // Balancing waits while a move or drain is under way: it would undo the warm-up.
+    if (plan_.changes.empty() && !waiting_) Balance();
     for (const auto& [node, lease] : in_.drains) {
       if (!Live(node) || in_.nodes.at(node).lease != lease) plan_.drains_done.push_back(node);
     }
@@ -88,7 +89,10 @@ class Planner {
       Change(p, std::move(next), "warm-up");
       return;
     }
-    if (!Warm(p, a, target)) return;  // the next read may find it warm
+    if (!Warm(p, a, target)) {  // the next read may find it warm
+      waiting_ = true;
+      return;
+    }
     next.owner = target;
     next.owner_lease = LeaseOf(target);
     next.standby = Eligible(a.owner) ? a.owner : Pick(target, /*for_standby=*/true);
@@ -131,10 +135,11 @@ class Planner {
     }
     if (auto m = in_.moves.find(p); m != in_.moves.end()) {  // rule 4
       const std::string& target = m->second;
-      if (target == a.owner || !Eligible(target)) {
+      if (!Eligible(target)) {  // gone or draining: the move (or its pin) ends
         plan_.moves_done.push_back(p);
         return;
       }
+      if (target == a.owner) return;  // done; it stays as a pin the balancer respects
       StepToward(p, a, target, "move");
       return;
     }
@@ -182,7 +187,7 @@ class Planner {
       const Assignment* pick = nullptr;
       uint32_t pick_p = 0;
       for (const auto& [p, a] : table_) {  // prefer one whose standby is already `least`
-        if (a.owner != most) continue;
+        if (a.owner != most || in_.moves.count(p) != 0) continue;  // pinned by a move
         if (pick == nullptr || (a.standby == least && pick->standby != least)) {
           pick = &a;
           pick_p = p;
@@ -214,7 +219,7 @@ class Planner {
     }
     if (most.empty() || most == least || most_n - least_n < 2) return;
     for (const auto& [p, a] : table_) {
-      if (a.standby != most || a.owner == least) continue;
+      if (a.standby != most || a.owner == least || in_.moves.count(p) != 0) continue;
       Assignment next = a;
       next.standby = least;
       Change(p, std::move(next), "balance");
@@ -225,6 +230,7 @@ class Planner {
   const PlacementInput& in_;
   std::map<uint32_t, Assignment> table_;
   PlacementPlan plan_;
+  bool waiting_ = false;  // a move waits for its target to warm up
 };
 
 }  // namespace

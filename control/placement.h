@@ -15,10 +15,13 @@
 //   4. A planned move to T (a move request, or the owner is draining): first T becomes the
 //      standby (warm-up: it follows the stream); once its slot reports role standby fewer
 //      than `warm_lag` positions behind the owner's, T is promoted and the old owner stands
-//      by. A move to the current owner is done (the request is deleted).
-//   5. Balance, only when nothing else changed in this round: when the most-owning eligible
-//      node owns two more than the least-owning one, one of its partitions moves to that
-//      node as in rule 4 (standby first); likewise for standbys.
+//      by. A move that is done stays as a pin: the balancer leaves that partition where the
+//      operator put it. A move (or pin) whose target is gone or draining ends (the request
+//      is deleted); a later move of the partition replaces it.
+//   5. Balance, only when nothing else changed in this round and no move waits for its
+//      target to warm up (balancing would undo the warm-up): when the most-owning eligible
+//      node owns two more than the least-owning one, one of its partitions that no move
+//      pins moves to that node as in rule 4 (standby first); likewise for standbys.
 // "Eligible": live and not draining. "Load" counts owned partitions first, then standbys,
 // then the node id, so ties break the same way on every controller.
 //
@@ -54,7 +57,7 @@ struct PlacementChange {
 
 struct PlacementPlan {
   std::vector<PlacementChange> changes;
-  std::vector<uint32_t> moves_done;      // requests to delete: done, or their target is unknown
+  std::vector<uint32_t> moves_done;      // requests to delete: their target is gone or draining
   std::vector<std::string> drains_done;  // requests to delete: the node holds nothing, or
                                          // restarted (another lease), or is gone
 };

@@ -159,14 +159,47 @@ TEST(PlacementTest, AMovePromotesTheTargetOnlyOnceItFollowsWithinTheWarmLag) {
   EXPECT_EQ(plan.changes[0].next.standby, "n1");  // the old owner stands by
 }
 
-TEST(PlacementTest, AMoveToTheOwnerOrToAnUnknownNodeIsDone) {
+TEST(PlacementTest, BalancingWaitsWhileAMoveWarmsItsTargetUp) {
+  PlacementInput in = ThreeNodes(3);
+  in.assignments[0] = Assigned("n1", 11, "n2", 1);
+  in.assignments[1] = Assigned("n2", 12, "n3", 2);  // n3's standby is the move's warm-up
+  in.assignments[2] = Assigned("n3", 13, "n2", 3);
+  in.moves[1] = "n3";
+  Report(&in.nodes["n2"], 1, "owner", 5000);
+  Report(&in.nodes["n3"], 1, "standby", 10);  // far behind: not warm yet
+  // n2 stands by twice and n1 never: balancing would take n3's standby of 1 away.
+  EXPECT_TRUE(Plan(in).changes.empty());
+}
+
+TEST(PlacementTest, AMoveToAnUnknownNodeEndsAndADoneMoveStaysAsAPin) {
   PlacementInput in = ThreeNodes(2);
   in.assignments[0] = Assigned("n1", 11, "n2", 9);
   in.assignments[1] = Assigned("n2", 12, "n1", 10);
   in.moves[0] = "n1";
   in.moves[1] = "nobody";
   PlacementPlan plan = Plan(in);
-  EXPECT_EQ(plan.moves_done, (std::vector<uint32_t>{0, 1}));
+  EXPECT_EQ(plan.moves_done, (std::vector<uint32_t>{1}));
+  EXPECT_TRUE(plan.changes.empty());
+}
+
+TEST(PlacementTest, TheBalancerLeavesAPinnedPartitionWhereTheOperatorPutIt) {
+  PlacementInput in = ThreeNodes(4);
+  in.assignments[0] = Assigned("n1", 11, "n2", 1);
+  in.assignments[1] = Assigned("n1", 11, "n2", 2);
+  in.assignments[2] = Assigned("n1", 11, "n3", 3);
+  in.assignments[3] = Assigned("n2", 12, "n3", 4);
+  for (uint32_t p = 0; p < 3; ++p) in.moves[p] = "n1";  // all of n1's partitions are pinned
+  for (uint32_t p = 0; p < 4; ++p) {
+    Report(&in.nodes[in.assignments[p].owner], p, "owner", 10);
+    Report(&in.nodes[in.assignments[p].standby], p, "standby", 10);
+  }
+  PlacementPlan plan = Plan(in);  // n1 owns 3, n3 none: unbalanced, but pinned
+  for (const PlacementChange& c : plan.changes) EXPECT_EQ(c.next.owner, in.assignments[c.partition].owner);
+  in.moves.erase(2);
+  PlacementPlan unpinned = Plan(in);
+  ASSERT_EQ(unpinned.changes.size(), 1u);
+  EXPECT_EQ(unpinned.changes[0].partition, 2u);
+  EXPECT_EQ(unpinned.changes[0].reason, "balance");
 }
 
 TEST(PlacementTest, ADrainMovesOwnershipOffAndEndsWhenTheNodeRestarts) {

@@ -1,0 +1,203 @@
+// Nodes under the control plane, in one process: three ClusterNodes on a real etcd
+// (tests/control/etcd_fixture.h), each partition's stream a MemLog shared by the nodes (the
+// fast tier; scripts/cluster-chaos.sh runs the real processes on JetStream). The cluster
+// assigns every partition an owner and a standby; a node that stops hands its partitions
+// to their standbys with every acknowledged event kept; a planned move and a drain end with
+// the partitions served elsewhere and nothing lost.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "control/etcd_fixture.h"
+#include "control/operator.h"
+#include "control/placement.h"
+#include "engine/agent_partition.h"
+#include "http_helpers.h"
+#include "log/mem_checkpoint_store.h"
+#include "log/mem_log.h"
+#include "server/cluster_node.h"
+#include "status_matchers.h"
+#include "test_client.h"
+#include "test_server.h"
+
+namespace statewatch::control {
+namespace {
+
+using statewatch::testing::HttpClient;
+using statewatch::testing::HumanMessage;
+
+constexpr uint32_t kPartitions = 3;
+
+class ClusterNodeTest : public EtcdFixture {
+ protected:
+  void SetUp() override {
+    EtcdFixture::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    root_ = statewatch::testing::MakeTempDir("statewatch-node-test");
+    keys_ = std::make_unique<ClusterKeys>(Name());
+    for (uint32_t p = 0; p < kPartitions; ++p) {
+      logs_[p].stream = std::make_shared<log::MemLog>();
+      logs_[p].checkpoints = std::make_shared<log::MemCheckpointStore>();
+    }
+  }
+
+  void TearDown() override {
+    for (auto& [id, node] : nodes_) node.reset();
+    std::error_code ec;
+    std::filesystem::remove_all(root_, ec);
+  }
+
+  // A cluster name of its own per test: the suite shares one etcd.
+  static std::string Name() {
+    return std::string("t-") + ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  }
+
+  void StartNode(const std::string& id) {
+    server::ClusterNodeOptions o;
+    o.server = statewatch::testing::TestOptions();
+    o.server.data_dir = root_ + "/" + id;
+    o.etcd = {url_};
+    o.cluster = Name();
+    o.node_id = id;
+    o.partitions = kPartitions;
+    o.lease_ttl_seconds = 1;
+    o.poll = std::chrono::milliseconds(20);
+    o.open_partition = [this](uint32_t p) -> Result<server::PartitionLogs> { return logs_[p]; };
+    auto node = server::ClusterNode::Start(o);
+    ASSERT_OK(node);
+    nodes_[id] = std::move(*node);
+  }
+
+  ClusterView View() {
+    auto view = ReadClusterView(*client_, *keys_);
+    EXPECT_OK(view);
+    return view.ok() ? *view : ClusterView{};
+  }
+
+  // Polls (bounded: 30 s) until every partition is ready, with a standby when 2+ nodes run,
+  // and the controller has nothing left to change (balancing included).
+  ClusterView WaitReady() {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    for (;;) {
+      ClusterView view = View();
+      view.placement.warm_lag = 1000;
+      if (ClusterReady(view) && Plan(view.placement).changes.empty()) return view;
+      if (std::chrono::steady_clock::now() > deadline) {
+        ADD_FAILURE() << "not ready within 30 s: " << ClusterStatusJson(view, Name());
+        return view;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+
+  static uint16_t PortOf(const std::string& url) {
+    return static_cast<uint16_t>(std::stoi(url.substr(url.rfind(':') + 1)));
+  }
+
+  // The slot URL port of partition p's owner.
+  static uint16_t OwnerPort(const ClusterView& view, uint32_t p) {
+    const Assignment& a = view.placement.assignments.at(p);
+    return PortOf(view.placement.nodes.at(a.owner).Slot(p)->url);
+  }
+
+  // A session of an agent that hashes to partition p.
+  static std::string SessionOf(uint32_t p) {
+    for (int i = 0;; ++i) {
+      std::string agent = "worker" + std::to_string(i);
+      if (engine::PartitionOfAgent(agent, kPartitions) == p) return "agent:" + agent + ":main";
+    }
+  }
+
+  // Records `n` events on partition p's owner; their sequences.
+  std::vector<uint64_t> RecordOn(const ClusterView& view, uint32_t p, int n) {
+    HttpClient http(OwnerPort(view, p));
+    std::vector<uint64_t> seqs;
+    for (int i = 0; i < n; ++i) {
+      auto s = statewatch::testing::Record(http, HumanMessage(SessionOf(p)));
+      seqs.insert(seqs.end(), s.begin(), s.end());
+    }
+    return seqs;
+  }
+
+  // The sequences partition p's current owner holds for SessionOf(p).
+  std::string StateOn(const ClusterView& view, uint32_t p) {
+    HttpClient http(OwnerPort(view, p));
+    auto r = http.Get("/v1/sessions/" + SessionOf(p) + "/state");
+    EXPECT_EQ(r.status, 200) << r.body;
+    return r.body;
+  }
+
+  std::string root_;
+  std::unique_ptr<ClusterKeys> keys_;
+  std::map<uint32_t, server::PartitionLogs> logs_;
+  std::map<std::string, std::unique_ptr<server::ClusterNode>> nodes_;
+};
+
+TEST_F(ClusterNodeTest, ThreeNodesGetEveryPartitionAnOwnerAndAStandby) {
+  for (const char* id : {"n1", "n2", "n3"}) StartNode(id);
+  ClusterView view = WaitReady();
+  ASSERT_TRUE(view.controller.has_value());
+  std::map<std::string, int> owned;
+  for (uint32_t p = 0; p < kPartitions; ++p) {
+    const Assignment& a = view.placement.assignments.at(p);
+    EXPECT_NE(a.owner, a.standby);
+    ++owned[a.owner];
+    EXPECT_EQ(RecordOn(view, p, 2).size(), 2u);
+  }
+  for (const char* id : {"n1", "n2", "n3"}) EXPECT_EQ(owned[id], 1) << id;
+}
+
+TEST_F(ClusterNodeTest, AStoppedOwnersPartitionsFailOverWithEveryAcknowledgedEvent) {
+  for (const char* id : {"n1", "n2", "n3"}) StartNode(id);
+  ClusterView before = WaitReady();
+  const std::string victim = before.placement.assignments.at(0).owner;
+  const int64_t epoch = before.placement.assignments.at(0).epoch;
+  auto seqs = RecordOn(before, 0, 5);
+  ASSERT_EQ(seqs.size(), 5u);
+  const std::string state = StateOn(before, 0);
+
+  nodes_[victim].reset();  // Shutdown: slots closed, lease revoked
+  ClusterView after = WaitReady();
+  const Assignment& a = after.placement.assignments.at(0);
+  EXPECT_NE(a.owner, victim);
+  EXPECT_GT(a.epoch, epoch);
+  EXPECT_EQ(after.placement.nodes.count(victim), 0u);
+  EXPECT_EQ(StateOn(after, 0), state);  // the same state version and last sequence
+  auto more = RecordOn(after, 0, 1);
+  ASSERT_EQ(more.size(), 1u);
+  EXPECT_GT(more[0], seqs.back());
+}
+
+TEST_F(ClusterNodeTest, APlannedMoveAndADrainServeThePartitionsElsewhere) {
+  for (const char* id : {"n1", "n2", "n3"}) StartNode(id);
+  ClusterView view = WaitReady();
+  RecordOn(view, 1, 3);
+  const std::string state = StateOn(view, 1);
+  const std::string owner = view.placement.assignments.at(1).owner;
+  std::string target = owner == "n1" ? "n2" : "n1";
+  WaitOptions wait;
+  wait.timeout = std::chrono::seconds(30);
+  auto moved = RequestMove(*client_, *keys_, 1, target, wait);
+  ASSERT_OK(moved);
+  EXPECT_NE(moved->find("\"owner\":\"" + target + "\""), std::string::npos) << *moved;
+  ClusterView after_move = WaitReady();
+  EXPECT_EQ(after_move.placement.assignments.at(1).owner, target);
+  EXPECT_EQ(StateOn(after_move, 1), state);
+
+  auto drained = RequestDrain(*client_, *keys_, target, wait);
+  ASSERT_OK(drained);
+  ClusterView after_drain = WaitReady();
+  for (const auto& [p, a] : after_drain.placement.assignments) {
+    EXPECT_NE(a.owner, target) << p;
+    EXPECT_NE(a.standby, target) << p;
+  }
+  EXPECT_EQ(StateOn(after_drain, 1), state);
+}
+
+}  // namespace
+}  // namespace statewatch::control
