@@ -165,63 +165,58 @@ class Planner {
     return standby;
   }
 
-  // Rule 5: one step a round, owners before standbys.
-  void Balance() {
+  // The eligible nodes holding the most and the fewest owned partitions (`owners`) or
+  // standbys. Ties: the highest id gives, the lowest id takes (ids iterate in order).
+  struct Spread {
     std::string most, least;
     int most_n = -1, least_n = 0;
+    bool Uneven() const { return !most.empty() && most != least && most_n - least_n >= 2; }
+  };
+  Spread SpreadOf(bool owners) const {
+    Spread s;
     for (const auto& [id, record] : in_.nodes) {
       if (!Eligible(id)) continue;
-      const int owned = Load(id).first;
-      // Ties: the highest id gives, the lowest id takes (ids iterate in order).
-      if (most.empty() || owned >= most_n) {
-        most = id;
-        most_n = owned;
+      auto [owned, standing] = Load(id);
+      const int n = owners ? owned : standing;
+      if (s.most.empty() || n >= s.most_n) {
+        s.most = id;
+        s.most_n = n;
       }
-      if (least.empty() || owned < least_n) {
-        least = id;
-        least_n = owned;
+      if (s.least.empty() || n < s.least_n) {
+        s.least = id;
+        s.least_n = n;
       }
     }
-    if (most.empty() || most == least) return;
-    if (most_n - least_n >= 2) {
+    return s;
+  }
+
+  // Rule 5: one step a round, owners before standbys; partitions a move pins stay put.
+  void Balance() {
+    const Spread owners = SpreadOf(/*owners=*/true);
+    if (owners.Uneven()) {
       const Assignment* pick = nullptr;
       uint32_t pick_p = 0;
       for (const auto& [p, a] : table_) {  // prefer one whose standby is already `least`
-        if (a.owner != most || in_.moves.count(p) != 0) continue;  // pinned by a move
-        if (pick == nullptr || (a.standby == least && pick->standby != least)) {
+        if (a.owner != owners.most || in_.moves.count(p) != 0) continue;
+        if (pick == nullptr || (a.standby == owners.least && pick->standby != owners.least)) {
           pick = &a;
           pick_p = p;
         }
       }
       if (pick != nullptr) {
         const Assignment a = *pick;
-        StepToward(pick_p, a, least, "balance");
+        StepToward(pick_p, a, owners.least, "balance");
       }
       return;
     }
-    BalanceStandbys();
-  }
-
-  void BalanceStandbys() {
-    std::string most, least;
-    int most_n = -1, least_n = 0;
-    for (const auto& [id, record] : in_.nodes) {
-      if (!Eligible(id)) continue;
-      const int standing = Load(id).second;
-      if (most.empty() || standing >= most_n) {
-        most = id;
-        most_n = standing;
-      }
-      if (least.empty() || standing < least_n) {
-        least = id;
-        least_n = standing;
-      }
-    }
-    if (most.empty() || most == least || most_n - least_n < 2) return;
+    const Spread standbys = SpreadOf(/*owners=*/false);
+    if (!standbys.Uneven()) return;
     for (const auto& [p, a] : table_) {
-      if (a.standby != most || a.owner == least || in_.moves.count(p) != 0) continue;
+      if (a.standby != standbys.most || a.owner == standbys.least || in_.moves.count(p) != 0) {
+        continue;
+      }
       Assignment next = a;
-      next.standby = least;
+      next.standby = standbys.least;
       Change(p, std::move(next), "balance");
       return;
     }
