@@ -9,6 +9,12 @@
 #   make cluster-smoke  two partitions: owners, standbys, takeovers, zombie, NATS leader
 #               kill, checker against the reference model (~1 min; also run by make test)
 #   make soak   the kill -9 soak of the daemon, 1000 rounds (not part of make test)
+#   make cluster-up DIR=...       a local stage-2a cluster (3 etcd, 3 nats, 3 nodes) that
+#               keeps running; make cluster-down DIR=... stops it
+#   make cluster-chaos  seeded faults against a local cluster for 10 min (SEED=, CHAOS_SECONDS=);
+#               make test runs the same for 60 s with seed 1
+#   make cluster-failover-bench  kill -9 failover and planned-move stalls at TTL 5 and 2 s,
+#               20 trials each, and the control plane's cost per event (~15 min)
 JOBS ?= 2
 BUILD ?= build
 ASAN_BUILD ?= build-asan
@@ -20,7 +26,7 @@ CMAKE_COMMON = -DCMAKE_CXX_COMPILER_LAUNCHER="$$(command -v ccache || true)"
 
 .PHONY: deps configure build build-bin build-asan build-release test test-plain test-asan \
         test-client test-cluster test-fuzz fuzz run bench cluster-bench cluster-smoke soak \
-        clean format openapi
+        clean format openapi cluster-up cluster-down cluster-chaos cluster-failover-bench
 
 deps:
 	@bash scripts/install-deps.sh
@@ -58,10 +64,30 @@ test-client: build-bin
 	@bash scripts/test-client.sh $(BUILD)/statewatch
 
 # Three nats-servers, an owner and a standby daemon per partition of the plain build, and the
-# reference model's notices for the checker (scripts/cluster-smoke.sh).
+# reference model's notices for the checker (scripts/cluster-smoke.sh); then a short seeded
+# chaos run against three nodes under etcd (stage 2a).
 test-cluster: configure
 	@cmake --build $(BUILD) -j$(JOBS) --target statewatch_bin cluster_smoke_model
 	@bash scripts/cluster-smoke.sh $(BUILD)
+	@python3 scripts/cluster-chaos.py --statewatch $(BUILD)/statewatch --seed 1 --seconds 60
+
+DIR ?= ./cluster
+cluster-up: build-bin
+	@bash scripts/cluster-up.sh $(DIR) --build $(BUILD)
+
+cluster-down:
+	@bash scripts/cluster-up.sh --down $(DIR)
+
+SEED ?= $$(date +%s)
+CHAOS_SECONDS ?= 600
+cluster-chaos: build-bin
+	@python3 scripts/cluster-chaos.py --statewatch $(BUILD)/statewatch --seed $(SEED) \
+	  --seconds $(CHAOS_SECONDS)
+
+cluster-failover-bench: build-bin
+	@mkdir -p bench/results
+	@python3 scripts/cluster-failover-bench.py --statewatch $(BUILD)/statewatch --ttl 5 --ttl 2 \
+	  --trials 20 --out bench/results/cluster-failover.json
 
 cluster-smoke: test-cluster
 

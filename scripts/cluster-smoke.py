@@ -28,66 +28,19 @@ them, for the reference model: watch, record, drain, sweep).
 """
 import json
 import os
-import struct
 import subprocess
 import sys
 import time
 import urllib.error
-import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cluster_lib import NotLanded, call, get, post, xxh64  # noqa: E402
 
 KIND = "human_direct_message"
 SESSIONS_PER_PARTITION = 4
 
-# ---- XXH64 (seed 0), as the engine routes an agent's sessions: XXH64(agentId) mod P ---------
-_M = (1 << 64) - 1
-_P1, _P2, _P3 = 11400714785074694791, 14029467366897019727, 1609587929392839161
-_P4, _P5 = 9650029242287828579, 2870177450012600261
 
-
-def _rotl(x, r):
-    return ((x << r) | (x >> (64 - r))) & _M
-
-
-def _round(acc, lane):
-    return (_rotl((acc + lane * _P2) & _M, 31) * _P1) & _M
-
-
-def xxh64(data, seed=0):
-    n, i = len(data), 0
-    if n >= 32:
-        v = [(seed + _P1 + _P2) & _M, (seed + _P2) & _M, seed, (seed - _P1) & _M]
-        while i + 32 <= n:
-            for j in range(4):
-                v[j] = _round(v[j], struct.unpack_from("<Q", data, i + 8 * j)[0])
-            i += 32
-        h = (_rotl(v[0], 1) + _rotl(v[1], 7) + _rotl(v[2], 12) + _rotl(v[3], 18)) & _M
-        for x in v:
-            h = ((h ^ _round(0, x)) * _P1 + _P4) & _M
-    else:
-        h = (seed + _P5) & _M
-    h = (h + n) & _M
-    while i + 8 <= n:
-        h ^= _round(0, struct.unpack_from("<Q", data, i)[0])
-        h = (_rotl(h, 27) * _P1 + _P4) & _M
-        i += 8
-    if i + 4 <= n:
-        h ^= (struct.unpack_from("<I", data, i)[0] * _P1) & _M
-        h = (_rotl(h, 23) * _P2 + _P3) & _M
-        i += 4
-    while i < n:
-        h ^= (data[i] * _P5) & _M
-        h = (_rotl(h, 11) * _P1) & _M
-        i += 1
-    h ^= h >> 33
-    h = (h * _P2) & _M
-    h ^= h >> 29
-    h = (h * _P3) & _M
-    return h ^ (h >> 32)
-
-
-assert xxh64(b"") == 0xEF46DB3751D8E999 and xxh64(b"abc") == 0x44BC2CF5AD770999
-
-
+# ---- the partition's sessions and watchers ----------------------------------------------------
 def sessions_of(partitions, p):
     """The partition's sessions: agents smoke0, smoke1, ... that hash into it."""
     agents = [a for a in ("smoke%d" % k for k in range(64))
@@ -100,36 +53,7 @@ def watchers_of(p):
     return ["agent:boss%d:main" % p, "agent:audit%d:main" % p]
 
 
-# ---- HTTP ------------------------------------------------------------------------------------
-def post(url, body, timeout=25):
-    req = urllib.request.Request(url, data=json.dumps(body).encode(),
-                                 headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=timeout) as r:
-        return json.loads(r.read())
-
-
-def get(url, timeout=25):
-    with urllib.request.urlopen(url, timeout=timeout) as r:
-        return r.read().decode()
-
-
-class NotLanded(Exception):
-    """The request was refused before it could change anything: safe to retry anywhere."""
-
-
-def call(fn):
-    try:
-        return fn()
-    except urllib.error.HTTPError as e:
-        if e.code in (503, 421):
-            raise NotLanded("HTTP %d" % e.code)
-        raise
-    except urllib.error.URLError as e:
-        if isinstance(e.reason, ConnectionRefusedError):
-            raise NotLanded("connection refused")
-        raise
-
-
+# ---- the driver ------------------------------------------------------------------------------
 def append_lines(path, lines):
     with open(path, "a") as f:
         for line in lines:
@@ -145,7 +69,6 @@ def last_url(work, p):
     return url
 
 
-# ---- the driver ------------------------------------------------------------------------------
 def setup(work, partitions, p, url):
     w1, w2 = watchers_of(p)
     sessions = sessions_of(partitions, p)

@@ -1,0 +1,377 @@
+#!/usr/bin/env python3
+"""Seeded chaos against a local stage-2a cluster (docs/cluster.md §14).
+
+Starts a LocalCluster (cluster_lib.py: three etcd members, three nats-servers, three nodes),
+keeps a writer per partition busy and, one after another, injects faults drawn from a seeded
+random sequence, each healed before the next:
+
+  kill-owner       kill -9 the node owning a partition; restart it later
+  kill-controller  kill -9 the elected controller's node; restart it later
+  pause-node       SIGSTOP a node for longer than the lease TTL, then SIGCONT: on waking it
+                   must refuse what it served (503) before it is restarted
+  kill-etcd        kill -9 one etcd member; restart it later (quorum stays)
+  kill-nats        kill -9 one nats-server; restart it later
+  move             a planned move of a partition to another node (POST /v1/cluster/move)
+  drain            drain a node, then restart it (a drain lasts until the node restarts)
+
+A writer resolves its partition's owner from the cluster status and retries a request
+refused before it landed (503, 421, connection refused) on whatever owner the status names
+next. Two events in three carry a dedupe key: a request whose answer was lost is retried
+until it is acknowledged; one without a key whose answer was lost is an unknown outcome.
+Every event must be acknowledged within --event-timeout seconds.
+
+The checker, once every fault is healed and every partition has an owner and a standby:
+every acknowledged event present exactly once, an unknown outcome at most once, nothing
+else; every sequence n*P+p of its partition, unique across partitions, increasing per
+session; each owner's `verify` clean and its standby's projection digest equal to its own.
+
+Last line: `acknowledged N, lost 0, duplicated 0, faults F, verify ok, digests equal`.
+Exit 0 only then.
+
+  cluster-chaos.py --statewatch BIN [--seed S] [--seconds D] [--partitions P]
+                   [--lease-ttl T] [--dir DIR] [--keep]
+"""
+import argparse
+import json
+import os
+import random
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cluster_lib import (LocalCluster, NotLanded, agents_of, call, get, post,  # noqa: E402
+                         wait_for)
+
+KIND = "human_direct_message"
+FAULTS = ["kill-owner", "kill-controller", "pause-node", "kill-etcd", "kill-nats", "move",
+          "drain"]
+
+
+def log(msg):
+    print("[%7.1f] %s" % (time.monotonic() - T0, msg), flush=True)
+
+
+T0 = time.monotonic()
+
+
+class Writer(threading.Thread):
+    """Records events into one partition until stopped; remembers every outcome."""
+
+    def __init__(self, cluster, p, event_timeout):
+        super().__init__(daemon=True)
+        self.cluster, self.p, self.event_timeout = cluster, p, event_timeout
+        P = cluster.state["partitions"]
+        agents = agents_of(P, p, "chaos", 2)
+        self.sessions = ["agent:%s:s%d" % (a, j) for a in agents for j in range(2)]
+        self.acked = []      # (summary, session, sequence, time acknowledged)
+        self.unknown = []    # summaries whose answer was lost (no dedupe key)
+        self.failure = None
+        self.stop = threading.Event()
+        self.url = None
+
+    def owner_url(self):
+        return self.cluster.owner_urls(ready_only=False).get(self.p)
+
+    def record(self, i):
+        ev = {"sessionKey": self.sessions[i % len(self.sessions)], "kind": KIND,
+              "actorType": "human", "summary": "p%d chaos %d" % (self.p, i)}
+        if i % 3 != 0:
+            ev["dedupeKey"] = "p%d-chaos-%d" % (self.p, i)
+        deadline = time.monotonic() + self.event_timeout
+        while time.monotonic() < deadline:
+            if self.url is None:
+                self.url = self.owner_url()
+                if self.url is None:
+                    time.sleep(0.1)
+                    continue
+            try:
+                e = call(lambda: post(self.url + "/v1/events", ev, timeout=10))["events"][0]
+            except NotLanded:
+                self.url = None
+                time.sleep(0.05)
+                continue
+            except (urllib.error.URLError, OSError, KeyError, ValueError):
+                self.url = None
+                if "dedupeKey" not in ev:
+                    self.unknown.append(ev["summary"])
+                    return True
+                time.sleep(0.1)
+                continue
+            self.acked.append((ev["summary"], ev["sessionKey"], e["sequence"], time.monotonic()))
+            return True
+        self.failure = "partition %d: event %d not acknowledged within %d s" % (
+            self.p, i, self.event_timeout)
+        return False
+
+    def run(self):
+        i = 0
+        while not self.stop.is_set() and self.record(i):
+            i += 1
+            time.sleep(0.01)  # a steady load, not a flood: the machine runs everything else too
+
+    def last_ack(self):
+        return self.acked[-1][3] if self.acked else None
+
+
+class Chaos:
+    def __init__(self, cluster, rng, ttl):
+        self.c, self.rng, self.ttl = cluster, rng, ttl
+        self.done = []
+        self.problems = []
+
+    def live_nodes(self):
+        return [n for n in self.c.node_names() if self.c.alive(n)]
+
+    def restart_node(self, name):
+        if self.c.alive(name):
+            self.c.kill(name)
+        self.c.start_node(name)
+        self.c.wait_node(name)
+
+    def owner_of(self, p):
+        s = self.c.status()
+        return s["partitions"][p]["owner"] if s else None
+
+    def run(self, fault):
+        c, rng, ttl = self.c, self.rng, self.ttl
+        P = c.state["partitions"]
+        if fault == "kill-owner":
+            p = rng.randrange(P)
+            node = self.owner_of(p)
+            log("kill -9 %s (owner of partition %d)" % (node, p))
+            c.kill(node)
+            time.sleep(rng.uniform(1.5, 2.5) * ttl)
+            self.restart_node(node)
+        elif fault == "kill-controller":
+            node = c.controller()
+            log("kill -9 %s (the controller)" % node)
+            c.kill(node)
+            time.sleep(rng.uniform(1.5, 2.5) * ttl)
+            self.restart_node(node)
+        elif fault == "pause-node":
+            node = rng.choice(self.live_nodes())
+            s = c.status()
+            served = [p["ownerUrl"] for p in s["partitions"] if p["owner"] == node]
+            log("SIGSTOP %s (owns %d partitions) for %.1f s" % (node, len(served), 2 * ttl))
+            c.signal(node, signal.SIGSTOP)
+            time.sleep(2 * ttl)
+            c.signal(node, signal.SIGCONT)
+            for url in served:  # woken past its lease: it must not serve what it owned
+                self.expect_refused(node, url)
+            time.sleep(0.5 * ttl)
+            self.restart_node(node)
+        elif fault == "kill-etcd":
+            i = rng.randrange(len(c.state["etcd"]))
+            name = c.state["etcd"][i]["name"]
+            log("kill -9 etcd member %s" % name)
+            c.kill(name)
+            time.sleep(rng.uniform(1.0, 2.0) * ttl)
+            c.start_etcd(i)
+        elif fault == "kill-nats":
+            i = rng.randrange(len(c.state["nats"]))
+            name = c.state["nats"][i]["name"]
+            log("kill -9 nats-server %s" % name)
+            c.kill(name)
+            time.sleep(rng.uniform(1.0, 2.0) * ttl)
+            c.start_nats(i)
+        elif fault == "move":
+            p = rng.randrange(P)
+            s = c.status()
+            owner = s["partitions"][p]["owner"]
+            to = rng.choice([n for n in self.live_nodes() if n != owner])
+            log("move partition %d from %s to %s" % (p, owner, to))
+            try:
+                post(c.node_url(to) + "/v1/cluster/move", {"partition": p, "to": to}, timeout=60)
+            except urllib.error.HTTPError as e:
+                self.problems.append("move of partition %d to %s: HTTP %d %s" % (
+                    p, to, e.code, e.read().decode()[:200]))
+        elif fault == "drain":
+            node = rng.choice(self.live_nodes())
+            other = [n for n in self.live_nodes() if n != node][0]
+            log("drain %s" % node)
+            try:
+                post(c.node_url(other) + "/v1/cluster/drain", {"node": node}, timeout=60)
+            except urllib.error.HTTPError as e:
+                self.problems.append("drain of %s: HTTP %d %s" % (
+                    node, e.code, e.read().decode()[:200]))
+            self.restart_node(node)  # ends the drain
+        self.done.append(fault)
+
+    def expect_refused(self, node, url):
+        ev = {"sessionKey": "agent:zombie:main", "kind": KIND, "actorType": "human",
+              "summary": "zombie"}
+        try:
+            post(url + "/v1/events", ev, timeout=5)
+        except urllib.error.HTTPError as e:
+            if e.code == 503:
+                return
+            self.problems.append("%s after its lease lapsed answered HTTP %d" % (node, e.code))
+            return
+        except (urllib.error.URLError, OSError):
+            return  # not served either
+        self.problems.append("%s served a write after its lease lapsed (%s)" % (node, url))
+
+
+def session_sequences(url, session):
+    """Every sequence `session_status changesSince` pages out (200 a page), in its order."""
+    seqs, after = [], 0
+    for _ in range(100000):  # bounded: one page per 200 events
+        st = json.loads(get(url + "/v1/sessions/%s/state?changesSince=%d&limit=200"
+                            % (session, after), timeout=60))
+        changes = st.get("stateChanges", {})
+        page = [e["sequence"] for e in changes.get("events", [])]
+        seqs += page
+        if changes.get("historyGap"):
+            raise RuntimeError("session %s: a history gap after %d" % (session, after))
+        if not changes.get("truncated") or not page:
+            return seqs
+        after = page[-1]
+    return seqs
+
+
+def check(cluster, writers):
+    P = cluster.state["partitions"]
+    problems, all_seqs = [], set()
+    owners = cluster.owner_urls()
+    status = cluster.status()
+    acked_total = lost = dup = 0
+    for w in writers:
+        url = owners[w.p]
+        seen = {}
+        for line in get(url + "/v1/export", timeout=120).splitlines():
+            if line.strip():
+                e = json.loads(line)
+                seen.setdefault(e["summary"], []).append((e["sessionKey"], e["sequence"]))
+        unknown = set(w.unknown)
+        for summary, rows in seen.items():
+            if summary not in unknown and len(rows) > 1:
+                dup += 1
+            if summary in unknown and len(rows) > 1:
+                problems.append("partition %d: %s (unknown outcome) landed %d times"
+                                % (w.p, summary, len(rows)))
+        acked_summaries = set()
+        for summary, session, seq, _ in w.acked:
+            acked_summaries.add(summary)
+            rows = seen.get(summary, [])
+            if not rows:
+                lost += 1
+            elif rows[0] != (session, seq):
+                problems.append("partition %d: %s acknowledged as %s #%d, exported as %s"
+                                % (w.p, summary, session, seq, rows[0]))
+        for summary in seen:
+            if summary not in acked_summaries and summary not in unknown:
+                problems.append("partition %d: %s exported but never written" % (w.p, summary))
+        by_session = {}
+        for rows in seen.values():
+            for session, seq in rows:
+                by_session.setdefault(session, []).append(seq)
+                if seq % P != w.p:
+                    problems.append("sequence %d is not n*%d+%d" % (seq, P, w.p))
+                if seq in all_seqs:
+                    problems.append("sequence %d handed out twice" % seq)
+                all_seqs.add(seq)
+        for session in w.sessions:
+            seqs = session_sequences(url, session)
+            if seqs != sorted(set(seqs)) or seqs != sorted(by_session.get(session, [])):
+                problems.append("session %s: sequences not unique, increasing and as exported"
+                                % session)
+        if '"ok":true' not in get(url + "/v1/verify", timeout=120).replace(" ", ""):
+            problems.append("partition %d: verify on the owner failed" % w.p)
+        standby_url = status["partitions"][w.p].get("standbyUrl")
+
+        def same():
+            a = json.loads(get(url + "/v1/cluster/digest", 10))
+            b = json.loads(get(standby_url + "/v1/cluster/digest", 10))
+            return (a["position"], a["digest"]) == (b["position"], b["digest"])
+        try:
+            wait_for("partition %d's standby digest" % w.p, same, 30)
+        except RuntimeError as e:
+            problems.append(str(e))
+        acked_total += len(w.acked)
+        print("partition %d: acknowledged %d, unknown %d, exported %d" %
+              (w.p, len(w.acked), len(w.unknown), len(seen)))
+    return acked_total, lost, dup, problems
+
+
+def gaps(writer, t0, t1):
+    """The longest time between two acknowledgements of `writer` within [t0, t1]."""
+    edges = [t0] + [a[3] for a in writer.acked if t0 <= a[3] <= t1] + [t1]
+    return max(b - a for a, b in zip(edges, edges[1:]))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--statewatch", required=True)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--seconds", type=float, default=90)
+    ap.add_argument("--partitions", type=int, default=3)
+    ap.add_argument("--lease-ttl", type=int, default=2)
+    ap.add_argument("--event-timeout", type=int, default=60)
+    ap.add_argument("--dir")
+    ap.add_argument("--keep", action="store_true", help="keep DIR (logs, data) afterwards")
+    a = ap.parse_args()
+    rng = random.Random(a.seed)
+    work = a.dir or tempfile.mkdtemp(prefix="statewatch-chaos.")
+    c = LocalCluster.create(work, a.statewatch, nodes=3, partitions=a.partitions,
+                            lease_ttl=a.lease_ttl, name="chaos")
+    ok = False
+    try:
+        log("seed %d, %d partitions, lease TTL %d s, %s" % (a.seed, a.partitions, a.lease_ttl,
+                                                            work))
+        c.up()
+        c.wait_ready(seconds=90)
+        writers = [Writer(c, p, a.event_timeout) for p in range(a.partitions)]
+        for w in writers:
+            w.start()
+        chaos = Chaos(c, rng, a.lease_ttl)
+        order = FAULTS[:]
+        rng.shuffle(order)  # every kind once first, then at random
+        end = time.monotonic() + a.seconds
+        worst = {}
+        while time.monotonic() < end and not any(w.failure for w in writers):
+            fault = order.pop(0) if order else rng.choice(FAULTS)
+            t0 = time.monotonic()
+            chaos.run(fault)
+            c.wait_ready(seconds=90)
+            t1 = time.monotonic()
+            gap = max(gaps(w, t0, t1) for w in writers)
+            worst[fault] = max(worst.get(fault, 0), gap)
+            log("%s healed; the longest write gap in it %.2f s" % (fault, gap))
+            time.sleep(rng.uniform(0.2, 1.0))
+        for w in writers:
+            w.stop.set()
+        for w in writers:
+            w.join(a.event_timeout + 15)
+        failures = [w.failure for w in writers if w.failure]
+        c.wait_ready(seconds=90)
+        acked, lost, dup, problems = check(c, writers)
+        problems = failures + chaos.problems + problems
+        for p in problems[:20]:
+            print("PROBLEM: " + p)
+        print("longest write gap per fault: " +
+              ", ".join("%s %.2f s" % kv for kv in sorted(worst.items())))
+        ok = not problems and lost == 0 and dup == 0
+        tail = "verify ok, digests equal" if ok else "FAILED (%d problems)" % len(problems)
+        print("acknowledged %d, lost %d, duplicated %d, faults %d, %s"
+              % (acked, lost, dup, len(chaos.done), tail))
+    except Exception as e:  # noqa: BLE001 — say what broke, with the logs' tails
+        print("chaos run failed: %s" % e)
+        for name in c.node_names():
+            path = os.path.join(work, name + ".log")
+            if os.path.exists(path):
+                print("--- " + path)
+                print("".join(open(path, errors="replace").readlines()[-8:]))
+    finally:
+        c.down()
+        if not a.keep and not a.dir:
+            shutil.rmtree(work, ignore_errors=True)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,217 @@
+#!/usr/bin/env python3
+"""What a client sees when ownership changes under stage 2a (docs/cluster.md §14).
+
+On a LocalCluster (cluster_lib.py: three etcd members, three nats-servers, three nodes,
+two partitions) one client records events into partition 0 back to back, each with a
+dedupe key, re-resolving the owner from the cluster status whenever a request is refused
+(503, 421, connection refused) or its answer is lost. Measured, per lease TTL:
+
+  failover  kill -9 of partition 0's owner node, TRIALS times (the node is restarted and
+            the partition has an owner and a standby again before the next trial):
+            the unavailability is the time from the kill to the next acknowledgement
+  move      a planned move of partition 0 to another node, TRIALS times: the longest
+            time between two acknowledgements while the move runs (the write stall)
+  rate      events/s of the same client for --rate-seconds on the node's owner slot and,
+            after the nodes stop, on a stage-1 owner daemon (`serve --cluster --partition 0
+            --role owner`, no etcd) over the same stream: the control plane's cost
+
+Prints one JSON line per figure and a summary; `--out FILE` writes them as JSON.
+
+  cluster-failover-bench.py --statewatch BIN [--ttl 5 --ttl 2] [--trials 20]
+                            [--rate-seconds 20] [--out FILE]
+"""
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cluster_lib import (LocalCluster, NotLanded, agents_of, call, post,  # noqa: E402
+                         wait_for)
+
+KIND = "human_direct_message"
+
+
+class Client(threading.Thread):
+    """Records events into partition 0 back to back; keeps the time of every acknowledgement."""
+
+    def __init__(self, cluster, fixed_url=None):
+        super().__init__(daemon=True)
+        self.c, self.fixed = cluster, fixed_url
+        agent = agents_of(cluster.state["partitions"], 0, "bench", 1)[0]
+        self.session = "agent:%s:main" % agent
+        self.acks = []
+        self.stop = threading.Event()
+        self.url = fixed_url
+        self.i = 0
+
+    def run(self):
+        while not self.stop.is_set():
+            if self.url is None:
+                self.url = self.c.owner_urls(ready_only=False).get(0)
+                if self.url is None:
+                    time.sleep(0.02)
+                    continue
+            ev = {"sessionKey": self.session, "kind": KIND, "actorType": "human",
+                  "summary": "bench %d" % self.i, "dedupeKey": "bench-%d-%d" % (os.getpid(), self.i)}
+            try:
+                call(lambda: post(self.url + "/v1/events", ev, timeout=10))
+            except (NotLanded, urllib.error.URLError, OSError, ValueError):
+                self.url = self.fixed
+                time.sleep(0.02)
+                continue
+            self.acks.append(time.monotonic())
+            self.i += 1
+
+    def first_ack_after(self, t, seconds=60):
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            later = [a for a in self.acks[-200:] if a > t]
+            if later:
+                return later[0]
+            time.sleep(0.01)
+        raise RuntimeError("no acknowledgement within %d s" % seconds)
+
+    def longest_gap(self, t0, t1):
+        times = [a for a in self.acks if t0 <= a <= t1]
+        edges = [t0] + times + [t1]
+        return max(b - a for a, b in zip(edges, edges[1:]))
+
+
+def pct(values, q):
+    v = sorted(values)
+    return v[min(len(v) - 1, int(round(q / 100.0 * (len(v) - 1))))]
+
+
+def summary(name, values):
+    return {"figure": name, "trials": len(values), "p50_ms": round(pct(values, 50) * 1000),
+            "p99_ms": round(pct(values, 99) * 1000), "max_ms": round(max(values) * 1000),
+            "mean_ms": round(statistics.mean(values) * 1000)}
+
+
+def emit(results, record):
+    results.append(record)
+    print(json.dumps(record), flush=True)
+
+
+def run_ttl(a, ttl, results):
+    work = tempfile.mkdtemp(prefix="statewatch-failover.")
+    c = LocalCluster.create(work, a.statewatch, nodes=3, partitions=2, lease_ttl=ttl,
+                            name="bench")
+    try:
+        c.up()
+        c.wait_ready(seconds=90)
+        client = Client(c)
+        client.start()
+        client.first_ack_after(time.monotonic())
+        failover = []
+        for t in range(a.trials):
+            c.wait_ready(seconds=90)
+            time.sleep(0.5)
+            owner = c.status()["partitions"][0]["owner"]
+            killed = time.monotonic()
+            c.kill(owner)
+            back = client.first_ack_after(killed)
+            failover.append(back - killed)
+            print("ttl %d s, failover %d: %s killed, writes back after %.0f ms"
+                  % (ttl, t + 1, owner, (back - killed) * 1000), flush=True)
+            c.start_node(owner)
+            c.wait_node(owner)
+        emit(results, dict(summary("failover_kill9", failover), lease_ttl_s=ttl))
+        move = []
+        for t in range(a.trials):
+            c.wait_ready(seconds=90)
+            time.sleep(0.5)
+            s = c.status()
+            owner = s["partitions"][0]["owner"]
+            to = [n for n in c.node_names() if n != owner][t % 2]
+            t0 = time.monotonic()
+            post(c.node_url(to) + "/v1/cluster/move", {"partition": 0, "to": to}, timeout=60)
+            wait_for("partition 0 owned by %s" % to,
+                     lambda: c.status()["partitions"][0]["owner"] == to, 30)
+            client.first_ack_after(time.monotonic())
+            t1 = time.monotonic()
+            move.append(client.longest_gap(t0, t1))
+            print("ttl %d s, move %d: %s -> %s, longest write gap %.0f ms"
+                  % (ttl, t + 1, owner, to, move[-1] * 1000), flush=True)
+        emit(results, dict(summary("planned_move_stall", move), lease_ttl_s=ttl))
+        client.stop.set()
+        client.join(15)
+        if a.rate_seconds > 0:
+            rate(a, c, ttl, results)
+    finally:
+        c.down()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def measure_rate(c, url, seconds):
+    client = Client(c, fixed_url=url)
+    client.start()
+    time.sleep(1.0)  # warm-up
+    n0, t0 = len(client.acks), time.monotonic()
+    time.sleep(seconds)
+    n1, t1 = len(client.acks), time.monotonic()
+    client.stop.set()
+    client.join(15)
+    return (n1 - n0) / (t1 - t0)
+
+
+def rate(a, c, ttl, results):
+    c.wait_ready(seconds=90)
+    node_url = c.owner_urls()[0]
+    with_plane = measure_rate(c, node_url, a.rate_seconds)
+    for n in c.node_names():
+        c.kill(n)
+    port_file = os.path.join(c.dir, "stage1.port")
+    proc = subprocess.Popen(
+        [c.state["statewatch"], "serve", "--data", os.path.join(c.dir, "stage1"),
+         "--listen", "127.0.0.1:0", "--port-file", port_file, "--cluster", c.nats_urls(),
+         "--partitions", "2", "--partition", "0", "--role", "owner",
+         "--cluster-checkpoint-every", str(c.state["checkpointEvery"])],
+        stdout=open(os.path.join(c.dir, "stage1.log"), "w"), stderr=subprocess.STDOUT)
+    try:
+        wait_for("the stage-1 owner listening",
+                 lambda: os.path.getsize(port_file) > 0, 60)
+        url = "http://127.0.0.1:%s" % open(port_file).read().strip()
+        wait_for("the stage-1 owner serving",
+                 lambda: post(url + "/v1/events", {
+                     "sessionKey": "agent:warm:main", "kind": KIND, "actorType": "human",
+                     "summary": "warm"}, timeout=5) is not None, 60)
+        without = measure_rate(c, url, a.rate_seconds)
+    finally:
+        proc.kill()
+        proc.wait()
+    emit(results, {"figure": "events_per_s_one_client", "lease_ttl_s": ttl,
+                   "node_under_control_plane": round(with_plane),
+                   "stage1_owner_without": round(without),
+                   "ratio": round(with_plane / without, 3)})
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--statewatch", required=True)
+    ap.add_argument("--ttl", type=int, action="append")
+    ap.add_argument("--trials", type=int, default=20)
+    ap.add_argument("--rate-seconds", type=float, default=20)
+    ap.add_argument("--out")
+    a = ap.parse_args()
+    results = []
+    for i, ttl in enumerate(a.ttl or [5, 2]):
+        if i > 0:
+            a.rate_seconds = 0  # the control plane's cost does not depend on the TTL
+        run_ttl(a, ttl, results)
+    if a.out:
+        with open(a.out, "w") as f:
+            json.dump(results, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
