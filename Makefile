@@ -5,7 +5,8 @@
 #               (clang, build-fuzz); never builds the benchmarks
 #   make fuzz   explore with the fuzz target for 10 min from a random seed
 #   make bench  Release build, run the benchmarks, write bench/results/
-#   make cluster-bench  JetStreamLog on a loopback R3 cluster, plain and sync-mounted (root)
+#   make cluster-bench  JetStreamLog on a loopback R3 cluster, plain and sync-mounted (root),
+#               then make cluster-failover-bench
 #   make cluster-smoke  two partitions: owners, standbys, takeovers, zombie, NATS leader
 #               kill, checker against the reference model (~1 min; also run by make test)
 #   make soak   the kill -9 soak of the daemon, 1000 rounds (not part of make test)
@@ -69,20 +70,22 @@ test-client: build-bin
 test-cluster: configure
 	@cmake --build $(BUILD) -j$(JOBS) --target statewatch_bin cluster_smoke_model
 	@bash scripts/cluster-smoke.sh $(BUILD)
-	@python3 scripts/cluster-chaos.py --statewatch $(BUILD)/statewatch --seed 1 --seconds 60
+	@STATEWATCH_BIN=$(BUILD)/statewatch STATEWATCH_MODEL=$(BUILD)/tests/cluster_smoke_model \
+	  bash scripts/cluster-chaos.sh --seed 1 --seconds 60
 
 DIR ?= ./cluster
 cluster-up: build-bin
-	@bash scripts/cluster-up.sh $(DIR) --build $(BUILD)
+	@STATEWATCH_BIN=$(BUILD)/statewatch bash scripts/cluster-up.sh $(DIR)
 
 cluster-down:
-	@bash scripts/cluster-up.sh --down $(DIR)
+	@bash scripts/cluster-up.sh $(DIR) --down
 
 SEED ?= $$(date +%s)
 CHAOS_SECONDS ?= 600
-cluster-chaos: build-bin
-	@python3 scripts/cluster-chaos.py --statewatch $(BUILD)/statewatch --seed $(SEED) \
-	  --seconds $(CHAOS_SECONDS)
+cluster-chaos: configure
+	@cmake --build $(BUILD) -j$(JOBS) --target statewatch_bin cluster_smoke_model
+	@STATEWATCH_BIN=$(BUILD)/statewatch STATEWATCH_MODEL=$(BUILD)/tests/cluster_smoke_model \
+	  bash scripts/cluster-chaos.sh --seed $(SEED) --seconds $(CHAOS_SECONDS)
 
 cluster-failover-bench: build-bin
 	@mkdir -p bench/results
@@ -110,6 +113,7 @@ bench: build-release
 
 cluster-bench: deps
 	@bash scripts/cluster-bench.sh
+	@$(MAKE) --no-print-directory cluster-failover-bench
 
 # Rewrites docs/openapi.json from the route table (a test fails while they differ).
 openapi: configure

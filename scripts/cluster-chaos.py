@@ -23,13 +23,19 @@ Every event must be acknowledged within --event-timeout seconds.
 The checker, once every fault is healed and every partition has an owner and a standby:
 every acknowledged event present exactly once, an unknown outcome at most once, nothing
 else; every sequence n*P+p of its partition, unique across partitions, increasing per
-session; each owner's `verify` clean and its standby's projection digest equal to its own.
+session; each watcher's pending notices equal to what the reference model (the
+cluster_smoke_model binary) gives for the partition's operations; each owner's `verify` clean
+and its standby's projection digest equal to its own.
 
-Last line: `acknowledged N, lost 0, duplicated 0, faults F, verify ok, digests equal`.
-Exit 0 only then.
+Last line: `faults F, failovers K, acknowledged N, lost 0, duplicated 0, verify ok, digests
+equal, failover p50 X ms p99 Y ms` (a failover: a partition whose owner changed under an
+unplanned fault; its time: the longest write gap of that partition's writer in it). Exit 0
+only then.
 
-  cluster-chaos.py --statewatch BIN [--seed S] [--seconds D] [--partitions P]
-                   [--lease-ttl T] [--dir DIR] [--keep]
+  cluster-chaos.py [--statewatch BIN] [--model BIN] [--seed S] [--seconds D]
+                   [--partitions P] [--lease-ttl T] [--dir DIR] [--keep]
+
+--statewatch defaults to $STATEWATCH_BIN; scripts/cluster-chaos.sh runs it on the build's.
 """
 import argparse
 import json
@@ -37,6 +43,7 @@ import os
 import random
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import threading
@@ -60,7 +67,14 @@ T0 = time.monotonic()
 
 
 class Writer(threading.Thread):
-    """Records events into one partition until stopped; remembers every outcome."""
+    """The partition's only writer: registers two watchers' watches, then records events and
+    drains one watcher every DRAIN_EVERY events until stopped. It runs one request at a time,
+    so the order of its operations is the partition's, and it logs them (self.ops) for the
+    reference model as scripts/cluster-smoke.py does: watch, record (with the sequence the
+    engine gave), drain, and a sweep wherever the owner changed (the new owner's restart
+    sweep ran before anything it answered)."""
+
+    DRAIN_EVERY = 25
 
     def __init__(self, cluster, p, event_timeout):
         super().__init__(daemon=True)
@@ -68,20 +82,21 @@ class Writer(threading.Thread):
         P = cluster.state["partitions"]
         agents = agents_of(P, p, "chaos", 2)
         self.sessions = ["agent:%s:s%d" % (a, j) for a in agents for j in range(2)]
-        self.acked = []      # (summary, session, sequence, time acknowledged)
+        self.watchers = ["agent:boss%d:main" % p, "agent:audit%d:main" % p]
+        self.acked = []      # (summary, session, sequence, time acknowledged, url)
         self.unknown = []    # summaries whose answer was lost (no dedupe key)
+        self.ops = []
         self.failure = None
         self.stop = threading.Event()
-        self.url = None
+        self.url = None      # where the next request goes
+        self.owner = None    # the URL that answered last
 
     def owner_url(self):
         return self.cluster.owner_urls(ready_only=False).get(self.p)
 
-    def record(self, i):
-        ev = {"sessionKey": self.sessions[i % len(self.sessions)], "kind": KIND,
-              "actorType": "human", "summary": "p%d chaos %d" % (self.p, i)}
-        if i % 3 != 0:
-            ev["dedupeKey"] = "p%d-chaos-%d" % (self.p, i)
+    def send(self, path, body, what):
+        """(answer, url) once a request is acknowledged; ("lost", url) when its answer was lost
+        (it may have landed at url); None when not within the event timeout."""
         deadline = time.monotonic() + self.event_timeout
         while time.monotonic() < deadline:
             if self.url is None:
@@ -89,33 +104,93 @@ class Writer(threading.Thread):
                 if self.url is None:
                     time.sleep(0.1)
                     continue
+            url = self.url
             try:
-                e = call(lambda: post(self.url + "/v1/events", ev, timeout=10))["events"][0]
+                return call(lambda: post(url + path, body, timeout=10)), url
             except NotLanded:
                 self.url = None
                 time.sleep(0.05)
-                continue
-            except (urllib.error.URLError, OSError, KeyError, ValueError):
+            except (urllib.error.URLError, OSError, ValueError):
                 self.url = None
+                return "lost", url
+        self.failure = "partition %d: %s not acknowledged within %d s" % (
+            self.p, what, self.event_timeout)
+        return None
+
+    def answered_by(self, url):
+        """Logs the new owner's sweep when `url`, which just answered, is not the last owner."""
+        if self.owner is not None and url != self.owner:
+            self.ops.append({"op": "sweep", "url": url})
+        self.owner = url
+
+    def setup(self):
+        w1, w2 = self.watchers
+        for watcher, target in [(w1, t) for t in self.sessions] + [(w2, self.sessions[0])]:
+            while True:  # a watch is idempotent: retry until acknowledged (bounded by send)
+                r = self.send("/v1/watches", {"watcher": watcher, "target": target}, "a watch")
+                if r is None:
+                    return False
+                if r[0] != "lost":
+                    self.answered_by(r[1])
+                    break
+            self.ops.append({"op": "watch", "watcher": watcher, "target": target})
+        return True
+
+    def record(self, i):
+        ev = {"sessionKey": self.sessions[i % len(self.sessions)], "kind": KIND,
+              "actorType": "human", "summary": "p%d chaos %d" % (self.p, i)}
+        if i % 3 != 0:
+            ev["dedupeKey"] = "p%d-chaos-%d" % (self.p, i)
+        if i % 5 == 0:
+            ev["watchers"] = [self.watchers[1]]  # a producer's watcher
+        op = dict(ev, op="record", session=ev["sessionKey"], sequence=None)
+        del op["sessionKey"]
+        lost_at = None
+        while True:
+            r = self.send("/v1/events", ev, "event %d" % i)
+            if r is None:
+                return False
+            answer, url = r
+            if answer == "lost":
                 if "dedupeKey" not in ev:
+                    self.ops.append(op)  # unknown outcome: the checker looks for it
                     self.unknown.append(ev["summary"])
                     return True
+                lost_at = lost_at or url
                 time.sleep(0.1)
                 continue
-            self.acked.append((ev["summary"], ev["sessionKey"], e["sequence"], time.monotonic()))
+            e = answer["events"][0]
+            if e.get("deduplicated") and lost_at is not None and lost_at != url:
+                # It landed on the old owner, before the new owner's sweep.
+                self.ops.append(dict(op, sequence=e["sequence"]))
+                self.answered_by(url)
+            else:
+                self.answered_by(url)
+                self.ops.append(dict(op, sequence=e["sequence"]))
+            self.acked.append((ev["summary"], ev["sessionKey"], e["sequence"],
+                               time.monotonic(), url))
             return True
-        self.failure = "partition %d: event %d not acknowledged within %d s" % (
-            self.p, i, self.event_timeout)
-        return False
+
+    def drain(self):
+        r = self.send("/v1/notices/drain", {"watcher": self.watchers[0]}, "a drain")
+        if r is None:
+            return False
+        if r[0] == "lost":  # applied or not: the checker tries both
+            self.ops.append({"op": "drain", "watcher": self.watchers[0], "unknown": True})
+        else:
+            self.answered_by(r[1])
+            self.ops.append({"op": "drain", "watcher": self.watchers[0]})
+        return True
 
     def run(self):
+        if not self.setup():
+            return
         i = 0
         while not self.stop.is_set() and self.record(i):
             i += 1
+            if i % self.DRAIN_EVERY == 0 and not self.drain():
+                return
             time.sleep(0.01)  # a steady load, not a flood: the machine runs everything else too
-
-    def last_ack(self):
-        return self.acked[-1][3] if self.acked else None
 
 
 class Chaos:
@@ -156,13 +231,14 @@ class Chaos:
         elif fault == "pause-node":
             node = rng.choice(self.live_nodes())
             s = c.status()
-            served = [p["ownerUrl"] for p in s["partitions"] if p["owner"] == node]
+            served = [(p["partition"], p["ownerUrl"]) for p in s["partitions"]
+                      if p["owner"] == node]
             log("SIGSTOP %s (owns %d partitions) for %.1f s" % (node, len(served), 2 * ttl))
             c.signal(node, signal.SIGSTOP)
             time.sleep(2 * ttl)
             c.signal(node, signal.SIGCONT)
-            for url in served:  # woken past its lease: it must not serve what it owned
-                self.expect_refused(node, url)
+            for p, url in served:  # woken past its lease: it must not serve what it owned
+                self.expect_refused(node, p, url)
             time.sleep(0.5 * ttl)
             self.restart_node(node)
         elif fault == "kill-etcd":
@@ -202,8 +278,9 @@ class Chaos:
             self.restart_node(node)  # ends the drain
         self.done.append(fault)
 
-    def expect_refused(self, node, url):
-        ev = {"sessionKey": "agent:zombie:main", "kind": KIND, "actorType": "human",
+    def expect_refused(self, node, p, url):
+        agent = agents_of(self.c.state["partitions"], p, "zombie", 1)[0]
+        ev = {"sessionKey": "agent:%s:main" % agent, "kind": KIND, "actorType": "human",
               "summary": "zombie"}
         try:
             post(url + "/v1/events", ev, timeout=5)
@@ -234,7 +311,41 @@ def session_sequences(url, session):
     return seqs
 
 
-def check(cluster, writers):
+def check_notices(w, url, seen, model, work):
+    """The watchers' pending notices at the owner equal the reference model's for the
+    writer's operations. An event whose answer was lost counts as the journal says; a drain
+    whose answer was lost may or may not have run: some choice of them must match."""
+    got = {x: json.loads(get(url + "/v1/notices?watcher=" + x, 30))["notices"]
+           for x in w.watchers}
+    ops = []
+    for op in w.ops:
+        if op["op"] == "record" and op["sequence"] is None:
+            rows = seen.get(op["summary"])
+            if not rows:
+                continue  # never landed
+            op = dict(op, sequence=rows[0][1])
+        ops.append(op)
+    unknown = [i for i, op in enumerate(ops) if op.get("unknown")]
+    if len(unknown) > 6:
+        return ["partition %d: %d drains with a lost answer, too many to try every choice"
+                % (w.p, len(unknown))]
+    path = os.path.join(work, "ops%d.jsonl" % w.p)
+    expected = None
+    for choice in range(1 << len(unknown)):
+        skip = {unknown[b] for b in range(len(unknown)) if not choice >> b & 1}
+        with open(path, "w") as f:
+            for i, op in enumerate(ops):
+                if i not in skip:
+                    f.write(json.dumps(op) + "\n")
+        expected = json.loads(subprocess.check_output(
+            [model, path, str(int(time.time() * 1000))] + w.watchers))
+        if all(got[x] == expected[x] for x in w.watchers):
+            return []
+    return ["partition %d: watcher %s has pending notices %s, the model gives %s"
+            % (w.p, x, got[x], expected[x]) for x in w.watchers if got[x] != expected[x]]
+
+
+def check(cluster, writers, model):
     P = cluster.state["partitions"]
     problems, all_seqs = [], set()
     owners = cluster.owner_urls()
@@ -255,7 +366,7 @@ def check(cluster, writers):
                 problems.append("partition %d: %s (unknown outcome) landed %d times"
                                 % (w.p, summary, len(rows)))
         acked_summaries = set()
-        for summary, session, seq, _ in w.acked:
+        for summary, session, seq, _, _ in w.acked:
             acked_summaries.add(summary)
             rows = seen.get(summary, [])
             if not rows:
@@ -280,6 +391,7 @@ def check(cluster, writers):
             if seqs != sorted(set(seqs)) or seqs != sorted(by_session.get(session, [])):
                 problems.append("session %s: sequences not unique, increasing and as exported"
                                 % session)
+        problems += check_notices(w, url, seen, model, cluster.dir)
         if '"ok":true' not in get(url + "/v1/verify", timeout=120).replace(" ", ""):
             problems.append("partition %d: verify on the owner failed" % w.p)
         standby_url = status["partitions"][w.p].get("standbyUrl")
@@ -304,17 +416,35 @@ def gaps(writer, t0, t1):
     return max(b - a for a, b in zip(edges, edges[1:]))
 
 
+def owner_changes(writer, t0, t1):
+    """True when `writer`'s partition answered from another owner after [t0, t1] than before."""
+    before = [a[4] for a in writer.acked if a[3] < t0]
+    after = [a[4] for a in writer.acked if a[3] >= t0]
+    return bool(before and after and before[-1] != after[-1])
+
+
+UNPLANNED = ("kill-owner", "kill-controller", "pause-node")
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--statewatch", required=True)
+    ap.add_argument("--statewatch", default=os.environ.get("STATEWATCH_BIN"))
+    ap.add_argument("--model", help="the cluster_smoke_model binary (default: beside "
+                    "--statewatch, in tests/)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--seconds", type=float, default=90)
-    ap.add_argument("--partitions", type=int, default=3)
+    ap.add_argument("--partitions", type=int, default=6)
     ap.add_argument("--lease-ttl", type=int, default=2)
     ap.add_argument("--event-timeout", type=int, default=60)
     ap.add_argument("--dir")
     ap.add_argument("--keep", action="store_true", help="keep DIR (logs, data) afterwards")
     a = ap.parse_args()
+    if not a.statewatch:
+        ap.error("--statewatch BIN (or STATEWATCH_BIN) is needed")
+    model = a.model or os.path.join(os.path.dirname(os.path.abspath(a.statewatch)), "tests",
+                                    "cluster_smoke_model")
+    if not os.access(model, os.X_OK):
+        ap.error("no reference model binary at %s (make builds cluster_smoke_model)" % model)
     rng = random.Random(a.seed)
     work = a.dir or tempfile.mkdtemp(prefix="statewatch-chaos.")
     c = LocalCluster.create(work, a.statewatch, nodes=3, partitions=a.partitions,
@@ -332,16 +462,27 @@ def main():
         order = FAULTS[:]
         rng.shuffle(order)  # every kind once first, then at random
         end = time.monotonic() + a.seconds
-        worst = {}
+        worst, failovers, moves = {}, [], 0
         while time.monotonic() < end and not any(w.failure for w in writers):
             fault = order.pop(0) if order else rng.choice(FAULTS)
             t0 = time.monotonic()
             chaos.run(fault)
             c.wait_ready(seconds=90)
+            # Every writer has answered since: its last answer names the owner after the fault.
+            for w in writers:
+                n = len(w.acked)
+                wait_for("partition %d answering" % w.p,
+                         lambda: len(w.acked) > n or w.failure, a.event_timeout)
             t1 = time.monotonic()
             gap = max(gaps(w, t0, t1) for w in writers)
             worst[fault] = max(worst.get(fault, 0), gap)
-            log("%s healed; the longest write gap in it %.2f s" % (fault, gap))
+            changed = [w for w in writers if owner_changes(w, t0, t1)]
+            if fault in UNPLANNED:
+                failovers += [gaps(w, t0, t1) for w in changed]
+            else:
+                moves += len(changed)
+            log("%s healed; %d partitions changed owner; the longest write gap %.2f s"
+                % (fault, len(changed), gap))
             time.sleep(rng.uniform(0.2, 1.0))
         for w in writers:
             w.stop.set()
@@ -349,16 +490,20 @@ def main():
             w.join(a.event_timeout + 15)
         failures = [w.failure for w in writers if w.failure]
         c.wait_ready(seconds=90)
-        acked, lost, dup, problems = check(c, writers)
+        acked, lost, dup, problems = check(c, writers, model)
         problems = failures + chaos.problems + problems
         for p in problems[:20]:
             print("PROBLEM: " + p)
         print("longest write gap per fault: " +
-              ", ".join("%s %.2f s" % kv for kv in sorted(worst.items())))
+              ", ".join("%s %.2f s" % kv for kv in sorted(worst.items())) +
+              "; planned owner changes %d" % moves)
         ok = not problems and lost == 0 and dup == 0
         tail = "verify ok, digests equal" if ok else "FAILED (%d problems)" % len(problems)
-        print("acknowledged %d, lost %d, duplicated %d, faults %d, %s"
-              % (acked, lost, dup, len(chaos.done), tail))
+        fo = sorted(failovers) or [0.0]
+        print("faults %d, failovers %d, acknowledged %d, lost %d, duplicated %d, %s, "
+              "failover p50 %d ms p99 %d ms"
+              % (len(chaos.done), len(failovers), acked, lost, dup, tail,
+                 fo[len(fo) // 2] * 1000, fo[min(len(fo) - 1, int(0.99 * len(fo)))] * 1000))
     except Exception as e:  # noqa: BLE001 — say what broke, with the logs' tails
         print("chaos run failed: %s" % e)
         for name in c.node_names():

@@ -25,7 +25,6 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -163,31 +162,38 @@ def measure_rate(c, url, seconds):
     return (n1 - n0) / (t1 - t0)
 
 
+def start_stage1(c, name, p, role):
+    """A stage-1 daemon (no etcd) for partition p of the cluster's streams; its URL."""
+    port_file = os.path.join(c.dir, name + ".port")
+    c._spawn(name, [
+        c.state["statewatch"], "serve", "--data", os.path.join(c.dir, name),
+        "--listen", "127.0.0.1:0", "--port-file", port_file, "--cluster", c.nats_urls(),
+        "--partitions", str(c.state["partitions"]), "--partition", str(p), "--role", role,
+        "--cluster-checkpoint-every", str(c.state["checkpointEvery"])])
+    wait_for("%s listening" % name, lambda: os.path.getsize(port_file) > 0, 60)
+    return "http://127.0.0.1:%s" % open(port_file).read().strip()
+
+
 def rate(a, c, ttl, results):
+    """The same client on the same stream, under the control plane and without it. Both
+    runs have an owner and a standby for every partition (stage 1's daemons are what a node
+    runs as its slots), so the difference is the leases, the controller and the node."""
     c.wait_ready(seconds=90)
     node_url = c.owner_urls()[0]
     with_plane = measure_rate(c, node_url, a.rate_seconds)
     for n in c.node_names():
         c.kill(n)
-    port_file = os.path.join(c.dir, "stage1.port")
-    proc = subprocess.Popen(
-        [c.state["statewatch"], "serve", "--data", os.path.join(c.dir, "stage1"),
-         "--listen", "127.0.0.1:0", "--port-file", port_file, "--cluster", c.nats_urls(),
-         "--partitions", "2", "--partition", "0", "--role", "owner",
-         "--cluster-checkpoint-every", str(c.state["checkpointEvery"])],
-        stdout=open(os.path.join(c.dir, "stage1.log"), "w"), stderr=subprocess.STDOUT)
-    try:
-        wait_for("the stage-1 owner listening",
-                 lambda: os.path.getsize(port_file) > 0, 60)
-        url = "http://127.0.0.1:%s" % open(port_file).read().strip()
-        wait_for("the stage-1 owner serving",
-                 lambda: post(url + "/v1/events", {
-                     "sessionKey": "agent:warm:main", "kind": KIND, "actorType": "human",
-                     "summary": "warm"}, timeout=5) is not None, 60)
-        without = measure_rate(c, url, a.rate_seconds)
-    finally:
-        proc.kill()
-        proc.wait()
+    urls = {}
+    for p in range(c.state["partitions"]):
+        urls[p] = start_stage1(c, "stage1-owner%d" % p, p, "owner")
+        start_stage1(c, "stage1-standby%d" % p, p, "standby")
+    url = urls[0]
+    warm = "agent:%s:main" % agents_of(c.state["partitions"], 0, "warm", 1)[0]
+    wait_for("the stage-1 owner serving",
+             lambda: post(url + "/v1/events", {
+                 "sessionKey": warm, "kind": KIND, "actorType": "human",
+                 "summary": "warm"}, timeout=5) is not None, 60)
+    without = measure_rate(c, url, a.rate_seconds)
     emit(results, {"figure": "events_per_s_one_client", "lease_ttl_s": ttl,
                    "node_under_control_plane": round(with_plane),
                    "stage1_owner_without": round(without),

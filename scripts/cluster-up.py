@@ -26,18 +26,17 @@ def up(a):
                 "STATEWATCH_CLUSTER_NAME=%s\n" % (c.etcd_urls(), c.nats_urls(), nodes,
                                                   c.state["name"]))
     s = c.status()
-    print("cluster \"%s\" is up in %s: %d nodes, %d partitions, controller %s"
-          % (c.state["name"], a.dir, a.nodes, a.partitions, s.get("controller")))
-    print("  etcd:   %s\n  nats:   %s" % (c.etcd_urls(), c.nats_urls()))
     for n in c.node_names():
-        print("  %-6s  %s  (pid %d, log %s)" % (n, c.node_url(n), c.pid(n),
-                                                os.path.join(a.dir, n + ".log")))
+        print("node %s %s" % (n, c.node_url(n)))
+    print("cluster \"%s\" is up: %d nodes, %d partitions, controller %s; logs and data in %s"
+          % (c.state["name"], a.nodes, a.partitions, s.get("controller"), a.dir))
+    print("  etcd:   %s\n  nats:   %s" % (c.etcd_urls(), c.nats_urls()))
     for p in s["partitions"]:
         print("  partition %d: owner %s at %s, standby %s" % (p["partition"], p["owner"],
                                                              p["ownerUrl"], p["standby"]))
     sw = c.state["statewatch"]
     print("try:\n  %s cluster status --etcd %s --cluster-name %s\n"
-          "  curl %s/healthz\n  scripts/cluster-up.sh --down %s"
+          "  curl %s/healthz\n  scripts/cluster-up.sh %s --down"
           % (sw, c.etcd_urls(), c.state["name"], c.node_url(c.node_names()[0]), a.dir))
     return 0
 

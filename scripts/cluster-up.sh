@@ -1,36 +1,36 @@
 #!/usr/bin/env bash
 # A local cluster in one command (docs/cluster.md §14): three etcd members, three
 # nats-servers with JetStream and N statewatch nodes (stage 2a: the controller assigns the
-# partitions), all on loopback, all under DIR. It waits until every partition has a serving
-# owner and a standby, prints where everything is, writes DIR/env (source it for
-# STATEWATCH_ETCD, STATEWATCH_NATS, STATEWATCH_NODES) and returns; the processes keep running.
+# partitions), all on free loopback ports, all state under DIR. It waits until every
+# partition has a serving owner and a standby, prints one line per node
+# (`node <id> http://127.0.0.1:<port>`) and where the rest is, writes DIR/env (source it:
+# STATEWATCH_ETCD, STATEWATCH_NATS, STATEWATCH_NODES, STATEWATCH_CLUSTER_NAME) and returns;
+# the processes keep running.
 #
-#   scripts/cluster-up.sh DIR [--nodes N] [--partitions P] [--lease-ttl S] [--build BUILD_DIR]
-#   scripts/cluster-up.sh --down DIR        stop every process it started (kill -9), keep DIR
+#   scripts/cluster-up.sh DIR [--nodes N] [--partitions P] [--lease-ttl S]
+#   scripts/cluster-up.sh DIR --down     stop every process it started (by pid), keep DIR
 #
-# Builds the binary first (make build-bin) when BUILD_DIR/statewatch is missing.
+# It runs $STATEWATCH_BIN when set, else build/statewatch (built first with make build-bin
+# when missing). Defaults: 3 nodes, 4 partitions, a 5 s lease.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-if [ "${1:-}" = "--down" ]; then
-  [ -n "${2:-}" ] || { echo "usage: $0 --down DIR" >&2; exit 2; }
-  exec python3 "$ROOT/scripts/cluster-up.py" down "$2"
-fi
-[ -n "${1:-}" ] && [ "${1#-}" = "$1" ] || {
-  echo "usage: $0 DIR [--nodes N] [--partitions P] [--lease-ttl S] [--build BUILD_DIR]" >&2
-  echo "       $0 --down DIR" >&2; exit 2; }
-BUILD="$ROOT/build"
-ARGS=()
+usage() {
+  echo "usage: $0 DIR [--nodes N] [--partitions P] [--lease-ttl S]" >&2
+  echo "       $0 DIR --down" >&2
+  exit 2
+}
+[ $# -ge 1 ] || usage
 DIR="$1"; shift
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --build) BUILD="$2"; shift 2 ;;
-    *) ARGS+=("$1"); shift ;;
-  esac
-done
-if [ ! -x "$BUILD/statewatch" ]; then
-  make -C "$ROOT" build-bin BUILD="$BUILD"
+case "$DIR" in -*) usage ;; esac
+if [ "${1:-}" = "--down" ]; then
+  exec python3 "$ROOT/scripts/cluster-up.py" down "$DIR"
 fi
-for tool in etcd nats-server; do
-  command -v "$tool" >/dev/null || [ -x "/usr/sbin/$tool" ] || bash "$ROOT/scripts/install-deps.sh"
-done
-exec python3 "$ROOT/scripts/cluster-up.py" up "$DIR" --statewatch "$BUILD/statewatch" "${ARGS[@]}"
+SW="${STATEWATCH_BIN:-$ROOT/build/statewatch}"
+if [ ! -x "$SW" ]; then
+  [ -z "${STATEWATCH_BIN:-}" ] || { echo "STATEWATCH_BIN=$SW is not an executable" >&2; exit 2; }
+  make -C "$ROOT" build-bin
+fi
+if ! command -v etcd >/dev/null || ! { command -v nats-server >/dev/null || [ -x /usr/sbin/nats-server ]; }; then
+  bash "$ROOT/scripts/install-deps.sh"
+fi
+exec python3 "$ROOT/scripts/cluster-up.py" up "$DIR" --statewatch "$SW" "$@"
