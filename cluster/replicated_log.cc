@@ -403,15 +403,31 @@ Result<LogPosition> ReplicatedLog::Tail() { return local_->Tail(); }
 
 Status ReplicatedLog::PurgeBelow(LogPosition position) {
   SW_RETURN_IF_ERROR(local_->PurgeBelow(position));
-  if (options_.checkpoints && closed_.ok() &&
-      applied_.position >= last_checkpoint_ + options_.checkpoint_every) {
+  if (options_.checkpoints && closed_.ok() && !publishing_.load() &&
+      (publish_failed_.load() ||
+       applied_.position >= last_checkpoint_ + options_.checkpoint_every)) {
     ClusterCheckpoint();
   }
   return Status::OK();
 }
 
+ReplicatedLog::~ReplicatedLog() {
+  if (publisher_.joinable()) publisher_.join();
+}
+
+namespace {
+
+int64_t MsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                               start)
+      .count();
+}
+
+}  // namespace
+
 // On the commit leader, between two commit groups: the snapshot is the state after
-// applied_.position. Its cost is the read of the whole database and the publish.
+// applied_.position. Its cost here is the read of the whole database; the publish runs on
+// publisher_.
 void ReplicatedLog::ClusterCheckpoint() {
   const auto start = std::chrono::steady_clock::now();
   auto snapshot = EncodeSnapshot(*store_);
@@ -421,36 +437,49 @@ void ReplicatedLog::ClusterCheckpoint() {
     return;
   }
   const LogPosition position = snapshot->applied.position;
-  const std::size_t bytes = snapshot->blob.size();
-  const auto encoded = std::chrono::steady_clock::now();
-  Status st = options_.checkpoints->Write(log::Checkpoint{position, std::move(snapshot->blob)});
+  // Advanced now, so that the next one is due checkpoint_every positions after this one
+  // whether or not it is stored yet (publish_failed_ makes a failed one due at once).
+  last_checkpoint_ = position;
+  publishing_ = true;
+  publish_failed_ = false;
+  if (!options_.checkpoint_in_background) {
+    PublishCheckpoint(log::Checkpoint{position, std::move(snapshot->blob)}, snapshot->entries,
+                      snapshot->parts, MsSince(start));
+    return;
+  }
+  if (publisher_.joinable()) publisher_.join();  // finished: publishing_ was false
+  publisher_ = std::thread(&ReplicatedLog::PublishCheckpoint, this,
+                           log::Checkpoint{position, std::move(snapshot->blob)},
+                           snapshot->entries, snapshot->parts, MsSince(start));
+}
+
+void ReplicatedLog::PublishCheckpoint(log::Checkpoint checkpoint, uint64_t entries, uint64_t parts,
+                                      int64_t snapshot_ms) {
+  const auto start = std::chrono::steady_clock::now();
+  const LogPosition position = checkpoint.position;
+  const std::size_t bytes = checkpoint.data.size();
+  Status st = options_.checkpoints->Write(checkpoint);
   if (st.code() == Status::Code::kFailedPrecondition) {
     // A newer checkpoint exists (a newer owner's): it is the one the purge relies on.
     spdlog::info("event=cluster_checkpoint_skipped partition={} position={} reason=\"{}\"",
                  options_.partition, position, st.ToString());
-    last_checkpoint_ = position;
-    return;
-  }
-  if (!st.ok()) {
+  } else if (!st.ok()) {
     spdlog::warn("event=cluster_checkpoint_failed partition={} position={} error=\"{}\"",
                  options_.partition, position, st.ToString());
-    return;
+    publish_failed_ = true;
+  } else {
+    if (options_.state) options_.state->Checkpointed(position);
+    st = remote_->PurgeBelow(position + 1);
+    if (!st.ok()) {
+      spdlog::warn("event=cluster_purge_failed partition={} below={} error=\"{}\"",
+                   options_.partition, position + 1, st.ToString());
+    }
+    spdlog::info(
+        "event=cluster_checkpoint partition={} position={} entries={} parts={} bytes={} "
+        "snapshot_ms={} publish_ms={}",
+        options_.partition, position, entries, parts, bytes, snapshot_ms, MsSince(start));
   }
-  last_checkpoint_ = position;
-  if (options_.state) options_.state->Checkpointed(position);
-  st = remote_->PurgeBelow(position + 1);
-  if (!st.ok()) {
-    spdlog::warn("event=cluster_purge_failed partition={} below={} error=\"{}\"",
-                 options_.partition, position + 1, st.ToString());
-  }
-  const auto ms = [](auto a, auto b) {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(b - a).count();
-  };
-  spdlog::info(
-      "event=cluster_checkpoint partition={} position={} entries={} parts={} bytes={} "
-      "snapshot_ms={} total_ms={}",
-      options_.partition, position, snapshot->entries, snapshot->parts, bytes,
-      ms(start, encoded), ms(start, std::chrono::steady_clock::now()));
+  publishing_ = false;
 }
 
 decltype(EngineOptions::wrap_log) OwnerLog(std::shared_ptr<log::LogBackend> remote,

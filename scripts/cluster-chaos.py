@@ -447,8 +447,10 @@ def main():
         ap.error("no reference model binary at %s (make builds cluster_smoke_model)" % model)
     rng = random.Random(a.seed)
     work = a.dir or tempfile.mkdtemp(prefix="statewatch-chaos.")
+    # Checkpoints (and purges) every 500 positions: several per partition in a short run, so
+    # restarted nodes restore from them, yet each is done long before the next.
     c = LocalCluster.create(work, a.statewatch, nodes=3, partitions=a.partitions,
-                            lease_ttl=a.lease_ttl, name="chaos")
+                            lease_ttl=a.lease_ttl, checkpoint_every=500, name="chaos")
     ok = False
     try:
         log("seed %d, %d partitions, lease TTL %d s, %s" % (a.seed, a.partitions, a.lease_ttl,

@@ -11,9 +11,13 @@ dedupe key, re-resolving the owner from the cluster status whenever a request is
             the unavailability is the time from the kill to the next acknowledgement
   move      a planned move of partition 0 to another node, TRIALS times: the longest
             time between two acknowledgements while the move runs (the write stall)
-  rate      events/s of the same client for --rate-seconds on the node's owner slot and,
-            after the nodes stop, on a stage-1 owner daemon (`serve --cluster --partition 0
-            --role owner`, no etcd) over the same stream: the control plane's cost
+  cost      the control plane's cost: on partition 0's owner, alternately under the nodes
+            and — the nodes stopped — on stage-1 daemons (`serve --cluster --partition p
+            --role owner|standby`, no etcd: an owner and a standby per partition, as the
+            nodes ran) over the same streams, three rounds: events/s of the one client for
+            --rate-seconds (with the longest time between two acknowledgements: the steady
+            state's stalls, e.g. a cluster checkpoint) and of wrk with 4 connections;
+            medians of the rounds
 
 Prints one JSON line per figure and a summary; `--out FILE` writes them as JSON.
 
@@ -25,6 +29,7 @@ import json
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -47,6 +52,8 @@ class Client(threading.Thread):
         agent = agents_of(cluster.state["partitions"], 0, "bench", 1)[0]
         self.session = "agent:%s:main" % agent
         self.acks = []
+        self.sent = []   # when the request of each acknowledgement was sent
+        self.trace = []  # (time, url, why) of every request that was not acknowledged
         self.stop = threading.Event()
         self.url = fixed_url
         self.i = 0
@@ -60,19 +67,25 @@ class Client(threading.Thread):
                     continue
             ev = {"sessionKey": self.session, "kind": KIND, "actorType": "human",
                   "summary": "bench %d" % self.i, "dedupeKey": "bench-%d-%d" % (os.getpid(), self.i)}
+            sent = time.monotonic()
             try:
                 call(lambda: post(self.url + "/v1/events", ev, timeout=10))
-            except (NotLanded, urllib.error.URLError, OSError, ValueError):
+            except (NotLanded, urllib.error.URLError, OSError, ValueError) as e:
+                self.trace.append((time.monotonic(), self.url, str(e)[:80]))
                 self.url = self.fixed
                 time.sleep(0.02)
                 continue
             self.acks.append(time.monotonic())
+            self.sent.append(sent)
             self.i += 1
 
     def first_ack_after(self, t, seconds=60):
+        """The acknowledgement of the first request sent after t (one in flight at t may be
+        answered by a process killed at t: its answer was on the wire)."""
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
-            later = [a for a in self.acks[-200:] if a > t]
+            n = len(self.acks)
+            later = [self.acks[i] for i in range(max(0, n - 200), n) if self.sent[i] > t]
             if later:
                 return later[0]
             time.sleep(0.01)
@@ -101,7 +114,7 @@ def emit(results, record):
 
 
 def run_ttl(a, ttl, results):
-    work = tempfile.mkdtemp(prefix="statewatch-failover.")
+    work = tempfile.mkdtemp(prefix="statewatch-failover.", dir=a.dir)
     c = LocalCluster.create(work, a.statewatch, nodes=3, partitions=2, lease_ttl=ttl,
                             name="bench")
     try:
@@ -111,9 +124,8 @@ def run_ttl(a, ttl, results):
         client.start()
         client.first_ack_after(time.monotonic())
         failover = []
-        for t in range(a.trials):
-            c.wait_ready(seconds=90)
-            time.sleep(0.5)
+        for t in range(a.trials if a.failover_trials is None else a.failover_trials):
+            c.wait_settled()
             owner = c.status()["partitions"][0]["owner"]
             killed = time.monotonic()
             c.kill(owner)
@@ -121,13 +133,17 @@ def run_ttl(a, ttl, results):
             failover.append(back - killed)
             print("ttl %d s, failover %d: %s killed, writes back after %.0f ms"
                   % (ttl, t + 1, owner, (back - killed) * 1000), flush=True)
+            if back - killed > 2 * ttl or a.verbose:
+                for when, url, why in client.trace:
+                    if when >= killed:
+                        print("    +%5.0f ms %s %s" % ((when - killed) * 1000, url, why))
             c.start_node(owner)
             c.wait_node(owner)
-        emit(results, dict(summary("failover_kill9", failover), lease_ttl_s=ttl))
+        if failover:
+            emit(results, dict(summary("failover_kill9", failover), lease_ttl_s=ttl))
         move = []
         for t in range(a.trials):
-            c.wait_ready(seconds=90)
-            time.sleep(0.5)
+            c.wait_settled()
             s = c.status()
             owner = s["partitions"][0]["owner"]
             to = [n for n in c.node_names() if n != owner][t % 2]
@@ -140,17 +156,27 @@ def run_ttl(a, ttl, results):
             move.append(client.longest_gap(t0, t1))
             print("ttl %d s, move %d: %s -> %s, longest write gap %.0f ms"
                   % (ttl, t + 1, owner, to, move[-1] * 1000), flush=True)
+            if move[-1] > 0.2 or a.verbose:
+                for when, url, why in client.trace:
+                    if when >= t0:
+                        print("    +%5.0f ms %s %s" % ((when - t0) * 1000, url, why))
         emit(results, dict(summary("planned_move_stall", move), lease_ttl_s=ttl))
         client.stop.set()
         client.join(15)
         if a.rate_seconds > 0:
             rate(a, c, ttl, results)
-    finally:
+    except Exception:
+        print("the cluster's status: %s" % json.dumps(c.status()), file=sys.stderr)
+        print("logs and data kept in %s" % work, file=sys.stderr)
         c.down()
+        raise
+    c.down()
+    if not a.keep:
         shutil.rmtree(work, ignore_errors=True)
 
 
 def measure_rate(c, url, seconds):
+    """(events/s, the longest time between two acknowledgements) of one client at url."""
     client = Client(c, fixed_url=url)
     client.start()
     time.sleep(1.0)  # warm-up
@@ -159,7 +185,7 @@ def measure_rate(c, url, seconds):
     n1, t1 = len(client.acks), time.monotonic()
     client.stop.set()
     client.join(15)
-    return (n1 - n0) / (t1 - t0)
+    return (n1 - n0) / (t1 - t0), client.longest_gap(t0, t1)
 
 
 def start_stage1(c, name, p, role):
@@ -174,30 +200,86 @@ def start_stage1(c, name, p, role):
     return "http://127.0.0.1:%s" % open(port_file).read().strip()
 
 
-def rate(a, c, ttl, results):
-    """The same client on the same stream, under the control plane and without it. Both
-    runs have an owner and a standby for every partition (stage 1's daemons are what a node
-    runs as its slots), so the difference is the leases, the controller and the node."""
-    c.wait_ready(seconds=90)
-    node_url = c.owner_urls()[0]
-    with_plane = measure_rate(c, node_url, a.rate_seconds)
-    for n in c.node_names():
-        c.kill(n)
-    urls = {}
-    for p in range(c.state["partitions"]):
-        urls[p] = start_stage1(c, "stage1-owner%d" % p, p, "owner")
-        start_stage1(c, "stage1-standby%d" % p, p, "standby")
-    url = urls[0]
-    warm = "agent:%s:main" % agents_of(c.state["partitions"], 0, "warm", 1)[0]
-    wait_for("the stage-1 owner serving",
-             lambda: post(url + "/v1/events", {
-                 "sessionKey": warm, "kind": KIND, "actorType": "human",
-                 "summary": "warm"}, timeout=5) is not None, 60)
-    without = measure_rate(c, url, a.rate_seconds)
-    emit(results, {"figure": "events_per_s_one_client", "lease_ttl_s": ttl,
-                   "node_under_control_plane": round(with_plane),
-                   "stage1_owner_without": round(without),
-                   "ratio": round(with_plane / without, 3)})
+WRK_SCRIPT = """
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+local session = os.getenv("SW_SESSION")
+local n = 0
+request = function()
+  n = n + 1
+  return wrk.format(nil, "/v1/events", nil, string.format(
+    '{"sessionKey":"%s","kind":"human_direct_message","actorType":"human","summary":"wrk %d"}',
+    session, n))
+end
+"""
+
+
+def wrk_rate(c, url, seconds):
+    """Events/s wrk sustains on url with 4 connections (every answer must be 2xx)."""
+    script = os.path.join(c.dir, "events.lua")
+    with open(script, "w") as f:
+        f.write(WRK_SCRIPT)
+    env = dict(os.environ, SW_SESSION="agent:%s:main" % agents_of(
+        c.state["partitions"], 0, "wrk", 1)[0])
+    out = subprocess.run(["wrk", "-t1", "-c4", "-d%ds" % seconds, "-s", script, url],
+                         capture_output=True, text=True, env=env, timeout=seconds + 60).stdout
+    if "Non-2xx" in out:
+        raise RuntimeError("wrk saw refused requests:\n" + out)
+    return float(out.split("Requests/sec:")[1].split()[0])
+
+
+def measure_phase(c, url, seconds):
+    one, gap = measure_rate(c, url, seconds)
+    return {"one_client": one, "gap": gap, "wrk": wrk_rate(c, url, seconds)}
+
+
+def rate(a, c, ttl, results, rounds=3):
+    """The same partition's stream, alternately under the control plane (the nodes) and
+    without it (stage-1 daemons: an owner and a standby per partition, which is what a node
+    runs as its slots, no etcd), `rounds` times: the difference is the leases, the controller
+    and the node. Medians of the rounds."""
+    phases = {"with": [], "without": []}
+    P = c.state["partitions"]
+    warm = "agent:%s:main" % agents_of(P, 0, "warm", 1)[0]
+    for r in range(rounds):
+        if r > 0:
+            for n in c.node_names():
+                c.start_node(n)
+            for n in c.node_names():
+                c.wait_node(n)
+        c.wait_settled()
+        phases["with"].append(measure_phase(c, c.owner_urls()[0], a.rate_seconds))
+        for n in c.node_names():
+            c.kill(n)
+        urls = {}
+        for p in range(P):
+            urls[p] = start_stage1(c, "stage1-owner%d-%d" % (p, r), p, "owner")
+            start_stage1(c, "stage1-standby%d-%d" % (p, r), p, "standby")
+        wait_for("the stage-1 owner serving",
+                 lambda: post(urls[0] + "/v1/events", {
+                     "sessionKey": warm, "kind": KIND, "actorType": "human",
+                     "summary": "warm"}, timeout=5) is not None, 60)
+        phases["without"].append(measure_phase(c, urls[0], a.rate_seconds))
+        for p in range(P):
+            c.kill("stage1-owner%d-%d" % (p, r))
+            c.kill("stage1-standby%d-%d" % (p, r))
+        print("rate round %d: %s" % (r + 1, json.dumps(
+            {k: {m: round(v[-1][m], 3) for m in v[-1]} for k, v in phases.items()})),
+            flush=True)
+
+    def med(k, m):
+        return statistics.median(x[m] for x in phases[k])
+    emit(results, {"figure": "control_plane_cost", "lease_ttl_s": ttl, "rounds": rounds,
+                   "one_client_events_per_s_with": round(med("with", "one_client")),
+                   "one_client_events_per_s_without": round(med("without", "one_client")),
+                   "one_client_ratio": round(med("with", "one_client") /
+                                             med("without", "one_client"), 3),
+                   "wrk_events_per_s_with": round(med("with", "wrk")),
+                   "wrk_events_per_s_without": round(med("without", "wrk")),
+                   "wrk_ratio": round(med("with", "wrk") / med("without", "wrk"), 3),
+                   "longest_gap_ms_with": round(max(x["gap"] for x in phases["with"]) * 1000),
+                   "longest_gap_ms_without": round(
+                       max(x["gap"] for x in phases["without"]) * 1000)})
 
 
 def main():
@@ -205,8 +287,12 @@ def main():
     ap.add_argument("--statewatch", required=True)
     ap.add_argument("--ttl", type=int, action="append")
     ap.add_argument("--trials", type=int, default=20)
-    ap.add_argument("--rate-seconds", type=float, default=20)
+    ap.add_argument("--failover-trials", type=int, help="default: --trials")
+    ap.add_argument("--rate-seconds", type=int, default=10)
     ap.add_argument("--out")
+    ap.add_argument("--keep", action="store_true", help="keep the clusters' directories")
+    ap.add_argument("--verbose", action="store_true", help="every refused request of a trial")
+    ap.add_argument("--dir", help="where the clusters' directories go (default: /tmp)")
     a = ap.parse_args()
     results = []
     for i, ttl in enumerate(a.ttl or [5, 2]):

@@ -160,7 +160,7 @@ class LocalCluster:
     # -- creation and the state file --
     @classmethod
     def create(cls, directory, statewatch, nodes=3, partitions=4, etcd_members=3,
-               nats_servers=3, lease_ttl=5, checkpoint_every=100, name="local"):
+               nats_servers=3, lease_ttl=5, checkpoint_every=10000, name="local"):
         os.makedirs(directory, exist_ok=True)
         if os.path.exists(os.path.join(directory, "cluster.json")):
             raise RuntimeError("%s already holds a cluster (stop it with --down first)" % directory)
@@ -364,6 +364,23 @@ class LocalCluster:
             return all(p.get("ready") and (not standbys or p.get("standby"))
                        for p in s["partitions"])
         wait_for("every partition ready", ready, seconds, step=0.2)
+
+    def wait_settled(self, seconds=90, quiet=1.5):
+        """wait_ready, then until no assignment changed for `quiet` seconds (the balancer has
+        finished moving partitions back to a node that rejoined); bounded."""
+        self.wait_ready(seconds)
+        deadline = time.monotonic() + seconds
+        last, since = None, time.monotonic()
+        while time.monotonic() < deadline:
+            s = self.status()
+            now = None if not s else [(p["owner"], p["standby"], p["epoch"], p.get("ready"))
+                                      for p in s["partitions"]]
+            if now != last:
+                last, since = now, time.monotonic()
+            elif now and all(x[3] for x in now) and time.monotonic() - since >= quiet:
+                return
+            time.sleep(0.1)
+        raise RuntimeError("assignments still changing after %.0f s" % seconds)
 
     def controller(self):
         s = self.status()

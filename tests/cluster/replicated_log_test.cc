@@ -5,8 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <memory>
+#include <mutex>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -69,6 +73,7 @@ class ReplicatedLogTest : public ::testing::Test {
     if (checkpoints) {
       ro.checkpoints = std::move(checkpoints);
       ro.checkpoint_every = every;
+      ro.checkpoint_in_background = checkpoint_in_background_;
       o.checkpoint_min_records = 1;
     }
     o.wrap_log = OwnerLog(remote_, ro);
@@ -142,6 +147,8 @@ class ReplicatedLogTest : public ::testing::Test {
   }
 
   std::shared_ptr<ManualClock> clock_;
+  // Inline by default, so that a test sees each checkpoint as soon as its writes return.
+  bool checkpoint_in_background_ = false;
   std::shared_ptr<log::MemLog> remote_;
   std::vector<std::string> dirs_;
 };
@@ -393,6 +400,66 @@ TEST_F(ClusterCheckpointTest, AStandbyThatFellBehindThePurgeRestoresAndFollowsOn
   EXPECT_EQ(Digest(*b), served);
 }
 
+// A CheckpointStore whose Write holds until the test releases it (bounded: 30 s).
+class HeldCheckpointStore final : public log::CheckpointStore {
+ public:
+  Status Write(const log::Checkpoint& checkpoint) override {
+    std::unique_lock lock(mu_);
+    ++writes_entered_;
+    cv_.notify_all();
+    if (!cv_.wait_for(lock, std::chrono::seconds(30), [&] { return released_; })) {
+      return Status::IOError("the test never released the write");
+    }
+    lock.unlock();
+    return stored_.Write(checkpoint);
+  }
+  Result<std::optional<log::Checkpoint>> Latest() override { return stored_.Latest(); }
+  bool WaitEntered() {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, std::chrono::seconds(30), [&] { return writes_entered_ > 0; });
+  }
+  void Release() {
+    std::lock_guard lock(mu_);
+    released_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int writes_entered_ = 0;
+  bool released_ = false;
+  log::MemCheckpointStore stored_;
+};
+
+TEST_F(ClusterCheckpointTest, ACheckpointIsPublishedOffTheCommitPathThenTheStreamIsPurged) {
+  checkpoint_in_background_ = true;
+  auto held = std::make_shared<HeldCheckpointStore>();
+  auto state = std::make_shared<PartitionState>(0);
+  auto a = TryOpenOwner(NewDir(), "node-a", held, 10, state);
+  ASSERT_OK(a);
+  for (int round = 0; round < 4; ++round) Work(**a, round);  // past 10 positions
+  ASSERT_TRUE(held->WaitEntered()) << "no checkpoint was started";
+  // The publish is held: writes still commit, and nothing is purged before it is stored.
+  for (int round = 4; round < 8; ++round) Work(**a, round);
+  EXPECT_OK((*a)->Record(Input(kSessions[0])));
+  EXPECT_EQ(FirstRetained(), 1u);
+  EXPECT_EQ(state->view().checkpoint_position, 0u);
+  held->Release();
+  // Bounded: the publisher thread stores it, then purges the stream below it.
+  log::LogPosition first = 1;
+  for (int i = 0; i < 3000 && first == 1; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    first = FirstRetained();
+  }
+  auto latest = held->Latest();
+  ASSERT_OK(latest);
+  ASSERT_TRUE(latest->has_value());
+  EXPECT_EQ(first, (*latest)->position + 1);
+  EXPECT_EQ(state->view().checkpoint_position, (*latest)->position);
+  a->reset();  // waits for any publish still in flight
+}
+
 // A crash part-way through a restore leaves the replacement marker beside part of the old
 // state (storage/store_replace.h). Cut off twice here, as a crash would leave it: once just
 // after the first keys were deleted, once with every key gone. A read-only or single-node
@@ -544,6 +611,7 @@ TEST_F(ClusterCheckpointTest, AFencedOutOwnerWritesNoCheckpoint) {
     ro.retry = log::RetryPolicy{20, nullptr};
     ro.checkpoints = checkpoints_;
     ro.checkpoint_every = 1;
+    ro.checkpoint_in_background = false;
     auto owner = ReplicatedLog::OpenAsOwner(store->get(), std::move(*local), remote_, ro);
     EXPECT_OK(owner);
     return owner.ok() ? std::move(*owner) : nullptr;

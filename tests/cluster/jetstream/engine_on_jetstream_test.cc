@@ -77,6 +77,7 @@ class EngineOnJetStreamTest : public ::testing::Test {
     if (checkpoints) {
       ro.checkpoints = std::move(checkpoints);
       ro.checkpoint_every = every;
+      ro.checkpoint_in_background = false;  // the tests read the checkpoint right after
       o.checkpoint_min_records = 1;
     }
     o.wrap_log = OwnerLog(std::move(stream), ro);
