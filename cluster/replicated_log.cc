@@ -328,9 +328,24 @@ Result<std::unique_ptr<ReplicatedLog>> ReplicatedLog::OpenAsOwner(
   spdlog::info("statewatch: partition {} owned at epoch {} from stream position {}",
                options.partition, writer->epoch(), applied->position);
   if (options.state) options.state->Owned(writer->epoch(), applied->position);
+  // The first checkpoint is due checkpoint_every positions after the stream's latest one
+  // (an earlier owner's, or the one this open restored), not after position 0: a new owner
+  // of a long stream would otherwise write one at its first commit, a stall after every
+  // takeover. Only the end marker is read. Unknown (the store unreachable): from the
+  // restored one.
+  log::LogPosition last_checkpoint = restored_at;
+  if (options.checkpoints) {
+    auto latest = options.checkpoints->LatestPosition();
+    if (latest.ok() && latest->has_value()) {
+      last_checkpoint = std::max(last_checkpoint, **latest);
+    } else if (!latest.ok()) {
+      spdlog::warn("event=cluster_checkpoint_unknown partition={} error=\"{}\"",
+                   options.partition, latest.status().ToString());
+    }
+  }
   return std::unique_ptr<ReplicatedLog>(new ReplicatedLog(
       store, std::move(local), std::move(remote), options, *applied, std::move(*writer),
-      restored_at));
+      last_checkpoint));
 }
 
 ReplicatedLog::ReplicatedLog(storage::Store* store, std::unique_ptr<log::LogBackend> local,

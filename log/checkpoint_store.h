@@ -43,6 +43,15 @@ class CheckpointStore {
   // The latest complete checkpoint; nullopt when there is none. Corruption when it is
   // damaged (a chunk missing, the digest wrong).
   virtual Result<std::optional<Checkpoint>> Latest() = 0;
+
+  // The latest complete checkpoint's position without reading its data (an owner opening
+  // learns when its first checkpoint is due). The default reads Latest().
+  virtual Result<std::optional<LogPosition>> LatestPosition() {
+    auto latest = Latest();
+    if (!latest.ok()) return latest.status();
+    if (!latest->has_value()) return std::optional<LogPosition>();
+    return std::optional<LogPosition>((*latest)->position);
+  }
 };
 
 }  // namespace statewatch::log

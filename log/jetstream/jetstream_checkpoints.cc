@@ -147,6 +147,13 @@ Status JetStreamCheckpoints::Write(const Checkpoint& checkpoint) {
   return Status::OK();
 }
 
+Result<std::optional<LogPosition>> JetStreamCheckpoints::LatestPosition() {
+  Result<std::optional<EndMarker>> end = LatestEnd();
+  if (!end.ok()) return end.status();
+  if (!end->has_value()) return std::optional<LogPosition>();
+  return std::optional<LogPosition>((*end)->position);
+}
+
 std::string JetStreamCheckpoints::MsgIdPrefix(uint64_t id) const {
   return std::to_string(options_.partition) + "/ckpt/" + std::to_string(id);
 }

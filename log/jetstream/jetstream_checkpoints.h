@@ -53,6 +53,8 @@ class JetStreamCheckpoints final : public CheckpointStore {
 
   Status Write(const Checkpoint& checkpoint) override;
   Result<std::optional<Checkpoint>> Latest() override;
+  // Reads the end marker only.
+  Result<std::optional<LogPosition>> LatestPosition() override;
 
  private:
   struct EndMarker;

@@ -400,6 +400,25 @@ TEST_F(ClusterCheckpointTest, AStandbyThatFellBehindThePurgeRestoresAndFollowsOn
   EXPECT_EQ(Digest(*b), served);
 }
 
+TEST_F(ClusterCheckpointTest, ANewOwnerCountsItsFirstCheckpointFromTheStreamsLatest) {
+  std::string dir = NewDir();
+  log::LogPosition written = 0;
+  {
+    auto a = OwnerWithCheckpoints(dir, 30);  // every 10 positions, well past 100
+    ASSERT_NE(a, nullptr);
+    written = Latest().position;
+    ASSERT_GT(written, 100u);
+  }
+  // The returning node restores nothing (its directory is current), so only the store says
+  // where the last checkpoint is: with one due every 100 positions, its first commits write
+  // none (counted from position 0, one would be due at once).
+  auto b = TryOpenOwner(dir, "node-b", checkpoints_, 100);
+  ASSERT_OK(b);
+  ASSERT_OK((*b)->Record(Input(kSessions[0])));
+  ASSERT_OK((*b)->Record(Input(kSessions[1])));
+  EXPECT_EQ(Latest().position, written);
+}
+
 // A CheckpointStore whose Write holds until the test releases it (bounded: 30 s).
 class HeldCheckpointStore final : public log::CheckpointStore {
  public:

@@ -53,6 +53,8 @@ TEST_F(JetStreamCheckpointsTest, RoundTripsInChunksAndKeepsOnlyTheLatest) {
   Result<std::optional<Checkpoint>> none = store->Latest();
   ASSERT_OK(none);
   EXPECT_FALSE(none->has_value());
+  ASSERT_OK(store->LatestPosition());
+  EXPECT_FALSE(store->LatestPosition()->has_value());
 
   Checkpoint first{10, RandomBytes(300 * 1024, 1)};  // 5 chunks of 64 KiB
   ASSERT_OK(store->Write(first));
@@ -64,6 +66,8 @@ TEST_F(JetStreamCheckpointsTest, RoundTripsInChunksAndKeepsOnlyTheLatest) {
   Checkpoint second{20, RandomBytes(100 * 1024, 2)};
   ASSERT_OK(store->Write(second));
   EXPECT_EQ(**store->Latest(), second);
+  ASSERT_OK(store->LatestPosition());
+  EXPECT_EQ(*store->LatestPosition(), std::optional<LogPosition>(20));  // the end marker only
   EXPECT_EQ(MessagesOf(p), 3u) << "the first checkpoint's messages were purged";
 
   Status stale = store->Write({15, "late"});
