@@ -116,20 +116,6 @@ Result<std::vector<Sequence>> EngineImpl::StateVersions(
   return out;
 }
 
-Result<ChangesPage> EngineImpl::ChangesSince(const SessionName& session, Sequence after,
-                                             int limit) const {
-  // One page per thread, reused: its arena and vectors keep their capacity across calls.
-  thread_local ChangesView view;
-  Status st = ReadChanges(session, after, limit, /*render=*/nullptr, &view);
-  if (!st.ok()) {
-    view.Clear();
-    return st;
-  }
-  ChangesPage page = view.ToPage();
-  view.Clear();  // releases the cached rows it held
-  return page;
-}
-
 Status EngineImpl::ReadChanges(const SessionName& session, Sequence after, int limit,
                                RowRenderer render, ChangesView* page) const {
   page->Clear();
@@ -269,6 +255,20 @@ namespace statewatch {
 Result<std::unique_ptr<Engine>> Engine::Open(const EngineOptions& options,
                                              const std::string& path) {
   return engine::OpenEngineWithHooks(options, path, engine::EngineTestHooks{});
+}
+
+Result<ChangesPage> Engine::ChangesSince(const SessionName& session, Sequence after,
+                                         int limit) const {
+  // One page per thread, reused: its arena and vectors keep their capacity across calls.
+  thread_local ChangesView view;
+  Status st = ReadChanges(session, after, limit, /*render=*/nullptr, &view);
+  if (!st.ok()) {
+    view.Clear();
+    return st;
+  }
+  ChangesPage page = view.ToPage();
+  view.Clear();  // releases the cached rows it held
+  return page;
 }
 
 }  // namespace statewatch

@@ -131,8 +131,6 @@ class EngineImpl final : public Engine, public SideTableHost {
   Result<Sequence> StateVersion(const SessionName& session) const override;
   Result<std::vector<Sequence>> StateVersions(
       const std::vector<SessionName>& sessions) const override;
-  Result<ChangesPage> ChangesSince(const SessionName& session, Sequence after,
-                                   int limit) const override;
   Status ReadChanges(const SessionName& session, Sequence after, int limit, RowRenderer render,
                      ChangesView* page) const override;
   Status DeleteSession(const SessionName& session) override;
@@ -174,6 +172,9 @@ class EngineImpl final : public Engine, public SideTableHost {
   std::size_t TEST_CapFrontSize() const { return cap_front_.size(); }
 
  private:
+  // Engine's way in for the side tables: this engine is their host.
+  SideTableHost* side_table_host() const override { return const_cast<EngineImpl*>(this); }
+
   // A retained journal row by its place in the global order.
   struct RowRef {
     Sequence sequence = 0;

@@ -1,10 +1,5 @@
 #include "engine/group_write.h"
 
-#include <cstdio>
-#include <cstdlib>
-#include <typeinfo>
-
-#include "engine/engine_impl.h"
 
 namespace statewatch::engine {
 
@@ -38,31 +33,6 @@ void GroupWrite::DeleteRange(storage::Family family, std::string_view begin, std
   overlay_.values.erase(first, last);
   overlay_.deleted_ranges.push_back({family, {std::string(begin), std::string(end)}});
 }
-
-namespace {
-
-// A dynamic_cast per call is small beside the RocksDB read or commit group every side-table
-// call makes, and buys a clear stop instead of undefined behaviour when a caller breaks
-// SessionTables' REQUIRES with an Engine of its own (a test double, say). Misuse is a
-// programming error, not a runtime condition, so it aborts (as a failed assert would) in
-// every build type.
-template <typename Impl, typename E>
-Impl& CheckedImpl(E& engine) {
-  auto* impl = dynamic_cast<Impl*>(&engine);
-  if (impl == nullptr) {
-    std::fprintf(stderr,
-                 "statewatch: SessionTables needs an Engine made by Engine::Open; got another "
-                 "Engine subclass (%s)\n",
-                 typeid(engine).name());
-    std::abort();
-  }
-  return *impl;
-}
-
-}  // namespace
-
-SideTableHost& HostOf(Engine& engine) { return CheckedImpl<EngineImpl>(engine); }
-const SideTableHost& HostOf(const Engine& engine) { return CheckedImpl<const EngineImpl>(engine); }
 
 void RegisterSideTables(SideTableHost& host) {
   RegisterRegistryDeleteStep(host);

@@ -82,7 +82,8 @@ class GroupWrite {
   std::function<SessionRef(const SessionName&)> intern_;
 };
 
-// The engine as side tables see it. EngineImpl implements it; HostOf finds it.
+// The engine as side tables see it. EngineImpl implements it; a SessionTables handle gets it
+// from Engine::side_table_host once, when it is made.
 class SideTableHost {
  public:
   using WriteFn = std::function<Status(GroupWrite&)>;
@@ -110,11 +111,6 @@ class SideTableHost {
  protected:
   ~SideTableHost() = default;
 };
-
-// The host behind an engine made by Engine::Open. Any other Engine subclass is a caller's
-// bug: it prints what it got and aborts (checked in every build type).
-SideTableHost& HostOf(Engine& engine);
-const SideTableHost& HostOf(const Engine& engine);
 
 // Registers the built-in side tables' delete steps (engine/session_registry.cc,
 // engine/session_tables.cc). Engine::Open calls it.

@@ -11,7 +11,6 @@
 namespace statewatch {
 
 using engine::GroupWrite;
-using engine::HostOf;
 using storage::Family;
 
 namespace {
@@ -48,24 +47,23 @@ Status UpsertInGroup(GroupWrite& g, const SessionRecord& update) {
 Status SessionTables::UpsertSession(const SessionRecord& record) {
   auto resolved = ResolveSession(record.name.session_key, record.name.agent_id);
   if (!resolved.ok()) return resolved.status();
-  SW_RETURN_IF_ERROR(HostOf(*engine_).CheckOwned(*resolved));
+  SW_RETURN_IF_ERROR(host().CheckOwned(*resolved));
   SessionRecord update = record;
   update.name = *resolved;
-  return HostOf(*engine_).WriteInGroup(
+  return host().WriteInGroup(
       [&update](GroupWrite& g) { return UpsertInGroup(g, update); });
 }
 
 Result<std::optional<SessionRecord>> SessionTablesView::GetSession(const SessionName& name) const {
-  const engine::SideTableHost& host = HostOf(*engine_);
-  SessionRef ref = host.FindSession(engine::CanonicalSession(name));
+  SessionRef ref = host().FindSession(engine::CanonicalSession(name));
   if (!ref) return std::optional<SessionRecord>();
-  return engine::ReadDecoded<SessionRecord>(host.store(), Family::kSessions,
+  return engine::ReadDecoded<SessionRecord>(host().store(), Family::kSessions,
                                             storage::RegistryKey(ref),
                                             engine::DecodeSessionRecord);
 }
 
 Result<std::vector<SessionRecord>> SessionTablesView::ListSessions() const {
-  return engine::ListDecoded<SessionRecord>(HostOf(*engine_).store(), Family::kSessions,
+  return engine::ListDecoded<SessionRecord>(host().store(), Family::kSessions,
                                             engine::DecodeSessionRecord);
 }
 

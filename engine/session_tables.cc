@@ -5,6 +5,9 @@
 #include "statewatch/session_tables.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <typeinfo>
 
 #include "engine/event_validation.h"
 #include "engine/group_write.h"
@@ -17,15 +20,39 @@ namespace statewatch {
 
 using engine::GroupCounter;
 using engine::GroupWrite;
-using engine::HostOf;
 using storage::Family;
+
+// ---- the handles ----------------------------------------------------------------------------
+
+namespace {
+
+// Misuse is a programming error, not a runtime condition: a clear stop (as a failed assert
+// would, in every build type) instead of undefined behaviour through a wrong object.
+engine::SideTableHost* HostOrAbort(engine::SideTableHost* host, const Engine& engine) {
+  if (host == nullptr) {
+    std::fprintf(stderr,
+                 "statewatch: SessionTables needs an Engine made by Engine::Open; got another "
+                 "Engine subclass (%s)\n",
+                 typeid(engine).name());
+    std::abort();
+  }
+  return host;
+}
+
+}  // namespace
+
+SessionTablesView::SessionTablesView(const Engine& engine)
+    : host_(HostOrAbort(engine.side_table_host(), engine)) {}
+
+SessionTables::SessionTables(Engine& engine)
+    : SessionTablesView(engine), host_(HostOrAbort(engine.side_table_host(), engine)) {}
 
 // ---- cluster mode ---------------------------------------------------------------------------
 
 Status SessionTablesView::CheckOwned(const SessionName& session) const {
   auto name = ResolveSession(session.session_key, session.agent_id);
   if (!name.ok()) return name.status();
-  return HostOf(*engine_).CheckOwned(*name);
+  return host().CheckOwned(*name);
 }
 
 // ---- transcripts ----------------------------------------------------------------------------
@@ -34,7 +61,7 @@ Status SessionTables::AppendTranscript(const SessionName& session,
                                        std::vector<TranscriptMessage> messages) {
   auto name = ResolveSession(session.session_key, session.agent_id);
   if (!name.ok()) return name.status();
-  SW_RETURN_IF_ERROR(HostOf(*engine_).CheckOwned(*name));
+  SW_RETURN_IF_ERROR(host().CheckOwned(*name));
   for (const TranscriptMessage& m : messages) {
     bool provenance_ok =
         !m.provenance ||
@@ -45,7 +72,7 @@ Status SessionTables::AppendTranscript(const SessionName& session,
       return Status::InvalidArgument("transcript message is not valid UTF-8");
     }
   }
-  return HostOf(*engine_).WriteInGroup([&, n = *name](GroupWrite& g) {
+  return host().WriteInGroup([&, n = *name](GroupWrite& g) {
     SessionRef ref = g.Intern(n);
     for (TranscriptMessage& m : messages) {
       m.index = g.NextId(GroupCounter::kMessageIndex);
@@ -82,35 +109,33 @@ Result<std::vector<TranscriptMessage>> ReadTranscript(const storage::Store& stor
 
 Result<std::vector<TranscriptMessage>> SessionTablesView::RecentTranscript(
     const SessionName& session, std::size_t limit) const {
-  const engine::SideTableHost& host = HostOf(*engine_);
-  SessionRef ref = host.FindSession(engine::CanonicalSession(session));
-  return ReadTranscript(host.store(), ref, limit, /*newest=*/true);
+  SessionRef ref = host().FindSession(engine::CanonicalSession(session));
+  return ReadTranscript(host().store(), ref, limit, /*newest=*/true);
 }
 
 Result<std::vector<TranscriptMessage>> SessionTablesView::FirstTranscript(
     const SessionName& session, std::size_t limit) const {
-  const engine::SideTableHost& host = HostOf(*engine_);
-  SessionRef ref = host.FindSession(engine::CanonicalSession(session));
-  return ReadTranscript(host.store(), ref, limit, /*newest=*/false);
+  SessionRef ref = host().FindSession(engine::CanonicalSession(session));
+  return ReadTranscript(host().store(), ref, limit, /*newest=*/false);
 }
 
 // ---- runs -----------------------------------------------------------------------------------
 
 Status SessionTables::PutRun(const RunRecord& run) {
   if (run.run_id.empty()) return Status::InvalidArgument("runId must not be empty");
-  return HostOf(*engine_).WriteInGroup([&](GroupWrite& g) {
+  return host().WriteInGroup([&](GroupWrite& g) {
     g.Put(Family::kRuns, storage::RunKey(run.run_id), engine::EncodeRun(run));
     return Status::OK();
   });
 }
 
 Result<std::optional<RunRecord>> SessionTablesView::GetRun(const std::string& run_id) const {
-  return engine::ReadDecoded<RunRecord>(HostOf(*engine_).store(), Family::kRuns,
+  return engine::ReadDecoded<RunRecord>(host().store(), Family::kRuns,
                                         storage::RunKey(run_id), engine::DecodeRun);
 }
 
 Result<std::vector<RunRecord>> SessionTablesView::ListRuns() const {
-  return engine::ListDecoded<RunRecord>(HostOf(*engine_).store(), Family::kRuns,
+  return engine::ListDecoded<RunRecord>(host().store(), Family::kRuns,
                                         engine::DecodeRun);
 }
 
@@ -118,7 +143,7 @@ Result<std::vector<RunRecord>> SessionTablesView::ListRuns() const {
 
 Result<uint64_t> SessionTables::EnqueueDelivery(const Delivery& delivery) {
   uint64_t id = 0;
-  Status st = HostOf(*engine_).WriteInGroup([&](GroupWrite& g) {
+  Status st = host().WriteInGroup([&](GroupWrite& g) {
     Delivery d = delivery;
     d.id = id = g.NextId(GroupCounter::kDeliveryId);
     if (d.created_at_ms == 0) d.created_at_ms = g.now();
@@ -131,7 +156,7 @@ Result<uint64_t> SessionTables::EnqueueDelivery(const Delivery& delivery) {
 
 Result<bool> SessionTables::AckDelivery(uint64_t id) {
   bool found = false;
-  Status st = HostOf(*engine_).WriteInGroup([&](GroupWrite& g) {
+  Status st = host().WriteInGroup([&](GroupWrite& g) {
     auto v = g.Get(Family::kDeliveries, storage::DeliveryKey(id));
     if (!v.ok()) return v.status();
     found = v->has_value();
@@ -145,7 +170,7 @@ Result<bool> SessionTables::AckDelivery(uint64_t id) {
 Result<std::vector<Delivery>> SessionTablesView::PendingDeliveries(
     const std::string& agent_id) const {
   return engine::ListDecoded<Delivery>(
-      HostOf(*engine_).store(), Family::kDeliveries, engine::DecodeDelivery,
+      host().store(), Family::kDeliveries, engine::DecodeDelivery,
       [&](const Delivery& d) { return agent_id.empty() || d.agent_id == agent_id; });
 }
 
@@ -154,8 +179,8 @@ Result<std::vector<Delivery>> SessionTablesView::PendingDeliveries(
 Status SessionTables::PutUpstreamLink(const UpstreamLink& link) {
   auto name = ResolveSession(link.session.session_key, link.session.agent_id);
   if (!name.ok()) return name.status();
-  SW_RETURN_IF_ERROR(HostOf(*engine_).CheckOwned(*name));
-  return HostOf(*engine_).WriteInGroup([&, n = *name](GroupWrite& g) {
+  SW_RETURN_IF_ERROR(host().CheckOwned(*name));
+  return host().WriteInGroup([&, n = *name](GroupWrite& g) {
     UpstreamLink l = link;
     l.session = n;
     g.Put(Family::kUpstream, storage::UpstreamKey(g.Intern(n)), engine::EncodeUpstreamLink(l));
@@ -166,8 +191,8 @@ Status SessionTables::PutUpstreamLink(const UpstreamLink& link) {
 Status SessionTables::DeleteUpstreamLink(const SessionName& session) {
   auto name = ResolveSession(session.session_key, session.agent_id);
   if (!name.ok()) return name.status();
-  SW_RETURN_IF_ERROR(HostOf(*engine_).CheckOwned(*name));
-  return HostOf(*engine_).WriteInGroup([&, n = *name](GroupWrite& g) {
+  SW_RETURN_IF_ERROR(host().CheckOwned(*name));
+  return host().WriteInGroup([&, n = *name](GroupWrite& g) {
     g.Delete(Family::kUpstream, storage::UpstreamKey(g.Intern(n)));
     return Status::OK();
   });
@@ -175,15 +200,14 @@ Status SessionTables::DeleteUpstreamLink(const SessionName& session) {
 
 Result<std::optional<UpstreamLink>> SessionTablesView::GetUpstreamLink(
     const SessionName& session) const {
-  const engine::SideTableHost& host = HostOf(*engine_);
-  SessionRef ref = host.FindSession(engine::CanonicalSession(session));
+  SessionRef ref = host().FindSession(engine::CanonicalSession(session));
   if (!ref) return std::optional<UpstreamLink>();
-  return engine::ReadDecoded<UpstreamLink>(host.store(), Family::kUpstream,
+  return engine::ReadDecoded<UpstreamLink>(host().store(), Family::kUpstream,
                                            storage::UpstreamKey(ref), engine::DecodeUpstreamLink);
 }
 
 Result<std::vector<UpstreamLink>> SessionTablesView::ListUpstreamLinks() const {
-  return engine::ListDecoded<UpstreamLink>(HostOf(*engine_).store(), Family::kUpstream,
+  return engine::ListDecoded<UpstreamLink>(host().store(), Family::kUpstream,
                                            engine::DecodeUpstreamLink);
 }
 

@@ -10,6 +10,7 @@
 #include <boost/json.hpp>
 
 #include "statewatch/status.h"
+#include "statewatch/session_records.h"
 #include "statewatch/types.h"
 
 namespace statewatch::monitor {

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "statewatch/status.h"
+#include "statewatch/session_records.h"
 #include "statewatch/types.h"
 
 namespace statewatch::monitor {

@@ -241,20 +241,15 @@ class Chaos:
                 self.expect_refused(node, p, url)
             time.sleep(0.5 * ttl)
             self.restart_node(node)
-        elif fault == "kill-etcd":
-            i = rng.randrange(len(c.state["etcd"]))
-            name = c.state["etcd"][i]["name"]
-            log("kill -9 etcd member %s" % name)
+        elif fault in ("kill-etcd", "kill-nats"):
+            kind, what, start = (("etcd", "etcd member", c.start_etcd) if fault == "kill-etcd"
+                                 else ("nats", "nats-server", c.start_nats))
+            i = rng.randrange(len(c.state[kind]))
+            name = c.state[kind][i]["name"]
+            log("kill -9 %s %s" % (what, name))
             c.kill(name)
             time.sleep(rng.uniform(1.0, 2.0) * ttl)
-            c.start_etcd(i)
-        elif fault == "kill-nats":
-            i = rng.randrange(len(c.state["nats"]))
-            name = c.state["nats"][i]["name"]
-            log("kill -9 nats-server %s" % name)
-            c.kill(name)
-            time.sleep(rng.uniform(1.0, 2.0) * ttl)
-            c.start_nats(i)
+            start(i)
         elif fault == "move":
             p = rng.randrange(P)
             s = c.status()

@@ -17,6 +17,7 @@
 #include <mutex>
 #include <string>
 
+#include "statewatch/session_records.h"
 #include "statewatch/types.h"
 
 namespace statewatch::server {

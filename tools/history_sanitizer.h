@@ -39,6 +39,7 @@
 #include <string_view>
 #include <vector>
 
+#include "statewatch/session_records.h"
 #include "statewatch/types.h"
 
 namespace statewatch::tools {

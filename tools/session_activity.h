@@ -16,6 +16,7 @@
 
 #include "statewatch/engine.h"
 #include "statewatch/status.h"
+#include "statewatch/session_records.h"
 #include "statewatch/types.h"
 
 namespace statewatch::tools {

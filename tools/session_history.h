@@ -20,6 +20,7 @@
 
 #include "statewatch/engine.h"
 #include "statewatch/status.h"
+#include "statewatch/session_records.h"
 #include "statewatch/types.h"
 #include "tools/session_tools.h"
 #include "tools/visibility.h"

@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "statewatch/status.h"
+#include "statewatch/session_records.h"
 #include "statewatch/types.h"
 #include "tools/session_messaging.h"
 

@@ -33,6 +33,10 @@
 
 namespace statewatch {
 
+namespace engine {
+class SideTableHost;
+}  // namespace engine
+
 class Engine {
  public:
   // Opens (or creates) the database at `path`. Fails with Busy when another process holds
@@ -67,20 +71,21 @@ class Engine {
   virtual Result<std::vector<Sequence>> StateVersions(
       const std::vector<SessionName>& sessions) const = 0;
 
-  // Events of `session` with sequence > after, ascending, at most `limit` (clamped to
-  // 1..200), with truncated / earliestAvailableSequence / historyGap (semantics.md §4).
-  // Never moves a cursor.
-  virtual Result<ChangesPage> ChangesSince(const SessionName& session, Sequence after,
-                                           int limit = 200) const = 0;
-
-  // The same page without a copy per field (include/statewatch/changes_view.h): events are
-  // views into rows the page holds, shared with the engine's cache of recent rows when it
-  // has them. `*page` is refilled (reuse one page to keep its capacity). With `render`,
-  // page->rendered(i) holds render(event i), memoized with each cached row, so a row is
-  // rendered once however often it is read. nullptr: no rendering. Errors as ChangesSince;
-  // the page is then unspecified.
+  // The one read of a session's changes: the events of `session` with sequence > after,
+  // ascending, at most `limit` (clamped to 1..200), with truncated /
+  // earliestAvailableSequence / historyGap (semantics.md §4), into `*page` without a copy
+  // per field (include/statewatch/changes_view.h): events are views into rows the page
+  // holds, shared with the engine's cache of recent rows when it has them. `*page` is
+  // refilled (reuse one page to keep its capacity). With `render`, page->rendered(i) holds
+  // render(event i), memoized with each cached row, so a row is rendered once however often
+  // it is read. nullptr: no rendering. Never moves a cursor. InvalidArgument for a malformed
+  // name; the page is then unspecified.
   virtual Status ReadChanges(const SessionName& session, Sequence after, int limit,
                              RowRenderer render, ChangesView* page) const = 0;
+  // ReadChanges copied out into owning values (one page per thread is reused underneath):
+  // for callers that keep the events. Not virtual: it is ReadChanges.
+  Result<ChangesPage> ChangesSince(const SessionName& session, Sequence after,
+                                   int limit = 200) const;
 
   // Removes the session's events, head and every cursor naming it (as watcher or target).
   // Other agents' sessions with the same key are untouched. OK when it did not exist.
@@ -160,6 +165,14 @@ class Engine {
 
  protected:
   Engine() = default;
+
+ private:
+  friend class SessionTablesView;
+  friend class SessionTables;
+  // The side tables' way in (the commit-group hook and the store, engine/group_write.h):
+  // the engine Open makes returns itself; any other subclass returns nullptr, and a
+  // SessionTables handle over it stops with a message.
+  virtual engine::SideTableHost* side_table_host() const { return nullptr; }
 };
 
 }  // namespace statewatch

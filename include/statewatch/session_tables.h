@@ -25,17 +25,23 @@
 #include <vector>
 
 #include "statewatch/engine.h"
+#include "statewatch/session_records.h"
 #include "statewatch/status.h"
 #include "statewatch/types.h"
 
 namespace statewatch {
 
+namespace engine {
+class SideTableHost;  // engine/group_write.h: the engine as the tables see it
+}  // namespace engine
+
 // The reads.
 class SessionTablesView {
  public:
-  // REQUIRES: `engine` was made by Engine::Open and outlives the handle (checked: a handle
-  // over any other Engine subclass aborts with a message on its first call).
-  explicit SessionTablesView(const Engine& engine) : engine_(&engine) {}
+  // REQUIRES: `engine` was made by Engine::Open and outlives the handle (checked once, here:
+  // a handle over any other Engine subclass aborts with a message). The handle keeps the
+  // engine's side-table host (the commit-group hook and the store), found once.
+  explicit SessionTablesView(const Engine& engine);
 
   // ---- cluster mode (README "Cluster mode") ----
   // OK when this node's partition holds `session`: always on a single node; with
@@ -71,8 +77,11 @@ class SessionTablesView {
   Result<std::optional<UpstreamLink>> GetUpstreamLink(const SessionName& session) const;
   Result<std::vector<UpstreamLink>> ListUpstreamLinks() const;
 
+ protected:
+  const engine::SideTableHost& host() const { return *host_; }
+
  private:
-  const Engine* engine_;
+  const engine::SideTableHost* host_;
 };
 
 // The reads and the writes. Bad input (a malformed session key, invalid UTF-8, an empty
@@ -83,7 +92,7 @@ class SessionTablesView {
 class SessionTables : public SessionTablesView {
  public:
   // REQUIRES: as SessionTablesView's.
-  explicit SessionTables(Engine& engine) : SessionTablesView(engine), engine_(&engine) {}
+  explicit SessionTables(Engine& engine);
 
   // Creates or updates the registry entry of `record.name`; absent fields keep their stored
   // values, the fields in `record.clear` are removed. A new entry gets createdAt/updatedAt =
@@ -105,7 +114,9 @@ class SessionTables : public SessionTablesView {
   Status DeleteUpstreamLink(const SessionName& session);
 
  private:
-  Engine* engine_;
+  engine::SideTableHost& host() { return *host_; }
+
+  engine::SideTableHost* host_;
 };
 
 }  // namespace statewatch

@@ -134,9 +134,6 @@ class ForeignEngine final : public Engine {
   Result<std::vector<Sequence>> StateVersions(const std::vector<SessionName>&) const override {
     return No();
   }
-  Result<ChangesPage> ChangesSince(const SessionName&, Sequence, int) const override {
-    return No();
-  }
   Status ReadChanges(const SessionName&, Sequence, int, RowRenderer, ChangesView*) const override {
     return No();
   }
@@ -170,8 +167,8 @@ class ForeignEngine final : public Engine {
   ManualClock clock_{0};
 };
 
-// HostOf static_cast any Engine to the library's own, so a handle over an engine the library
-// did not make read and wrote through a wrong object (undefined behaviour, not an error).
+// A handle over an engine the library did not make has no side-table host: it stops with a
+// message when it is made (once a static_cast read and wrote through a wrong object).
 TEST(GroupWriteDeathTest, AHandleOverAnEngineNotMadeByOpenStopsWithAMessage) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   ForeignEngine foreign;
