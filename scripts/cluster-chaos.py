@@ -344,7 +344,6 @@ def check(cluster, writers, model):
     P = cluster.state["partitions"]
     problems, all_seqs = [], set()
     owners = cluster.owner_urls()
-    status = cluster.status()
     acked_total = lost = dup = 0
     for w in writers:
         url = owners[w.p]
@@ -389,11 +388,11 @@ def check(cluster, writers, model):
         problems += check_notices(w, url, seen, model, cluster.dir)
         if '"ok":true' not in get(url + "/v1/verify", timeout=120).replace(" ", ""):
             problems.append("partition %d: verify on the owner failed" % w.p)
-        standby_url = status["partitions"][w.p].get("standbyUrl")
 
-        def same():
-            a = json.loads(get(url + "/v1/cluster/digest", 10))
-            b = json.loads(get(standby_url + "/v1/cluster/digest", 10))
+        def same():  # the owner and the standby the status names now
+            part = cluster.status()["partitions"][w.p]
+            a = json.loads(get(part["ownerUrl"] + "/v1/cluster/digest", 10))
+            b = json.loads(get(part["standbyUrl"] + "/v1/cluster/digest", 10))
             return (a["position"], a["digest"]) == (b["position"], b["digest"])
         try:
             wait_for("partition %d's standby digest" % w.p, same, 30)
@@ -486,7 +485,9 @@ def main():
         for w in writers:
             w.join(a.event_timeout + 15)
         failures = [w.failure for w in writers if w.failure]
-        c.wait_ready(seconds=90)
+        # The balancer may still hand partitions back to the node restarted last: check once
+        # the assignments have stayed put for a while.
+        c.wait_settled(seconds=90, quiet=3)
         acked, lost, dup, problems = check(c, writers, model)
         problems = failures + chaos.problems + problems
         for p in problems[:20]:
