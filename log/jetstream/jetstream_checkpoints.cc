@@ -75,7 +75,7 @@ Status JetStreamCheckpoints::EnsureStream() {
   jsCtx* js = connection_->jetstream();
   jsStreamInfo* info = nullptr;
   jsErrCode je = jsErrCode(0);
-  natsStatus s = js_GetStreamInfo(&info, js, options_.stream.c_str(), nullptr, &je);
+  natsStatus s = GetStreamInfoRetried(&info, js, options_.stream, options_.open_retry, &je);
   if (info != nullptr) jsStreamInfo_Destroy(info);
   if (s == NATS_OK) return Status::OK();
   if (je != JSStreamNotFoundErr) return NatsStatus("look up stream " + options_.stream, s, je);

@@ -44,6 +44,8 @@ struct JetStreamCheckpointsOptions {
   // Retries of a chunk or end-marker publish whose outcome is unknown (each carries a
   // Nats-Msg-Id, so a retry that already landed is deduplicated).
   RetryPolicy retry = {20, RetryPolicy::Backoff()};
+  // Retries of Open's stream lookup when it times out (an election after a server's loss).
+  RetryPolicy open_retry = {3, RetryPolicy::Backoff()};
 };
 
 class JetStreamCheckpoints final : public CheckpointStore {

@@ -92,7 +92,7 @@ Status JetStreamLog::EnsureStream() {
   for (int attempt = 0; attempt < 2; ++attempt) {
     jsStreamInfo* raw = nullptr;
     jsErrCode je = jsErrCode(0);
-    natsStatus s = js_GetStreamInfo(&raw, js, stream_.c_str(), nullptr, &je);
+    natsStatus s = GetStreamInfoRetried(&raw, js, stream_, options_.open_retry, &je);
     StreamInfoPtr info(raw);
     if (s == NATS_OK) return CheckConfig(stream_, *info->Config, options_);
     if (je != JSStreamNotFoundErr) return NatsStatus("look up stream " + stream_, s, je);

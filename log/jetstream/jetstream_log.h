@@ -55,6 +55,8 @@ struct JetStreamLogOptions {
   bool create = true;
   // The largest record accepted (a commit group); NATS's default max payload is 1 MiB.
   std::size_t max_record_bytes = 512 * 1024;
+  // Retries of Open's stream lookup when it times out (an election after a server's loss).
+  RetryPolicy open_retry = {3, RetryPolicy::Backoff()};
 };
 
 class JetStreamLog final : public LogBackend {

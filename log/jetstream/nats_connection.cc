@@ -1,5 +1,6 @@
 #include "log/jetstream/nats_connection.h"
 
+#include <algorithm>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -100,6 +101,24 @@ Result<uint64_t> NatsConnection::PublishAcked(natsMsg* msg, std::string_view wha
   const uint64_t seq = ack->Sequence;
   jsPubAck_Destroy(ack);
   return seq;
+}
+
+natsStatus GetStreamInfoRetried(jsStreamInfo** info, jsCtx* js, const std::string& stream,
+                                const RetryPolicy& policy, jsErrCode* js_code) {
+  const int attempts = std::max(policy.max_attempts, 1);
+  natsStatus s = NATS_OK;
+  for (int attempt = 0; attempt < attempts; ++attempt) {
+    if (attempt > 0 && policy.before_retry) policy.before_retry(attempt);
+    *info = nullptr;
+    *js_code = jsErrCode(0);
+    s = js_GetStreamInfo(info, js, stream.c_str(), nullptr, js_code);
+    if (s == NATS_OK || *js_code == JSStreamNotFoundErr) return s;
+    if (*info != nullptr) {
+      jsStreamInfo_Destroy(*info);
+      *info = nullptr;
+    }
+  }
+  return s;
 }
 
 Status NatsStatus(std::string_view what, natsStatus status, jsErrCode js_code) {

@@ -19,6 +19,7 @@
 #include <string>
 #include <string_view>
 
+#include "log/append_resolver.h"
 #include "statewatch/status.h"
 
 namespace statewatch::log {
@@ -87,6 +88,14 @@ class NatsConnection {
 // JetStream's errors for an Expected-Last-Sequence and an Expected-Last-Msg-Id mismatch.
 inline constexpr int kJsWrongLastSequence = 10071;
 inline constexpr int kJsWrongLastMsgId = 10070;
+
+// js_GetStreamInfo, asked again while the answer is neither the stream nor "no such
+// stream" — a timeout or a leader election in progress, which a node's loss causes for a
+// few seconds: up to policy.max_attempts in all, policy.before_retry between. On NATS_OK
+// `*info` holds the stream's info (the caller destroys it); `*js_code` holds the last
+// answer's JetStream error.
+natsStatus GetStreamInfoRetried(jsStreamInfo** info, jsCtx* js, const std::string& stream,
+                                const RetryPolicy& policy, jsErrCode* js_code);
 
 // The Status for a failed nats.c call `what` (e.g. "append to SW_P3"):
 //   JetStream 10071 / 10070 (wrong last sequence / msg id) -> FailedPrecondition
