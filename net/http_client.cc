@@ -238,6 +238,7 @@ Result<HttpAnswer> ParseHttpAnswer(const std::string& raw) {
     if (colon == std::string_view::npos) continue;
     std::string_view name = Trim(line.substr(0, colon));
     std::string_view value = Trim(line.substr(colon + 1));
+    answer.headers.emplace_back(std::string(name), std::string(value));
     if (EqualsIgnoreCase(name, "Transfer-Encoding")) {
       // The last coding decides the framing ("gzip, chunked" is still chunked).
       std::string_view last = Trim(value.substr(value.rfind(',') == std::string_view::npos
@@ -274,23 +275,46 @@ Result<HttpAnswer> ParseHttpAnswer(const std::string& raw) {
   return answer;
 }
 
+std::string HttpAnswer::Header(std::string_view name) const {
+  for (const auto& [n, v] : headers) {
+    if (EqualsIgnoreCase(n, name)) return v;
+  }
+  return "";
+}
+
 Result<HttpAnswer> HttpRequest(const std::string& base_url, std::string_view method,
                                const std::string& target, const std::string& body,
                                const std::string& token, int timeout_ms) {
+  HttpRequestOptions options;
+  options.token = token;
+  options.timeout_ms = timeout_ms;
+  return HttpRequest(base_url, method, target, body, options);
+}
+
+Result<HttpAnswer> HttpRequest(const std::string& base_url, std::string_view method,
+                               const std::string& target, const std::string& body,
+                               const HttpRequestOptions& options) {
+  if (options.sent != nullptr) *options.sent = false;
   auto url = ParseUrl(base_url);
   if (!url.ok()) return url.status();
-  auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  auto deadline = Clock::now() + std::chrono::milliseconds(options.timeout_ms);
   Socket socket;
   SW_RETURN_IF_ERROR(socket.Connect(*url, deadline));
   std::string request = std::string(method) + " " + url->prefix + target + " HTTP/1.1\r\n";
   request += "Host: " + url->host + ":" + url->port + "\r\n";
   request += "User-Agent: statewatch-cli\r\nAccept: application/json\r\nConnection: close\r\n";
-  if (!token.empty()) request += "Authorization: Bearer " + token + "\r\n";
+  if (!options.token.empty()) request += "Authorization: Bearer " + options.token + "\r\n";
+  bool typed = false;
+  for (const auto& [name, value] : options.headers) {
+    typed = typed || EqualsIgnoreCase(name, "Content-Type");
+    request += name + ": " + value + "\r\n";
+  }
   if (!body.empty() || method == "POST" || method == "PUT") {
-    request += "Content-Type: application/json\r\n";
+    if (!typed) request += "Content-Type: application/json\r\n";
     request += "Content-Length: " + std::to_string(body.size()) + "\r\n";
   }
   request += "\r\n" + body;
+  if (options.sent != nullptr) *options.sent = true;
   SW_RETURN_IF_ERROR(socket.SendAll(request));
   std::string raw;
   SW_RETURN_IF_ERROR(socket.ReadAll(&raw, deadline));

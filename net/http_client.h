@@ -13,14 +13,32 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "statewatch/status.h"
 
 namespace statewatch::net {
 
+// Header (name, value) pairs in the order sent or received.
+using HeaderList = std::vector<std::pair<std::string, std::string>>;
+
 struct HttpAnswer {
   int status = 0;
   std::string body;  // decoded (no chunk framing)
+  HeaderList headers;  // as received, framing headers included
+  // The value of header `name` (case-insensitive), "" when absent.
+  std::string Header(std::string_view name) const;
+};
+
+// What one request carries beyond method, target and body.
+struct HttpRequestOptions {
+  std::string token;        // sent as "Authorization: Bearer <token>" when not empty
+  int timeout_ms = 30000;   // the whole exchange, connect included
+  HeaderList headers;       // sent as given (no Host, Content-Length or Connection)
+  // Set to true once the request's bytes were handed to the socket: a failure after that
+  // leaves the outcome unknown; before it (connect refused, timed out) nothing was sent.
+  bool* sent = nullptr;
 };
 
 // One HTTP/1.1 request to `base_url` + `target`, waiting at most `timeout_ms` for the whole
@@ -33,6 +51,9 @@ struct HttpAnswer {
 Result<HttpAnswer> HttpRequest(const std::string& base_url, std::string_view method,
                                const std::string& target, const std::string& body,
                                const std::string& token, int timeout_ms = 30000);
+Result<HttpAnswer> HttpRequest(const std::string& base_url, std::string_view method,
+                               const std::string& target, const std::string& body,
+                               const HttpRequestOptions& options);
 
 // The answer in `raw` (status line, headers, body as received, up to the server's close).
 // Header names are matched case-insensitively. IOError when it is not HTTP/1.x, when a

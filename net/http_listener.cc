@@ -16,7 +16,6 @@ namespace statewatch::net {
 namespace {
 
 constexpr std::size_t kMaxHeader = 16 * 1024;
-constexpr std::size_t kMaxBody = 64 * 1024;
 constexpr auto kRequestTime = std::chrono::seconds(5);
 
 const char* Reason(int status) {
@@ -28,10 +27,19 @@ const char* Reason(int status) {
     case 405: return "Method Not Allowed";
     case 409: return "Conflict";
     case 413: return "Payload Too Large";
+    case 421: return "Misdirected Request";
+    case 502: return "Bad Gateway";
     case 503: return "Service Unavailable";
     case 504: return "Gateway Timeout";
     default: return status < 500 ? "Client Error" : "Server Error";
   }
+}
+
+std::string Lower(std::string s) {
+  for (char& c : s) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return s;
 }
 
 void WriteAll(int fd, const std::string& bytes) {
@@ -45,8 +53,16 @@ void WriteAll(int fd, const std::string& bytes) {
 
 void Answer(int fd, const ListenerAnswer& a) {
   std::string out = "HTTP/1.1 " + std::to_string(a.status) + " " + Reason(a.status) + "\r\n";
-  out += "Content-Type: application/json\r\nConnection: close\r\n";
-  out += "Content-Length: " + std::to_string(a.body.size() + 1) + "\r\n\r\n" + a.body + "\n";
+  bool typed = false;
+  for (const auto& [name, value] : a.headers) {
+    typed = typed || Lower(name) == "content-type";
+    out += name + ": " + value + "\r\n";
+  }
+  if (!typed) out += "Content-Type: application/json\r\n";
+  const bool newline = a.body.empty() || a.body.back() != '\n';
+  out += "Connection: close\r\nContent-Length: " +
+         std::to_string(a.body.size() + (newline ? 1 : 0)) + "\r\n\r\n" + a.body;
+  if (newline) out += "\n";
   WriteAll(fd, out);
 }
 
@@ -60,15 +76,8 @@ ListenerAnswer Error(int status, const std::string& code, const std::string& mes
   return {status, "{\"error\":{\"code\":\"" + code + "\",\"message\":\"" + escaped + "\"}}"};
 }
 
-std::string Lower(std::string s) {
-  for (char& c : s) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return s;
-}
-
 // Reads one request into *req; an error answer when it is malformed, too big or too slow.
-std::optional<ListenerAnswer> ReadRequest(int fd, ListenerRequest* req) {
+std::optional<ListenerAnswer> ReadRequest(int fd, std::size_t max_body, ListenerRequest* req) {
   const auto deadline = std::chrono::steady_clock::now() + kRequestTime;
   std::string raw;
   std::size_t header_end = std::string::npos;
@@ -97,12 +106,18 @@ std::optional<ListenerAnswer> ReadRequest(int fd, ListenerRequest* req) {
           std::string name = Lower(h.substr(0, colon));
           std::string value = h.substr(colon + 1);
           while (!value.empty() && value.front() == ' ') value.erase(0, 1);
+          while (!value.empty() && value.back() == ' ') value.pop_back();
           if (name == "content-length") {
             body_size = std::strtoull(value.c_str(), nullptr, 10);
-            if (body_size > kMaxBody) return Error(413, "body_too_large", "body over 64 KiB");
+            if (body_size > max_body) {
+              return Error(413, "body_too_large",
+                           "body of " + std::to_string(body_size) + " bytes, over the " +
+                               std::to_string(max_body) + " this port takes");
+            }
           } else if (name == "authorization") {
             req->authorization = value;
           }
+          req->headers.emplace_back(name, value);
         }
       } else if (raw.size() > kMaxHeader) {
         return Error(400, "header_too_large", "headers over 16 KiB");
@@ -129,7 +144,7 @@ std::optional<ListenerAnswer> ReadRequest(int fd, ListenerRequest* req) {
 
 Result<std::unique_ptr<HttpListener>> HttpListener::Bind(const std::string& host, uint16_t port,
                                                          ListenerHandler handler,
-                                                         int max_connections) {
+                                                         ListenerLimits limits) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -155,13 +170,20 @@ Result<std::unique_ptr<HttpListener>> HttpListener::Bind(const std::string& host
   uint16_t bound = addr.ss_family == AF_INET6
                        ? ntohs(reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port)
                        : ntohs(reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
-  std::unique_ptr<HttpListener> l(new HttpListener(fd, bound, std::move(handler), max_connections));
+  std::unique_ptr<HttpListener> l(new HttpListener(fd, bound, std::move(handler), limits));
   l->acceptor_ = std::thread([raw = l.get()] { raw->Accept(); });
   return l;
 }
 
-HttpListener::HttpListener(int fd, uint16_t port, ListenerHandler handler, int max_connections)
-    : fd_(fd), port_(port), handler_(std::move(handler)), max_connections_(max_connections) {}
+HttpListener::HttpListener(int fd, uint16_t port, ListenerHandler handler, ListenerLimits limits)
+    : fd_(fd), port_(port), handler_(std::move(handler)), limits_(limits) {}
+
+std::string ListenerRequest::Header(std::string_view lower_name) const {
+  for (const auto& [name, value] : headers) {
+    if (name == lower_name) return value;
+  }
+  return "";
+}
 
 HttpListener::~HttpListener() { Stop(); }
 
@@ -181,7 +203,7 @@ void HttpListener::Accept() {
     if (client < 0) continue;  // EMFILE and the like: the next poll retries
     {
       std::lock_guard lock(mu_);
-      if (active_ >= max_connections_) {
+      if (active_ >= limits_.max_connections) {
         Answer(client, Error(503, "too_many_connections", "the node's port is busy: retry"));
         ::close(client);
         continue;
@@ -200,7 +222,7 @@ void HttpListener::Accept() {
 
 void HttpListener::Serve(int fd) {
   ListenerRequest req;
-  if (auto refused = ReadRequest(fd, &req)) {
+  if (auto refused = ReadRequest(fd, limits_.max_body, &req)) {
     Answer(fd, *refused);
     return;
   }

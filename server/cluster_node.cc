@@ -69,9 +69,21 @@ Result<std::unique_ptr<ClusterNode>> ClusterNode::Start(ClusterNodeOptions optio
   n->keeper_ = std::move(*keeper);
   n->controller_ = std::make_unique<control::Controller>(n->etcd_, n->keys_, n->options_.node_id,
                                                          n->options_.warm_lag);
+  PartitionRouterOptions ro;
+  ro.partitions = n->options_.partitions;
+  ro.owner = [raw](uint32_t p, bool refresh) { return raw->OwnerOf(p, refresh); };
+  ro.send = [](const std::string& url, const std::string& method, const std::string& target,
+               const std::string& body, const net::HttpRequestOptions& call) {
+    return net::HttpRequest(url, method, target, body, call);
+  };
+  ro.sleep = [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); };
+  n->router_ = std::make_unique<PartitionRouter>(std::move(ro));
+  net::ListenerLimits limits;
+  limits.max_connections = 256;
+  limits.max_body = n->options_.server.body_limit_bytes;
   auto listener = net::HttpListener::Bind(
       n->options_.server.host, n->options_.server.port,
-      [raw](const net::ListenerRequest& r) { return raw->Handle(r); });
+      [raw](const net::ListenerRequest& r) { return raw->Handle(r); }, limits);
   if (!listener.ok()) return listener.status();
   n->listener_ = std::move(*listener);
   n->url_ = "http://" + n->options_.server.host + ":" + std::to_string(n->listener_->port());
@@ -279,6 +291,7 @@ void ClusterNode::Reconcile() {
     }
     return;  // keep serving as we are: nothing can be reassigned either
   }
+  UpdateOwners(view->placement);
   const std::map<uint32_t, control::Assignment>& assignments = view->placement.assignments;
   const std::string& me = options_.node_id;
   const int64_t lease = keeper_->lease();
@@ -451,10 +464,31 @@ net::ListenerAnswer ClusterNode::Handle(const net::ListenerRequest& r) {
   if (path == "/healthz" || path.rfind("/v1/cluster/", 0) == 0) {
     return JsonError(405, "method_not_allowed", r.method + " " + path + " is not served here");
   }
-  return JsonError(404, "not_found",
-                   "a node's own port serves GET /healthz, GET /v1/cluster/status, POST "
-                   "/v1/cluster/move and POST /v1/cluster/drain; the partitions' routes answer "
-                   "at the slot URLs GET /v1/cluster/status lists");
+  return router_->Route(r);  // any other route: the partition's owner answers it
+}
+
+void ClusterNode::UpdateOwners(const control::PlacementInput& cluster) {
+  std::map<uint32_t, OwnerAddress> owners;
+  for (const auto& [p, a] : cluster.assignments) {
+    auto node = cluster.nodes.find(a.owner);
+    if (node == cluster.nodes.end() || node->second.lease != a.owner_lease) continue;
+    const control::SlotReport* slot = node->second.Slot(p);
+    if (slot == nullptr || slot->role != "owner" || slot->url.empty()) continue;
+    owners[p] = OwnerAddress{a.owner, slot->url};
+  }
+  std::lock_guard lock(owners_mu_);
+  owners_ = std::move(owners);
+}
+
+std::optional<OwnerAddress> ClusterNode::OwnerOf(uint32_t partition, bool refresh) {
+  if (refresh) {
+    auto view = control::ReadClusterView(*etcd_, keys_);
+    if (view.ok()) UpdateOwners(view->placement);
+  }
+  std::lock_guard lock(owners_mu_);
+  auto it = owners_.find(partition);
+  if (it == owners_.end()) return std::nullopt;
+  return it->second;
 }
 
 void ClusterNode::Run() {

@@ -14,7 +14,8 @@
 //     until the new owner reports it has fenced (bounded by two TTLs), so that writes stall
 //     for about one fence;
 //   - answers its own port (net/http_listener.h): GET /healthz, GET /v1/cluster/status,
-//     POST /v1/cluster/move {"partition", "to"}, POST /v1/cluster/drain {"node"}.
+//     POST /v1/cluster/move {"partition", "to"}, POST /v1/cluster/drain {"node"}; every other
+//     request goes to the owner of the partition it concerns (server/partition_router.h).
 // Every slot's gate refuses all routes with 503 partition_moved while the lease has lapsed,
 // and an owner slot also once the node holds another lease than the one it was named owner
 // under (a node whose lease expired may have been failed over already).
@@ -40,6 +41,7 @@
 #include "log/checkpoint_store.h"
 #include "log/log_backend.h"
 #include "net/http_listener.h"
+#include "server/partition_router.h"
 #include "server/server_options.h"
 #include "server/standby_daemon.h"
 
@@ -99,6 +101,9 @@ class ClusterNode {
   bool HandedOver(uint32_t p, const control::Assignment& a, const control::PlacementInput& cluster);
   std::optional<std::string> SlotLapsed(const std::shared_ptr<std::atomic<int64_t>>& owner_lease) const;
   net::ListenerAnswer Handle(const net::ListenerRequest& request);
+  // The owners' slot URLs, as the last read of etcd named them (the router's directory).
+  void UpdateOwners(const control::PlacementInput& cluster);
+  std::optional<OwnerAddress> OwnerOf(uint32_t partition, bool refresh);
   std::vector<control::SlotReport> Reports();
 
   const ClusterNodeOptions options_;
@@ -106,6 +111,7 @@ class ClusterNode {
   std::shared_ptr<control::EtcdClient> etcd_;
   std::unique_ptr<control::LeaseKeeper> keeper_;
   std::unique_ptr<control::Controller> controller_;
+  std::unique_ptr<PartitionRouter> router_;
   std::unique_ptr<net::HttpListener> listener_;
   std::string url_;
 
@@ -114,6 +120,9 @@ class ClusterNode {
   std::map<uint32_t, std::unique_ptr<Slot>> slots_;
   std::map<uint32_t, PartitionLogs> logs_;  // opened once per partition, kept
   std::map<uint32_t, uint16_t> ports_;      // a slot reopens on the port it had
+
+  std::mutex owners_mu_;
+  std::map<uint32_t, OwnerAddress> owners_;
 
   std::atomic<bool> stop_{false};
   std::atomic<bool> republish_{true};

@@ -199,5 +199,64 @@ TEST_F(ClusterNodeTest, APlannedMoveAndADrainServeThePartitionsElsewhere) {
   EXPECT_EQ(StateOn(after_drain, 1), state);
 }
 
+// Stage 2b: any node's own port answers any session (server/partition_router.h): writes and
+// reads reach the partition's owner and say which one it is; a watcher on one partition
+// drains notices from targets on the others; a batch spanning partitions is refused whole.
+TEST_F(ClusterNodeTest, AnyNodesPortAnswersEverySessionAndDrainsAcrossPartitions) {
+  for (const char* id : {"n1", "n2", "n3"}) StartNode(id);
+  ClusterView view = WaitReady();
+  const std::string watcher = SessionOf(0);
+  for (const auto& [id, node] : nodes_) {
+    HttpClient http(node->port());
+    for (uint32_t p = 0; p < kPartitions; ++p) {
+      auto r = http.Post("/v1/events", HumanMessage(SessionOf(p)));
+      ASSERT_EQ(r.status, 200) << id << " partition " << p << ": " << r.body;
+      EXPECT_EQ(r.headers["x-statewatch-partition"], std::to_string(p));
+      EXPECT_EQ(r.headers["x-statewatch-owner"], view.placement.assignments.at(p).owner);
+      auto state = http.Get("/v1/sessions/" + SessionOf(p) + "/state");
+      EXPECT_EQ(state.status, 200) << state.body;
+      EXPECT_EQ(state.body, StateOn(view, p)) << "partition " << p << " through " << id;
+    }
+  }
+  HttpClient any(nodes_.at("n2")->port());
+  for (uint32_t p = 1; p < kPartitions; ++p) {
+    auto w = any.Post("/v1/watches", boost::json::object{{"watcher", watcher},
+                                                             {"target", SessionOf(p)}});
+    ASSERT_EQ(w.status, 200) << w.body;
+    EXPECT_NE(w.body.find("\"watched\":true"), std::string::npos) << w.body;
+    ASSERT_EQ(any.Post("/v1/events", HumanMessage(SessionOf(p))).status, 200);
+  }
+  auto peek = any.Get("/v1/notices?watcher=" + watcher);
+  ASSERT_EQ(peek.status, 200) << peek.body;
+  EXPECT_EQ(peek.body.find("incomplete"), std::string::npos) << peek.body;
+  auto drained = HttpClient(nodes_.at("n3")->port())
+                     .Post("/v1/notices/drain", boost::json::object{{"watcher", watcher}});
+  ASSERT_EQ(drained.status, 200) << drained.body;
+  EXPECT_EQ(drained.body, peek.body);
+  for (uint32_t p = 1; p < kPartitions; ++p) {
+    EXPECT_NE(drained.body.find(SessionOf(p)), std::string::npos) << drained.body;
+  }
+  auto after = any.Get("/v1/notices?watcher=" + watcher);
+  EXPECT_NE(after.body.find("\"notices\":[]"), std::string::npos) << after.body;
+
+  boost::json::array batch{HumanMessage(SessionOf(0)), HumanMessage(SessionOf(1))};
+  auto mixed = any.Post("/v1/events", batch);
+  EXPECT_EQ(mixed.status, 400) << mixed.body;
+  EXPECT_NE(mixed.body.find("cross_partition_batch"), std::string::npos) << mixed.body;
+  EXPECT_EQ(StateOn(view, 0), any.Get("/v1/sessions/" + SessionOf(0) + "/state").body);
+
+  auto versions = any.Post(
+      "/v1/versions", boost::json::object{{"sessions", boost::json::array{SessionOf(2), SessionOf(0), SessionOf(1)}}});
+  ASSERT_EQ(versions.status, 200) << versions.body;
+  EXPECT_LT(versions.body.find(SessionOf(2)), versions.body.find(SessionOf(0))) << versions.body;
+  EXPECT_LT(versions.body.find(SessionOf(0)), versions.body.find(SessionOf(1))) << versions.body;
+
+  auto wrong = any.Get("/v1/sessions/" + SessionOf(1) + "/state?partition=0");
+  EXPECT_EQ(wrong.status, 421) << wrong.body;
+  auto whole = any.Get("/v1/stats");
+  EXPECT_EQ(whole.status, 400) << whole.body;
+  EXPECT_EQ(any.Get("/v1/stats?partition=2").status, 200);
+}
+
 }  // namespace
 }  // namespace statewatch::control

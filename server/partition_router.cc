@@ -1,0 +1,388 @@
+#include "server/partition_router.h"
+
+#include <boost/json.hpp>
+
+#include <future>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "engine/agent_partition.h"
+#include "server/url.h"
+#include "statewatch/session_key.h"
+
+namespace statewatch::server {
+namespace json = boost::json;
+namespace {
+
+net::ListenerAnswer Error(int status, const std::string& code, const std::string& message) {
+  return {status,
+          json::serialize(json::object{{"error", json::object{{"code", code}, {"message", message}}}})};
+}
+
+// The request's headers that travel to the owner: everything but the framing and the Host
+// (the owner checks the Host it is reached at).
+net::HeaderList ForwardedHeaders(const net::ListenerRequest& request) {
+  net::HeaderList out;
+  for (const auto& [name, value] : request.headers) {
+    if (name == "host" || name == "content-length" || name == "connection" ||
+        name == "transfer-encoding" || name == "authorization" || name == "accept" ||
+        name == "user-agent") {
+      continue;
+    }
+    out.emplace_back(name, value);
+  }
+  return out;
+}
+
+// The answer's headers that travel back to the client.
+void RelayHeaders(const net::HttpAnswer& from, net::ListenerAnswer* to) {
+  for (const auto& [name, value] : from.headers) {
+    std::string lower;
+    for (char c : name) lower += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+    if (lower == "content-type" || lower == "retry-after" || lower.rfind("x-", 0) == 0) {
+      to->headers.emplace_back(name, value);
+    }
+  }
+}
+
+std::string BearerToken(const std::string& authorization) {
+  constexpr std::string_view kBearer = "Bearer ";
+  if (authorization.rfind(kBearer, 0) == 0) return authorization.substr(kBearer.size());
+  return "";
+}
+
+// The cluster's 503 codes: the owner refused before anything landed (it is a standby, it is
+// switching, or it was fenced out / lost its lease).
+bool RefusedBeforeLanding(const net::HttpAnswer& answer) {
+  if (answer.status != 503) return false;
+  boost::system::error_code ec;
+  json::value v = json::parse(answer.body, ec);
+  if (ec || !v.is_object()) return false;
+  const json::value* error = v.as_object().if_contains("error");
+  const json::value* code =
+      error != nullptr && error->is_object() ? error->as_object().if_contains("code") : nullptr;
+  if (code == nullptr || !code->is_string()) return false;
+  const json::string& c = code->as_string();
+  return c == "standby" || c == "switching" || c == "partition_moved";
+}
+
+// The partition of (key, agent) as the engine resolves it; nullopt with *why for a key it
+// would refuse (then any owner can refuse it alike: partition 0's).
+std::optional<uint32_t> PartitionOf(std::string_view key, std::string_view agent,
+                                    uint32_t partitions) {
+  auto name = ResolveSession(key, agent);
+  if (!name.ok()) return std::nullopt;
+  return engine::PartitionOfAgent(name->agent_id, partitions);
+}
+
+std::optional<json::object> ObjectBody(const std::string& body) {
+  boost::system::error_code ec;
+  json::value v = json::parse(body, ec);
+  if (ec || !v.is_object()) return std::nullopt;
+  return std::move(v.as_object());
+}
+
+std::string StringField(const json::object& o, std::string_view name) {
+  const json::value* v = o.if_contains(name);
+  return v != nullptr && v->is_string() ? std::string(v->as_string()) : std::string();
+}
+
+// A fan-out asks each partition once: one that is failing over is reported missing (A5).
+constexpr std::chrono::milliseconds kNoRetry{0};
+
+enum class Kind { kOne, kAny, kNotices, kVersions, kProbe, kExplicit, kRefuse };
+
+}  // namespace
+
+struct PartitionRouter::Target {
+  Kind kind = Kind::kOne;
+  uint32_t partition = 0;
+  bool derived = false;  // the partition comes from a session the request names
+  bool tool = false;
+  net::ListenerAnswer refusal;
+};
+
+PartitionRouter::PartitionRouter(PartitionRouterOptions options) : options_(std::move(options)) {}
+
+net::ListenerAnswer PartitionRouter::Route(const net::ListenerRequest& request) const {
+  const uint32_t P = options_.partitions;
+  const auto [path, query] = SplitTarget(request.target);
+  const std::string& method = request.method;
+  const std::string header_agent = request.Header("x-agent-id");
+
+  // ?partition=p names a partition explicitly, on any route.
+  bool malformed = false;
+  std::optional<std::string> named = QueryParam(query, "partition", &malformed);
+  std::optional<uint32_t> explicit_partition;
+  if (named || malformed) {
+    char* end = nullptr;
+    const unsigned long p = named ? std::strtoul(named->c_str(), &end, 10) : 0;
+    if (malformed || !named || named->empty() || *end != '\0' || p >= P) {
+      return Error(421, "misdirected",
+                   "partition \"" + named.value_or("") + "\" does not exist: this cluster has " +
+                       std::to_string(P) + " partitions, 0.." + std::to_string(P - 1));
+    }
+    explicit_partition = static_cast<uint32_t>(p);
+  }
+
+  Target t;
+  auto one = [&](std::optional<uint32_t> p) {
+    t.kind = Kind::kOne;
+    t.partition = p.value_or(0);  // a key the engine refuses: any owner refuses it alike
+    t.derived = p.has_value();
+  };
+  constexpr std::string_view kSessions = "/v1/sessions/";
+  constexpr std::string_view kLinks = "/v1/upstream-links/";
+  if (path.rfind("/v1/tools/", 0) == 0) {
+    one(PartitionOf(request.Header("x-session-key"), header_agent, P));
+    t.tool = true;
+  } else if (path.rfind(kSessions, 0) == 0 || (path.rfind(kLinks, 0) == 0 && method == "DELETE")) {
+    const std::string_view rest = path.substr(path.rfind(kSessions, 0) == 0 ? kSessions.size()
+                                                                            : kLinks.size());
+    auto key = PercentDecode(rest.substr(0, rest.find('/')), false);
+    std::string agent = QueryParam(query, "agentId").value_or("");
+    if (agent.empty()) agent = header_agent;
+    if (agent.empty()) {
+      if (auto body = ObjectBody(request.body)) agent = StringField(*body, "agentId");
+    }
+    one(key ? PartitionOf(*key, agent, P) : std::nullopt);
+  } else if (path == "/v1/watches" && method == "POST") {
+    auto body = ObjectBody(request.body);
+    one(body ? PartitionOf(StringField(*body, "target"), StringField(*body, "targetAgentId"), P)
+             : std::nullopt);
+  } else if (path == "/v1/cursors") {
+    one(PartitionOf(QueryParam(query, "target").value_or(""),
+                    QueryParam(query, "targetAgentId").value_or(""), P));
+  } else if (path == "/v1/upstream-links" && method == "POST") {
+    auto body = ObjectBody(request.body);
+    one(body ? PartitionOf(StringField(*body, "sessionKey"), StringField(*body, "agentId"), P)
+             : std::nullopt);
+  } else if (path == "/v1/events" && method == "POST") {
+    boost::system::error_code ec;
+    json::value v = json::parse(request.body, ec);
+    std::vector<const json::value*> events;
+    if (!ec && v.is_array()) {
+      for (const json::value& e : v.as_array()) events.push_back(&e);
+    } else if (!ec) {
+      events.push_back(&v);
+    }
+    std::optional<uint32_t> first;
+    std::size_t first_index = 0;
+    for (std::size_t i = 0; i < events.size(); ++i) {
+      if (!events[i]->is_object()) continue;
+      const json::object& e = events[i]->as_object();
+      auto p = PartitionOf(StringField(e, "sessionKey"), StringField(e, "agentId"), P);
+      if (!p) continue;  // the owner refuses the event, and with it the batch
+      if (!first) {
+        first = p;
+        first_index = i;
+      } else if (*p != *first) {
+        return Error(400, "cross_partition_batch",
+                     "events[" + std::to_string(first_index) + "] belongs to partition " +
+                         std::to_string(*first) + " and events[" + std::to_string(i) +
+                         "] to partition " + std::to_string(*p) + " of " + std::to_string(P) +
+                         ": a batch is atomic only within one partition — send one batch per "
+                         "partition (nothing was written)");
+      }
+    }
+    one(first);
+  } else if (path == "/v1/versions" && method == "POST") {
+    t.kind = Kind::kVersions;
+  } else if (path == "/v1/notices" || (path == "/v1/notices/drain" && method == "POST")) {
+    t.kind = Kind::kNotices;
+  } else if (path.rfind("/v1/runs/", 0) == 0 || path.rfind("/v1/deliveries/", 0) == 0) {
+    if (path == "/v1/deliveries") {
+      t.kind = Kind::kRefuse;
+    } else {
+      t.kind = Kind::kProbe;
+    }
+  } else if (path == "/v1/wakes") {
+    t.kind = Kind::kRefuse;
+  } else if ((path == "/v1/openapi.json" || path == "/v1/clock") && method == "GET") {
+    t.kind = Kind::kAny;
+  } else {
+    t.kind = Kind::kExplicit;
+  }
+
+  if (explicit_partition) {
+    if (t.kind == Kind::kOne && t.derived && t.partition != *explicit_partition) {
+      return Error(421, "misdirected",
+                   "the request names partition " + std::to_string(*explicit_partition) +
+                       " but its session belongs to partition " + std::to_string(t.partition) +
+                       " of " + std::to_string(P));
+    }
+    if (t.kind != Kind::kRefuse) {
+      t.kind = Kind::kOne;
+      t.partition = *explicit_partition;
+    }
+  }
+  const auto timeout = t.tool ? options_.tool_timeout : options_.request_timeout;
+  switch (t.kind) {
+    case Kind::kOne:
+      return ToPartition(t.partition, request, request.body, timeout, options_.retry_for);
+    case Kind::kAny:
+      return ToPartition(0, request, request.body, timeout, options_.retry_for);
+    case Kind::kNotices:
+      return Notices(request);
+    case Kind::kVersions:
+      return Versions(request);
+    case Kind::kProbe:
+      return Probe(request);
+    case Kind::kExplicit:
+      return Error(400, "partition_required",
+                   method + " " + std::string(path) + " acts on one partition's engine: name it "
+                   "with ?partition=p (0.." + std::to_string(P - 1) + ")");
+    case Kind::kRefuse:
+      break;
+  }
+  std::string owners;
+  for (uint32_t p = 0; p < P; ++p) {
+    auto o = options_.owner(p, false);
+    owners += (p ? ", " : "") + std::to_string(p) + ": " + (o ? o->url : "none");
+  }
+  return Error(426, "upgrade_required",
+               "a node's own port does not carry the WebSocket feeds: connect to the owners' "
+               "slot URLs (partition: url — " + owners + ")");
+}
+
+net::ListenerAnswer PartitionRouter::ToPartition(uint32_t partition,
+                                                 const net::ListenerRequest& request,
+                                                 const std::string& body,
+                                                 std::chrono::milliseconds timeout,
+                                                 std::chrono::milliseconds retry_for) const {
+  net::HttpRequestOptions call;
+  call.token = BearerToken(request.authorization);
+  call.timeout_ms = static_cast<int>(timeout.count());
+  call.headers = ForwardedHeaders(request);
+  bool sent = false;
+  call.sent = &sent;
+  std::string why = "it has no owner";
+  const int64_t attempts = std::max<int64_t>(1, retry_for / options_.retry_wait + 1);
+  for (int64_t attempt = 0; attempt < attempts; ++attempt) {
+    if (attempt > 0) options_.sleep(options_.retry_wait);
+    std::optional<OwnerAddress> owner = options_.owner(partition, attempt > 0);
+    if (!owner) continue;
+    sent = false;
+    auto answer = options_.send(owner->url, request.method, request.target, body, call);
+    if (!answer.ok() && sent) {
+      return Error(502, "answer_lost",
+                   "partition " + std::to_string(partition) + "'s owner " + owner->node + " at " +
+                       owner->url + " received the request but its answer was lost (" +
+                       answer.status().message() +
+                       "): the outcome is unknown — retry with the same dedupeKey");
+    }
+    if (!answer.ok()) {
+      why = "its owner " + owner->node + " at " + owner->url + " could not be reached (" +
+            answer.status().message() + ")";
+      continue;
+    }
+    if (RefusedBeforeLanding(*answer)) {
+      why = "its owner " + owner->node + " refused: " + answer->body.substr(0, 300);
+      continue;
+    }
+    net::ListenerAnswer out(answer->status, std::move(answer->body));
+    RelayHeaders(*answer, &out);
+    out.headers.emplace_back("X-Statewatch-Partition", std::to_string(partition));
+    out.headers.emplace_back("X-Statewatch-Owner", owner->node);
+    return out;
+  }
+  net::ListenerAnswer out = Error(
+      503, "unavailable",
+      "partition " + std::to_string(partition) + " has no serving owner after " +
+          std::to_string(retry_for.count()) + " ms: " + why + "; nothing was written");
+  out.headers.emplace_back("Retry-After", "1");
+  return out;
+}
+
+net::ListenerAnswer PartitionRouter::Notices(const net::ListenerRequest& request) const {
+  const uint32_t P = options_.partitions;
+  std::vector<std::future<net::ListenerAnswer>> answers;
+  for (uint32_t p = 0; p < P; ++p) {
+    answers.push_back(std::async(std::launch::async, [this, p, &request] {
+      return ToPartition(p, request, request.body, options_.fanout_timeout, kNoRetry);
+    }));
+  }
+  json::array notices;
+  json::array missing;
+  for (uint32_t p = 0; p < P; ++p) {
+    net::ListenerAnswer a = answers[p].get();
+    if (a.status >= 400 && a.status < 500) return a;  // a bad request: every partition says so
+    auto body = a.status == 200 ? ObjectBody(a.body) : std::nullopt;
+    const json::value* list = body ? body->if_contains("notices") : nullptr;
+    if (list == nullptr || !list->is_array()) {
+      missing.emplace_back(p);
+      continue;
+    }
+    for (const json::value& n : list->as_array()) notices.push_back(n);
+  }
+  json::object out{{"notices", std::move(notices)}};
+  if (!missing.empty()) {
+    out["incomplete"] = true;
+    out["missingPartitions"] = std::move(missing);
+  }
+  return {200, json::serialize(out)};
+}
+
+net::ListenerAnswer PartitionRouter::Versions(const net::ListenerRequest& request) const {
+  const uint32_t P = options_.partitions;
+  auto body = ObjectBody(request.body);
+  const json::value* keys = body ? body->if_contains("sessions") : nullptr;
+  if (keys == nullptr || !keys->is_array() || keys->as_array().empty()) {
+    // The owner refuses it as a single node would.
+    return ToPartition(0, request, request.body, options_.request_timeout, options_.retry_for);
+  }
+  const std::string agent = StringField(*body, "agentId");
+  // The request's keys by partition, each with its index in the request.
+  std::map<uint32_t, std::pair<json::array, std::vector<std::size_t>>> parts;
+  const json::array& list = keys->as_array();
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    std::optional<uint32_t> p;
+    if (list[i].is_string()) {
+      const std::string key(list[i].as_string());
+      auto parsed = ParseSessionKey(key);
+      if (parsed.ok()) p = PartitionOf(key, parsed->agent_scoped ? "" : agent, P);
+    }
+    auto& [sub, index] = parts[p.value_or(0)];
+    sub.push_back(list[i]);
+    index.push_back(i);
+  }
+  std::vector<std::pair<uint32_t, std::future<net::ListenerAnswer>>> answers;
+  std::map<uint32_t, std::string> bodies;
+  for (auto& [p, part] : parts) {
+    json::object sub = *body;
+    sub["sessions"] = part.first;
+    bodies[p] = json::serialize(sub);
+  }
+  for (const auto& [p, sub] : bodies) {
+    answers.emplace_back(p, std::async(std::launch::async, [this, p = p, &sub = sub, &request] {
+                           return ToPartition(p, request, sub, options_.fanout_timeout, kNoRetry);
+                         }));
+  }
+  json::array rows(list.size());
+  for (auto& [p, future] : answers) {
+    net::ListenerAnswer a = future.get();
+    if (a.status != 200) return a;
+    auto answer = ObjectBody(a.body);
+    const json::value* got = answer ? answer->if_contains("versions") : nullptr;
+    const std::vector<std::size_t>& index = parts[p].second;
+    if (got == nullptr || !got->is_array() || got->as_array().size() != index.size()) {
+      return Error(502, "bad_gateway",
+                   "partition " + std::to_string(p) + "'s owner answered versions with " +
+                       a.body.substr(0, 200));
+    }
+    for (std::size_t i = 0; i < index.size(); ++i) rows[index[i]] = got->as_array()[i];
+  }
+  return {200, json::serialize(json::object{{"versions", std::move(rows)}})};
+}
+
+net::ListenerAnswer PartitionRouter::Probe(const net::ListenerRequest& request) const {
+  net::ListenerAnswer last;
+  for (uint32_t p = 0; p < options_.partitions; ++p) {
+    last = ToPartition(p, request, request.body, options_.request_timeout, options_.retry_for);
+    if (last.status != 404) return last;
+  }
+  return last;
+}
+
+}  // namespace statewatch::server

@@ -1,0 +1,104 @@
+// PartitionRouter: any node answers any session's request (docs/cluster.md §15). A node's
+// own port (server/cluster_node.h) hands it every request that is not one of the node's own
+// routes; the router finds the partitions the request concerns and forwards it over HTTP to
+// each one's owner — the slot URL the owner publishes in its etcd record — relaying the
+// answer with two headers, so that a client may go direct next time:
+//   X-Statewatch-Partition: p      X-Statewatch-Owner: <node id>
+//
+// Which partitions, by route (the partition of a session is XXH64(agentId) mod P):
+//   one session   /v1/sessions/{key}[/…] (agent: ?agentId=, X-Agent-Id, the body's agentId,
+//                 else the key's own or "main"); POST /v1/watches and GET /v1/cursors (the
+//                 target's: the cursor lives with its target); /v1/upstream-links/{key} and
+//                 POST /v1/upstream-links (sessionKey); the session tools (the caller's, from
+//                 X-Session-Key and X-Agent-Id — a tool naming a session of another
+//                 partition still answers 421 misdirected there);
+//   POST /v1/events  the events' sessions; a batch whose events span partitions is refused
+//                 with 400 cross_partition_batch naming two of them (a batch is atomic only
+//                 within one partition), and nothing is written;
+//   POST /v1/versions  split by partition, asked in parallel, answered in the request's order;
+//   GET /v1/notices, POST /v1/notices/drain  every partition in parallel (the set of
+//                 partitions is a superset of those holding the watcher's cursors); the notices
+//                 in partition order. A partition that does not answer within fanout_timeout
+//                 leaves its notices pending and the answer says "incomplete": true with
+//                 "missingPartitions";
+//   /v1/runs/{id}/…, POST /v1/deliveries/{id}/ack  ?partition=p, else each partition in turn
+//                 until one does not answer 404 (ids are not partitioned);
+//   GET /v1/openapi.json, GET /v1/clock  any owner;
+//   every other route (export, verify, stats, prune, sweep, backup, rebuild, the upstream-link
+//                 list, POST /v1/clock)  ?partition=p (400 without it: they act on one
+//                 partition's engine).
+// The WebSocket feeds are not forwarded (426 naming the owners' slot URLs).
+//
+// A fan-out asks each partition once, without retries: a partition failing over is reported
+// missing rather than holding the answer up.
+//
+// Forwarding: a request refused before it landed — the owner could not be reached, or answered
+// 503 standby / switching / partition_moved (a failover or a move under way) — is sent again
+// to the owner the directory names after a refresh, until `retry_for` has passed (then 503
+// with Retry-After: 1). A request whose answer was lost after it was sent is answered 502
+// answer_lost: its outcome is unknown, and the client retries with the same dedupe key.
+//
+// Thread-safe: Route runs concurrently on the listener's connection threads.
+#ifndef STATEWATCH_SERVER_PARTITION_ROUTER_H_
+#define STATEWATCH_SERVER_PARTITION_ROUTER_H_
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "net/http_client.h"
+#include "net/http_listener.h"
+
+namespace statewatch::server {
+
+// Where a partition's owner answers.
+struct OwnerAddress {
+  std::string node;  // its node id
+  std::string url;   // its slot URL: http://HOST:PORT
+};
+
+struct PartitionRouterOptions {
+  uint32_t partitions = 1;
+  // The owner of partition p as last read, or nullopt while it has none. With refresh, the
+  // directory is read again first (after a refusal).
+  std::function<std::optional<OwnerAddress>(uint32_t partition, bool refresh)> owner;
+  // One HTTP exchange (net::HttpRequest in production; a fake in tests).
+  std::function<Result<net::HttpAnswer>(const std::string& url, const std::string& method,
+                                        const std::string& target, const std::string& body,
+                                        const net::HttpRequestOptions& options)>
+      send;
+  // Waits between attempts (a real sleep in production; a manual clock in tests).
+  std::function<void(std::chrono::milliseconds)> sleep;
+  // How long a request refused before it landed is retried; each wait is retry_wait.
+  std::chrono::milliseconds retry_for{10000};
+  std::chrono::milliseconds retry_wait{100};
+  // One forwarded exchange; a session tool's may wait longer (its own timeoutSeconds).
+  std::chrono::milliseconds request_timeout{30000};
+  std::chrono::milliseconds tool_timeout{330000};
+  // How long a fan-out (notices, drain, versions) waits for each partition (A5).
+  std::chrono::milliseconds fanout_timeout{1000};
+};
+
+class PartitionRouter {
+ public:
+  explicit PartitionRouter(PartitionRouterOptions options);
+
+  net::ListenerAnswer Route(const net::ListenerRequest& request) const;
+
+ private:
+  struct Target;
+  net::ListenerAnswer ToPartition(uint32_t partition, const net::ListenerRequest& request,
+                                  const std::string& body, std::chrono::milliseconds timeout,
+                                  std::chrono::milliseconds retry_for) const;
+  net::ListenerAnswer Notices(const net::ListenerRequest& request) const;
+  net::ListenerAnswer Versions(const net::ListenerRequest& request) const;
+  net::ListenerAnswer Probe(const net::ListenerRequest& request) const;
+
+  const PartitionRouterOptions options_;
+};
+
+}  // namespace statewatch::server
+
+#endif  // STATEWATCH_SERVER_PARTITION_ROUTER_H_
