@@ -27,7 +27,8 @@ CMAKE_COMMON = -DCMAKE_CXX_COMPILER_LAUNCHER="$$(command -v ccache || true)"
 
 .PHONY: deps configure build build-bin build-asan build-release test test-plain test-asan \
         test-client test-cluster test-fuzz fuzz run bench cluster-bench cluster-smoke soak \
-        clean format openapi cluster-up cluster-down cluster-chaos cluster-failover-bench
+        clean format openapi cluster-up cluster-down cluster-chaos cluster-failover-bench \
+        cluster-one-api cluster-forward-bench
 
 deps:
 	@bash scripts/install-deps.sh
@@ -72,6 +73,7 @@ test-cluster: configure
 	@bash scripts/cluster-smoke.sh $(BUILD)
 	@STATEWATCH_BIN=$(BUILD)/statewatch STATEWATCH_MODEL=$(BUILD)/tests/cluster_smoke_model \
 	  bash scripts/cluster-chaos.sh --seed 1 --seconds 60
+	@python3 scripts/cluster-one-api.py --statewatch $(BUILD)/statewatch --seed 1 --steps 400
 
 DIR ?= ./cluster
 cluster-up: build-bin
@@ -91,6 +93,17 @@ cluster-failover-bench: build-bin
 	@mkdir -p bench/results
 	@python3 scripts/cluster-failover-bench.py --statewatch $(BUILD)/statewatch --ttl 5 --ttl 2 \
 	  --trials 20 --out bench/results/cluster-failover.json
+
+# The one-API check with a random seed and more steps (make test runs seed 1, 400 steps).
+ONE_API_STEPS ?= 3000
+cluster-one-api: build-bin
+	@python3 scripts/cluster-one-api.py --statewatch $(BUILD)/statewatch --seed $(SEED) \
+	  --steps $(ONE_API_STEPS)
+
+cluster-forward-bench: build-bin
+	@mkdir -p bench/results
+	@python3 scripts/cluster-forward-bench.py --statewatch $(BUILD)/statewatch --seconds 10 \
+	  --rounds 3 --out bench/results/cluster-forward.json
 
 cluster-smoke: test-cluster
 
@@ -114,6 +127,7 @@ bench: build-release
 cluster-bench: deps
 	@bash scripts/cluster-bench.sh
 	@$(MAKE) --no-print-directory cluster-failover-bench
+	@$(MAKE) --no-print-directory cluster-forward-bench
 
 # Rewrites docs/openapi.json from the route table (a test fails while they differ).
 openapi: configure

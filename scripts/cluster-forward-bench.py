@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""What forwarding costs (docs/cluster.md §15): on a local cluster of three nodes, the same
+load sent straight to a partition's owner (its slot URL) and through another node's own
+port, which forwards it; alternating, `--rounds` times, medians reported as ratios.
+
+  events   wrk, 4 connections, one event per request into one session of partition 0
+  drains   one client draining a watcher, back to back: on the owner's slot a drain reads
+           one partition; through a node it is asked of all P partitions in parallel
+
+  scripts/cluster-forward-bench.py --statewatch build/statewatch [--seconds 10] [--rounds 3]
+                                   [--partitions 6] [--out FILE]
+"""
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cluster_lib as cl  # noqa: E402
+
+WRK_SCRIPT = """
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+local session = os.getenv("SW_SESSION")
+local n = 0
+request = function()
+  n = n + 1
+  return wrk.format(nil, "/v1/events", nil, string.format(
+    '{"sessionKey":"%s","kind":"human_direct_message","actorType":"human","summary":"wrk %d"}',
+    session, n))
+end
+"""
+
+
+def wrk_rate(work, url, session, seconds):
+    script = os.path.join(work, "events.lua")
+    with open(script, "w") as f:
+        f.write(WRK_SCRIPT)
+    out = subprocess.run(["wrk", "-t1", "-c4", "-d%ds" % seconds, "-s", script, url],
+                         capture_output=True, text=True, env=dict(os.environ, SW_SESSION=session),
+                         timeout=seconds + 60).stdout
+    if "Non-2xx" in out or "Requests/sec:" not in out:
+        raise RuntimeError("wrk saw refused requests:\n" + out)
+    return float(out.split("Requests/sec:")[1].split()[0])
+
+
+def drain_rate(url, watcher, seconds):
+    n, t0 = 0, time.monotonic()
+    while time.monotonic() - t0 < seconds:
+        body = cl.post(url + "/v1/notices/drain", {"watcher": watcher})
+        if body.get("incomplete"):
+            raise RuntimeError("an incomplete drain with every node up: %s" % body)
+        n += 1
+    return n / (time.monotonic() - t0)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--statewatch", required=True)
+    ap.add_argument("--seconds", type=int, default=10)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--partitions", type=int, default=6)
+    ap.add_argument("--out")
+    a = ap.parse_args()
+    work = tempfile.mkdtemp(prefix="statewatch-forward-bench.")
+    c = cl.LocalCluster.create(os.path.join(work, "cluster"), a.statewatch, nodes=3,
+                               partitions=a.partitions)
+    try:
+        c.up()
+        c.wait_settled()
+        status = c.status()
+        p0 = next(p for p in status["partitions"] if p["partition"] == 0)
+        owner_url = p0["ownerUrl"]
+        other = next(n for n in c.node_names() if n != p0["owner"])
+        node_url = c.node_url(other)
+        agent = cl.agents_of(a.partitions, 0, "bench", 1)[0]
+        session = "agent:%s:main" % agent
+        watcher = "agent:%s:watcher" % agent
+        cl.post(owner_url + "/v1/watches", {"watcher": watcher, "target": session})
+        rows = {"events_owner": [], "events_forwarded": [], "drains_owner": [],
+                "drains_forwarded": []}
+        for r in range(a.rounds):
+            rows["events_owner"].append(wrk_rate(work, owner_url, session, a.seconds))
+            rows["events_forwarded"].append(wrk_rate(work, node_url, session, a.seconds))
+            rows["drains_owner"].append(drain_rate(owner_url, watcher, a.seconds))
+            rows["drains_forwarded"].append(drain_rate(node_url, watcher, a.seconds))
+            print("round %d: %s" % (r + 1, json.dumps({k: round(v[-1]) for k, v in rows.items()})),
+                  flush=True)
+        med = {k: statistics.median(v) for k, v in rows.items()}
+        result = {"figure": "forwarding_cost", "partitions": a.partitions, "rounds": a.rounds,
+                  "seconds": a.seconds,
+                  "events_per_s_owner": round(med["events_owner"]),
+                  "events_per_s_forwarded": round(med["events_forwarded"]),
+                  "events_forwarded_ratio": round(med["events_forwarded"] / med["events_owner"], 3),
+                  "drains_per_s_owner": round(med["drains_owner"]),
+                  "drains_per_s_forwarded": round(med["drains_forwarded"]),
+                  "drains_forwarded_ratio": round(med["drains_forwarded"] / med["drains_owner"], 3)}
+        print(json.dumps(result))
+        if a.out:
+            with open(a.out, "w") as f:
+                json.dump(result, f, indent=1)
+                f.write("\n")
+    finally:
+        c.down()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

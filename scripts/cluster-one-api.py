@@ -1,0 +1,223 @@
+#!/usr/bin/env python3
+"""One cluster, one API (docs/cluster.md §15): the same seeded workload through the nodes'
+own ports of a local cluster and through one single-node daemon, compared answer by answer.
+
+Agents are spread over every partition (two per partition, two sessions each), so most
+watches cross a partition boundary. Each step goes to a random node of the cluster and to
+the single node: an event (one in three with a dedupe key, some repeating an earlier key),
+a watch, a peek, a drain, a versions lookup of three sessions, or a session's changes. The
+answers must agree, up to what a cluster changes on purpose:
+
+  A1  sequences are n·P + p in the cluster and dense on a single node: events are compared
+      by their kind and summary, a notice's "changesSince N" by the number of events after N
+      in its target (the same on both), never by N itself;
+  A5  notices come in partition order, not oldest first: a drain's or a peek's notices are
+      compared as a set of target keys.
+
+At the end every session's whole change list and every watcher's pending notices are
+compared the same way. Last line: "steps S, events E, drains D (notices N), one API ok".
+
+  scripts/cluster-one-api.py --statewatch build/statewatch [--seed S] [--steps N]
+                             [--partitions P] [--dir DIR] [--keep]
+"""
+import argparse
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cluster_lib as cl  # noqa: E402
+
+
+def request(url, method="GET", body=None, timeout=30):
+    """(status, parsed JSON, headers) of one request; HTTP errors are answers too."""
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(url, data=data, method=method,
+                                 headers={"Content-Type": "application/json"} if data else {})
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            return r.status, json.loads(r.read() or b"null"), dict(r.headers)
+    except urllib.error.HTTPError as e:
+        raw = e.read()
+        return e.code, json.loads(raw) if raw else None, dict(e.headers)
+
+
+class Mismatch(Exception):
+    pass
+
+
+class Pair:
+    """The cluster (any node) and the single node, asked the same thing."""
+
+    def __init__(self, nodes, single, rng):
+        self.nodes, self.single, self.rng = nodes, single, rng
+
+    def both(self, method, target, body=None):
+        node = self.rng.choice(self.nodes)
+        c = request(node + target, method, body)
+        s = request(self.single + target, method, body)
+        if c[0] != s[0]:
+            raise Mismatch("%s %s via %s: cluster %d %s, single node %d %s" %
+                           (method, target, node, c[0], c[1], s[0], s[1]))
+        return c, s
+
+
+def changes(pair_url, key, after=0):
+    """Every event of `key` after `after` as (kind, summary), paging changesSince."""
+    out = []
+    for _ in range(1000):  # bounded: 200 a page
+        st, body, _ = request("%s/v1/sessions/%s/state?changesSince=%d" % (pair_url, key, after))
+        if st != 200:
+            raise Mismatch("state of %s at %s: %d %s" % (key, pair_url, st, body))
+        page = body.get("changes") or []
+        out += [(e["kind"], e.get("summary")) for e in page]
+        if len(page) < 200:
+            return out, body.get("historyGap", False)
+        after = page[-1]["sequence"]
+    raise Mismatch("more than 200,000 events in %s" % key)
+
+
+def notice_view(pair_url, notices):
+    """A notice list as {target: events after its changesSince} — what the text promises."""
+    out = {}
+    for n in notices:
+        target = n["targetSessionKey"]
+        since = int(n["text"].rsplit(" ", 1)[1].rstrip("."))
+        expected_text = ('Session "%s" changed (other actor). Reconcile before acting: '
+                         'session_status sessionKey "%s" changesSince %d.' % (target, target, since))
+        if n["text"] != expected_text:
+            raise Mismatch("notice text %r is not the contract's" % n["text"])
+        if target in out:
+            raise Mismatch("two notices for %s in one answer" % target)
+        out[target] = len(changes(pair_url, target, since)[0])
+    return out
+
+
+def run(args):
+    rng = random.Random(args.seed)
+    work = args.dir or tempfile.mkdtemp(prefix="statewatch-one-api.")
+    cluster = cl.LocalCluster.create(os.path.join(work, "cluster"), args.statewatch,
+                                     nodes=3, partitions=args.partitions, lease_ttl=2)
+    single_proc = None
+    try:
+        cluster.up()
+        cluster.wait_settled(seconds=90, quiet=1.0)
+        port = cl.free_port()
+        log = open(os.path.join(work, "single.log"), "w")
+        single_proc = subprocess.Popen(
+            [args.statewatch, "serve", "--data", os.path.join(work, "single"),
+             "--listen", "127.0.0.1:%d" % port, "--port-file", os.path.join(work, "single.port")],
+            stdout=log, stderr=subprocess.STDOUT)
+        single = "http://127.0.0.1:%d" % port
+        cl.wait_for("the single node", lambda: request(single + "/healthz")[0] == 200, 30)
+        nodes = [cluster.node_url(n) for n in cluster.node_names()]
+        pair = Pair(nodes, single, rng)
+
+        agents = []
+        for p in range(args.partitions):
+            agents += cl.agents_of(args.partitions, p, "w", 2)
+        sessions = ["agent:%s:%s" % (a, s) for a in agents for s in ("main", "task")]
+        events = drains = drained = 0
+        dedupe_keys = []
+        for step in range(args.steps):
+            r = rng.random()
+            if r < 0.5:
+                key = rng.choice(sessions)
+                ev = {"sessionKey": key, "kind": "human_direct_message", "actorType": "human",
+                      "summary": "step %d" % step, "payload": {"channel": "telegram"}}
+                if rng.random() < 1 / 3:
+                    if dedupe_keys and rng.random() < 0.3:
+                        k, key = rng.choice(dedupe_keys)
+                        ev["sessionKey"] = key
+                    else:
+                        k = "d%d" % step
+                        dedupe_keys.append((k, key))
+                    ev["dedupeKey"] = k
+                (c, s) = pair.both("POST", "/v1/events", ev)
+                if c[0] == 200:
+                    events += 1
+                    cd = [e.get("deduplicated", False) for e in c[1]["events"]]
+                    sd = [e.get("deduplicated", False) for e in s[1]["events"]]
+                    if cd != sd:
+                        raise Mismatch("step %d: deduplicated %s vs %s" % (step, cd, sd))
+            elif r < 0.65:
+                w, t = rng.sample(sessions, 2)
+                (c, s) = pair.both("POST", "/v1/watches", {"watcher": w, "target": t})
+                if c[1] != s[1]:
+                    raise Mismatch("step %d: watch %s -> %s: %s vs %s" % (step, w, t, c[1], s[1]))
+            elif r < 0.85:
+                w = rng.choice(sessions)
+                drain = rng.random() < 0.6
+                if drain:
+                    (c, s) = pair.both("POST", "/v1/notices/drain", {"watcher": w})
+                else:
+                    (c, s) = pair.both("GET", "/v1/notices?watcher=" + w)
+                if c[1].get("incomplete"):
+                    raise Mismatch("step %d: an incomplete answer with every node up: %s" %
+                                   (step, c[1]))
+                ct = sorted(n["targetSessionKey"] for n in c[1]["notices"])
+                stt = sorted(n["targetSessionKey"] for n in s[1]["notices"])
+                if ct != stt:
+                    raise Mismatch("step %d: notices of %s: %s vs %s" % (step, w, ct, stt))
+                if drain:
+                    drains += 1
+                    drained += len(ct)
+            elif r < 0.93:
+                keys = rng.sample(sessions, 3)
+                (c, s) = pair.both("POST", "/v1/versions", {"sessions": keys})
+                if [v["sessionKey"] for v in c[1]["versions"]] != keys:
+                    raise Mismatch("step %d: versions out of order: %s" % (step, c[1]))
+                cz = [v["stateVersion"] == 0 for v in c[1]["versions"]]
+                sz = [v["stateVersion"] == 0 for v in s[1]["versions"]]
+                if cz != sz:
+                    raise Mismatch("step %d: versions %s vs %s" % (step, c[1], s[1]))
+            else:
+                key = rng.choice(sessions)
+                if changes(rng.choice(nodes), key) != changes(single, key):
+                    raise Mismatch("step %d: changes of %s differ" % (step, key))
+
+        for key in sessions:
+            if changes(rng.choice(nodes), key) != changes(single, key):
+                raise Mismatch("the end: changes of %s differ" % key)
+            c = request(rng.choice(nodes) + "/v1/notices?watcher=" + key)
+            s = request(single + "/v1/notices?watcher=" + key)
+            if notice_view(nodes[0], c[1]["notices"]) != notice_view(single, s[1]["notices"]):
+                raise Mismatch("the end: pending notices of %s: %s vs %s" % (key, c[1], s[1]))
+        print("steps %d, events %d, drains %d (notices %d), one API ok" %
+              (args.steps, events, drains, drained))
+        return 0
+    except (Mismatch, RuntimeError) as e:
+        print("FAILED: %s (logs under %s)" % (e, work))
+        args.keep = True
+        return 1
+    finally:
+        if single_proc:
+            single_proc.kill()
+            single_proc.wait()
+        cluster.down()
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--statewatch", default=os.environ.get("STATEWATCH_BIN", "build/statewatch"))
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--steps", type=int, default=400)
+    ap.add_argument("--partitions", type=int, default=6)
+    ap.add_argument("--dir")
+    ap.add_argument("--keep", action="store_true")
+    args = ap.parse_args()
+    print("seed %d" % args.seed)
+    sys.exit(run(args))
+
+
+if __name__ == "__main__":
+    main()
