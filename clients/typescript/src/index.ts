@@ -2,6 +2,7 @@
 // tools, and the wake and delivery streams as reconnecting async iterators.
 //
 //   const sw = new StatewatchClient({ url: "http://127.0.0.1:7411" });
+//   const cluster = new StatewatchClient({ urls: ["http://node0:7411", "http://node1:7411"] });
 //   await sw.recordEvents({ sessionKey, kind: "human_direct_message", actorType: "human" });
 //   for await (const wake of sw.wakes({ watcher: "agent:main:main" })) { ... }
 //
@@ -18,6 +19,8 @@ export class StatewatchError extends Error {
   readonly code: string;
   /** The HTTP status; 0 when no answer arrived. */
   readonly status: number;
+  /** True when the request was certainly not sent (the endpoint could not be reached). */
+  notLanded = false;
   constructor(code: string, message: string, status: number) {
     super(message);
     this.name = "StatewatchError";
@@ -28,9 +31,19 @@ export class StatewatchError extends Error {
 
 export interface ClientOptions {
   /** The daemon, e.g. http://127.0.0.1:7411. */
-  url: string;
+  url?: string;
+  /** Several endpoints — the nodes of a cluster (any of them answers any session), or a
+   * daemon and its standby. Requests go to one until it fails, then to the next (below). */
+  urls?: string[];
   /** The bearer token of `statewatch serve --token`. */
   token?: string;
+  /** Failing over between endpoints (defaults: 3 rounds over the list, 200 ms between
+   * rounds). A request that did not land — the endpoint could not be reached, or answered
+   * 503 standby / switching / partition_moved / unavailable / shutting_down — goes to the
+   * next endpoint. One whose answer was lost (the connection broke after sending, or 502
+   * answer_lost) is sent again only when that is safe: a GET, or events that all carry a
+   * dedupeKey; otherwise it fails with the error, the outcome unknown. */
+  failover?: { rounds?: number; waitMs?: number };
 }
 
 export interface RequestOptions {
@@ -108,16 +121,51 @@ export class ToolCaller {
   }
 }
 
+// 503 codes that mean nothing was written: another endpoint (or the same, later) may take it.
+const NOT_LANDED = new Set(["standby", "switching", "partition_moved", "unavailable", "shutting_down", "too_many_connections"]);
+// Connection errors that happen before a request is sent.
+const NOT_SENT = new Set(["ECONNREFUSED", "ENOTFOUND", "EHOSTUNREACH", "ENETUNREACH", "EAI_AGAIN"]);
+
+function errorCode(error: unknown): string | undefined {
+  const cause = (error as { cause?: { code?: string } }).cause;
+  return cause?.code ?? (error as { code?: string }).code;
+}
+
+// Whether sending `body` to `path` again cannot apply it twice.
+function safeToRepeat(method: string, path: string, body: unknown): boolean {
+  if (method === "GET") return true;
+  if (method !== "POST" || !path.startsWith("/v1/events")) return false;
+  const events = Array.isArray(body) ? body : [body];
+  return events.length > 0 && events.every((e) => typeof (e as { dedupeKey?: unknown })?.dedupeKey === "string");
+}
+
 export class StatewatchClient {
-  readonly url: string;
+  /** Every endpoint, in the order given. */
+  readonly urls: readonly string[];
+  private current = 0;
   private readonly token?: string;
+  private readonly rounds: number;
+  private readonly waitMs: number;
   /** Deliveries acknowledged through this client, so a re-offer after a reconnect that
    * crossed the ack is not yielded twice. */
   private readonly acked = new Set<number>();
 
   constructor(options: ClientOptions) {
-    this.url = options.url.replace(/\/+$/, "");
+    const urls = [...(options.urls ?? []), ...(options.url ? [options.url] : [])];
+    if (urls.length === 0) throw new StatewatchError("invalid_argument", "a client needs url or urls", 0);
+    this.urls = urls.map((u) => u.replace(/\/+$/, ""));
     this.token = options.token;
+    this.rounds = Math.max(1, options.failover?.rounds ?? 3);
+    this.waitMs = Math.max(0, options.failover?.waitMs ?? 200);
+  }
+
+  /** The endpoint requests go to now (the last one that answered). */
+  get url(): string {
+    return this.urls[this.current];
+  }
+
+  private advance(from: number): void {
+    if (this.current === from) this.current = (from + 1) % this.urls.length;
   }
 
   /** The session tools, called as `sessionKey` (plus its agent for a bare key). */
@@ -125,8 +173,30 @@ export class StatewatchClient {
     return new ToolCaller(this, sessionKey, agentId);
   }
 
-  /** One HTTP call; the answer parsed as JSON (as text for non-JSON answers). */
+  /** One HTTP call; the answer parsed as JSON (as text for non-JSON answers). With several
+   * endpoints, fails over between them (ClientOptions.failover). */
   async request<R>(method: string, path: string, body?: unknown, options: RequestOptions = {}): Promise<R> {
+    const attempts = this.rounds * this.urls.length;
+    let last: StatewatchError | undefined;
+    for (let attempt = 0; attempt < attempts; attempt++) {
+      if (attempt > 0 && attempt % this.urls.length === 0) await new Promise((r) => setTimeout(r, this.waitMs));
+      const at = this.current;
+      try {
+        return await this.requestOnce<R>(this.urls[at], method, path, body, options);
+      } catch (error) {
+        if (!(error instanceof StatewatchError)) throw error;
+        const notLanded = error.notLanded || (error.status === 503 && NOT_LANDED.has(error.code));
+        const lost = error.code === "answer_lost" || (error.code === "network" && !error.notLanded);
+        if (!notLanded && !(lost && safeToRepeat(method, path, body))) throw error;
+        last = error;
+        this.advance(at);
+      }
+    }
+    throw last as StatewatchError;
+  }
+
+  private async requestOnce<R>(base: string, method: string, path: string, body: unknown,
+                               options: RequestOptions): Promise<R> {
     const headers: Record<string, string> = { Accept: "application/json", ...options.headers };
     if (this.token) headers.Authorization = `Bearer ${this.token}`;
     let payload: string | undefined;
@@ -136,10 +206,12 @@ export class StatewatchClient {
     }
     let response: Response;
     try {
-      response = await fetch(this.url + path, { method, headers, body: payload, signal: options.signal });
+      response = await fetch(base + path, { method, headers, body: payload, signal: options.signal });
     } catch (error) {
       if (options.signal?.aborted) throw new StatewatchError("aborted", `${method} ${path} was aborted`, 0);
-      throw new StatewatchError("network", `${method} ${this.url}${path}: ${(error as Error).message}`, 0);
+      const e = new StatewatchError("network", `${method} ${base}${path}: ${(error as Error).message}`, 0);
+      e.notLanded = NOT_SENT.has(errorCode(error) ?? "");
+      throw e;
     }
     const text = await response.text();
     const json = (response.headers.get("content-type") ?? "").includes("application/json");
@@ -276,8 +348,15 @@ export class StatewatchClient {
 
   // ---- streams -------------------------------------------------------------------------------
 
-  private wsUrl(path: string, query: Query): string {
-    return this.url.replace(/^http/, "ws") + path + queryString(query);
+  // A stream's URL, asked at every (re)connect; a failed connection moves the client on to
+  // the next endpoint, so a stream follows a failover too.
+  private wsUrl(path: string, query: Query): () => string {
+    let last = -1;
+    return () => {
+      if (last === this.current) this.advance(last);
+      last = this.current;
+      return this.url.replace(/^http/, "ws") + path + queryString(query);
+    };
   }
   private wsHeaders(): Record<string, string> {
     return this.token ? { Authorization: `Bearer ${this.token}` } : {};

@@ -11,7 +11,8 @@ export interface BackoffOptions {
 }
 
 export interface StreamOptions<T> extends BackoffOptions {
-  url: string;
+  /** Asked at every (re)connect: a client with several endpoints moves on after a failure. */
+  url: () => string;
   headers: Record<string, string>;
   signal?: AbortSignal;
   /** Parses one text message; undefined drops it. */
@@ -41,7 +42,7 @@ async function* connection<T>(
   options: StreamOptions<T>,
   opened: () => Promise<T[]> | undefined,
 ): AsyncGenerator<T> {
-  const ws = new WebSocket(options.url, { headers: options.headers });
+  const ws = new WebSocket(options.url(), { headers: options.headers });
   const queue: T[] = [];
   let wake: (() => void) | undefined;
   let closed = false;

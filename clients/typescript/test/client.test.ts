@@ -2,9 +2,11 @@
 // document, the error class, the session tools, and the wake and delivery streams across a
 // daemon restart.
 import assert from "node:assert/strict";
+import { createServer, type Server } from "node:http";
+import { type AddressInfo } from "node:net";
 import { after, before, describe, test } from "node:test";
 
-import { StatewatchClient, StatewatchError, type Delivery, type Wake } from "../src/index.js";
+import { StatewatchClient, StatewatchError, type Delivery, type EventInput, type Wake } from "../src/index.js";
 import { Daemon, START_MS, next, nextMatching } from "./daemon.js";
 
 const PARENT = "agent:main:main";
@@ -215,5 +217,87 @@ describe("statewatch-client", () => {
     assert.equal((await sw.setClock(clock.now + 1000)).now, clock.now + 1000);
     assert.equal((await sw.resetWatcher("agent:ops:main")).reset, true);
     assert.equal((await sw.deleteSession(CHILD)).deleted, true);
+  });
+});
+
+// Several endpoints (a cluster's nodes): a request that did not land moves on to the next
+// endpoint; one whose answer was lost is repeated only when that is safe.
+describe("statewatch-client with several endpoints", () => {
+  const daemon = new Daemon();
+  const fakes: Server[] = [];
+  const hits: Record<string, number> = {};
+
+  // A fake endpoint: `answer` decides what each request gets ("drop": the socket is
+  // destroyed once the request has arrived — the answer is lost).
+  async function fake(name: string, answer: { status: number; body: unknown } | "drop"): Promise<string> {
+    const server = createServer((req, res) => {
+      hits[name] = (hits[name] ?? 0) + 1;
+      req.resume();
+      req.on("end", () => {
+        if (answer === "drop") return req.socket.destroy();
+        res.writeHead(answer.status, { "Content-Type": "application/json" });
+        res.end(JSON.stringify(answer.body));
+      });
+    });
+    fakes.push(server);
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  }
+
+  // A port nothing listens on.
+  async function closedPort(): Promise<string> {
+    const server = createServer();
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    await new Promise<void>((r) => server.close(() => r()));
+    return url;
+  }
+
+  before(async () => daemon.start());
+  after(async () => {
+    for (const f of fakes) f.close();
+    await daemon.close();
+  });
+
+  const event = (dedupeKey?: string): EventInput => ({
+    sessionKey: "agent:fo:main", kind: "human_direct_message", actorType: "human", summary: "m",
+    ...(dedupeKey ? { dedupeKey } : {}),
+  });
+
+  test("a refused or unreachable endpoint hands the request to the next, which then stays current", async () => {
+    const standby = await fake("standby", { status: 503, body: { error: { code: "standby", message: "a standby" } } });
+    const sw = new StatewatchClient({ urls: [await closedPort(), standby, daemon.url], failover: { waitMs: 0 } });
+    const stored = await sw.recordEvents(event());
+    assert.equal(stored.events.length, 1);
+    assert.equal(sw.url, daemon.url);
+    assert.equal(hits.standby, 1);
+    await sw.health();
+    assert.equal(hits.standby, 1);  // the answering endpoint is kept
+  });
+
+  test("a lost answer is repeated elsewhere only for a GET or deduplicated events", async () => {
+    const dropping = await fake("drop", "drop");
+    const lost = await fake("lost", { status: 502, body: { error: { code: "answer_lost", message: "lost" } } });
+    for (const first of [dropping, lost]) {
+      const unsafe = new StatewatchClient({ urls: [first, daemon.url], failover: { waitMs: 0 } });
+      await assert.rejects(unsafe.recordEvents(event()), (e: StatewatchError) =>
+        first === lost ? e.code === "answer_lost" : e.code === "network");
+      const safe = new StatewatchClient({ urls: [first, daemon.url], failover: { waitMs: 0 } });
+      const once = await safe.recordEvents(event(`fo-${first}`));
+      assert.equal(once.events[0].deduplicated ?? false, false);
+      const again = new StatewatchClient({ urls: [first, daemon.url], failover: { waitMs: 0 } });
+      assert.equal((await again.recordEvents(event(`fo-${first}`))).events[0].deduplicated, true);
+      const reader = new StatewatchClient({ urls: [first, daemon.url], failover: { waitMs: 0 } });
+      assert.equal((await reader.health()).status, "ok");
+    }
+  });
+
+  test("an engine's own refusal is not retried, and every endpoint down fails after the rounds", async () => {
+    const bad = await fake("bad", { status: 400, body: { error: { code: "invalid_argument", message: "no" } } });
+    const sw = new StatewatchClient({ urls: [bad, daemon.url], failover: { waitMs: 0 } });
+    await assert.rejects(sw.health(), (e: StatewatchError) => e.status === 400);
+    assert.equal(hits.bad, 1);
+    const down = new StatewatchClient({ urls: [await closedPort(), await closedPort()], failover: { rounds: 2, waitMs: 0 } });
+    await assert.rejects(down.health(), (e: StatewatchError) => e.code === "network" && e.notLanded);
   });
 });
