@@ -1,6 +1,7 @@
 #include "cli/command.h"
 
 #include <cerrno>
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
@@ -52,12 +53,18 @@ Result<GlobalOptions> ReadGlobalOptions(const Args& args) {
     global.now_ms = *ms;
   }
   const char* env_server = std::getenv("STATEWATCH_SERVER");
-  global.server = args.Get("server").value_or(env_server ? env_server : "");
-  if (!global.server.empty() &&
-      (global.server.rfind("http://", 0) != 0 || global.server.size() <= 7)) {
-    return Status::InvalidArgument("--server must be http://HOST[:PORT] (got \"" +
-                                   global.server + "\")");
+  const std::string servers = args.Get("server").value_or(env_server ? env_server : "");
+  for (std::size_t at = 0; !servers.empty() && at <= servers.size();) {
+    std::size_t comma = std::min(servers.find(',', at), servers.size());
+    std::string url = servers.substr(at, comma - at);
+    if (url.rfind("http://", 0) != 0 || url.size() <= 7) {
+      return Status::InvalidArgument("--server must be http://HOST[:PORT][,http://HOST[:PORT]…] (got \"" +
+                                     url + "\" in \"" + servers + "\")");
+    }
+    global.servers.push_back(std::move(url));
+    at = comma + 1;
   }
+  global.server = global.servers.empty() ? "" : global.servers.front();
   const char* env_token = std::getenv("STATEWATCH_TOKEN_FILE");
   std::string token_file = args.Get("token-file").value_or(env_token ? env_token : "");
   if (!token_file.empty()) {

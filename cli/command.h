@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 #include <string_view>
 #include <utility>
 
@@ -45,8 +46,11 @@ struct GlobalOptions {
   std::string data_dir = "./data";
   std::optional<int64_t> now_ms;  // --now: a ManualClock for this command
   Durability durability = Durability::kSync;
-  // --server URL (else $STATEWATCH_SERVER): run the verb against a daemon; "" = locally.
+  // --server URL[,URL…] (else $STATEWATCH_SERVER): run the verb against a daemon; "" =
+  // locally. `server` is the first URL; `servers` all of them (a cluster's nodes, or a
+  // daemon and its standby: cli/remote.h fails over between them).
   std::string server;
+  std::vector<std::string> servers;
   // The bearer token read from --token-file (else $STATEWATCH_TOKEN_FILE); "" = none.
   std::string token;
 };

@@ -3,7 +3,9 @@
 // (no Beast: the CLI stays cheap to compile).
 #include "cli/remote.h"
 
+#include <algorithm>
 #include <optional>
+#include <vector>
 
 #include "cli/event_options.h"
 #include "cli/verbs.h"
@@ -31,14 +33,78 @@ std::string ErrorMessage(const HttpAnswer& a) {
   return "HTTP " + std::to_string(a.status) + ": " + body;
 }
 
+// The error envelope's code, "" when the body is not one.
+std::string ErrorCode(const HttpAnswer& a) {
+  std::error_code ec;
+  json::value v = json::parse(a.body, ec);
+  if (ec || !v.is_object()) return "";
+  const json::value* e = v.as_object().if_contains("error");
+  const json::value* code = e && e->is_object() ? e->as_object().if_contains("code") : nullptr;
+  return code && code->is_string() ? std::string(code->as_string()) : "";
+}
+
+// Whether sending `body` again cannot apply it twice: a GET, or events that all carry a
+// dedupeKey.
+bool SafeToRepeat(std::string_view method, const std::string& target, const std::string& body) {
+  if (method == "GET") return true;
+  if (method != "POST" || target != "/v1/events") return false;
+  std::error_code ec;
+  json::value v = json::parse(body, ec);
+  if (ec) return false;
+  auto keyed = [](const json::value& e) {
+    const json::value* k = e.is_object() ? e.as_object().if_contains("dedupeKey") : nullptr;
+    return k != nullptr && k->is_string();
+  };
+  if (!v.is_array()) return keyed(v);
+  const json::array& events = v.as_array();
+  return !events.empty() && std::all_of(events.begin(), events.end(), keyed);
+}
+
+// One request, failing over between the --server URLs: a request that did not land (the
+// daemon could not be reached, or answered 503 standby / switching / partition_moved /
+// unavailable / shutting_down) goes to the next URL, twice round the list; one whose answer
+// was lost (after sending, or 502 answer_lost) only when SafeToRepeat. The last failure is
+// returned as it is (an answer, or the IOError naming the URL).
+Result<HttpAnswer> Exchange(Command& c, std::string_view method, const std::string& target,
+                            const std::string& body, int timeout_ms = 30000) {
+  const std::vector<std::string> urls =
+      c.global.servers.empty() ? std::vector<std::string>{c.global.server} : c.global.servers;
+  const std::size_t attempts = 2 * urls.size();
+  Result<HttpAnswer> last = Status::IOError("no --server URL");
+  for (std::size_t i = 0; i < attempts; ++i) {
+    const std::string& url = urls[i % urls.size()];
+    bool sent = false;
+    net::HttpRequestOptions o;
+    o.token = c.global.token;
+    o.timeout_ms = timeout_ms;
+    o.sent = &sent;
+    auto answer = HttpRequest(url, method, target, body, o);
+    if (!answer.ok()) {
+      if (answer.status().IsInvalidArgument()) return answer.status();
+      last = Status::IOError("daemon at " + url + ": " + answer.status().message());
+      if (!sent || SafeToRepeat(method, target, body)) continue;
+      return last;
+    }
+    const std::string code = answer->status >= 500 ? ErrorCode(*answer) : "";
+    const bool not_landed = answer->status == 503 &&
+                            (code == "standby" || code == "switching" ||
+                             code == "partition_moved" || code == "unavailable" ||
+                             code == "shutting_down" || code == "too_many_connections");
+    const bool lost = answer->status == 502 && code == "answer_lost";
+    last = std::move(answer);
+    if (not_landed || (lost && SafeToRepeat(method, target, body))) continue;
+    return last;
+  }
+  return last;
+}
+
 // Sends one request; on a 2xx answer returns its body parsed as JSON. Everything else is
 // printed as a runtime error (the daemon's message, as a local run prints it).
 std::optional<json::value> Call(Command& c, std::string_view method, const std::string& target,
                                 const std::string& body, int* exit_code) {
-  auto answer = HttpRequest(c.global.server, method, target, body, c.global.token);
+  auto answer = Exchange(c, method, target, body);
   if (!answer.ok()) {
-    *exit_code = RuntimeError(c, Status::IOError("daemon at " + c.global.server + ": " +
-                                                 answer.status().message()));
+    *exit_code = RuntimeError(c, answer.status());
     return std::nullopt;
   }
   if (answer->status < 200 || answer->status > 299) {
@@ -181,12 +247,8 @@ int RemoteBackup(Command& c) {
 }
 
 int RemoteExport(Command& c) {
-  auto answer = HttpRequest(c.global.server, "GET", "/v1/export", "", c.global.token,
-                            /*timeout_ms=*/600000);
-  if (!answer.ok()) {
-    return RuntimeError(c, Status::IOError("daemon at " + c.global.server + ": " +
-                                           answer.status().message()));
-  }
+  auto answer = Exchange(c, "GET", "/v1/export", "", /*timeout_ms=*/600000);
+  if (!answer.ok()) return RuntimeError(c, answer.status());
   if (answer->status != 200) {
     c.err << "statewatch: " << ErrorMessage(*answer) << '\n';
     return kExitRuntimeError;

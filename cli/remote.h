@@ -7,6 +7,12 @@
 // loopback beside the daemon). The bearer token comes from --token-file or
 // STATEWATCH_TOKEN_FILE. Bodies are sent as application/json.
 //
+// Several URLs (--server URL,URL,…: a cluster's nodes, or a daemon and its standby): a
+// request that did not land — the daemon could not be reached, or answered 503 standby /
+// switching / partition_moved / unavailable / shutting_down — goes to the next URL, twice
+// round the list; one whose answer was lost is repeated only for a GET or events that all
+// carry a dedupeKey.
+//
 // Errors: the daemon's {"error": {"code", "message"}} becomes "statewatch: <message>" on
 // stderr and exit 1 (the same text a local run prints for the same bad input); a daemon
 // that cannot be reached is exit 1 with the URL and the reason.

@@ -218,9 +218,10 @@ const std::vector<OptionHelp>& GlobalOptionHelp() {
       {"now", "MS", "the system clock", "The clock for this one command (tests, replays)."},
       {"durability", "MODE", "sync",
        "sync: fsync before a write is acknowledged; buffered: survive a process crash only."},
-      {"server", "URL", "$STATEWATCH_SERVER, else the local database",
+      {"server", "URL[,URL...]", "$STATEWATCH_SERVER, else the local database",
        "Talk to a running daemon (http://HOST:PORT) instead of opening --data; prints the "
-       "same JSON."},
+       "same JSON. Several URLs (a cluster's nodes): a request that did not land goes to the "
+       "next."},
       {"token-file", "FILE", "$STATEWATCH_TOKEN_FILE",
        "A file holding the daemon's bearer token (with --server)."},
   };

@@ -18,6 +18,8 @@
 
 #include "cli/cli.h"
 #include "cli_fixture.h"
+#include "net/http_listener.h"
+#include "status_matchers.h"
 
 extern char** environ;
 
@@ -196,6 +198,44 @@ TEST_F(RemoteTest, UnreachableDaemonIsARuntimeError) {
   EXPECT_EQ(r.err.rfind("statewatch: ", 0), 0u) << r.err;
   EXPECT_NE(r.err.find("127.0.0.1:1"), std::string::npos) << r.err;
   EXPECT_EQ(Exec({"--server", "https://x", "stats"}, "").code, 2);
+}
+
+// --server with several URLs (a cluster's nodes): a request that did not land goes to the
+// next URL; a lost answer is repeated only when that cannot apply it twice.
+TEST_F(RemoteTest, AServerListFailsOverWhereNothingLanded) {
+  int standby_hits = 0;
+  auto standby = net::HttpListener::Bind("127.0.0.1", 0, [&](const net::ListenerRequest&) {
+    ++standby_hits;
+    return net::ListenerAnswer(503, R"({"error":{"code":"standby","message":"a standby"}})");
+  });
+  ASSERT_OK(standby);
+  auto lost = net::HttpListener::Bind("127.0.0.1", 0, [](const net::ListenerRequest&) {
+    return net::ListenerAnswer(502, R"({"error":{"code":"answer_lost","message":"lost"}})");
+  });
+  ASSERT_OK(lost);
+  const std::string standby_url = "http://127.0.0.1:" + std::to_string((*standby)->port());
+  const std::string lost_url = "http://127.0.0.1:" + std::to_string((*lost)->port());
+
+  CliOutput direct = Remote({"stats"});
+  CliOutput listed =
+      Exec({"--server", "http://127.0.0.1:1," + standby_url + "," + daemon_->url(), "stats"}, "");
+  EXPECT_EQ(listed.code, 0) << listed.err;
+  EXPECT_EQ(listed.out, direct.out);
+  EXPECT_EQ(standby_hits, 1);
+
+  // A lost answer: the events go again only with a dedupe key.
+  const std::string session = "agent:fo:main";
+  CliOutput unkeyed = Exec({"--server", lost_url + "," + daemon_->url(), "record", "--session",
+                            session, "--kind", "human_direct_message", "--actor-type", "human"},
+                           "");
+  EXPECT_EQ(unkeyed.code, 1);
+  EXPECT_NE(unkeyed.err.find("lost"), std::string::npos) << unkeyed.err;
+  CliOutput keyed = Exec({"--server", lost_url + "," + daemon_->url(), "record", "--session",
+                          session, "--kind", "human_direct_message", "--actor-type", "human",
+                          "--dedupe", "k1"},
+                         "");
+  EXPECT_EQ(keyed.code, 0) << keyed.err;
+  EXPECT_EQ(Exec({"--server", "http://127.0.0.1:1,https://x", "stats"}, "").code, 2);
 }
 
 // `statewatch takeover` talks to a standby daemon (tests/server/cluster_standby_test.cc and
