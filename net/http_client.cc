@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <utility>
 
 namespace statewatch::net {
 
@@ -71,6 +72,8 @@ class Socket {
   ~Socket() {
     if (fd_ >= 0) ::close(fd_);
   }
+  // Hands the descriptor over: the caller closes it.
+  int Release() { return std::exchange(fd_, -1); }
   // Connects without blocking past `deadline`: a member that drops SYNs must cost the
   // caller its timeout, not the kernel's minutes of retries.
   Status Connect(const Url& url, Clock::time_point deadline) {
@@ -273,6 +276,14 @@ Result<HttpAnswer> ParseHttpAnswer(const std::string& raw) {
     answer.body = std::string(body);
   }
   return answer;
+}
+
+Result<Connected> ConnectTo(const std::string& base_url, int timeout_ms) {
+  auto url = ParseUrl(base_url);
+  if (!url.ok()) return url.status();
+  Socket socket;
+  SW_RETURN_IF_ERROR(socket.Connect(*url, Clock::now() + std::chrono::milliseconds(timeout_ms)));
+  return Connected{socket.Release(), url->host + ":" + url->port, url->prefix};
 }
 
 std::string HttpAnswer::Header(std::string_view name) const {

@@ -55,6 +55,16 @@ Result<HttpAnswer> HttpRequest(const std::string& base_url, std::string_view met
                                const std::string& target, const std::string& body,
                                const HttpRequestOptions& options);
 
+// A TCP connection to `base_url`'s host and port, for protocols beyond one request (the
+// WebSocket client of net/websocket.h): the connected descriptor (the caller closes it), the
+// Host header's value and the URL's path prefix. Errors as HttpRequest's connect.
+struct Connected {
+  int fd = -1;
+  std::string host;    // HOST:PORT
+  std::string prefix;  // "" or "/path"
+};
+Result<Connected> ConnectTo(const std::string& base_url, int timeout_ms);
+
 // The answer in `raw` (status line, headers, body as received, up to the server's close).
 // Header names are matched case-insensitively. IOError when it is not HTTP/1.x, when a
 // Content-Length body is cut short, or when a chunked body is malformed.

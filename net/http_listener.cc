@@ -226,7 +226,12 @@ void HttpListener::Serve(int fd) {
     Answer(fd, *refused);
     return;
   }
-  Answer(fd, handler_(req));
+  ListenerAnswer answer = handler_(req);
+  if (answer.take_socket) {
+    answer.take_socket(fd);
+    return;
+  }
+  Answer(fd, answer);
 }
 
 }  // namespace statewatch::net

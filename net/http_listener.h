@@ -44,6 +44,9 @@ struct ListenerAnswer {
   std::string body;  // JSON; a newline is added when it does not end with one
   // Sent after Content-Type (added unless given here); no framing headers.
   std::vector<std::pair<std::string, std::string>> headers;
+  // When set, nothing is written: the connection's socket is handed to it instead (a
+  // protocol upgrade), and closed when it returns.
+  std::function<void(int fd)> take_socket;
 };
 
 struct ListenerLimits {

@@ -11,6 +11,7 @@
 
 #include "control/operator.h"
 #include "server/request_guard.h"
+#include "server/stream_relay.h"
 
 namespace statewatch::server {
 namespace json = boost::json;
@@ -463,6 +464,23 @@ net::ListenerAnswer ClusterNode::Handle(const net::ListenerRequest& r) {
   }
   if (path == "/healthz" || path.rfind("/v1/cluster/", 0) == 0) {
     return JsonError(405, "method_not_allowed", r.method + " " + path + " is not served here");
+  }
+  if ((path == "/v1/wakes" || path == "/v1/deliveries") && IsWebSocketUpgrade(r)) {
+    net::ListenerAnswer upgrade;
+    upgrade.take_socket = [this, r](int fd) {
+      StreamRelayOptions o;
+      o.partitions = options_.partitions;
+      o.owner = [this](uint32_t p, bool refresh) { return OwnerOf(p, refresh); };
+      o.token = options_.server.token;
+      o.stop = &stop_;
+      o.now_ms = [] {
+        return std::chrono::duration_cast<std::chrono::milliseconds>(
+                   std::chrono::system_clock::now().time_since_epoch())
+            .count();
+      };
+      RelayStream(fd, r, o);
+    };
+    return upgrade;
   }
   return router_->Route(r);  // any other route: the partition's owner answers it
 }

@@ -242,8 +242,9 @@ net::ListenerAnswer PartitionRouter::Route(const net::ListenerRequest& request) 
     owners += (p ? ", " : "") + std::to_string(p) + ": " + (o ? o->url : "none");
   }
   return Error(426, "upgrade_required",
-               "a node's own port does not carry the WebSocket feeds: connect to the owners' "
-               "slot URLs (partition: url — " + owners + ")");
+               method + " " + std::string(path) + " is a WebSocket feed: ask for an upgrade (the "
+               "node relays every partition's feed), or connect to a partition's slot (" +
+               owners + ")");
 }
 
 net::ListenerAnswer PartitionRouter::ToPartition(uint32_t partition,

@@ -27,7 +27,8 @@
 //   every other route (export, verify, stats, prune, sweep, backup, rebuild, the upstream-link
 //                 list, POST /v1/clock)  ?partition=p (400 without it: they act on one
 //                 partition's engine).
-// The WebSocket feeds are not forwarded (426 naming the owners' slot URLs).
+// The WebSocket feeds are relayed by the node (server/stream_relay.h); a request for one
+// without an upgrade gets 426 here.
 //
 // A fan-out asks each partition once, without retries: a partition failing over is reported
 // missing rather than holding the answer up.

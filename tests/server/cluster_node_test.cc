@@ -9,6 +9,7 @@
 #include <chrono>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <thread>
@@ -219,12 +220,34 @@ TEST_F(ClusterNodeTest, AnyNodesPortAnswersEverySessionAndDrainsAcrossPartitions
     }
   }
   HttpClient any(nodes_.at("n2")->port());
+  // The node relays every partition's wakes on one WebSocket (read here as raw frames).
+  statewatch::testing::RawConnection wakes(nodes_.at("n1")->port());
+  ASSERT_NE(wakes.Upgrade("/v1/wakes?watcher=" + watcher).find(" 101 "), std::string::npos);
   for (uint32_t p = 1; p < kPartitions; ++p) {
     auto w = any.Post("/v1/watches", boost::json::object{{"watcher", watcher},
                                                              {"target", SessionOf(p)}});
     ASSERT_EQ(w.status, 200) << w.body;
     EXPECT_NE(w.body.find("\"watched\":true"), std::string::npos) << w.body;
     ASSERT_EQ(any.Post("/v1/events", HumanMessage(SessionOf(p))).status, 200);
+  }
+  // A wake per target's partition: live (its context key), or the relay's catch-up
+  // ("reconnected") when its upstream opened after the notice did.
+  std::multiset<std::string> woken;
+  std::string frames;
+  for (int i = 0; i < 8 && woken.size() < kPartitions - 1; ++i) {  // bounded: kWait each
+    frames += wakes.ReadUntil("}");
+    for (std::size_t open = frames.find('{'); open != std::string::npos; open = frames.find('{')) {
+      const std::size_t close = frames.find('}', open);
+      if (close == std::string::npos) break;
+      auto w = boost::json::parse(frames.substr(open, close - open + 1)).as_object();
+      frames.erase(0, close + 1);
+      EXPECT_EQ(w.at("watcher").as_string(), watcher);
+      woken.insert(std::string(w.at("reason").as_string()));
+    }
+  }
+  ASSERT_GE(woken.size(), kPartitions - 1u);
+  for (uint32_t p = 1; p < kPartitions; ++p) {
+    EXPECT_TRUE(woken.count("session-state:" + SessionOf(p)) + woken.count("reconnected") > 0);
   }
   auto peek = any.Get("/v1/notices?watcher=" + watcher);
   ASSERT_EQ(peek.status, 200) << peek.body;
