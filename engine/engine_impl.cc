@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <tuple>
 
 #include "statewatch/session_key.h"
 #include "storage/key_codec.h"
@@ -13,6 +14,8 @@ namespace statewatch::engine {
 using storage::Family;
 
 namespace {
+
+const SessionName kNoName{};  // the sort key of a session whose name is gone (never pending)
 
 // Compaction drops the journal rows the row-cap mark covers, and their index entries, once a
 // checkpoint holds the mark (EngineImpl::durable_cap_mark_).
@@ -162,7 +165,18 @@ std::vector<Notice> EngineImpl::PendingLocked(SessionRef watcher) const {
       if (c && c->pending()) pending.push_back({c->notified, t});
     }
   }
-  std::sort(pending.begin(), pending.end());
+  // Oldest first: by the notified mark. A restart sweep reopens many notices at one mark;
+  // those go by target key, so that every node — and a replay — answers in the same order
+  // (SessionRefs are numbered in the order a process met the sessions).
+  auto key_of = [this](SessionRef t) {
+    const SessionName* n = NameOf(t);
+    return n != nullptr ? std::tie(n->session_key, n->agent_id)
+                        : std::tie(kNoName.session_key, kNoName.agent_id);
+  };
+  std::sort(pending.begin(), pending.end(), [&](const auto& a, const auto& b) {
+    if (a.first != b.first) return a.first < b.first;
+    return key_of(a.second) < key_of(b.second);
+  });
   std::vector<Notice> out;
   const SessionName* w = NameOf(watcher);
   for (const auto& [n, t] : pending) {

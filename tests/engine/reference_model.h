@@ -27,6 +27,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -217,7 +218,8 @@ class ReferenceModel {
     return page;
   }
 
-  // Oldest first. MODEL CHOICE: "oldest" is the notified mark N (the event that opened it).
+  // Oldest first. MODEL CHOICE: "oldest" is the notified mark N (the event that opened it),
+  // ties by target key.
   Result<std::vector<Notice>> PendingNotices(const std::string& watcher_key) const {
     WatcherKey w = ParseWatcher(watcher_key);
     if (w.malformed) return Status::InvalidArgument("model: malformed watcher");
@@ -228,7 +230,12 @@ class ReferenceModel {
     for (const auto& [cid, c] : cursors_) {
       if (cid.first == id && Pending(c)) pending.push_back({c.n, cid.second});
     }
-    std::sort(pending.begin(), pending.end());
+    // Ties (a restart sweep reopens many at one mark) go by target key, as the engine's.
+    std::sort(pending.begin(), pending.end(), [this](const auto& a, const auto& b) {
+      if (a.first != b.first) return a.first < b.first;
+      const SessionName x = Name(a.second), y = Name(b.second);
+      return std::tie(x.session_key, x.agent_id) < std::tie(y.session_key, y.agent_id);
+    });
     for (const auto& [n, target] : pending) {
       out.push_back(MakeNotice(*w.session, Name(target), cursors_.at({id, target}).l));
     }
