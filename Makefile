@@ -28,7 +28,7 @@ CMAKE_COMMON = -DCMAKE_CXX_COMPILER_LAUNCHER="$$(command -v ccache || true)"
 .PHONY: deps configure build build-bin build-asan build-release test test-plain test-asan \
         test-client test-cluster test-fuzz fuzz run bench cluster-bench cluster-smoke soak \
         clean format openapi cluster-up cluster-down cluster-chaos cluster-failover-bench \
-        cluster-one-api cluster-forward-bench
+        cluster-one-api cluster-forward-bench cluster-scaling-bench
 
 deps:
 	@bash scripts/install-deps.sh
@@ -105,6 +105,11 @@ cluster-forward-bench: build-bin
 	@python3 scripts/cluster-forward-bench.py --statewatch $(BUILD)/statewatch --seconds 10 \
 	  --rounds 3 --out bench/results/cluster-forward.json
 
+cluster-scaling-bench: build-bin
+	@mkdir -p bench/results
+	@python3 scripts/cluster-scaling-bench.py --statewatch $(BUILD)/statewatch --partitions 12 \
+	  --seconds 15 --out bench/results/cluster-scaling.json
+
 cluster-smoke: test-cluster
 
 test-fuzz: deps
@@ -128,6 +133,7 @@ cluster-bench: deps
 	@bash scripts/cluster-bench.sh
 	@$(MAKE) --no-print-directory cluster-failover-bench
 	@$(MAKE) --no-print-directory cluster-forward-bench
+	@$(MAKE) --no-print-directory cluster-scaling-bench
 
 # Rewrites docs/openapi.json from the route table (a test fails while they differ).
 openapi: configure
