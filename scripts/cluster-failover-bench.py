@@ -29,7 +29,6 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -38,7 +37,7 @@ import urllib.error
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cluster_lib import (LocalCluster, NotLanded, agents_of, call, post,  # noqa: E402
-                         wait_for)
+                         wait_for, wrk_events)
 
 KIND = "human_direct_message"
 
@@ -200,32 +199,10 @@ def start_stage1(c, name, p, role):
     return "http://127.0.0.1:%s" % open(port_file).read().strip()
 
 
-WRK_SCRIPT = """
-wrk.method = "POST"
-wrk.headers["Content-Type"] = "application/json"
-local session = os.getenv("SW_SESSION")
-local n = 0
-request = function()
-  n = n + 1
-  return wrk.format(nil, "/v1/events", nil, string.format(
-    '{"sessionKey":"%s","kind":"human_direct_message","actorType":"human","summary":"wrk %d"}',
-    session, n))
-end
-"""
-
-
 def wrk_rate(c, url, seconds):
     """Events/s wrk sustains on url with 4 connections (every answer must be 2xx)."""
-    script = os.path.join(c.dir, "events.lua")
-    with open(script, "w") as f:
-        f.write(WRK_SCRIPT)
-    env = dict(os.environ, SW_SESSION="agent:%s:main" % agents_of(
-        c.state["partitions"], 0, "wrk", 1)[0])
-    out = subprocess.run(["wrk", "-t1", "-c4", "-d%ds" % seconds, "-s", script, url],
-                         capture_output=True, text=True, env=env, timeout=seconds + 60).stdout
-    if "Non-2xx" in out:
-        raise RuntimeError("wrk saw refused requests:\n" + out)
-    return float(out.split("Requests/sec:")[1].split()[0])
+    session = "agent:%s:main" % agents_of(c.state["partitions"], 0, "wrk", 1)[0]
+    return wrk_events(c.dir, url, session, seconds)
 
 
 def measure_phase(c, url, seconds):

@@ -15,39 +15,12 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cluster_lib as cl  # noqa: E402
-
-WRK_SCRIPT = """
-wrk.method = "POST"
-wrk.headers["Content-Type"] = "application/json"
-local session = os.getenv("SW_SESSION")
-local n = 0
-request = function()
-  n = n + 1
-  return wrk.format(nil, "/v1/events", nil, string.format(
-    '{"sessionKey":"%s","kind":"human_direct_message","actorType":"human","summary":"wrk %d"}',
-    session, n))
-end
-"""
-
-
-def wrk_rate(work, url, session, seconds):
-    script = os.path.join(work, "events.lua")
-    with open(script, "w") as f:
-        f.write(WRK_SCRIPT)
-    out = subprocess.run(["wrk", "-t1", "-c4", "-d%ds" % seconds, "-s", script, url],
-                         capture_output=True, text=True, env=dict(os.environ, SW_SESSION=session),
-                         timeout=seconds + 60).stdout
-    if "Non-2xx" in out or "Requests/sec:" not in out:
-        raise RuntimeError("wrk saw refused requests:\n" + out)
-    return float(out.split("Requests/sec:")[1].split()[0])
-
 
 def drain_rate(url, watcher, seconds):
     n, t0 = 0, time.monotonic()
@@ -85,8 +58,8 @@ def main():
         rows = {"events_owner": [], "events_forwarded": [], "drains_owner": [],
                 "drains_forwarded": []}
         for r in range(a.rounds):
-            rows["events_owner"].append(wrk_rate(work, owner_url, session, a.seconds))
-            rows["events_forwarded"].append(wrk_rate(work, node_url, session, a.seconds))
+            rows["events_owner"].append(cl.wrk_events(work, owner_url, session, a.seconds))
+            rows["events_forwarded"].append(cl.wrk_events(work, node_url, session, a.seconds))
             rows["drains_owner"].append(drain_rate(owner_url, watcher, a.seconds))
             rows["drains_forwarded"].append(drain_rate(node_url, watcher, a.seconds))
             print("round %d: %s" % (r + 1, json.dumps({k: round(v[-1]) for k, v in rows.items()})),

@@ -385,3 +385,32 @@ class LocalCluster:
     def controller(self):
         s = self.status()
         return s.get("controller") if s else None
+
+
+# ---- load -----------------------------------------------------------------------------------
+WRK_EVENTS_SCRIPT = """
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+local session = os.getenv("SW_SESSION")
+local n = 0
+request = function()
+  n = n + 1
+  return wrk.format(nil, "/v1/events", nil, string.format(
+    '{"sessionKey":"%s","kind":"human_direct_message","actorType":"human","summary":"wrk %d"}',
+    session, n))
+end
+"""
+
+
+def wrk_events(work_dir, url, session, seconds):
+    """Events/s wrk sustains on url with 4 connections, one event per request into `session`
+    (every answer must be 2xx)."""
+    script = os.path.join(work_dir, "events.lua")
+    with open(script, "w") as f:
+        f.write(WRK_EVENTS_SCRIPT)
+    out = subprocess.run(["wrk", "-t1", "-c4", "-d%ds" % seconds, "-s", script, url],
+                         capture_output=True, text=True, env=dict(os.environ, SW_SESSION=session),
+                         timeout=seconds + 60).stdout
+    if "Non-2xx" in out or "Requests/sec:" not in out:
+        raise RuntimeError("wrk saw refused requests:\n" + out)
+    return float(out.split("Requests/sec:")[1].split()[0])
