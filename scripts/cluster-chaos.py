@@ -49,6 +49,7 @@ import tempfile
 import threading
 import time
 import urllib.error
+import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cluster_lib import (LocalCluster, NotLanded, agents_of, call, get, post,  # noqa: E402
@@ -76,9 +77,13 @@ class Writer(threading.Thread):
 
     DRAIN_EVERY = 25
 
-    def __init__(self, cluster, p, event_timeout):
+    def __init__(self, cluster, p, event_timeout, via_nodes=False, rng=None):
         super().__init__(daemon=True)
         self.cluster, self.p, self.event_timeout = cluster, p, event_timeout
+        # Through nodes: each request goes to a random node's own port, which forwards it to
+        # the owner (server/partition_router.h); "who answered" is the owner node the answer
+        # names (X-Statewatch-Owner), and a drain asks every partition.
+        self.via_nodes, self.rng = via_nodes, rng or random.Random(p)
         P = cluster.state["partitions"]
         agents = agents_of(P, p, "chaos", 2)
         self.sessions = ["agent:%s:s%d" % (a, j) for a in agents for j in range(2)]
@@ -94,10 +99,48 @@ class Writer(threading.Thread):
     def owner_url(self):
         return self.cluster.owner_urls(ready_only=False).get(self.p)
 
+    def send_via_node(self, path, body):
+        """(answer, owner node) through a random live node; NotLanded when nothing landed
+        (the node refused, or its retries found no owner); "lost" when the answer was lost."""
+        nodes = [n for n in self.cluster.node_names() if self.cluster.alive(n)]
+        if not nodes:
+            raise NotLanded("no live node")
+        url = self.cluster.node_url(self.rng.choice(nodes)) + path
+        req = urllib.request.Request(url, data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=30) as r:
+                owner = r.headers.get("X-Statewatch-Owner")
+                if owner is None:  # a fan-out (a drain): the owner of this partition
+                    owners = dict(x.split("=", 1) for x in
+                                  (r.headers.get("X-Statewatch-Owners") or "").split(",") if x)
+                    owner = owners.get(str(self.p))
+                return json.loads(r.read()), owner
+        except urllib.error.HTTPError as e:
+            if e.code in (503, 421):
+                raise NotLanded("HTTP %d" % e.code)
+            if e.code == 502:
+                return "lost", None
+            raise
+        except urllib.error.URLError as e:
+            if isinstance(e.reason, ConnectionRefusedError):
+                raise NotLanded("connection refused")
+            return "lost", None
+        except (ConnectionRefusedError,):
+            raise NotLanded("connection refused")
+        except OSError:
+            return "lost", None
+
     def send(self, path, body, what):
         """(answer, url) once a request is acknowledged; ("lost", url) when its answer was lost
         (it may have landed at url); None when not within the event timeout."""
         deadline = time.monotonic() + self.event_timeout
+        while self.via_nodes and time.monotonic() < deadline:
+            try:
+                answer, owner = self.send_via_node(path, body)
+                return answer, owner
+            except NotLanded:
+                time.sleep(0.05)
         while time.monotonic() < deadline:
             if self.url is None:
                 self.url = self.owner_url()
@@ -152,6 +195,9 @@ class Writer(threading.Thread):
                 return False
             answer, url = r
             if answer == "lost":
+                # Through a node, where it landed is not known: the owner that answered last
+                # (the node forwards to the owner etcd names, which changes only on a fault).
+                url = url if url is not None else self.owner
                 if "dedupeKey" not in ev:
                     self.ops.append(op)  # unknown outcome: the checker looks for it
                     self.unknown.append(ev["summary"])
@@ -175,6 +221,8 @@ class Writer(threading.Thread):
         r = self.send("/v1/notices/drain", {"watcher": self.watchers[0]}, "a drain")
         if r is None:
             return False
+        if r[0] != "lost" and (self.p in r[0].get("missingPartitions", []) or r[1] is None):
+            r = ("lost", r[1])  # this partition did not answer the fan-out: applied or not
         if r[0] == "lost":  # applied or not: the checker tries both
             self.ops.append({"op": "drain", "watcher": self.watchers[0], "unknown": True})
         else:
@@ -432,6 +480,8 @@ def main():
     ap.add_argument("--event-timeout", type=int, default=60)
     ap.add_argument("--dir")
     ap.add_argument("--keep", action="store_true", help="keep DIR (logs, data) afterwards")
+    ap.add_argument("--via-nodes", action="store_true",
+                    help="the even partitions' writers send through random nodes' own ports")
     a = ap.parse_args()
     if not a.statewatch:
         ap.error("--statewatch BIN (or STATEWATCH_BIN) is needed")
@@ -451,7 +501,9 @@ def main():
                                                             work))
         c.up()
         c.wait_ready(seconds=90)
-        writers = [Writer(c, p, a.event_timeout) for p in range(a.partitions)]
+        # --via-nodes: the even partitions' writers go through the nodes' own ports.
+        writers = [Writer(c, p, a.event_timeout, via_nodes=a.via_nodes and p % 2 == 0,
+                          rng=random.Random(a.seed * 1000 + p)) for p in range(a.partitions)]
         for w in writers:
             w.start()
         chaos = Chaos(c, rng, a.lease_ttl)

@@ -306,8 +306,14 @@ net::ListenerAnswer PartitionRouter::Notices(const net::ListenerRequest& request
   }
   json::array notices;
   json::array missing;
+  std::string owners;  // "p=node,…" of the partitions that answered
   for (uint32_t p = 0; p < P; ++p) {
     net::ListenerAnswer a = answers[p].get();
+    for (const auto& [name, value] : a.headers) {
+      if (name == "X-Statewatch-Owner" && a.status == 200) {
+        owners += (owners.empty() ? "" : ",") + std::to_string(p) + "=" + value;
+      }
+    }
     if (a.status >= 400 && a.status < 500) return a;  // a bad request: every partition says so
     auto body = a.status == 200 ? ObjectBody(a.body) : std::nullopt;
     const json::value* list = body ? body->if_contains("notices") : nullptr;
@@ -322,7 +328,9 @@ net::ListenerAnswer PartitionRouter::Notices(const net::ListenerRequest& request
     out["incomplete"] = true;
     out["missingPartitions"] = std::move(missing);
   }
-  return {200, json::serialize(out)};
+  net::ListenerAnswer answer(200, json::serialize(out));
+  answer.headers.emplace_back("X-Statewatch-Owners", owners);
+  return answer;
 }
 
 net::ListenerAnswer PartitionRouter::Versions(const net::ListenerRequest& request) const {

@@ -20,7 +20,7 @@
 //                 partitions is a superset of those holding the watcher's cursors); the notices
 //                 in partition order. A partition that does not answer within fanout_timeout
 //                 leaves its notices pending and the answer says "incomplete": true with
-//                 "missingPartitions";
+//                 "missingPartitions"; X-Statewatch-Owners lists "p=node" for those that answered;
 //   /v1/runs/{id}/…, POST /v1/deliveries/{id}/ack  ?partition=p, else each partition in turn
 //                 until one does not answer 404 (ids are not partitioned);
 //   GET /v1/openapi.json, GET /v1/clock  any owner;

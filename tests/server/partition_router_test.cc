@@ -211,6 +211,7 @@ TEST_F(PartitionRouterTest, ADrainAsksEveryPartitionAndSaysWhichDidNotAnswer) {
             R"({"notices":[{"targetSessionKey":"from0"},{"targetSessionKey":"from2"}],)"
             R"("incomplete":true,"missingPartitions":[1]})");
   EXPECT_EQ(calls_.size(), 3u);  // one attempt each: no retry holds a fan-out up
+  EXPECT_EQ(HeaderOf(a, "X-Statewatch-Owners"), "0=n0,2=n2");  // who answered
   auto all = router.Route(Request("GET", "/v1/notices?watcher=agent:w:main"));
   EXPECT_EQ(all.body, R"({"notices":[{"targetSessionKey":"from0"},{"targetSessionKey":"from1"},)"
                       R"({"targetSessionKey":"from2"}]})");
