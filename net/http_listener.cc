@@ -12,6 +12,8 @@
 #include <cstring>
 #include <optional>
 
+#include "base/ascii.h"
+
 namespace statewatch::net {
 namespace {
 
@@ -35,13 +37,6 @@ const char* Reason(int status) {
   }
 }
 
-std::string Lower(std::string s) {
-  for (char& c : s) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return s;
-}
-
 void WriteAll(int fd, const std::string& bytes) {
   for (std::size_t sent = 0; sent < bytes.size();) {
     ssize_t n = ::send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
@@ -55,7 +50,7 @@ void Answer(int fd, const ListenerAnswer& a) {
   std::string out = "HTTP/1.1 " + std::to_string(a.status) + " " + Reason(a.status) + "\r\n";
   bool typed = false;
   for (const auto& [name, value] : a.headers) {
-    typed = typed || Lower(name) == "content-type";
+    typed = typed || ascii::EqualsIgnoreCase(name, "content-type");
     out += name + ": " + value + "\r\n";
   }
   if (!typed) out += "Content-Type: application/json\r\n";
@@ -103,7 +98,7 @@ std::optional<ListenerAnswer> ReadRequest(int fd, std::size_t max_body, Listener
           pos = end + 2;
           std::size_t colon = h.find(':');
           if (colon == std::string::npos) continue;
-          std::string name = Lower(h.substr(0, colon));
+          std::string name = ascii::AsciiToLower(h.substr(0, colon));
           std::string value = h.substr(colon + 1);
           while (!value.empty() && value.front() == ' ') value.erase(0, 1);
           while (!value.empty() && value.back() == ' ') value.pop_back();

@@ -21,11 +21,6 @@ namespace {
 std::atomic<bool> signalled{false};
 extern "C" void OnStopSignal(int) { signalled = true; }
 
-net::ListenerAnswer JsonError(int status, const std::string& code, const std::string& message) {
-  return {status, json::serialize(json::object{
-                      {"error", json::object{{"code", code}, {"message", message}}}})};
-}
-
 }  // namespace
 
 // One partition this node serves: the standby daemon (which becomes the owner's daemon on a
@@ -413,7 +408,7 @@ void ClusterNode::ControllerLoop() {
 net::ListenerAnswer ClusterNode::Handle(const net::ListenerRequest& r) {
   if (!options_.server.token.empty() && r.target != "/healthz") {
     if (!BearerTokenMatches(r.authorization, options_.server.token)) {
-      return JsonError(401, "unauthorized", "this node needs Authorization: Bearer <token>");
+      return JsonErrorAnswer(401, "unauthorized", "this node needs Authorization: Bearer <token>");
     }
   }
   const std::string path = r.target.substr(0, r.target.find('?'));
@@ -427,13 +422,13 @@ net::ListenerAnswer ClusterNode::Handle(const net::ListenerRequest& r) {
   }
   if (path == "/v1/cluster/status" && r.method == "GET") {
     auto view = control::ReadClusterView(*etcd_, keys_);
-    if (!view.ok()) return JsonError(503, "unavailable", view.status().message());
+    if (!view.ok()) return JsonErrorAnswer(503, "unavailable", view.status().message());
     return {200, control::ClusterStatusJson(*view, options_.cluster)};
   }
   if ((path == "/v1/cluster/move" || path == "/v1/cluster/drain") && r.method == "POST") {
     boost::system::error_code ec;
     json::value body = json::parse(r.body, ec);
-    if (ec || !body.is_object()) return JsonError(400, "invalid_json", "the body is not a JSON object");
+    if (ec || !body.is_object()) return JsonErrorAnswer(400, "invalid_json", "the body is not a JSON object");
     const json::object& o = body.as_object();
     control::WaitOptions wait;
     wait.cancel = &stop_;
@@ -443,7 +438,7 @@ net::ListenerAnswer ClusterNode::Handle(const net::ListenerRequest& r) {
       const json::value* to = o.if_contains("to");
       if (p == nullptr || !p->is_int64() || p->as_int64() < 0 || to == nullptr ||
           !to->is_string()) {
-        return JsonError(400, "invalid_argument",
+        return JsonErrorAnswer(400, "invalid_argument",
                          "POST /v1/cluster/move needs {\"partition\": p, \"to\": \"NODE\"}");
       }
       answer = control::RequestMove(*etcd_, keys_, static_cast<uint32_t>(p->as_int64()),
@@ -451,19 +446,19 @@ net::ListenerAnswer ClusterNode::Handle(const net::ListenerRequest& r) {
     } else {
       const json::value* node = o.if_contains("node");
       if (node == nullptr || !node->is_string()) {
-        return JsonError(400, "invalid_argument", "POST /v1/cluster/drain needs {\"node\": \"NODE\"}");
+        return JsonErrorAnswer(400, "invalid_argument", "POST /v1/cluster/drain needs {\"node\": \"NODE\"}");
       }
       wait.timeout = std::chrono::milliseconds(120000);
       answer = control::RequestDrain(*etcd_, keys_, std::string(node->as_string()), wait);
     }
     if (answer->ok()) return {200, **answer};
     const Status s = answer->status();
-    if (s.IsInvalidArgument()) return JsonError(400, "invalid_argument", s.message());
-    if (s.IsNotFound()) return JsonError(404, "not_found", s.message());
-    return JsonError(504, "timeout", s.message());
+    if (s.IsInvalidArgument()) return JsonErrorAnswer(400, "invalid_argument", s.message());
+    if (s.IsNotFound()) return JsonErrorAnswer(404, "not_found", s.message());
+    return JsonErrorAnswer(504, "timeout", s.message());
   }
   if (path == "/healthz" || path.rfind("/v1/cluster/", 0) == 0) {
-    return JsonError(405, "method_not_allowed", r.method + " " + path + " is not served here");
+    return JsonErrorAnswer(405, "method_not_allowed", r.method + " " + path + " is not served here");
   }
   if ((path == "/v1/wakes" || path == "/v1/deliveries") && IsWebSocketUpgrade(r)) {
     net::ListenerAnswer upgrade;

@@ -7,27 +7,28 @@
 #include <utility>
 #include <vector>
 
+#include "base/ascii.h"
 #include "engine/agent_partition.h"
 #include "server/url.h"
 #include "statewatch/session_key.h"
 
 namespace statewatch::server {
 namespace json = boost::json;
-namespace {
-
-net::ListenerAnswer Error(int status, const std::string& code, const std::string& message) {
+net::ListenerAnswer JsonErrorAnswer(int status, const std::string& code,
+                                    const std::string& message) {
   return {status,
           json::serialize(json::object{{"error", json::object{{"code", code}, {"message", message}}}})};
 }
 
-// The request's headers that travel to the owner: everything but the framing and the Host
-// (the owner checks the Host it is reached at).
+namespace {
+
+// The request's headers that travel to the owner, Authorization included as the client sent
+// it: everything but the framing and the Host (the owner checks the Host it is reached at).
 net::HeaderList ForwardedHeaders(const net::ListenerRequest& request) {
   net::HeaderList out;
   for (const auto& [name, value] : request.headers) {
     if (name == "host" || name == "content-length" || name == "connection" ||
-        name == "transfer-encoding" || name == "authorization" || name == "accept" ||
-        name == "user-agent") {
+        name == "transfer-encoding" || name == "accept" || name == "user-agent") {
       continue;
     }
     out.emplace_back(name, value);
@@ -38,18 +39,11 @@ net::HeaderList ForwardedHeaders(const net::ListenerRequest& request) {
 // The answer's headers that travel back to the client.
 void RelayHeaders(const net::HttpAnswer& from, net::ListenerAnswer* to) {
   for (const auto& [name, value] : from.headers) {
-    std::string lower;
-    for (char c : name) lower += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+    const std::string lower = ascii::AsciiToLower(name);
     if (lower == "content-type" || lower == "retry-after" || lower.rfind("x-", 0) == 0) {
       to->headers.emplace_back(name, value);
     }
   }
-}
-
-std::string BearerToken(const std::string& authorization) {
-  constexpr std::string_view kBearer = "Bearer ";
-  if (authorization.rfind(kBearer, 0) == 0) return authorization.substr(kBearer.size());
-  return "";
 }
 
 // The cluster's 503 codes: the owner refused before anything landed (it is a standby, it is
@@ -119,7 +113,7 @@ net::ListenerAnswer PartitionRouter::Route(const net::ListenerRequest& request) 
     char* end = nullptr;
     const unsigned long p = named ? std::strtoul(named->c_str(), &end, 10) : 0;
     if (malformed || !named || named->empty() || *end != '\0' || p >= P) {
-      return Error(421, "misdirected",
+      return JsonErrorAnswer(421, "misdirected",
                    "partition \"" + named.value_or("") + "\" does not exist: this cluster has " +
                        std::to_string(P) + " partitions, 0.." + std::to_string(P - 1));
     }
@@ -178,7 +172,7 @@ net::ListenerAnswer PartitionRouter::Route(const net::ListenerRequest& request) 
         first = p;
         first_index = i;
       } else if (*p != *first) {
-        return Error(400, "cross_partition_batch",
+        return JsonErrorAnswer(400, "cross_partition_batch",
                      "events[" + std::to_string(first_index) + "] belongs to partition " +
                          std::to_string(*first) + " and events[" + std::to_string(i) +
                          "] to partition " + std::to_string(*p) + " of " + std::to_string(P) +
@@ -207,7 +201,7 @@ net::ListenerAnswer PartitionRouter::Route(const net::ListenerRequest& request) 
 
   if (explicit_partition) {
     if (t.kind == Kind::kOne && t.derived && t.partition != *explicit_partition) {
-      return Error(421, "misdirected",
+      return JsonErrorAnswer(421, "misdirected",
                    "the request names partition " + std::to_string(*explicit_partition) +
                        " but its session belongs to partition " + std::to_string(t.partition) +
                        " of " + std::to_string(P));
@@ -230,7 +224,7 @@ net::ListenerAnswer PartitionRouter::Route(const net::ListenerRequest& request) 
     case Kind::kProbe:
       return Probe(request);
     case Kind::kExplicit:
-      return Error(400, "partition_required",
+      return JsonErrorAnswer(400, "partition_required",
                    method + " " + std::string(path) + " acts on one partition's engine: name it "
                    "with ?partition=p (0.." + std::to_string(P - 1) + ")");
     case Kind::kRefuse:
@@ -241,7 +235,7 @@ net::ListenerAnswer PartitionRouter::Route(const net::ListenerRequest& request) 
     auto o = options_.owner(p, false);
     owners += (p ? ", " : "") + std::to_string(p) + ": " + (o ? o->url : "none");
   }
-  return Error(426, "upgrade_required",
+  return JsonErrorAnswer(426, "upgrade_required",
                method + " " + std::string(path) + " is a WebSocket feed: ask for an upgrade (the "
                "node relays every partition's feed), or connect to a partition's slot (" +
                owners + ")");
@@ -253,7 +247,6 @@ net::ListenerAnswer PartitionRouter::ToPartition(uint32_t partition,
                                                  std::chrono::milliseconds timeout,
                                                  std::chrono::milliseconds retry_for) const {
   net::HttpRequestOptions call;
-  call.token = BearerToken(request.authorization);
   call.timeout_ms = static_cast<int>(timeout.count());
   call.headers = ForwardedHeaders(request);
   bool sent = false;
@@ -267,7 +260,7 @@ net::ListenerAnswer PartitionRouter::ToPartition(uint32_t partition,
     sent = false;
     auto answer = options_.send(owner->url, request.method, request.target, body, call);
     if (!answer.ok() && sent) {
-      return Error(502, "answer_lost",
+      return JsonErrorAnswer(502, "answer_lost",
                    "partition " + std::to_string(partition) + "'s owner " + owner->node + " at " +
                        owner->url + " received the request but its answer was lost (" +
                        answer.status().message() +
@@ -288,7 +281,7 @@ net::ListenerAnswer PartitionRouter::ToPartition(uint32_t partition,
     out.headers.emplace_back("X-Statewatch-Owner", owner->node);
     return out;
   }
-  net::ListenerAnswer out = Error(
+  net::ListenerAnswer out = JsonErrorAnswer(
       503, "unavailable",
       "partition " + std::to_string(partition) + " has no serving owner after " +
           std::to_string(retry_for.count()) + " ms: " + why + "; nothing was written");
@@ -376,7 +369,7 @@ net::ListenerAnswer PartitionRouter::Versions(const net::ListenerRequest& reques
     const json::value* got = answer ? answer->if_contains("versions") : nullptr;
     const std::vector<std::size_t>& index = parts[p].second;
     if (got == nullptr || !got->is_array() || got->as_array().size() != index.size()) {
-      return Error(502, "bad_gateway",
+      return JsonErrorAnswer(502, "bad_gateway",
                    "partition " + std::to_string(p) + "'s owner answered versions with " +
                        a.body.substr(0, 200));
     }

@@ -82,6 +82,10 @@ struct PartitionRouterOptions {
   std::chrono::milliseconds fanout_timeout{1000};
 };
 
+// {"error": {"code", "message"}} with `status`: how a node's own port refuses.
+net::ListenerAnswer JsonErrorAnswer(int status, const std::string& code,
+                                    const std::string& message);
+
 class PartitionRouter {
  public:
   explicit PartitionRouter(PartitionRouterOptions options);

@@ -9,6 +9,7 @@
 #include <memory>
 #include <vector>
 
+#include "base/ascii.h"
 #include "net/websocket.h"
 #include "server/url.h"
 
@@ -19,11 +20,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr auto kRetryEvery = std::chrono::milliseconds(500);
 constexpr int kConnectTimeoutMs = 500;
-
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-  return s;
-}
 
 struct Upstream {
   std::unique_ptr<net::WebSocket> ws;
@@ -45,7 +41,7 @@ bool HasPending(const std::string& url, const std::string& watcher, const std::s
 }  // namespace
 
 bool IsWebSocketUpgrade(const net::ListenerRequest& request) {
-  return Lower(request.Header("upgrade")) == "websocket";
+  return ascii::EqualsIgnoreCase(request.Header("upgrade"), "websocket");
 }
 
 void RelayStream(int fd, const net::ListenerRequest& request, const StreamRelayOptions& options) {
