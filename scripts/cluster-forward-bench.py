@@ -73,11 +73,7 @@ def main():
                   "drains_per_s_owner": round(med["drains_owner"]),
                   "drains_per_s_forwarded": round(med["drains_forwarded"]),
                   "drains_forwarded_ratio": round(med["drains_forwarded"] / med["drains_owner"], 3)}
-        print(json.dumps(result))
-        if a.out:
-            with open(a.out, "w") as f:
-                json.dump(result, f, indent=1)
-                f.write("\n")
+        cl.report(result, a.out)
     finally:
         c.down()
         shutil.rmtree(work, ignore_errors=True)

@@ -126,11 +126,7 @@ def main():
                   "ratio_with_nats": round(three["events_per_cpu_s_with_nats"] /
                                            one["events_per_cpu_s_with_nats"], 3),
                   "goal": 0.8}
-        print(json.dumps(result))
-        if a.out:
-            with open(a.out, "w") as f:
-                json.dump(result, f, indent=1)
-                f.write("\n")
+        cl.report(result, a.out)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

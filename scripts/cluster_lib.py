@@ -414,3 +414,12 @@ def wrk_events(work_dir, url, session, seconds):
     if "Non-2xx" in out or "Requests/sec:" not in out:
         raise RuntimeError("wrk saw refused requests:\n" + out)
     return float(out.split("Requests/sec:")[1].split()[0])
+
+
+def report(result, out=None):
+    """Prints a bench's result as one JSON line and, with `out`, writes it there indented."""
+    print(json.dumps(result), flush=True)
+    if out:
+        with open(out, "w") as f:
+            json.dump(result, f, indent=1)
+            f.write("\n")
