@@ -15,9 +15,6 @@
 namespace statewatch::cli {
 namespace json = boost::json;
 
-namespace {
-
-// The error body's message, or the raw body when it is not the JSON error envelope.
 std::string ErrorMessage(const HttpAnswer& a) {
   std::error_code ec;
   json::value v = json::parse(a.body, ec);
@@ -32,6 +29,8 @@ std::string ErrorMessage(const HttpAnswer& a) {
   while (!body.empty() && body.back() == '\n') body.pop_back();
   return "HTTP " + std::to_string(a.status) + ": " + body;
 }
+
+namespace {
 
 // The error envelope's code, "" when the body is not one.
 std::string ErrorCode(const HttpAnswer& a) {

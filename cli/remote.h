@@ -33,6 +33,10 @@ namespace statewatch::cli {
 using net::HttpAnswer;
 using net::HttpRequest;
 
+// The message of a daemon's error answer ({"error": {"message"}}), or "HTTP <status>:
+// <body>" when the body is not that envelope.
+std::string ErrorMessage(const HttpAnswer& a);
+
 // The remote form of each verb (see verb_table.cc).
 int RemoteRecord(Command& c);
 int RemoteStatus(Command& c);
