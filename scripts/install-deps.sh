@@ -23,6 +23,8 @@ PACKAGES=(
   # make bench's plot. Not python3-matplotlib: it pulls libboost1.74-dev, which conflicts
   # with libboost1.81-dev.
   gnuplot-nox
+  # promtool (scripts/test-metrics.sh lints GET /metrics); the package's server is not used
+  prometheus
 )
 
 missing=()
