@@ -93,6 +93,9 @@ Status Daemon::OpenServices() {
 Status Daemon::Reconfigure(const ServerOptions& next) {
   tools::MessagingOptions policy = next.messaging;
   policy.sessions = next.tools;
+  // The certificate files named at start, re-read (a renewed certificate in place); one
+  // that no longer loads keeps the running one, and the policy too.
+  SW_RETURN_IF_ERROR(server_->ReloadTls());
   return messaging_->Reconfigure(policy);
 }
 

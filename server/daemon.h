@@ -52,7 +52,9 @@ class Daemon {
   // Applies the reloadable part of `next` — the session tools' policy (visibility,
   // agent-to-agent, tool policy, ping-pong turns) — to every later tool call, without
   // touching a connection. The rest of `next` is ignored (see server/config_reload.h).
-  // InvalidArgument (and nothing changes) when the policy is invalid.
+  // InvalidArgument (and nothing changes) when the policy is invalid. With TLS, the
+  // certificate, key and client CA files are re-read first (HttpServer::ReloadTls); one that
+  // no longer loads is an error naming it, and nothing changes.
   Status Reconfigure(const ServerOptions& next);
 
   void Run() { server_->Run(); }

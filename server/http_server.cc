@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "net/tls.h"
 #include "server/transport.h"
 
 namespace statewatch::server {
@@ -55,6 +56,30 @@ void RefuseOverCap(tcp::socket& socket, int cap) {
   asio::write(socket, asio::buffer(raw), ec);
   socket.shutdown(tcp::socket::shutdown_send, ec);
   socket.close(ec);
+}
+
+// The TLS context of options' files (null without TLS). Errors name the file.
+Result<std::shared_ptr<asio::ssl::context>> LoadTls(const ServerOptions& options) {
+  if (options.tls_cert_file.empty() && options.tls_key_file.empty()) {
+    if (!options.tls_client_ca_file.empty()) {
+      return Status::InvalidArgument("--tls-client-ca needs --tls-cert and --tls-key");
+    }
+    return std::shared_ptr<asio::ssl::context>();
+  }
+  if (options.tls_cert_file.empty() || options.tls_key_file.empty()) {
+    return Status::InvalidArgument("--tls-cert and --tls-key go together (got only " +
+                                   std::string(options.tls_cert_file.empty() ? "--tls-key"
+                                                                             : "--tls-cert") +
+                                   ")");
+  }
+  if (options.tls_handshake_timeout_ms <= 0) {
+    return Status::InvalidArgument("--tls-handshake-timeout-ms must be positive (got " +
+                                   std::to_string(options.tls_handshake_timeout_ms) + ")");
+  }
+  auto native = net::MakeTlsServerContext(
+      {options.tls_cert_file, options.tls_key_file, options.tls_client_ca_file});
+  if (!native.ok()) return native.status();
+  return std::make_shared<asio::ssl::context>(native->release());  // it owns the SSL_CTX now
 }
 
 Status WritePortFile(const std::string& path, uint16_t port) {
@@ -295,7 +320,10 @@ struct HttpServer::Impl {
 
 Result<std::unique_ptr<HttpServer>> HttpServer::Bind(Engine* engine, Api* api, Metrics* metrics,
                                                      const ServerOptions& options) {
+  auto tls = LoadTls(options);
+  if (!tls.ok()) return tls.status();
   auto impl = std::make_unique<Impl>(engine, api, metrics, options);
+  impl->ctx.SetTls(std::move(*tls));
   try {
     beast::error_code ec;
     auto address = asio::ip::make_address(options.host, ec);
@@ -347,8 +375,11 @@ void HttpServer::Run() {
     impl->ArmWakeTimer();  // wakes merged before this start (restart sweep)
     if (!impl->ctx.options.manual_clock) impl->ArmDeadlineTimer();  // sends before a restart
   });
-  spdlog::info("event=serving addr={}:{} threads={}", impl->ctx.options.host, impl->port,
-               impl->contexts.size());
+  spdlog::info("event=serving addr={}:{} threads={} tls={}", impl->ctx.options.host,
+               impl->port, impl->contexts.size(),
+               !impl->ctx.Tls()                              ? "off"
+               : impl->ctx.options.tls_client_ca_file.empty() ? "on"
+                                                              : "mutual");
   std::vector<std::thread> pool;
   for (std::size_t i = 1; i < impl->contexts.size(); ++i) {
     pool.emplace_back([impl, i] { impl->contexts[i]->run(); });
@@ -361,6 +392,15 @@ void HttpServer::Run() {
 void HttpServer::Shutdown() {
   Impl* impl = impl_.get();
   asio::post(impl->control, [impl] { impl->BeginShutdown(); });
+}
+
+Status HttpServer::ReloadTls() {
+  if (!impl_->ctx.Tls()) return Status::OK();
+  auto tls = LoadTls(impl_->ctx.options);
+  if (!tls.ok()) return tls.status();
+  impl_->ctx.SetTls(std::move(*tls));
+  spdlog::info("event=tls_reloaded cert={}", impl_->ctx.options.tls_cert_file);
+  return Status::OK();
 }
 
 void HttpServer::HandleSignals() {

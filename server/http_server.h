@@ -7,6 +7,11 @@
 //   server.value()->HandleSignals();   // SIGINT / SIGTERM -> Shutdown()
 //   server.value()->Run();             // blocks until shut down
 //
+// TLS: with ServerOptions::tls_cert_file/tls_key_file every connection is HTTPS (WSS for
+// the streams), the handshake first, within tls_handshake_timeout_ms; with
+// tls_client_ca_file a client must present a certificate signed by that CA. Everything
+// below holds for both.
+//
 // Connections: HTTP/1.1 keep-alive (and pipelining); a request body over the cap is answered
 // 413, a request that does not arrive completely within the read timeout 408, malformed HTTP
 // 400, a request the guard refuses (foreign Origin, Host or Content-Type;
@@ -69,6 +74,11 @@ class HttpServer {
 
   // Makes SIGINT and SIGTERM call Shutdown() (for the daemon; tests call Shutdown()).
   void HandleSignals();
+
+  // Re-reads the TLS certificate, key and client CA files (the paths given at start): new
+  // connections use them, open ones keep theirs. A no-op without TLS. On an error (naming
+  // the file) the running certificate stays. Thread-safe.
+  Status ReloadTls();
 
   struct Impl;
 

@@ -17,7 +17,7 @@ constexpr int64_t kLingerMs = 1000;  // how long a closing connection drains the
 
 class HttpSession : public Connection, public std::enable_shared_from_this<HttpSession> {
  public:
-  HttpSession(ServerContext& ctx, tcp::socket socket) : ctx_(ctx), stream_(std::move(socket)) {
+  HttpSession(ServerContext& ctx, Stream stream) : ctx_(ctx), stream_(std::move(stream)) {
     beast::error_code ignored;  // answers are one write each: never wait for an ACK (Nagle)
     stream_.socket().set_option(tcp::no_delay(true), ignored);
   }
@@ -25,13 +25,16 @@ class HttpSession : public Connection, public std::enable_shared_from_this<HttpS
   void Start() {
     ctx_.Add(shared_from_this());
     ctx_.metrics.ConnectionOpened();
-    asio::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->WaitForRequest(); });
+    asio::dispatch(stream_.get_executor(), [self = shared_from_this()] {
+      if (self->stream_.is_tls()) return self->Handshake();
+      self->WaitForRequest();
+    });
   }
 
   void Shutdown() override {
     asio::post(stream_.get_executor(), [self = shared_from_this()] {
       // Busy connections finish their request and close after answering (ctx.stopping).
-      if (self->phase_ == Phase::kIdle) self->Cancel();
+      if (self->phase_ == Phase::kIdle || self->phase_ == Phase::kHandshake) self->Cancel();
       // A parked call could wait for minutes: answer it now; the run goes on.
       if (self->phase_ == Phase::kParked) {
         self->OnParkedAnswer(Api::Error(503, "shutting_down",
@@ -66,13 +69,41 @@ class HttpSession : public Connection, public std::enable_shared_from_this<HttpS
   }
 
  private:
-  enum class Phase { kIdle, kReading, kHandling, kParked, kWriting, kLingering, kClosed };
+  enum class Phase { kHandshake, kIdle, kReading, kHandling, kParked, kWriting, kLingering, kClosed };
 
   void SetDeadline(int64_t from_now_ms) { deadline_ms.store(SteadyNowMs() + from_now_ms); }
   void ClearDeadline() { deadline_ms.store(kNoDeadline); }
   void Cancel() {
     beast::error_code ignored;
     stream_.socket().cancel(ignored);
+  }
+
+  // Phase 0 (TLS only): the handshake, within the handshake timeout — a client that never
+  // finishes it cannot hold the connection. Failures are logged once a second with a count
+  // (OpenSSL's reason and the peer's address; never key material).
+  void Handshake() {
+    phase_ = Phase::kHandshake;
+    SetDeadline(ctx_.options.tls_handshake_timeout_ms);
+    stream_.tls().async_handshake(asio::ssl::stream_base::server,
+                                  [self = shared_from_this()](beast::error_code ec) {
+                                    self->OnHandshake(ec);
+                                  });
+  }
+
+  void OnHandshake(beast::error_code ec) {
+    ClearDeadline();
+    if (!ec && !timed_out_) return WaitForRequest();
+    if (uint64_t n = ctx_.tls_failures.Count(SteadyNowMs())) {
+      beast::error_code ignored;
+      auto peer = stream_.socket().remote_endpoint(ignored);
+      std::string why = timed_out_ ? "no handshake within " +
+                                         std::to_string(ctx_.options.tls_handshake_timeout_ms) +
+                                         " ms"
+                                   : ec.message();
+      spdlog::warn("event=tls_handshake_failed peer={} error=\"{}\" count={}",
+                   ignored ? std::string("?") : peer.address().to_string(), why, n);
+    }
+    Close();
   }
 
   // Phase 1: wait (idle timeout) for the first byte of the next request.
@@ -116,6 +147,7 @@ class HttpSession : public Connection, public std::enable_shared_from_this<HttpS
   // The guard runs on the header alone: a refused body is never read (the connection
   // lingers, draining it, and closes).
   void OnHeader() {
+    head_request_ = parser_->get().method() == http::verb::head;
     if (auto refused = ctx_.guard->Check(Head())) {
       return ReplyAndClose(Api::Error(refused->status, refused->code, refused->message));
     }
@@ -284,6 +316,7 @@ class HttpSession : public Connection, public std::enable_shared_from_this<HttpS
     res_.body() = std::move(r.body);
     res_.keep_alive(keep_alive);
     res_.prepare_payload();
+    if (head_request_) res_.body().clear();  // HEAD: GET's header, Content-Length too; no body
     phase_ = Phase::kWriting;
     SetDeadline(ctx_.options.read_timeout_ms);  // a client that never reads its answer
     http::async_write(
@@ -332,15 +365,16 @@ class HttpSession : public Connection, public std::enable_shared_from_this<HttpS
   }
 
   ServerContext& ctx_;
-  beast::tcp_stream stream_;
+  Stream stream_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   http::response<http::string_body> res_;
   std::unique_ptr<http::response<http::empty_body>> continue_;  // while a 100 is written
   unsigned version_ = 11;
-  Phase phase_ = Phase::kIdle;
+  Phase phase_ = Phase::kHandshake;
   bool timed_out_ = false;
   bool keep_alive_ = true;
+  bool head_request_ = false;  // the request being answered is a HEAD
   // Set while an eviction waits for the cancelled idle read to complete (see Evict).
   std::function<void(bool)> evict_then_;
   // While parked (a waiting sessions_send):
@@ -352,7 +386,9 @@ class HttpSession : public Connection, public std::enable_shared_from_this<HttpS
 }  // namespace
 
 void StartHttpSession(ServerContext& ctx, tcp::socket socket) {
-  std::make_shared<HttpSession>(ctx, std::move(socket))->Start();
+  auto tls = ctx.Tls();
+  Stream stream = tls ? Stream(std::move(socket), std::move(tls)) : Stream(std::move(socket));
+  std::make_shared<HttpSession>(ctx, std::move(stream))->Start();
 }
 
 }  // namespace statewatch::server::transport

@@ -102,6 +102,17 @@ struct ServerOptions {
   // When set, the bound port is written there (atomically, by rename) once listening.
   std::string port_file;
 
+  // TLS: HTTPS and WSS on the one listener. The certificate chain and its private key (PEM
+  // files, both or neither; --tls-cert/--tls-key). With tls_client_ca_file (mutual TLS) a
+  // client without a certificate signed by that CA is refused at the handshake. The files
+  // are re-read on SIGHUP (the same paths; new connections use them). Default: plain HTTP.
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  std::string tls_client_ca_file;
+  // A client must finish the TLS handshake within this, else its connection is closed.
+  // Default 10 s.
+  int64_t tls_handshake_timeout_ms = 10000;
+
   // ---- limits ----------------------------------------------------------------------------
 
   // Largest request body; more is answered 413 and the connection closed. Default 4 MiB

@@ -11,8 +11,10 @@
 
 #include <atomic>
 #include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <boost/beast/websocket.hpp>
 #include <chrono>
 #include <cstdint>
@@ -46,6 +48,68 @@ inline int64_t SteadyNowMs() {
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
+
+// One connection's byte stream: plain TCP, or TLS over it (--tls-cert). A small runtime
+// variant rather than a template over the stream type: Beast's HTTP and WebSocket code is
+// instantiated once, for this type, so TLS adds no second copy of the sessions (compile
+// time on two cores). Only the TLS layer's own operations are instantiated per handler.
+class Stream {
+ public:
+  using executor_type = beast::tcp_stream::executor_type;
+  using TlsStream = beast::ssl_stream<beast::tcp_stream>;
+
+  explicit Stream(tcp::socket socket)
+      : executor_(socket.get_executor()), plain_(std::in_place, std::move(socket)) {}
+  Stream(tcp::socket socket, std::shared_ptr<asio::ssl::context> tls)
+      : executor_(socket.get_executor()),
+        tls_context_(std::move(tls)),
+        tls_(std::make_unique<TlsStream>(std::move(socket), *tls_context_)) {}
+  Stream(Stream&&) = default;
+  Stream& operator=(Stream&&) = default;
+
+  executor_type get_executor() const { return executor_; }
+  beast::tcp_stream& next_layer() { return tls_ ? tls_->next_layer() : *plain_; }
+  const beast::tcp_stream& next_layer() const { return tls_ ? tls_->next_layer() : *plain_; }
+  tcp::socket& socket() { return next_layer().socket(); }
+  bool is_tls() const { return tls_ != nullptr; }
+  TlsStream& tls() { return *tls_; }  // REQUIRES: is_tls()
+
+  template <typename Buffers, typename Handler>
+  void async_read_some(const Buffers& buffers, Handler&& handler) {
+    if (tls_) {
+      tls_->async_read_some(buffers, std::forward<Handler>(handler));
+    } else {
+      plain_->async_read_some(buffers, std::forward<Handler>(handler));
+    }
+  }
+  template <typename Buffers, typename Handler>
+  void async_write_some(const Buffers& buffers, Handler&& handler) {
+    if (tls_) {
+      tls_->async_write_some(buffers, std::forward<Handler>(handler));
+    } else {
+      plain_->async_write_some(buffers, std::forward<Handler>(handler));
+    }
+  }
+
+  // The WebSocket close: a TLS stream sends its close_notify, then the socket closes.
+  friend void teardown(beast::role_type role, Stream& s, beast::error_code& ec) {
+    using websocket::teardown;
+    if (s.tls_) return teardown(role, *s.tls_, ec);
+    teardown(role, s.plain_->socket(), ec);
+  }
+  template <typename Handler>
+  friend void async_teardown(beast::role_type role, Stream& s, Handler&& handler) {
+    using websocket::async_teardown;
+    if (s.tls_) return async_teardown(role, *s.tls_, std::forward<Handler>(handler));
+    async_teardown(role, s.plain_->socket(), std::forward<Handler>(handler));
+  }
+
+ private:
+  executor_type executor_;  // kept: valid even once the layers moved to a WebSocket stream
+  std::optional<beast::tcp_stream> plain_;              // when plain
+  std::shared_ptr<asio::ssl::context> tls_context_;     // when TLS: kept for the stream's life
+  std::unique_ptr<TlsStream> tls_;                      // when TLS
+};
 
 // A live connection that the server can time out and shut down.
 class Connection {
@@ -87,6 +151,20 @@ struct ServerContext {
   std::atomic<int> streams{0};
   LogThrottle stream_refusals;  // upgrades refused at --max-streams
   LogThrottle slow_clients;     // WebSocket clients dropped for not reading
+  LogThrottle tls_failures;     // TLS handshakes failed or timed out
+
+  // The TLS context new connections use (null: plain HTTP). Swapped on a reload; a
+  // connection keeps the context it started with.
+  std::shared_ptr<asio::ssl::context> Tls() {
+    std::lock_guard<std::mutex> lock(tls_mu);
+    return tls;
+  }
+  void SetTls(std::shared_ptr<asio::ssl::context> next) {
+    std::lock_guard<std::mutex> lock(tls_mu);
+    tls = std::move(next);
+  }
+  std::mutex tls_mu;
+  std::shared_ptr<asio::ssl::context> tls;  // guarded by tls_mu
 
   void Add(const std::shared_ptr<Connection>& c) {
     std::lock_guard<std::mutex> lock(mu);
@@ -129,7 +207,8 @@ struct ServerContext {
   std::unordered_map<Connection*, std::weak_ptr<Connection>> connections;
 };
 
-// Serves one accepted HTTP connection until it closes or upgrades to a stream.
+// Serves one accepted HTTP connection until it closes or upgrades to a stream; with a TLS
+// context (ctx.Tls()) the TLS handshake comes first, within the handshake timeout.
 void StartHttpSession(ServerContext& ctx, tcp::socket socket);
 
 // Takes over an upgraded connection: subscribes to what `target` names — the engine's wakes
@@ -137,7 +216,7 @@ void StartHttpSession(ServerContext& ctx, tcp::socket socket);
 // deliveries are replayed after subscribing) — answers the WebSocket handshake and streams
 // until the client or the server closes. REQUIRES: the caller reserved a stream slot
 // (ReserveStream); the stream releases it when it ends.
-void StartStream(ServerContext& ctx, beast::tcp_stream stream,
+void StartStream(ServerContext& ctx, Stream stream,
                  http::request<http::string_body> request, StreamTarget target);
 
 }  // namespace statewatch::server::transport

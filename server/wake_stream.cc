@@ -33,7 +33,7 @@ constexpr std::size_t kHardBoundFactor = 16;
 
 class WakeStream : public Connection, public std::enable_shared_from_this<WakeStream> {
  public:
-  WakeStream(ServerContext& ctx, beast::tcp_stream stream, StreamTarget target)
+  WakeStream(ServerContext& ctx, Stream stream, StreamTarget target)
       : ctx_(ctx),
         ws_(std::move(stream)),
         deliveries_(target.kind == StreamTarget::Kind::kDeliveries),
@@ -242,7 +242,7 @@ class WakeStream : public Connection, public std::enable_shared_from_this<WakeSt
   }
 
   ServerContext& ctx_;
-  websocket::stream<beast::tcp_stream> ws_;
+  websocket::stream<Stream> ws_;
   const bool deliveries_;  // a delivery feed (else a wake stream)
   std::string watcher_;    // the watcher filter, or the agent filter of a delivery feed
   std::unordered_set<uint64_t> sent_ids_;  // deliveries offered on this connection
@@ -262,7 +262,7 @@ class WakeStream : public Connection, public std::enable_shared_from_this<WakeSt
 
 }  // namespace
 
-void StartStream(ServerContext& ctx, beast::tcp_stream stream,
+void StartStream(ServerContext& ctx, Stream stream,
                  http::request<http::string_body> request, StreamTarget target) {
   std::make_shared<WakeStream>(ctx, std::move(stream), std::move(target))
       ->Start(std::move(request));
