@@ -200,6 +200,11 @@ Result<ServerOptions> ReadServeOptions(const cli::Command& c) {
                          &o.row_cache_bytes));
   o.port_file = args.Get("port-file").value_or("");
   o.access_log = args.Get("access-log").value_or("");
+  if (auto v = args.Get("tls-cert")) o.tls_cert_file = *v;
+  if (auto v = args.Get("tls-key")) o.tls_key_file = *v;
+  if (auto v = args.Get("tls-client-ca")) o.tls_client_ca_file = *v;
+  SW_RETURN_IF_ERROR(Set(PositiveOption(args, "tls-handshake-timeout-ms", o.tls_handshake_timeout_ms),
+                         &o.tls_handshake_timeout_ms));
   SW_RETURN_IF_ERROR(ValidateServerOptions(o));
   return o;
 }
@@ -241,6 +246,14 @@ std::vector<OptionHelp> ServeOptionHelp() {
       {"port-file", "FILE", "", "Write the bound port there once listening."},
       {"log-level", "LEVEL", "info", "trace, debug, info, warn, error or off."},
       {"access-log", "FILE", "", "One line per answered request to FILE (- = stderr)."},
+      {"tls-cert", "FILE", "", "Serve HTTPS and WSS with this PEM certificate chain (with "
+                               "--tls-key); re-read on SIGHUP."},
+      {"tls-key", "FILE", "", "The PEM private key of --tls-cert."},
+      {"tls-client-ca", "FILE", "",
+       "Mutual TLS: a client without a certificate signed by this PEM CA is refused at the "
+       "handshake."},
+      {"tls-handshake-timeout-ms", "MS", "10000",
+       "A client must finish the TLS handshake within this; else it is disconnected."},
       {"shutdown-grace-ms", "MS", "5000", "In-flight requests get this long after SIGTERM."},
       {"wake-window-ms", "MS", "20000",
        "Wakes for one watcher within this window merge into one at its end."},
