@@ -26,7 +26,7 @@ FUZZ_BUILD ?= build-fuzz
 CMAKE_COMMON = -DCMAKE_CXX_COMPILER_LAUNCHER="$$(command -v ccache || true)"
 
 .PHONY: deps configure build build-bin build-asan build-release test test-plain test-asan \
-        test-client test-cluster test-fuzz fuzz run bench cluster-bench cluster-smoke soak \
+        test-client test-client-install test-cluster test-fuzz fuzz run bench cluster-bench cluster-smoke soak \
         clean format openapi cluster-up cluster-down cluster-chaos cluster-failover-bench \
         cluster-one-api cluster-forward-bench cluster-scaling-bench
 
@@ -64,6 +64,11 @@ test-asan: build-asan
 # The TypeScript client against the real daemon of the plain build.
 test-client: build-bin
 	@bash scripts/test-client.sh $(BUILD)/statewatch
+
+# The client installed as users do: from a checkout's path into scratch projects, used from
+# .mjs and .cjs files against a daemon of the plain build.
+test-client-install: build-bin
+	@bash scripts/test-client-install.sh $(BUILD)/statewatch
 
 # Three nats-servers, an owner and a standby daemon per partition of the plain build, and the
 # reference model's notices for the checker (scripts/cluster-smoke.sh); then a short seeded
@@ -121,7 +126,7 @@ fuzz: deps
 soak: deps
 	@JOBS=$(JOBS) bash scripts/soak.sh $(BUILD)
 
-test: test-plain test-cluster test-client test-asan test-fuzz
+test: test-plain test-cluster test-client test-client-install test-asan test-fuzz
 
 run: build-bin
 	@bash scripts/run.sh $(BUILD)
