@@ -12,6 +12,8 @@ PACKAGES=(
   libspdlog-dev libgtest-dev libgmock-dev libbenchmark-dev
   libboost1.81-dev libboost-json1.81-dev libssl-dev
   libsqlite3-dev sqlite3 curl python3 python3-websocket wrk
+  # the TypeScript client's TLS test makes its CA with the openssl command
+  openssl
   # the session -> partition hash (engine/agent_partition.cc)
   libxxhash-dev
   # cluster mode: JetStreamLog's C client and the servers its tests start (2.9.10, 3.4.1)

@@ -8,11 +8,12 @@
 //
 // Every failure is a StatewatchError carrying the daemon's error code, its message (tool
 // refusals are byte-exact) and the HTTP status (0 when the daemon could not be reached).
-import { reconnectingStream, type BackoffOptions } from "./stream.js";
+import { request as httpsRequest, Agent as HttpsAgent } from "node:https";
+import { reconnectingStream, type BackoffOptions, type TlsOptions } from "./stream.js";
 import type * as T from "./types.js";
 
 export * from "./types.js";
-export type { BackoffOptions } from "./stream.js";
+export type { BackoffOptions, TlsOptions } from "./stream.js";
 
 export class StatewatchError extends Error {
   /** The daemon's error.code (invalid_argument, forbidden, …), or "network" / "aborted". */
@@ -44,6 +45,13 @@ export interface ClientOptions {
    * answer_lost) is sent again only when that is safe: a GET, or events that all carry a
    * dedupeKey; otherwise it fails with the error, the outcome unknown. */
   failover?: { rounds?: number; waitMs?: number };
+  /** For https:// endpoints (`statewatch serve --tls-cert`): the CA (PEM) that the daemon's
+   * certificate must be signed by, instead of Node's default trust store; used for the HTTP
+   * calls and the wss:// streams alike. */
+  ca?: string | Buffer | Array<string | Buffer>;
+  /** A client certificate and its key (PEM) for a daemon with --tls-client-ca (mutual TLS). */
+  cert?: string | Buffer;
+  key?: string | Buffer;
 }
 
 export interface RequestOptions {
@@ -126,6 +134,50 @@ const NOT_LANDED = new Set(["standby", "switching", "partition_moved", "unavaila
 // Connection errors that happen before a request is sent.
 const NOT_SENT = new Set(["ECONNREFUSED", "ENOTFOUND", "EHOSTUNREACH", "ENETUNREACH", "EAI_AGAIN"]);
 
+// An HTTP answer, whichever transport carried it; text() reads the body (it may fail: the
+// connection broke after the head).
+interface Answer {
+  status: number;
+  contentType: string;
+  text(): Promise<string>;
+}
+
+async function viaFetch(url: string, method: string, headers: Record<string, string>,
+                        body: string | undefined, signal?: AbortSignal): Promise<Answer> {
+  const response = await fetch(url, { method, headers, body, signal });
+  return {
+    status: response.status,
+    contentType: response.headers.get("content-type") ?? "",
+    text: () => response.text(),
+  };
+}
+
+// node:https with the client's CA and certificate (global fetch takes no CA of its own).
+// Errors carry the socket's error as `cause`, as fetch's do, so errorCode() reads both.
+function viaHttps(url: string, method: string, headers: Record<string, string>,
+                  body: string | undefined, signal: AbortSignal | undefined,
+                  agent: HttpsAgent): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(url, { method, headers, agent, signal }, (res) => {
+      const text = new Promise<string>((resolveText, rejectText) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (chunk: Buffer) => chunks.push(chunk));
+        res.on("end", () => resolveText(Buffer.concat(chunks).toString("utf8")));
+        res.on("error", rejectText);
+        res.on("aborted", () => rejectText(new Error("the connection closed before the answer's end")));
+      });
+      text.catch(() => undefined);  // read (and reported) by text()
+      resolve({
+        status: res.statusCode ?? 0,
+        contentType: String(res.headers["content-type"] ?? ""),
+        text: () => text,
+      });
+    });
+    req.on("error", (error) => reject(new Error(error.message, { cause: error })));
+    req.end(body);
+  });
+}
+
 function errorCode(error: unknown): string | undefined {
   const cause = (error as { cause?: { code?: string } }).cause;
   return cause?.code ?? (error as { code?: string }).code;
@@ -146,6 +198,10 @@ export class StatewatchClient {
   private readonly token?: string;
   private readonly rounds: number;
   private readonly waitMs: number;
+  /** ca/cert/key when given: https:// calls then go through node:https with this agent
+   * (kept-alive connections), the streams through `ws` with the same options. */
+  private readonly tls?: TlsOptions;
+  private readonly agent?: HttpsAgent;
   /** Deliveries acknowledged through this client, so a re-offer after a reconnect that
    * crossed the ack is not yielded twice. */
   private readonly acked = new Set<number>();
@@ -157,6 +213,10 @@ export class StatewatchClient {
     this.token = options.token;
     this.rounds = Math.max(1, options.failover?.rounds ?? 3);
     this.waitMs = Math.max(0, options.failover?.waitMs ?? 200);
+    if (options.ca !== undefined || options.cert !== undefined || options.key !== undefined) {
+      this.tls = { ca: options.ca, cert: options.cert, key: options.key };
+      this.agent = new HttpsAgent({ keepAlive: true, ...this.tls });
+    }
   }
 
   /** The endpoint requests go to now (the last one that answered). */
@@ -204,9 +264,11 @@ export class StatewatchClient {
       headers["Content-Type"] = "application/json";
       payload = JSON.stringify(body);
     }
-    let response: Response;
+    let response: Answer;
     try {
-      response = await fetch(base + path, { method, headers, body: payload, signal: options.signal });
+      response = this.agent && base.startsWith("https:")
+        ? await viaHttps(base + path, method, headers, payload, options.signal, this.agent)
+        : await viaFetch(base + path, method, headers, payload, options.signal);
     } catch (error) {
       if (options.signal?.aborted) throw new StatewatchError("aborted", `${method} ${path} was aborted`, 0);
       const e = new StatewatchError("network", `${method} ${base}${path}: ${(error as Error).message}`, 0);
@@ -214,8 +276,8 @@ export class StatewatchClient {
       throw e;
     }
     const text = await response.text();
-    const json = (response.headers.get("content-type") ?? "").includes("application/json");
-    if (!response.ok) {
+    const json = response.contentType.includes("application/json");
+    if (response.status < 200 || response.status > 299) {
       let code = "http_error";
       let message = text.trim();
       if (json) {
@@ -369,6 +431,7 @@ export class StatewatchClient {
       ...options,
       url: this.wsUrl("/v1/wakes", { watcher }),
       headers: this.wsHeaders(),
+      tls: this.tls,
       parse: (text) => JSON.parse(text) as T.Wake,
       onReconnect: watcher
         ? async () => {
@@ -387,6 +450,7 @@ export class StatewatchClient {
       ...options,
       url: this.wsUrl("/v1/deliveries", { agentId: options.agentId }),
       headers: this.wsHeaders(),
+      tls: this.tls,
       parse: (text) => {
         const d = JSON.parse(text) as T.Delivery;
         return this.acked.has(d.deliveryId) ? undefined : d;

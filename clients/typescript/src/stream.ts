@@ -10,10 +10,19 @@ export interface BackoffOptions {
   maxDelayMs?: number;
 }
 
+/** TLS material for wss:// (and https://): PEM strings or Buffers. */
+export interface TlsOptions {
+  ca?: string | Buffer | Array<string | Buffer>;
+  cert?: string | Buffer;
+  key?: string | Buffer;
+}
+
 export interface StreamOptions<T> extends BackoffOptions {
   /** Asked at every (re)connect: a client with several endpoints moves on after a failure. */
   url: () => string;
   headers: Record<string, string>;
+  /** CA and client certificate for wss:// URLs (ClientOptions.ca/cert/key). */
+  tls?: TlsOptions;
   signal?: AbortSignal;
   /** Parses one text message; undefined drops it. */
   parse: (text: string) => T | undefined;
@@ -42,7 +51,7 @@ async function* connection<T>(
   options: StreamOptions<T>,
   opened: () => Promise<T[]> | undefined,
 ): AsyncGenerator<T> {
-  const ws = new WebSocket(options.url(), { headers: options.headers });
+  const ws = new WebSocket(options.url(), { headers: options.headers, ...options.tls });
   const queue: T[] = [];
   let wake: (() => void) | undefined;
   let closed = false;

@@ -4,6 +4,10 @@
 import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
 import { type AddressInfo } from "node:net";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 
 import { StatewatchClient, StatewatchError, type Delivery, type EventInput, type Wake } from "../src/index.js";
@@ -299,5 +303,81 @@ describe("statewatch-client with several endpoints", () => {
     assert.equal(hits.bad, 1);
     const down = new StatewatchClient({ urls: [await closedPort(), await closedPort()], failover: { rounds: 2, waitMs: 0 } });
     await assert.rejects(down.health(), (e: StatewatchError) => e.code === "network" && e.notLanded);
+  });
+});
+
+// A CA made at test time with the openssl command, a server certificate for 127.0.0.1 it
+// signs, and a client certificate for mutual TLS.
+function makePki(dir: string): { ca: string; serverCert: string; serverKey: string; clientCert: string; clientKey: string } {
+  const openssl = (...args: string[]) => execFileSync("openssl", args, { cwd: dir, stdio: "pipe" });
+  const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"];
+  openssl("req", "-x509", ...ec, "-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=statewatch test CA",
+          "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign");
+  writeFileSync(join(dir, "server.ext"), "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n");
+  writeFileSync(join(dir, "client.ext"), "extendedKeyUsage=clientAuth\n");
+  for (const who of ["server", "client"]) {
+    openssl("req", ...ec, "-keyout", `${who}.key`, "-out", `${who}.csr`, "-subj", `/CN=statewatch test ${who}`);
+    openssl("x509", "-req", "-in", `${who}.csr`, "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+            "-out", `${who}.pem`, "-days", "2", "-extfile", `${who}.ext`);
+  }
+  const at = (f: string) => join(dir, f);
+  return { ca: at("ca.pem"), serverCert: at("server.pem"), serverKey: at("server.key"),
+           clientCert: at("client.pem"), clientKey: at("client.key") };
+}
+
+describe("statewatch-client over TLS", () => {
+  const dir = mkdtempSync(join(tmpdir(), "statewatch-client-tls-"));
+  const pki = makePki(dir);
+  const daemon = new Daemon(["--tls-cert", pki.serverCert, "--tls-key", pki.serverKey]);
+  const mutual = new Daemon(["--tls-cert", pki.serverCert, "--tls-key", pki.serverKey, "--tls-client-ca", pki.ca]);
+  before(async () => {
+    await daemon.start();
+    await mutual.start();
+  });
+  after(async () => {
+    await daemon.close();
+    await mutual.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("https:// calls and a wss:// wake, verified against the ca option", async () => {
+    assert.match(daemon.url, /^https:/);
+    const sw = new StatewatchClient({ url: daemon.url, ca: readFileSync(pki.ca) });
+    assert.equal((await sw.health()).status, "ok");
+    const parent = "agent:main:main";
+    const child = "agent:main:subagent:tls";
+    await sw.upsertSession(parent, { kind: "main" });
+    await sw.upsertSession(child, { parentSessionKey: parent });
+    const controller = new AbortController();
+    const wakes = sw.wakes({ watcher: parent, signal: controller.signal });
+    const first = next(wakes);  // connects the stream
+    await new Promise((r) => setTimeout(r, 0));
+    await sw.recordEvents({ sessionKey: child, kind: "child_spawned", actorType: "agent", actorId: parent,
+                            runId: "run-tls", summary: "spawned", dedupeKey: "tls:1", watchers: [parent] } as EventInput);
+    // The stream may connect after the first change: keep changing until its wake arrives
+    // (bounded by next()'s 10 s).
+    const changes = setInterval(() => {
+      sw.recordEvents({ sessionKey: child, kind: "human_direct_message", actorType: "human", summary: "hi" }).catch(() => undefined);
+    }, 200);
+    try {
+      const wake = await first;
+      assert.equal(wake.watcher, parent);
+    } finally {
+      clearInterval(changes);
+      controller.abort();
+    }
+  });
+
+  test("without the CA the certificate is refused", async () => {
+    const sw = new StatewatchClient({ url: daemon.url, failover: { rounds: 1 } });
+    await assert.rejects(sw.health(), (e: StatewatchError) => e.code === "network" && /certificate/.test(e.message));
+  });
+
+  test("mutual TLS: refused without a client certificate, served with one", async () => {
+    const without = new StatewatchClient({ url: mutual.url, ca: readFileSync(pki.ca), failover: { rounds: 1 } });
+    await assert.rejects(without.health(), (e: StatewatchError) => e.code === "network");
+    const withCert = new StatewatchClient({ url: mutual.url, ca: readFileSync(pki.ca),
+                                            cert: readFileSync(pki.clientCert), key: readFileSync(pki.clientKey) });
+    assert.equal((await withCert.health()).status, "ok");
   });
 });

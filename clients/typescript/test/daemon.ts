@@ -32,8 +32,12 @@ export class Daemon {
   port = 0;
   private child?: ChildProcess;
 
+  /** `serveArgs` go to `statewatch serve` as given (--tls-cert …: then url is https://). */
+  constructor(private readonly serveArgs: string[] = []) {}
+
   get url(): string {
-    return `http://127.0.0.1:${this.port}`;
+    const scheme = this.serveArgs.includes("--tls-cert") ? "https" : "http";
+    return `${scheme}://127.0.0.1:${this.port}`;
   }
 
   async start(clockMs = START_MS): Promise<void> {
@@ -41,7 +45,7 @@ export class Daemon {
     const child = spawn(
       BIN,
       ["--data", join(this.dir, "data"), "--durability", "buffered", "serve", "--listen",
-       `127.0.0.1:${this.port}`, "--manual-clock", String(clockMs), "--log-level", "warn"],
+       `127.0.0.1:${this.port}`, "--manual-clock", String(clockMs), "--log-level", "warn", ...this.serveArgs],
       { stdio: ["ignore", "pipe", "inherit"] },
     );
     this.child = child;
