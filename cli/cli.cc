@@ -14,8 +14,11 @@
 namespace statewatch::cli {
 namespace {
 
-// `serve` takes two flags, but every option of the grammar (cli/args.h) has a value: a bare
-// flag becomes `--flag=true` unless a value follows it.
+// Flags of the other verbs: `watch --drain`, and `--create` on the writing verbs.
+constexpr std::string_view kVerbFlags[] = {"drain", "create"};
+
+// `serve` takes flags, and so do a few verbs, but every option of the grammar (cli/args.h)
+// has a value: a bare flag becomes `--flag=true` unless a value follows it.
 bool IsFlagValue(const std::string& token) {
   static const char* kWords[] = {"true", "false", "on", "off", "yes", "no"};
   for (const char* w : kWords) {
@@ -24,11 +27,12 @@ bool IsFlagValue(const std::string& token) {
   return !token.empty() && token.find_first_not_of("0123456789") == std::string::npos;
 }
 
-std::vector<std::string> ExpandServeFlags(const std::vector<std::string>& argv) {
+std::vector<std::string> ExpandFlags(const std::vector<std::string>& argv) {
   std::vector<std::string> out;
   for (std::size_t i = 0; i < argv.size(); ++i) {
-    bool flag = std::any_of(std::begin(kServeFlags), std::end(kServeFlags),
-                            [&](std::string_view f) { return argv[i] == "--" + std::string(f); });
+    auto named = [&](std::string_view f) { return argv[i] == "--" + std::string(f); };
+    bool flag = std::any_of(std::begin(kServeFlags), std::end(kServeFlags), named) ||
+                std::any_of(std::begin(kVerbFlags), std::end(kVerbFlags), named);
     if (flag && (i + 1 >= argv.size() || !IsFlagValue(argv[i + 1]))) {
       out.push_back(argv[i] + "=true");
     } else {
@@ -94,7 +98,7 @@ int RunCli(const std::vector<std::string>& argv, std::istream& in, std::ostream&
   // The edge of the process: nothing below throws by design, but an allocation failure or
   // a stream error must still end as a message and exit 1, not std::terminate.
   try {
-    auto args = Args::Parse(ExpandServeFlags(argv));
+    auto args = Args::Parse(ExpandFlags(argv));
     if (!args.ok()) return PrintUsageError(err, args.status().message());
     return Dispatch(*args, in, out, err);
   } catch (const std::exception& e) {

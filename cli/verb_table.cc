@@ -6,6 +6,7 @@
 
 #include "cli/cluster_control.h"
 #include "cli/cluster_serve.h"
+#include "cli/follow.h"
 #include "cli/remote.h"
 #include "cli/serve_command.h"
 #include "cli/verbs.h"
@@ -74,11 +75,47 @@ std::vector<Verb> BuildVerbs() {
                "Deletes a session: its events, head and every cursor naming it.",
                "--session KEY [--agent ID]", Access::kWrite, {Session(), Agent()},
                RunDeleteSession, RemoteDeleteSession, ""});
-  v.push_back({"watch", "Registers a watcher on a target at the target's current head.",
-               "--watcher KEY --target KEY [--target-agent ID]", Access::kWrite,
-               {Watcher(), Target(), TargetAgent()}, RunWatch, RemoteWatch,
-               "Prints {\"watched\": false} for a refused registration (same session, bare or "
-               "malformed key)."});
+  v.push_back({"watch",
+               "Registers a watcher on a target (--target); without --target, follows the "
+               "daemon's wakes.",
+               "--watcher KEY --target KEY [--target-agent ID] | --server URL [--watcher KEY] "
+               "[--drain] [--count N]",
+               Access::kWrite,
+               {{"watcher", "KEY", "",
+                 "The watcher's agent-scoped session key (required to register, and with "
+                 "--drain; following without it prints every watcher's wakes)."},
+                {"target", "KEY", "",
+                 "The watched session's key: registers the watch at its current head."},
+                TargetAgent(),
+                {"drain", "", "",
+                 "Following: after each wake (and on every connection), drain the watcher's "
+                 "notices and print each as a JSON line."},
+                {"count", "N", "",
+                 "Following: exit 0 after N wakes (else until SIGINT/SIGTERM)."}},
+               RunWatchOrFollow, RemoteWatchOrFollow,
+               "Registering prints {\"watched\": false} for a refused registration (same "
+               "session, bare or malformed key). Following (no --target, needs --server) prints "
+               "each wake of GET /v1/wakes as one JSON line, {\"watcher\", \"reason\", "
+               "\"at\"}, and with --drain each drained notice, {\"targetSessionKey\", "
+               "\"contextKey\", \"text\"}. It reconnects after the daemon restarts (back-off "
+               "100 ms doubling to 5 s, round the --server URLs); wakes fired while it was away "
+               "are not replayed, so --drain drains once on every connection. The first "
+               "connection must succeed (exit 1)."});
+  v.push_back({"tail", "Follows the events recorded in sessions of a running daemon.",
+               "--server URL --session KEY [--session KEY]... [--agent ID] [--changes-since N] "
+               "[--interval-ms MS] [--count N]",
+               Access::kReadOnly,
+               {{"session", "KEY", "", "A session to follow (repeatable).", true, true},
+                Agent(),
+                {"changes-since", "N", "the session's current version",
+                 "Start after sequence N (0: the whole retained history)."},
+                {"interval-ms", "MS", "1000", "How often each session is polled (10..3600000)."},
+                {"count", "N", "", "Exit 0 after N events (else until SIGINT/SIGTERM)."}},
+               RunTail, RemoteTail,
+               "Prints each event as one JSON line: {\"sessionKey\", \"agentId\", "
+               "\"sequence\", \"kind\", ...} (the change events of session_status). The "
+               "daemon has no event feed: tail polls GET /v1/sessions/{key}/state?changesSince= "
+               "per session, and reports a history gap on stderr. Reconnects as watch does."});
   v.push_back({"notices", "The watcher's pending notices, without acknowledging them.",
                "--watcher KEY", Access::kReadOnly, {Watcher()}, RunNotices, RemoteNotices, ""});
   v.push_back({"drain", "The watcher's pending notices, acknowledged.", "--watcher KEY",
@@ -219,11 +256,16 @@ const std::vector<OptionHelp>& GlobalOptionHelp() {
       {"durability", "MODE", "sync",
        "sync: fsync before a write is acknowledged; buffered: survive a process crash only."},
       {"server", "URL[,URL...]", "$STATEWATCH_SERVER, else the local database",
-       "Talk to a running daemon (http://HOST:PORT) instead of opening --data; prints the "
+       "Talk to a running daemon (http://HOST:PORT or https://) instead of opening --data; prints the "
        "same JSON. Several URLs (a cluster's nodes): a request that did not land goes to the "
        "next."},
       {"token-file", "FILE", "$STATEWATCH_TOKEN_FILE",
        "A file holding the daemon's bearer token (with --server)."},
+      {"ca-file", "FILE", "$STATEWATCH_CA_FILE, else the system store",
+       "The PEM CA that an https:// --server's certificate must be signed by."},
+      {"client-cert", "FILE", "",
+       "A PEM client certificate for an https:// --server that asks for one (mutual TLS)."},
+      {"client-key", "FILE", "", "The PEM private key of --client-cert."},
   };
   return *options;
 }
