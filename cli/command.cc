@@ -57,14 +57,24 @@ Result<GlobalOptions> ReadGlobalOptions(const Args& args) {
   for (std::size_t at = 0; !servers.empty() && at <= servers.size();) {
     std::size_t comma = std::min(servers.find(',', at), servers.size());
     std::string url = servers.substr(at, comma - at);
-    if (url.rfind("http://", 0) != 0 || url.size() <= 7) {
-      return Status::InvalidArgument("--server must be http://HOST[:PORT][,http://HOST[:PORT]…] (got \"" +
-                                     url + "\" in \"" + servers + "\")");
+    bool http = url.rfind("http://", 0) == 0 && url.size() > 7;
+    bool https = url.rfind("https://", 0) == 0 && url.size() > 8;
+    if (!http && !https) {
+      return Status::InvalidArgument(
+          "--server must be http(s)://HOST[:PORT][,http(s)://HOST[:PORT]…] (got \"" + url +
+          "\" in \"" + servers + "\")");
     }
     global.servers.push_back(std::move(url));
     at = comma + 1;
   }
   global.server = global.servers.empty() ? "" : global.servers.front();
+  const char* env_ca = std::getenv("STATEWATCH_CA_FILE");
+  global.ca_file = args.Get("ca-file").value_or(env_ca ? env_ca : "");
+  global.client_cert = args.Get("client-cert").value_or("");
+  global.client_key = args.Get("client-key").value_or("");
+  if (global.client_cert.empty() != global.client_key.empty()) {
+    return Status::InvalidArgument("--client-cert and --client-key go together");
+  }
   const char* env_token = std::getenv("STATEWATCH_TOKEN_FILE");
   std::string token_file = args.Get("token-file").value_or(env_token ? env_token : "");
   if (!token_file.empty()) {

@@ -53,6 +53,11 @@ struct GlobalOptions {
   std::vector<std::string> servers;
   // The bearer token read from --token-file (else $STATEWATCH_TOKEN_FILE); "" = none.
   std::string token;
+  // For https:// servers: --ca-file (else $STATEWATCH_CA_FILE; else the system store) and
+  // --client-cert/--client-key (mutual TLS).
+  std::string ca_file;
+  std::string client_cert;
+  std::string client_key;
 };
 
 class Command {

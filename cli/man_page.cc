@@ -59,7 +59,8 @@ void PrintManPage(std::ostream& out) {
   out << ".SH EXIT STATUS\n0 success, 1 runtime error, 2 usage error.\n"
       << ".SH ENVIRONMENT\n.TP\n.B STATEWATCH_SERVER\nThe daemon to talk to (as "
          "\\-\\-server).\n.TP\n.B STATEWATCH_TOKEN_FILE\nThe bearer token file (as "
-         "\\-\\-token\\-file).\n"
+         "\\-\\-token\\-file).\n.TP\n.B STATEWATCH_CA_FILE\nThe CA file for an https:// "
+         "server (as \\-\\-ca\\-file).\n"
       << ".SH SEE ALSO\nThe reference (docs/semantics.md) and the HTTP API (docs/http-api.md, "
          "docs/openapi.json) in the statewatch sources.\n";
 }

@@ -77,6 +77,7 @@ Result<HttpAnswer> Exchange(Command& c, std::string_view method, const std::stri
     o.token = c.global.token;
     o.timeout_ms = timeout_ms;
     o.sent = &sent;
+    o.tls = {c.global.ca_file, c.global.client_cert, c.global.client_key};
     auto answer = HttpRequest(url, method, target, body, o);
     if (!answer.ok()) {
       if (answer.status().IsInvalidArgument()) return answer.status();

@@ -1,7 +1,13 @@
 // A blocking HTTP/1.1 client on plain POSIX sockets: one request per connection
-// (Connection: close), no TLS, no Beast (cheap to compile, usable from any library). It
-// serves the CLI's --server verbs (cli/remote.h) and the control plane's etcd client
+// (Connection: close), no Beast (cheap to compile, usable from any library). It serves the
+// CLI's --server verbs (cli/remote.h) and the control plane's etcd client
 // (control/etcd_client.h).
+//
+// TLS: an https:// URL is spoken over OpenSSL directly on the socket. The server's
+// certificate is verified against HttpRequestOptions::tls.ca_file, else the system store
+// (/etc/ssl/certs), and its name against the URL's host (SNI sent; an IP address is matched
+// against the certificate's IP entries); a client certificate is presented when given
+// (mutual TLS). A failed verification is an IOError naming OpenSSL's verification error.
 //
 // An answer is read until the server closes the connection; its body is then taken by
 // Content-Length, decoded from Transfer-Encoding: chunked, or is everything after the
@@ -16,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "net/tls.h"
 #include "statewatch/status.h"
 
 namespace statewatch::net {
@@ -39,15 +46,19 @@ struct HttpRequestOptions {
   // Set to true once the request's bytes were handed to the socket: a failure after that
   // leaves the outcome unknown; before it (connect refused, timed out) nothing was sent.
   bool* sent = nullptr;
+  // For https:// URLs: the CA to trust (else the system store) and a client certificate.
+  TlsClientOptions tls;
 };
 
 // One HTTP/1.1 request to `base_url` + `target`, waiting at most `timeout_ms` for the whole
 // exchange, connect included. `base_url` is http://HOST[:PORT][/PREFIX] (port 80 by
-// default); a PREFIX is put before `target`. A non-empty `token` is sent as
+// default), or https://… (port 443 by default; TLS, see above); a PREFIX is put before
+// `target`. A non-empty `token` is sent as
 // "Authorization: Bearer <token>"; a body (or any POST/PUT) as application/json.
 // IOError when the server cannot be reached or answers garbage (a malformed chunked body
-// included, naming what was wrong); InvalidArgument for a URL that is not
-// http://HOST[:PORT].
+// included, naming what was wrong; a TLS handshake or verification that failed);
+// InvalidArgument for a URL that is not http(s)://HOST[:PORT] or a TLS file that cannot be
+// used.
 Result<HttpAnswer> HttpRequest(const std::string& base_url, std::string_view method,
                                const std::string& target, const std::string& body,
                                const std::string& token, int timeout_ms = 30000);
@@ -57,7 +68,8 @@ Result<HttpAnswer> HttpRequest(const std::string& base_url, std::string_view met
 
 // A TCP connection to `base_url`'s host and port, for protocols beyond one request (the
 // WebSocket client of net/websocket.h): the connected descriptor (the caller closes it), the
-// Host header's value and the URL's path prefix. Errors as HttpRequest's connect.
+// Host header's value and the URL's path prefix. Errors as HttpRequest's connect; an
+// https:// URL is InvalidArgument (a node's relays speak plain HTTP to the slots).
 struct Connected {
   int fd = -1;
   std::string host;    // HOST:PORT

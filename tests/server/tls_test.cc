@@ -1,0 +1,345 @@
+// TLS end to end: the daemon with --tls-cert/--tls-key (HTTPS and WSS) and --tls-client-ca
+// (mutual TLS), against a CA made at test time (tls_certs.h); the plain-socket client
+// (net/http_client.h) and the CLI's --server https://… --ca-file; certificate files that
+// cannot be used; the handshake timeout.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <memory>
+#include <string>
+
+#include "child_process.h"
+#include "net/http_client.h"
+#include "server/daemon.h"
+#include "status_matchers.h"
+#include "test_server.h"
+#include "tls_certs.h"
+
+namespace statewatch::testing {
+namespace {
+
+const std::string kParent = "agent:main:main";
+const std::string kChild = "agent:main:subagent:7f3a";
+
+// A TCP connection to 127.0.0.1:port with 10 s send and receive timeouts (every wait of
+// these tests is bounded).
+int ConnectLoopback(uint16_t port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  timeval tv{10, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// A blocking TLS connection (OpenSSL directly): raw bytes both ways, for what the
+// request-at-a-time client cannot do (pipelining, a WebSocket upgrade).
+class TlsConn {
+ public:
+  TlsConn(uint16_t port, const std::string& ca_file) {
+    ctx_ = SSL_CTX_new(TLS_client_method());
+    SSL_CTX_load_verify_locations(ctx_, ca_file.c_str(), nullptr);
+    SSL_CTX_set_verify(ctx_, SSL_VERIFY_PEER, nullptr);
+    fd_ = ConnectLoopback(port);
+    ssl_ = SSL_new(ctx_);
+    SSL_set_fd(ssl_, fd_);
+    X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl_), "127.0.0.1");
+    ok_ = fd_ >= 0 && SSL_connect(ssl_) == 1;
+  }
+  ~TlsConn() {
+    SSL_free(ssl_);
+    SSL_CTX_free(ctx_);
+    if (fd_ >= 0) ::close(fd_);
+  }
+  bool ok() const { return ok_; }
+  bool Write(const std::string& bytes) {
+    return SSL_write(ssl_, bytes.data(), static_cast<int>(bytes.size())) ==
+           static_cast<int>(bytes.size());
+  }
+  // Reads until `out` holds at least `n` bytes; false on EOF, an error or the 10 s timeout.
+  bool ReadAtLeast(std::size_t n) {
+    char buf[4096];
+    while (in_.size() < n) {
+      int got = SSL_read(ssl_, buf, sizeof(buf));
+      if (got <= 0) return false;
+      in_.append(buf, static_cast<std::size_t>(got));
+    }
+    return true;
+  }
+  // Reads until `needle` has arrived `times` times in all.
+  bool ReadUntil(const std::string& needle, int times = 1) {
+    for (;;) {
+      int seen = 0;
+      for (std::size_t at = in_.find(needle); at != std::string::npos;
+           at = in_.find(needle, at + 1)) {
+        ++seen;
+      }
+      if (seen >= times) return true;
+      if (!ReadAtLeast(in_.size() + 1)) return false;
+    }
+  }
+  std::string& in() { return in_; }
+
+ private:
+  SSL_CTX* ctx_ = nullptr;
+  SSL* ssl_ = nullptr;
+  int fd_ = -1;
+  bool ok_ = false;
+  std::string in_;
+};
+
+class TlsTest : public ::testing::Test {
+ protected:
+  server::ServerOptions TlsOptions(bool mutual = false) {
+    server::ServerOptions o = TestOptions();
+    o.tls_cert_file = pki_.server_cert;
+    o.tls_key_file = pki_.server_key_file;
+    if (mutual) o.tls_client_ca_file = pki_.ca_cert;
+    return o;
+  }
+  std::string Url(uint16_t port) { return "https://127.0.0.1:" + std::to_string(port); }
+  net::HttpRequestOptions Trusting(const std::string& ca) {
+    net::HttpRequestOptions o;
+    o.timeout_ms = 10000;
+    o.tls.ca_file = ca;
+    return o;
+  }
+
+  TestPki pki_;
+};
+
+TEST_F(TlsTest, HttpsRequestVerifiedAgainstTheTestCa) {
+  TestServer server(TlsOptions());
+  auto answer = net::HttpRequest(Url(server.port()), "GET", "/healthz", "", Trusting(pki_.ca_cert));
+  ASSERT_OK(answer);
+  EXPECT_EQ(answer->status, 200) << answer->body;
+
+  // By host name too (the certificate names localhost; SNI is sent).
+  answer = net::HttpRequest("https://localhost:" + std::to_string(server.port()), "GET",
+                            "/healthz", "", Trusting(pki_.ca_cert));
+  ASSERT_OK(answer);
+  EXPECT_EQ(answer->status, 200);
+
+  // A CA that did not sign the server's certificate: refused, naming the verification error.
+  answer = net::HttpRequest(Url(server.port()), "GET", "/healthz", "",
+                            Trusting(pki_.stranger_cert));
+  ASSERT_FALSE(answer.ok());
+  EXPECT_NE(answer.status().message().find("is not trusted: unable to get local issuer"),
+            std::string::npos)
+      << answer.status().ToString();
+
+  // Plain HTTP to the TLS port: no answer that parses, never a hang.
+  auto plain = net::HttpRequest("http://127.0.0.1:" + std::to_string(server.port()), "GET",
+                                "/healthz", "", "", 10000);
+  EXPECT_FALSE(plain.ok() && plain->status == 200);
+}
+
+TEST_F(TlsTest, KeepAliveAndPipeliningOverTls) {
+  TestServer server(TlsOptions());
+  TlsConn conn(server.port(), pki_.ca_cert);
+  ASSERT_TRUE(conn.ok());
+  std::string host = "Host: 127.0.0.1:" + std::to_string(server.port()) + "\r\n";
+  // Two requests in one write, then a third on the same connection after both answers.
+  ASSERT_TRUE(conn.Write("GET /healthz HTTP/1.1\r\n" + host + "\r\nGET /healthz HTTP/1.1\r\n" +
+                         host + "\r\n"));
+  ASSERT_TRUE(conn.ReadUntil("HTTP/1.1 200", 2)) << conn.in();
+  ASSERT_TRUE(conn.Write("GET /healthz HTTP/1.1\r\n" + host + "\r\n"));
+  ASSERT_TRUE(conn.ReadUntil("HTTP/1.1 200", 3)) << conn.in();
+}
+
+TEST_F(TlsTest, WssWakeDelivered) {
+  TestServer server(TlsOptions());
+  const std::string url = Url(server.port());
+  auto o = Trusting(pki_.ca_cert);
+  for (const auto& [key, body] :
+       {std::pair<std::string, std::string>{kParent, R"({"kind":"main"})"},
+        {kChild, R"({"parentSessionKey":")" + kParent + R"("})"}}) {
+    auto put = net::HttpRequest(url, "PUT", "/v1/sessions/" + key, body, o);
+    ASSERT_OK(put);
+    ASSERT_EQ(put->status, 200) << put->body;
+  }
+
+  TlsConn ws(server.port(), pki_.ca_cert);
+  ASSERT_TRUE(ws.ok());
+  ASSERT_TRUE(ws.Write("GET /v1/wakes?watcher=" + kParent + " HTTP/1.1\r\nHost: 127.0.0.1:" +
+                       std::to_string(server.port()) +
+                       "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                       "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                       "Sec-WebSocket-Version: 13\r\n\r\n"));
+  ASSERT_TRUE(ws.ReadUntil("\r\n\r\n")) << ws.in();
+  ASSERT_EQ(ws.in().rfind("HTTP/1.1 101", 0), 0u) << ws.in();
+  ws.in().erase(0, ws.in().find("\r\n\r\n") + 4);
+
+  // The spawn seeds the parent's cursor; a human message to the child makes its notice
+  // and the wake.
+  std::string spawn = R"({"sessionKey":")" + kChild +
+                      R"(","kind":"child_spawned","actorType":"agent","actorId":")" + kParent +
+                      R"(","runId":"run-1","summary":"child session spawned","dedupeKey":"s:1","watchers":[")" +
+                      kParent + R"("]})";
+  std::string human = R"({"sessionKey":")" + kChild +
+                      R"(","kind":"human_direct_message","actorType":"human","summary":"hi"})";
+  for (const std::string& event : {spawn, human}) {
+    auto r = net::HttpRequest(url, "POST", "/v1/events", event, o);
+    ASSERT_OK(r);
+    ASSERT_EQ(r->status, 200) << r->body;
+  }
+
+  // One text frame, unmasked from the server: 0x81, a length, the wake's JSON.
+  ASSERT_TRUE(ws.ReadAtLeast(2));
+  EXPECT_EQ(static_cast<unsigned char>(ws.in()[0]), 0x81);
+  std::size_t length = static_cast<unsigned char>(ws.in()[1]) & 0x7f;
+  std::size_t header = 2;
+  if (length == 126) {
+    ASSERT_TRUE(ws.ReadAtLeast(4));
+    length = (static_cast<unsigned char>(ws.in()[2]) << 8) | static_cast<unsigned char>(ws.in()[3]);
+    header = 4;
+  }
+  ASSERT_TRUE(ws.ReadAtLeast(header + length));
+  std::string wake = ws.in().substr(header, length);
+  EXPECT_NE(wake.find("\"watcher\":\"" + kParent + "\""), std::string::npos) << wake;
+  EXPECT_NE(wake.find("session-state:" + kChild), std::string::npos) << wake;
+}
+
+TEST_F(TlsTest, MutualTlsRefusesAClientWithoutACertificateOfItsCa) {
+  TestServer server(TlsOptions(/*mutual=*/true));
+  auto none = net::HttpRequest(Url(server.port()), "GET", "/healthz", "", Trusting(pki_.ca_cert));
+  ASSERT_FALSE(none.ok()) << none->status;
+  EXPECT_NE(none.status().message().find("certificate required"), std::string::npos)
+      << none.status().ToString();
+
+  auto stranger = Trusting(pki_.ca_cert);
+  stranger.tls.cert_file = pki_.stranger_cert;
+  stranger.tls.key_file = pki_.stranger_key_file;
+  auto refused = net::HttpRequest(Url(server.port()), "GET", "/healthz", "", stranger);
+  EXPECT_FALSE(refused.ok());
+
+  auto with = Trusting(pki_.ca_cert);
+  with.tls.cert_file = pki_.client_cert;
+  with.tls.key_file = pki_.client_key_file;
+  auto answer = net::HttpRequest(Url(server.port()), "GET", "/healthz", "", with);
+  ASSERT_OK(answer);
+  EXPECT_EQ(answer->status, 200);
+}
+
+TEST_F(TlsTest, HandshakeTimeoutClosesASilentClient) {
+  server::ServerOptions o = TlsOptions();
+  o.tls_handshake_timeout_ms = 200;
+  TestServer server(o);
+  int fd = ConnectLoopback(server.port());
+  ASSERT_GE(fd, 0);
+  char c;
+  // The server closes the connection (0) well before this read's 10 s bound (-1).
+  EXPECT_EQ(::recv(fd, &c, 1, 0), 0);
+  ::close(fd);
+  // The server still serves.
+  auto answer = net::HttpRequest(Url(server.port()), "GET", "/healthz", "", Trusting(pki_.ca_cert));
+  ASSERT_OK(answer);
+  EXPECT_EQ(answer->status, 200);
+}
+
+TEST_F(TlsTest, FilesThatCannotBeUsedAreAnErrorNamingThem) {
+  std::string root = MakeTempDir();
+  auto open = [&](server::ServerOptions o) {
+    o.data_dir = root + "/data";
+    auto d = server::Daemon::Open(o);
+    return d.ok() ? Status::OK() : d.status();
+  };
+  server::ServerOptions o = TlsOptions();
+  o.tls_cert_file = root + "/missing.pem";
+  Status s = open(o);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_NE(s.message().find("cannot read the TLS certificate file (--tls-cert) \"" + root +
+                             "/missing.pem\": No such file or directory"),
+            std::string::npos)
+      << s.ToString();
+
+  o = TlsOptions();
+  o.tls_key_file = pki_.client_key_file;  // another certificate's key
+  s = open(o);
+  EXPECT_NE(s.message().find("\"" + pki_.client_key_file + "\" does not match the certificate"),
+            std::string::npos)
+      << s.ToString();
+
+  o = TlsOptions();
+  o.tls_cert_file = pki_.server_key_file;  // not a certificate
+  s = open(o);
+  EXPECT_NE(s.message().find("\"" + pki_.server_key_file + "\" cannot be used"),
+            std::string::npos)
+      << s.ToString();
+
+  o = TlsOptions();
+  o.tls_key_file.clear();
+  s = open(o);
+  EXPECT_NE(s.message().find("--tls-cert and --tls-key go together"), std::string::npos)
+      << s.ToString();
+  std::error_code ec;
+  std::filesystem::remove_all(root, ec);
+}
+
+TEST_F(TlsTest, ReconfigureReReadsTheCertificateFiles) {
+  // The daemon's files are copies, replaced in place as a renewal would.
+  std::string dir = MakeTempDir("statewatch-tls-renew");
+  namespace fs = std::filesystem;
+  server::ServerOptions o = TlsOptions();
+  o.tls_cert_file = dir + "/cert.pem";
+  o.tls_key_file = dir + "/key.pem";
+  fs::copy_file(pki_.server_cert, o.tls_cert_file);
+  fs::copy_file(pki_.server_key_file, o.tls_key_file);
+  TestServer server(o);
+  const std::string url = Url(server.port());
+  ASSERT_OK(net::HttpRequest(url, "GET", "/healthz", "", Trusting(pki_.ca_cert)));
+
+  TestPki renewed;  // another CA
+  fs::copy_file(renewed.server_cert, o.tls_cert_file, fs::copy_options::overwrite_existing);
+  // A key that does not match: refused, naming it; the running certificate stays.
+  fs::copy_file(renewed.client_key_file, o.tls_key_file, fs::copy_options::overwrite_existing);
+  Status refused = server.daemon().Reconfigure(server.options());
+  EXPECT_NE(refused.message().find("does not match"), std::string::npos) << refused.ToString();
+  ASSERT_OK(net::HttpRequest(url, "GET", "/healthz", "", Trusting(pki_.ca_cert)));
+
+  fs::copy_file(renewed.server_key_file, o.tls_key_file, fs::copy_options::overwrite_existing);
+  ASSERT_OK(server.daemon().Reconfigure(server.options()));
+  auto answer = net::HttpRequest(url, "GET", "/healthz", "", Trusting(renewed.ca_cert));
+  ASSERT_OK(answer);
+  EXPECT_EQ(answer->status, 200);
+  EXPECT_FALSE(net::HttpRequest(url, "GET", "/healthz", "", Trusting(pki_.ca_cert)).ok());
+  server.Stop();
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+}
+
+TEST_F(TlsTest, CliServerHttpsWithCaFile) {
+  TestServer server(TlsOptions());
+  const std::string url = Url(server.port());
+  const std::string err = pki_.dir() + "/cli.err";
+  Child ok = Spawn({"--server", url, "--ca-file", pki_.ca_cert, "stats"}, err);
+  std::string line = FirstLine(ok.stdout_fd);
+  EXPECT_EQ(Wait(ok.pid), 0) << Slurp(err);
+  EXPECT_EQ(line.rfind("{", 0), 0u) << line;
+  ::close(ok.stdout_fd);
+
+  Child refused = Spawn({"--server", url, "stats"}, err);
+  FirstLine(refused.stdout_fd);
+  ::close(refused.stdout_fd);
+  EXPECT_EQ(Wait(refused.pid), 1);
+  std::string message = Slurp(err);
+  EXPECT_NE(message.find("is not trusted: unable to get local issuer certificate"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("--ca-file"), std::string::npos) << message;
+}
+
+}  // namespace
+}  // namespace statewatch::testing
