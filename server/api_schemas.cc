@@ -44,7 +44,9 @@ const char* ComponentSchemasJson() {
 "ChangeEvent": {"type": "object", "required": ["sequence", "kind", "actorType", "occurredAt", "summary"], "properties": {
   "sequence": {"type": "integer"}, "kind": {"type": "string"}, "actorType": {"$ref": "#/components/schemas/ActorType"},
   "occurredAt": {"type": "integer"}, "summary": {"type": "string"}, "actorId": {"type": "string"}, "runId": {"type": "string"},
-  "payload": {"type": "object", "description": "Only the keys outcome, channel and turns."}}},
+  "payload": {"type": "object", "description": "Only the keys outcome, channel and turns, as the producer wrote them.", "properties": {
+    "outcome": {"description": "A run's outcome (run_completed, run_failed: ok, error, timeout, cancelled)."},
+    "channel": {"description": "The channel of a human message."}, "turns": {"description": "A conversation's turn count."}}}}},
 "StateChanges": {"type": "object", "required": ["events", "truncated", "earliestAvailableSequence", "historyGap"], "properties": {
   "events": {"type": "array", "items": {"$ref": "#/components/schemas/ChangeEvent"}},
   "truncated": {"type": "boolean"}, "earliestAvailableSequence": {"type": "integer"},
@@ -173,7 +175,8 @@ const char* ComponentSchemasJson() {
 "Clock": {"type": "object", "required": ["now"], "properties": {"now": {"type": "integer"}, "manual": {"type": "boolean"}}},
 "ClockSet": {"type": "object", "required": ["now"], "properties": {"now": {"type": "integer", "minimum": 0, "description": "ms since the epoch; never backwards."}}},
 "Health": {"type": "object", "required": ["status", "version"], "properties": {"status": {"enum": ["ok", "degraded"]}, "version": {"type": "string"}, "writes": {"enum": ["refused", "unknown"]}, "writeError": {"type": "string"}, "error": {"type": "string"}}},
-"OpenApiDocument": {"type": "object", "required": ["openapi", "info", "paths"]},
+"OpenApiDocument": {"type": "object", "required": ["openapi", "info", "paths"], "description": "An OpenAPI 3.1 document.", "properties": {
+  "openapi": {"type": "string"}, "info": {"type": "object"}, "paths": {"type": "object"}}},
 "SessionStatusParams": {"type": "object", "additionalProperties": false, "properties": {
   "sessionKey": {"type": "string", "description": "Default (and \"current\"): the caller. A key (a bare one is of the caller's agent) or a registry sessionId."},
   "changesSince": {"oneOf": [{"type": "integer", "minimum": 0}, {"type": "string"}],
@@ -232,9 +235,14 @@ const char* ComponentSchemasJson() {
   "limit": {"type": "integer", "minimum": 1}, "includeTools": {"type": "boolean"}}},
 "SessionsHistoryAnswer": {"type": "object", "required": ["sessionKey", "messages", "truncated", "droppedMessages", "contentTruncated", "contentRedacted", "bytes"], "properties": {
   "sessionKey": {"type": "string"}, "agentId": {"type": "string"},
-  "messages": {"type": "array", "items": {"type": "object", "required": ["role", "content"]}},
+  "messages": {"type": "array", "items": {"$ref": "#/components/schemas/HistoryMessage"}},
   "truncated": {"type": "boolean"}, "droppedMessages": {"type": "integer"}, "contentTruncated": {"type": "boolean"},
   "contentRedacted": {"type": "boolean"}, "bytes": {"type": "integer"}}},
+"HistoryMessage": {"type": "object", "required": ["index", "role", "timestamp", "content"], "description": "One transcript message as sessions_history serves it: cleaned and bounded.", "properties": {
+  "index": {"type": "integer", "minimum": 0, "description": "Its position in the session's transcript."},
+  "role": {"type": "string"}, "toolName": {"type": "string"}, "timestamp": {"type": "integer"},
+  "provenance": {"$ref": "#/components/schemas/Provenance"},
+  "content": {"description": "The message's content, cleaned: a string, or content blocks with long text cut and images and secrets redacted; a placeholder string when the message alone was over the byte limit."}}},
 "SessionsSendParams": {"type": "object", "required": ["message"], "additionalProperties": false, "properties": {
   "sessionKey": {"type": "string"}, "label": {"type": "string"}, "agentId": {"type": "string"},
   "message": {"type": "string", "maxLength": 81920, "description": "At most 80 KiB (bytes)."},
@@ -259,10 +267,21 @@ const char* ComponentSchemasJson() {
   "target": {"type": "string", "description": "1-based index, label, run id or session key; all (kill only)."},
   "message": {"type": "string", "maxLength": 4000},
   "recentMinutes": {"type": "integer", "minimum": 1, "maximum": 1440}}},
-"SubagentsAnswer": {"type": "object", "required": ["status"], "properties": {
-  "status": {"type": "string"}, "action": {"type": "string"}, "text": {"type": "string"},
-  "runId": {"type": "string"}, "sessionKey": {"type": "string"}, "killed": {"type": "integer"},
-  "active": {"type": "array"}, "recent": {"type": "array"}, "total": {"type": "integer"},
+"SubagentRow": {"type": "object", "required": ["index", "runId", "sessionKey", "task", "status", "runtime", "createdAt", "runtimeMs"], "description": "One child run in a subagents list answer.", "properties": {
+  "index": {"type": "integer", "minimum": 1, "description": "1-based, across active then recent: a steer or kill target."},
+  "runId": {"type": "string"}, "sessionKey": {"type": "string", "description": "The child session."}, "label": {"type": "string"},
+  "task": {"type": "string", "description": "The spawn task, cut to 200 bytes (then ending in an ellipsis)."},
+  "status": {"type": "string", "description": "The run's status: running, or how it ended."},
+  "runtime": {"type": "string", "enum": ["subagent", "acp"]}, "model": {"type": "string"},
+  "createdAt": {"type": "integer"}, "endedAt": {"type": "integer"},
+  "runtimeMs": {"type": "integer", "description": "Until it ended, or until now while it runs."}}},
+"SubagentsAnswer": {"type": "object", "required": ["status"], "description": "list: status ok, action, requesterSessionKey, total, active, recent, text. steer: status accepted (with deliveryId) or rate_limited (with error), action, runId, sessionKey. kill: status ok, action, killed, text, and runId and sessionKey for one target. steer or kill of a child that is not running: status done, action, runId, sessionKey, text.", "properties": {
+  "status": {"type": "string", "enum": ["ok", "accepted", "rate_limited", "done"]}, "action": {"type": "string", "enum": ["list", "steer", "kill"]}, "text": {"type": "string"},
+  "requesterSessionKey": {"type": "string", "description": "list: the caller, whose children are listed."},
+  "runId": {"type": "string"}, "sessionKey": {"type": "string"}, "killed": {"type": "integer", "minimum": 0},
+  "active": {"type": "array", "items": {"$ref": "#/components/schemas/SubagentRow"}, "description": "list: the running children, oldest first."},
+  "recent": {"type": "array", "items": {"$ref": "#/components/schemas/SubagentRow"}, "description": "list: the children that ended within recentMinutes, newest first."},
+  "total": {"type": "integer", "minimum": 0},
   "deliveryId": {"type": "integer"}, "error": {"type": "string"}}},
 "PartitionRole": {"type": "string", "enum": ["standby", "switching", "owner", "moved"], "description": "A node's role in its partition (docs/cluster.md section 6)."},
 "ClusterStatus": {"type": "object", "required": ["partition", "role", "epoch", "position", "checkpointPosition"], "properties": {
