@@ -3,6 +3,8 @@
 #   make test   install what is missing, build, run the whole suite (plain + the cluster
 #               smoke + ASan/UBSan + the TypeScript client), then 200,000 seeded fuzz runs
 #               (clang, build-fuzz); never builds the benchmarks
+#   make package  the Debian package of build/'s binary (build-package/*.deb; also checked
+#               by make test)
 #   make fuzz   explore with the fuzz target for 10 min from a random seed
 #   make bench  Release build, run the benchmarks, write bench/results/
 #   make cluster-bench  JetStreamLog on a loopback R3 cluster, plain and sync-mounted (root),
@@ -21,12 +23,14 @@ BUILD ?= build
 ASAN_BUILD ?= build-asan
 BENCH_BUILD ?= build-release
 FUZZ_BUILD ?= build-fuzz
+PACKAGE_BUILD ?= build-package
 # Evaluated by the shell when a recipe runs, i.e. after `deps` has installed ccache: a
 # make-time $(shell command -v ccache) on a fresh machine would find nothing.
 CMAKE_COMMON = -DCMAKE_CXX_COMPILER_LAUNCHER="$$(command -v ccache || true)"
 
 .PHONY: deps configure build build-bin build-asan build-release test test-plain test-asan \
-        test-client test-client-install test-cluster test-fuzz fuzz run bench cluster-bench cluster-smoke soak \
+        test-client test-client-install test-package package test-cluster test-fuzz fuzz run \
+        bench cluster-bench cluster-smoke soak \
         clean format openapi cluster-up cluster-down cluster-chaos cluster-failover-bench \
         cluster-one-api cluster-forward-bench cluster-scaling-bench
 
@@ -69,6 +73,18 @@ test-client: build-bin
 # .mjs and .cjs files against a daemon of the plain build.
 test-client-install: build-bin
 	@bash scripts/test-client-install.sh $(BUILD)/statewatch
+
+# The Debian package of the plain build's binary (CPack, packaging/CMakeLists.txt: packs,
+# never compiles): $(PACKAGE_BUILD)/statewatch_<version>_<arch>.deb.
+package: build-bin
+	@cmake --build $(BUILD) -j$(JOBS) --target statewatch_man
+	@cmake -S packaging -B $(PACKAGE_BUILD) -DSTATEWATCH_BUILD_DIR="$(abspath $(BUILD))" >/dev/null
+	@cmake --build $(PACKAGE_BUILD) --target package
+
+# The package unpacked into a scratch root: the installed binary runs, the unit verifies and
+# rates at most 3.0 with systemd-analyze, the maintainer scripts call adduser / deluser.
+test-package: package
+	@bash scripts/test-package.sh $(PACKAGE_BUILD)
 
 # Three nats-servers, an owner and a standby daemon per partition of the plain build, and the
 # reference model's notices for the checker (scripts/cluster-smoke.sh); then a short seeded
@@ -126,7 +142,7 @@ fuzz: deps
 soak: deps
 	@JOBS=$(JOBS) bash scripts/soak.sh $(BUILD)
 
-test: test-plain test-cluster test-client test-client-install test-asan test-fuzz
+test: test-plain test-cluster test-client test-client-install test-package test-asan test-fuzz
 
 run: build-bin
 	@bash scripts/run.sh $(BUILD)
@@ -149,4 +165,4 @@ format:
 	@clang-format -i $$(git ls-files '*.h' '*.cc')
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(BENCH_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(BENCH_BUILD) $(FUZZ_BUILD) $(PACKAGE_BUILD)

@@ -22,6 +22,10 @@ PACKAGES=(
   etcd-server etcd-client
   # the fuzz target of make test: clang with libFuzzer and the sanitizer runtimes
   clang-14 libclang-rt-14-dev
+  # make package / test-package: dpkg-shlibdeps for the package's Depends (CPack), and
+  # systemd-analyze, systemd-sysusers, systemd-tmpfiles and man for checking the unit
+  # (no running systemd is needed)
+  dpkg-dev systemd man-db
   # make bench's plot. Not python3-matplotlib: it pulls libboost1.74-dev, which conflicts
   # with libboost1.81-dev.
   gnuplot-nox
