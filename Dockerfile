@@ -6,9 +6,8 @@
 #     -v /path/to/token:/run/secrets/statewatch-token:ro statewatch
 #
 # The daemon listens on 0.0.0.0 inside the container, so it requires a bearer token: mount
-# one at /run/secrets/statewatch-token (or override CMD). It answers the Host names
-# localhost and 127.0.0.1 (what `-p 7411:7411` gives); clients that reach it by another name
-# need `--allow-host NAME` added to CMD.
+# one at /run/secrets/statewatch-token (or override CMD). Any Host name is accepted since a
+# token is required; `--allow-host NAME` added to CMD narrows it to the names given.
 
 FROM debian:12 AS build
 RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
@@ -34,7 +33,8 @@ COPY --from=build /out/ /
 USER statewatch
 VOLUME /var/lib/statewatch
 EXPOSE 7411
-HEALTHCHECK --interval=30s --timeout=3s CMD curl -fsS http://127.0.0.1:7411/healthz || exit 1
+# The first check counts only after start-period: opening a large store takes a while.
+HEALTHCHECK --interval=30s --timeout=3s --start-period=30s --retries=3 CMD curl -fsS http://127.0.0.1:7411/healthz || exit 1
 STOPSIGNAL SIGTERM
 ENTRYPOINT ["/usr/local/bin/statewatch", "--data", "/var/lib/statewatch"]
 CMD ["serve", "--listen", "0.0.0.0:7411", "--token-file", "/run/secrets/statewatch-token"]
