@@ -23,7 +23,8 @@ bool TakesOperand(const std::string& verb) { return verb == "config check"; }
 
 }  // namespace
 
-Result<Args> Args::Parse(const std::vector<std::string>& argv) {
+Result<Args> Args::Parse(const std::vector<std::string>& argv,
+                         const std::function<bool(std::string_view)>& known) {
   Args args;
   for (std::size_t i = 0; i < argv.size(); ++i) {
     const std::string& token = argv[i];
@@ -47,6 +48,10 @@ Result<Args> Args::Parse(const std::vector<std::string>& argv) {
       args.verb_ = token;
     } else if (token.size() <= 2 || token[1] != '-') {
       return Status::InvalidArgument("unknown option '" + token + "' (options are --name)");
+    } else if (std::string_view name = std::string_view(token).substr(2, token.find('=') - 2);
+               known && !known(name)) {
+      return Status::InvalidArgument("unknown option --" + std::string(name) +
+                                     (args.verb_.empty() ? "" : " for '" + args.verb_ + "'"));
     } else if (std::size_t eq = token.find('='); eq != std::string::npos) {
       args.options_.emplace_back(token.substr(2, eq - 2), token.substr(eq + 1));
     } else if (i + 1 < argv.size()) {

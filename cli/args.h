@@ -14,6 +14,7 @@
 #ifndef STATEWATCH_CLI_ARGS_H_
 #define STATEWATCH_CLI_ARGS_H_
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -34,7 +35,10 @@ struct OptionSpec {
 class Args {
  public:
   // Parses argv[1..argc). Fails on a stray second bare word or an option without a value.
-  static Result<Args> Parse(const std::vector<std::string>& argv);
+  // With `known`, an option name it rejects fails at once as "unknown option --NAME",
+  // before it could take the next word (a verb) as its value.
+  static Result<Args> Parse(const std::vector<std::string>& argv,
+                            const std::function<bool(std::string_view)>& known = nullptr);
 
   const std::string& verb() const { return verb_; }
   // The one bare word after a verb that takes an operand (`config check FILE`); "" if none.

@@ -42,6 +42,16 @@ std::vector<std::string> ExpandFlags(const std::vector<std::string>& argv) {
   return out;
 }
 
+// Whether any verb, or the command line as a whole, takes option --`name`.
+bool IsKnownOption(std::string_view name) {
+  auto named = [&](const OptionHelp& o) { return o.name == name; };
+  const auto& global = GlobalOptionHelp();
+  if (std::any_of(global.begin(), global.end(), named)) return true;
+  return std::any_of(Verbs().begin(), Verbs().end(), [&](const Verb& v) {
+    return std::any_of(v.options.begin(), v.options.end(), named);
+  });
+}
+
 // `help`, `help <verb>`, `help <group>`.
 int RunHelp(std::string_view topic, std::ostream& out, std::ostream& err) {
   if (topic.empty()) {
@@ -98,7 +108,7 @@ int RunCli(const std::vector<std::string>& argv, std::istream& in, std::ostream&
   // The edge of the process: nothing below throws by design, but an allocation failure or
   // a stream error must still end as a message and exit 1, not std::terminate.
   try {
-    auto args = Args::Parse(ExpandFlags(argv));
+    auto args = Args::Parse(ExpandFlags(argv), IsKnownOption);
     if (!args.ok()) return PrintUsageError(err, args.status().message());
     return Dispatch(*args, in, out, err);
   } catch (const std::exception& e) {

@@ -1,10 +1,14 @@
 #include "cli/command.h"
 
-#include <cerrno>
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <ostream>
 #include <utility>
@@ -15,8 +19,48 @@
 
 namespace statewatch::cli {
 
+namespace {
+
+// Whether `dir` holds a RocksDB database (its CURRENT file names the live manifest).
+bool HoldsDatabase(const std::string& dir) {
+  std::error_code ec;
+  return std::filesystem::exists(std::filesystem::path(dir) / "CURRENT", ec);
+}
+
+// Whether another process holds the database's lock: RocksDB takes a POSIX record lock on
+// DIR/LOCK, which F_GETLK reports (for other processes only: in this one, the open itself
+// fails). Asked before opening so that RocksDB does not log its own failure first.
+bool HeldElsewhere(const std::string& dir) {
+  const std::string lock = (std::filesystem::path(dir) / "LOCK").string();
+  int fd = ::open(lock.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  struct flock probe {};
+  probe.l_type = F_WRLCK;
+  probe.l_whence = SEEK_SET;
+  bool held = ::fcntl(fd, F_GETLK, &probe) == 0 && probe.l_type != F_UNLCK;
+  ::close(fd);
+  return held;
+}
+
+Status HeldByDaemon(const std::string& dir) {
+  return Status::Busy("the database in \"" + dir +
+                      "\" is held by another process (a running `statewatch serve`: RocksDB's "
+                      "lock " + (std::filesystem::path(dir) / "LOCK").string() +
+                      " is taken); run this verb through the daemon with --server URL (or "
+                      "STATEWATCH_SERVER)");
+}
+
+}  // namespace
+
 Result<Engine*> Command::OpenEngine() {
   if (engine_) return engine_.get();
+  if (access_ != Access::kReadOnly) {
+    if (!global.create && !HoldsDatabase(global.data_dir)) {
+      return Status::NotFound("no statewatch database in \"" + global.data_dir +
+                              "\" (a misspelled --data?); give --create to make a new one there");
+    }
+    if (HeldElsewhere(global.data_dir)) return HeldByDaemon(global.data_dir);
+  }
   EngineOptions options;
   options.durability = global.durability;
   if (global.now_ms) options.clock = std::make_shared<ManualClock>(*global.now_ms);
@@ -25,6 +69,9 @@ Result<Engine*> Command::OpenEngine() {
   options.read_only = access_ == Access::kReadOnly;
   options.create_if_missing = access_ != Access::kReadOnly;
   auto engine = Engine::Open(options, global.data_dir);
+  if (!engine.ok() && engine.status().code() == Status::Code::kBusy) {
+    return HeldByDaemon(global.data_dir);
+  }
   if (!engine.ok()) return engine.status();
   engine_ = std::move(engine).value();
   return engine_.get();
@@ -88,6 +135,12 @@ Result<GlobalOptions> ReadGlobalOptions(const Args& args) {
       global.token.pop_back();
     }
   }
+  if (auto create = args.Get("create")) {
+    if (*create != "true" && *create != "false") {
+      return Status::InvalidArgument("--create takes no value (got \"" + *create + "\")");
+    }
+    global.create = *create == "true";
+  }
   if (auto durability = args.Get("durability")) {
     if (*durability == "sync") {
       global.durability = Durability::kSync;
@@ -115,7 +168,8 @@ int PrintUsageError(std::ostream& err, std::string_view message) {
 int UsageError(Command& c, std::string_view message) { return PrintUsageError(c.err, message); }
 
 int RuntimeError(Command& c, const Status& status) {
-  bool bare = status.IsInvalidArgument() || status.IsNotFound();
+  bool bare = status.IsInvalidArgument() || status.IsNotFound() ||
+              status.code() == Status::Code::kBusy;  // the held-database message names itself
   c.err << "statewatch: " << (bare ? status.message() : status.ToString()) << '\n';
   return kExitRuntimeError;
 }

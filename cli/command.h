@@ -58,6 +58,9 @@ struct GlobalOptions {
   std::string ca_file;
   std::string client_cert;
   std::string client_key;
+  // --create: a writing verb may make a new database where --data holds none. Without it
+  // it refuses, so that a misspelled --data never quietly starts an empty database.
+  bool create = false;
 };
 
 class Command {
@@ -73,7 +76,9 @@ class Command {
   std::ostream& err;
 
   // Opens the engine on first use (never runs Engine::Start: no restart sweep in a
-  // one-shot command). The Command owns it.
+  // one-shot command). The Command owns it. Errors that lead somewhere: NotFound when a
+  // writing verb finds no database in --data and --create was not given; Busy, naming
+  // --server, when another process (a running daemon) holds the database's lock.
   Result<Engine*> OpenEngine();
 
  private:
@@ -91,8 +96,9 @@ int PrintJson(Command& c, const boost::json::value& document);
 // Prints "statewatch: <message>" and a pointer to `help` on stderr; returns kExitUsageError.
 int PrintUsageError(std::ostream& err, std::string_view message);
 int UsageError(Command& c, std::string_view message);
-// Prints "statewatch: <message>" on stderr — the bare message for InvalidArgument and
-// NotFound (e.g. the byte-exact changesSince refusal), "<code>: <message>" otherwise;
+// Prints "statewatch: <message>" on stderr — the bare message for InvalidArgument,
+// NotFound (e.g. the byte-exact changesSince refusal) and Busy (the held database),
+// "<code>: <message>" otherwise;
 // returns kExitRuntimeError.
 int RuntimeError(Command& c, const Status& status);
 

@@ -14,6 +14,7 @@
 #include "cli/verbs.h"
 #include "codecs/json_codec.h"
 #include "statewatch/session_key.h"
+#include "statewatch/session_tables.h"
 
 namespace statewatch::cli {
 namespace json = boost::json;
@@ -167,7 +168,10 @@ int RunStats(Command& c) {
   if (!engine.ok()) return RuntimeError(c, engine.status());
   auto stats = (*engine)->Stats();
   if (!stats.ok()) return RuntimeError(c, stats.status());
-  return PrintJson(c, tools::StatsToJson(*stats));
+  // "sessions" counts the registry; "journalSessions" the sessions with events.
+  auto registered = SessionTablesView(**engine).ListSessions();
+  if (!registered.ok()) return RuntimeError(c, registered.status());
+  return PrintJson(c, tools::StatsToJson(*stats, registered->size()));
 }
 
 int RunVerify(Command& c) {

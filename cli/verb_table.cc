@@ -255,6 +255,9 @@ const std::vector<OptionHelp>& GlobalOptionHelp() {
       {"now", "MS", "the system clock", "The clock for this one command (tests, replays)."},
       {"durability", "MODE", "sync",
        "sync: fsync before a write is acknowledged; buffered: survive a process crash only."},
+      {"create", "", "",
+       "A writing verb makes a new database when --data holds none (without it, it refuses: "
+       "a misspelled --data never starts an empty database). serve always may."},
       {"server", "URL[,URL...]", "$STATEWATCH_SERVER, else the local database",
        "Talk to a running daemon (http://HOST:PORT or https://) instead of opening --data; prints the "
        "same JSON. Several URLs (a cluster's nodes): a request that did not land goes to the "

@@ -250,10 +250,11 @@ json::object CursorToJson(const CursorState& cursor) {
   return o;
 }
 
-json::object StatsToJson(const EngineStats& stats) {
+json::object StatsToJson(const EngineStats& stats, std::optional<uint64_t> registered) {
   json::object o;
   o["rows"] = stats.journal_rows;
-  o["sessions"] = stats.sessions;
+  o["sessions"] = registered.value_or(stats.sessions);
+  o["journalSessions"] = stats.sessions;
   o["cursors"] = stats.cursors;
   o["pendingNotices"] = stats.pending_notices;
   o["lastSequence"] = stats.last_sequence;

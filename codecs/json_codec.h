@@ -64,8 +64,13 @@ boost::json::object NoticeToJson(const Notice& notice);
 // {"lastSeen", "notified", "material", "updatedAt"}.
 boost::json::object CursorToJson(const CursorState& cursor);
 
-// {"rows", "sessions", "cursors", "pendingNotices", "lastSequence", "bytesOnDisk"}.
-boost::json::object StatsToJson(const EngineStats& stats);
+// {"rows", "sessions", "journalSessions", "cursors", "pendingNotices", "lastSequence",
+// "bytesOnDisk", ...}. "sessions" counts the registered sessions (the session registry,
+// `registered`); "journalSessions" those with events in the journal (stats.sessions, the
+// heads). The two differ: a registered session may have no event yet, and events may be
+// recorded for a session nobody registered. Without `registered` both say stats.sessions.
+boost::json::object StatsToJson(const EngineStats& stats,
+                                std::optional<uint64_t> registered = std::nullopt);
 
 // {"rowsDeleted", "sessionsTouched", "cursorsExpired"}.
 boost::json::object PruneStatsToJson(const PruneStats& stats);

@@ -163,7 +163,9 @@ const char* ComponentSchemasJson() {
   "ok": {"type": "boolean"}, "recordsReplayed": {"type": "integer"}, "headsChecked": {"type": "integer"},
   "cursorsChecked": {"type": "integer"}, "rowsChecked": {"type": "integer"}, "differences": {"type": "array", "items": {"type": "string"}}}},
 "Stats": {"type": "object", "required": ["rows", "sessions", "cursors", "pendingNotices", "lastSequence", "bytesOnDisk"], "properties": {
-  "rows": {"type": "integer"}, "sessions": {"type": "integer"}, "cursors": {"type": "integer"},
+  "rows": {"type": "integer"}, "sessions": {"type": "integer", "description": "Registered sessions (the session registry: PUT /v1/sessions/{key}, sessions_spawn)."},
+  "journalSessions": {"type": "integer", "description": "Sessions with events in the journal (a head); may differ from sessions either way."},
+  "cursors": {"type": "integer"},
   "pendingNotices": {"type": "integer"}, "lastSequence": {"type": "integer"}, "bytesOnDisk": {"type": "integer"},
   "eventsRecorded": {"type": "integer", "description": "Since this engine was opened."},
   "walBytes": {"type": "integer", "description": "Write-ahead log bytes since this engine was opened."},

@@ -351,7 +351,11 @@ ApiResponse HandleMetrics(const HandlerContext& ctx) {
 }
 
 ApiResponse HandleStats(const HandlerContext& ctx) {
-  return JsonOrError(ctx.engine.Stats(), tools::StatsToJson);
+  auto registered = SessionTablesView(ctx.engine).ListSessions();  // "sessions": the registry
+  if (!registered.ok()) return StatusResponse(registered.status());
+  return JsonOrError(ctx.engine.Stats(), [&](const EngineStats& stats) {
+    return tools::StatsToJson(stats, registered->size());
+  });
 }
 
 ApiResponse HandleHealthz(const HandlerContext& ctx) {

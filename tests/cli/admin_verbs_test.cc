@@ -24,7 +24,7 @@ class AdminVerbsTest : public CliDirTest {
   AdminVerbsTest() : CliDirTest("admin") {}
 
   CliOutput Run(const std::string& data, std::vector<std::string> args) {
-    args.insert(args.begin(), {"--data", (dir_ / data).string(), "--now", kNow});
+    args.insert(args.begin(), {"--data", (dir_ / data).string(), "--create", "--now", kNow});
     return RunInProcess(args);
   }
   void Record(const std::string& data, const std::string& kind) {

@@ -63,11 +63,12 @@ class CliDirTest : public ::testing::Test {
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
 #ifdef STATEWATCH_BIN
-  // The built binary with `--data <data> --now <now_ms> <args>` through the shell (`args`
-  // already shell-quoted): real exit codes; stderr goes through a file in dir_.
+  // The built binary with `--data <data> --create --now <now_ms> <args>` through the shell
+  // (`args` already shell-quoted): real exit codes; stderr goes through a file in dir_.
+  // (--create lets a writing verb start the database; read-only verbs never create one.)
   CliOutput ExecBinary(const std::string& data, int64_t now_ms, const std::string& args) {
     std::string err_path = (dir_ / "stderr.txt").string();
-    std::string command = std::string(STATEWATCH_BIN) + " --data '" + data + "' --now " +
+    std::string command = std::string(STATEWATCH_BIN) + " --data '" + data + "' --create --now " +
                           std::to_string(now_ms) + " " + args + " 2>'" + err_path + "'";
     CliOutput r;
     FILE* pipe = ::popen(command.c_str(), "r");

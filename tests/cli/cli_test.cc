@@ -50,7 +50,7 @@ class CliTest : public CliDirTest {
 
   // Runs `statewatch --data <tmp> --now <now> args...` in-process.
   CliOutput Run(std::vector<std::string> args, const std::string& input = "", int64_t now = kNow) {
-    args.insert(args.begin(), {"--data", data_, "--now", std::to_string(now)});
+    args.insert(args.begin(), {"--data", data_, "--create", "--now", std::to_string(now)});
     return RunInProcess(args, input);
   }
 
@@ -200,7 +200,7 @@ TEST_F(CliTest, RecordStatusChangesSinceRoundTrip) {
 
 TEST_F(CliTest, GlobalOptionsMayFollowTheVerb) {
   CliOutput r = RunInProcess({"record", "--session", "global", "--kind", "created", "--actor-type",
-                              "system", "--data", data_, "--now", std::to_string(kNow)});
+                              "system", "--data", data_, "--create", "--now", std::to_string(kNow)});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.Json().at("occurredAt").to_number<int64_t>(), kNow);
   r = RunInProcess({"status", "--session=global", "--data=" + data_, "--durability=buffered"});

@@ -56,7 +56,7 @@ class ReadOnlyVerbsTest : public CliDirTest {
   }
   // In-process, for loops of many one-shot commands.
   int Run(std::vector<std::string> args) {
-    args.insert(args.begin(), {"--data", data_, "--now", std::to_string(kNow)});
+    args.insert(args.begin(), {"--data", data_, "--create", "--now", std::to_string(kNow)});
     CliOutput r = RunInProcess(args);
     EXPECT_EQ(r.code, 0) << r.err;
     return r.code;

@@ -94,7 +94,7 @@ class RemoteTest : public CliDirTest {
     return RunInProcess(args, input);
   }
   CliOutput Local(std::vector<std::string> args, const std::string& input = "") {
-    args.insert(args.begin(), {"--data", (dir_ / "local").string(), "--durability", "buffered",
+    args.insert(args.begin(), {"--data", (dir_ / "local").string(), "--create", "--durability", "buffered",
                                "--now", std::to_string(kNow)});
     return Exec(args, input);
   }

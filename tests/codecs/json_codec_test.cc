@@ -145,9 +145,12 @@ TEST(SmallValuesToJsonTest, NoticeCursorStatsPruneVerify) {
   s.events_recorded = 4;
   s.wal_bytes = 1000;
   EXPECT_EQ(json::value(StatsToJson(s)),
-            json::parse(R"({"rows":10,"sessions":2,"cursors":3,"pendingNotices":1,
+            json::parse(R"({"rows":10,"sessions":2,"journalSessions":2,"cursors":3,"pendingNotices":1,
                             "lastSequence":42,"bytesOnDisk":4096,"eventsRecorded":4,
                             "walBytes":1000,"walBytesPerEvent":250.0})"));
+  // "sessions" is the registry's count when given; "journalSessions" the heads.
+  EXPECT_EQ(json::value(StatsToJson(s, 5)).at("sessions"), 5);
+  EXPECT_EQ(json::value(StatsToJson(s, 5)).at("journalSessions"), 2);
   s.write_error = "no space left on device";
   EXPECT_EQ(json::value(StatsToJson(s)).at("writeError"), "no space left on device");
   PruneStats p{5, 2, 1};
