@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "base/ascii.h"
@@ -54,6 +55,42 @@ constexpr const char* kClusterOnlySentence =
 
 json::object SchemaRef(const char* name) {
   return json::object{{"$ref", std::string("#/components/schemas/") + name}};
+}
+
+// The description of each route tag, in the order the document lists them.
+const std::vector<std::pair<std::string_view, const char*>>& TagDescriptions() {
+  static const auto* tags = new std::vector<std::pair<std::string_view, const char*>>{
+      {"tools", "The session tools an agent calls, as the session in X-Session-Key."},
+      {"journal", "Recording events into the session journal."},
+      {"sessions", "The session registry, transcripts and state versions."},
+      {"notices", "Watchers, their cursors and the notices of changes they have not seen."},
+      {"streams", "WebSocket streams of wakes and deliveries."},
+      {"gateway", "The gateway's side of deliveries and runs."},
+      {"upstream", "Links from sessions to upstream transcript sources."},
+      {"maintenance", "Operating the daemon: retention, backup, verification, stats, clock."},
+      {"cluster", "A cluster node's role and state (serve --cluster only)."},
+  };
+  return *tags;
+}
+
+// The tags the route table uses, in TagDescriptions' order; a tag it does not describe
+// comes last, with its name as its description.
+json::array Tags() {
+  std::vector<std::string_view> used;
+  for (const RouteSpec& spec : Routes()) {
+    if (std::find(used.begin(), used.end(), spec.tag) == used.end()) used.emplace_back(spec.tag);
+  }
+  json::array out;
+  for (const auto& [name, description] : TagDescriptions()) {
+    if (std::find(used.begin(), used.end(), name) == used.end()) continue;
+    out.push_back(json::object{{"name", name}, {"description", description}});
+  }
+  for (std::string_view name : used) {
+    bool described = std::any_of(TagDescriptions().begin(), TagDescriptions().end(),
+                                 [&](const auto& t) { return t.first == name; });
+    if (!described) out.push_back(json::object{{"name", name}, {"description", name}});
+  }
+  return out;
 }
 
 json::object ErrorResponse(int status) {
@@ -115,7 +152,9 @@ json::object Operation(const RouteSpec& spec) {
   errors.erase(std::unique(errors.begin(), errors.end()), errors.end());
   for (int status : errors) responses[std::to_string(status)] = ErrorResponse(status);
   op["responses"] = std::move(responses);
-  if (!spec.public_route) op["security"] = json::array{json::object{{"bearer", json::array()}}};
+  // A public operation says so with an empty list: it needs no scheme.
+  op["security"] = spec.public_route ? json::array()
+                                     : json::array{json::object{{"bearer", json::array()}}};
   return op;
 }
 
@@ -162,12 +201,14 @@ json::object OpenApiJson() {
       {"title", "statewatch"},
       {"version", kVersion},
       {"summary", "Session state awareness for AI-agent gateways: the daemon's HTTP API."},
+      {"license", json::object{{"name", "Apache-2.0"}, {"identifier", "Apache-2.0"}}},
       {"description",
        "Generated from the daemon's route table (server/route_table.cc). The behaviour behind "
        "each route is described in docs/semantics.md; docs/http-api.md walks through it. "
        "Operations marked x-statewatch-cluster-only: true are answered only under serve "
        "--cluster (docs/cluster.md)."}};
   doc["servers"] = json::array{json::object{{"url", "http://127.0.0.1:7411"}}};
+  doc["tags"] = Tags();
   json::object paths;
   for (const RouteSpec& spec : Routes()) {
     json::value& item = paths[spec.path];
