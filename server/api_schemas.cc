@@ -153,7 +153,8 @@ const char* ComponentSchemasJson() {
   "marker": {"type": "integer", "minimum": 0, "description": "Byte offset to scan from (default: the source's current end)."}}},
 "UpstreamLink": {"type": "object", "required": ["sessionKey", "agentId", "catalogId", "hostId", "threadId", "upstreamKind", "upstreamRef", "marker"], "properties": {
   "sessionKey": {"type": "string"}, "agentId": {"type": "string"}, "catalogId": {"type": "string"}, "hostId": {"type": "string"},
-  "threadId": {"type": "string"}, "upstreamKind": {"type": "string"}, "upstreamRef": {"type": "object"},
+  "threadId": {"type": "string"}, "upstreamKind": {"type": "string"},
+  "upstreamRef": {"type": "object", "required": ["path"], "properties": {"path": {"type": "string"}}},
   "marker": {"type": "integer"}, "lastScannedAt": {"type": "integer"}, "missingCount": {"type": "integer"}}},
 "UpstreamLinks": {"type": "object", "required": ["links"], "properties": {"links": {"type": "array", "items": {"$ref": "#/components/schemas/UpstreamLink"}}}},
 "UpstreamLinkAnswer": {"type": "object", "required": ["link"], "properties": {"link": {"$ref": "#/components/schemas/UpstreamLink"}}},
@@ -230,7 +231,7 @@ const char* ComponentSchemasJson() {
   "hasMore": {"type": "boolean"}, "nextOffset": {"type": "integer"}, "limitApplied": {"type": "integer"},
   "enrichmentOmitted": {"const": true, "description": "Titles, previews and messages were left out to fit 64 KiB."},
   "truncationReason": {"const": "byte-limit", "description": "Rows were left out to fit 64 KiB; go on at nextOffset."},
-  "visibility": {"type": "object", "properties": {"mode": {"type": "string", "enum": ["self", "tree", "agent"]},
+  "visibility": {"type": "object", "required": ["mode"], "properties": {"mode": {"type": "string", "enum": ["self", "tree", "agent"]},
     "restricted": {"const": true}, "warning": {"type": "string"}}}}},
 "SessionsHistoryParams": {"type": "object", "required": ["sessionKey"], "additionalProperties": false, "properties": {
   "sessionKey": {"type": "string", "description": "A session key or session id; \"current\" = the caller."},
