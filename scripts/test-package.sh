@@ -65,7 +65,12 @@ uid="$(awk -F: '$1 == "statewatch" { print $3 }' "$R/etc/passwd")"
 # verify resolves the unit's dependencies (sysinit.target, …) inside the root: systemd's
 # own targets are copied in. It checks that ExecStart exists in the root and, through
 # MANPATH, that man:statewatch(1) is there; any output at all counts as a failure.
-cp /usr/lib/systemd/system/*.target "$R/usr/lib/systemd/system/"
+targets=""
+for d in /usr/lib/systemd/system /lib/systemd/system; do
+  [ -f "$d/sysinit.target" ] && { targets="$d"; break; }
+done
+[ -n "$targets" ] || fail "no systemd targets (sysinit.target) on this machine"
+cp "$targets"/*.target "$R/usr/lib/systemd/system/"
 man_flag=(--man=yes)
 command -v man >/dev/null 2>&1 || man_flag=(--man=no)
 verify="$(MANPATH="$R/usr/share/man" systemd-analyze verify "${man_flag[@]}" --root="$R" "$UNIT" 2>&1)" \
