@@ -298,51 +298,51 @@ export class StatewatchClient {
 
   /** One event, or an array recorded in one atomic batch. */
   recordEvents(events: T.EventInput | T.EventInput[], options?: RequestOptions) {
-    return this.request<{ events: T.StoredEvent[] }>("POST", "/v1/events", events, options);
+    return this.request<T.Schemas.RecordEventsAnswer>("POST", "/v1/events", events, options);
   }
   upsertSession(sessionKey: string, fields: T.SessionFields = {}, options?: RequestOptions) {
-    return this.request<{ session: T.SessionRecord }>("PUT", `/v1/sessions/${key(sessionKey)}`, fields, options);
+    return this.request<T.Schemas.SessionAnswer>("PUT", `/v1/sessions/${key(sessionKey)}`, fields, options);
   }
   deleteSession(sessionKey: string, agentId?: string, options?: RequestOptions) {
-    return this.request<{ deleted: true }>("DELETE", `/v1/sessions/${key(sessionKey)}${queryString({ agentId })}`, undefined, options);
+    return this.request<T.Schemas.Deleted>("DELETE", `/v1/sessions/${key(sessionKey)}${queryString({ agentId })}`, undefined, options);
   }
   /** Deletes the cursors `watcher` holds. */
   resetWatcher(watcher: string, options?: RequestOptions) {
-    return this.request<{ reset: true }>("POST", `/v1/sessions/${key(watcher)}/reset`, undefined, options);
+    return this.request<T.Schemas.Reset>("POST", `/v1/sessions/${key(watcher)}/reset`, undefined, options);
   }
   appendMessages(sessionKey: string, messages: T.TranscriptMessage[], agentId?: string, options?: RequestOptions) {
-    return this.request<{ appended: number }>(
+    return this.request<T.Schemas.Appended>(
       "POST", `/v1/sessions/${key(sessionKey)}/messages${queryString({ agentId })}`, { messages }, options);
   }
   sessionState(sessionKey: string, query: { agentId?: string; changesSince?: number; limit?: number } = {}, options?: RequestOptions) {
     return this.request<T.SessionState>("GET", `/v1/sessions/${key(sessionKey)}/state${queryString(query)}`, undefined, options);
   }
   versions(sessions: string[], agentId?: string, options?: RequestOptions) {
-    return this.request<{ versions: T.SessionState[] }>("POST", "/v1/versions", { sessions, agentId }, options);
+    return this.request<T.Schemas.VersionsAnswer>("POST", "/v1/versions", { sessions, agentId }, options);
   }
 
   // ---- watching --------------------------------------------------------------------------------
 
   watch(watcher: string, target: string, targetAgentId?: string, options?: RequestOptions) {
-    return this.request<{ watched: boolean }>("POST", "/v1/watches", { watcher, target, targetAgentId }, options);
+    return this.request<T.Schemas.WatchAnswer>("POST", "/v1/watches", { watcher, target, targetAgentId }, options);
   }
   peekNotices(watcher: string, options?: RequestOptions) {
-    return this.request<{ notices: T.Notice[] }>("GET", `/v1/notices${queryString({ watcher })}`, undefined, options);
+    return this.request<T.Schemas.NoticesAnswer>("GET", `/v1/notices${queryString({ watcher })}`, undefined, options);
   }
   drainNotices(watcher: string, options?: RequestOptions) {
-    return this.request<{ notices: T.Notice[] }>("POST", "/v1/notices/drain", { watcher }, options);
+    return this.request<T.Schemas.NoticesAnswer>("POST", "/v1/notices/drain", { watcher }, options);
   }
   cursor(watcher: string, target: string, targetAgentId?: string, options?: RequestOptions) {
     return this.request<T.Cursor>("GET", `/v1/cursors${queryString({ watcher, target, targetAgentId })}`, undefined, options);
   }
   sweep(options?: RequestOptions) {
-    return this.request<{ pendingNotices: number }>("POST", "/v1/sweep", undefined, options);
+    return this.request<T.Schemas.SweepAnswer>("POST", "/v1/sweep", undefined, options);
   }
 
   // ---- the gateway side of the session tools -------------------------------------------------
 
   ackDelivery(deliveryId: number, options?: RequestOptions) {
-    const answer = this.request<{ acked: true; deliveryId: number }>("POST", `/v1/deliveries/${deliveryId}/ack`, undefined, options);
+    const answer = this.request<T.Schemas.AckAnswer>("POST", `/v1/deliveries/${deliveryId}/ack`, undefined, options);
     return answer.then((a) => {
       this.acked.add(deliveryId);
       return a;
@@ -358,13 +358,13 @@ export class StatewatchClient {
   // ---- upstream links ------------------------------------------------------------------------
 
   upstreamLinks(options?: RequestOptions) {
-    return this.request<{ links: T.UpstreamLink[] }>("GET", "/v1/upstream-links", undefined, options);
+    return this.request<T.Schemas.UpstreamLinks>("GET", "/v1/upstream-links", undefined, options);
   }
   putUpstreamLink(link: T.UpstreamLinkInput, options?: RequestOptions) {
-    return this.request<{ link: T.UpstreamLink }>("POST", "/v1/upstream-links", link, options);
+    return this.request<T.Schemas.UpstreamLinkAnswer>("POST", "/v1/upstream-links", link, options);
   }
   deleteUpstreamLink(sessionKey: string, agentId?: string, options?: RequestOptions) {
-    return this.request<{ deleted: true }>("DELETE", `/v1/upstream-links/${key(sessionKey)}${queryString({ agentId })}`, undefined, options);
+    return this.request<T.Schemas.Deleted>("DELETE", `/v1/upstream-links/${key(sessionKey)}${queryString({ agentId })}`, undefined, options);
   }
 
   // ---- operations ----------------------------------------------------------------------------
@@ -374,7 +374,7 @@ export class StatewatchClient {
   }
   /** A consistent copy of the database in `to` (a new directory on the daemon's machine). */
   backup(to: string, options?: RequestOptions) {
-    return this.request<{ path: string }>("POST", "/v1/backup", { to }, options);
+    return this.request<T.Schemas.BackupAnswer>("POST", "/v1/backup", { to }, options);
   }
   verify(options?: RequestOptions) {
     return this.request<T.VerifyReport>("GET", "/v1/verify", undefined, options);
@@ -391,14 +391,14 @@ export class StatewatchClient {
     return this.request<T.Stats>("GET", "/v1/stats", undefined, options);
   }
   clock(options?: RequestOptions) {
-    return this.request<{ now: number; manual?: boolean }>("GET", "/v1/clock", undefined, options);
+    return this.request<T.Schemas.Clock>("GET", "/v1/clock", undefined, options);
   }
   /** Moves a `serve --manual-clock` daemon's clock forward (tests). */
   setClock(now: number, options?: RequestOptions) {
-    return this.request<{ now: number }>("POST", "/v1/clock", { now }, options);
+    return this.request<T.Schemas.Clock>("POST", "/v1/clock", { now }, options);
   }
   openapi(options?: RequestOptions) {
-    return this.request<Record<string, unknown>>("GET", "/v1/openapi.json", undefined, options);
+    return this.request<T.Schemas.OpenApiDocument>("GET", "/v1/openapi.json", undefined, options);
   }
   health(options?: RequestOptions) {
     return this.request<T.Health>("GET", "/healthz", undefined, options);
