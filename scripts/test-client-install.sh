@@ -51,7 +51,8 @@ for _ in $(seq 1 200); do  # up to 20 s
   sleep 0.1
 done
 [ -s "$SCRATCH/port" ] || fail "the daemon wrote no port file within 20 s"
-export STATEWATCH_URL="http://127.0.0.1:$(cat "$SCRATCH/port")"
+STATEWATCH_URL="http://127.0.0.1:$(cat "$SCRATCH/port")"
+export STATEWATCH_URL
 
 # --- the consumer files -------------------------------------------------------------------
 write_app() {
