@@ -195,6 +195,10 @@ Result<ServerOptions> ReadServeOptions(const cli::Command& c) {
   SW_RETURN_IF_ERROR(Set(PositiveOption(args, "max-streams", o.max_streams), &o.max_streams));
   SW_RETURN_IF_ERROR(
       Set(PositiveOption(args, "max-rows", static_cast<int64_t>(o.max_rows)), &o.max_rows));
+  SW_RETURN_IF_ERROR(
+      Set(PositiveOption(args, "retention-ms", o.retention_ms), &o.retention_ms));
+  SW_RETURN_IF_ERROR(Set(PositiveOption(args, "prune-interval-ms", o.prune_interval_ms),
+                         &o.prune_interval_ms));
   SW_RETURN_IF_ERROR(Set(NonNegativeOption(args, "row-cache-bytes",
                                            static_cast<int64_t>(o.row_cache_bytes)),
                          &o.row_cache_bytes));
@@ -231,9 +235,10 @@ std::vector<OptionHelp> ServeOptionHelp() {
       {"listen", "HOST:PORT", "127.0.0.1:7411",
        "Where to listen; port 0 picks a free one (see --port-file)."},
       {"threads", "N", "twice the cores, at least 2", "I/O threads (handlers run on them)."},
-      {"token", "TOKEN", "", "A bearer token every request but GET /healthz must carry; "
-                             "required on a non-loopback address. Prefer the global "
-                             "--token-file, which keeps it out of the process list."},
+      {"token", "TOKEN", "", "A bearer token (every scope) each request but GET /healthz and "
+                             "/readyz must carry; a token is required on a non-loopback "
+                             "address. Prefer the global --token-file, which keeps it out of "
+                             "the process list; scoped tokens go in --config (auth.tokens)."},
       {"manual-clock", "[START_MS]", "off",
        "The clock moves only through POST /v1/clock (tests); loopback only."},
       {"visibility", "self|tree|agent|all", "tree", "What the session tools let a caller see."},
@@ -261,8 +266,8 @@ std::vector<OptionHelp> ServeOptionHelp() {
       {"upstream-first-tick-ms", "MS", "15000", "The upstream monitor's first tick after start."},
       {"upstream-interval-ms", "MS", "60000", "The upstream monitor's tick interval."},
       {"config", "FILE", "",
-       "The tool policy and upstream settings as JSON (see `statewatch config check`); flags "
-       "given beside it override it; SIGHUP reloads it."},
+       "The tool policy, upstream, retention and access tokens as JSON (see `statewatch "
+       "config check`); flags given beside it override it; SIGHUP reloads it."},
       {"upstream-root", "DIR", "",
        "Upstream links must resolve (realpath) under one of these (repeatable); with none, "
        "no link is accepted.", false, true},
@@ -270,12 +275,17 @@ std::vector<OptionHelp> ServeOptionHelp() {
        "Browser origins allowed to call the daemon (repeatable); any other Origin is "
        "answered 403.", false, true},
       {"allow-host", "HOST[:PORT][,...]", "",
-       "Host headers answered besides the listen address, localhost, 127.0.0.1 and [::1] "
-       "(repeatable); any other is answered 421.", false, true},
+       "Host headers answered (repeatable; *.suffix matches any labels before it). Without a "
+       "token: these, the listen address and the loopback names, others 421. With a token: "
+       "any Host, unless this narrows it to these and the loopback names.", false, true},
       {"max-connections", "N", "the file limit less a quarter, at least 64",
        "Open HTTP connections; beyond it the longest-idle one is closed, or 503."},
       {"max-streams", "N", "256", "Open WebSocket streams; an upgrade beyond it is answered 503."},
       {"max-rows", "N", "50000", "The journal's row cap; the oldest rows beyond it are pruned."},
+      {"retention-ms", "MS", "2592000000 (30 days)",
+       "History kept by occurredAt, and the idle expiry of cursors."},
+      {"prune-interval-ms", "MS", "3600000",
+       "The daemon prunes (age, row cap, idle cursors) this often, also without writes."},
       {"row-cache-bytes", "BYTES", "8388608",
        "Recently read journal rows kept decoded for changesSince pages; 0 turns it off."},
   };
@@ -311,9 +321,11 @@ int RunServeCommand(cli::Command& c) {
     for (const std::string& key : server::SettingsNeedingRestart(running->options(), *next)) {
       spdlog::warn("event=config_reload_needs_restart key={}", key);
     }
-    spdlog::info("event=config_reloaded config={} visibility={} profile={}",
+    // Tokens by count only: a log line never holds a token or its digest.
+    spdlog::info("event=config_reloaded config={} visibility={} profile={} tokens={}",
                  c.args.Get("config").value_or("-"), tools::VisibilityName(next->tools.visibility),
-                 tools::ToolProfileName(next->messaging.tool_policy.profile));
+                 tools::ToolProfileName(next->messaging.tool_policy.profile),
+                 next->tokens.size() + (next->token.empty() ? 0 : 1));
   });
   if (!reload.ok()) return cli::RuntimeError(c, reload.status());
   if (c.args.Has("token")) {
@@ -329,7 +341,8 @@ int RunServeCommand(cli::Command& c) {
       kVersion, options->host, (*daemon)->port(), ec ? options->data_dir : data_dir,
       options->durability == Durability::kSync ? "sync" : "buffered",
       tools::VisibilityName(options->tools.visibility), options->manual_clock,
-      options->token.empty() ? "none" : "bearer", server::EffectiveMaxConnections(*options),
+      server::TokenConfigured(*options) ? "bearer" : "none",
+      server::EffectiveMaxConnections(*options),
       options->upstream.roots.size());
   c.out << "{\"listening\":\"" << options->host << ":" << (*daemon)->port()
         << "\",\"port\":" << (*daemon)->port() << "}\n";

@@ -283,13 +283,101 @@ Status ApplyUpstream(const json::value& v, DaemonConfig* c) {
   });
 }
 
+// One entry of auth.tokens. A refusal never quotes "token" or "sha256": the file's secret
+// must not reach a log through an error message.
+Status ApplyTokenEntry(const json::value& v, const std::string& path, DaemonConfig* c) {
+  auto o = Object(v, path, {"name", "token", "sha256", "scope"});
+  if (!o.ok()) return o.status();
+  auth::AccessToken t;
+  const json::value* name = (*o)->if_contains("name");
+  if (name == nullptr || !name->is_string() || Trim(name->as_string()).empty()) {
+    return Status::InvalidArgument(path + ".name is required (a non-empty string)");
+  }
+  t.name = Trim(name->as_string());
+  const json::value* token = (*o)->if_contains("token");
+  const json::value* sha256 = (*o)->if_contains("sha256");
+  if ((token == nullptr) == (sha256 == nullptr)) {
+    return Status::InvalidArgument(path + " (\"" + t.name +
+                                   "\") needs exactly one of token and sha256");
+  }
+  if (token != nullptr) {
+    if (!token->is_string() || token->as_string().empty() ||
+        token->as_string().find_first_of(" \t\r\n") != json::string::npos) {
+      return Status::InvalidArgument(path + ".token must be a non-empty string without spaces "
+                                     "(its value is not shown)");
+    }
+    t.sha256 = auth::Sha256(token->as_string());
+  } else {
+    std::optional<std::string> digest;
+    if (sha256->is_string()) digest = auth::DigestFromHex(sha256->as_string());
+    if (!digest) {
+      return Status::InvalidArgument(path + ".sha256 must be 64 hexadecimal digits, the output "
+                                     "of printf %s TOKEN | sha256sum (its value is not shown)");
+    }
+    t.sha256 = std::move(*digest);
+  }
+  const json::value* scope = (*o)->if_contains("scope");
+  std::optional<auth::Scope> parsed;
+  if (scope != nullptr && scope->is_string()) parsed = auth::ParseScope(scope->as_string());
+  if (scope == nullptr) {
+    return Status::InvalidArgument(path + ".scope is required (read, write or admin)");
+  }
+  if (!parsed) return Bad(path + ".scope", "read, write or admin", *scope);
+  t.scope = *parsed;
+  for (const auth::AccessToken& earlier : c->tokens) {
+    if (earlier.name == t.name) {
+      return Status::InvalidArgument(path + ".name \"" + t.name + "\" appears twice in auth.tokens");
+    }
+    if (earlier.sha256 == t.sha256) {
+      return Status::InvalidArgument(path + " (\"" + t.name + "\") is the same token as \"" +
+                                     earlier.name + "\"");
+    }
+  }
+  c->tokens.push_back(std::move(t));
+  return Status::OK();
+}
+
+Status ApplyAuth(const json::value& v, DaemonConfig* c) {
+  const std::string path = "auth";
+  auto o = Object(v, path, {"tokens", "openMetrics"});
+  if (!o.ok()) return o.status();
+  SW_RETURN_IF_ERROR(With(**o, path, "openMetrics", [&](auto& value, auto p) {
+    return Into(&c->open_metrics)(Bool(value, p));
+  }));
+  return With(**o, path, "tokens", [&](auto& value, auto p) -> Status {
+    if (!value.is_array()) return Bad(p, "an array of tokens", value);
+    c->tokens.clear();  // the file's list replaces the one it is applied onto
+    for (std::size_t i = 0; i < value.as_array().size(); ++i) {
+      SW_RETURN_IF_ERROR(
+          ApplyTokenEntry(value.as_array()[i], p + "[" + std::to_string(i) + "]", c));
+    }
+    return Status::OK();
+  });
+}
+
+Status ApplyRetention(const json::value& v, DaemonConfig* c) {
+  const std::string path = "retention";
+  auto o = Object(v, path, {"ms", "pruneIntervalMs"});
+  if (!o.ok()) return o.status();
+  constexpr int64_t kTenYears = 3650LL * 24 * 3600 * 1000;
+  SW_RETURN_IF_ERROR(With(**o, path, "ms", [&](auto& value, auto p) {
+    return Into(&c->retention_ms)(Int(value, p, 1, kTenYears));
+  }));
+  return With(**o, path, "pruneIntervalMs", [&](auto& value, auto p) {
+    return Into(&c->prune_interval_ms)(Int(value, p, 1000, kTenYears));
+  });
+}
+
 Status ApplyDocument(const json::value& doc, DaemonConfig* c) {
-  auto o = Object(doc, "", {"tools", "agents", "session", "upstream"});
+  auto o = Object(doc, "", {"tools", "agents", "session", "upstream", "auth", "retention"});
   if (!o.ok()) return o.status();
   SW_RETURN_IF_ERROR(With(**o, "", "tools", [&](auto& v, auto) { return ApplyTools(v, c); }));
   SW_RETURN_IF_ERROR(With(**o, "", "agents", [&](auto& v, auto) { return ApplyAgents(v, c); }));
   SW_RETURN_IF_ERROR(With(**o, "", "session", [&](auto& v, auto) { return ApplySession(v, c); }));
   SW_RETURN_IF_ERROR(With(**o, "", "upstream", [&](auto& v, auto) { return ApplyUpstream(v, c); }));
+  SW_RETURN_IF_ERROR(With(**o, "", "auth", [&](auto& v, auto) { return ApplyAuth(v, c); }));
+  SW_RETURN_IF_ERROR(
+      With(**o, "", "retention", [&](auto& v, auto) { return ApplyRetention(v, c); }));
   return ValidateToolPolicy(c->tool_policy);
 }
 
@@ -421,6 +509,13 @@ json::object DaemonConfigToJson(const DaemonConfig& c) {
   o["upstream"] = json::object{{"firstTickMs", c.upstream_first_tick_ms},
                                {"intervalMs", c.upstream_interval_ms},
                                {"roots", Strings(c.upstream_roots)}};
+  json::array tokens;  // names and scopes: never a token or its digest
+  for (const auth::AccessToken& token : c.tokens) {
+    tokens.push_back(json::object{{"name", token.name}, {"scope", auth::ScopeName(token.scope)}});
+  }
+  o["auth"] = json::object{{"tokens", std::move(tokens)}, {"openMetrics", c.open_metrics}};
+  o["retention"] =
+      json::object{{"ms", c.retention_ms}, {"pruneIntervalMs", c.prune_interval_ms}};
   o["resolved"] = ToolPolicyToJson(t);
   return o;
 }

@@ -19,7 +19,13 @@
 //                 "subagents": {"maxSpawnDepth": 1}}]
 //     },
 //     "session": {"agentToAgent": {"maxPingPongTurns": 5}},   // 0..20
-//     "upstream": {"firstTickMs": 15000, "intervalMs": 60000, "roots": ["/home/me/.claude"]}
+//     "upstream": {"firstTickMs": 15000, "intervalMs": 60000, "roots": ["/home/me/.claude"]},
+//     "auth": {                                    // config/access_tokens.h
+//       "tokens": [{"name": "gateway", "sha256": "<64 hex digits>", "scope": "write"},
+//                  {"name": "grafana", "token": "<the token itself>", "scope": "read"}],
+//       "openMetrics": false                       // true: GET /metrics needs no token
+//     },
+//     "retention": {"ms": 2592000000, "pruneIntervalMs": 3600000}
 //   }
 //
 // Every key is optional; a key the file leaves out keeps the value it is applied onto. An
@@ -37,6 +43,8 @@
 #include <string_view>
 #include <vector>
 
+#include "config/access_tokens.h"
+#include "statewatch/options.h"
 #include "statewatch/status.h"
 #include "tools/session_tools.h"
 #include "tools/tool_policy.h"
@@ -53,6 +61,16 @@ struct DaemonConfig {
   int64_t upstream_first_tick_ms = 15000;
   int64_t upstream_interval_ms = 60000;
   std::vector<std::string> upstream_roots;
+  // auth.tokens: bearer tokens besides serve --token, each with its scope (a token's text
+  // is never kept: only its SHA-256). auth.openMetrics: GET /metrics without a token.
+  // Applied at start and on every reload.
+  std::vector<auth::AccessToken> tokens;
+  bool open_metrics = false;
+  // retention.ms: history kept by occurredAt, and the idle expiry of cursors
+  // (EngineOptions::retention_ms); retention.pruneIntervalMs: how often the daemon prunes.
+  // Applied at start; a reload keeps the running values.
+  int64_t retention_ms = EngineOptions{}.retention_ms;
+  int64_t prune_interval_ms = EngineOptions{}.prune_interval_ms;
 };
 
 // Applies the JSON text of a configuration file onto `*config`. On an error `*config` may be

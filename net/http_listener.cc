@@ -46,7 +46,9 @@ void WriteAll(int fd, const std::string& bytes) {
   }
 }
 
-void Answer(int fd, const ListenerAnswer& a) {
+// `head`: the answer to a HEAD request — the header GET would get, Content-Length
+// included, without the body.
+void Answer(int fd, const ListenerAnswer& a, bool head = false) {
   std::string out = "HTTP/1.1 " + std::to_string(a.status) + " " + Reason(a.status) + "\r\n";
   bool typed = false;
   for (const auto& [name, value] : a.headers) {
@@ -56,8 +58,8 @@ void Answer(int fd, const ListenerAnswer& a) {
   if (!typed) out += "Content-Type: application/json\r\n";
   const bool newline = a.body.empty() || a.body.back() != '\n';
   out += "Connection: close\r\nContent-Length: " +
-         std::to_string(a.body.size() + (newline ? 1 : 0)) + "\r\n\r\n" + a.body;
-  if (newline) out += "\n";
+         std::to_string(a.body.size() + (newline ? 1 : 0)) + "\r\n\r\n";
+  if (!head) out += a.body + (newline ? "\n" : "");
   WriteAll(fd, out);
 }
 
@@ -226,7 +228,7 @@ void HttpListener::Serve(int fd) {
     answer.take_socket(fd);
     return;
   }
-  Answer(fd, answer);
+  Answer(fd, answer, /*head=*/req.method == "HEAD");
 }
 
 }  // namespace statewatch::net

@@ -4,7 +4,8 @@
 // One thread accepts; each connection gets a thread of its own (at most
 // `max_connections` at once; beyond that the connection gets 503 at once), reads one
 // request (headers up to 16 KiB, a Content-Length body up to `max_body` bytes, within 5 s),
-// answers it with Connection: close and closes.
+// answers it with Connection: close and closes. A HEAD request's answer is its header only
+// (the handler answers it as it would GET: see ListenerRequest::method).
 //
 // Thread-safe: the handler runs concurrently on connection threads.
 #ifndef STATEWATCH_NET_HTTP_LISTENER_H_

@@ -5,9 +5,11 @@
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <exception>
 
+#include "server/access_control.h"
 #include "server/handlers.h"
 #include "server/request_guard.h"
 #include "server/route_table.h"
@@ -53,6 +55,7 @@ ApiResponse UnknownTool(std::string_view path) {
 Api::Api(const ApiServices& services, const ServerOptions& options)
     : services_(services),
       engine_(services.engine),
+      access_(std::make_unique<AccessControl>(options)),
       options_(options),
       manual_clock_(services.manual_clock),
       metrics_(services.metrics) {
@@ -124,7 +127,13 @@ ApiResponse Api::Handle(const ApiRequest& request) {
 ApiResponse Api::Dispatch(const ApiRequest& req, std::size_t* route) {
   Target target = SplitTarget(req.target);
   RouteScope scope = services_.gate != nullptr ? RouteScope::kCluster : RouteScope::kSingleNode;
-  RouteLookup found = MatchRoute(req.method, target.path, target.query, scope);
+  // HEAD is GET without the body (RFC 9110 §9.3.2); the transport leaves the body out.
+  std::string_view method = req.method == "HEAD" ? std::string_view("GET") : req.method;
+  RouteLookup found = MatchRoute(method, target.path, target.query, scope);
+Api::~Api() = default;
+
+void Api::ReloadTokens(const ServerOptions& options) { access_->Reload(options); }
+
   if (!found.malformed_param.empty()) {
     *route = *found.path_route;
     return Error(400, "invalid_argument",
@@ -132,9 +141,15 @@ ApiResponse Api::Dispatch(const ApiRequest& req, std::size_t* route) {
   }
   const auto& routes = Routes();
   std::size_t row = found.route ? *found.route : found.path_route.value_or(routes.size());
-  bool is_public = row < routes.size() && routes[row].public_route;
-  // The token is checked before telling a caller which routes exist.
-  if (!is_public && !Authorized(req)) return Unauthorized();
+  // The token is checked before telling a caller which routes exist; its scope once the
+  // route is known.
+  auth::Scope needed = row < routes.size() ? NeededScope(routes[row]) : auth::Scope::kRead;
+  if (!found.route) needed = std::min(needed, auth::Scope::kRead);
+  const char* shown = row < routes.size() ? routes[row].method : "";
+  if (auto refused = access_->Check(req.authorization, needed, found.route ? shown : req.method,
+                                    row < routes.size() ? routes[row].path : target.path)) {
+    return Refused(*refused);
+  }
   HandlerContext ctx{*engine_, options_, manual_clock_, *metrics_, after_write, services_};
   if (services_.gate != nullptr) {
     *route = row;
@@ -157,14 +172,15 @@ ApiResponse Api::Dispatch(const ApiRequest& req, std::size_t* route) {
   return answer;
 }
 
-bool Api::Authorized(const ApiRequest& req) const {
-  return options_.token.empty() || BearerTokenMatches(req.authorization, options_.token);
+auth::Scope Api::NeededScope(const RouteSpec& spec) const {
+  // GET /metrics is the one route whose scope a setting lowers (auth.openMetrics).
+  if (spec.path == "/metrics" && access_->OpenMetrics()) return auth::Scope::kPublic;
+  return spec.scope;
 }
 
-ApiResponse Api::Unauthorized() {
-  ApiResponse r =
-      Error(401, "unauthorized", "this server needs the header Authorization: Bearer <token>");
-  r.www_authenticate = true;
+ApiResponse Api::Refused(const Refusal& refusal) {
+  ApiResponse r = Error(refusal.status, refusal.code, refusal.message);
+  r.www_authenticate = refusal.status == 401;
   return r;
 }
 
@@ -176,7 +192,12 @@ std::variant<StreamTarget, ApiResponse> Api::AcceptStream(const ApiRequest& req)
                  "no WebSocket stream at " + std::string(target.path) +
                      " (use /v1/wakes or /v1/deliveries)");
   }
-  if (!Authorized(req)) return Unauthorized();
+  const RouteSpec& spec = *std::find_if(Routes().begin(), Routes().end(), [&](const RouteSpec& r) {
+    return r.websocket && r.path == target.path;
+  });
+  if (auto refused = access_->Check(req.authorization, spec.scope, "GET", spec.path)) {
+    return Refused(*refused);
+  }
   if (services_.gate != nullptr) {  // a standby or a moved partition streams nothing
     RouteLookup found = MatchRoute("GET", target.path, target.query, RouteScope::kCluster);
     HandlerContext ctx{*engine_, options_, manual_clock_, *metrics_, after_write, services_};

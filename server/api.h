@@ -27,7 +27,7 @@
 //   GET /v1/notices?watcher=W            peek -> {"notices": [...]}
 //   POST /v1/notices/drain               {"watcher"} -> {"notices": [...]}
 //   GET /v1/wakes[?watcher=W]            WebSocket upgrade (426 without one)
-//   POST /v1/prune, GET /v1/verify, GET /healthz, GET /metrics
+//   POST /v1/prune, GET /v1/verify, GET /healthz, GET /readyz, GET /metrics
 //   GET /v1/clock, POST /v1/clock {"now": MS}   (POST only with the manual clock; it also
 //                                        times out due sends and runs a due upstream tick)
 //   GET /v1/cluster/status, GET /v1/cluster/digest, POST /v1/cluster/takeover
@@ -36,8 +36,12 @@
 // {key} is percent-decoded; the agent of a bare key comes from ?agentId=, X-Agent-Id, the
 // body's agentId (PUT), else "main".
 //
+// Every route needs the scope its row of the route table names (server/access_control.h):
+// 401 without a known token, 403 insufficient_scope when the token lacks the scope. HEAD
+// is answered on every GET route, as GET (the transport sends no body).
+//
 // Errors: {"error": {"code", "message"}} with 400 (bad input), 401 (token), 403
-// (visibility), 404 (no route, unknown tool, unknown session), 405 (method; with Allow),
+// (scope, visibility), 404 (no route, unknown tool, unknown session), 405 (method; with Allow),
 // 413 (body too large: the transport), 426 (wakes without upgrade), 500/503 (engine), 507
 // (the disk is full). The transport answers 400/403/415/421 before routing
 // (server/request_guard.h) and 503 beyond its connection and stream caps.
@@ -55,10 +59,12 @@
 #include <variant>
 #include <vector>
 
+#include "config/access_tokens.h"
 #include "monitor/upstream_monitor.h"
 #include "server/delivery_hub.h"
 #include "server/metrics.h"
 #include "server/monitor_driver.h"
+#include "server/prune_scheduler.h"
 #include "server/server_options.h"
 #include "statewatch/clock.h"
 #include "statewatch/engine.h"
@@ -73,6 +79,9 @@ namespace statewatch::server {
 struct ApiResponse;
 struct HandlerContext;
 struct RouteLookup;
+struct RouteSpec;
+struct Refusal;
+class AccessControl;
 class RequestGate;
 
 struct ApiRequest {
@@ -116,6 +125,7 @@ struct ApiServices {
   monitor::UpstreamMonitor* monitor = nullptr;
   MonitorDriver* monitor_driver = nullptr;
   // Cluster mode: sees every authenticated request first (server/cluster_routes.h).
+  PruneScheduler* prune_scheduler = nullptr;  // POST /v1/clock runs a due prune
   RequestGate* gate = nullptr;
 };
 
@@ -181,13 +191,20 @@ class Api {
   std::function<void()> after_write;
 
  private:
+  // Replaces the accepted tokens with those of `options` (token, tokens, open_metrics;
+  // server/access_control.h): every later request is checked against them (SIGHUP).
+  void ReloadTokens(const ServerOptions& options);
+
+  ~Api();
+
   ApiResponse Dispatch(const ApiRequest& request, std::size_t* route);
-  bool Authorized(const ApiRequest& request) const;
-  static ApiResponse Unauthorized();
+  auth::Scope NeededScope(const RouteSpec& spec) const;
+  static ApiResponse Refused(const Refusal& refusal);
 
   ApiServices services_;
   std::shared_ptr<spdlog::logger> access_log_;  // null without ServerOptions::access_log
   Engine* engine_;
+  std::unique_ptr<AccessControl> access_;
   const ServerOptions& options_;
   ManualClock* manual_clock_;
   Metrics* metrics_;

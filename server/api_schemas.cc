@@ -10,7 +10,7 @@ const char* ComponentSchemasJson() {
   return R"json({
 "Error": {"type": "object", "required": ["error"], "properties": {
   "error": {"type": "object", "required": ["code", "message"], "properties": {
-    "code": {"type": "string", "description": "Machine-readable: invalid_argument, invalid_json, invalid_parameter, invalid_caller, bad_request, unauthorized, forbidden, not_found, unknown_session, unknown_tool, method_not_allowed, request_timeout, body_too_large, header_too_large, upgrade_required, forbidden_origin, misdirected_request, unsupported_media_type, unavailable, too_many_connections, too_many_streams, shutting_down, insufficient_storage, internal; in cluster mode also misdirected, standby, partition_moved, switching, already_owner, not_standby, and at a node's own port cross_partition_batch, partition_required, answer_lost."},
+    "code": {"type": "string", "description": "Machine-readable: invalid_argument, invalid_json, invalid_parameter, invalid_caller, bad_request, unauthorized, insufficient_scope, forbidden, not_found, unknown_session, unknown_tool, method_not_allowed, request_timeout, body_too_large, header_too_large, upgrade_required, not_ready, forbidden_origin, misdirected_request, unsupported_media_type, unavailable, too_many_connections, too_many_streams, shutting_down, insufficient_storage, internal; in cluster mode also misdirected, standby, partition_moved, switching, already_owner, not_standby, and at a node's own port cross_partition_batch, partition_required, answer_lost."},
     "message": {"type": "string", "description": "What was wrong and with what value; tool refusals are byte-exact (docs/semantics.md section 9)."}}}}},
 "Kind": {"type": "string", "description": "An event kind of the engine's kind table (docs/semantics.md section 2.2).",
   "examples": ["human_direct_message", "upstream_missing", "goal_changed", "child_spawned", "run_completed", "run_failed", "compacted", "adopted", "created"]},
@@ -178,6 +178,7 @@ const char* ComponentSchemasJson() {
 "Clock": {"type": "object", "required": ["now"], "properties": {"now": {"type": "integer"}, "manual": {"type": "boolean"}}},
 "ClockSet": {"type": "object", "required": ["now"], "properties": {"now": {"type": "integer", "minimum": 0, "description": "ms since the epoch; never backwards."}}},
 "Health": {"type": "object", "required": ["status", "version"], "properties": {"status": {"enum": ["ok", "degraded"]}, "version": {"type": "string"}, "writes": {"enum": ["refused", "unknown"]}, "writeError": {"type": "string"}, "error": {"type": "string"}}},
+"Readiness": {"type": "object", "required": ["status", "version", "checks"], "properties": {"status": {"enum": ["ready", "not_ready"]}, "version": {"type": "string"}, "checks": {"type": "object", "description": "Each check: \"ok\" or why it is not ready.", "properties": {"storage": {"type": "string"}}}}},
 "OpenApiDocument": {"type": "object", "required": ["openapi", "info", "paths"], "description": "An OpenAPI 3.1 document.", "properties": {
   "openapi": {"type": "string"}, "info": {"type": "object"}, "paths": {"type": "object"}}},
 "SessionStatusParams": {"type": "object", "additionalProperties": false, "properties": {

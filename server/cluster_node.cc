@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "control/operator.h"
+#include "server/access_control.h"
 #include "server/request_guard.h"
 #include "server/stream_relay.h"
 
@@ -40,7 +41,9 @@ struct ClusterNode::Slot {
 };
 
 ClusterNode::ClusterNode(ClusterNodeOptions options)
-    : options_(std::move(options)), keys_(options_.cluster) {}
+    : options_(std::move(options)),
+      keys_(options_.cluster),
+      access_(std::make_unique<AccessControl>(options_.server)) {}
 
 Result<std::unique_ptr<ClusterNode>> ClusterNode::Start(ClusterNodeOptions options) {
   SW_RETURN_IF_ERROR(control::ValidateNodeId(options.node_id));
@@ -291,6 +294,15 @@ void ClusterNode::Reconcile() {
   const std::map<uint32_t, control::Assignment>& assignments = view->placement.assignments;
   const std::string& me = options_.node_id;
   const int64_t lease = keeper_->lease();
+  {
+    std::vector<uint32_t> should_own;
+    for (const auto& [p, a] : assignments) {
+      if (a.owner == me && a.owner_lease == lease) should_own.push_back(p);
+    }
+    std::lock_guard lock(ready_mu_);
+    should_own_ = std::move(should_own);
+    assignments_read_ = true;
+  }
   for (uint32_t p = 0; p < options_.partitions && !stop_; ++p) {
     auto it = assignments.find(p);
     const bool owner = it != assignments.end() && it->second.owner == me &&
@@ -405,14 +417,80 @@ void ClusterNode::ControllerLoop() {
   }
 }
 
-net::ListenerAnswer ClusterNode::Handle(const net::ListenerRequest& r) {
-  if (!options_.server.token.empty() && r.target != "/healthz") {
-    if (!BearerTokenMatches(r.authorization, options_.server.token)) {
-      return JsonErrorAnswer(401, "unauthorized", "this node needs Authorization: Bearer <token>");
+// Ready when the node holds its lease, has read the assignments, and owns — as a serving
+// owner whose engine takes writes — every partition an assignment names it the owner of
+// under its current lease. A partition it stands by for, or is handing over, does not count.
+net::ListenerAnswer ClusterNode::Readiness() {
+  json::object checks;
+  std::string not_ready;
+  auto fail = [&](const std::string& check, const std::string& why) {
+    checks[check] = why;
+    not_ready += (not_ready.empty() ? "" : "; ") + check + " " + why;
+  };
+  const control::LeaseHealth health = keeper_->health();
+  checks["lease"] = control::LeaseHealthName(health);
+  if (health != control::LeaseHealth::kHeld) fail("lease", control::LeaseHealthName(health));
+  std::vector<uint32_t> should_own;
+  bool read = false;
+  {
+    std::lock_guard lock(ready_mu_);
+    should_own = should_own_;
+    read = assignments_read_;
+  }
+  if (!read) fail("assignments", "not read from etcd yet");
+  json::object partitions;
+  {
+    std::lock_guard lock(slots_mu_);  // a slot in the map is not being closed
+    for (uint32_t p : should_own) {
+      std::string state = "owned";
+      auto it = slots_.find(p);
+      Daemon* owner = it == slots_.end() || it->second->finished ? nullptr
+                                                                 : it->second->daemon->owner();
+      if (owner == nullptr) {
+        state = "not owned yet (no serving owner slot)";
+      } else if (auto stats = owner->engine().Stats(); !stats.ok()) {
+        state = "storage unknown: " + stats.status().ToString();
+      } else if (!stats->write_error.empty()) {
+        state = "writes refused: " + stats->write_error;
+      }
+      partitions[std::to_string(p)] = state;
+      if (state != "owned") fail("partition " + std::to_string(p), state);
     }
   }
+  checks["partitions"] = std::move(partitions);
+  json::object body{{"status", not_ready.empty() ? "ready" : "not_ready"},
+                    {"node", options_.node_id},
+                    {"checks", std::move(checks)}};
+  if (not_ready.empty()) return {200, json::serialize(body)};
+  body["error"] = json::object{{"code", "not_ready"}, {"message", "not ready: " + not_ready}};
+  return {503, json::serialize(body)};
+}
+
+net::ListenerAnswer ClusterNode::Handle(const net::ListenerRequest& r) {
   const std::string path = r.target.substr(0, r.target.find('?'));
-  if (path == "/healthz" && r.method == "GET") {
+  // HEAD is GET without the body (the listener leaves it out).
+  const std::string method = r.method == "HEAD" ? "GET" : r.method;
+  // The node's own routes: /healthz and /readyz public, /v1/cluster/* admin. Any other
+  // route goes to the partition's owner with the client's Authorization as sent: a known
+  // token here, the route's scope there (its route table).
+  const bool is_public = path == "/healthz" || path == "/readyz";
+  if (!is_public) {
+    const bool own = path.rfind("/v1/cluster/", 0) == 0;
+    std::optional<Refusal> refused;
+    if (own) {
+      refused = access_->Check(r.authorization, auth::Scope::kAdmin, method, path);
+    } else if (auto grant = access_->Authenticate(r.authorization);
+               std::holds_alternative<Refusal>(grant)) {
+      refused = std::get<Refusal>(std::move(grant));
+    }
+    if (refused) {
+      net::ListenerAnswer a = JsonErrorAnswer(refused->status, refused->code, refused->message);
+      if (refused->status == 401) a.headers.emplace_back("WWW-Authenticate", "Bearer");
+      return a;
+    }
+  }
+  if (path == "/readyz" && method == "GET") return Readiness();
+  if (path == "/healthz" && method == "GET") {
     const control::LeaseHealth health = keeper_->health();
     return {200, json::serialize(json::object{
                      {"status", health == control::LeaseHealth::kHeld ? "ok" : "degraded"},
@@ -420,7 +498,7 @@ net::ListenerAnswer ClusterNode::Handle(const net::ListenerRequest& r) {
                      {"lease", control::LeaseHealthName(health)},
                      {"controller", controller_->leading()}})};
   }
-  if (path == "/v1/cluster/status" && r.method == "GET") {
+  if (path == "/v1/cluster/status" && method == "GET") {
     auto view = control::ReadClusterView(*etcd_, keys_);
     if (!view.ok()) return JsonErrorAnswer(503, "unavailable", view.status().message());
     return {200, control::ClusterStatusJson(*view, options_.cluster)};
@@ -457,7 +535,7 @@ net::ListenerAnswer ClusterNode::Handle(const net::ListenerRequest& r) {
     if (s.IsNotFound()) return JsonErrorAnswer(404, "not_found", s.message());
     return JsonErrorAnswer(504, "timeout", s.message());
   }
-  if (path == "/healthz" || path.rfind("/v1/cluster/", 0) == 0) {
+  if (is_public || path.rfind("/v1/cluster/", 0) == 0) {
     return JsonErrorAnswer(405, "method_not_allowed", r.method + " " + path + " is not served here");
   }
   if ((path == "/v1/wakes" || path == "/v1/deliveries") && IsWebSocketUpgrade(r)) {
@@ -466,7 +544,8 @@ net::ListenerAnswer ClusterNode::Handle(const net::ListenerRequest& r) {
       StreamRelayOptions o;
       o.partitions = options_.partitions;
       o.owner = [this](uint32_t p, bool refresh) { return OwnerOf(p, refresh); };
-      o.token = options_.server.token;
+      // The client's own token upstream: the owner checks its scope (read, for a feed).
+      o.token = std::string(BearerToken(r.authorization));
       o.stop = &stop_;
       o.now_ms = [] {
         return std::chrono::duration_cast<std::chrono::milliseconds>(

@@ -13,7 +13,9 @@
 //     An owner a planned move replaces hands over: it refuses reads but keeps taking writes
 //     until the new owner reports it has fenced (bounded by two TTLs), so that writes stall
 //     for about one fence;
-//   - answers its own port (net/http_listener.h): GET /healthz, GET /v1/cluster/status,
+//   - answers its own port (net/http_listener.h): GET /healthz (liveness), GET /readyz (the
+//     lease held and every partition assigned to this node as owner owned, by a serving
+//     owner slot whose engine takes writes; else 503 naming each), GET /v1/cluster/status,
 //     POST /v1/cluster/move {"partition", "to"}, POST /v1/cluster/drain {"node"}; every other
 //     request goes to the owner of the partition it concerns (server/partition_router.h).
 // Every slot's gate refuses all routes with 503 partition_moved while the lease has lapsed,
@@ -41,6 +43,7 @@
 #include "log/checkpoint_store.h"
 #include "log/log_backend.h"
 #include "net/http_listener.h"
+#include "server/access_control.h"
 #include "server/partition_router.h"
 #include "server/server_options.h"
 #include "server/standby_daemon.h"
@@ -101,6 +104,7 @@ class ClusterNode {
   bool HandedOver(uint32_t p, const control::Assignment& a, const control::PlacementInput& cluster);
   std::optional<std::string> SlotLapsed(const std::shared_ptr<std::atomic<int64_t>>& owner_lease) const;
   net::ListenerAnswer Handle(const net::ListenerRequest& request);
+  net::ListenerAnswer Readiness();
   // The owners' slot URLs, as the last read of etcd named them (the router's directory).
   void UpdateOwners(const control::PlacementInput& cluster);
   std::optional<OwnerAddress> OwnerOf(uint32_t partition, bool refresh);
@@ -123,6 +127,12 @@ class ClusterNode {
 
   std::mutex owners_mu_;
   std::map<uint32_t, OwnerAddress> owners_;
+
+  // The node's port checks tokens as a daemon does (the slots check the routes' scopes).
+  std::unique_ptr<AccessControl> access_;
+  std::mutex ready_mu_;  // what the last reconcile read, for GET /readyz
+  std::vector<uint32_t> should_own_;  // assigned to this node as owner under its lease
+  bool assignments_read_ = false;
 
   std::atomic<bool> stop_{false};
   std::atomic<bool> republish_{true};

@@ -20,6 +20,10 @@ tools::DaemonConfig ConfigOf(const ServerOptions& o) {
   c.upstream_first_tick_ms = o.upstream.first_tick_delay_ms;
   c.upstream_interval_ms = o.upstream.tick_interval_ms;
   c.upstream_roots = o.upstream.roots;
+  c.tokens = o.tokens;
+  c.open_metrics = o.open_metrics;
+  c.retention_ms = o.retention_ms;
+  c.prune_interval_ms = o.prune_interval_ms;
   return c;
 }
 
@@ -30,6 +34,10 @@ void ApplyDaemonConfig(const tools::DaemonConfig& c, ServerOptions* o) {
   o->upstream.first_tick_delay_ms = c.upstream_first_tick_ms;
   o->upstream.tick_interval_ms = c.upstream_interval_ms;
   o->upstream.roots = c.upstream_roots;
+  o->tokens = c.tokens;
+  o->open_metrics = c.open_metrics;
+  o->retention_ms = c.retention_ms;
+  o->prune_interval_ms = c.prune_interval_ms;
 }
 
 std::vector<std::string> SettingsNeedingRestart(const ServerOptions& before,
@@ -43,7 +51,10 @@ std::vector<std::string> SettingsNeedingRestart(const ServerOptions& before,
     out.push_back("upstream.intervalMs");
   }
   if (before.host != after.host || before.port != after.port) out.push_back("--listen");
-  if (before.token != after.token) out.push_back("--token");
+  if (before.retention_ms != after.retention_ms) out.push_back("retention.ms");
+  if (before.prune_interval_ms != after.prune_interval_ms) {
+    out.push_back("retention.pruneIntervalMs");
+  }
   if (before.max_rows != after.max_rows) out.push_back("--max-rows");
   if (before.row_cache_bytes != after.row_cache_bytes) out.push_back("--row-cache-bytes");
   return out;

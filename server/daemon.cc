@@ -19,6 +19,8 @@ Result<Daemon::OpenedEngine> Daemon::OpenEngine(const ServerOptions& options) {
   engine_options.durability = options.durability;
   engine_options.wake_window_ms = options.wake_window_ms;
   engine_options.max_rows = options.max_rows;
+  engine_options.retention_ms = options.retention_ms;
+  engine_options.prune_interval_ms = options.prune_interval_ms;
   engine_options.row_cache_bytes = options.row_cache_bytes;
   engine_options.wrap_log = options.wrap_log;
   engine_options.partition = options.partition;
@@ -62,6 +64,7 @@ Result<std::unique_ptr<Daemon>> Daemon::Open(const ServerOptions& options, Opene
   services.deliveries = &d->deliveries_;
   services.monitor = d->monitor_.get();
   services.monitor_driver = d->monitor_driver_.get();
+  services.prune_scheduler = d->pruner_.get();
   services.gate = d->options_.gate.get();
   d->api_ = std::make_unique<Api>(services, d->options_);
   auto server = HttpServer::Bind(d->engine_.get(), d->api_.get(), &d->metrics_, d->options_);
@@ -70,6 +73,7 @@ Result<std::unique_ptr<Daemon>> Daemon::Open(const ServerOptions& options, Opene
   // Last: a tick may record events and re-arm the wake timer through api_->after_write,
   // which HttpServer::Bind has just set.
   d->monitor_driver_->Start();
+  d->pruner_->Start();
   return d;
 }
 
@@ -82,6 +86,8 @@ Status Daemon::OpenServices() {
   if (!opened.ok()) return opened.status();
   messaging_ = std::move(opened).value();
   monitor_ = std::make_unique<monitor::UpstreamMonitor>(*engine_, options_.upstream);
+  pruner_ = std::make_unique<PruneScheduler>(engine_.get(), &engine_->clock(),
+                                             options_.manual_clock, options_.prune_interval_ms);
   monitor_driver_ = std::make_unique<MonitorDriver>(monitor_.get(), &engine_->clock(),
                                                     options_.manual_clock, [this] {
                                                       if (api_ && api_->after_write)
@@ -96,14 +102,18 @@ Status Daemon::Reconfigure(const ServerOptions& next) {
   // The certificate files named at start, re-read (a renewed certificate in place); one
   // that no longer loads keeps the running one, and the policy too.
   SW_RETURN_IF_ERROR(server_->ReloadTls());
-  return messaging_->Reconfigure(policy);
+  SW_RETURN_IF_ERROR(messaging_->Reconfigure(policy));
+  api_->ReloadTokens(next);  // last: a refused reload changes nothing
+  return Status::OK();
 }
 
 Daemon::~Daemon() {
   if (monitor_driver_) monitor_driver_->Stop();  // aborts a tick; before the engine closes
+  if (pruner_) pruner_->Stop();
   server_.reset();                               // no request can reach the engine after this
   api_.reset();
   monitor_driver_.reset();
+  pruner_.reset();
   monitor_.reset();
   messaging_.reset();
   engine_.reset();  // closes the database

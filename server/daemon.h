@@ -18,6 +18,7 @@
 #include "server/http_server.h"
 #include "server/metrics.h"
 #include "server/monitor_driver.h"
+#include "server/prune_scheduler.h"
 #include "server/server_options.h"
 #include "statewatch/clock.h"
 #include "statewatch/engine.h"
@@ -50,8 +51,9 @@ class Daemon {
   const ServerOptions& options() const { return options_; }
 
   // Applies the reloadable part of `next` — the session tools' policy (visibility,
-  // agent-to-agent, tool policy, ping-pong turns) — to every later tool call, without
-  // touching a connection. The rest of `next` is ignored (see server/config_reload.h).
+  // agent-to-agent, tool policy, ping-pong turns) and the access tokens (token, tokens,
+  // open_metrics) — to every later request, without touching a connection. The rest of
+  // `next` is ignored (see server/config_reload.h).
   // InvalidArgument (and nothing changes) when the policy is invalid. With TLS, the
   // certificate, key and client CA files are re-read first (HttpServer::ReloadTls); one that
   // no longer loads is an error naming it, and nothing changes.
@@ -73,6 +75,7 @@ class Daemon {
   std::unique_ptr<tools::SessionMessaging> messaging_;
   std::unique_ptr<monitor::UpstreamMonitor> monitor_;
   std::unique_ptr<MonitorDriver> monitor_driver_;
+  std::unique_ptr<PruneScheduler> pruner_;  // retention on the engine's clock
   Metrics metrics_;
   std::unique_ptr<Api> api_;
   std::unique_ptr<HttpServer> server_;

@@ -377,6 +377,20 @@ ApiResponse HandleHealthz(const HandlerContext& ctx) {
   return JsonResponse(200, json::object{{"status", "ok"}, {"version", kVersion}});
 }
 
+ApiResponse HandleReadyz(const HandlerContext& ctx) {
+  // One check today (storage); the answer names each, so that a probe's log says why.
+  auto stats = ctx.engine.Stats();
+  std::string storage = !stats.ok()                      ? "unknown: " + stats.status().ToString()
+                        : !stats->write_error.empty() ? "writes refused: " + stats->write_error
+                                                      : "ok";
+  json::object body{{"status", storage == "ok" ? "ready" : "not_ready"},
+                    {"version", kVersion},
+                    {"checks", json::object{{"storage", storage}}}};
+  if (storage == "ok") return JsonResponse(200, body);
+  body["error"] = json::object{{"code", "not_ready"}, {"message", "not ready: storage " + storage}};
+  return JsonResponse(503, body);
+}
+
 ApiResponse HandleOpenApi(const HandlerContext&) {
   ApiResponse r;
   r.body = OpenApiDocument();
@@ -427,6 +441,7 @@ ApiResponse HandleSetClock(const HandlerContext& ctx, const ApiRequest& req) {
   // merged into a window that has now ended — last, so they include the tick's notices.
   if (ctx.services.messaging != nullptr) ctx.services.messaging->ExpireDue();
   if (ctx.services.monitor_driver != nullptr) ctx.services.monitor_driver->RunDueNow();
+  if (ctx.services.prune_scheduler != nullptr) ctx.services.prune_scheduler->RunDueNow();
   ctx.engine.RunDueWakes();
   return JsonResponse(200, json::object{{"now", **ms}});
 }

@@ -81,6 +81,11 @@ ApiResponse HandleStats(const HandlerContext& ctx);
 // "writes": "refused", "writeError"} while the engine refuses writes (a full disk, a failed
 // write): the daemon is alive and serves reads, so a supervisor must not restart it for that.
 ApiResponse HandleHealthz(const HandlerContext& ctx);
+// GET /readyz: 200 {"status": "ready", "version", "checks": {"storage": "ok"}} while the
+// engine takes writes; else 503 with the same fields ("not_ready", the check's reason) and
+// the error envelope {"error": {"code": "not_ready", "message"}}. A load balancer stops
+// sending traffic; a supervisor keeps the process (GET /healthz still answers 200).
+ApiResponse HandleReadyz(const HandlerContext& ctx);
 // The OpenAPI document generated from the route table (server/openapi.h).
 ApiResponse HandleOpenApi(const HandlerContext& ctx);
 // {"to": DIR} -> a checkpoint in DIR (a new directory) -> {"path": absolute DIR, ...}.

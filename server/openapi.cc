@@ -19,10 +19,13 @@ namespace {
 const char* ErrorDescription(int status) {
   static const std::map<int, const char*> kText = {
       {400, "Bad input: malformed JSON, a wrong field, a refused tool parameter."},
-      {401, "The daemon runs with a token and the request lacks Authorization: Bearer <token>."},
-      {403, "Refused by the session tools' visibility or profile settings (the message names "
-            "the setting), an upstream source outside serve --upstream-root, or an Origin "
-            "header not in serve --allow-origin (forbidden_origin)."},
+      {401, "The daemon runs with tokens and the request lacks Authorization: Bearer <token>, "
+            "or sends one the daemon does not know (unauthorized)."},
+      {403, "The token lacks the operation's scope, x-statewatch-scope (insufficient_scope: "
+            "the message names the scope and the route); refused by the session tools' "
+            "visibility or profile settings (the message names the setting), an upstream "
+            "source outside serve --upstream-root, or an Origin header not in serve "
+            "--allow-origin (forbidden_origin)."},
       {404, "Unknown session, delivery, run, link or route."},
       {405, "The path exists with other methods (the Allow header lists them)."},
       {413, "The body is larger than serve --body-limit."},
@@ -138,7 +141,8 @@ json::object Operation(const RouteSpec& spec) {
   ok["content"] = json::object{{spec.answer_type, std::move(media)}};
   responses[spec.websocket ? "101" : "200"] = std::move(ok);
   std::vector<int> errors = spec.errors;
-  if (!spec.public_route) errors.push_back(401);
+  const bool needs_token = spec.scope != auth::Scope::kPublic;
+  if (needs_token) errors.push_back(401);
   errors.push_back(500);
   // The transport's refusals (server/request_guard.h), before any route runs: a foreign
   // Origin, a foreign Host, a body that is not JSON, the connection and stream caps.
@@ -153,8 +157,9 @@ json::object Operation(const RouteSpec& spec) {
   for (int status : errors) responses[std::to_string(status)] = ErrorResponse(status);
   op["responses"] = std::move(responses);
   // A public operation says so with an empty list: it needs no scheme.
-  op["security"] = spec.public_route ? json::array()
-                                     : json::array{json::object{{"bearer", json::array()}}};
+  op["security"] =
+      needs_token ? json::array{json::object{{"bearer", json::array()}}} : json::array();
+  op["x-statewatch-scope"] = auth::ScopeName(spec.scope);
   return op;
 }
 
@@ -206,7 +211,8 @@ json::object OpenApiJson() {
        "Generated from the daemon's route table (server/route_table.cc). The behaviour behind "
        "each route is described in docs/semantics.md; docs/http-api.md walks through it. "
        "Operations marked x-statewatch-cluster-only: true are answered only under serve "
-       "--cluster (docs/cluster.md)."}};
+       "--cluster (docs/cluster.md). x-statewatch-scope names the token scope an operation "
+       "needs. HEAD is answered on every GET operation, as GET without the body."}};
   doc["servers"] = json::array{json::object{{"url", "http://127.0.0.1:7411"}}};
   doc["tags"] = Tags();
   json::object paths;
@@ -222,8 +228,12 @@ json::object OpenApiJson() {
   components["securitySchemes"] = json::object{
       {"bearer", json::object{{"type", "http"},
                               {"scheme", "bearer"},
-                              {"description", "serve --token or --token-file; required when "
-                                              "listening on a non-loopback address."}}}};
+                              {"description",
+                               "serve --token-file (every scope) or the configuration file's "
+                               "auth.tokens (each with a scope: read, write or admin, "
+                               "cumulative); required when listening on a non-loopback "
+                               "address. Each operation's x-statewatch-scope names the scope "
+                               "it needs (public: none)."}}}};
   doc["components"] = std::move(components);
   return doc;
 }

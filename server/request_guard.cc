@@ -49,13 +49,26 @@ std::optional<HostPort> SplitHost(std::string_view value) {
   return out;
 }
 
+// "*.suffix" matches one or more labels before ".suffix"; any other entry only itself.
+bool NameMatches(std::string_view entry, std::string_view name) {
+  if (entry.rfind("*.", 0) != 0) return entry == name;
+  std::string_view suffix = entry.substr(1);  // ".suffix"
+  return name.size() > suffix.size() && name.substr(name.size() - suffix.size()) == suffix &&
+         name[name.size() - suffix.size() - 1] != '.';
+}
+
 Refusal Refuse(int status, std::string code, std::string message) {
   return Refusal{status, std::move(code), std::move(message)};
 }
 
 }  // namespace
 
-RequestGuard::RequestGuard(const ServerOptions& options, uint16_t port) : port_(port) {
+RequestGuard::RequestGuard(const ServerOptions& options, uint16_t port)
+    : port_(port),
+      // A listener that requires a token is no browser's target: whoever reaches it must
+      // hold a token, so a Host naming a container, a pod IP or a service is fine.
+      any_host_((TokenConfigured(options) || !IsLoopbackHost(options.host)) &&
+                options.allow_hosts.empty()) {
   listen_host_ = ascii::AsciiToLower(options.host);
   if (listen_host_.find(':') != std::string::npos && listen_host_.front() != '[') {
     listen_host_ = "[" + listen_host_ + "]";
@@ -77,10 +90,11 @@ bool RequestGuard::HostAllowed(std::string_view host) const {
   std::optional<HostPort> hp = SplitHost(host);
   if (!hp) return false;
   bool our_port = !hp->port || *hp->port == port_;
+  if (any_host_) return true;
   if (our_port && std::find(names_.begin(), names_.end(), hp->name) != names_.end()) return true;
   for (const std::string& entry : allow_hosts_) {
     std::optional<HostPort> allowed = SplitHost(entry);
-    if (!allowed || allowed->name != hp->name) continue;
+    if (!allowed || !NameMatches(allowed->name, hp->name)) continue;
     if (!allowed->port || allowed->port == hp->port) return true;
   }
   return false;

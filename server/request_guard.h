@@ -10,7 +10,11 @@
 //   421 misdirected_request     a Host that names none of: the listen address, localhost,
 //                               127.0.0.1, [::1] — each with the bound port or without a
 //                               port — or an --allow-host entry ("name" allows any port,
-//                               "name:port" that one).
+//                               "name:port" that one; "*.suffix" one or more labels before
+//                               the suffix). Only on a loopback listener without a token
+//                               (browsers reach those), or where --allow-host narrows a
+//                               listener that requires a token: such a listener otherwise
+//                               answers any Host (containers, pod IPs, service names).
 //   403 forbidden_origin        an Origin header that is not in --allow-origin (compared
 //                               case-insensitively); WebSocket upgrades too. Requests without
 //                               an Origin (curl, gateways, SDKs) are not affected, nor those
@@ -69,6 +73,7 @@ class RequestGuard {
 
  private:
   uint16_t port_;
+  bool any_host_;  // a listener requiring a token, without --allow-host
   std::string listen_host_;                 // lower case; IPv6 in brackets
   std::vector<std::string> names_;          // loopback names and the listen address
   std::vector<std::string> allow_hosts_;    // lower case, as given

@@ -8,6 +8,12 @@ namespace statewatch::server {
 namespace {
 
 constexpr const char* kJson = "application/json";
+// The scope a caller's token needs (config/access_tokens.h): reads need kRead, routes that
+// change state kWrite, maintenance and cluster routes kAdmin; kPublic needs no token.
+constexpr auth::Scope kPublic = auth::Scope::kPublic;
+constexpr auth::Scope kRead = auth::Scope::kRead;
+constexpr auth::Scope kWrite = auth::Scope::kWrite;
+constexpr auth::Scope kAdmin = auth::Scope::kAdmin;
 constexpr const char* kString = R"({"type":"string"})";
 
 // Parameters shared by several rows.
@@ -67,21 +73,21 @@ void AddClusterRoutes(std::vector<RouteSpec>& r) {
   r.push_back({"GET", "/v1/cluster/status", "clusterStatus", "cluster",
                "This node's role in its partition: owner, standby, switching or moved, with "
                "the owner's epoch and the stream position applied here.",
-               "", {}, nullptr, false, "ClusterStatus", kJson, {404}, false, false,
+               "", {}, nullptr, false, "ClusterStatus", kJson, {404}, false, kAdmin,
                [](C c, R q, M) { return AnswerCluster(ClusterRoute::kStatus, c, q); }});
   r.push_back({"GET", "/v1/cluster/digest", "clusterDigest", "cluster",
                "The SHA-256 of GET /v1/export's body, read at one stream position, to compare "
                "two nodes of a partition without shipping the export.",
                "An owner's position may move while it reads: compare digests when no writer "
                "runs. A standby reads between two folds.",
-               {}, nullptr, false, "ClusterDigest", kJson, {404, 503}, false, false,
+               {}, nullptr, false, "ClusterDigest", kJson, {404, 503}, false, kAdmin,
                [](C c, R q, M) { return AnswerCluster(ClusterRoute::kDigest, c, q); }});
   r.push_back({"POST", "/v1/cluster/takeover", "clusterTakeover", "cluster",
                "Turns this standby into the partition's owner (a newer epoch fences the old "
                "owner out); 409 on a node that is not a standby.",
                "An empty body is {}; partition, when given, must be the one this node serves.",
                {}, "TakeoverRequest", false, "TakeoverAnswer", kJson, {400, 404, 409, 503},
-               false, false,
+               false, kAdmin,
                [](C c, R q, M) { return AnswerCluster(ClusterRoute::kTakeover, c, q); }});
   for (std::size_t i = first; i < r.size(); ++i) r[i].cluster_only = true;
 }
@@ -90,8 +96,8 @@ void AddClusterRoutes(std::vector<RouteSpec>& r) {
 // because it is data, not logic.
 std::vector<RouteSpec> BuildRoutes() {
   // Tool rows differ only in name, schemas, errors and handler.
-  auto tool = [](const char* name, const char* summary, const char* params, const char* answer,
-                 std::vector<int> errors, RouteHandler handle) {
+  auto tool = [](const char* name, auth::Scope scope, const char* summary, const char* params,
+                 const char* answer, std::vector<int> errors, RouteHandler handle) {
     return RouteSpec{"POST",  std::string("/v1/tools/") + name,
                      name,    "tools",
                      summary, "The caller is the session in X-Session-Key.",
@@ -99,33 +105,33 @@ std::vector<RouteSpec> BuildRoutes() {
                      params,  false,
                      answer,  kJson,
                      std::move(errors),
-                     false,   false,
+                     false,   scope,
                      handle};
   };
   std::vector<RouteSpec> r;
-  r.push_back(tool("session_status",
+  r.push_back(tool("session_status", kRead,
                    "A session's status card; with changesSince, the events after it and "
                    "whether history was pruned past it (historyGap).",
                    "SessionStatusParams", "SessionStatusAnswer", {400, 403, 404, 503},
                    MessagingTool<kSessionStatus>));
-  r.push_back(tool("sessions_list", "The sessions the caller may see, newest first.",
+  r.push_back(tool("sessions_list", kRead, "The sessions the caller may see, newest first.",
                    "SessionsListParams", "SessionsListAnswer", {400, 403, 503},
                    MessagingTool<kSessionsList>));
-  r.push_back(tool("sessions_history", "A bounded, cleaned view of a session's transcript.",
+  r.push_back(tool("sessions_history", kRead, "A bounded, cleaned view of a session's transcript.",
                    "SessionsHistoryParams", "SessionsHistoryAnswer", {400, 403, 404, 503},
                    MessagingTool<kSessionsHistory>));
-  r.push_back(tool("sessions_send",
+  r.push_back(tool("sessions_send", kWrite,
                    "Sends a message to another session; with timeoutSeconds > 0 the answer "
                    "waits for the reply.",
                    "SessionsSendParams", "SessionsSendAnswer", {400, 403, 404, 503},
                    MessagingTool<kSessionsSend>));
-  r.push_back(tool("sessions_spawn", "Starts a sub-agent run; answers at once.",
+  r.push_back(tool("sessions_spawn", kWrite, "Starts a sub-agent run; answers at once.",
                    "SessionsSpawnParams", "SessionsSpawnAnswer", {400, 403, 503},
                    MessagingTool<kSessionsSpawn>));
-  r.push_back(tool("sessions_yield", "Ends the caller's turn until its children report back.",
+  r.push_back(tool("sessions_yield", kWrite, "Ends the caller's turn until its children report back.",
                    "SessionsYieldParams", "SessionsYieldAnswer", {400, 403, 503},
                    MessagingTool<kSessionsYield>));
-  r.push_back(tool("subagents", "Lists, steers or kills the caller's sub-agent runs.",
+  r.push_back(tool("subagents", kWrite, "Lists, steers or kills the caller's sub-agent runs.",
                    "SubagentsParams", "SubagentsAnswer", {400, 403, 404, 503},
                    MessagingTool<kSubagents>));
 
@@ -134,27 +140,26 @@ std::vector<RouteSpec> BuildRoutes() {
                "An event whose dedupeKey is already present comes back as the stored event "
                "with deduplicated: true. watchers names producer-passed watchers.",
                {}, "RecordEventsBody", true, "RecordEventsAnswer", kJson,
-               {400, 413, 503}, false, false,
+               {400, 413, 503}, false, kWrite,
                [](C c, R q, M) { return HandleRecordEvents(c, q); }});
   r.push_back({"PUT", "/v1/sessions/{key}", "upsertSession", "sessions",
                "Creates or updates a session's registry entry; absent fields keep their value.",
                "", {kSessionKey, kAgentQuery}, "SessionUpsert", false, "SessionAnswer", kJson,
-               {400, 503}, false, false,
+               {400, 503}, false, kWrite,
                [](C c, R q, M m) { return HandleUpsertSession(c, q, m.params[0], m.query); }});
   r.push_back({"DELETE", "/v1/sessions/{key}", "deleteSession", "sessions",
                "Deletes a session: its events, head, registry entry and every cursor naming it.",
                "", {kSessionKey, kAgentQuery}, nullptr, false, "Deleted", kJson, {400, 503},
-               false, false,
+               false, kWrite,
                [](C c, R q, M m) { return HandleDeleteSession(c, q, m.params[0], m.query); }});
   r.push_back({"POST", "/v1/sessions/{key}/reset", "resetWatcher", "sessions",
                "Removes every cursor the session holds as a watcher.", "",
-               {kSessionKey, kAgentQuery}, nullptr, false, "Reset", kJson, {400, 503}, false,
-               false,
+               {kSessionKey, kAgentQuery}, nullptr, false, "Reset", kJson, {400, 503}, false, kWrite,
                [](C c, R q, M m) { return HandleResetSession(c, q, m.params[0], m.query); }});
   r.push_back({"POST", "/v1/sessions/{key}/messages", "appendMessages", "sessions",
                "Appends messages to the session's transcript (what sessions_history serves).",
                "", {kSessionKey, kAgentQuery}, "TranscriptAppend", true, "Appended", kJson,
-               {400, 413, 503}, false, false,
+               {400, 413, 503}, false, kWrite,
                [](C c, R q, M m) { return HandleAppendMessages(c, q, m.params[0], m.query); }});
   r.push_back({"GET", "/v1/sessions/{key}/state", "sessionState", "sessions",
                "A session's state version; with changesSince, the events after it "
@@ -165,128 +170,134 @@ std::vector<RouteSpec> BuildRoutes() {
                 {"changesSince", "query", false, kString, "As session_status's changesSince."},
                 {"limit", "query", false, R"({"type":"integer"})",
                  "At most this many events, clamped to 1..200 (default 200)."}},
-               nullptr, false, "SessionState", kJson, {400, 503}, false, false,
+               nullptr, false, "SessionState", kJson, {400, 503}, false, kRead,
                [](C c, R q, M m) { return HandleSessionState(c, q, m.params[0], m.query); }});
   r.push_back({"POST", "/v1/versions", "versions", "sessions",
                "State versions of several sessions in one lookup (as `statewatch versions`).", "",
-               {}, "VersionsRequest", true, "VersionsAnswer", kJson, {400, 503}, false, false,
+               {}, "VersionsRequest", true, "VersionsAnswer", kJson, {400, 503}, false, kRead,
                [](C c, R q, M) { return HandleVersions(c, q); }});
   r.push_back({"POST", "/v1/watches", "watch", "notices",
                "Registers a watcher on a target at the target's head (no notice for earlier "
                "history).",
                "A refused registration (the watcher is the target, or a key is not "
                "agent-scoped) answers watched: false.",
-               {}, "WatchRequest", true, "WatchAnswer", kJson, {400, 503}, false, false,
+               {}, "WatchRequest", true, "WatchAnswer", kJson, {400, 503}, false, kWrite,
                [](C c, R q, M) { return HandleWatch(c, q); }});
   r.push_back({"GET", "/v1/notices", "peekNotices", "notices",
                "The watcher's pending notices, without acknowledging them.", "",
                {{"watcher", "query", true, kString, "The watcher's agent-scoped key."}},
-               nullptr, false, "NoticesAnswer", kJson, {400, 503}, false, false,
+               nullptr, false, "NoticesAnswer", kJson, {400, 503}, false, kRead,
                [](C c, R, M m) { return HandlePeekNotices(c, m.query); }});
   r.push_back({"POST", "/v1/notices/drain", "drainNotices", "notices",
                "The watcher's pending notices, acknowledged: each cursor's lastSeen moves to "
                "its notified mark, and a notice reopens only for changes since.",
-               "", {}, "DrainRequest", true, "NoticesAnswer", kJson, {400, 503}, false, false,
+               "", {}, "DrainRequest", true, "NoticesAnswer", kJson, {400, 503}, false, kWrite,
                [](C c, R q, M) { return HandleDrainNotices(c, q); }});
   r.push_back({"GET", "/v1/cursors", "cursor", "notices",
                "One cursor's positions (as `statewatch cursor`); 404 when there is none.", "",
                {{"watcher", "query", true, kString, "The watcher's key."},
                 {"target", "query", true, kString, "The target's key."},
                 {"targetAgentId", "query", false, kString, "The agent of a bare target key."}},
-               nullptr, false, "Cursor", kJson, {400, 404, 503}, false, false,
+               nullptr, false, "Cursor", kJson, {400, 404, 503}, false, kRead,
                [](C c, R, M m) { return HandleCursor(c, m.query); }});
   r.push_back({"POST", "/v1/sweep", "sweep", "notices",
                "Runs the restart sweep now: notices reopen for cursors with unseen changes.", "",
-               {}, nullptr, false, "SweepAnswer", kJson, {503}, false, false,
+               {}, nullptr, false, "SweepAnswer", kJson, {503}, false, kAdmin,
                [](C c, R, M) { return HandleSweep(c); }});
   r.push_back({"GET", "/v1/wakes", "wakes", "streams",
                "WebSocket: one Wake message per wake (all watchers, or ?watcher=).",
                "Answers 426 without a WebSocket upgrade.",
                {{"watcher", "query", false, kString, "Only this watcher's wakes."}}, nullptr,
-               false, "Wake", kJson, {400, 426}, true, false,
+               false, "Wake", kJson, {400, 426}, true, kRead,
                [](C, R q, M) { return UpgradeRequired(q); }});
   r.push_back({"GET", "/v1/deliveries", "deliveries", "streams",
                "WebSocket: one Delivery message per delivery; the unacknowledged ones are "
                "offered again on every (re)connect.",
                "Answers 426 without a WebSocket upgrade.",
                {{"agentId", "query", false, kString, "Only deliveries to this agent."}},
-               nullptr, false, "Delivery", kJson, {400, 426}, true, false,
+               nullptr, false, "Delivery", kJson, {400, 426}, true, kRead,
                [](C, R q, M) { return UpgradeRequired(q); }});
   r.push_back({"POST", "/v1/deliveries/{id}/ack", "ackDelivery", "gateway",
                "Acknowledges a delivery: it is not offered again.", "",
                {{"id", "path", true, R"({"type":"integer","minimum":1})", "The deliveryId."}},
-               nullptr, false, "AckAnswer", kJson, {400, 404, 503}, false, false,
+               nullptr, false, "AckAnswer", kJson, {400, 404, 503}, false, kWrite,
                [](C c, R, M m) { return HandleDeliveryAck(c, m.params[0]); }});
   r.push_back({"POST", "/v1/runs/{runId}/reply", "replyRun", "gateway",
                "The reply of the run's session to the message it was delivered.", "",
                {{"runId", "path", true, kString, "The run id of the delivery."}}, "RunReply",
-               true, "RunUpdate", kJson, {400, 404, 503}, false, false,
+               true, "RunUpdate", kJson, {400, 404, 503}, false, kWrite,
                [](C c, R q, M m) { return HandleRunReply(c, q, m.params[0]); }});
   r.push_back({"POST", "/v1/runs/{runId}/finish", "finishRun", "gateway",
                "The end of a run (ok, error, timeout or cancelled), with its result.", "",
                {{"runId", "path", true, kString, "The run id of the delivery."}}, "RunFinish",
-               true, "RunUpdate", kJson, {400, 404, 503}, false, false,
+               true, "RunUpdate", kJson, {400, 404, 503}, false, kWrite,
                [](C c, R q, M m) { return HandleRunFinish(c, q, m.params[0]); }});
   r.push_back({"GET", "/v1/upstream-links", "listUpstreamLinks", "upstream",
                "Every upstream link.", "", {}, nullptr, false, "UpstreamLinks", kJson, {503},
-               false, false, [](C c, R, M) { return HandleListLinks(c); }});
+               false, kRead, [](C c, R, M) { return HandleListLinks(c); }});
   r.push_back({"POST", "/v1/upstream-links", "putUpstreamLink", "upstream",
                "Creates or refreshes a session's upstream link.",
                "Without marker a new link starts at the source's current end; the same source "
                "keeps its marker on refresh, a changed source resets it.",
-               {}, "UpstreamLinkInput", true, "UpstreamLinkAnswer", kJson, {400, 503}, false,
-               false, [](C c, R q, M) { return HandlePutLink(c, q); }});
+               {}, "UpstreamLinkInput", true, "UpstreamLinkAnswer", kJson, {400, 503}, false, kWrite, [](C c, R q, M) { return HandlePutLink(c, q); }});
   r.push_back({"DELETE", "/v1/upstream-links/{key}", "deleteUpstreamLink", "upstream",
                "Removes a session's upstream link.", "", {kSessionKey, kAgentQuery}, nullptr,
-               false, "Deleted", kJson, {400, 404, 503}, false, false,
+               false, "Deleted", kJson, {400, 404, 503}, false, kWrite,
                [](C c, R q, M m) { return HandleDeleteLink(c, q, m.params[0], m.query); }});
   r.push_back({"POST", "/v1/prune", "prune", "maintenance",
                "Runs retention now: rows past the age or row cap, idle cursors.", "", {},
-               nullptr, false, "PruneStats", kJson, {503}, false, false,
+               nullptr, false, "PruneStats", kJson, {503}, false, kAdmin,
                [](C c, R, M) { return HandlePrune(c); }});
   r.push_back({"POST", "/v1/backup", "backup", "maintenance",
                "Writes a consistent copy of the database (a RocksDB checkpoint) to a new "
                "directory on the daemon's machine, while the daemon keeps serving.",
-               "", {}, "BackupRequest", true, "BackupAnswer", kJson, {400, 503}, false, false,
+               "", {}, "BackupRequest", true, "BackupAnswer", kJson, {400, 503}, false, kAdmin,
                [](C c, R q, M) { return HandleBackup(c, q); }});
   r.push_back({"GET", "/v1/verify", "verify", "maintenance",
                "Rebuilds every projection from the snapshot and the log and diffs it with the "
                "live one.",
-               "", {}, nullptr, false, "VerifyReport", kJson, {503}, false, false,
+               "", {}, nullptr, false, "VerifyReport", kJson, {503}, false, kAdmin,
                [](C c, R, M) { return HandleVerify(c); }});
   r.push_back({"POST", "/v1/rebuild", "rebuild", "maintenance",
                "Replaces the live projections with ones rebuilt from the snapshot and the log.",
-               "", {}, nullptr, false, "VerifyReport", kJson, {503}, false, false,
+               "", {}, nullptr, false, "VerifyReport", kJson, {503}, false, kAdmin,
                [](C c, R, M) { return HandleRebuild(c); }});
   r.push_back({"GET", "/v1/export", "export", "maintenance",
                "Every retained journal event, one JSON document a line (as `statewatch "
                "export`); grouped by session, ascending within one.",
-               "", {}, nullptr, false, "Event", "application/x-ndjson", {503}, false, false,
+               "", {}, nullptr, false, "Event", "application/x-ndjson", {503}, false, kRead,
                [](C c, R, M) { return HandleExport(c); }});
   r.push_back({"GET", "/v1/stats", "stats", "maintenance",
                "Counts and bytes on disk (as `statewatch stats`).", "", {}, nullptr, false,
-               "Stats", kJson, {503}, false, false, [](C c, R, M) { return HandleStats(c); }});
+               "Stats", kJson, {503}, false, kRead, [](C c, R, M) { return HandleStats(c); }});
   r.push_back({"GET", "/v1/clock", "getClock", "maintenance", "The engine's clock.", "", {},
-               nullptr, false, "Clock", kJson, {}, false, false,
+               nullptr, false, "Clock", kJson, {}, false, kRead,
                [](C c, R, M) { return HandleGetClock(c); }});
   r.push_back({"POST", "/v1/clock", "setClock", "maintenance",
                "Moves the manual clock forward (only with serve --manual-clock).",
                "Then times out due sessions_send waits, runs a due upstream tick and fires due "
                "wakes, before answering.",
-               {}, "ClockSet", true, "Clock", kJson, {400, 404}, false, false,
+               {}, "ClockSet", true, "Clock", kJson, {400, 404}, false, kAdmin,
                [](C c, R q, M) { return HandleSetClock(c, q); }});
   r.push_back({"GET", "/v1/openapi.json", "openapi", "maintenance",
-               "This document.", "", {}, nullptr, false, "OpenApiDocument", kJson, {}, false,
-               false, [](C c, R, M) { return HandleOpenApi(c); }});
+               "This document.", "", {}, nullptr, false, "OpenApiDocument", kJson, {}, false, kRead, [](C c, R, M) { return HandleOpenApi(c); }});
   r.push_back({"GET", "/healthz", "healthz", "maintenance",
                "Liveness and version; needs no token.",
                "Always 200 while the daemon runs; \"degraded\" with writes \"refused\" while the "
                "engine refuses writes (a full disk): reads are still served.",
-               {}, nullptr, false, "Health", kJson, {}, false, true,
+               {}, nullptr, false, "Health", kJson, {}, false, kPublic,
                [](C c, R, M) { return HandleHealthz(c); }});
+  r.push_back({"GET", "/readyz", "readyz", "maintenance",
+               "Readiness: whether this daemon should get traffic; needs no token.",
+               "200 when storage takes writes (the engine is not degraded: no failed write, the "
+               "disk not full); else 503 with the error envelope (code not_ready) and checks, "
+               "naming what is not ready. In cluster mode a standby, a switching or a moved "
+               "partition answers 503 too (standby, switching, partition_moved).",
+               {}, nullptr, false, "Readiness", kJson, {503}, false, kPublic,
+               [](C c, R, M) { return HandleReadyz(c); }});
   r.push_back({"GET", "/metrics", "metrics", "maintenance",
                "Prometheus text exposition (version 0.0.4).", "", {}, nullptr, false, nullptr,
-               "text/plain; version=0.0.4; charset=utf-8", {}, false, false,
+               "text/plain; version=0.0.4; charset=utf-8", {}, false, kRead,
                [](C c, R, M) { return HandleMetrics(c); }});
   AddClusterRoutes(r);
   return r;

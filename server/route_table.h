@@ -22,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "config/access_tokens.h"
 #include "server/api.h"
 
 namespace statewatch::server {
@@ -60,10 +61,14 @@ struct RouteSpec {
   bool request_required;
   const char* answer_schema;
   const char* answer_type;  // media type of the 200 answer
-  // The error statuses this route answers besides 401 (every route but /healthz) and 500.
+  // The error statuses this route answers besides 401 and 403 insufficient_scope (every
+  // route but the public ones) and 500.
   std::vector<int> errors;
-  bool websocket;     // GET that upgrades to a WebSocket stream (426 without an upgrade)
-  bool public_route;  // answered without the bearer token
+  bool websocket;  // GET that upgrades to a WebSocket stream (426 without an upgrade)
+  // The scope the caller's token must grant (server/access_control.h); kPublic: answered
+  // without a token. The one place a route's scope is stated: dispatch checks it and the
+  // OpenAPI document shows it (x-statewatch-scope).
+  auth::Scope scope;
   RouteHandler handle;
   // Answered only in cluster mode (see above); the OpenAPI document marks the operation
   // with x-statewatch-cluster-only: true.

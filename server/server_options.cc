@@ -18,6 +18,10 @@ bool IsLoopbackHost(const std::string& host) {
   return false;
 }
 
+bool TokenConfigured(const ServerOptions& options) {
+  return !options.token.empty() || !options.tokens.empty();
+}
+
 Status ParseListen(const std::string& text, ServerOptions* options) {
   std::string host = options->host;
   std::string port_text = text;
@@ -66,10 +70,15 @@ Status ValidateOrigin(const std::string& origin) {
 Status ValidateAllowLists(const ServerOptions& o) {
   for (const std::string& origin : o.allow_origins) SW_RETURN_IF_ERROR(ValidateOrigin(origin));
   for (const std::string& host : o.allow_hosts) {
-    if (host.empty() || HasSpaceOrSlash(host)) {
+    // A wildcard is "*." and a suffix: "*" alone would undo the guard.
+    std::size_t star = host.find('*');
+    bool bad_star = star != std::string::npos &&
+                    (star != 0 || host.size() < 3 || host[1] != '.' || host[2] == ':' ||
+                     host.find('*', 1) != std::string::npos);
+    if (host.empty() || HasSpaceOrSlash(host) || bad_star) {
       return Status::InvalidArgument(
           "--allow-host must be a host name with an optional port, such as "
-          "statewatch.internal:7411 (got \"" +
+          "statewatch.internal:7411 or *.svc.cluster.local (got \"" +
           host + "\")");
     }
   }
@@ -102,6 +111,14 @@ Status ValidateLimits(const ServerOptions& o) {
                                    std::to_string(o.max_streams) + ")");
   }
   if (o.max_rows == 0) return Status::InvalidArgument("--max-rows must be positive");
+  if (o.retention_ms <= 0) {
+    return Status::InvalidArgument("--retention-ms must be positive (got " +
+                                   std::to_string(o.retention_ms) + ")");
+  }
+  if (o.prune_interval_ms < 1000) {
+    return Status::InvalidArgument("--prune-interval-ms must be at least 1000 (got " +
+                                   std::to_string(o.prune_interval_ms) + ")");
+  }
   if (o.ws_queue_limit == 0 || o.ws_queue_bytes == 0 || o.ws_message_limit == 0) {
     return Status::InvalidArgument("WebSocket limits must be positive");
   }
@@ -127,9 +144,11 @@ int EffectiveMaxConnections(const ServerOptions& options) {
 
 Status ValidateServerOptions(const ServerOptions& o) {
   bool loopback = IsLoopbackHost(o.host);
-  if (!loopback && o.token.empty()) {
-    return Status::InvalidArgument("listening on the non-loopback address " + o.host +
-                                   " needs --token (a bearer token every request must carry)");
+  if (!loopback && !TokenConfigured(o)) {
+    return Status::InvalidArgument(
+        "listening on the non-loopback address " + o.host +
+        " needs --token (better --token-file FILE, or auth.tokens in --config): a bearer token "
+        "every request must carry");
   }
   if (!loopback && o.manual_clock) {
     return Status::InvalidArgument("--manual-clock is for tests on loopback only (got --listen " +

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "config/access_tokens.h"
 #include "monitor/upstream_monitor.h"
 #include "statewatch/options.h"
 #include "statewatch/status.h"
@@ -31,19 +32,29 @@ struct ServerOptions {
   std::string data_dir = "./data";
 
   // A bearer token every request must carry (`Authorization: Bearer <token>`, the scheme
-  // in any case), except GET /healthz. Required when `host` is not a loopback address;
-  // optional on loopback. `statewatch serve --token-file FILE` reads it from a file, so that
-  // it does not show in `ps`.
+  // in any case), except the public routes (GET /healthz, GET /readyz). It grants every
+  // scope (config/access_tokens.h). A token (this one or one of `tokens`) is required when
+  // `host` is not a loopback address; optional on loopback. `statewatch serve --token-file
+  // FILE` reads it from a file, so that it does not show in `ps`.
   std::string token;
+  // More tokens, each with its scope (the configuration file's auth.tokens; kept as
+  // SHA-256 digests). A reload (SIGHUP) replaces them and `token` without a restart.
+  std::vector<auth::AccessToken> tokens;
+  // GET /metrics without a token (auth.openMetrics). Default false: it needs `read`.
+  bool open_metrics = false;
 
   // Browsers reach loopback daemons too; these keep a web page out (request_guard.h).
   // Origins allowed to call (`Origin` header, e.g. "http://localhost:3000"); any other
   // Origin is answered 403, WebSocket upgrades included. Default none: requests from a
   // browser page are refused, requests without an Origin (curl, gateways) are served.
   std::vector<std::string> allow_origins;
-  // Host names answered besides the listen address, localhost, 127.0.0.1 and [::1] (each
-  // with the bound port or none); anything else is answered 421 (DNS rebinding). "name"
-  // allows that name with any port, "name:port" only that port. Default none.
+  // The Host names answered. A loopback listener without a token answers only the listen
+  // address, localhost, 127.0.0.1 and [::1] (each with the bound port or none) and these
+  // (DNS rebinding: a browser page may reach it); any other Host is answered 421. A listener
+  // that requires a token (non-loopback, or a token configured at start) answers any Host
+  // while this is empty, and else only these and the names above. "name" allows that name
+  // with any port, "name:port" only that port; "*.suffix" (e.g. "*.svc.cluster.local")
+  // matches one or more labels before the suffix. Default none.
   std::vector<std::string> allow_hosts;
 
   // The engine's clock moves only through POST /v1/clock (end-to-end tests cross 30 days
@@ -90,6 +101,15 @@ struct ServerOptions {
   // The journal's row cap (EngineOptions::max_rows): the oldest rows beyond it are pruned.
   // Default 50,000.
   uint64_t max_rows = EngineOptions{}.max_rows;
+
+  // History kept by occurredAt, and the idle expiry of cursors (EngineOptions::retention_ms;
+  // --retention-ms, retention.ms). Default 30 days.
+  int64_t retention_ms = EngineOptions{}.retention_ms;
+  // The daemon prunes (age, row cap, idle cursors) this often on the engine's clock, also
+  // while no write arrives (EngineOptions::prune_interval_ms too; --prune-interval-ms,
+  // retention.pruneIntervalMs). With the manual clock, POST /v1/clock runs a due prune.
+  // Default 1 hour.
+  int64_t prune_interval_ms = EngineOptions{}.prune_interval_ms;
 
   // Bytes of recently read journal rows kept decoded for changesSince pages
   // (EngineOptions::row_cache_bytes); 0 turns the cache off. Default 8 MiB.
@@ -161,6 +181,9 @@ struct ServerOptions {
 
 // 127.0.0.0/8, ::1 and "localhost".
 bool IsLoopbackHost(const std::string& host);
+
+// True when requests need a bearer token: `token` or any of `tokens` is set.
+bool TokenConfigured(const ServerOptions& options);
 
 // Parses "HOST:PORT", "[V6]:PORT", ":PORT" (loopback) or "PORT" into host and port.
 Status ParseListen(const std::string& text, ServerOptions* options);

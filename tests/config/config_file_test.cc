@@ -87,7 +87,7 @@ TEST(ConfigFileTest, AKeyTheFileLeavesOutKeepsItsValue) {
 
 TEST(ConfigFileTest, UnknownKeysAndBadValuesAreRefusedWithTheirPath) {
   const std::pair<const char*, const char*> cases[] = {
-      {R"({"tool": {}})", "unknown key tool (known: tools, agents, session, upstream)"},
+      {R"({"tool": {}})", "unknown key tool (known: tools, agents, session, upstream, auth, retention)"},
       {R"({"tools": {"sessions": {"visiblity": "all"}}})",
        "unknown key tools.sessions.visiblity (known: visibility)"},
       {R"({"tools": {"profile": "everything"}})",
@@ -125,6 +125,80 @@ TEST(ConfigFileTest, UnknownKeysAndBadValuesAreRefusedWithTheirPath) {
   }
   EXPECT_NE(Apply("{\n \"tools\": {]\n}").message().find("at line 2, column "), std::string::npos)
       << Apply("{\n \"tools\": {]\n}").message();
+}
+
+TEST(ConfigFileTest, AccessTokensAreKeptAsDigestsWithTheirScopes) {
+  tools::DaemonConfig c;
+  // printf %s sha-token | sha256sum
+  const std::string digest = auth::Sha256("sha-token");
+  std::string hex;
+  for (unsigned char b : digest) {
+    const char* d = "0123456789ABCDEF";  // either case
+    hex += d[b >> 4];
+    hex += d[b & 15];
+  }
+  ASSERT_OK(Apply(R"({"auth": {"openMetrics": true, "tokens": [
+      {"name": "gateway", "token": "plain-token", "scope": "write"},
+      {"name": "ops", "sha256": ")" + hex + R"(", "scope": "admin"}]}})",
+                  &c));
+  ASSERT_EQ(c.tokens.size(), 2u);
+  EXPECT_EQ(c.tokens[0].name, "gateway");
+  EXPECT_EQ(c.tokens[0].sha256, auth::Sha256("plain-token"));
+  EXPECT_EQ(c.tokens[0].scope, auth::Scope::kWrite);
+  EXPECT_EQ(c.tokens[1].sha256, digest);
+  EXPECT_EQ(c.tokens[1].scope, auth::Scope::kAdmin);
+  EXPECT_TRUE(c.open_metrics);
+  // The effective configuration names tokens and scopes, never a token or a digest.
+  std::string printed = json::serialize(tools::DaemonConfigToJson(c));
+  EXPECT_NE(printed.find(R"({"name":"gateway","scope":"write"})"), std::string::npos) << printed;
+  EXPECT_EQ(printed.find("plain-token"), std::string::npos) << printed;
+  EXPECT_EQ(printed.find(hex), std::string::npos) << printed;
+  EXPECT_EQ(auth::Sha256("abc").size(), 32u);
+}
+
+TEST(ConfigFileTest, BadTokensAreRefusedWithoutShowingThem) {
+  const std::pair<const char*, const char*> cases[] = {
+      {R"({"auth": {"tokens": [{"token": "t-1", "scope": "read"}]}})",
+       "auth.tokens[0].name is required"},
+      {R"({"auth": {"tokens": [{"name": "a", "scope": "read"}]}})",
+       R"(auth.tokens[0] ("a") needs exactly one of token and sha256)"},
+      {R"({"auth": {"tokens": [{"name": "a", "token": "secret value", "scope": "read"}]}})",
+       "auth.tokens[0].token must be a non-empty string without spaces (its value is not shown)"},
+      {R"({"auth": {"tokens": [{"name": "a", "sha256": "secret-pasted", "scope": "read"}]}})",
+       "auth.tokens[0].sha256 must be 64 hexadecimal digits"},
+      {R"({"auth": {"tokens": [{"name": "a", "token": "t-1", "scope": "root"}]}})",
+       R"(auth.tokens[0].scope must be read, write or admin (got "root"))"},
+      {R"({"auth": {"tokens": [{"name": "a", "token": "t-1"}]}})",
+       "auth.tokens[0].scope is required (read, write or admin)"},
+      {R"({"auth": {"tokens": [{"name": "a", "token": "t-1", "scope": "read"},
+                               {"name": "a", "token": "t-2", "scope": "read"}]}})",
+       R"(auth.tokens[1].name "a" appears twice in auth.tokens)"},
+      {R"({"auth": {"tokens": [{"name": "a", "token": "t-1", "scope": "read"},
+                               {"name": "b", "token": "t-1", "scope": "admin"}]}})",
+       R"(auth.tokens[1] ("b") is the same token as "a")"},
+      {R"({"auth": {"token": []}})", "unknown key auth.token (known: tokens, openMetrics)"},
+      {R"({"retention": {"ms": 0}})", "retention.ms must be an integer from 1 to"},
+      {R"({"retention": {"pruneIntervalMs": 10}})",
+       "retention.pruneIntervalMs must be an integer from 1000 to"},
+  };
+  for (const auto& [text, message] : cases) {
+    Status s = Apply(text);
+    EXPECT_TRUE(s.IsInvalidArgument()) << text;
+    EXPECT_NE(s.message().find(message), std::string::npos) << s.message();
+    for (const char* secret : {"secret", "t-1", "t-2"}) {
+      EXPECT_EQ(s.message().find(secret), std::string::npos) << s.message();
+    }
+  }
+}
+
+TEST(ConfigFileTest, RetentionIsReadAndPrinted) {
+  tools::DaemonConfig c;
+  EXPECT_EQ(c.retention_ms, 30LL * 24 * 3600 * 1000);
+  ASSERT_OK(Apply(R"({"retention": {"ms": 604800000, "pruneIntervalMs": 60000}})", &c));
+  EXPECT_EQ(c.retention_ms, 604800000);
+  EXPECT_EQ(c.prune_interval_ms, 60000);
+  json::object printed = tools::DaemonConfigToJson(c);
+  EXPECT_EQ(printed.at("retention").at("ms"), json::value(604800000));
 }
 
 TEST(ConfigFileTest, AFileIsReadOrRefusedByName) {

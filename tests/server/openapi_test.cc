@@ -187,6 +187,7 @@ TEST_F(ConformanceTest, EveryRouteAnswersAsDocumented) {
   Call("GET", "/v1/clock", "", 200);
   Call("POST", "/v1/clock", json::object{{"now", kStartMs + 1000}}, 200);
   Call("GET", "/healthz", "", 200);
+  Call("GET", "/readyz", "", 200);
   Call("GET", "/metrics", "", 200);
   Call("GET", "/v1/openapi.json", "", 200);
   Call("GET", "/v1/sessions/" + child, "", 405);

@@ -40,6 +40,11 @@ TEST(RequestGuardTest, TheListenAddressIsAName) {
   o.host = "::1";
   EXPECT_TRUE(RequestGuard(o, 9000).HostAllowed("[::1]:9000"));
   o.host = "10.1.2.3";
+  o.token = "t";
+  // A listener that requires a token answers any Host unless --allow-host narrows it; then
+  // the listen address is one of the names it answers (access_test.cc has the rest).
+  EXPECT_TRUE(RequestGuard(o, 9000).HostAllowed("10.1.2.3:9001"));
+  o.allow_hosts = {"statewatch.internal"};
   RequestGuard guard(o, 9000);
   EXPECT_TRUE(guard.HostAllowed("10.1.2.3:9000"));
   EXPECT_FALSE(guard.HostAllowed("10.1.2.3:9001"));

@@ -120,6 +120,26 @@ TEST_F(WriteFailureTest, HealthzReportsRefusedWritesAndReadsAreStillServed) {
   faults_->Heal();
 }
 
+// Readiness follows the storage: a load balancer stops sending traffic to a daemon whose
+// engine refuses writes, while liveness stays 200 (no restart for a full disk).
+TEST_F(WriteFailureTest, ReadyzIs503WhileTheEngineRefusesWrites) {
+  HttpResult ready = http_->Get("/readyz");
+  ASSERT_EQ(ready.status, 200) << ready.body;
+  EXPECT_EQ(ready.json().at("status"), json::value("ready"));
+  faults_->NoSpaceAfter(0);
+  EXPECT_EQ(http_->Post("/v1/events", json::value(HumanMessage(kChild))).status, 507);
+  HttpResult not_ready = http_->Get("/readyz");
+  EXPECT_EQ(not_ready.status, 503) << not_ready.body;
+  EXPECT_EQ(not_ready.error_code(), "not_ready") << not_ready.body;
+  EXPECT_EQ(not_ready.json().at("status"), json::value("not_ready"));
+  const std::string storage(not_ready.json().at("checks").at("storage").as_string());
+  EXPECT_EQ(storage.rfind("writes refused: ", 0), 0u) << not_ready.body;
+  EXPECT_NE(not_ready.error_message().find("storage writes refused"), std::string::npos)
+      << not_ready.body;
+  EXPECT_EQ(http_->Get("/healthz").status, 200);
+  faults_->Heal();
+}
+
 // Regression: a full disk answered 500 (or aborted the process). Now a write answers 507
 // with the error envelope, /healthz says why writes are refused, and once space is freed
 // writes resume in the same daemon.
