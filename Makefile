@@ -32,7 +32,7 @@ CMAKE_COMMON = -DCMAKE_CXX_COMPILER_LAUNCHER="$$(command -v ccache || true)"
         test-client test-client-install test-package package test-cluster test-fuzz fuzz run \
         bench cluster-bench cluster-smoke soak \
         clean format openapi cluster-up cluster-down cluster-chaos cluster-failover-bench \
-        cluster-one-api cluster-forward-bench cluster-scaling-bench
+        cluster-one-api cluster-forward-bench cluster-scaling-bench test-metrics
 
 deps:
 	@bash scripts/install-deps.sh
@@ -85,6 +85,11 @@ package: build-bin
 # rates at most 3.0 with systemd-analyze, the maintainer scripts call adduser / deluser.
 test-package: package
 	@bash scripts/test-package.sh $(PACKAGE_BUILD)
+
+# GET /metrics of the real daemon after a few writes and a refused one, linted by
+# `promtool check metrics` (any problem fails).
+test-metrics: build-bin
+	@bash scripts/test-metrics.sh $(BUILD)/statewatch
 
 # Three nats-servers, an owner and a standby daemon per partition of the plain build, and the
 # reference model's notices for the checker (scripts/cluster-smoke.sh); then a short seeded
@@ -142,7 +147,7 @@ fuzz: deps
 soak: deps
 	@JOBS=$(JOBS) bash scripts/soak.sh $(BUILD)
 
-test: test-plain test-cluster test-client test-client-install test-package test-asan test-fuzz
+test: test-plain test-cluster test-client test-metrics test-client-install test-package test-asan test-fuzz
 
 run: build-bin
 	@bash scripts/run.sh $(BUILD)
