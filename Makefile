@@ -30,7 +30,7 @@ CMAKE_COMMON = -DCMAKE_CXX_COMPILER_LAUNCHER="$$(command -v ccache || true)"
 
 .PHONY: deps configure build build-bin build-asan build-release test test-plain test-asan \
         test-client test-client-install test-package package test-cluster test-fuzz fuzz run \
-        bench cluster-bench cluster-smoke soak \
+        bench cluster-bench cluster-smoke soak test-openapi \
         clean format openapi cluster-up cluster-down cluster-chaos cluster-failover-bench \
         cluster-one-api cluster-forward-bench cluster-scaling-bench test-metrics
 
@@ -147,7 +147,7 @@ fuzz: deps
 soak: deps
 	@JOBS=$(JOBS) bash scripts/soak.sh $(BUILD)
 
-test: test-plain test-cluster test-client test-metrics test-client-install test-package test-asan test-fuzz
+test: test-openapi test-plain test-cluster test-client test-metrics test-client-install test-package test-asan test-fuzz
 
 run: build-bin
 	@bash scripts/run.sh $(BUILD)
@@ -161,10 +161,18 @@ cluster-bench: deps
 	@$(MAKE) --no-print-directory cluster-forward-bench
 	@$(MAKE) --no-print-directory cluster-scaling-bench
 
-# Rewrites docs/openapi.json from the route table (a test fails while they differ).
+# Rewrites docs/openapi.json from the route table (a test fails while they differ), then the
+# TypeScript client's types from it (clients/typescript/src/generated; its npm test fails
+# while they differ).
 openapi: configure
 	@cmake --build $(BUILD) -j$(JOBS) --target statewatch_bin
 	@$(BUILD)/statewatch openapi > docs/openapi.json
+	@node clients/typescript/scripts/generate-types.mjs
+
+# docs/openapi.json through Redocly CLI and Spectral, each on its recommended rules
+# (redocly.yaml, .spectral.yaml): any error fails.
+test-openapi: deps
+	@bash scripts/openapi-lint.sh docs/openapi.json
 
 format:
 	@clang-format -i $$(git ls-files '*.h' '*.cc')
