@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "cli/args.h"
+#include "cli/build_info.h"
 #include "cli/command.h"
 #include "cli/serve_command.h"
 #include "cli/verb_table.h"
@@ -68,7 +69,7 @@ int RunHelp(std::string_view topic, std::ostream& out, std::ostream& err) {
 
 int Dispatch(const Args& args, std::istream& in, std::ostream& out, std::ostream& err) {
   if (args.version()) {
-    out << "statewatch " << kVersion << "\n";
+    out << "statewatch " << kVersion << " (commit " << kGitCommit << ")\n";
     return kExitOk;
   }
   const std::string& name = args.verb();
