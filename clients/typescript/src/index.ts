@@ -271,7 +271,12 @@ export class StatewatchClient {
         : await viaFetch(base + path, method, headers, payload, options.signal);
     } catch (error) {
       if (options.signal?.aborted) throw new StatewatchError("aborted", `${method} ${path} was aborted`, 0);
-      const e = new StatewatchError("network", `${method} ${base}${path}: ${(error as Error).message}`, 0);
+      // fetch says only "fetch failed"; the reason (refused, a certificate not trusted) is
+      // its cause's.
+      const message = (error as Error).message;
+      const cause = (error as { cause?: { message?: string } }).cause?.message;
+      const why = cause && cause !== message ? `${message}: ${cause}` : message;
+      const e = new StatewatchError("network", `${method} ${base}${path}: ${why}`, 0);
       e.notLanded = NOT_SENT.has(errorCode(error) ?? "");
       throw e;
     }

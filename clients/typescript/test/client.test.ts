@@ -351,13 +351,15 @@ describe("statewatch-client over TLS", () => {
     const controller = new AbortController();
     const wakes = sw.wakes({ watcher: parent, signal: controller.signal });
     const first = next(wakes);  // connects the stream
-    await new Promise((r) => setTimeout(r, 0));
     await sw.recordEvents({ sessionKey: child, kind: "child_spawned", actorType: "agent", actorId: parent,
                             runId: "run-tls", summary: "spawned", dedupeKey: "tls:1", watchers: [parent] } as EventInput);
-    // The stream may connect after the first change: keep changing until its wake arrives
-    // (bounded by next()'s 10 s).
+    // The stream may connect after a change's wake: keep moving the clock past the 20 s wake
+    // window and changing the child until a wake arrives (bounded by next()'s 10 s).
     const changes = setInterval(() => {
-      sw.recordEvents({ sessionKey: child, kind: "human_direct_message", actorType: "human", summary: "hi" }).catch(() => undefined);
+      void (async () => {
+        await sw.setClock((await sw.clock()).now + 60_000);
+        await sw.recordEvents({ sessionKey: child, kind: "human_direct_message", actorType: "human", summary: "hi" });
+      })().catch(() => undefined);
     }, 200);
     try {
       const wake = await first;
