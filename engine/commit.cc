@@ -112,6 +112,7 @@ std::size_t EngineImpl::TEST_QueueLength() {
 // ---- one group --------------------------------------------------------------------------------
 
 void EngineImpl::RunGroup(const std::vector<Command*>& group) {
+  const auto start = std::chrono::steady_clock::now();  // latency: a steady clock, not clock_
   if (auto* v = std::get_if<VerifyCmd>(&group.front()->op)) {
     group.front()->status = RunVerify(*v);
     return;
@@ -151,7 +152,13 @@ void EngineImpl::RunGroup(const std::vector<Command*>& group) {
     std::unique_lock lock(state_mu_);
     FoldGroupLocked();
   }
-  PublishWakes(group_.now);
+  const auto folded = std::chrono::steady_clock::now();
+  if (group_.rec.sequence_count() > 0 || group_.batch.Count() > 0) {  // CommitGroup appended
+    counters_.commit_seconds.Observe(std::chrono::duration<double>(folded - start).count());
+    counters_.group_commands.Observe(static_cast<double>(group.size()));
+    counters_.group_events.Observe(static_cast<double>(group_.events.size()));
+  }
+  PublishWakes(group_.now, folded);
 }
 
 Status EngineImpl::BuildCommand(Command& cmd) {
@@ -275,7 +282,7 @@ void EngineImpl::FoldRowsOfOpLocked(const projections::LogOp& op) {
   }
 }
 
-void EngineImpl::PublishWakes(int64_t now) {
+void EngineImpl::PublishWakes(int64_t now, std::chrono::steady_clock::time_point folded) {
   std::vector<std::pair<std::string, std::string>> wakes;  // (watcher key, target key)
   {
     std::shared_lock lock(state_mu_);
@@ -288,7 +295,13 @@ void EngineImpl::PublishWakes(int64_t now) {
       if (w && t) wakes.push_back({w->session_key, t->session_key});
     }
   }
-  if (!wakes.empty()) wakes_.NotifyMany(wakes, now);
+  if (wakes.empty()) return;
+  const uint64_t sent_before = wakes_.wakes_sent();
+  wakes_.NotifyMany(wakes, now);
+  if (wakes_.wakes_sent() != sent_before) {  // some fired now, not merged into a window
+    counters_.wake_seconds.Observe(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - folded).count());
+  }
 }
 
 void EngineImpl::MaybeMaintenance() {

@@ -246,6 +246,12 @@ Result<EngineStats> EngineImpl::Stats() const {
   s.wal_bytes = store_->WalBytesWritten();
   s.wakes_sent = wakes_.wakes_sent();
   s.bytes_on_disk = store_->BytesOnDisk();
+  s.commit_seconds = counters_.commit_seconds.Snapshot();
+  s.wake_seconds = counters_.wake_seconds.Snapshot();
+  s.group_commands = counters_.group_commands.Snapshot();
+  s.group_events = counters_.group_events.Snapshot();
+  s.wal_sync_seconds = store_->WalSyncLatency();
+  s.rocksdb = store_->RocksDb();
   return s;
 }
 

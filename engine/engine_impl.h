@@ -30,6 +30,7 @@
 #define STATEWATCH_ENGINE_ENGINE_IMPL_H_
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -43,6 +44,7 @@
 #include <variant>
 #include <vector>
 
+#include "base/histogram.h"
 #include "engine/changes_reader.h"
 #include "engine/event_validation.h"
 #include "engine/group_write.h"
@@ -227,7 +229,8 @@ class EngineImpl final : public Engine, public SideTableHost {
   void FoldGroupLocked();
   void FoldEventLocked(const Group::NewEvent& e);
   void FoldRowsOfOpLocked(const projections::LogOp& op);
-  void PublishWakes(int64_t now);
+  // `folded`: when the group became visible to readers (where wake_seconds starts).
+  void PublishWakes(int64_t now, std::chrono::steady_clock::time_point folded);
   void MaybeMaintenance();
 
   // ---- commands.cc ----
@@ -369,6 +372,10 @@ class EngineImpl final : public Engine, public SideTableHost {
   struct Counters {
     std::atomic<uint64_t> events_recorded{0}, notices_opened{0}, rows_pruned{0}, cursors_expired{0},
         commit_groups{0};
+    // Per durable group (EngineStats says what each times): two steady-clock reads a group,
+    // a third when it fires wakes; never one per event.
+    Histogram commit_seconds{kLatencyBounds}, wake_seconds{kLatencyBounds};
+    Histogram group_commands{kSizeBounds}, group_events{kSizeBounds};
   };
   Counters counters_;
 

@@ -85,6 +85,7 @@ ApiResponse Api::Error(int status, std::string_view code, std::string_view messa
   ApiResponse r;
   r.status = status;
   r.body = json::serialize(outer) + "\n";
+  r.error_code = code;
   return r;
 }
 
@@ -109,6 +110,9 @@ ApiResponse Api::Handle(const ApiRequest& request) {
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
           .count();
   metrics_->ObserveRequest(route, response.status, nanos);
+  if (response.status >= 400 && request.method != "GET" && request.method != "HEAD") {
+    metrics_->CountRefusedWrite(response.error_code, response.status);
+  }
   if (access_log_) {
     access_log_->info("method={} target=\"{}\" route=\"{}\" status={} bytes={} us={}",
                       request.method, request.target, RouteLabel(route), response.status,

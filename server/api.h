@@ -99,6 +99,7 @@ struct ApiRequest {
 struct ApiResponse {
   int status = 200;
   std::string body;
+  std::string error_code;  // an error answer's error.code (Api::Error); empty otherwise
   const char* content_type = "application/json";
   const char* allow = nullptr;    // the Allow header of a 405
   bool www_authenticate = false;  // a 401 carries `WWW-Authenticate: Bearer`

@@ -324,7 +324,19 @@ class HttpSession : public Connection, public std::enable_shared_from_this<HttpS
         [self = shared_from_this()](beast::error_code ec, std::size_t) { self->OnWrite(ec); });
   }
 
-  void ReplyAndClose(ApiResponse r) { Reply(std::move(r), /*keep_alive=*/false); }
+  void ReplyAndClose(ApiResponse r) {
+    // Refused before Api::Handle (which counts the others): too large, timed out, overload.
+    // A write is a request whose method was read and is neither GET nor HEAD (the header
+    // may be incomplete: a body over the limit is refused as soon as its length is read).
+    if (r.status >= 400 && parser_) {
+      http::verb method = parser_->get().method();
+      if (method != http::verb::unknown && method != http::verb::get &&
+          method != http::verb::head) {
+        ctx_.metrics.CountRefusedWrite(r.error_code, r.status);
+      }
+    }
+    Reply(std::move(r), /*keep_alive=*/false);
+  }
 
   void OnWrite(beast::error_code ec) {
     ClearDeadline();

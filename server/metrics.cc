@@ -1,6 +1,14 @@
 #include "server/metrics.h"
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <utility>
 
 #include "server/route_table.h"
 #include "statewatch/version.h"
@@ -57,10 +65,74 @@ std::string EscapeLabel(const std::string& v) {
 
 uint64_t Load(const std::atomic<uint64_t>& a) { return a.load(std::memory_order_relaxed); }
 
+// The reasons of statewatch_writes_refused_total, in the order of Metrics::refused_. All are
+// rendered (zero included) so that a rate over any of them exists from the first scrape.
+constexpr const char* kRefusalReasons[] = {
+    "bad_request",  "too_large",  "unauthorized",  "forbidden", "not_found",
+    "conflict",     "not_owner",  "degraded",      "disk_full", "overloaded",
+    "shutting_down", "timeout",   "internal",      "other"};
+
+// Error codes (the JSON answer's error.code) by reason; a code not listed goes by status.
+constexpr std::pair<const char*, const char*> kCodeReasons[] = {
+    {"invalid_argument", "bad_request"},   {"invalid_json", "bad_request"},
+    {"invalid_caller", "bad_request"},     {"invalid_parameter", "bad_request"},
+    {"bad_request", "bad_request"},        {"method_not_allowed", "bad_request"},
+    {"body_too_large", "too_large"},       {"header_too_large", "too_large"},
+    {"unauthorized", "unauthorized"},      {"forbidden", "forbidden"},
+    {"insufficient_scope", "forbidden"},   {"not_found", "not_found"},
+    {"unknown_session", "not_found"},      {"unknown_tool", "not_found"},
+    {"already_owner", "conflict"},         {"not_standby", "conflict"},
+    {"misdirected", "not_owner"},          {"partition_moved", "not_owner"},
+    {"switching", "not_owner"},            {"standby", "not_owner"},
+    {"unavailable", "degraded"},           {"insufficient_storage", "disk_full"},
+    {"too_many_connections", "overloaded"}, {"too_many_streams", "overloaded"},
+    {"shutting_down", "shutting_down"},    {"request_timeout", "timeout"},
+    {"internal", "internal"}};
+
+int ReasonIndex(std::string_view reason) {
+  for (int i = 0; i < static_cast<int>(std::size(kRefusalReasons)); ++i) {
+    if (reason == kRefusalReasons[i]) return i;
+  }
+  return static_cast<int>(std::size(kRefusalReasons)) - 1;  // "other"
+}
+
 }  // namespace
+
+const char* RefusalReason(std::string_view error_code, int status) {
+  for (const auto& [code, reason] : kCodeReasons) {
+    if (error_code == code) return reason;
+  }
+  switch (status) {
+    case 400: return "bad_request";
+    case 401: return "unauthorized";
+    case 403: return "forbidden";
+    case 404: return "not_found";
+    case 409: return "conflict";
+    case 413: case 431: return "too_large";
+    case 421: return "not_owner";
+    case 503: return "degraded";
+    case 507: return "disk_full";
+    case 500: return "internal";
+    default: return "other";
+  }
+}
+
+void Metrics::CountRefusedWrite(std::string_view error_code, int status) {
+  refused_[ReasonIndex(RefusalReason(error_code, status))].fetch_add(1, std::memory_order_relaxed);
+}
+
+void Metrics::RenderRefused(std::string& out) const {
+  Header(out, "statewatch_writes_refused_total", "counter",
+         "Write requests (any method but GET) answered with an error, by reason.");
+  for (int i = 0; i < kReasons; ++i) {
+    Line(out, "statewatch_writes_refused_total",
+         std::string("reason=\"") + kRefusalReasons[i] + "\"", double(Load(refused_[i])));
+  }
+}
 
 static_assert(std::size(kBucketBounds) + 1 == 14, "kBuckets");
 static_assert(std::size(kStatusCodes) + 1 == 13, "kCodes");
+static_assert(std::size(kRefusalReasons) == 14, "kReasons");
 
 Metrics::Metrics()
     : route_count_(Routes().size() + 1),
@@ -139,6 +211,146 @@ void Metrics::RenderHttp(std::string& out) const {
   }
 }
 
+namespace {
+
+std::string FormatBound(double bound) {
+  char le[32];
+  std::snprintf(le, sizeof(le), "%g", bound);
+  return le;
+}
+
+void RenderHistogram(std::string& out, const char* name, const char* help,
+                     const HistogramData& h) {
+  Header(out, name, "histogram", help);
+  const std::string base(name);
+  uint64_t cumulative = 0;
+  for (std::size_t b = 0; b < h.counts.size(); ++b) {
+    cumulative += h.counts[b];
+    std::string le = b < h.bounds.size() ? FormatBound(h.bounds[b]) : "+Inf";
+    Line(out, (base + "_bucket").c_str(), "le=\"" + le + "\"", double(cumulative));
+  }
+  Line(out, (base + "_sum").c_str(), "", h.sum);
+  Line(out, (base + "_count").c_str(), "", double(h.count));
+}
+
+void RenderEngineHistograms(std::string& out, const EngineStats& s) {
+  RenderHistogram(out, "statewatch_commit_duration_seconds",
+                  "Commit groups: from the leader taking the group off the queue to the group "
+                  "durable (written, fsynced under sync durability) and visible to readers.",
+                  s.commit_seconds);
+  RenderHistogram(out, "statewatch_wal_sync_duration_seconds",
+                  "One fsync of the RocksDB write-ahead log.", s.wal_sync_seconds);
+  RenderHistogram(out, "statewatch_commit_group_writes",
+                  "Write calls (a record, a batch, a watch, an ack...) per durable commit group.",
+                  s.group_commands);
+  RenderHistogram(out, "statewatch_commit_group_events", "Events recorded per durable commit group.",
+                  s.group_events);
+  RenderHistogram(out, "statewatch_wake_latency_seconds",
+                  "From a commit group visible to readers to its notices' wakes handed to the "
+                  "wake subscribers (WebSocket streams queue them); wakes merged into a "
+                  "coalescing window, which wait on purpose, are not timed.",
+                  s.wake_seconds);
+}
+
+void RenderRocksDb(std::string& out, const RocksDbStats& r) {
+  auto one = [&](const char* name, const char* type, const char* help, double v) {
+    Header(out, name, type, help);
+    Line(out, name, "", v);
+  };
+  one("statewatch_rocksdb_write_stopped", "gauge",
+      "1 while RocksDB stops writes (rocksdb.is-write-stopped), else 0.", r.write_stopped ? 1 : 0);
+  one("statewatch_rocksdb_delayed_write_rate_bytes_per_second", "gauge",
+      "RocksDB's write rate limit while it delays writes (0: not delaying).",
+      double(r.delayed_write_rate));
+  one("statewatch_rocksdb_running_compactions", "gauge", "Compactions running now.",
+      double(r.running_compactions));
+  one("statewatch_rocksdb_running_flushes", "gauge", "Memtable flushes running now.",
+      double(r.running_flushes));
+  one("statewatch_rocksdb_compactions_pending", "gauge",
+      "Column families with at least one compaction pending.", double(r.compactions_pending));
+  one("statewatch_rocksdb_pending_compaction_bytes", "gauge",
+      "Bytes RocksDB estimates compaction must rewrite to settle the levels.",
+      double(r.pending_compaction_bytes));
+  Header(out, "statewatch_rocksdb_write_stalls_total", "counter",
+         "Times a column family entered a write stall (RocksDB's stall notifications).");
+  Line(out, "statewatch_rocksdb_write_stalls_total", "condition=\"delayed\"",
+       double(r.stalls_delayed));
+  Line(out, "statewatch_rocksdb_write_stalls_total", "condition=\"stopped\"",
+       double(r.stalls_stopped));
+  one("statewatch_rocksdb_write_stall_seconds_total", "counter",
+      "Time with writes delayed or stopped by RocksDB in any column family.", r.stall_seconds);
+}
+
+// Fields of /proc/self/stat after the command name, from the state (field 3) on.
+std::vector<std::string> StatFields() {
+  std::ifstream in("/proc/self/stat");
+  std::string line;
+  if (!std::getline(in, line)) return {};
+  std::size_t close = line.rfind(')');  // the command name may hold spaces and parentheses
+  if (close == std::string::npos) return {};
+  std::istringstream rest(line.substr(close + 1));
+  std::vector<std::string> fields;
+  for (std::string f; rest >> f;) fields.push_back(f);
+  return fields;
+}
+
+double BootTimeSeconds() {
+  std::ifstream in("/proc/stat");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("btime ", 0) == 0) return std::strtod(line.c_str() + 6, nullptr);
+  }
+  return 0;
+}
+
+void RenderProcess(std::string& out) {
+  ProcessStats p = ReadProcessStats();
+  auto one = [&](const char* name, const char* type, const char* help, double v) {
+    Header(out, name, type, help);
+    Line(out, name, "", v);
+  };
+  if (p.ok) {
+    one("process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds.",
+        p.cpu_seconds);
+    one("process_resident_memory_bytes", "gauge", "Resident memory size in bytes.",
+        p.resident_bytes);
+    one("process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.", p.virtual_bytes);
+    one("process_start_time_seconds", "gauge",
+        "Start time of the process since unix epoch in seconds.", p.start_time_seconds);
+  }
+  if (p.open_fds >= 0) one("process_open_fds", "gauge", "Number of open file descriptors.", p.open_fds);
+  if (p.max_fds >= 0) {
+    one("process_max_fds", "gauge", "Maximum number of open file descriptors.", p.max_fds);
+  }
+}
+
+}  // namespace
+
+ProcessStats ReadProcessStats() {
+  ProcessStats p;
+  std::vector<std::string> f = StatFields();  // f[i] is field i + 3 of proc(5)
+  if (f.size() > 21) {
+    const double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
+    const double page = static_cast<double>(sysconf(_SC_PAGESIZE));
+    p.cpu_seconds = (std::strtod(f[11].c_str(), nullptr) + std::strtod(f[12].c_str(), nullptr)) / ticks;
+    p.start_time_seconds = BootTimeSeconds() + std::strtod(f[19].c_str(), nullptr) / ticks;
+    p.virtual_bytes = std::strtod(f[20].c_str(), nullptr);
+    p.resident_bytes = std::strtod(f[21].c_str(), nullptr) * page;
+    p.ok = true;
+  }
+  std::error_code ec;
+  double fds = 0;
+  for (std::filesystem::directory_iterator it("/proc/self/fd", ec), end; !ec && it != end;
+       it.increment(ec)) {
+    ++fds;
+  }
+  if (!ec) p.open_fds = fds;
+  rlimit limit{};  // what /proc/self/limits shows as "Max open files" (soft)
+  if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+    p.max_fds = static_cast<double>(limit.rlim_cur);
+  }
+  return p;
+}
+
 std::string Metrics::Render(const EngineStats* stats, const ServiceGauges* services) const {
   std::string out;
   out.reserve(8192);
@@ -198,7 +410,13 @@ std::string Metrics::Render(const EngineStats* stats, const ServiceGauges* servi
     gauge("statewatch_runs_active", "Runs (sessions_send, sessions_spawn) still running.",
           double(services->active_runs));
   }
+  if (stats != nullptr) {
+    RenderEngineHistograms(out, *stats);
+    RenderRocksDb(out, stats->rocksdb);
+  }
+  RenderRefused(out);
   RenderHttp(out);
+  RenderProcess(out);
   return out;
 }
 
@@ -234,8 +452,9 @@ std::string RenderMonitorMetrics(const monitor::MonitorStats& stats) {
       double(stats.errors));
   one("statewatch_upstream_bytes_scanned_total", "counter", "JSONL bytes classified.",
       double(stats.bytes_scanned));
-  one("statewatch_upstream_last_tick_at_ms", "gauge", "Engine time of the last tick.",
-      double(stats.last_tick_at_ms));
+  one("statewatch_upstream_last_tick_timestamp_seconds", "gauge",
+      "Engine time of the last tick, in seconds since the Unix epoch.",
+      double(stats.last_tick_at_ms) / 1000.0);
   return out;
 }
 

@@ -16,6 +16,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "monitor/upstream_monitor.h"
@@ -47,9 +48,14 @@ class Metrics {
   void WsClientClosed() { ws_clients_.fetch_sub(1, std::memory_order_relaxed); }
   void ConnectionOpened() { connections_.fetch_add(1, std::memory_order_relaxed); }
   void ConnectionClosed() { connections_.fetch_sub(1, std::memory_order_relaxed); }
+  // A write request (any method but GET) answered with an error: counted once, by the reason
+  // its error code maps to (RefusalReason). Api::Handle calls it for dispatched requests,
+  // the HTTP session for requests refused before dispatch (too large, timed out, overload).
+  void CountRefusedWrite(std::string_view error_code, int status);
 
-  // The exposition text. `stats` (may be null) adds the engine's gauges; `services` (may be
-  // null) the session messaging's.
+  // The exposition text: the process_* figures, read from /proc now, and the daemon's own.
+  // `stats` (may be null) adds the engine's gauges and histograms; `services` (may be null)
+  // the session messaging's.
   std::string Render(const EngineStats* stats, const ServiceGauges* services = nullptr) const;
 
  private:
@@ -64,6 +70,9 @@ class Metrics {
   };
 
   void RenderHttp(std::string& out) const;
+  void RenderRefused(std::string& out) const;
+
+  static constexpr int kReasons = 14;  // see kRefusalReasons in metrics.cc
 
   std::size_t route_count_;                   // rows of the route table + "unmatched"
   std::unique_ptr<RouteCounters[]> routes_;  // atomics: fixed at construction
@@ -78,7 +87,25 @@ class Metrics {
   std::atomic<uint64_t> cursors_expired_{0};
   std::atomic<int64_t> ws_clients_{0};
   std::atomic<int64_t> connections_{0};
+  std::array<std::atomic<uint64_t>, kReasons> refused_{};
 };
+
+// The reason label of a refused write, from its answer's error code (e.g. "invalid_json" ->
+// "bad_request", "insufficient_storage" -> "disk_full", "unavailable" -> "degraded"); a code
+// it does not know goes by the status ("other" when that says nothing either).
+const char* RefusalReason(std::string_view error_code, int status);
+
+// The process_* family as the Prometheus client libraries name it, from /proc/self (Linux).
+struct ProcessStats {
+  bool ok = false;  // /proc/self/stat was read
+  double cpu_seconds = 0;        // user + system
+  double resident_bytes = 0;
+  double virtual_bytes = 0;
+  double start_time_seconds = 0;  // since the Unix epoch
+  double open_fds = -1;           // -1: not read
+  double max_fds = -1;            // the soft limit; -1: not read (or unlimited)
+};
+ProcessStats ReadProcessStats();
 
 // The upstream monitor's totals (statewatch_upstream_*), appended to the exposition.
 std::string RenderMonitorMetrics(const monitor::MonitorStats& stats);

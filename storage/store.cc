@@ -21,6 +21,7 @@
 
 #include "storage/db_directory.h"
 #include "storage/fault_file_system.h"
+#include "storage/io_metrics.h"
 #include "storage/rocks_logger.h"
 #include "storage/wal_check.h"
 
@@ -130,7 +131,9 @@ struct Store::Rep {
   // Compaction filters are handed to RocksDB as raw pointers: they must outlive the DB,
   // so they are declared before `db` (members are destroyed in reverse order).
   std::vector<std::unique_ptr<DropCompactionFilter>> filters;
-  std::unique_ptr<rocksdb::Env> env;  // only with fault injection
+  // Declared before `db`: RocksDB's files and listeners refer to both until it closes.
+  std::shared_ptr<IoMetrics> io = std::make_shared<IoMetrics>();
+  std::unique_ptr<rocksdb::Env> env;  // the timing (and, in tests, faulty) file system
   // handles[Family + 1] for each family (handles[0]: the default family, which also stands
   // in for a family a read-only open could not find); owned_handles are the ones to destroy.
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
@@ -458,11 +461,11 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& path, const StoreO
   rep->path = path;
   rep->read_only = options.read_only;
   rocksdb::DBOptions db_opts = DbOptionsFor(options, create);
-  if (options.faults) {
-    rep->env = rocksdb::NewCompositeEnv(
-        NewFaultyFileSystem(rocksdb::FileSystem::Default(), options.faults));
-    db_opts.env = rep->env.get();
-  }
+  std::shared_ptr<rocksdb::FileSystem> fs = rocksdb::FileSystem::Default();
+  if (options.faults) fs = NewFaultyFileSystem(fs, options.faults);
+  rep->env = rocksdb::NewCompositeEnv(NewWalSyncTimingFileSystem(fs, rep->io));
+  db_opts.env = rep->env.get();
+  db_opts.listeners.push_back(NewStallListener(rep->io));
   Status opened = OpenRocks(path, options, db_opts, rep.get());
   // A writer that holds the database may delete an obsolete log between a read-only open's
   // listing of the directory and its reading the file: that open is simply retried.
@@ -582,6 +585,24 @@ Status Store::Checkpoint(const std::string& dir) const {
 
 uint64_t Store::BytesOnDisk() const {
   return IntProperty("rocksdb.live-sst-files-size") + IntProperty("rocksdb.cur-size-all-mem-tables");
+}
+
+HistogramData Store::WalSyncLatency() const { return rep_->io->wal_sync.Snapshot(); }
+
+RocksDbStats Store::RocksDb() const {
+  RocksDbStats s;
+  auto db_wide = [&](const char* name) {  // a DB-wide property: read once, not per family
+    uint64_t v = 0;
+    return rep_->db->GetIntProperty(name, &v) ? v : 0;
+  };
+  s.write_stopped = db_wide("rocksdb.is-write-stopped") != 0;
+  s.delayed_write_rate = db_wide("rocksdb.actual-delayed-write-rate");
+  s.running_compactions = db_wide("rocksdb.num-running-compactions");
+  s.running_flushes = db_wide("rocksdb.num-running-flushes");
+  s.compactions_pending = IntProperty("rocksdb.compaction-pending");
+  s.pending_compaction_bytes = IntProperty("rocksdb.estimate-pending-compaction-bytes");
+  rep_->io->FillStalls(&s);
+  return s;
 }
 
 uint64_t Store::IntProperty(const std::string& name) const {

@@ -18,6 +18,7 @@
 
 #include "log/log_backend.h"
 #include "statewatch/status.h"
+#include "statewatch/types.h"
 
 namespace statewatch::storage {
 
@@ -198,6 +199,10 @@ class Store {
   uint64_t WalBytesWritten() const;
   // Total size of the live SST files and WAL, in bytes.
   uint64_t BytesOnDisk() const;
+  // Every fsync of the write-ahead log since open, in seconds (storage/io_metrics.h).
+  HistogramData WalSyncLatency() const;
+  // Compactions, flushes and write stalls, read now (the fields' comments in types.h).
+  RocksDbStats RocksDb() const;
   // A RocksDB integer property (e.g. "rocksdb.estimate-num-keys") summed over families.
   uint64_t IntProperty(const std::string& name) const;
   const std::string& path() const;

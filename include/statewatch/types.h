@@ -107,6 +107,31 @@ struct PruneStats {
   uint64_t cursors_expired = 0;
 };
 
+// A distribution as read at one moment, for metrics. counts[i] observations were at most
+// bounds[i] (and above bounds[i-1]); counts.back(), one past the bounds, those above every
+// bound. `count` is the sum of `counts`; `sum` adds up the observed values.
+struct HistogramData {
+  std::vector<double> bounds;
+  std::vector<uint64_t> counts;
+  uint64_t count = 0;
+  double sum = 0;
+};
+
+// RocksDB's own figures, read when EngineStats is taken.
+struct RocksDbStats {
+  bool write_stopped = false;          // rocksdb.is-write-stopped
+  uint64_t delayed_write_rate = 0;     // rocksdb.actual-delayed-write-rate, bytes/s (0: none)
+  uint64_t running_compactions = 0;    // rocksdb.num-running-compactions
+  uint64_t running_flushes = 0;        // rocksdb.num-running-flushes
+  uint64_t compactions_pending = 0;    // column families with rocksdb.compaction-pending
+  uint64_t pending_compaction_bytes = 0;  // rocksdb.estimate-pending-compaction-bytes, summed
+  // Write stalls since open (from RocksDB's stall notifications): times a column family
+  // entered the delayed or stopped condition, and the time spent with any of them stalled.
+  uint64_t stalls_delayed = 0;
+  uint64_t stalls_stopped = 0;
+  double stall_seconds = 0;
+};
+
 struct EngineStats {
   uint64_t journal_rows = 0;
   uint64_t sessions = 0;  // sessions with a head
@@ -125,6 +150,16 @@ struct EngineStats {
   // Bytes written to the write-ahead log since open: every record's batch plus its 7-byte
   // record header. wal_bytes / events_recorded is the WAL cost of an event.
   uint64_t wal_bytes = 0;
+  // Distributions since open, timed with a steady clock (not the engine's Clock):
+  //   commit_seconds: a commit group, from its leader taking it off the queue to the group
+  //     durable and folded into what readers see (the writers are answered then);
+  //   wal_sync_seconds: one fsync of RocksDB's write-ahead log (Durability::kSync);
+  //   group_commands, group_events: write calls and events per durable commit group;
+  //   wake_seconds: from a group folded (durable, visible to readers) to its immediate
+  //     wakes handed to the wake subscribers; wakes merged into a coalescing window, which
+  //     wait on purpose, are not timed.
+  HistogramData commit_seconds, wal_sync_seconds, group_commands, group_events, wake_seconds;
+  RocksDbStats rocksdb;
   // Empty while writes are accepted; otherwise why they are refused (e.g. "no space left
   // on device"). Reads keep working either way.
   std::string write_error;
