@@ -197,6 +197,11 @@ struct HttpServer::Impl {
       spdlog::warn("event=connection_refused reason=max_connections max_connections={} count={}",
                    ctx.max_connections, n);
     }
+    if (ctx.Tls()) {  // a plain-text 503 would be garbage to a TLS client: only close
+      beast::error_code ignored;
+      socket.close(ignored);
+      return;
+    }
     RefuseOverCap(socket, ctx.max_connections);
   }
 

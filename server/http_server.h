@@ -21,7 +21,7 @@
 //
 // Limits: at most ServerOptions::max_connections connections (default sized to the file
 // limit); at the cap a new connection takes the place of the longest-idle one, or is
-// answered 503 when none is idle. An accept that fails (out of file descriptors) is never
+// answered 503 when none is idle (with TLS: closed, as no handshake was made). An accept that fails (out of file descriptors) is never
 // retried in a loop: the longest-idle connection is closed to free a descriptor, else the
 // listener waits 100 ms; such conditions are logged at most once a second, with a count.
 // At most max_streams WebSocket streams (503 beyond), each with bounded memory

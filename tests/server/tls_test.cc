@@ -159,6 +159,28 @@ TEST_F(TlsTest, KeepAliveAndPipeliningOverTls) {
   ASSERT_TRUE(conn.ReadUntil("HTTP/1.1 200", 3)) << conn.in();
 }
 
+TEST_F(TlsTest, ContinueAndBodyCapOverTls) {
+  server::ServerOptions o = TlsOptions();
+  o.body_limit_bytes = 1024;
+  TestServer server(o);
+  std::string host = "Host: 127.0.0.1:" + std::to_string(server.port()) + "\r\n";
+  TlsConn conn(server.port(), pki_.ca_cert);
+  ASSERT_TRUE(conn.ok());
+  // Expect: 100-continue: the interim answer first, then the body, then the answer.
+  std::string body = R"({"now":)" + std::to_string(kStartMs + 1000) + "}";
+  ASSERT_TRUE(conn.Write("POST /v1/clock HTTP/1.1\r\n" + host +
+                         "Content-Type: application/json\r\nExpect: 100-continue\r\n"
+                         "Content-Length: " +
+                         std::to_string(body.size()) + "\r\n\r\n"));
+  ASSERT_TRUE(conn.ReadUntil("HTTP/1.1 100 Continue")) << conn.in();
+  ASSERT_TRUE(conn.Write(body));
+  ASSERT_TRUE(conn.ReadUntil("HTTP/1.1 200")) << conn.in();
+  // Over the body cap: 413 on the same connection.
+  ASSERT_TRUE(conn.Write("POST /v1/events HTTP/1.1\r\n" + host +
+                         "Content-Type: application/json\r\nContent-Length: 2048\r\n\r\n"));
+  ASSERT_TRUE(conn.ReadUntil("HTTP/1.1 413")) << conn.in();
+}
+
 TEST_F(TlsTest, WssWakeDelivered) {
   TestServer server(TlsOptions());
   const std::string url = Url(server.port());
