@@ -408,6 +408,12 @@ export class StatewatchClient {
   health(options?: RequestOptions) {
     return this.request<T.Health>("GET", "/healthz", undefined, options);
   }
+  /** GET /readyz: answers when the daemon should get traffic; when it should not, throws a
+   * StatewatchError with status 503 (code not_ready, or in cluster mode standby, switching or
+   * partition_moved) whose message names what is not ready. */
+  ready(options?: RequestOptions) {
+    return this.request<T.Readiness>("GET", "/readyz", undefined, options);
+  }
   /** The Prometheus exposition text. */
   metrics(options?: RequestOptions) {
     return this.request<string>("GET", "/metrics", undefined, options);

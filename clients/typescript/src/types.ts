@@ -42,6 +42,7 @@ export type PruneStats = S.PruneStats;
 export type VerifyReport = S.VerifyReport;
 export type Stats = S.Stats;
 export type Health = S.Health;
+export type Readiness = S.Readiness;
 
 // ---- session tools -------------------------------------------------------------------------
 

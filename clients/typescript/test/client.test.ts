@@ -32,6 +32,12 @@ describe("statewatch-client", () => {
     assert.match(health.version, /^\d+\.\d+\.\d+/);
   });
 
+  test("a daemon whose storage takes writes is ready", async () => {
+    const ready = await sw.ready();
+    assert.equal(ready.status, "ready");
+    assert.equal(ready.version, (await sw.health()).version);
+  });
+
   test("a spawned child's human message becomes one notice, drained once", async () => {
     await sw.upsertSession(PARENT, { kind: "main", channel: "telegram" });
     await sw.upsertSession(CHILD, { parentSessionKey: PARENT });
@@ -193,7 +199,7 @@ describe("statewatch-client", () => {
       listUpstreamLinks: "upstreamLinks", putUpstreamLink: "putUpstreamLink",
       deleteUpstreamLink: "deleteUpstreamLink", prune: "prune", backup: "backup", verify: "verify",
       rebuild: "rebuild", export: "exportEvents", stats: "stats", getClock: "clock", setClock: "setClock",
-      openapi: "openapi", healthz: "health", metrics: "metrics",
+      openapi: "openapi", healthz: "health", readyz: "ready", metrics: "metrics",
     };
     type Operation = { operationId: string; "x-statewatch-cluster-only"?: boolean };
     const doc = (await sw.openapi()) as { paths: Record<string, Record<string, Operation>> };
