@@ -283,3 +283,50 @@ TEST_F(ClusterNodeTest, AnyNodesPortAnswersEverySessionAndDrainsAcrossPartitions
 
 }  // namespace
 }  // namespace statewatch::control
+
+namespace statewatch::control {
+namespace {
+
+// Readiness under the control plane: a node's port answers /readyz 200 once it owns, with a
+// serving owner slot, every partition assigned to it; a standby slot's own port answers 503
+// (it takes no writes), while its /healthz stays 200. A node's port answers HEAD like GET.
+TEST_F(ClusterNodeTest, ANodeIsReadyOnceItOwnsItsPartitionsAndAStandbySlotIsNot) {
+  namespace json = boost::json;
+  for (const char* id : {"n1", "n2"}) StartNode(id);
+  ClusterView view = WaitReady();
+  for (const auto& [id, node] : nodes_) {
+    HttpClient http(node->port());
+    statewatch::testing::HttpResult r;
+    // The node reads the assignments every poll (20 ms): bounded wait for its next round.
+    for (int i = 0; i < 250; ++i) {
+      r = http.Get("/readyz");
+      if (r.status == 200) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    ASSERT_EQ(r.status, 200) << id << ": " << r.body;
+    EXPECT_EQ(r.json().at("status"), json::value("ready"));
+    EXPECT_EQ(r.json().at("checks").at("lease"), json::value("held"));
+    const json::value body = r.json();
+    const json::object& parts = body.at("checks").at("partitions").as_object();
+    for (uint32_t p = 0; p < kPartitions; ++p) {
+      const bool mine = view.placement.assignments.at(p).owner == id;
+      EXPECT_EQ(parts.contains(std::to_string(p)), mine) << id << " " << p << ": " << r.body;
+    }
+  }
+  statewatch::testing::RawConnection raw(nodes_.begin()->second->port());
+  ASSERT_TRUE(raw.Send("HEAD /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"));
+  const std::string head = raw.ReadUntilClosed();
+  EXPECT_EQ(head.rfind("HTTP/1.1 200", 0), 0u) << head;
+  EXPECT_EQ(head.substr(head.find("\r\n\r\n") + 4), "") << head;
+  const Assignment& a = view.placement.assignments.at(0);
+  HttpClient standby(PortOf(view.placement.nodes.at(a.standby).Slot(0)->url));
+  statewatch::testing::HttpResult r = standby.Get("/readyz");
+  EXPECT_EQ(r.status, 503) << r.body;
+  EXPECT_EQ(r.error_code(), "standby") << r.body;
+  EXPECT_EQ(standby.Get("/healthz").status, 200);
+  HttpClient owner(OwnerPort(view, 0));
+  EXPECT_EQ(owner.Get("/readyz").status, 200);
+}
+
+}  // namespace
+}  // namespace statewatch::control
