@@ -100,6 +100,38 @@ class TlsConn {
   std::string in_;
 };
 
+// Asks for a WebSocket upgrade of `target` on `conn`; true once the 101 arrived (the bytes
+// after it stay in conn.in()).
+bool Upgrade(TlsConn& conn, uint16_t port, const std::string& target) {
+  if (!conn.Write("GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) +
+                  "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                  "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                  "Sec-WebSocket-Version: 13\r\n\r\n") ||
+      !conn.ReadUntil("\r\n\r\n") || conn.in().rfind("HTTP/1.1 101", 0) != 0) {
+    return false;
+  }
+  conn.in().erase(0, conn.in().find("\r\n\r\n") + 4);
+  return true;
+}
+
+// The next text frame's payload (unmasked from the server: 0x81, a length, the text); ""
+// when none arrives within the connection's bound.
+std::string NextFrame(TlsConn& conn) {
+  if (!conn.ReadAtLeast(2) || static_cast<unsigned char>(conn.in()[0]) != 0x81) return "";
+  std::size_t length = static_cast<unsigned char>(conn.in()[1]) & 0x7f;
+  std::size_t header = 2;
+  if (length == 126) {
+    if (!conn.ReadAtLeast(4)) return "";
+    length = (static_cast<unsigned char>(conn.in()[2]) << 8) |
+             static_cast<unsigned char>(conn.in()[3]);
+    header = 4;
+  }
+  if (length > 125 + 65535 || !conn.ReadAtLeast(header + length)) return "";
+  std::string text = conn.in().substr(header, length);
+  conn.in().erase(0, header + length);
+  return text;
+}
+
 class TlsTest : public ::testing::Test {
  protected:
   server::ServerOptions TlsOptions(bool mutual = false) {
@@ -195,14 +227,7 @@ TEST_F(TlsTest, WssWakeDelivered) {
 
   TlsConn ws(server.port(), pki_.ca_cert);
   ASSERT_TRUE(ws.ok());
-  ASSERT_TRUE(ws.Write("GET /v1/wakes?watcher=" + kParent + " HTTP/1.1\r\nHost: 127.0.0.1:" +
-                       std::to_string(server.port()) +
-                       "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                       "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
-                       "Sec-WebSocket-Version: 13\r\n\r\n"));
-  ASSERT_TRUE(ws.ReadUntil("\r\n\r\n")) << ws.in();
-  ASSERT_EQ(ws.in().rfind("HTTP/1.1 101", 0), 0u) << ws.in();
-  ws.in().erase(0, ws.in().find("\r\n\r\n") + 4);
+  ASSERT_TRUE(Upgrade(ws, server.port(), "/v1/wakes?watcher=" + kParent)) << ws.in();
 
   // The spawn seeds the parent's cursor; a human message to the child makes its notice
   // and the wake.
@@ -218,20 +243,46 @@ TEST_F(TlsTest, WssWakeDelivered) {
     ASSERT_EQ(r->status, 200) << r->body;
   }
 
-  // One text frame, unmasked from the server: 0x81, a length, the wake's JSON.
-  ASSERT_TRUE(ws.ReadAtLeast(2));
-  EXPECT_EQ(static_cast<unsigned char>(ws.in()[0]), 0x81);
-  std::size_t length = static_cast<unsigned char>(ws.in()[1]) & 0x7f;
-  std::size_t header = 2;
-  if (length == 126) {
-    ASSERT_TRUE(ws.ReadAtLeast(4));
-    length = (static_cast<unsigned char>(ws.in()[2]) << 8) | static_cast<unsigned char>(ws.in()[3]);
-    header = 4;
-  }
-  ASSERT_TRUE(ws.ReadAtLeast(header + length));
-  std::string wake = ws.in().substr(header, length);
+  std::string wake = NextFrame(ws);
   EXPECT_NE(wake.find("\"watcher\":\"" + kParent + "\""), std::string::npos) << wake;
   EXPECT_NE(wake.find("session-state:" + kChild), std::string::npos) << wake;
+}
+
+TEST_F(TlsTest, ParkedSendAnsweredOverTlsAndTheDeliveryFeedOverWss) {
+  server::ServerOptions o = TlsOptions();
+  o.tools.visibility = tools::Visibility::kAll;
+  TestServer server(o);
+  const std::string url = Url(server.port());
+  auto trusting = Trusting(pki_.ca_cert);
+  for (const std::string& key : {kParent, kChild}) {
+    auto put = net::HttpRequest(url, "PUT", "/v1/sessions/" + key, "{}", trusting);
+    ASSERT_OK(put);
+    ASSERT_EQ(put->status, 200) << put->body;
+  }
+  TlsConn feed(server.port(), pki_.ca_cert);
+  ASSERT_TRUE(feed.ok());
+  ASSERT_TRUE(Upgrade(feed, server.port(), "/v1/deliveries?agentId=main")) << feed.in();
+
+  TlsConn call(server.port(), pki_.ca_cert);
+  ASSERT_TRUE(call.ok());
+  std::string body = R"({"sessionKey":")" + kChild + R"(","message":"status?","timeoutSeconds":5})";
+  ASSERT_TRUE(call.Write("POST /v1/tools/sessions_send HTTP/1.1\r\nHost: 127.0.0.1:" +
+                         std::to_string(server.port()) + "\r\nX-Session-Key: " + kParent +
+                         "\r\nContent-Type: application/json\r\nContent-Length: " +
+                         std::to_string(body.size()) + "\r\n\r\n" + body));
+  // The message on the feed: the call is parked.
+  std::string delivery = NextFrame(feed);
+  EXPECT_NE(delivery.find("status?"), std::string::npos) << delivery;
+  auto clock = net::HttpRequest(url, "POST", "/v1/clock",
+                                R"({"now":)" + std::to_string(kStartMs + 5000) + "}", trusting);
+  ASSERT_OK(clock);
+  ASSERT_EQ(clock->status, 200) << clock->body;
+  ASSERT_TRUE(call.ReadUntil("\"status\":\"timeout\"")) << call.in();
+  EXPECT_EQ(call.in().rfind("HTTP/1.1 200", 0), 0u) << call.in();
+  // The connection serves on after its parked answer.
+  ASSERT_TRUE(call.Write("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:" +
+                         std::to_string(server.port()) + "\r\n\r\n"));
+  ASSERT_TRUE(call.ReadUntil("HTTP/1.1 200", 2)) << call.in();
 }
 
 TEST_F(TlsTest, MutualTlsRefusesAClientWithoutACertificateOfItsCa) {
