@@ -1,0 +1,289 @@
+// `statewatch watch` (following a daemon's wakes, --drain, reconnection) and `statewatch
+// tail`, each against the real binary and a real daemon: the follower is its own process, so
+// that its exit codes and signal handling are the real ones. Every read waits at most
+// kWaitMs for a line; nothing sleeps for timing.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <boost/json.hpp>
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "cli_fixture.h"
+
+extern char** environ;
+
+namespace statewatch::cli {
+namespace {
+namespace json = boost::json;
+
+constexpr int kWaitMs = 30000;  // the bound on any one wait for a line
+constexpr char kWatcher[] = "agent:main:main";
+constexpr char kTarget[] = "agent:main:subagent:f1";
+// The notice a human's event on kTarget gives kWatcher, registered at the target's head 0
+// (docs/semantics.md §4), byte for byte.
+constexpr char kNoticeText[] =
+    "Session \"agent:main:subagent:f1\" changed (other actor). Reconcile before acting: "
+    "session_status sessionKey \"agent:main:subagent:f1\" changesSince 0.";
+
+// The binary as a child with stdout and stderr on pipes, read a line at a time.
+class Process {
+ public:
+  explicit Process(const std::vector<std::string>& args) {
+    int out[2], err[2];
+    if (pipe(out) != 0 || pipe(err) != 0) return;
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+    posix_spawn_file_actions_adddup2(&actions, err[1], STDERR_FILENO);
+    posix_spawn_file_actions_addclose(&actions, out[0]);
+    posix_spawn_file_actions_addclose(&actions, err[0]);
+    std::vector<std::string> all = {STATEWATCH_BIN};
+    all.insert(all.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : all) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    if (posix_spawn(&pid_, STATEWATCH_BIN, &actions, nullptr, argv.data(), environ) != 0) pid_ = -1;
+    posix_spawn_file_actions_destroy(&actions);
+    close(out[1]);
+    close(err[1]);
+    out_.fd = out[0];
+    err_.fd = err[0];
+  }
+  ~Process() {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+    close(out_.fd);
+    close(err_.fd);
+  }
+
+  // The next stdout (stderr) line, or "" after kWaitMs or at EOF.
+  std::string OutLine() { return ReadLine(&out_); }
+  std::string ErrLine() { return ReadLine(&err_); }
+  // Stderr lines until one contains `part` (returned), "" when none comes in time.
+  std::string ErrLineWith(const std::string& part) {
+    for (int i = 0; i < 100; ++i) {
+      std::string line = ErrLine();
+      if (line.empty() || line.find(part) != std::string::npos) return line;
+    }
+    return "";
+  }
+  void Signal(int sig) { kill(pid_, sig); }
+  // The exit code (128 + signal when killed), waiting at most kWaitMs; -1 on timeout.
+  int Wait() {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kWaitMs);
+    while (std::chrono::steady_clock::now() < deadline) {
+      int status = 0;
+      pid_t r = waitpid(pid_, &status, WNOHANG);
+      if (r == pid_) {
+        pid_ = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+      pollfd none{-1, 0, 0};
+      poll(&none, 0, 10);  // waiting for the child, not for timing
+    }
+    return -1;
+  }
+  bool running() const { return pid_ > 0; }
+
+ private:
+  struct Stream {
+    int fd = -1;
+    std::string buffer;
+  };
+  static std::string ReadLine(Stream* s) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kWaitMs);
+    for (;;) {
+      if (std::size_t nl = s->buffer.find('\n'); nl != std::string::npos) {
+        std::string line = s->buffer.substr(0, nl);
+        s->buffer.erase(0, nl + 1);
+        return line;
+      }
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      deadline - std::chrono::steady_clock::now()).count();
+      if (left <= 0) return "";
+      pollfd p{s->fd, POLLIN, 0};
+      if (poll(&p, 1, static_cast<int>(left)) <= 0) continue;
+      char buf[4096];
+      ssize_t n = read(s->fd, buf, sizeof buf);
+      if (n <= 0) return "";
+      s->buffer.append(buf, static_cast<std::size_t>(n));
+    }
+  }
+
+  pid_t pid_ = -1;
+  Stream out_, err_;
+};
+
+// `statewatch serve` on `listen` (127.0.0.1:0 for any port), its port read from the line it
+// prints once it listens.
+class Daemon {
+ public:
+  Daemon(const std::string& data, const std::string& listen)
+      : process_({"--data", data, "--durability", "buffered", "serve", "--listen", listen}) {
+    std::error_code ec;
+    json::value v = json::parse(process_.OutLine(), ec);
+    if (!ec && v.is_object() && v.as_object().contains("port")) {
+      port_ = v.at("port").to_number<int>();
+    }
+  }
+  int port() const { return port_; }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  int Stop() {
+    process_.Signal(SIGTERM);
+    return process_.Wait();
+  }
+
+ private:
+  Process process_;
+  int port_ = 0;
+};
+
+// A field's text: the string itself, any other value serialized.
+std::string Str(const json::value& v) {
+  return v.is_string() ? std::string(v.as_string()) : json::serialize(v);
+}
+
+json::object Object(const std::string& line) {
+  std::error_code ec;
+  json::value v = json::parse(line, ec);
+  EXPECT_FALSE(ec) << "not JSON: " << line;
+  return !ec && v.is_object() ? v.as_object() : json::object();
+}
+
+class FollowTest : public CliDirTest {
+ protected:
+  FollowTest() : CliDirTest("follow") {}
+  void SetUp() override {
+    CliDirTest::SetUp();
+    data_ = (dir_ / "served").string();
+    daemon_ = std::make_unique<Daemon>(data_, "127.0.0.1:0");
+    ASSERT_GT(daemon_->port(), 0) << "the daemon did not start";
+  }
+  CliOutput Remote(std::vector<std::string> args) {
+    args.insert(args.begin(), {"--server", daemon_->url()});
+    return RunInProcess(args);
+  }
+  void RecordHumanEvent(const std::string& summary) {
+    CliOutput r = Remote({"record", "--session", kTarget, "--kind", "human_direct_message",
+                          "--actor-type", "human", "--summary", summary});
+    ASSERT_EQ(r.code, 0) << r.err;
+  }
+
+  std::string data_;
+  std::unique_ptr<Daemon> daemon_;
+};
+
+TEST_F(FollowTest, WatchPrintsAWakeAndWithDrainTheDrainedNotice) {
+  ASSERT_EQ(Remote({"watch", "--watcher", kWatcher, "--target", kTarget}).out,
+            "{\"watched\":true}\n");
+  Process watch({"--server", daemon_->url(), "watch", "--watcher", kWatcher, "--drain",
+                 "--count", "1"});
+  // The daemon subscribes a stream before it answers the upgrade: once this line is out, no
+  // wake can be missed.
+  ASSERT_NE(watch.ErrLineWith("following wakes of agent:main:main"), "");
+  RecordHumanEvent("human message via telegram");
+
+  json::object wake = Object(watch.OutLine());
+  EXPECT_EQ(Str(wake["watcher"]), kWatcher);
+  EXPECT_EQ(Str(wake["reason"]), std::string("session-state:") + kTarget);
+  EXPECT_TRUE(wake.contains("at"));
+  json::object notice = Object(watch.OutLine());
+  EXPECT_EQ(Str(notice["targetSessionKey"]), kTarget);
+  EXPECT_EQ(Str(notice["text"]), kNoticeText);
+  EXPECT_EQ(watch.Wait(), 0);  // --count 1
+  // Drained: nothing is pending any more.
+  EXPECT_EQ(Remote({"notices", "--watcher", kWatcher}).out, "{\"notices\":[]}\n");
+}
+
+TEST_F(FollowTest, WatchWithoutAWatcherFollowsEveryWatcherAndStopsOnSigterm) {
+  ASSERT_EQ(Remote({"watch", "--watcher", kWatcher, "--target", kTarget}).code, 0);
+  Process watch({"--server", daemon_->url(), "watch"});
+  ASSERT_NE(watch.ErrLineWith("following wakes of every watcher"), "");
+  RecordHumanEvent("one");
+  EXPECT_EQ(Str(Object(watch.OutLine())["watcher"]), kWatcher);
+  watch.Signal(SIGTERM);
+  EXPECT_EQ(watch.Wait(), 0);
+}
+
+// Wakes fired while the follower is disconnected are lost with the connection; the notice
+// is not: after the daemon restarts, the follower reconnects and drains it once.
+TEST_F(FollowTest, WatchReconnectsAfterTheDaemonRestartsAndDrainsOnce) {
+  ASSERT_EQ(Remote({"watch", "--watcher", kWatcher, "--target", kTarget}).code, 0);
+  const int port = daemon_->port();
+  Process watch({"--server", daemon_->url(), "watch", "--watcher", kWatcher, "--drain"});
+  ASSERT_NE(watch.ErrLineWith("following wakes"), "");
+  ASSERT_EQ(daemon_->Stop(), 0);
+  ASSERT_NE(watch.ErrLineWith("lost the daemon"), "");
+  // While it is down, an event lands in the database directly.
+  CliOutput local = RunInProcess({"--data", data_, "record", "--session", kTarget, "--kind",
+                                  "human_direct_message", "--actor-type", "human"});
+  ASSERT_EQ(local.code, 0) << local.err;
+  daemon_ = std::make_unique<Daemon>(data_, "127.0.0.1:" + std::to_string(port));
+  ASSERT_EQ(daemon_->port(), port) << "the port was taken meanwhile";
+  ASSERT_NE(watch.ErrLineWith("following wakes"), "");
+  json::object notice = Object(watch.OutLine());
+  EXPECT_EQ(Str(notice["text"]), kNoticeText);
+  watch.Signal(SIGINT);
+  EXPECT_EQ(watch.Wait(), 0);
+}
+
+TEST_F(FollowTest, TailPrintsAnEventRecordedAfterItStarted) {
+  RecordHumanEvent("before");
+  Process tail({"--server", daemon_->url(), "tail", "--session", kTarget, "--interval-ms", "20",
+                "--count", "1"});
+  ASSERT_NE(tail.ErrLineWith("tailing 1 session"), "");
+  RecordHumanEvent("after");
+  json::object event = Object(tail.OutLine());
+  EXPECT_EQ(Str(event["sessionKey"]), kTarget);
+  EXPECT_EQ(Str(event["agentId"]), "main");
+  EXPECT_EQ(Str(event["kind"]), "human_direct_message");
+  EXPECT_EQ(Str(event["summary"]), "after");  // not "before": tail starts at the head
+  EXPECT_EQ(tail.Wait(), 0);
+}
+
+TEST_F(FollowTest, TailFromChangesSinceZeroPrintsTheHistory) {
+  RecordHumanEvent("first");
+  Process tail({"--server", daemon_->url(), "tail", "--session", kTarget, "--changes-since", "0",
+                "--count", "1"});
+  EXPECT_EQ(Str(Object(tail.OutLine())["summary"]), "first");
+  EXPECT_EQ(tail.Wait(), 0);
+}
+
+TEST_F(FollowTest, TheFirstConnectionMustSucceed) {
+  Process watch({"--server", "http://127.0.0.1:1", "watch", "--watcher", kWatcher});
+  EXPECT_EQ(watch.Wait(), 1);
+  EXPECT_NE(watch.ErrLine().find("127.0.0.1:1"), std::string::npos);
+}
+
+TEST_F(FollowTest, UsageErrors) {
+  auto usage = [](const std::vector<std::string>& args, const std::string& part) {
+    CliOutput r = RunInProcess(args);
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_NE(r.err.find(part), std::string::npos) << r.err;
+  };
+  const std::string data = (dir_ / "local").string();
+  usage({"--data", data, "watch", "--watcher", kWatcher}, "give --server URL");
+  usage({"--data", data, "tail", "--session", kTarget}, "give --server URL");
+  usage({"--server", daemon_->url(), "watch", "--drain"}, "'watch --drain' needs --watcher");
+  usage({"--server", daemon_->url(), "watch", "--watcher", kWatcher, "--target", kTarget,
+         "--drain"},
+        "--drain is for following wakes");
+  usage({"--server", daemon_->url(), "watch", "--target", kTarget}, "'watch' needs --watcher");
+  usage({"--server", daemon_->url(), "watch", "--count", "0"}, "--count must be at least 1");
+  usage({"--server", daemon_->url(), "tail", "--session", kTarget, "--interval-ms", "1"},
+        "--interval-ms must be");
+  EXPECT_FALSE(std::filesystem::exists(data));
+}
+
+}  // namespace
+}  // namespace statewatch::cli
