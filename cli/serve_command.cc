@@ -127,11 +127,13 @@ Status ReadTools(const cli::Args& args, ServerOptions* o) {
 // --token (or the global --token-file, read with the other global options, as for
 // --server: it keeps the token out of the process list; --token wins when both are given),
 // --allow-origin, --allow-host.
-Status ReadAccess(const cli::Command& c, ServerOptions* o) {
-  o->token = c.args.Get("token").value_or(c.global.token);
+// `file_token` is the token of the global --token-file as read now (at start, or again on
+// SIGHUP).
+Status ReadAccess(const cli::Command& c, const std::string& file_token, ServerOptions* o) {
+  o->token = c.args.Get("token").value_or(file_token);
   // An empty token file must not turn into a daemon without authentication.
   auto token_file = c.args.Get("token-file");
-  if (!c.args.Has("token") && token_file && c.global.token.empty()) {
+  if (!c.args.Has("token") && token_file && file_token.empty()) {
     return Status::InvalidArgument("--token-file " + *token_file +
                                    " holds no token on its first line");
   }
@@ -157,7 +159,7 @@ Status ReadConfigFile(const cli::Args& args, ServerOptions* o) {
   return Status::OK();
 }
 
-Result<ServerOptions> ReadServeOptions(const cli::Command& c) {
+Result<ServerOptions> ReadServeOptions(const cli::Command& c, const std::string& file_token) {
   ServerOptions o;
   o.data_dir = c.global.data_dir;
   o.durability = c.global.durability;
@@ -169,7 +171,7 @@ Result<ServerOptions> ReadServeOptions(const cli::Command& c) {
     if (!n.ok()) return n.status();
     o.threads = static_cast<int>(*n);
   }
-  SW_RETURN_IF_ERROR(ReadAccess(c, &o));
+  SW_RETURN_IF_ERROR(ReadAccess(c, file_token, &o));
   SW_RETURN_IF_ERROR(ReadManualClock(c, &o));
   SW_RETURN_IF_ERROR(ReadTools(args, &o));
   SW_RETURN_IF_ERROR(
@@ -295,7 +297,7 @@ std::vector<OptionHelp> ServeOptionHelp() {
 }
 
 int RunServeCommand(cli::Command& c) {
-  auto options = ReadServeOptions(c);
+  auto options = ReadServeOptions(c, c.global.token);
   if (!options.ok()) return cli::UsageError(c, options.status().message());
   if (Status s = AttachCluster(c.args, &*options); !s.ok()) {
     return s.IsInvalidArgument() ? cli::UsageError(c, s.message()) : cli::RuntimeError(c, s);
@@ -308,11 +310,14 @@ int RunServeCommand(cli::Command& c) {
   // Printed once, by RuntimeError (stderr): a log line too would say it twice.
   if (!daemon.ok()) return cli::RuntimeError(c, daemon.status());
   (*daemon)->HandleSignals();
-  // SIGHUP: read the file and the flags again and apply the new tool policy. A file that no
-  // longer reads keeps the running policy (and says why).
+  // SIGHUP: read the file, the token file and the flags again and apply the new tool policy
+  // and tokens. A file that no longer reads keeps the running ones (and says why).
   Daemon* running = daemon->get();
   auto reload = server::ReloadSignal::Start([&c, running] {
-    auto next = ReadServeOptions(c);
+    // The token file again: a rotated token applies without a restart.
+    auto global = cli::ReadGlobalOptions(c.args);
+    auto next = global.ok() ? ReadServeOptions(c, global->token)
+                            : Result<ServerOptions>(global.status());
     Status s = next.ok() ? running->Reconfigure(*next) : next.status();
     if (!s.ok()) {
       spdlog::error("event=config_reload_refused error=\"{}\"", s.message());

@@ -8,6 +8,7 @@
 //     token text ever reaches a log.
 //   - The daemon prunes on its own clock (retention from the configuration file).
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
@@ -15,7 +16,9 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
+#include "child_process.h"
 #include "config/config_file.h"
 #include "http_helpers.h"
 #include "server/access_control.h"
@@ -62,11 +65,20 @@ std::string Hex(const std::string& bytes) {
 
 Headers Bearer(const std::string& token) { return {{"Authorization", "Bearer " + token}}; }
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+void WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::trunc);
+  out << text;
+}
+
+// Asks again until `pred` holds, at most 200 times 50 ms: a reload that never lands fails
+// the test instead of hanging it.
+template <typename Pred>
+bool Eventually(Pred pred) {
+  for (int i = 0; i < 200; ++i) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return pred();
 }
 
 // ---- Host policy ------------------------------------------------------------------------
@@ -271,6 +283,49 @@ TEST(ScopeTest, AReloadReplacesTheTokensWithoutARestart) {
             401);
   EXPECT_EQ(http.Request("POST", "/v1/prune", "", Bearer(kAdminToken)).status, 200);
   EXPECT_EQ(http.connects(), 1);  // the same connection throughout
+}
+
+// The real SIGHUP path of `statewatch serve`: the token file and the config file's tokens are
+// read again, and the next request on the same connection is checked against them.
+TEST(ScopeTest, SighupReloadsTheTokenFileAndTheConfigTokens) {
+  const std::string root = MakeTempDir("statewatch-access-sighup");
+  const std::string token_file = root + "/token", config = root + "/statewatch.json",
+                    port_file = root + "/port", err = root + "/stderr";
+  WriteFile(token_file, "first-flag-token-aa01\n");
+  WriteFile(config, R"({"auth": {"tokens": [{"name": "grafana", "token": "first-read-token-bb02",
+                                             "scope": "read"}]}})");
+  Child child = Spawn(
+      {"serve", "--data", root + "/data", "--listen", "127.0.0.1:0", "--port-file", port_file,
+       "--token-file", token_file, "--config", config, "--manual-clock", std::to_string(kStartMs)},
+      err);
+  ASSERT_GT(child.pid, 0);
+  FirstLine(child.stdout_fd);  // printed once it listens
+  HttpClient http(static_cast<uint16_t>(std::stoi(Slurp(port_file))));
+  EXPECT_EQ(http.Get("/v1/stats", Bearer("first-read-token-bb02")).status, 200);
+  EXPECT_EQ(http.Request("POST", "/v1/prune", "", Bearer("first-flag-token-aa01")).status, 200);
+
+  WriteFile(token_file, "second-flag-token-cc03\n");
+  WriteFile(config, R"({"auth": {"tokens": [{"name": "grafana", "token": "second-read-token-dd04",
+                                             "scope": "read"}]}})");
+  ASSERT_EQ(kill(child.pid, SIGHUP), 0);
+  ASSERT_TRUE(Eventually([&] {
+    return http.Get("/v1/stats", Bearer("second-read-token-dd04")).status == 200;
+  })) << Slurp(err);
+  EXPECT_EQ(http.Get("/v1/stats", Bearer("first-read-token-bb02")).status, 401);
+  EXPECT_EQ(http.Request("POST", "/v1/prune", "", Bearer("first-flag-token-aa01")).status, 401);
+  EXPECT_EQ(http.Request("POST", "/v1/prune", "", Bearer("second-flag-token-cc03")).status, 200);
+  EXPECT_EQ(http.connects(), 1);  // no connection was dropped
+  const std::string log = Slurp(err);
+  EXPECT_NE(log.find("event=config_reloaded"), std::string::npos) << log;
+  EXPECT_EQ(log.find("config_reload_needs_restart"), std::string::npos) << log;
+  for (const char* secret : {"flag-token", "read-token"}) {
+    EXPECT_EQ(log.find(secret), std::string::npos) << log;
+  }
+  ASSERT_EQ(kill(child.pid, SIGTERM), 0);
+  EXPECT_EQ(Wait(child.pid), 0);
+  close(child.stdout_fd);
+  std::error_code ec;
+  std::filesystem::remove_all(root, ec);
 }
 
 // Regression guard: tokens must never reach a log — the request log, the daemon's log at
