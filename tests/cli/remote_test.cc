@@ -197,7 +197,7 @@ TEST_F(RemoteTest, UnreachableDaemonIsARuntimeError) {
   EXPECT_EQ(r.code, 1);
   EXPECT_EQ(r.err.rfind("statewatch: ", 0), 0u) << r.err;
   EXPECT_NE(r.err.find("127.0.0.1:1"), std::string::npos) << r.err;
-  EXPECT_EQ(Exec({"--server", "https://x", "stats"}, "").code, 2);
+  EXPECT_EQ(Exec({"--server", "ftp://x", "stats"}, "").code, 2);
 }
 
 // --server with several URLs (a cluster's nodes): a request that did not land goes to the
@@ -235,7 +235,7 @@ TEST_F(RemoteTest, AServerListFailsOverWhereNothingLanded) {
                           "--dedupe", "k1"},
                          "");
   EXPECT_EQ(keyed.code, 0) << keyed.err;
-  EXPECT_EQ(Exec({"--server", "http://127.0.0.1:1,https://x", "stats"}, "").code, 2);
+  EXPECT_EQ(Exec({"--server", "http://127.0.0.1:1,ftp://x", "stats"}, "").code, 2);
 }
 
 // `statewatch takeover` talks to a standby daemon (tests/server/cluster_standby_test.cc and
@@ -250,7 +250,7 @@ TEST_F(RemoteTest, TakeoverOnADaemonThatIsNoStandbyIsARuntimeError) {
   EXPECT_EQ(unreachable.code, 1);
   EXPECT_NE(unreachable.err.find("127.0.0.1:1"), std::string::npos) << unreachable.err;
   EXPECT_EQ(Exec({"takeover", "--partition", "-1", "--url", daemon_->url()}, "").code, 2);
-  EXPECT_EQ(Exec({"takeover", "--url", "https://x"}, "").code, 2);  // as --server https://x
+  EXPECT_EQ(Exec({"takeover", "--url", "ftp://x"}, "").code, 2);  // as --server ftp://x
 }
 
 }  // namespace
