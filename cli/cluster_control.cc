@@ -101,6 +101,11 @@ int RunNodeServe(Command& c, const server::ServerOptions& options) {
                                " is decided by the controller under --etcd; leave it out");
     }
   }
+  if (!options.tls_cert_file.empty() || !options.tls_client_ca_file.empty()) {
+    // The node's own port and its forwarding to the slots are plain HTTP (docs/http-api.md).
+    return UsageError(c, "--tls-cert is not supported with --etcd: a node's port speaks plain "
+                         "HTTP; put a TLS-terminating proxy in front of it");
+  }
   auto node_id = c.args.Get("node-id");
   if (!node_id) return UsageError(c, "--etcd needs --node-id ID");
   server::ClusterNodeOptions no;
