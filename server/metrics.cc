@@ -68,25 +68,43 @@ uint64_t Load(const std::atomic<uint64_t>& a) { return a.load(std::memory_order_
 // The reasons of statewatch_writes_refused_total, in the order of Metrics::refused_. All are
 // rendered (zero included) so that a rate over any of them exists from the first scrape.
 constexpr const char* kRefusalReasons[] = {
-    "bad_request",  "too_large",  "unauthorized",  "forbidden", "not_found",
-    "conflict",     "not_owner",  "degraded",      "disk_full", "overloaded",
-    "shutting_down", "timeout",   "internal",      "other"};
+    "bad_request",   "too_large", "unauthorized", "forbidden", "not_found",
+    "conflict",      "not_owner", "degraded",     "disk_full", "overloaded",
+    "shutting_down", "timeout",   "internal",     "other"};
 
 // Error codes (the JSON answer's error.code) by reason; a code not listed goes by status.
 constexpr std::pair<const char*, const char*> kCodeReasons[] = {
-    {"invalid_argument", "bad_request"},   {"invalid_json", "bad_request"},
-    {"invalid_caller", "bad_request"},     {"invalid_parameter", "bad_request"},
-    {"bad_request", "bad_request"},        {"method_not_allowed", "bad_request"},
-    {"body_too_large", "too_large"},       {"header_too_large", "too_large"},
-    {"unauthorized", "unauthorized"},      {"forbidden", "forbidden"},
-    {"insufficient_scope", "forbidden"},   {"not_found", "not_found"},
-    {"unknown_session", "not_found"},      {"unknown_tool", "not_found"},
-    {"already_owner", "conflict"},         {"not_standby", "conflict"},
-    {"misdirected", "not_owner"},          {"partition_moved", "not_owner"},
-    {"switching", "not_owner"},            {"standby", "not_owner"},
-    {"unavailable", "degraded"},           {"insufficient_storage", "disk_full"},
-    {"too_many_connections", "overloaded"}, {"too_many_streams", "overloaded"},
-    {"shutting_down", "shutting_down"},    {"request_timeout", "timeout"},
+    {"invalid_argument", "bad_request"},
+    {"invalid_json", "bad_request"},
+    {"invalid_caller", "bad_request"},
+    {"invalid_parameter", "bad_request"},
+    {"bad_request", "bad_request"},
+    {"method_not_allowed", "bad_request"},
+    {"body_too_large", "too_large"},
+    {"header_too_large", "too_large"},
+    {"unauthorized", "unauthorized"},
+    {"forbidden", "forbidden"},
+    {"insufficient_scope", "forbidden"},
+    {"not_found", "not_found"},
+    {"unknown_session", "not_found"},
+    {"unknown_tool", "not_found"},
+    {"already_owner", "conflict"},
+    {"not_standby", "conflict"},
+    {"misdirected", "not_owner"},
+    {"partition_moved", "not_owner"},
+    {"switching", "not_owner"},
+    {"standby", "not_owner"},
+    {"unavailable", "degraded"},
+    {"insufficient_storage", "disk_full"},
+    {"too_many_connections", "overloaded"},
+    {"too_many_streams", "overloaded"},
+    {"shutting_down", "shutting_down"},
+    {"request_timeout", "timeout"},
+    {"unsupported_media_type", "bad_request"},
+    {"misdirected_request", "bad_request"},
+    {"cross_partition_batch", "bad_request"},
+    {"partition_required", "bad_request"},
+    {"forbidden_origin", "forbidden"},
     {"internal", "internal"}};
 
 int ReasonIndex(std::string_view reason) {
@@ -103,17 +121,30 @@ const char* RefusalReason(std::string_view error_code, int status) {
     if (error_code == code) return reason;
   }
   switch (status) {
-    case 400: return "bad_request";
-    case 401: return "unauthorized";
-    case 403: return "forbidden";
-    case 404: return "not_found";
-    case 409: return "conflict";
-    case 413: case 431: return "too_large";
-    case 421: return "not_owner";
-    case 503: return "degraded";
-    case 507: return "disk_full";
-    case 500: return "internal";
-    default: return "other";
+    case 400:
+    case 415:
+      return "bad_request";
+    case 401:
+      return "unauthorized";
+    case 403:
+      return "forbidden";
+    case 404:
+      return "not_found";
+    case 409:
+      return "conflict";
+    case 413:
+    case 431:
+      return "too_large";
+    case 421:
+      return "not_owner";
+    case 503:
+      return "degraded";
+    case 507:
+      return "disk_full";
+    case 500:
+      return "internal";
+    default:
+      return "other";
   }
 }
 
@@ -219,8 +250,7 @@ std::string FormatBound(double bound) {
   return le;
 }
 
-void RenderHistogram(std::string& out, const char* name, const char* help,
-                     const HistogramData& h) {
+void RenderHistogram(std::string& out, const char* name, const char* help, const HistogramData& h) {
   Header(out, name, "histogram", help);
   const std::string base(name);
   uint64_t cumulative = 0;
@@ -243,8 +273,8 @@ void RenderEngineHistograms(std::string& out, const EngineStats& s) {
   RenderHistogram(out, "statewatch_commit_group_writes",
                   "Write calls (a record, a batch, a watch, an ack...) per durable commit group.",
                   s.group_commands);
-  RenderHistogram(out, "statewatch_commit_group_events", "Events recorded per durable commit group.",
-                  s.group_events);
+  RenderHistogram(out, "statewatch_commit_group_events",
+                  "Events recorded per durable commit group.", s.group_events);
   RenderHistogram(out, "statewatch_wake_latency_seconds",
                   "From a commit group visible to readers to its notices' wakes handed to the "
                   "wake subscribers (WebSocket streams queue them); wakes merged into a "
@@ -317,7 +347,8 @@ void RenderProcess(std::string& out) {
     one("process_start_time_seconds", "gauge",
         "Start time of the process since unix epoch in seconds.", p.start_time_seconds);
   }
-  if (p.open_fds >= 0) one("process_open_fds", "gauge", "Number of open file descriptors.", p.open_fds);
+  if (p.open_fds >= 0)
+    one("process_open_fds", "gauge", "Number of open file descriptors.", p.open_fds);
   if (p.max_fds >= 0) {
     one("process_max_fds", "gauge", "Maximum number of open file descriptors.", p.max_fds);
   }
@@ -331,7 +362,8 @@ ProcessStats ReadProcessStats() {
   if (f.size() > 21) {
     const double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
     const double page = static_cast<double>(sysconf(_SC_PAGESIZE));
-    p.cpu_seconds = (std::strtod(f[11].c_str(), nullptr) + std::strtod(f[12].c_str(), nullptr)) / ticks;
+    p.cpu_seconds =
+        (std::strtod(f[11].c_str(), nullptr) + std::strtod(f[12].c_str(), nullptr)) / ticks;
     p.start_time_seconds = BootTimeSeconds() + std::strtod(f[19].c_str(), nullptr) / ticks;
     p.virtual_bytes = std::strtod(f[20].c_str(), nullptr);
     p.resident_bytes = std::strtod(f[21].c_str(), nullptr) * page;

@@ -97,8 +97,8 @@ const char* RefusalReason(std::string_view error_code, int status);
 
 // The process_* family as the Prometheus client libraries name it, from /proc/self (Linux).
 struct ProcessStats {
-  bool ok = false;  // /proc/self/stat was read
-  double cpu_seconds = 0;        // user + system
+  bool ok = false;         // /proc/self/stat was read
+  double cpu_seconds = 0;  // user + system
   double resident_bytes = 0;
   double virtual_bytes = 0;
   double start_time_seconds = 0;  // since the Unix epoch

@@ -4,8 +4,7 @@
 
 namespace statewatch::storage {
 
-void IoMetrics::StallChanged(const std::string& family,
-                             rocksdb::WriteStallCondition now) {
+void IoMetrics::StallChanged(const std::string& family, rocksdb::WriteStallCondition now) {
   std::lock_guard<std::mutex> lock(mu_);
   const bool was_stalled = !stalled_.empty();
   auto it = stalled_.find(family);
@@ -32,7 +31,8 @@ void IoMetrics::FillStalls(RocksDbStats* out) const {
   out->stalls_stopped = stopped_;
   out->stall_seconds = stalled_seconds_;
   if (!stalled_.empty()) {
-    out->stall_seconds += std::chrono::duration<double>(SteadyClock::now() - stalled_since_).count();
+    out->stall_seconds +=
+        std::chrono::duration<double>(SteadyClock::now() - stalled_since_).count();
   }
 }
 

@@ -2,6 +2,8 @@
 // read at scrape time, labels from the route table; the commit, fsync, group-size and wake
 // histograms, RocksDB's figures, refused writes by reason and process_*; and the access log
 // option.
+#include "server/metrics.h"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -10,7 +12,6 @@
 #include <sstream>
 
 #include "http_helpers.h"
-#include "server/metrics.h"
 #include "statewatch/version.h"
 #include "test_client.h"
 #include "test_server.h"
@@ -33,16 +34,16 @@ TEST(MetricsTest, BuildInfoDeliveriesAndRuns) {
   EXPECT_TRUE(Has(m, "statewatch_runs_active 0")) << m;
   EXPECT_TRUE(Has(m, "statewatch_pending_notices 0")) << m;
 
-  HttpResult sent = Tool(http, "sessions_send", "agent:main:main",
-                         json::object{{"sessionKey", "agent:main:worker"},
-                                      {"message", "hi"},
-                                      {"timeoutSeconds", 0}});
+  HttpResult sent = Tool(
+      http, "sessions_send", "agent:main:main",
+      json::object{{"sessionKey", "agent:main:worker"}, {"message", "hi"}, {"timeoutSeconds", 0}});
   ASSERT_EQ(sent.status, 200) << sent.body;
   m = http.Get("/metrics").body;
   EXPECT_TRUE(Has(m, "statewatch_deliveries_unacked 1")) << m;
   EXPECT_TRUE(Has(m, "statewatch_runs_active 1")) << m;
-  EXPECT_TRUE(Has(m, "statewatch_http_requests_total{method=\"PUT\",route=\"/v1/sessions/{key}\","
-                     "code=\"200\"} 2"))
+  EXPECT_TRUE(Has(m,
+                  "statewatch_http_requests_total{method=\"PUT\",route=\"/v1/sessions/{key}\","
+                  "code=\"200\"} 2"))
       << m;
 }
 
@@ -50,7 +51,8 @@ TEST(MetricsTest, BuildInfoDeliveriesAndRuns) {
 double Sample(const std::string& text, const std::string& series) {
   std::size_t at = 0;
   while ((at = text.find(series + " ", at)) != std::string::npos) {
-    if (at == 0 || text[at - 1] == '\n') return std::strtod(text.c_str() + at + series.size(), nullptr);
+    if (at == 0 || text[at - 1] == '\n')
+      return std::strtod(text.c_str() + at + series.size(), nullptr);
     at += series.size();
   }
   return -1;
@@ -106,6 +108,7 @@ TEST(MetricsTest, RefusalReasonsFollowTheErrorCode) {
   EXPECT_STREQ(server::RefusalReason("unavailable", 503), "degraded");
   EXPECT_STREQ(server::RefusalReason("invalid_json", 400), "bad_request");
   EXPECT_STREQ(server::RefusalReason("body_too_large", 413), "too_large");
+  EXPECT_STREQ(server::RefusalReason("unsupported_media_type", 415), "bad_request");
   EXPECT_STREQ(server::RefusalReason("already_owner", 409), "conflict");
   EXPECT_STREQ(server::RefusalReason("", 409), "conflict") << "unknown code: by status";
   EXPECT_STREQ(server::RefusalReason("", 418), "other");
@@ -132,8 +135,8 @@ TEST(MetricsTest, HistogramBucketsAreCumulative) {
 
 TEST(MetricsTest, ProcessFiguresArePlausible) {
   std::string m = server::Metrics().Render(nullptr);
-  const double now = std::chrono::duration<double>(
-                         std::chrono::system_clock::now().time_since_epoch()).count();
+  const double now =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   EXPECT_GE(Sample(m, "process_cpu_seconds_total"), 0) << m;
   EXPECT_GT(Sample(m, "process_resident_memory_bytes"), 1 << 20) << m;
   EXPECT_GE(Sample(m, "process_virtual_memory_bytes"), Sample(m, "process_resident_memory_bytes"));
