@@ -128,16 +128,16 @@ ApiResponse Api::Handle(const ApiRequest& request) {
   return response;
 }
 
+Api::~Api() = default;
+
+void Api::ReloadTokens(const ServerOptions& options) { access_->Reload(options); }
+
 ApiResponse Api::Dispatch(const ApiRequest& req, std::size_t* route) {
   Target target = SplitTarget(req.target);
   RouteScope scope = services_.gate != nullptr ? RouteScope::kCluster : RouteScope::kSingleNode;
   // HEAD is GET without the body (RFC 9110 §9.3.2); the transport leaves the body out.
   std::string_view method = req.method == "HEAD" ? std::string_view("GET") : req.method;
   RouteLookup found = MatchRoute(method, target.path, target.query, scope);
-Api::~Api() = default;
-
-void Api::ReloadTokens(const ServerOptions& options) { access_->Reload(options); }
-
   if (!found.malformed_param.empty()) {
     *route = *found.path_route;
     return Error(400, "invalid_argument",

@@ -125,8 +125,8 @@ struct ApiServices {
   DeliveryHub* deliveries = nullptr;
   monitor::UpstreamMonitor* monitor = nullptr;
   MonitorDriver* monitor_driver = nullptr;
-  // Cluster mode: sees every authenticated request first (server/cluster_routes.h).
   PruneScheduler* prune_scheduler = nullptr;  // POST /v1/clock runs a due prune
+  // Cluster mode: sees every authenticated request first (server/cluster_routes.h).
   RequestGate* gate = nullptr;
 };
 
@@ -191,21 +191,21 @@ class Api {
   // re-arms its wake timer there. Set before serving.
   std::function<void()> after_write;
 
- private:
   // Replaces the accepted tokens with those of `options` (token, tokens, open_metrics;
   // server/access_control.h): every later request is checked against them (SIGHUP).
   void ReloadTokens(const ServerOptions& options);
 
   ~Api();
 
+ private:
   ApiResponse Dispatch(const ApiRequest& request, std::size_t* route);
   auth::Scope NeededScope(const RouteSpec& spec) const;
   static ApiResponse Refused(const Refusal& refusal);
 
   ApiServices services_;
   std::shared_ptr<spdlog::logger> access_log_;  // null without ServerOptions::access_log
-  Engine* engine_;
   std::unique_ptr<AccessControl> access_;
+  Engine* engine_;
   const ServerOptions& options_;
   ManualClock* manual_clock_;
   Metrics* metrics_;
