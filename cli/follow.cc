@@ -161,7 +161,8 @@ struct WakeOptions {
   int64_t count = 0;  // 0 = until stopped
 };
 
-// One connection's life: the (re)connection drain, then wakes until the connection is lost
+// One connection's life: the (re)connection drain, the "following" line on stderr, then
+// wakes until the connection is lost
 // (returns the reason), the count is reached or a signal stops it (OK, *done set), or a
 // refusal (another status, *done set).
 Status FollowOneConnection(Command& c, net::WebSocket& ws, const std::string& url,
@@ -172,6 +173,11 @@ Status FollowOneConnection(Command& c, net::WebSocket& ws, const std::string& ur
     if (!r.refused.ok()) return *done = true, r.refused;
     if (!r.lost.ok()) return r.lost;
   }
+  // Announced once caught up: whatever happens after this line reaches the output.
+  c.err << "statewatch: following wakes"
+        << (o.watcher.empty() ? std::string(" of every watcher") : " of " + o.watcher) << " at "
+        << url << (o.drain ? " (draining notices)" : "") << "\n";
+  c.err.flush();
   while (!stop.stopped()) {
     auto message = ws.Receive(kPollMs);
     if (!message.ok()) return message.status();
@@ -232,9 +238,6 @@ int FollowWakes(Command& c) {
     }
     ever_connected = true;
     daemons.Connected();
-    c.err << "statewatch: following wakes"
-          << (o.watcher.empty() ? std::string(" of every watcher") : " of " + o.watcher)
-          << " at " << url << (o.drain ? " (draining notices)" : "") << "\n";
     bool done = false;
     Status s = FollowOneConnection(c, **ws, url, o, stop, &wakes, &done);
     if (done) return s.ok() ? kExitOk : RuntimeError(c, s);

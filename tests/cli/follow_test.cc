@@ -188,8 +188,8 @@ TEST_F(FollowTest, WatchPrintsAWakeAndWithDrainTheDrainedNotice) {
             "{\"watched\":true}\n");
   Process watch({"--server", daemon_->url(), "watch", "--watcher", kWatcher, "--drain",
                  "--count", "1"});
-  // The daemon subscribes a stream before it answers the upgrade: once this line is out, no
-  // wake can be missed.
+  // The daemon subscribes a stream before it answers the upgrade, and the line comes after
+  // the connection's first drain: from here on, the wake comes first, then its notice.
   ASSERT_NE(watch.ErrLineWith("following wakes of agent:main:main"), "");
   RecordHumanEvent("human message via telegram");
 
