@@ -124,6 +124,7 @@ Reply Ask(const Command& c, const std::string& url, std::string_view method,
   net::HttpRequestOptions o;
   o.token = c.global.token;
   o.timeout_ms = kConnectMs;
+  o.tls = {c.global.ca_file, c.global.client_cert, c.global.client_key};
   Reply r;
   auto answer = HttpRequest(url, method, target, body, o);
   if (!answer.ok()) {
@@ -216,6 +217,12 @@ int FollowWakes(Command& c) {
   if (!count.ok()) return UsageError(c, count.status().message());
   o.count = *count;
   if (o.drain && o.watcher.empty()) return UsageError(c, "'watch --drain' needs --watcher");
+  for (const std::string& url : c.global.servers) {
+    if (url.rfind("https://", 0) == 0) {  // net/websocket.h speaks plain sockets only
+      return UsageError(c, "following wakes needs an http:// --server (the CLI's WebSocket "
+                           "client has no TLS; got \"" + url + "\")");
+    }
+  }
   StopSignals stop;
   Daemons daemons(c.global);
   bool ever_connected = false;

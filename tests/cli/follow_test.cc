@@ -282,6 +282,8 @@ TEST_F(FollowTest, UsageErrors) {
   usage({"--server", daemon_->url(), "watch", "--count", "0"}, "--count must be at least 1");
   usage({"--server", daemon_->url(), "tail", "--session", kTarget, "--interval-ms", "1"},
         "--interval-ms must be");
+  usage({"--server", "https://127.0.0.1:1", "watch", "--watcher", kWatcher},
+        "following wakes needs an http:// --server");
   EXPECT_FALSE(std::filesystem::exists(data));
 }
 
