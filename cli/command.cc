@@ -21,10 +21,13 @@ namespace statewatch::cli {
 
 namespace {
 
-// Whether `dir` holds a RocksDB database (its CURRENT file names the live manifest).
-bool HoldsDatabase(const std::string& dir) {
+// Whether `dir` is absent or empty: where a writer would start a new database. A directory
+// holding anything is left to Engine::Open, which names a damaged database (files but no
+// CURRENT) or foreign files precisely.
+bool NothingThere(const std::string& dir) {
   std::error_code ec;
-  return std::filesystem::exists(std::filesystem::path(dir) / "CURRENT", ec);
+  if (!std::filesystem::exists(dir, ec)) return true;
+  return std::filesystem::is_directory(dir, ec) && std::filesystem::is_empty(dir, ec);
 }
 
 // Whether another process holds the database's lock: RocksDB takes a POSIX record lock on
@@ -55,7 +58,7 @@ Status HeldByDaemon(const std::string& dir) {
 Result<Engine*> Command::OpenEngine() {
   if (engine_) return engine_.get();
   if (access_ != Access::kReadOnly) {
-    if (!global.create && !HoldsDatabase(global.data_dir)) {
+    if (!global.create && NothingThere(global.data_dir)) {
       return Status::NotFound("no statewatch database in \"" + global.data_dir +
                               "\" (a misspelled --data?); give --create to make a new one there");
     }
