@@ -3,7 +3,10 @@
 // a usage error. Runs in-process so that tests drive it without spawning a binary.
 //
 // Global options (before or after the verb): --data DIR (default ./data), --now MS (the
-// command's clock), --durability sync|buffered. `statewatch help` lists the verbs.
+// command's clock), --durability sync|buffered, --create (a writing verb may start a new
+// database in an absent or empty --data; without it, it refuses), --server URL. `statewatch
+// help` lists the verbs. An option no verb takes is "unknown option --NAME" wherever it
+// stands.
 //
 // Exit 2 is for the shape of the command line (unknown verb or option, missing option, an
 // option value that is not even of the right type: --limit abc, --now noon, --payload
