@@ -13,6 +13,7 @@
 #include <boost/json.hpp>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -124,12 +125,19 @@ class Process {
   Stream out_, err_;
 };
 
+std::vector<std::string> With(std::vector<std::string> head, const std::vector<std::string>& tail) {
+  head.insert(head.end(), tail.begin(), tail.end());
+  return head;
+}
+
 // `statewatch serve` on `listen` (127.0.0.1:0 for any port), its port read from the line it
 // prints once it listens.
 class Daemon {
  public:
-  Daemon(const std::string& data, const std::string& listen)
-      : process_({"--data", data, "--durability", "buffered", "serve", "--listen", listen}) {
+  Daemon(const std::string& data, const std::string& listen,
+         const std::vector<std::string>& extra = {})
+      : process_(With({"--data", data, "--durability", "buffered", "serve", "--listen", listen},
+                      extra)) {
     std::error_code ec;
     json::value v = json::parse(process_.OutLine(), ec);
     if (!ec && v.is_object() && v.as_object().contains("port")) {
@@ -263,6 +271,23 @@ TEST_F(FollowTest, TheFirstConnectionMustSucceed) {
   Process watch({"--server", "http://127.0.0.1:1", "watch", "--watcher", kWatcher});
   EXPECT_EQ(watch.Wait(), 1);
   EXPECT_NE(watch.ErrLine().find("127.0.0.1:1"), std::string::npos);
+}
+
+// The token goes with the upgrade and with every drain, as --token-file does for every
+// remote verb; without it the daemon's 401 ends the follower (no retry loop).
+TEST_F(FollowTest, WatchSendsTheTokenFile) {
+  const std::string token_file = (dir_ / "token").string();
+  std::ofstream(token_file) << "follow-token-5e1f\n";
+  Daemon guarded((dir_ / "guarded").string(), "127.0.0.1:0", {"--token-file", token_file});
+  ASSERT_GT(guarded.port(), 0);
+  Process refused({"--server", guarded.url(), "watch", "--watcher", kWatcher});
+  EXPECT_EQ(refused.Wait(), 1);
+  EXPECT_NE(refused.ErrLine().find("401"), std::string::npos);
+  Process watch({"--server", guarded.url(), "--token-file", token_file, "watch", "--watcher",
+                 kWatcher, "--drain"});
+  EXPECT_NE(watch.ErrLineWith("following wakes of agent:main:main"), "");
+  watch.Signal(SIGTERM);
+  EXPECT_EQ(watch.Wait(), 0);
 }
 
 TEST_F(FollowTest, UsageErrors) {
