@@ -2,6 +2,8 @@
 
 #include <openssl/evp.h>
 
+#include "base/hex.h"
+
 namespace statewatch::auth {
 
 const char* ScopeName(Scope scope) {
@@ -36,19 +38,7 @@ std::string Sha256(std::string_view bytes) {
 
 std::optional<std::string> DigestFromHex(std::string_view hex) {
   if (hex.size() != 64) return std::nullopt;
-  auto nibble = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-  };
-  std::string out;
-  for (std::size_t i = 0; i < hex.size(); i += 2) {
-    int hi = nibble(hex[i]), lo = nibble(hex[i + 1]);
-    if (hi < 0 || lo < 0) return std::nullopt;
-    out.push_back(static_cast<char>(hi * 16 + lo));
-  }
-  return out;
+  return hex::Decode(hex);
 }
 
 bool ConstantTimeEquals(std::string_view a, std::string_view b) {

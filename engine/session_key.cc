@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "base/ascii.h"
+#include "base/hex.h"
 
 namespace statewatch {
 
@@ -119,35 +120,16 @@ std::optional<std::string> ThreadParentKey(std::string_view key) {
 }
 
 std::string EncodeContextKey(std::string_view target_key) {
-  static const char kHex[] = "0123456789abcdef";
-  std::string out = "session-state:";
-  out.reserve(out.size() + target_key.size() * 2);
-  for (unsigned char c : target_key) {
-    out.push_back(kHex[c >> 4]);
-    out.push_back(kHex[c & 0xf]);
-  }
-  return out;
+  return "session-state:" + hex::Encode(target_key);
 }
 
 std::optional<std::string> DecodeContextKey(std::string_view context_key) {
   constexpr std::string_view kPrefix = "session-state:";
   if (context_key.substr(0, kPrefix.size()) != kPrefix) return std::nullopt;
   std::string_view hex = context_key.substr(kPrefix.size());
-  if (hex.empty() || hex.size() % 2 != 0) return std::nullopt;
-  auto nibble = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-  };
-  std::string out;
-  out.reserve(hex.size() / 2);
-  for (std::size_t i = 0; i < hex.size(); i += 2) {
-    int hi = nibble(hex[i]), lo = nibble(hex[i + 1]);
-    if (hi < 0 || lo < 0) return std::nullopt;
-    out.push_back(static_cast<char>(hi * 16 + lo));
-  }
-  if (!IsValidUtf8(out)) return std::nullopt;
+  if (hex.empty()) return std::nullopt;
+  std::optional<std::string> out = hex::Decode(hex);
+  if (!out || !IsValidUtf8(*out)) return std::nullopt;
   return out;
 }
 

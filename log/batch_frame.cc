@@ -4,6 +4,7 @@
 
 #include <cassert>
 
+#include "base/hex.h"
 #include "flatbuffers/flatbuffers.h"
 #include "schema/log_frame_generated.h"
 
@@ -21,14 +22,7 @@ FrameHash HashFrame(std::string_view bytes) {
 }
 
 std::string HashHex(const FrameHash& hash) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string hex;
-  hex.reserve(hash.size() * 2);
-  for (uint8_t b : hash) {
-    hex.push_back(kDigits[b >> 4]);
-    hex.push_back(kDigits[b & 0xF]);
-  }
-  return hex;
+  return hex::Encode(std::string_view(reinterpret_cast<const char*>(hash.data()), hash.size()));
 }
 
 namespace {

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <optional>
 
+#include "base/hex.h"
 #include "statewatch/session_key.h"  // ResolveSession, IsValidUtf8
 #include "statewatch/session_tables.h"
 
@@ -20,12 +21,8 @@ std::string SourceHash(const UpstreamLink& link) {
   // EVP_Digest fails only on allocation failure; an empty hash then still yields a key that
   // is stable for this process, and the event is recorded rather than lost.
   if (EVP_Digest(joined.data(), joined.size(), md, &len, EVP_sha256(), nullptr) != 1) len = 0;
-  static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
-  for (unsigned int i = 0; i < len && out.size() < 16; ++i) {
-    out.push_back(kHex[md[i] >> 4]);
-    out.push_back(kHex[md[i] & 0xf]);
-  }
+  for (unsigned int i = 0; i < len && out.size() < 16; ++i) hex::AppendByte(md[i], &out);
   return out;
 }
 

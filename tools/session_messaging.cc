@@ -7,6 +7,7 @@
 #include <cstring>
 #include <random>
 
+#include "base/hex.h"
 #include "codecs/json_fields.h"
 #include "statewatch/session_key.h"
 #include "statewatch/session_tables.h"
@@ -27,12 +28,10 @@ std::string NewUuidV4() {
   }
   b[6] = static_cast<unsigned char>((b[6] & 0x0F) | 0x40);  // version 4
   b[8] = static_cast<unsigned char>((b[8] & 0x3F) | 0x80);  // RFC 4122 variant
-  static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
   for (int i = 0; i < 16; ++i) {
     if (i == 4 || i == 6 || i == 8 || i == 10) out.push_back('-');
-    out.push_back(kHex[b[i] >> 4]);
-    out.push_back(kHex[b[i] & 0x0F]);
+    hex::AppendByte(b[i], &out);
   }
   return out;
 }

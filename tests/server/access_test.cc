@@ -18,6 +18,7 @@
 #include <sstream>
 #include <thread>
 
+#include "base/hex.h"
 #include "child_process.h"
 #include "config/config_file.h"
 #include "http_helpers.h"
@@ -53,15 +54,7 @@ server::ServerOptions ScopedOptions() {
 }
 
 // What `printf %s TOKEN | sha256sum` prints for a digest.
-std::string Hex(const std::string& bytes) {
-  static const char* kDigits = "0123456789abcdef";
-  std::string hex;
-  for (unsigned char c : bytes) {
-    hex += kDigits[c >> 4];
-    hex += kDigits[c & 15];
-  }
-  return hex;
-}
+std::string Hex(const std::string& bytes) { return hex::Encode(bytes); }
 
 Headers Bearer(const std::string& token) { return {{"Authorization", "Bearer " + token}}; }
 
