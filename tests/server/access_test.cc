@@ -63,17 +63,6 @@ void WriteFile(const std::string& path, const std::string& text) {
   out << text;
 }
 
-// Asks again until `pred` holds, at most 200 times 50 ms: a reload that never lands fails
-// the test instead of hanging it.
-template <typename Pred>
-bool Eventually(Pred pred) {
-  for (int i = 0; i < 200; ++i) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return pred();
-}
-
 // ---- Host policy ------------------------------------------------------------------------
 
 TEST(HostPolicyTest, ATokenListenerAnswersContainerHostsAndALoopbackOneRefusesThem) {

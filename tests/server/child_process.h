@@ -9,9 +9,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 extern char** environ;
@@ -74,6 +76,18 @@ inline std::string Slurp(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+// Asks again until `pred` holds, at most 200 times 50 ms (10 s): for what a child process
+// does on its own thread after a signal (a SIGHUP reload), so that one that never lands
+// fails the test instead of hanging it.
+template <typename Pred>
+bool Eventually(Pred pred) {
+  for (int i = 0; i < 200; ++i) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return pred();
 }
 
 }  // namespace statewatch::testing
