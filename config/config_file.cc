@@ -21,6 +21,19 @@ Status Bad(const std::string& path, std::string_view expected, const json::value
                                  DescribeJson(v) + ")");
 }
 
+// The refusal of a wrong value under auth.*: it names the value's JSON type only, since a
+// token pasted in the wrong place would otherwise reach a log through the message.
+Status BadSecret(const std::string& path, std::string_view expected, const json::value& v) {
+  const char* kind = v.is_object()   ? "an object"
+                     : v.is_array()  ? "an array"
+                     : v.is_string() ? "a string"
+                     : v.is_bool()   ? "a boolean"
+                     : v.is_null()   ? "null"
+                                     : "a number";
+  return Status::InvalidArgument(path + " must be " + std::string(expected) + " (got " + kind +
+                                 "; not shown)");
+}
+
 // An object at `path` whose keys must all be `known`.
 Result<const json::object*> Object(const json::value& v, const std::string& path,
                                    std::initializer_list<std::string_view> known) {
@@ -286,6 +299,7 @@ Status ApplyUpstream(const json::value& v, DaemonConfig* c) {
 // One entry of auth.tokens. A refusal never quotes "token" or "sha256": the file's secret
 // must not reach a log through an error message.
 Status ApplyTokenEntry(const json::value& v, const std::string& path, DaemonConfig* c) {
+  if (!v.is_object()) return BadSecret(path, "an object", v);
   auto o = Object(v, path, {"name", "token", "sha256", "scope"});
   if (!o.ok()) return o.status();
   auth::AccessToken t;
@@ -339,13 +353,16 @@ Status ApplyTokenEntry(const json::value& v, const std::string& path, DaemonConf
 
 Status ApplyAuth(const json::value& v, DaemonConfig* c) {
   const std::string path = "auth";
+  if (!v.is_object()) return BadSecret(path, "an object", v);
   auto o = Object(v, path, {"tokens", "openMetrics"});
   if (!o.ok()) return o.status();
-  SW_RETURN_IF_ERROR(With(**o, path, "openMetrics", [&](auto& value, auto p) {
-    return Into(&c->open_metrics)(Bool(value, p));
+  SW_RETURN_IF_ERROR(With(**o, path, "openMetrics", [&](auto& value, auto p) -> Status {
+    if (!value.is_bool()) return BadSecret(p, "true or false", value);
+    c->open_metrics = value.as_bool();
+    return Status::OK();
   }));
   return With(**o, path, "tokens", [&](auto& value, auto p) -> Status {
-    if (!value.is_array()) return Bad(p, "an array of tokens", value);
+    if (!value.is_array()) return BadSecret(p, "an array of tokens", value);
     c->tokens.clear();  // the file's list replaces the one it is applied onto
     for (std::size_t i = 0; i < value.as_array().size(); ++i) {
       SW_RETURN_IF_ERROR(
