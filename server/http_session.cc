@@ -173,6 +173,9 @@ class HttpSession : public Connection, public std::enable_shared_from_this<HttpS
 
   void OnRead(beast::error_code ec) {
     ClearDeadline();
+    // This request's method (unknown before its start line): the transport's own error
+    // answers below must not inherit the previous request's HEAD.
+    head_request_ = parser_->get().method() == http::verb::head;
     if (timed_out_) {
       return ReplyAndClose(Api::Error(408, "request_timeout",
                                       "the request did not arrive completely within " +

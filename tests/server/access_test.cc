@@ -146,6 +146,23 @@ TEST(ProbeTest, HeadHealthzAnswersAsGetWithoutABody) {
   EXPECT_NE(both.find(get_body), std::string::npos) << both;
 }
 
+// The HEAD of one request says nothing about the next on the connection: an error answer the
+// transport writes before routing (here 431, a header over 16 KiB) keeps its body after a HEAD.
+TEST(ProbeTest, AnErrorAnswerAfterAHeadOnTheSameConnectionKeepsItsBody) {
+  TestServer server;
+  RawConnection raw(server.port());
+  ASSERT_TRUE(raw.Send("HEAD /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+                       "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " +
+                       std::string(20 * 1024, 'x') + "\r\n\r\n"));
+  const std::string both = raw.ReadUntilClosed();
+  const std::size_t second = both.find("HTTP/1.1 431");
+  ASSERT_NE(second, std::string::npos) << both.substr(0, 400);
+  const std::string answer = both.substr(second);
+  const std::size_t end = answer.find("\r\n\r\n");
+  ASSERT_NE(end, std::string::npos) << answer;
+  EXPECT_NE(answer.find("header_too_large", end), std::string::npos) << answer;
+}
+
 TEST(ProbeTest, ReadyzNeedsNoTokenAndSaysReady) {
   TestServer server(ScopedOptions());
   HttpClient http(server.port());
