@@ -111,6 +111,11 @@ void PrintLine(Command& c, std::string_view line) {
   c.out.flush();
 }
 
+// --ca-file (or $STATEWATCH_CA_FILE), --client-cert and --client-key, for an https:// daemon.
+net::TlsClientOptions TlsOptions(const Command& c) {
+  return {c.global.ca_file, c.global.client_cert, c.global.client_key};
+}
+
 // What a request to the daemon came to: an answer's JSON, a lost connection (retry
 // elsewhere), or a refusal (the verb ends).
 struct Reply {
@@ -124,7 +129,7 @@ Reply Ask(const Command& c, const std::string& url, std::string_view method,
   net::HttpRequestOptions o;
   o.token = c.global.token;
   o.timeout_ms = kConnectMs;
-  o.tls = {c.global.ca_file, c.global.client_cert, c.global.client_key};
+  o.tls = TlsOptions(c);
   Reply r;
   auto answer = HttpRequest(url, method, target, body, o);
   if (!answer.ok()) {
@@ -217,12 +222,6 @@ int FollowWakes(Command& c) {
   if (!count.ok()) return UsageError(c, count.status().message());
   o.count = *count;
   if (o.drain && o.watcher.empty()) return UsageError(c, "'watch --drain' needs --watcher");
-  for (const std::string& url : c.global.servers) {
-    if (url.rfind("https://", 0) == 0) {  // net/websocket.h speaks plain sockets only
-      return UsageError(c, "following wakes needs an http:// --server (the CLI's WebSocket "
-                           "client has no TLS; got \"" + url + "\")");
-    }
-  }
   StopSignals stop;
   Daemons daemons(c.global);
   bool ever_connected = false;
@@ -230,7 +229,9 @@ int FollowWakes(Command& c) {
   int64_t wakes = 0;
   while (!stop.stopped()) {
     const std::string url = daemons.url();
-    auto ws = net::WebSocket::Connect(url, WakesTarget(o.watcher), AuthHeaders(c), kConnectMs);
+    // An https:// URL is wss://, verified as the other verbs' requests are.
+    auto ws = net::WebSocket::Connect(url, WakesTarget(o.watcher), AuthHeaders(c), kConnectMs,
+                                      TlsOptions(c));
     if (!ws.ok()) {
       if (Refused(ws.status())) return RuntimeError(c, ws.status());
       // The first connection must succeed somewhere: a wrong URL should not retry quietly.

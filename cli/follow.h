@@ -15,9 +15,10 @@
 //     event feed, so this polls GET /v1/sessions/{key}/state?changesSince= every
 //     --interval-ms per session; a page that was truncated is followed at once.
 //
-// https:// --server URLs: tail speaks TLS (net/http_client.h, --ca-file and the client
-// certificate options apply); following wakes refuses them, the WebSocket client being
-// plain-socket only.
+// https:// --server URLs: both speak TLS, with --ca-file (or $STATEWATCH_CA_FILE) and the
+// client certificate options: tail's requests through net/http_client.h, the wake feed as
+// wss:// through net/websocket.h (the same net/connection.h underneath, so the same
+// verification and messages).
 //
 // Connections: the first one must succeed (exit 1 naming the URL otherwise: a misspelled
 // URL should not retry silently). After that a lost daemon is retried with a back-off of

@@ -100,7 +100,8 @@ std::vector<Verb> BuildVerbs() {
                "\"contextKey\", \"text\"}. It reconnects after the daemon restarts (back-off "
                "100 ms doubling to 5 s, round the --server URLs); wakes fired while it was away "
                "are not replayed, so --drain drains once on every connection. The first "
-               "connection must succeed (exit 1)."});
+               "connection must succeed (exit 1). An https:// --server is followed over wss, "
+               "verified as every remote verb's requests are (--ca-file, --client-cert)."});
   v.push_back({"tail", "Follows the events recorded in sessions of a running daemon.",
                "--server URL --session KEY [--session KEY]... [--agent ID] [--changes-since N] "
                "[--interval-ms MS] [--count N]",

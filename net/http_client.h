@@ -3,11 +3,12 @@
 // CLI's --server verbs (cli/remote.h) and the control plane's etcd client
 // (control/etcd_client.h).
 //
-// TLS: an https:// URL is spoken over OpenSSL directly on the socket. The server's
-// certificate is verified against HttpRequestOptions::tls.ca_file, else the system store
-// (/etc/ssl/certs), and its name against the URL's host (SNI sent; an IP address is matched
-// against the certificate's IP entries); a client certificate is presented when given
-// (mutual TLS). A failed verification is an IOError naming OpenSSL's verification error.
+// TLS: an https:// URL is spoken over OpenSSL directly on the socket (net/connection.h,
+// shared with the WebSocket client). The server's certificate is verified against
+// HttpRequestOptions::tls.ca_file, else the system store (/etc/ssl/certs), and its name
+// against the URL's host (SNI sent; an IP address is matched against the certificate's IP
+// entries); a client certificate is presented when given (mutual TLS). A failed
+// verification is an IOError naming OpenSSL's verification error.
 //
 // An answer is read until the server closes the connection; its body is then taken by
 // Content-Length, decoded from Transfer-Encoding: chunked, or is everything after the

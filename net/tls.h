@@ -1,5 +1,6 @@
 // TLS contexts on OpenSSL for the daemon's listener (server/http_server.cc wraps one in an
-// Asio SSL context) and for the plain-socket HTTP client (net/http_client.h). Beast-free.
+// Asio SSL context) and for the plain-socket clients (net/connection.h: the HTTP client and
+// the WebSocket client). Beast-free.
 //
 //   auto ctx = net::MakeTlsServerContext({"cert.pem", "key.pem", "clients-ca.pem"});
 //   if (!ctx.ok()) ...  // names the file that could not be used, and why

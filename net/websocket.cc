@@ -1,11 +1,7 @@
 #include "net/websocket.h"
 
 #include <openssl/evp.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <random>
@@ -13,7 +9,10 @@
 namespace statewatch::net {
 namespace {
 
+using Clock = Connection::Clock;
+
 constexpr std::size_t kMaxMessage = 1 << 20;
+constexpr auto kSendTimeout = std::chrono::seconds(10);  // a peer that reads nothing
 constexpr unsigned char kContinuation = 0x0, kText = 0x1, kClose = 0x8, kPing = 0x9, kPong = 0xA;
 
 std::string Base64(const unsigned char* data, std::size_t n) {
@@ -33,16 +32,6 @@ std::string AcceptKey(const std::string& key) {
   return Base64(digest, len);
 }
 
-Status WriteAll(int fd, std::string_view bytes) {
-  for (std::size_t sent = 0; sent < bytes.size();) {
-    ssize_t n = ::send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return Status::IOError(std::string("websocket write: ") + std::strerror(errno));
-    sent += static_cast<std::size_t>(n);
-  }
-  return Status::OK();
-}
-
 uint32_t RandomMask() {
   thread_local std::mt19937 rng{std::random_device{}()};
   return static_cast<uint32_t>(rng());
@@ -52,59 +41,85 @@ uint32_t RandomMask() {
 
 Result<std::unique_ptr<WebSocket>> WebSocket::Accept(int fd, const std::string& key) {
   if (key.empty()) return Status::InvalidArgument("the upgrade has no Sec-WebSocket-Key");
-  SW_RETURN_IF_ERROR(WriteAll(fd, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
-                                  "Connection: Upgrade\r\nSec-WebSocket-Accept: " +
-                                      AcceptKey(key) + "\r\n\r\n"));
-  return std::unique_ptr<WebSocket>(new WebSocket(fd, /*owns_fd=*/false, /*client=*/false));
+  auto conn = std::make_unique<Connection>(fd, /*owns_fd=*/false);
+  SW_RETURN_IF_ERROR(conn->SendAll("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+                                   "Connection: Upgrade\r\nSec-WebSocket-Accept: " +
+                                       AcceptKey(key) + "\r\n\r\n",
+                                   Clock::now() + kSendTimeout, "websocket write"));
+  return std::unique_ptr<WebSocket>(new WebSocket(std::move(conn), /*client=*/false));
 }
 
 Result<std::unique_ptr<WebSocket>> WebSocket::Connect(const std::string& base_url,
                                                       const std::string& target,
                                                       const HeaderList& headers, int timeout_ms) {
-  auto conn = ConnectTo(base_url, timeout_ms);
+  auto plain = ConnectTo(base_url, timeout_ms);
+  if (!plain.ok()) return plain.status();
+  std::unique_ptr<WebSocket> ws(
+      new WebSocket(std::make_unique<Connection>(plain->fd, /*owns_fd=*/true), /*client=*/true));
+  SW_RETURN_IF_ERROR(ws->Handshake(base_url, plain->host, plain->prefix, target, headers,
+                                   timeout_ms));
+  return ws;
+}
+
+Result<std::unique_ptr<WebSocket>> WebSocket::Connect(const std::string& base_url,
+                                                      const std::string& target,
+                                                      const HeaderList& headers, int timeout_ms,
+                                                      const TlsClientOptions& tls) {
+  auto url = ParseBaseUrl(base_url);
+  if (!url.ok()) return url.status();
+  auto conn = Connection::Open(*url, tls, Clock::now() + std::chrono::milliseconds(timeout_ms));
   if (!conn.ok()) return conn.status();
-  std::unique_ptr<WebSocket> ws(new WebSocket(conn->fd, /*owns_fd=*/true, /*client=*/true));
+  std::unique_ptr<WebSocket> ws(new WebSocket(std::move(*conn), /*client=*/true));
+  SW_RETURN_IF_ERROR(ws->Handshake(base_url, url->host + ":" + url->port, url->prefix, target,
+                                   headers, timeout_ms));
+  return ws;
+}
+
+Status WebSocket::Handshake(const std::string& base_url, const std::string& host,
+                            const std::string& prefix, const std::string& target,
+                            const HeaderList& headers, int timeout_ms) {
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   unsigned char nonce[16];
   for (int i = 0; i < 16; i += 4) {
     const uint32_t r = RandomMask();
     std::memcpy(nonce + i, &r, 4);
   }
-  std::string request = "GET " + conn->prefix + target + " HTTP/1.1\r\nHost: " + conn->host +
+  std::string request = "GET " + prefix + target + " HTTP/1.1\r\nHost: " + host +
                         "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                         "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: " +
                         Base64(nonce, 16) + "\r\n";
   for (const auto& [name, value] : headers) request += name + ": " + value + "\r\n";
   request += "\r\n";
-  SW_RETURN_IF_ERROR(WriteAll(ws->fd_, request));
-  // The answer's header block; whatever follows it is already the first frames.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  SW_RETURN_IF_ERROR(conn_->SendAll(request, deadline, "websocket write"));
+  // The answer's header block; whatever follows it is already the first frames (kept in
+  // buffer_, and with TLS nothing is left in OpenSSL: ReceiveSome takes it all).
   for (;;) {
-    if (std::size_t end = ws->buffer_.find("\r\n\r\n"); end != std::string::npos) {
-      const std::string status = ws->buffer_.substr(0, ws->buffer_.find("\r\n"));
+    if (std::size_t end = buffer_.find("\r\n\r\n"); end != std::string::npos) {
+      const std::string status = buffer_.substr(0, buffer_.find("\r\n"));
       if (status.rfind("HTTP/1.1 101", 0) != 0) {
         return Status::IOError("websocket upgrade at " + base_url + target + " refused: " + status);
       }
-      ws->buffer_.erase(0, end + 4);
-      return ws;
+      buffer_.erase(0, end + 4);
+      return Status::OK();
     }
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                    deadline - std::chrono::steady_clock::now()).count();
-    if (left <= 0 || ws->buffer_.size() > 16384) {
+    if (buffer_.size() > 16384) {
       return Status::IOError("websocket upgrade at " + base_url + target + ": no answer");
     }
-    pollfd p{ws->fd_, POLLIN, 0};
-    if (::poll(&p, 1, static_cast<int>(left)) <= 0) continue;
-    char buf[4096];
-    ssize_t n = ::recv(ws->fd_, buf, sizeof buf, 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return Status::IOError("websocket upgrade at " + base_url + target + ": closed");
-    ws->buffer_.append(buf, static_cast<std::size_t>(n));
+    auto got = conn_->ReceiveSome(&buffer_, deadline, "websocket upgrade");
+    if (!got.ok()) {
+      return Status::IOError("websocket upgrade at " + base_url + target + ": " +
+                             got.status().message());
+    }
+    if (*got == Connection::Received::kTimeout) {
+      return Status::IOError("websocket upgrade at " + base_url + target + ": no answer");
+    }
+    if (*got == Connection::Received::kClosed) {
+      return Status::IOError("websocket upgrade at " + base_url + target + ": closed");
+    }
   }
 }
 
-WebSocket::~WebSocket() {
-  if (owns_fd_ && fd_ >= 0) ::close(fd_);
-}
+WebSocket::~WebSocket() = default;
 
 Status WebSocket::SendFrame(unsigned char opcode, std::string_view payload) {
   std::string frame;
@@ -130,7 +145,7 @@ Status WebSocket::SendFrame(unsigned char opcode, std::string_view payload) {
   } else {
     frame.append(payload);
   }
-  return WriteAll(fd_, frame);
+  return conn_->SendAll(frame, Clock::now() + kSendTimeout, "websocket write");
 }
 
 Status WebSocket::SendText(std::string_view text) {
@@ -178,7 +193,7 @@ std::optional<std::pair<unsigned char, std::string>> WebSocket::TakeFrame(Status
 }
 
 Result<std::optional<std::string>> WebSocket::Receive(int timeout_ms) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   for (;;) {
     Status error;
     while (auto frame = TakeFrame(&error)) {
@@ -196,17 +211,12 @@ Result<std::optional<std::string>> WebSocket::Receive(int timeout_ms) {
       }  // pongs and binary frames: nothing to relay
     }
     if (!error.ok()) return error;
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                    deadline - std::chrono::steady_clock::now()).count();
-    pollfd p{fd_, POLLIN, 0};
-    int ready = ::poll(&p, 1, static_cast<int>(std::max<int64_t>(left, 0)));
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) return std::optional<std::string>();
-    char buf[16384];
-    ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return Status::IOError("websocket connection closed");
-    buffer_.append(buf, static_cast<std::size_t>(n));
+    auto got = conn_->ReceiveSome(&buffer_, deadline, "websocket read");
+    if (!got.ok()) return got.status();
+    if (*got == Connection::Received::kTimeout) return std::optional<std::string>();
+    if (*got == Connection::Received::kClosed) {
+      return Status::IOError("websocket connection closed");
+    }
   }
 }
 

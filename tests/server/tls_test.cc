@@ -1,17 +1,22 @@
 // TLS end to end: the daemon with --tls-cert/--tls-key (HTTPS and WSS) and --tls-client-ca
 // (mutual TLS), against a CA made at test time (tls_certs.h); the plain-socket client
-// (net/http_client.h) and the CLI's --server https://… --ca-file; certificate files that
-// cannot be used; the handshake timeout.
+// (net/http_client.h) and the CLI's --server https://… --ca-file, its wake follower over wss
+// (`statewatch --server https://… watch`) included; certificate files that cannot be used;
+// the handshake timeout.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "child_process.h"
 #include "net/http_client.h"
@@ -132,6 +137,102 @@ std::string NextFrame(TlsConn& conn) {
   return text;
 }
 
+// The binary following wakes (`watch` without --target), its stdout and stderr on pipes and
+// read a line at a time, each read bounded by kFollowWaitMs; killed if still running at the
+// end.
+constexpr int kFollowWaitMs = 30000;
+
+class Follower {
+ public:
+  explicit Follower(const std::vector<std::string>& args) {
+    int out[2], err[2];
+    if (pipe(out) != 0 || pipe(err) != 0) return;
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+    posix_spawn_file_actions_adddup2(&actions, err[1], STDERR_FILENO);
+    posix_spawn_file_actions_addclose(&actions, out[0]);
+    posix_spawn_file_actions_addclose(&actions, err[0]);
+    std::vector<std::string> all = {STATEWATCH_BIN};
+    all.insert(all.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : all) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    if (posix_spawn(&pid_, STATEWATCH_BIN, &actions, nullptr, argv.data(), environ) != 0) {
+      pid_ = -1;
+    }
+    posix_spawn_file_actions_destroy(&actions);
+    close(out[1]);
+    close(err[1]);
+    out_.fd = out[0];
+    err_.fd = err[0];
+  }
+  ~Follower() {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+    close(out_.fd);
+    close(err_.fd);
+  }
+  std::string OutLine() { return ReadLine(&out_); }
+  // Stderr lines until one holds `part` (returned); "" at EOF or after the bound.
+  std::string ErrLineWith(const std::string& part) {
+    for (int i = 0; i < 100; ++i) {
+      std::string line = ReadLine(&err_);
+      if (line.empty() || line.find(part) != std::string::npos) return line;
+      seen_ += line + "\n";
+    }
+    return "";
+  }
+  const std::string& seen() const { return seen_; }  // stderr lines passed over
+  // The exit code (128 + signal), waiting at most kFollowWaitMs; -1 when still running.
+  int Wait() {
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(kFollowWaitMs);
+    while (pid_ > 0 && std::chrono::steady_clock::now() < deadline) {
+      int status = 0;
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+      pollfd none{-1, 0, 0};
+      poll(&none, 0, 10);  // waiting for the child, not for timing
+    }
+    return -1;
+  }
+
+ private:
+  struct Stream {
+    int fd = -1;
+    std::string buffer;
+  };
+  static std::string ReadLine(Stream* s) {
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(kFollowWaitMs);
+    for (;;) {
+      if (std::size_t nl = s->buffer.find('\n'); nl != std::string::npos) {
+        std::string line = s->buffer.substr(0, nl);
+        s->buffer.erase(0, nl + 1);
+        return line;
+      }
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      deadline - std::chrono::steady_clock::now()).count();
+      if (left <= 0) return "";
+      pollfd p{s->fd, POLLIN, 0};
+      if (poll(&p, 1, static_cast<int>(left)) <= 0) continue;
+      char buf[4096];
+      ssize_t n = read(s->fd, buf, sizeof buf);
+      if (n <= 0) return "";
+      s->buffer.append(buf, static_cast<std::size_t>(n));
+    }
+  }
+
+  pid_t pid_ = -1;
+  Stream out_, err_;
+  std::string seen_;
+};
+
 class TlsTest : public ::testing::Test {
  protected:
   server::ServerOptions TlsOptions(bool mutual = false) {
@@ -142,6 +243,31 @@ class TlsTest : public ::testing::Test {
     return o;
   }
   std::string Url(uint16_t port) { return "https://127.0.0.1:" + std::to_string(port); }
+  // The parent and child sessions of the wake tests, registered over HTTPS.
+  void PutFamily(const std::string& url, const net::HttpRequestOptions& o) {
+    for (const auto& [key, body] :
+         {std::pair<std::string, std::string>{kParent, R"({"kind":"main"})"},
+          {kChild, R"({"parentSessionKey":")" + kParent + R"("})"}}) {
+      auto put = net::HttpRequest(url, "PUT", "/v1/sessions/" + key, body, o);
+      ASSERT_OK(put);
+      ASSERT_EQ(put->status, 200) << put->body;
+    }
+  }
+  // The spawn seeds the parent's cursor; a human message to the child makes its notice and
+  // the parent's wake.
+  void WakeTheParent(const std::string& url, const net::HttpRequestOptions& o) {
+    std::string spawn = R"({"sessionKey":")" + kChild +
+                        R"(","kind":"child_spawned","actorType":"agent","actorId":")" + kParent +
+                        R"(","runId":"run-1","summary":"child session spawned",)" +
+                        R"("dedupeKey":"s:1","watchers":[")" + kParent + R"("]})";
+    std::string human = R"({"sessionKey":")" + kChild +
+                        R"(","kind":"human_direct_message","actorType":"human","summary":"hi"})";
+    for (const std::string& event : {spawn, human}) {
+      auto r = net::HttpRequest(url, "POST", "/v1/events", event, o);
+      ASSERT_OK(r);
+      ASSERT_EQ(r->status, 200) << r->body;
+    }
+  }
   net::HttpRequestOptions Trusting(const std::string& ca) {
     net::HttpRequestOptions o;
     o.timeout_ms = 10000;
@@ -412,6 +538,62 @@ TEST_F(TlsTest, CliServerHttpsWithCaFile) {
             std::string::npos)
       << message;
   EXPECT_NE(message.find("--ca-file"), std::string::npos) << message;
+}
+
+TEST_F(TlsTest, CliWatchFollowsWakesOverWssWithCaFile) {
+  TestServer server(TlsOptions());
+  const std::string url = Url(server.port());
+  auto o = Trusting(pki_.ca_cert);
+  PutFamily(url, o);
+  Follower watch({"--server", url, "--ca-file", pki_.ca_cert, "watch", "--watcher", kParent,
+                  "--count", "1"});
+  // The line comes once the upgrade was answered: the daemon subscribed the feed before.
+  ASSERT_NE(watch.ErrLineWith("following wakes of " + kParent + " at " + url), "")
+      << watch.seen();
+  WakeTheParent(url, o);
+  std::string wake = watch.OutLine();
+  EXPECT_NE(wake.find("\"watcher\":\"" + kParent + "\""), std::string::npos) << wake;
+  EXPECT_NE(wake.find("session-state:" + kChild), std::string::npos) << wake;
+  EXPECT_EQ(watch.Wait(), 0);
+}
+
+TEST_F(TlsTest, CliWatchWithoutTheCaNamesTheVerificationError) {
+  TestServer server(TlsOptions());
+  const std::string url = Url(server.port());
+  Follower watch({"--server", url, "watch", "--watcher", kParent, "--count", "1"});
+  std::string message = watch.ErrLineWith("is not trusted");
+  EXPECT_EQ(watch.Wait(), 1);
+  EXPECT_NE(message.find("TLS: the certificate of 127.0.0.1:" + std::to_string(server.port()) +
+                         " is not trusted: unable to get local issuer certificate"),
+            std::string::npos)
+      << message << watch.seen();
+  EXPECT_NE(message.find("--ca-file FILE trusts a CA beyond the system store"), std::string::npos)
+      << message;
+  EXPECT_EQ(watch.OutLine(), "");  // nothing on stdout
+}
+
+TEST_F(TlsTest, CliWatchPresentsTheClientCertificateToAMutualTlsDaemon) {
+  TestServer server(TlsOptions(/*mutual=*/true));
+  const std::string url = Url(server.port());
+  auto o = Trusting(pki_.ca_cert);
+  o.tls.cert_file = pki_.client_cert;
+  o.tls.key_file = pki_.client_key_file;
+  PutFamily(url, o);
+  Follower watch({"--server", url, "--ca-file", pki_.ca_cert, "--client-cert", pki_.client_cert,
+                  "--client-key", pki_.client_key_file, "watch", "--watcher", kParent, "--drain",
+                  "--count", "1"});
+  ASSERT_NE(watch.ErrLineWith("following wakes of " + kParent), "") << watch.seen();
+  WakeTheParent(url, o);
+  std::string wake = watch.OutLine();
+  EXPECT_NE(wake.find("\"watcher\":\"" + kParent + "\""), std::string::npos) << wake;
+  // --drain's requests carry the certificate too: the notice follows the wake.
+  std::string notice = watch.OutLine();
+  EXPECT_NE(notice.find("\"targetSessionKey\":\"" + kChild + "\""), std::string::npos) << notice;
+  EXPECT_EQ(watch.Wait(), 0);
+
+  Follower refused({"--server", url, "--ca-file", pki_.ca_cert, "watch", "--watcher", kParent,
+                    "--count", "1"});
+  EXPECT_EQ(refused.Wait(), 1);
 }
 
 }  // namespace
