@@ -5,7 +5,8 @@
 // What a reload changes: the session tools' policy (tools.*, agents.*,
 // session.agentToAgent.maxPingPongTurns) — every later tool call is answered under it, calls
 // in flight finish under the old one — and the access tokens (auth.*, --token,
-// --token-file): every later request is checked against the new set. What it does not: the
+// --token-file): every later request is checked against the new set (a reload that leaves
+// no token on a daemon that started with one is refused: see Daemon::Reconfigure). What it does not: the
 // upstream monitor's cadence and roots, retention.*, and every other flag-only setting
 // (listen address, limits); those need a restart, and a reload that changes them logs which
 // ones it left alone (by name: a log line never holds a token).

@@ -97,6 +97,14 @@ Status Daemon::OpenServices() {
 }
 
 Status Daemon::Reconfigure(const ServerOptions& next) {
+  // The Host policy was fixed at start (request_guard.h): a daemon that required a token
+  // answers any Host, which only a token makes safe (a browser page can rebind a name to
+  // 127.0.0.1).
+  if (TokenConfigured(options_) && !TokenConfigured(next)) {
+    return Status::InvalidArgument(
+        "the reload removes every access token (--token, --token-file, auth.tokens) from a "
+        "daemon that started with one; restart it to run without a token");
+  }
   tools::MessagingOptions policy = next.messaging;
   policy.sessions = next.tools;
   // The certificate files named at start, re-read (a renewed certificate in place); one

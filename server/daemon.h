@@ -54,7 +54,9 @@ class Daemon {
   // agent-to-agent, tool policy, ping-pong turns) and the access tokens (token, tokens,
   // open_metrics) — to every later request, without touching a connection. The rest of
   // `next` is ignored (see server/config_reload.h).
-  // InvalidArgument (and nothing changes) when the policy is invalid. With TLS, the
+  // InvalidArgument (and nothing changes) when the policy is invalid, or when `next` has no
+  // token while the daemon started with one (that needs a restart: the Host policy depends
+  // on it). With TLS, the
   // certificate, key and client CA files are re-read first (HttpServer::ReloadTls); one that
   // no longer loads is an error naming it, and nothing changes.
   Status Reconfigure(const ServerOptions& next);

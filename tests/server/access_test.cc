@@ -284,6 +284,23 @@ TEST(ScopeTest, AReloadReplacesTheTokensWithoutARestart) {
   EXPECT_EQ(http.connects(), 1);  // the same connection throughout
 }
 
+// A loopback daemon that started with tokens answers any Host (no browser page holds a
+// token). A reload that removes every token would leave it open to any page that rebinds a
+// name to 127.0.0.1: it is refused, and the running tokens stay.
+TEST(ScopeTest, AReloadThatRemovesEveryTokenIsRefused) {
+  TestServer server(ScopedOptions());
+  HttpClient http(server.port());
+  server::ServerOptions next = server.options();
+  next.tokens.clear();
+  Status s = server.daemon().Reconfigure(next);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_NE(s.message().find("restart"), std::string::npos) << s.message();
+  Headers rebound = {{"Host", "rebound.example:" + std::to_string(server.port())}};
+  EXPECT_EQ(http.Get("/v1/stats", rebound).status, 401);
+  rebound.emplace_back("Authorization", "Bearer " + kReadToken);
+  EXPECT_EQ(http.Get("/v1/stats", rebound).status, 200);
+}
+
 // The real SIGHUP path of `statewatch serve`: the token file and the config file's tokens are
 // read again, and the next request on the same connection is checked against them.
 TEST(ScopeTest, SighupReloadsTheTokenFileAndTheConfigTokens) {
