@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "cli_fixture.h"
+#include "piped_process.h"
 
-extern char** environ;
 
 namespace statewatch::cli {
 namespace {
@@ -35,94 +35,10 @@ constexpr char kNoticeText[] =
     "session_status sessionKey \"agent:main:subagent:f1\" changesSince 0.";
 
 // The binary as a child with stdout and stderr on pipes, read a line at a time.
-class Process {
+class Process : public testing::PipedProcess {
  public:
-  explicit Process(const std::vector<std::string>& args) {
-    int out[2], err[2];
-    if (pipe(out) != 0 || pipe(err) != 0) return;
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
-    posix_spawn_file_actions_adddup2(&actions, err[1], STDERR_FILENO);
-    posix_spawn_file_actions_addclose(&actions, out[0]);
-    posix_spawn_file_actions_addclose(&actions, err[0]);
-    std::vector<std::string> all = {STATEWATCH_BIN};
-    all.insert(all.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& a : all) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    if (posix_spawn(&pid_, STATEWATCH_BIN, &actions, nullptr, argv.data(), environ) != 0) pid_ = -1;
-    posix_spawn_file_actions_destroy(&actions);
-    close(out[1]);
-    close(err[1]);
-    out_.fd = out[0];
-    err_.fd = err[0];
-  }
-  ~Process() {
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-    close(out_.fd);
-    close(err_.fd);
-  }
-
-  // The next stdout (stderr) line, or "" after kWaitMs or at EOF.
-  std::string OutLine() { return ReadLine(&out_); }
-  std::string ErrLine() { return ReadLine(&err_); }
-  // Stderr lines until one contains `part` (returned), "" when none comes in time.
-  std::string ErrLineWith(const std::string& part) {
-    for (int i = 0; i < 100; ++i) {
-      std::string line = ErrLine();
-      if (line.empty() || line.find(part) != std::string::npos) return line;
-    }
-    return "";
-  }
-  void Signal(int sig) { kill(pid_, sig); }
-  // The exit code (128 + signal when killed), waiting at most kWaitMs; -1 on timeout.
-  int Wait() {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kWaitMs);
-    while (std::chrono::steady_clock::now() < deadline) {
-      int status = 0;
-      pid_t r = waitpid(pid_, &status, WNOHANG);
-      if (r == pid_) {
-        pid_ = -1;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-      }
-      pollfd none{-1, 0, 0};
-      poll(&none, 0, 10);  // waiting for the child, not for timing
-    }
-    return -1;
-  }
-  bool running() const { return pid_ > 0; }
-
- private:
-  struct Stream {
-    int fd = -1;
-    std::string buffer;
-  };
-  static std::string ReadLine(Stream* s) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kWaitMs);
-    for (;;) {
-      if (std::size_t nl = s->buffer.find('\n'); nl != std::string::npos) {
-        std::string line = s->buffer.substr(0, nl);
-        s->buffer.erase(0, nl + 1);
-        return line;
-      }
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                      deadline - std::chrono::steady_clock::now()).count();
-      if (left <= 0) return "";
-      pollfd p{s->fd, POLLIN, 0};
-      if (poll(&p, 1, static_cast<int>(left)) <= 0) continue;
-      char buf[4096];
-      ssize_t n = read(s->fd, buf, sizeof buf);
-      if (n <= 0) return "";
-      s->buffer.append(buf, static_cast<std::size_t>(n));
-    }
-  }
-
-  pid_t pid_ = -1;
-  Stream out_, err_;
+  explicit Process(const std::vector<std::string>& args)
+      : PipedProcess(STATEWATCH_BIN, args, kWaitMs) {}
 };
 
 std::vector<std::string> With(std::vector<std::string> head, const std::vector<std::string>& tail) {

@@ -20,6 +20,7 @@
 
 #include "child_process.h"
 #include "net/http_client.h"
+#include "piped_process.h"
 #include "server/daemon.h"
 #include "status_matchers.h"
 #include "test_server.h"
@@ -142,95 +143,10 @@ std::string NextFrame(TlsConn& conn) {
 // end.
 constexpr int kFollowWaitMs = 30000;
 
-class Follower {
+class Follower : public PipedProcess {
  public:
-  explicit Follower(const std::vector<std::string>& args) {
-    int out[2], err[2];
-    if (pipe(out) != 0 || pipe(err) != 0) return;
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
-    posix_spawn_file_actions_adddup2(&actions, err[1], STDERR_FILENO);
-    posix_spawn_file_actions_addclose(&actions, out[0]);
-    posix_spawn_file_actions_addclose(&actions, err[0]);
-    std::vector<std::string> all = {STATEWATCH_BIN};
-    all.insert(all.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& a : all) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    if (posix_spawn(&pid_, STATEWATCH_BIN, &actions, nullptr, argv.data(), environ) != 0) {
-      pid_ = -1;
-    }
-    posix_spawn_file_actions_destroy(&actions);
-    close(out[1]);
-    close(err[1]);
-    out_.fd = out[0];
-    err_.fd = err[0];
-  }
-  ~Follower() {
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-    close(out_.fd);
-    close(err_.fd);
-  }
-  std::string OutLine() { return ReadLine(&out_); }
-  // Stderr lines until one holds `part` (returned); "" at EOF or after the bound.
-  std::string ErrLineWith(const std::string& part) {
-    for (int i = 0; i < 100; ++i) {
-      std::string line = ReadLine(&err_);
-      if (line.empty() || line.find(part) != std::string::npos) return line;
-      seen_ += line + "\n";
-    }
-    return "";
-  }
-  const std::string& seen() const { return seen_; }  // stderr lines passed over
-  // The exit code (128 + signal), waiting at most kFollowWaitMs; -1 when still running.
-  int Wait() {
-    const auto deadline =
-        std::chrono::steady_clock::now() + std::chrono::milliseconds(kFollowWaitMs);
-    while (pid_ > 0 && std::chrono::steady_clock::now() < deadline) {
-      int status = 0;
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-      }
-      pollfd none{-1, 0, 0};
-      poll(&none, 0, 10);  // waiting for the child, not for timing
-    }
-    return -1;
-  }
-
- private:
-  struct Stream {
-    int fd = -1;
-    std::string buffer;
-  };
-  static std::string ReadLine(Stream* s) {
-    const auto deadline =
-        std::chrono::steady_clock::now() + std::chrono::milliseconds(kFollowWaitMs);
-    for (;;) {
-      if (std::size_t nl = s->buffer.find('\n'); nl != std::string::npos) {
-        std::string line = s->buffer.substr(0, nl);
-        s->buffer.erase(0, nl + 1);
-        return line;
-      }
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                      deadline - std::chrono::steady_clock::now()).count();
-      if (left <= 0) return "";
-      pollfd p{s->fd, POLLIN, 0};
-      if (poll(&p, 1, static_cast<int>(left)) <= 0) continue;
-      char buf[4096];
-      ssize_t n = read(s->fd, buf, sizeof buf);
-      if (n <= 0) return "";
-      s->buffer.append(buf, static_cast<std::size_t>(n));
-    }
-  }
-
-  pid_t pid_ = -1;
-  Stream out_, err_;
-  std::string seen_;
+  explicit Follower(const std::vector<std::string>& args)
+      : PipedProcess(STATEWATCH_BIN, args, kFollowWaitMs) {}
 };
 
 class TlsTest : public ::testing::Test {
