@@ -556,7 +556,15 @@ net::ListenerAnswer ClusterNode::Handle(const net::ListenerRequest& r) {
     };
     return upgrade;
   }
-  return router_->Route(r);  // any other route: the partition's owner answers it
+  // Any other route: the partition's owner answers it. A HEAD is asked as GET (routing
+  // rules name GET, and an owner's HEAD answer announces a body it does not send, which the
+  // forwarding client would read as a lost answer); the listener leaves the body out.
+  if (r.method == "HEAD") {
+    net::ListenerRequest get = r;
+    get.method = "GET";
+    return router_->Route(get);
+  }
+  return router_->Route(r);
 }
 
 void ClusterNode::UpdateOwners(const control::PlacementInput& cluster) {

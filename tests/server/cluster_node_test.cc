@@ -318,6 +318,15 @@ TEST_F(ClusterNodeTest, ANodeIsReadyOnceItOwnsItsPartitionsAndAStandbySlotIsNot)
   const std::string head = raw.ReadUntilClosed();
   EXPECT_EQ(head.rfind("HTTP/1.1 200", 0), 0u) << head;
   EXPECT_EQ(head.substr(head.find("\r\n\r\n") + 4), "") << head;
+  // A forwarded route too: the owner is asked GET, and the node leaves the body out.
+  for (const char* target : {"/v1/stats?partition=0", "/v1/clock"}) {
+    statewatch::testing::RawConnection fwd(nodes_.begin()->second->port());
+    ASSERT_TRUE(fwd.Send(std::string("HEAD ") + target +
+                         " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"));
+    const std::string fwd_head = fwd.ReadUntilClosed();
+    EXPECT_EQ(fwd_head.rfind("HTTP/1.1 200", 0), 0u) << target << ": " << fwd_head;
+    EXPECT_EQ(fwd_head.substr(fwd_head.find("\r\n\r\n") + 4), "") << fwd_head;
+  }
   const Assignment& a = view.placement.assignments.at(0);
   HttpClient standby(PortOf(view.placement.nodes.at(a.standby).Slot(0)->url));
   statewatch::testing::HttpResult r = standby.Get("/readyz");
