@@ -259,31 +259,12 @@ TEST_F(TlsTest, WssWakeDelivered) {
   TestServer server(TlsOptions());
   const std::string url = Url(server.port());
   auto o = Trusting(pki_.ca_cert);
-  for (const auto& [key, body] :
-       {std::pair<std::string, std::string>{kParent, R"({"kind":"main"})"},
-        {kChild, R"({"parentSessionKey":")" + kParent + R"("})"}}) {
-    auto put = net::HttpRequest(url, "PUT", "/v1/sessions/" + key, body, o);
-    ASSERT_OK(put);
-    ASSERT_EQ(put->status, 200) << put->body;
-  }
+  PutFamily(url, o);
 
   TlsConn ws(server.port(), pki_.ca_cert);
   ASSERT_TRUE(ws.ok());
   ASSERT_TRUE(Upgrade(ws, server.port(), "/v1/wakes?watcher=" + kParent)) << ws.in();
-
-  // The spawn seeds the parent's cursor; a human message to the child makes its notice
-  // and the wake.
-  std::string spawn = R"({"sessionKey":")" + kChild +
-                      R"(","kind":"child_spawned","actorType":"agent","actorId":")" + kParent +
-                      R"(","runId":"run-1","summary":"child session spawned","dedupeKey":"s:1","watchers":[")" +
-                      kParent + R"("]})";
-  std::string human = R"({"sessionKey":")" + kChild +
-                      R"(","kind":"human_direct_message","actorType":"human","summary":"hi"})";
-  for (const std::string& event : {spawn, human}) {
-    auto r = net::HttpRequest(url, "POST", "/v1/events", event, o);
-    ASSERT_OK(r);
-    ASSERT_EQ(r->status, 200) << r->body;
-  }
+  WakeTheParent(url, o);
 
   std::string wake = NextFrame(ws);
   EXPECT_NE(wake.find("\"watcher\":\"" + kParent + "\""), std::string::npos) << wake;
