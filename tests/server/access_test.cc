@@ -105,7 +105,9 @@ TEST(HostPolicyTest, AllowHostNarrowsATokenListenerAndTakesWildcards) {
   }
   for (const char* host : {"svc.cluster.local", ".svc.cluster.local", "evil.example", "statewatch",
                            "statewatch:80", "10.244.1.7:7411", "svc.cluster.local.evil.example",
-                           "gw.example.org:443", "example.org:8443", "x..svc.cluster.local"}) {
+                           "gw.example.org:443", "example.org:8443", "x..svc.cluster.local",
+                           "evilsvc.cluster.local", "a.svc.cluster.localhost",
+                           "a.svc.cluster.local:0"}) {
     EXPECT_FALSE(guard.HostAllowed(host)) << host;
   }
   // A loopback listener without a token takes wildcards too, and nothing else.
