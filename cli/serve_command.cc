@@ -303,8 +303,17 @@ int RunServeCommand(cli::Command& c) {
     return s.IsInvalidArgument() ? cli::UsageError(c, s.message()) : cli::RuntimeError(c, s);
   }
   if (Status s = SetUpLogging(c.args); !s.ok()) return cli::UsageError(c, s.message());
-  if (IsNodeServe(c.args)) return RunNodeServe(c, *options);
-  if (IsStandbyServe(c.args)) return RunStandbyServe(c, *options);
+  if (IsNodeServe(c.args) || IsStandbyServe(c.args)) {
+    // A cluster node and a standby read their settings at start only. SIGHUP (a logrotate,
+    // `systemctl reload`) must not end them, as its default action would: it is logged.
+    auto reload = server::ReloadSignal::Start([] {
+      spdlog::warn(
+          "event=config_reload_unsupported hint=\"a cluster node or standby reads its settings "
+          "at start: restart it to apply changes\"");
+    });
+    if (!reload.ok()) return cli::RuntimeError(c, reload.status());
+    return IsNodeServe(c.args) ? RunNodeServe(c, *options) : RunStandbyServe(c, *options);
+  }
 
   auto daemon = Daemon::Open(*options);
   // Printed once, by RuntimeError (stderr): a log line too would say it twice.

@@ -25,6 +25,7 @@ import json
 import os
 import random
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -118,6 +119,16 @@ def run(args):
         single = "http://127.0.0.1:%d" % port
         cl.wait_for("the single node", lambda: request(single + "/healthz")[0] == 200, 30)
         nodes = [cluster.node_url(n) for n in cluster.node_names()]
+        # A node reads its settings at start only; SIGHUP (logrotate, systemctl reload) is
+        # logged and must not end it.
+        for name in cluster.node_names():
+            os.kill(cluster.pid(name), signal.SIGHUP)
+        for name, url in zip(cluster.node_names(), nodes):
+            cl.wait_for("node %s logging the SIGHUP" % name,
+                        lambda: "config_reload_unsupported" in open(
+                            os.path.join(cluster.dir, name + ".log")).read(), 30)
+            if not cluster.alive(name) or request(url + "/healthz")[0] != 200:
+                raise Mismatch("node %s did not survive SIGHUP" % name)
         pair = Pair(nodes, single, rng)
 
         agents = []
