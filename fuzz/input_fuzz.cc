@@ -97,7 +97,7 @@ void FuzzHttp(std::string_view bytes) {
     Require(!refusal->message.empty(), "a refusal says why");
   }
   if (auto auth = Field(req, http::field::authorization)) {
-    (void)server::BearerTokenMatches(*auth, "token");
+    Require(server::BearerToken(*auth).size() <= auth->size(), "the token is inside the header");
   }
   std::string_view target(req.target().data(), req.target().size());
   server::Target t = server::SplitTarget(target);

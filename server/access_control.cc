@@ -6,16 +6,6 @@
 
 namespace statewatch::server {
 
-std::string_view BearerToken(std::string_view authorization) {
-  std::string_view value = ascii::Trim(authorization, ascii::kHttpSpace);
-  std::size_t space = value.find(' ');
-  if (space == std::string_view::npos ||
-      !ascii::EqualsIgnoreCase(value.substr(0, space), "bearer")) {
-    return {};
-  }
-  return ascii::Trim(value.substr(space + 1), ascii::kHttpSpace);
-}
-
 AccessControl::AccessControl(const ServerOptions& options) : set_(Build(options)) {}
 
 std::shared_ptr<const AccessControl::TokenSet> AccessControl::Build(const ServerOptions& o) {

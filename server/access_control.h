@@ -75,10 +75,6 @@ class AccessControl {
   std::shared_ptr<const TokenSet> set_;  // guarded by mu_; replaced, never changed
 };
 
-// The token of "Bearer <token>" (scheme in any case, surrounding spaces ignored); "" when
-// `authorization` is not a bearer credential.
-std::string_view BearerToken(std::string_view authorization);
-
 }  // namespace statewatch::server
 
 #endif  // STATEWATCH_SERVER_ACCESS_CONTROL_H_

@@ -139,20 +139,14 @@ bool IsJsonContentType(std::string_view content_type) {
   return ascii::EqualsIgnoreCase(media, "application/json");
 }
 
-bool BearerTokenMatches(std::string_view authorization, std::string_view token) {
+std::string_view BearerToken(std::string_view authorization) {
   std::string_view value = ascii::Trim(authorization, ascii::kHttpSpace);
   std::size_t space = value.find(' ');
   if (space == std::string_view::npos ||
       !ascii::EqualsIgnoreCase(value.substr(0, space), "bearer")) {
-    return false;
+    return {};
   }
-  std::string_view given = ascii::Trim(value.substr(space + 1), ascii::kHttpSpace);
-  // Compares every byte whatever the first difference: timing says nothing but the length.
-  unsigned char diff = given.size() == token.size() ? 0 : 1;
-  for (std::size_t i = 0; i < given.size(); ++i) {
-    diff |= static_cast<unsigned char>(given[i] ^ (i < token.size() ? token[i] : 0));
-  }
-  return diff == 0;
+  return ascii::Trim(value.substr(space + 1), ascii::kHttpSpace);
 }
 
 }  // namespace statewatch::server

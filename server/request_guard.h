@@ -26,8 +26,9 @@
 //                               can send text/plain or a form without a CORS preflight, but
 //                               not application/json.
 //
-// Also the Authorization check, with the scheme compared case-insensitively (RFC 9110
-// §11.1: "Bearer", "bearer" and "BEARER" are one scheme) and the token in constant time.
+// Also the Authorization header's parse, with the scheme compared case-insensitively (RFC
+// 9110 §11.1: "Bearer", "bearer" and "BEARER" are one scheme); AccessControl checks the
+// token.
 //
 // Thread-safe: immutable after construction.
 #ifndef STATEWATCH_SERVER_REQUEST_GUARD_H_
@@ -84,10 +85,11 @@ class RequestGuard {
 // ("application/json; charset=utf-8").
 bool IsJsonContentType(std::string_view content_type);
 
-// True when `authorization` is "<scheme> <token>" with the scheme "Bearer" in any case,
-// one or more spaces, and exactly `token` (surrounding spaces ignored; compared in constant
-// time for a given length, so response times do not reveal the token byte by byte).
-bool BearerTokenMatches(std::string_view authorization, std::string_view token);
+// The token of "<scheme> <token>" with the scheme "Bearer" in any case and one or more
+// spaces (surrounding spaces ignored); "" when `authorization` is not a bearer credential.
+// The token is checked by AccessControl (server/access_control.h), as a digest in constant
+// time.
+std::string_view BearerToken(std::string_view authorization);
 
 }  // namespace statewatch::server
 
