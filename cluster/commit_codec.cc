@@ -35,6 +35,7 @@ uint8_t FamilyWireId(Family f) {
     case Family::kRuns: return 12;
     case Family::kDeliveries: return 13;
     case Family::kUpstream: return 14;
+    case Family::kWebhooks: return 15;
     case Family::kCount: break;
   }
   return 0;

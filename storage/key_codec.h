@@ -26,6 +26,12 @@
 //   runs           'U' run-id bytes                             Run
 //   deliveries     'V' id:u64                                   Delivery
 //   upstream       'P' session:u64                              UpstreamLink
+//   webhooks       'W' watcher-key bytes                        Webhook (schema/webhooks.fbs)
+//   webhooks       'E' watcher 0x00 agent 0x00 target 0x00      u64 BE: the `since` of the
+//                  (bytes)                                      notice last enqueued
+//   webhooks       'O' watcher 0x00 agent 0x00 target 0x00      WebhookDelivery (outbox)
+//                  since:u64
+//   webhooks       'X' (as 'O')                                 WebhookDelivery (dead letter)
 //
 // A session ref is a 64-bit id interned once per (agentId, sessionKey), never reused.
 // Cursor keys lead with the target: a notifying event writes the cursors of one target, and
@@ -59,6 +65,10 @@ inline constexpr char kTranscriptTag = 'T';
 inline constexpr char kRunTag = 'U';
 inline constexpr char kDeliveryTag = 'V';
 inline constexpr char kUpstreamTag = 'P';
+inline constexpr char kWebhookTag = 'W';
+inline constexpr char kWebhookMarkTag = 'E';
+inline constexpr char kOutboxTag = 'O';
+inline constexpr char kDeadLetterTag = 'X';
 
 void PutFixed64BE(std::string* dst, uint64_t v);
 uint64_t DecodeFixed64BE(const char* p);

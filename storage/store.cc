@@ -121,6 +121,7 @@ const char* FamilyName(Family f) {
     case Family::kRuns: return "runs";
     case Family::kDeliveries: return "deliveries";
     case Family::kUpstream: return "upstream";
+    case Family::kWebhooks: return "webhooks";
     case Family::kCount: break;
   }
   return "?";

@@ -38,6 +38,7 @@ enum class Family : int {
   kRuns,
   kDeliveries,
   kUpstream,
+  kWebhooks,
   kCount,  // not a family
 };
 const char* FamilyName(Family f);
