@@ -1,8 +1,7 @@
 #include "config/access_tokens.h"
 
-#include <openssl/evp.h>
-
 #include "base/hex.h"
+#include "base/sha256.h"
 
 namespace statewatch::auth {
 
@@ -27,14 +26,7 @@ std::optional<Scope> ParseScope(std::string_view name) {
   return std::nullopt;
 }
 
-std::string Sha256(std::string_view bytes) {
-  std::string out(EVP_MAX_MD_SIZE, '\0');
-  unsigned int len = 0;
-  EVP_Digest(bytes.data(), bytes.size(), reinterpret_cast<unsigned char*>(out.data()), &len,
-             EVP_sha256(), nullptr);
-  out.resize(len);
-  return out;
-}
+std::string Sha256(std::string_view bytes) { return sha256::BytesOf(bytes); }
 
 std::optional<std::string> DigestFromHex(std::string_view hex) {
   if (hex.size() != 64) return std::nullopt;

@@ -1,25 +1,18 @@
 #include "log/batch_frame.h"
 
-#include <openssl/evp.h>
-
 #include <cassert>
 
 #include "base/hex.h"
+#include "base/sha256.h"
 #include "flatbuffers/flatbuffers.h"
 #include "schema/log_frame_generated.h"
 
 namespace statewatch::log {
 namespace fb = statewatch::schema::log;
 
-FrameHash HashFrame(std::string_view bytes) {
-  FrameHash out{};
-  unsigned int len = 0;
-  // EVP_Digest is one-shot; it only fails on allocation failure inside OpenSSL, which
-  // leaves `out` zeroed — a hash no real frame has, so the chain check still fails loudly.
-  EVP_Digest(bytes.data(), bytes.size(), out.data(), &len, EVP_sha256(), nullptr);
-  assert(len == out.size());
-  return out;
-}
+// All zeros when OpenSSL cannot allocate (base/sha256.h): a hash no real frame has, so the
+// chain check still fails loudly.
+FrameHash HashFrame(std::string_view bytes) { return sha256::Of(bytes); }
 
 std::string HashHex(const FrameHash& hash) {
   return hex::Encode(std::string_view(reinterpret_cast<const char*>(hash.data()), hash.size()));

@@ -1,6 +1,5 @@
 #include "monitor/upstream_links.h"
 
-#include <openssl/evp.h>
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -9,6 +8,7 @@
 #include <optional>
 
 #include "base/hex.h"
+#include "base/sha256.h"
 #include "statewatch/session_key.h"  // ResolveSession, IsValidUtf8
 #include "statewatch/session_tables.h"
 
@@ -16,14 +16,9 @@ namespace statewatch::monitor {
 
 std::string SourceHash(const UpstreamLink& link) {
   std::string joined = link.host_id + '\n' + link.thread_id + '\n' + link.upstream_ref;
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  // EVP_Digest fails only on allocation failure; an empty hash then still yields a key that
+  // When OpenSSL cannot allocate, the all-zero digest (base/sha256.h) still yields a key that
   // is stable for this process, and the event is recorded rather than lost.
-  if (EVP_Digest(joined.data(), joined.size(), md, &len, EVP_sha256(), nullptr) != 1) len = 0;
-  std::string out;
-  for (unsigned int i = 0; i < len && out.size() < 16; ++i) hex::AppendByte(md[i], &out);
-  return out;
+  return hex::Encode(sha256::BytesOf(joined).substr(0, 8));
 }
 
 bool SameSource(const UpstreamLink& a, const UpstreamLink& b) {
