@@ -116,9 +116,10 @@ Result<Endpoint> ParseBaseUrl(const std::string& text) {
 
 Result<std::unique_ptr<Connection>> Connection::Open(const Endpoint& endpoint,
                                                      const TlsClientOptions& tls,
-                                                     Clock::time_point deadline) {
+                                                     Clock::time_point deadline,
+                                                     const AddressCheck* check) {
   std::unique_ptr<Connection> conn(new Connection());
-  SW_RETURN_IF_ERROR(conn->Connect(endpoint, deadline));
+  SW_RETURN_IF_ERROR(conn->Connect(endpoint, deadline, check));
   if (endpoint.tls) SW_RETURN_IF_ERROR(conn->StartTls(endpoint, tls, deadline));
   return conn;
 }
@@ -137,7 +138,8 @@ int Connection::Release() {
   return std::exchange(fd_, -1);
 }
 
-Status Connection::Connect(const Endpoint& url, Clock::time_point deadline) {
+Status Connection::Connect(const Endpoint& url, Clock::time_point deadline,
+                           const AddressCheck* check) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -148,6 +150,12 @@ Status Connection::Connect(const Endpoint& url, Clock::time_point deadline) {
   }
   std::string why = "no address";
   for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
+    if (check != nullptr) {
+      if (Status allowed = (*check)(a->ai_addr, a->ai_addrlen); !allowed.ok()) {
+        why = allowed.message();
+        continue;
+      }
+    }
     fd_ = ::socket(a->ai_family, a->ai_socktype, a->ai_protocol);
     if (fd_ >= 0) {
       int err = ConnectOne(fd_, a, deadline);

@@ -22,7 +22,10 @@
 #define STATEWATCH_NET_CONNECTION_H_
 
 #include <chrono>
+#include <sys/socket.h>
+
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -55,9 +58,16 @@ class Connection {
   // the caller its timeout, not the kernel's minutes of retries) and, for an https://
   // endpoint, runs the handshake with `tls`. IOError when it cannot resolve, connect or
   // complete or verify the handshake; InvalidArgument for a TLS file that cannot be used.
+  //
+  // With `check`, every resolved address is handed to it before a connect is tried: an
+  // address it refuses is skipped (its message becomes the reason when no address is left),
+  // so the caller decides on the address actually connected to, not on the name (an
+  // outgoing webhook's private-network rule, webhooks/url_policy.h).
+  using AddressCheck = std::function<Status(const sockaddr* address, socklen_t length)>;
   static Result<std::unique_ptr<Connection>> Open(const Endpoint& endpoint,
                                                   const TlsClientOptions& tls,
-                                                  Clock::time_point deadline);
+                                                  Clock::time_point deadline,
+                                                  const AddressCheck* check = nullptr);
   // A plain socket connected elsewhere (a listener's); closed on destruction if `owns_fd`.
   Connection(int fd, bool owns_fd) : fd_(fd), owns_fd_(owns_fd) {}
   ~Connection();
@@ -81,7 +91,8 @@ class Connection {
 
  private:
   Connection() = default;
-  Status Connect(const Endpoint& endpoint, Clock::time_point deadline);
+  Status Connect(const Endpoint& endpoint, Clock::time_point deadline,
+                 const AddressCheck* check);
   Status StartTls(const Endpoint& endpoint, const TlsClientOptions& options,
                   Clock::time_point deadline);
 

@@ -1,0 +1,364 @@
+// WebhookTables: registrations, outbox and dead letters in the `webhooks` column family,
+// written through the commit-group hook (engine/group_write.h) like the session tables.
+#include "engine/webhook_tables.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <typeinfo>
+
+#include "engine/flatbuffer_values.h"
+#include "engine/group_write.h"
+#include "schema/webhooks_generated.h"
+#include "statewatch/session_key.h"
+#include "storage/key_codec.h"
+
+namespace statewatch {
+
+namespace fb = schema::webhooks;
+using engine::GroupWrite;
+using engine::fbv::AlignedBytes;
+using engine::fbv::Finish;
+using engine::fbv::Str;
+using engine::fbv::Verified;
+using storage::Family;
+
+// ---- codecs ---------------------------------------------------------------------------------
+
+std::string EncodeWebhook(const Webhook& h) {
+  flatbuffers::FlatBufferBuilder b(128 + h.url.size() + h.secret.size());
+  auto watcher = b.CreateString(h.watcher), url = b.CreateString(h.url),
+       secret = b.CreateString(h.secret);
+  b.Finish(fb::CreateWebhook(b, watcher, url, secret, h.created_at_ms));
+  return Finish(b);
+}
+
+Result<Webhook> DecodeWebhook(std::string_view bytes) {
+  AlignedBytes aligned(bytes);
+  auto v = Verified<fb::Webhook>(aligned, "webhook");
+  if (!v.ok()) return v.status();
+  Webhook h;
+  h.watcher = Str((*v)->watcher());
+  h.url = Str((*v)->url());
+  h.secret = Str((*v)->secret());
+  h.created_at_ms = (*v)->created_at();
+  return h;
+}
+
+std::string EncodeWebhookDelivery(const WebhookDelivery& d) {
+  flatbuffers::FlatBufferBuilder b(256 + d.body.size());
+  auto watcher = b.CreateString(d.watcher), agent = b.CreateString(d.target.agent_id),
+       key = b.CreateString(d.target.session_key), body = b.CreateString(d.body),
+       trace = b.CreateString(d.traceparent), error = b.CreateString(d.last_error);
+  b.Finish(fb::CreateWebhookDelivery(b, watcher, agent, key, d.since, body, trace,
+                                     d.enqueued_at_ms, d.attempts, d.next_attempt_at_ms, error,
+                                     d.dead_at_ms));
+  return Finish(b);
+}
+
+Result<WebhookDelivery> DecodeWebhookDelivery(std::string_view bytes) {
+  AlignedBytes aligned(bytes);
+  // The root type of the file is Webhook; a delivery is verified as its own table.
+  flatbuffers::Verifier verifier(aligned.data(), aligned.size());
+  if (!verifier.VerifyBuffer<fb::WebhookDelivery>(nullptr)) {
+    return Status::Corruption("webhook delivery record failed verification (" +
+                              std::to_string(aligned.size()) + " bytes)");
+  }
+  const auto* f = flatbuffers::GetRoot<fb::WebhookDelivery>(aligned.data());
+  WebhookDelivery d;
+  d.watcher = Str(f->watcher());
+  d.target = SessionName{Str(f->target_agent()), Str(f->target_key())};
+  d.since = f->since();
+  d.body = Str(f->body());
+  d.traceparent = Str(f->traceparent());
+  d.enqueued_at_ms = f->enqueued_at();
+  d.attempts = f->attempts();
+  d.next_attempt_at_ms = f->next_attempt_at();
+  d.last_error = Str(f->last_error());
+  d.dead_at_ms = f->dead_at();
+  return d;
+}
+
+std::string WebhookDelivery::IdempotencyKey() const {
+  return watcher + ":" + target.session_key + ":" + std::to_string(since);
+}
+
+// ---- keys (the grammar is in storage/key_codec.h) -------------------------------------------
+
+namespace {
+
+std::string HookKey(std::string_view watcher) {
+  std::string k(1, storage::kWebhookTag);
+  k.append(watcher);
+  return k;
+}
+
+// watcher 0x00 agent 0x00 target 0x00: the pair's part of the mark and row keys.
+std::string PairPart(const std::string& watcher, const SessionName& target) {
+  std::string k = watcher;
+  k.push_back('\0');
+  k.append(target.agent_id);
+  k.push_back('\0');
+  k.append(target.session_key);
+  k.push_back('\0');
+  return k;
+}
+
+std::string MarkKey(const WebhookDelivery& d) {
+  return std::string(1, storage::kWebhookMarkTag) + PairPart(d.watcher, d.target);
+}
+
+std::string RowKey(char tag, const WebhookDelivery& d) {
+  std::string k(1, tag);
+  k.append(PairPart(d.watcher, d.target));
+  storage::PutFixed64BE(&k, d.since);
+  return k;
+}
+
+// [tag watcher 0x00, tag watcher 0x01): every row of one watcher under `tag`.
+std::pair<std::string, std::string> WatcherRange(char tag, const std::string& watcher) {
+  std::string begin(1, tag);
+  begin.append(watcher);
+  std::string end = begin;
+  begin.push_back('\0');
+  end.push_back('\1');
+  return {begin, end};
+}
+
+std::string Be64(uint64_t v) {
+  std::string s;
+  storage::PutFixed64BE(&s, v);
+  return s;
+}
+
+engine::SideTableHost* HostOrAbort(Engine& engine) {
+  // EngineImpl is both an Engine and the side tables' host: a cross-cast finds it.
+  auto* host = dynamic_cast<engine::SideTableHost*>(&engine);
+  if (host == nullptr) {
+    std::fprintf(stderr,
+                 "statewatch: WebhookTables needs an Engine made by Engine::Open; got another "
+                 "Engine subclass (%s)\n",
+                 typeid(engine).name());
+    std::abort();
+  }
+  return host;
+}
+
+Result<std::vector<WebhookDelivery>> ListRows(const storage::Store& store, char tag) {
+  std::vector<WebhookDelivery> out;
+  auto it = store.NewIterator(Family::kWebhooks, std::string(1, tag), std::string(1, tag + 1));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    auto d = DecodeWebhookDelivery(it->value());
+    if (!d.ok()) return d.status();
+    out.push_back(std::move(*d));
+  }
+  SW_RETURN_IF_ERROR(it->status());
+  return out;
+}
+
+}  // namespace
+
+WebhookTables::WebhookTables(Engine& engine) : host_(HostOrAbort(engine)) {}
+
+// ---- registrations ------------------------------------------------------------------------
+
+Status WebhookTables::PutWebhook(const Webhook& hook) {
+  auto parsed = ParseSessionKey(hook.watcher);
+  if (!parsed.ok()) return parsed.status();
+  if (!parsed->agent_scoped) {
+    return Status::InvalidArgument("watcher must be an agent-scoped key agent:<id>:<rest> (got \"" +
+                                   hook.watcher + "\")");
+  }
+  if (hook.url.empty() || !IsValidUtf8(hook.url)) {
+    return Status::InvalidArgument("url must be a non-empty UTF-8 string");
+  }
+  if (hook.secret.empty() || !IsValidUtf8(hook.secret)) {
+    return Status::InvalidArgument("secret must be a non-empty UTF-8 string");
+  }
+  return host_->WriteInGroup([&, watcher = parsed->canonical](GroupWrite& g) {
+    Webhook h = hook;
+    h.watcher = watcher;
+    if (h.created_at_ms == 0) h.created_at_ms = g.now();
+    g.Put(Family::kWebhooks, HookKey(watcher), EncodeWebhook(h));
+    return Status::OK();
+  });
+}
+
+Result<bool> WebhookTables::DeleteWebhook(const std::string& watcher) {
+  auto parsed = ParseSessionKey(watcher);
+  if (!parsed.ok()) return parsed.status();
+  bool found = false;
+  Status st = host_->WriteInGroup([&, w = parsed->canonical](GroupWrite& g) {
+    auto v = g.Get(Family::kWebhooks, HookKey(w));
+    if (!v.ok()) return v.status();
+    found = v->has_value();
+    if (!found) return Status::OK();
+    g.Delete(Family::kWebhooks, HookKey(w));
+    for (char tag : {storage::kOutboxTag, storage::kWebhookMarkTag}) {
+      auto [begin, end] = WatcherRange(tag, w);
+      g.DeleteRange(Family::kWebhooks, begin, end);
+    }
+    return Status::OK();
+  });
+  if (!st.ok()) return st;
+  return found;
+}
+
+Result<std::optional<Webhook>> WebhookTables::GetWebhook(const std::string& watcher) const {
+  auto parsed = ParseSessionKey(watcher);
+  if (!parsed.ok()) return parsed.status();
+  auto v = host_->store().Get(Family::kWebhooks, HookKey(parsed->canonical));
+  if (!v.ok()) return v.status();
+  if (!v->has_value()) return std::optional<Webhook>();
+  auto h = DecodeWebhook(**v);
+  if (!h.ok()) return h.status();
+  return std::optional<Webhook>(std::move(*h));
+}
+
+Result<std::vector<Webhook>> WebhookTables::ListWebhooks() const {
+  std::vector<Webhook> out;
+  auto it = host_->store().NewIterator(Family::kWebhooks, std::string(1, storage::kWebhookTag),
+                                       std::string(1, storage::kWebhookTag + 1));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    auto h = DecodeWebhook(it->value());
+    if (!h.ok()) return h.status();
+    out.push_back(std::move(*h));
+  }
+  SW_RETURN_IF_ERROR(it->status());
+  return out;
+}
+
+// ---- the outbox -----------------------------------------------------------------------------
+
+Result<bool> WebhookTables::Enqueue(const WebhookDelivery& d) {
+  bool queued = false;
+  Status st = host_->WriteInGroup([&](GroupWrite& g) {
+    auto hook = g.Get(Family::kWebhooks, HookKey(d.watcher));
+    if (!hook.ok()) return hook.status();
+    if (!hook->has_value()) return Status::OK();
+    auto mark = g.Get(Family::kWebhooks, MarkKey(d));
+    if (!mark.ok()) return mark.status();
+    if (mark->has_value() && **mark == Be64(d.since)) return Status::OK();
+    WebhookDelivery row = d;
+    if (row.enqueued_at_ms == 0) row.enqueued_at_ms = g.now();
+    if (row.next_attempt_at_ms == 0) row.next_attempt_at_ms = g.now();
+    g.Put(Family::kWebhooks, RowKey(storage::kOutboxTag, row), EncodeWebhookDelivery(row));
+    g.Put(Family::kWebhooks, MarkKey(row), Be64(row.since));
+    queued = true;
+    return Status::OK();
+  });
+  if (!st.ok()) return st;
+  return queued;
+}
+
+Result<std::vector<WebhookDelivery>> WebhookTables::Outbox() const {
+  return ListRows(host_->store(), storage::kOutboxTag);
+}
+
+Result<bool> WebhookTables::UpdateOutbox(const WebhookDelivery& d) {
+  bool found = false;
+  Status st = host_->WriteInGroup([&](GroupWrite& g) {
+    const std::string key = RowKey(storage::kOutboxTag, d);
+    auto v = g.Get(Family::kWebhooks, key);
+    if (!v.ok()) return v.status();
+    found = v->has_value();
+    if (found) g.Put(Family::kWebhooks, key, EncodeWebhookDelivery(d));
+    return Status::OK();
+  });
+  if (!st.ok()) return st;
+  return found;
+}
+
+Result<bool> WebhookTables::RemoveFromOutbox(const WebhookDelivery& d) {
+  bool found = false;
+  Status st = host_->WriteInGroup([&](GroupWrite& g) {
+    const std::string key = RowKey(storage::kOutboxTag, d);
+    auto v = g.Get(Family::kWebhooks, key);
+    if (!v.ok()) return v.status();
+    found = v->has_value();
+    if (found) g.Delete(Family::kWebhooks, key);
+    return Status::OK();
+  });
+  if (!st.ok()) return st;
+  return found;
+}
+
+Result<bool> WebhookTables::MoveToDead(const WebhookDelivery& d) {
+  bool found = false;
+  Status st = host_->WriteInGroup([&](GroupWrite& g) {
+    const std::string key = RowKey(storage::kOutboxTag, d);
+    auto v = g.Get(Family::kWebhooks, key);
+    if (!v.ok()) return v.status();
+    found = v->has_value();
+    if (!found) return Status::OK();
+    WebhookDelivery dead = d;
+    dead.dead_at_ms = g.now();
+    g.Delete(Family::kWebhooks, key);
+    g.Put(Family::kWebhooks, RowKey(storage::kDeadLetterTag, dead), EncodeWebhookDelivery(dead));
+    return Status::OK();
+  });
+  if (!st.ok()) return st;
+  return found;
+}
+
+// ---- dead letters ---------------------------------------------------------------------------
+
+Result<std::vector<WebhookDelivery>> WebhookTables::DeadLetters() const {
+  return ListRows(host_->store(), storage::kDeadLetterTag);
+}
+
+namespace {
+
+Result<std::optional<WebhookDelivery>> FindDead(const storage::Store& store,
+                                                const std::string& idempotency_key) {
+  auto dead = ListRows(store, storage::kDeadLetterTag);
+  if (!dead.ok()) return dead.status();
+  for (WebhookDelivery& d : *dead) {
+    if (d.IdempotencyKey() == idempotency_key) return std::optional<WebhookDelivery>(std::move(d));
+  }
+  return std::optional<WebhookDelivery>();
+}
+
+}  // namespace
+
+Result<bool> WebhookTables::RetryDead(const std::string& idempotency_key) {
+  auto found = FindDead(host_->store(), idempotency_key);
+  if (!found.ok()) return found.status();
+  if (!found->has_value()) return false;
+  bool moved = false;
+  Status st = host_->WriteInGroup([&, d = **found](GroupWrite& g) {
+    const std::string key = RowKey(storage::kDeadLetterTag, d);
+    auto v = g.Get(Family::kWebhooks, key);
+    if (!v.ok()) return v.status();
+    if (!v->has_value()) return Status::OK();  // retried or dropped meanwhile
+    WebhookDelivery row = d;
+    row.attempts = 0;
+    row.dead_at_ms = 0;
+    row.next_attempt_at_ms = g.now();
+    row.enqueued_at_ms = g.now();  // the retry budget starts again
+    g.Delete(Family::kWebhooks, key);
+    g.Put(Family::kWebhooks, RowKey(storage::kOutboxTag, row), EncodeWebhookDelivery(row));
+    moved = true;
+    return Status::OK();
+  });
+  if (!st.ok()) return st;
+  return moved;
+}
+
+Result<bool> WebhookTables::DropDead(const std::string& idempotency_key) {
+  auto found = FindDead(host_->store(), idempotency_key);
+  if (!found.ok()) return found.status();
+  if (!found->has_value()) return false;
+  bool dropped = false;
+  Status st = host_->WriteInGroup([&, d = **found](GroupWrite& g) {
+    const std::string key = RowKey(storage::kDeadLetterTag, d);
+    auto v = g.Get(Family::kWebhooks, key);
+    if (!v.ok()) return v.status();
+    dropped = v->has_value();
+    if (dropped) g.Delete(Family::kWebhooks, key);
+    return Status::OK();
+  });
+  if (!st.ok()) return st;
+  return dropped;
+}
+
+}  // namespace statewatch
