@@ -27,25 +27,18 @@ class SpawnDeliveryTest : public MessagingTest {
     main.last_account_id = "bot-a";
     ASSERT_OK(SessionTables(*engine_).UpsertSession(main));
   }
-  std::pair<std::string, std::string> Spawn(const std::string& params) {
-    tools::ToolAnswer a = Call("sessions_spawn", kMain, params);
-    return {Str(a.result, "runId"), Str(a.result, "childSessionKey")};
-  }
   std::vector<TranscriptMessage> TranscriptOf(const std::string& key) {
     auto t = SessionTablesView(*engine_).RecentTranscript(Name(key), 100);
     EXPECT_OK(t);
     return t.ok() ? *t : std::vector<TranscriptMessage>{};
   }
-  std::vector<Event> Journal(const std::string& key) {
-    auto page = engine_->ChangesSince(Name(key), 0);
-    return page.ok() ? page->events : std::vector<Event>{};
-  }
 };
 
 TEST_F(SpawnDeliveryTest, TheTaskCarriesEveryOptionAndTheRequestersRoute) {
-  auto [run, child] = Spawn(R"({"task": "review the PR", "label": "reviewer", "runtime": "acp",
-                                "model": "opus", "thinking": "high", "thread": true,
-                                "sandbox": "require", "context": "isolated"})");
+  auto [run, child] = Spawn(kMain, R"({"task": "review the PR", "label": "reviewer",
+                                      "runtime": "acp", "model": "opus", "thinking": "high",
+                                      "thread": true, "sandbox": "require",
+                                      "context": "isolated"})");
   auto task = Take(child);
   ASSERT_TRUE(task);
   json::object d = tools::DeliveryToJson(*task);
@@ -76,8 +69,8 @@ TEST_F(SpawnDeliveryTest, ForkCopiesTheRequesterTranscriptBeforeTheTask) {
   auto messages = tools::TranscriptMessagesFromJson(json::parse(
       R"([{"role": "user", "content": "context one"}, {"role": "assistant", "content": "two"}])"));
   ASSERT_OK(SessionTables(*engine_).AppendTranscript(Name(kMain), *messages));
-  auto [forked_run, forked] = Spawn(R"({"task": "continue", "context": "fork"})");
-  auto [isolated_run, isolated] = Spawn(R"({"task": "start fresh"})");
+  auto [forked_run, forked] = Spawn(kMain, R"({"task": "continue", "context": "fork"})");
+  auto [isolated_run, isolated] = Spawn(kMain, R"({"task": "start fresh"})");
 
   std::vector<TranscriptMessage> f = TranscriptOf(forked);
   ASSERT_EQ(f.size(), 3u);
@@ -94,8 +87,8 @@ TEST_F(SpawnDeliveryTest, ForkCopiesTheRequesterTranscriptBeforeTheTask) {
 }
 
 TEST_F(SpawnDeliveryTest, AnAnnouncementGoesToTheRequesterRouteOrTheBoundThread) {
-  auto [plain_run, plain] = Spawn(R"({"task": "a"})");
-  auto [thread_run, threaded] = Spawn(R"({"task": "b", "thread": true})");
+  auto [plain_run, plain] = Spawn(kMain, R"({"task": "a"})");
+  auto [thread_run, threaded] = Spawn(kMain, R"({"task": "b", "thread": true})");
   // The gateway bound the thread-bound child to a thread it opened in the requester's channel.
   SessionRecord bound;
   bound.name = Name(threaded);
@@ -127,9 +120,9 @@ TEST_F(SpawnDeliveryTest, AnAnnouncementGoesToTheRequesterRouteOrTheBoundThread)
 // Regression: a kill and a timed-out run journaled run_failed with the summary
 // "child run failed"; the reference writes "child run cancelled" / "child run timed out".
 TEST_F(SpawnDeliveryTest, RunFailedSummariesNameTheOutcome) {
-  auto [killed_run, killed] = Spawn(R"({"task": "a"})");
-  auto [late_run, late] = Spawn(R"({"task": "b"})");
-  auto [broken_run, broken] = Spawn(R"({"task": "c"})");
+  auto [killed_run, killed] = Spawn(kMain, R"({"task": "a"})");
+  auto [late_run, late] = Spawn(kMain, R"({"task": "b"})");
+  auto [broken_run, broken] = Spawn(kMain, R"({"task": "c"})");
   Call("subagents", kMain, R"({"action": "kill", "target": ")" + killed_run + R"("})");
   ASSERT_OK(messaging_->OnRunFinish(late_run, "timeout", ""));
   ASSERT_OK(messaging_->OnRunFinish(broken_run, "error", "boom"));
@@ -146,8 +139,8 @@ TEST_F(SpawnDeliveryTest, RunFailedSummariesNameTheOutcome) {
 // Regression: the combined announcement after sessions_yield had runId "" and an empty
 // provenance.sourceSessionKey.
 TEST_F(SpawnDeliveryTest, TheCombinedYieldAnnouncementNamesTheRunThatEndedLast) {
-  auto [first_run, first] = Spawn(R"({"task": "a"})");
-  auto [second_run, second] = Spawn(R"({"task": "b"})");
+  auto [first_run, first] = Spawn(kMain, R"({"task": "a"})");
+  auto [second_run, second] = Spawn(kMain, R"({"task": "b"})");
   Call("sessions_yield", kMain, "{}");
   ASSERT_OK(messaging_->OnRunFinish(first_run, "ok", "one"));
   tools::RunUpdate last = *messaging_->OnRunFinish(second_run, "ok", "two");

@@ -21,18 +21,8 @@ class SubagentsTest : public MessagingTest {
     MessagingTest::SetUp();
     Register(kMain);
   }
-  // Spawns and returns {runId, childSessionKey}.
-  std::pair<std::string, std::string> Spawn(const std::string& caller, const std::string& params) {
-    tools::ToolAnswer a = Call("sessions_spawn", caller, params);
-    return {Str(a.result, "runId"), Str(a.result, "childSessionKey")};
-  }
   json::object Sub(std::string_view params, const std::string& caller = kMain) {
     return Call("subagents", caller, params).result;
-  }
-  std::vector<Event> Journal(const std::string& key) {
-    auto page = engine_->ChangesSince(Name(key), 0);
-    EXPECT_OK(page);
-    return page.ok() ? page->events : std::vector<Event>{};
   }
 };
 

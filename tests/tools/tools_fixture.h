@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/engine_fixture.h"
@@ -19,6 +20,12 @@
 #include "tools/session_messaging.h"
 
 namespace statewatch::testing {
+
+// The string at `key`, or "" when absent / not a string.
+inline std::string Str(const boost::json::object& o, std::string_view key) {
+  const boost::json::value* v = o.if_contains(key);
+  return v && v->is_string() ? std::string(v->as_string()) : std::string();
+}
 
 class ToolsTest : public EngineTest {
  protected:
@@ -122,18 +129,23 @@ class MessagingTest : public ToolsTest {
     EXPECT_FALSE(a.ok()) << tool << " unexpectedly answered " << boost::json::serialize(a->result);
     return a.ok() ? Status::OK() : a.status();
   }
+  // sessions_spawn called by `caller`: {runId, childSessionKey}.
+  std::pair<std::string, std::string> Spawn(const std::string& caller, const std::string& params) {
+    tools::ToolAnswer a = Call("sessions_spawn", caller, params);
+    return {Str(a.result, "runId"), Str(a.result, "childSessionKey")};
+  }
+  // Every event in `key`'s journal, oldest first.
+  std::vector<Event> Journal(const std::string& key) {
+    auto page = engine_->ChangesSince(Name(key), 0);
+    EXPECT_OK(page);
+    return page.ok() ? page->events : std::vector<Event>{};
+  }
 
   tools::MessagingOptions options_messaging_;
   std::unique_ptr<tools::SessionMessaging> messaging_;
   std::vector<Delivery> published_;
   std::function<void(const Delivery&)> on_published_;
 };
-
-// The string at `key`, or "" when absent / not a string.
-inline std::string Str(const boost::json::object& o, std::string_view key) {
-  const boost::json::value* v = o.if_contains(key);
-  return v && v->is_string() ? std::string(v->as_string()) : std::string();
-}
 
 }  // namespace statewatch::testing
 
