@@ -158,10 +158,15 @@ Notice EngineImpl::MakeNotice(const SessionName& watcher, SessionRef target,
 }
 
 std::vector<Notice> EngineImpl::PendingLocked(SessionRef watcher) const {
+  return PendingIn(state_, watcher);
+}
+
+std::vector<Notice> EngineImpl::PendingIn(const projections::ProjectionState& state,
+                                          SessionRef watcher) const {
   std::vector<std::pair<Sequence, SessionRef>> pending;
-  if (const auto* targets = state_.TargetsOf(watcher)) {
+  if (const auto* targets = state.TargetsOf(watcher)) {
     for (SessionRef t : *targets) {
-      const projections::CursorRec* c = state_.FindCursor(watcher, t);
+      const projections::CursorRec* c = state.FindCursor(watcher, t);
       if (c && c->pending()) pending.push_back({c->notified, t});
     }
   }
@@ -180,7 +185,7 @@ std::vector<Notice> EngineImpl::PendingLocked(SessionRef watcher) const {
   std::vector<Notice> out;
   const SessionName* w = NameOf(watcher);
   for (const auto& [n, t] : pending) {
-    const projections::CursorRec* c = state_.FindCursor(watcher, t);
+    const projections::CursorRec* c = state.FindCursor(watcher, t);
     out.push_back(MakeNotice(*w, t, c->last_seen));
   }
   return out;

@@ -155,6 +155,9 @@ class EngineImpl final : public Engine, public SideTableHost {
   Result<VerifyReport> Rebuild() override;
   Result<EngineStats> Stats() const override;
   Status Backup(const std::string& dir) const override;  // engine/backup.cc
+  Result<SessionStatusAt> StatusAt(const SessionName& session, std::optional<Sequence> as_of,
+                                   Sequence after, int limit) const override;  // engine/as_of.cc
+  Status ReplayUntil(Sequence until, const std::string& dir) const override;
   Status ForEachEvent(const std::function<Status(const Event&)>& fn) const override;
   const Clock& clock() const override { return *clock_; }
 
@@ -253,6 +256,9 @@ class EngineImpl final : public Engine, public SideTableHost {
   const SessionName* NameOf(SessionRef ref) const;
   Notice MakeNotice(const SessionName& watcher, SessionRef target, Sequence since) const;
   std::vector<Notice> PendingLocked(SessionRef watcher) const;
+  // PendingLocked over another state (as_of.cc). REQUIRES: state_mu_ held (for the names).
+  std::vector<Notice> PendingIn(const projections::ProjectionState& state,
+                                SessionRef watcher) const;
 
   // ---- retention.cc ----
   // Row cap inside a commit group: the oldest rows past max_rows go by moving the mark. Also
@@ -320,6 +326,13 @@ class EngineImpl final : public Engine, public SideTableHost {
   // (one walk of the journal, in bounded batches), counts them, and checkpoints as format 3.
   // A damaged retained row is its Corruption (nothing is written).
   Status MigrateFormat2();
+
+  // ---- as_of.cc ----
+  struct AsOfFold;
+  // The projections right after `until` (retrying when a checkpoint moves under the fold).
+  Status FoldAsOf(Sequence until, AsOfFold* out) const;
+  Status FoldAsOfOnce(Sequence until, AsOfFold* out, bool* moved) const;
+  Status FoldLogAsOf(Sequence until, MetaRec* m, AsOfFold* out) const;
 
   // ---- verify.cc ----
   Status RunVerify(VerifyCmd& cmd);

@@ -82,6 +82,23 @@ const char* ComponentSchemasJson() {
 "SessionState": {"type": "object", "required": ["sessionKey", "agentId", "stateVersion"], "properties": {
   "sessionKey": {"type": "string"}, "agentId": {"type": "string"}, "stateVersion": {"type": "integer", "minimum": 0},
   "stateChanges": {"$ref": "#/components/schemas/StateChanges"}}},
+"StatusCursor": {"type": "object", "required": ["watcherSessionKey", "targetSessionKey", "targetAgentId", "lastSeen", "notified", "material", "updatedAt", "pending"], "properties": {
+  "watcherSessionKey": {"type": "string"}, "targetSessionKey": {"type": "string"}, "targetAgentId": {"type": "string"},
+  "lastSeen": {"type": "integer", "description": "L"}, "notified": {"type": "integer", "description": "N (pending exactly when N > L)"},
+  "material": {"type": "integer", "description": "M, coalesced material included"}, "updatedAt": {"type": "integer"}, "pending": {"type": "boolean"}}},
+"AsOfDetails": {"type": "object", "required": ["asOf", "lastSequence", "earliestAsOf", "watermark", "watching", "watchers", "pendingNotices"], "properties": {
+  "asOf": {"type": "integer", "minimum": 0, "description": "The sequence the answer is as of (without asOf: the last sequence)."},
+  "lastSequence": {"type": "integer", "minimum": 0, "description": "The database's last sequence when asked."},
+  "earliestAsOf": {"type": "integer", "minimum": 0, "description": "The earliest asOf the retained log can rebuild (the last checkpoint's sequence)."},
+  "watermark": {"type": "integer", "minimum": 0, "description": "The session's prune mark at asOf, raised by the pruning done since (historyGap is after < watermark)."},
+  "deletedAt": {"type": "integer", "minimum": 1, "description": "Present when the session was deleted after asOf: the delete's sequence (its events are gone)."},
+  "watching": {"type": "array", "items": {"$ref": "#/components/schemas/StatusCursor"}, "description": "Cursors the session held as watcher, by target key."},
+  "watchers": {"type": "array", "items": {"$ref": "#/components/schemas/StatusCursor"}, "description": "Cursors on the session as target, by watcher key."},
+  "pendingNotices": {"type": "array", "items": {"$ref": "#/components/schemas/Notice"}, "description": "The session's pending notices as watcher, oldest first, byte-exact text."}}},
+"SessionStatusAt": {"allOf": [{"$ref": "#/components/schemas/AsOfDetails"}, {"type": "object", "required": ["sessionKey", "agentId", "stateVersion", "stateChanges"], "properties": {
+  "sessionKey": {"type": "string"}, "agentId": {"type": "string"},
+  "stateVersion": {"type": "integer", "minimum": 0, "description": "The session's head at asOf."},
+  "stateChanges": {"$ref": "#/components/schemas/StateChanges"}}}]},
 "VersionsRequest": {"type": "object", "required": ["sessions"], "properties": {
   "sessions": {"type": "array", "items": {"type": "string"}},
   "agentId": {"type": "string", "description": "The agent of the bare keys (default main)."}}},
@@ -185,7 +202,9 @@ const char* ComponentSchemasJson() {
   "sessionKey": {"type": "string", "description": "Default (and \"current\"): the caller. A key (a bare one is of the caller's agent) or a registry sessionId."},
   "changesSince": {"oneOf": [{"type": "integer", "minimum": 0}, {"type": "string"}],
     "description": "A non-negative safe integer or a numeric string; a blank string counts as absent. Anything else: changesSince must be a non-negative integer"},
-  "model": {"type": "string", "description": "Sets the session's model override; \"default\" clears it."}}},
+  "model": {"type": "string", "description": "Sets the session's model override; \"default\" clears it."},
+  "asOf": {"oneOf": [{"type": "integer", "minimum": 0}, {"type": "string"}],
+    "description": "Answers as of right after this sequence (post-mortems): stateVersion and stateChanges as they were then, and an asOf object with the cursors and pending notices. Not with model."}}},
 "SessionStatusAnswer": {"type": "object", "required": ["sessionKey", "agentId", "kind", "channel", "modelOverride", "usage", "sandboxed", "backgroundTasks", "stateVersion"], "properties": {
   "sessionKey": {"type": "string"}, "agentId": {"type": "string"}, "sessionId": {"type": "string"}, "kind": {"type": "string"},
   "channel": {"type": "string"}, "label": {"type": "string"}, "displayName": {"type": "string"},
@@ -206,7 +225,8 @@ const char* ComponentSchemasJson() {
   "backgroundTasks": {"type": "array", "items": {"type": "object", "properties": {"runId": {"type": "string"}, "sessionKey": {"type": "string"},
     "label": {"type": "string"}, "runtime": {"type": "string"}, "startedAt": {"type": "integer"}}}},
   "stateVersion": {"type": "integer", "minimum": 0},
-  "stateChanges": {"$ref": "#/components/schemas/StateChanges"}}},
+  "stateChanges": {"$ref": "#/components/schemas/StateChanges"},
+  "asOf": {"$ref": "#/components/schemas/AsOfDetails", "description": "With the asOf parameter: the cursors and pending notices as of that sequence."}}},
 "SessionsListParams": {"type": "object", "additionalProperties": false, "properties": {
   "kinds": {"oneOf": [{"type": "array", "items": {"type": "string", "enum": ["main", "group", "cron", "hook", "node", "other"]}},
                       {"type": "string", "enum": ["main", "group", "cron", "hook", "node", "other"]}]},

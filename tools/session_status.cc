@@ -8,6 +8,7 @@
 #include "codecs/json_codec.h"
 #include "codecs/json_fields.h"
 #include "codecs/registry_codec.h"
+#include "codecs/status_at_json.h"
 #include "statewatch/session_key.h"
 #include "statewatch/session_tables.h"
 #include "tools/session_activity.h"
@@ -23,17 +24,22 @@ struct StatusParams {
   std::optional<std::string> session_key;  // nullopt: the caller
   std::optional<uint64_t> changes_since;
   std::optional<std::string> model;
+  std::optional<uint64_t> as_of;  // answer as of this sequence (Engine::StatusAt)
 };
 
 Result<StatusParams> ReadStatusParams(const json::object& params) {
   SW_RETURN_IF_ERROR(
-      CheckKnownParams(params, "session_status", {"sessionKey", "changesSince", "model"}));
+      CheckKnownParams(params, "session_status", {"sessionKey", "changesSince", "model", "asOf"}));
   StatusParams p;
   SW_RETURN_IF_ERROR(Assign(StringParam(params, "sessionKey"), &p.session_key));
   if (p.session_key == "current") p.session_key.reset();
   SW_RETURN_IF_ERROR(
       Assign(ParseChangesSince(params.if_contains("changesSince")), &p.changes_since));
   SW_RETURN_IF_ERROR(Assign(StringParam(params, "model"), &p.model));
+  SW_RETURN_IF_ERROR(Assign(ParseAsOf(params.if_contains("asOf")), &p.as_of));
+  if (p.as_of && p.model) {
+    return Status::InvalidArgument("asOf reads the past: it cannot be given with model");
+  }
   return p;
 }
 
@@ -164,10 +170,13 @@ Result<json::object> Card(const Engine& engine, const SessionRecord& r, Sequence
 }
 
 // session_status up to its stateChanges: the card with stateVersion, and — when
-// changesSince is given (`*with_changes`) — the page in `*page`, read with `render`.
+// changesSince is given (`*with_changes`) — the page in `*page`, read with `render`. With
+// asOf the card's stateVersion is the one then, and `*at` holds the rest (its changes
+// instead of `*page`).
 Result<json::object> StatusAnswer(Engine& engine, const SessionToolsOptions& options,
                                   const SessionName& caller, const json::object& params,
-                                  RowRenderer render, ChangesView* page, bool* with_changes) {
+                                  RowRenderer render, ChangesView* page, bool* with_changes,
+                                  std::optional<SessionStatusAt>* at) {
   auto p = ReadStatusParams(params);
   if (!p.ok()) return p.status();
   auto target = StatusTarget(engine, options, caller, *p);
@@ -182,7 +191,12 @@ Result<json::object> StatusAnswer(Engine& engine, const SessionToolsOptions& opt
   record.name = *target;
   Sequence version = 0;
   *with_changes = p->changes_since.has_value();
-  if (*with_changes) {
+  if (p->as_of) {
+    auto status = engine.StatusAt(*target, *p->as_of, p->changes_since.value_or(0), 200);
+    if (!status.ok()) return status.status();
+    version = status->state_version;
+    *at = std::move(*status);
+  } else if (*with_changes) {
     SW_RETURN_IF_ERROR(engine.ReadChanges(*target, *p->changes_since, 200, render, page));
     version = page->state_version;
   } else {
@@ -211,8 +225,14 @@ Result<json::object> SessionStatus(Engine& engine, const SessionToolsOptions& op
   ChangesView& page = ThreadPage();
   try {
     bool with_changes = false;
-    auto card = StatusAnswer(engine, options, caller, params, nullptr, &page, &with_changes);
-    if (card.ok() && with_changes) (*card)["stateChanges"] = ChangesPageToJson(page);
+    std::optional<SessionStatusAt> at;
+    auto card = StatusAnswer(engine, options, caller, params, nullptr, &page, &with_changes, &at);
+    if (card.ok() && at) {
+      if (with_changes) (*card)["stateChanges"] = ChangesPageToJson(at->changes);
+      (*card)["asOf"] = AsOfDetailsToJson(*at);
+    } else if (card.ok() && with_changes) {
+      (*card)["stateChanges"] = ChangesPageToJson(page);
+    }
     page.Clear();
     return card;
   } catch (const std::exception& e) {  // allocation failures: this is the edge
@@ -226,11 +246,18 @@ Result<std::string> SessionStatusJson(Engine& engine, const SessionToolsOptions&
   ChangesView& page = ThreadPage();
   try {
     bool with_changes = false;
-    auto card =
-        StatusAnswer(engine, options, caller, params, &RenderChangeEvent, &page, &with_changes);
+    std::optional<SessionStatusAt> at;
+    auto card = StatusAnswer(engine, options, caller, params, &RenderChangeEvent, &page,
+                             &with_changes, &at);
     if (!card.ok()) {
       page.Clear();
       return card.status();
+    }
+    if (at) {  // the past is read rarely: the plain encoder
+      if (with_changes) (*card)["stateChanges"] = ChangesPageToJson(at->changes);
+      (*card)["asOf"] = AsOfDetailsToJson(*at);
+      page.Clear();
+      return json::serialize(*card);
     }
     std::string out = json::serialize(*card);
     if (with_changes) {

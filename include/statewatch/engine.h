@@ -156,6 +156,34 @@ class Engine {
   // Writers go on meanwhile; the copy holds every write acknowledged before the call and no
   // partial batch. Engine::Open on `dir` opens it like the original.
   virtual Status Backup(const std::string& dir) const = 0;
+  // ---- as of a past sequence (post-mortems) ----------------------------------------------
+
+  // The session's status as it was right after sequence `as_of` (nullopt: now): its state
+  // version, its changes (events with after < sequence <= as_of, paged as ChangesSince,
+  // `limit` clamped to 1..200), the cursors it holds and the cursors on it (L/N/M), and its
+  // pending notices with their exact text. The projections are rebuilt by the same folds as
+  // replay, from the checkpoint and the retained log, up to and including as_of (also part
+  // of a commit group); the live state is not touched and writers do not wait. Events that
+  // existed at as_of but were pruned since are gone: pruning since as_of raises the answer's
+  // watermark, so that historyGap says so exactly as ChangesSince does; a session deleted
+  // since has deleted_at set and no events. Costs a fold of the log from the checkpoint to
+  // as_of (one point read per event in it) and a walk of the log after it.
+  // InvalidArgument when as_of is past the last sequence (or the name is malformed);
+  // FailedPrecondition naming the earliest sequence it can rebuild when as_of is before it
+  // (the log before the last checkpoint is gone); Busy when checkpoints kept moving under
+  // the fold (ask again). An Engine other than Open's answers FailedPrecondition.
+  virtual Result<SessionStatusAt> StatusAt(const SessionName& session,
+                                           std::optional<Sequence> as_of, Sequence after = 0,
+                                           int limit = 200) const;
+
+  // Writes a new database into `dir` (which must not exist) holding the projections as they
+  // were right after `until`, rebuilt as StatusAt does, with the journal rows up to `until`
+  // that are still retained; the other tables (registry, transcripts, deliveries, links)
+  // are copied as they are now. Engine::Open opens it like any other database; its next
+  // sequence is until + 1. Read-only: works on a read-only engine. Errors as StatusAt, and
+  // InvalidArgument when `dir` exists.
+  virtual Status ReplayUntil(Sequence until, const std::string& dir) const;
+
   // Calls `fn` with every retained journal event, grouped by session and ascending within
   // one; stops at the first non-OK status `fn` returns and returns it. Read-only.
   virtual Status ForEachEvent(const std::function<Status(const Event&)>& fn) const = 0;

@@ -178,3 +178,25 @@ struct VerifyReport {
 }  // namespace statewatch
 
 #endif  // STATEWATCH_TYPES_H_
+// One cursor in a session's status (Engine::StatusAt): who watches whom, and where.
+struct CursorEntry {
+  SessionName watcher;
+  SessionName target;
+  CursorState cursor;  // M and updatedAt include coalesced material, as Cursor() answers
+};
+
+// A session's status at one point of the log (Engine::StatusAt): what a database that
+// stopped right after sequence `as_of` would answer for it.
+struct SessionStatusAt {
+  Sequence as_of = 0;            // the sequence the answer is as of (live: the last one)
+  Sequence last_sequence = 0;    // the database's last sequence when asked
+  Sequence earliest_as_of = 0;   // the earliest sequence the retained log can rebuild
+  Sequence state_version = 0;    // the session's head at as_of
+  Sequence watermark = 0;        // its prune mark, raised by pruning done since as_of
+  Sequence deleted_at = 0;       // the DeleteSession after as_of that removed it (0: none)
+  ChangesPage changes;           // its events <= as_of, paged as ChangesSince
+  std::vector<CursorEntry> watching;  // cursors it holds as watcher, by target key
+  std::vector<CursorEntry> watchers;  // cursors on it as target, by watcher key
+  std::vector<Notice> pending;        // its pending notices as watcher, as PendingNotices
+};
+
