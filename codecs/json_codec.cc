@@ -96,6 +96,7 @@ Status ReadEventInput(const json::object& o, EventInput* in) {
   SW_RETURN_IF_ERROR(ReadString(o, "summary", &in->summary));
   ReadPayload(o, in);
   SW_RETURN_IF_ERROR(ReadString(o, "dedupeKey", &in->dedupe_key));
+  SW_RETURN_IF_ERROR(ReadString(o, "traceparent", &in->traceparent));
   return ReadWatchers(o, in);
 }
 
@@ -115,6 +116,7 @@ json::object EventToJson(const Event& event) {
   o["summary"] = event.summary;
   if (auto payload = ParsePayloadObject(event.payload_json)) o["payload"] = std::move(*payload);
   PutIfNotEmpty(o, "dedupeKey", event.dedupe_key);
+  PutIfNotEmpty(o, "traceparent", event.traceparent);
   return o;
 }
 
@@ -138,6 +140,7 @@ json::object ChangeEventToJson(const EventView& event) {
     }
     if (!kept.empty()) o["payload"] = std::move(kept);
   }
+  PutIfNotEmpty(o, "traceparent", event.traceparent);
   return o;
 }
 
@@ -215,6 +218,7 @@ json::object EventInputToJson(const EventInput& in) {
     o["payload"] = ec ? json::value(in.payload_json) : std::move(payload);
   }
   PutIfNotEmpty(o, "dedupeKey", in.dedupe_key);
+  PutIfNotEmpty(o, "traceparent", in.traceparent);
   if (!in.watchers.empty()) {
     json::array w;
     for (const std::string& key : in.watchers) w.emplace_back(key);

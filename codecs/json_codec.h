@@ -28,13 +28,14 @@ inline constexpr char kChangesSinceError[] = "changesSince must be a non-negativ
 
 // ---- out -------------------------------------------------------------------------------
 
-// A stored event with every field of §2.1; empty optional fields (sessionId, actorId, runId,
-// payload, dedupeKey) are omitted. `payload` is the parsed object (omitted if it is not one).
+// A stored event with every field of §2.1 and its traceparent; empty optional fields
+// (sessionId, actorId, runId, payload, dedupeKey, traceparent) are omitted. `payload` is the
+// parsed object (omitted if it is not one).
 boost::json::object EventToJson(const Event& event);
 
 // The reconciliation view of §4: sequence, kind, actorType, occurredAt, summary and, when
-// present, actorId, runId and payload limited to the keys outcome, channel and turns
-// (payload omitted when none of them is there).
+// present, actorId, runId, payload limited to the keys outcome, channel and turns
+// (payload omitted when none of them is there) and the write's W3C traceparent.
 boost::json::object ChangeEventToJson(const Event& event);
 boost::json::object ChangeEventToJson(const EventView& event);
 
@@ -86,9 +87,9 @@ boost::json::object EventInputToJson(const EventInput& input);
 // ---- in --------------------------------------------------------------------------------
 
 // Reads one event input from a JSON object with the fields sessionKey, agentId, sessionId,
-// kind, actorType, actorId, runId, occurredAt (integer ms), summary, payload, dedupeKey and
-// watchers (array of strings). A null field counts as absent; unknown fields are ignored
-// (forward compatibility with newer producers). `actorType` is required because the
+// kind, actorType, actorId, runId, occurredAt (integer ms), summary, payload, dedupeKey,
+// traceparent and watchers (array of strings). A null field counts as absent; unknown fields
+// are ignored (forward compatibility with newer producers). `actorType` is required because the
 // engine cannot tell an absent one from "system". A payload object is serialized into
 // payload_json; any other payload is dropped (§2.1). Everything else (empty keys, unknown
 // kinds, clamping) is the engine's to validate.

@@ -17,6 +17,7 @@ Event EventView::ToEvent() const {
   e.summary = summary;
   e.payload_json = payload_json;
   e.dedupe_key = dedupe_key;
+  e.traceparent = traceparent;
   return e;
 }
 
@@ -34,6 +35,7 @@ EventView EventView::Of(const Event& e) {
   v.summary = e.summary;
   v.payload_json = e.payload_json;
   v.dedupe_key = e.dedupe_key;
+  v.traceparent = e.traceparent;
   return v;
 }
 

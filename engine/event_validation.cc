@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <boost/json.hpp>
 
+#include "base/trace_context.h"
 #include "statewatch/session_key.h"
 
 namespace statewatch::engine {
@@ -177,6 +178,15 @@ Result<PreparedEvent> PrepareEvent(const EventInput& in, const KindTable& kinds,
   e.summary = FoldSummary(in.summary, summary_max_bytes);
   e.payload_json = std::move(*payload);
   e.dedupe_key = in.dedupe_key;
+  if (!in.traceparent.empty()) {
+    std::optional<std::string> trace = trace::NormalizeTraceparent(in.traceparent);
+    if (!trace) {
+      return Status::InvalidArgument(
+          "traceparent must be a W3C trace context: 00-<32 hex>-<16 hex>-<2 hex>, lower-case, "
+          "ids not all zero (got " + Quote(in.traceparent) + ")");
+    }
+    e.traceparent = std::move(*trace);
+  }
 
   if (!in.actor_id.empty()) {
     Result<ParsedKey> actor = ParseSessionKey(in.actor_id);

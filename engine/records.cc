@@ -27,6 +27,7 @@ void BuildEvent(flatbuffers::FlatBufferBuilder& b, const Event& e, const EventFo
   auto summary = b.CreateString(e.summary);
   auto payload = OptStr(b, e.payload_json);
   auto dedupe = OptStr(b, e.dedupe_key);
+  auto traceparent = OptStr(b, e.traceparent);
   flatbuffers::Offset<flatbuffers::Vector<uint64_t>> watchers = 0;
   if (!fold.watchers.empty()) {
     // SessionRef is a standard-layout wrapper of one uint64_t.
@@ -50,6 +51,7 @@ void BuildEvent(flatbuffers::FlatBufferBuilder& b, const Event& e, const EventFo
   eb.add_fold_flags(static_cast<uint8_t>((fold.notifies ? 1 : 0) | (fold.seeds_cursor ? 2 : 0)));
   eb.add_actor_ref(fold.actor.value);
   eb.add_watcher_refs(watchers);
+  eb.add_traceparent(traceparent);
   b.Finish(eb.Finish());
 }
 
@@ -148,6 +150,7 @@ Status FillEvent(const fb::Event* f, Event* e) {
   AssignStr(f->summary(), &e->summary);
   AssignStr(f->payload_json(), &e->payload_json);
   AssignStr(f->dedupe_key(), &e->dedupe_key);
+  AssignStr(f->traceparent(), &e->traceparent);
   return Status::OK();
 }
 
@@ -198,7 +201,8 @@ Status DecodeEventView(std::string_view bytes, EventView* out) {
                 ViewOf(f->run_id(), data, end, &out->run_id) &&
                 ViewOf(f->summary(), data, end, &out->summary) &&
                 ViewOf(f->payload_json(), data, end, &out->payload_json) &&
-                ViewOf(f->dedupe_key(), data, end, &out->dedupe_key);
+                ViewOf(f->dedupe_key(), data, end, &out->dedupe_key) &&
+                ViewOf(f->traceparent(), data, end, &out->traceparent);
   if (!inside) {
     return Status::Corruption("event " + std::to_string(out->sequence) +
                               " has a string outside its " + std::to_string(bytes.size()) +

@@ -320,9 +320,10 @@ std::string EncodeRun(const RunRecord& r) {
   auto send = EncodeSend(b, r.send);
   auto spawn = EncodeSpawn(b, r.spawn);
   auto route = EncodeRoute(b, r.requester_route);
+  auto trace = OptStr(b, r.traceparent);
   b.Finish(fb::CreateRun(b, id, kind, ra, rk, ta, tk, status, label, task, r.created_at_ms,
                          r.ended_at_ms, result, reply, r.last_steer_at_ms, extra, send, spawn,
-                         route));
+                         route, trace));
   return Finish(b);
 }
 
@@ -348,6 +349,7 @@ Result<RunRecord> DecodeRun(std::string_view bytes) {
   SW_RETURN_IF_ERROR(DecodeSend(f->send(), r.run_id, &r.send));
   r.spawn = DecodeSpawn(f->spawn());
   r.requester_route = DecodeRoute(f->requester_route());
+  r.traceparent = Str(f->traceparent());
   return r;
 }
 
@@ -359,8 +361,9 @@ std::string EncodeDelivery(const Delivery& d) {
        tool = OptStr(b, d.source_tool), channel = OptStr(b, d.source_channel);
   auto route = EncodeRoute(b, d.route);
   auto spawn = EncodeSpawn(b, d.spawn);
+  auto trace = OptStr(b, d.traceparent);
   b.Finish(fb::CreateDelivery(b, d.id, agent, type, key, run, text, src, tool, d.created_at_ms,
-                              channel, route, spawn));
+                              channel, route, spawn, trace));
   return Finish(b);
 }
 
@@ -382,6 +385,7 @@ Result<Delivery> DecodeDelivery(std::string_view bytes) {
   d.source_channel = Str(f->source_channel());
   d.route = DecodeRoute(f->route());
   d.spawn = DecodeSpawn(f->spawn());
+  d.traceparent = Str(f->traceparent());
   return d;
 }
 

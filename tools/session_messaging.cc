@@ -8,6 +8,7 @@
 #include <random>
 
 #include "base/hex.h"
+#include "base/trace_context.h"
 #include "codecs/json_fields.h"
 #include "statewatch/session_key.h"
 #include "statewatch/session_tables.h"
@@ -54,7 +55,8 @@ bool StopsLoop(std::string_view reply) {
 }
 
 Delivery MakeDelivery(const SessionName& to, std::string type, const std::string& run_id,
-                      std::string text, const std::string& source_key, std::string source_tool) {
+                      std::string text, const std::string& source_key, std::string source_tool,
+                      std::string traceparent) {
   Delivery d;
   d.agent_id = to.agent_id;
   d.type = std::move(type);
@@ -63,7 +65,13 @@ Delivery MakeDelivery(const SessionName& to, std::string type, const std::string
   d.text = std::move(text);
   d.source_session_key = source_key;
   d.source_tool = std::move(source_tool);
+  d.traceparent = std::move(traceparent);
   return d;
+}
+
+// An edge (HTTP, MCP): a trace context that does not parse is dropped, never refused.
+std::string CallerTrace(std::string_view traceparent) {
+  return trace::NormalizeTraceparent(traceparent).value_or("");
 }
 
 std::string YieldRunId(const SessionName& requester) {
@@ -268,7 +276,8 @@ Result<std::vector<RunRecord>> SessionMessaging::ChildRuns(const SessionName& re
 
 Result<ToolAnswer> SessionMessaging::CallTool(std::string_view tool, const SessionName& caller,
                                               const json::object& params,
-                                              CallCompletion on_complete, AnswerForm form) {
+                                              CallCompletion on_complete, AnswerForm form,
+                                              std::string_view traceparent) {
   // Cluster mode: a caller of another partition is served by that partition's owner, whose
   // node holds its registry entry, children and transcript.
   SW_RETURN_IF_ERROR(SessionTablesView(*engine_).CheckOwned(caller));
@@ -276,7 +285,7 @@ Result<ToolAnswer> SessionMessaging::CallTool(std::string_view tool, const Sessi
   auto depth = SpawnDepth(*engine_, caller);
   if (!depth.ok()) return depth.status();
   SW_RETURN_IF_ERROR(CheckToolAllowed(policy->tool_policy.ForAgent(caller.agent_id), tool, *depth));
-  if (tool == "sessions_send") return Send(caller, params, std::move(on_complete));
+  if (tool == "sessions_send") return Send(caller, params, std::move(on_complete), traceparent);
   if (tool == "session_status" && form == AnswerForm::kText) {
     auto text = SessionStatusJson(*engine_, policy->sessions, caller, params);
     if (!text.ok()) return text.status();
@@ -292,7 +301,7 @@ Result<ToolAnswer> SessionMessaging::CallTool(std::string_view tool, const Sessi
   } else if (tool == "sessions_history") {
     result = SessionsHistory(*engine_, policy->sessions, caller, params);
   } else if (tool == "sessions_spawn") {
-    result = Spawn(caller, params);
+    result = Spawn(caller, params, traceparent);
   } else if (tool == "subagents") {
     result = Subagents(caller, params);
   } else if (tool == "sessions_yield") {

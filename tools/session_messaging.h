@@ -177,9 +177,15 @@ class SessionMessaging {
   // through tools/session_tools.h and tools/session_history.h. `on_complete` only matters
   // for a pending sessions_send.
   // REQUIRES: `caller` is resolved (ResolveSession).
+  //
+  // `traceparent`: the caller's W3C trace context (base/trace_context.h), "" if none; an
+  // invalid one is ignored (as W3C tells a receiver to). sessions_send and sessions_spawn
+  // keep it with the run: every delivery of the run carries it, and the events the call
+  // records (child_spawned, run ends, guard refusals) store it.
   Result<ToolAnswer> CallTool(std::string_view tool, const SessionName& caller,
                               const boost::json::object& params, CallCompletion on_complete = {},
-                              AnswerForm form = AnswerForm::kObject);
+                              AnswerForm form = AnswerForm::kObject,
+                              std::string_view traceparent = {});
 
   // sessions_send: `sessionKey?` (key or session id) | `label?` (exact, in the caller's agent
   // or `agentId`'s) | `agentId?` alone (that agent's `agent:<id>:main`), `message`,
@@ -190,7 +196,7 @@ class SessionMessaging {
   // is present exactly when watch was true and the message was dispatched. `message` is at
   // most kMaxMessageBytes.
   Result<ToolAnswer> Send(const SessionName& caller, const boost::json::object& params,
-                          CallCompletion on_complete = {});
+                          CallCompletion on_complete = {}, std::string_view traceparent = {});
 
   // sessions_spawn: `task` (at most kMaxMessageBytes), `label?`, `runtime?` (subagent |
   // acp), `agentId?`, `model?`, `thinking?` (off | minimal | low | medium | high | xhigh),
@@ -202,7 +208,8 @@ class SessionMessaging {
   // newest kMaxForkMessages messages) into the child's; appends the task to the child's
   // transcript and delivers it ("task", with every option and the caller's route).
   // Answers {"status": "accepted", "runId", "childSessionKey"}.
-  Result<boost::json::object> Spawn(const SessionName& caller, const boost::json::object& params);
+  Result<boost::json::object> Spawn(const SessionName& caller, const boost::json::object& params,
+                                    std::string_view traceparent = {});
 
   // subagents: `action` (list | steer | kill; default list), `target?`, `message?` (steer),
   // `recentMinutes?` (1..1440, default 30). A target is `last`, a 1-based index of the list,
@@ -277,7 +284,8 @@ class SessionMessaging {
   // sessions_send
   Result<ToolAnswer> Dispatch(const SessionName& caller, const SessionName& target,
                               const std::string& message, int64_t timeout_seconds, bool watch,
-                              int max_turns, CallCompletion on_complete);
+                              int max_turns, CallCompletion on_complete,
+                              std::string_view traceparent);
   Result<RunUpdate> ApplyReply(RunRecord run, std::string_view text, int64_t now);
   Result<RunUpdate> EndSend(RunRecord run, const std::string& status, std::string_view error,
                             int64_t now);
@@ -331,7 +339,8 @@ std::string InterSessionMarker(const Delivery& delivery);
 //                         (task: the requester's route; announce: where to post it),
 //    "options"?: {"runtime", "model"?, "thinking"?, "thread", "sandbox", "context",
 //                 "label"?, "depth"}   (task: how to start the run),
-//    "createdAt"}
+//    "createdAt",
+//    "traceparent"?       (the W3C trace context of the call that caused it, when it had one)}
 boost::json::object DeliveryToJson(const Delivery& delivery);
 
 // {"channel"?, "to"?, "accountId"?, "threadId"?}: the non-empty fields of a route.

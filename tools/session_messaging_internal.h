@@ -41,8 +41,13 @@ boost::json::object ParseObject(std::string_view text);
 std::size_t CountChars(std::string_view s);
 // A reply that ends the ping-pong loop: exactly REPLY_SKIP (trimmed) or nothing.
 bool StopsLoop(std::string_view reply);
+// `traceparent`: the run's W3C trace context (RunRecord::traceparent), "" if none.
 Delivery MakeDelivery(const SessionName& to, std::string type, const std::string& run_id,
-                      std::string text, const std::string& source_key, std::string source_tool);
+                      std::string text, const std::string& source_key, std::string source_tool,
+                      std::string traceparent = {});
+// The caller's traceparent as version 00, or "" when it is absent or invalid (W3C: a
+// receiver ignores a traceparent it cannot parse).
+std::string CallerTrace(std::string_view traceparent);
 // The run id of a requester's yield record (persisted: DO NOT CHANGE).
 std::string YieldRunId(const SessionName& requester);
 // A child as announcements and lists name it: its label in quotes, else its key.

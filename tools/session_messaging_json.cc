@@ -77,6 +77,7 @@ json::object DeliveryToJson(const Delivery& d) {
   if (!d.route.empty()) o["route"] = RouteToJson(d.route);
   if (d.spawn) o["options"] = SpawnOptionsToJson(*d.spawn);
   o["createdAt"] = d.created_at_ms;
+  if (!d.traceparent.empty()) o["traceparent"] = d.traceparent;
   return o;
 }
 

@@ -149,7 +149,8 @@ Result<SessionName> SendTarget(const Engine& engine, const SessionName& caller,
 }  // namespace
 
 Result<ToolAnswer> SessionMessaging::Send(const SessionName& caller, const json::object& params,
-                                          CallCompletion on_complete) {
+                                          CallCompletion on_complete,
+                                          std::string_view traceparent) {
   return Guarded("sessions_send", [&]() -> Result<ToolAnswer> {
     auto p = ReadSendParams(params);
     if (!p.ok()) return p.status();
@@ -174,14 +175,15 @@ Result<ToolAnswer> SessionMessaging::Send(const SessionName& caller, const json:
     }
     SW_RETURN_IF_ERROR(access);
     return Dispatch(caller, *target, p->message, p->timeout_seconds, p->watch,
-                    policy->max_ping_pong_turns, std::move(on_complete));
+                    policy->max_ping_pong_turns, std::move(on_complete), traceparent);
   });
 }
 
 Result<ToolAnswer> SessionMessaging::Dispatch(const SessionName& caller, const SessionName& target,
                                               const std::string& message, int64_t timeout_seconds,
                                               bool watch, int max_turns,
-                                              CallCompletion on_complete) {
+                                              CallCompletion on_complete,
+                                              std::string_view traceparent) {
   int64_t now = engine_->clock().NowMs();
   SendRunState state;
   state.max_turns = max_turns;
@@ -196,6 +198,7 @@ Result<ToolAnswer> SessionMessaging::Dispatch(const SessionName& caller, const S
   run.task = message;
   run.created_at_ms = now;
   run.send = state;
+  run.traceparent = CallerTrace(traceparent);
 
   std::vector<Delivery> sent;
   {
@@ -211,7 +214,8 @@ Result<ToolAnswer> SessionMessaging::Dispatch(const SessionName& caller, const S
       }
     }
     auto d = Enqueue(
-        MakeDelivery(target, "message", run.run_id, message, caller.session_key, "sessions_send"));
+        MakeDelivery(target, "message", run.run_id, message, caller.session_key, "sessions_send",
+                     run.traceparent));
     if (!d.ok()) {
       SetDeadline(run.run_id, 0);
       (void)TakeCompletion(run.run_id);
@@ -280,7 +284,7 @@ Result<RunUpdate> SessionMessaging::ApplyReply(RunRecord run, std::string_view t
     const SessionName& to = s.next_is_requester ? run.requester : run.target;
     const SessionName& from = s.next_is_requester ? run.target : run.requester;
     auto d = Enqueue(MakeDelivery(to, "message", run.run_id, std::string(text), from.session_key,
-                                  "sessions_send"));
+                                  "sessions_send", run.traceparent));
     if (!d.ok()) return d.status();
     u.deliveries.push_back(*d);
   }

@@ -128,7 +128,8 @@ RunRecord NewSpawnRun(const SessionName& caller, const std::string& agent, const
 }  // namespace
 
 Result<json::object> SessionMessaging::Spawn(const SessionName& caller,
-                                             const json::object& params) {
+                                             const json::object& params,
+                                             std::string_view traceparent) {
   return Guarded("sessions_spawn", [&]() -> Result<json::object> {
     auto p = ReadSpawnParams(params);
     if (!p.ok()) return p.status();
@@ -142,6 +143,7 @@ Result<json::object> SessionMessaging::Spawn(const SessionName& caller,
     bool sandboxed = p->sandbox == "require" ||
                      (caller_record->has_value() && (*caller_record)->sandboxed.value_or(false));
     RunRecord run = NewSpawnRun(caller, agent, *p, *depth, engine_->clock().NowMs());
+    run.traceparent = CallerTrace(traceparent);
     // Cluster mode: a child of an agent of another partition would live there.
     SW_RETURN_IF_ERROR(SessionTablesView(*engine_).CheckOwned(run.target));
     if (caller_record->has_value()) run.requester_route = (*caller_record)->route();
@@ -163,7 +165,7 @@ Result<json::object> SessionMessaging::Spawn(const SessionName& caller,
       SW_RETURN_IF_ERROR(CreateChild(caller, run, sandboxed));
       if (run.spawn->context == "fork") SW_RETURN_IF_ERROR(ForkTranscript(caller, run.target));
       Delivery task = MakeDelivery(run.target, "task", run.run_id, run.task, caller.session_key,
-                                   "sessions_spawn");
+                                   "sessions_spawn", run.traceparent);
       task.route = run.requester_route;
       task.spawn = run.spawn;
       auto d = Enqueue(std::move(task));
@@ -203,6 +205,7 @@ Status SessionMessaging::CreateChild(const SessionName& caller, const RunRecord&
   spawned.summary = "child session spawned";
   spawned.dedupe_key = "child-spawned:" + run.run_id;
   spawned.watchers = {caller.session_key};  // seeds the spawner's cursor (semantics.md §3.1)
+  spawned.traceparent = run.traceparent;
   auto recorded = engine_->Record(spawned);
   return recorded.status();
 }
@@ -289,6 +292,7 @@ Result<RunUpdate> SessionMessaging::FinishSpawnRun(const std::string& run_id,
     ended.actor_id = actor_key.empty() ? run.target.session_key : actor_key;
     ended.run_id = run_id;
     ended.dedupe_key = "run-terminal:" + run_id;
+    ended.traceparent = run.traceparent;  // the spawn's trace: the run's end belongs to it
     if (status == "ok") {
       ended.kind = "run_completed";
       ended.summary = "child run completed";
@@ -313,7 +317,7 @@ Result<RunUpdate> SessionMessaging::FinishSpawnRun(const std::string& run_id,
       auto d = Enqueue(
           MakeDelivery(run.target, "announce", run_id,
                        "Run " + run_id + " was cancelled by " + actor_key + ". Stop working on it.",
-                       actor_key, "subagents"));
+                       actor_key, "subagents", run.traceparent));
       if (!d.ok()) return d.status();
       u.deliveries.push_back(*d);
     }
@@ -362,7 +366,7 @@ Status SessionMessaging::AnnounceToRequester(const RunRecord& run, bool individu
       }
       // Named after the run that ended last: its end is what released the announcement.
       combined = MakeDelivery(run.requester, "announce", run.run_id, text, run.target.session_key,
-                              "sessions_yield");
+                              "sessions_yield", run.traceparent);
       combined->route = AnnounceRoute(run);
       mark.status = "ok";
       mark.ended_at_ms = engine_->clock().NowMs();
@@ -378,7 +382,7 @@ Status SessionMessaging::AnnounceToRequester(const RunRecord& run, bool individu
   }
   if (!individual) return Status::OK();
   Delivery announce = MakeDelivery(run.requester, "announce", run.run_id, AnnounceText(run),
-                                   run.target.session_key, "sessions_spawn");
+                                   run.target.session_key, "sessions_spawn", run.traceparent);
   announce.route = AnnounceRoute(run);
   auto d = Enqueue(std::move(announce));
   if (!d.ok()) return d.status();

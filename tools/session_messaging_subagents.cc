@@ -204,7 +204,8 @@ Result<json::object> SessionMessaging::Steer(const SessionName& caller, const st
     run.last_steer_at_ms = now;
     SW_RETURN_IF_ERROR(SessionTables(*engine_).PutRun(run));
     auto d = Enqueue(
-        MakeDelivery(run.target, "steer", run.run_id, message, caller.session_key, "subagents"));
+        MakeDelivery(run.target, "steer", run.run_id, message, caller.session_key, "subagents",
+                     run.traceparent));
     if (!d.ok()) return d.status();
     sent.push_back(*d);
     out["status"] = "accepted";

@@ -40,6 +40,7 @@ struct EventView {
   std::string_view summary;
   std::string_view payload_json;  // "" when absent
   std::string_view dedupe_key;
+  std::string_view traceparent;  // "" when absent
 
   Event ToEvent() const;                    // an owning copy
   static EventView Of(const Event& event);  // views of `event`'s strings

@@ -168,6 +168,9 @@ struct RunRecord {
   std::optional<SendRunState> send;   // kind "send"
   std::optional<SpawnOptions> spawn;  // kind "spawn"
   DeliveryRoute requester_route;      // where the requester's answers go (at spawn time)
+  // The W3C traceparent of the call that started the run ("" if none): every delivery of
+  // the run (the message, ping-pong turns, the task, the announcement) carries it.
+  std::string traceparent;
 };
 
 // Work handed to the gateway through the delivery feed; kept until acknowledged.
@@ -184,6 +187,7 @@ struct Delivery {
   std::string source_channel;         // the source session's channel, for the marker
   DeliveryRoute route;                // task: the requester's; announce: where to post it
   std::optional<SpawnOptions> spawn;  // task: how to start the run
+  std::string traceparent;  // the W3C traceparent of the call that caused it ("" if none)
 };
 
 // The upstream link of an adopted session (semantics.md §7).

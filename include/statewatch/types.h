@@ -44,6 +44,10 @@ struct EventInput {
   std::string payload_json;  // optional JSON; kept only when it is an object
   std::string dedupe_key;    // optional, unique across the engine
   std::vector<std::string> watchers;  // the producer's watchers (agent-scoped keys)
+  // Optional W3C trace context of the write (`00-<trace-id>-<parent-id>-<flags>`), stored
+  // with the event and returned with it. InvalidArgument when given and not a valid
+  // traceparent (the HTTP edge drops an invalid header before it gets here).
+  std::string traceparent;
 };
 
 // A stored event.
@@ -60,6 +64,7 @@ struct Event {
   std::string summary;
   std::string payload_json;  // "" when absent
   std::string dedupe_key;
+  std::string traceparent;   // "" when the write carried none (always version 00)
 };
 
 struct RecordResult {
