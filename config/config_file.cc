@@ -10,6 +10,7 @@
 #include "statewatch/session_key.h"
 #include "tools/session_messaging.h"
 #include "tools/tool_profiles.h"
+#include "config/webhooks_config.h"
 
 namespace statewatch::tools {
 namespace json = boost::json;
@@ -386,7 +387,8 @@ Status ApplyRetention(const json::value& v, DaemonConfig* c) {
 }
 
 Status ApplyDocument(const json::value& doc, DaemonConfig* c) {
-  auto o = Object(doc, "", {"tools", "agents", "session", "upstream", "auth", "retention"});
+  auto o = Object(doc, "", {"tools", "agents", "session", "upstream", "auth", "retention",
+                            "webhooks"});
   if (!o.ok()) return o.status();
   SW_RETURN_IF_ERROR(With(**o, "", "tools", [&](auto& v, auto) { return ApplyTools(v, c); }));
   SW_RETURN_IF_ERROR(With(**o, "", "agents", [&](auto& v, auto) { return ApplyAgents(v, c); }));
@@ -395,6 +397,9 @@ Status ApplyDocument(const json::value& doc, DaemonConfig* c) {
   SW_RETURN_IF_ERROR(With(**o, "", "auth", [&](auto& v, auto) { return ApplyAuth(v, c); }));
   SW_RETURN_IF_ERROR(
       With(**o, "", "retention", [&](auto& v, auto) { return ApplyRetention(v, c); }));
+  SW_RETURN_IF_ERROR(With(**o, "", "webhooks", [&](auto& v, auto) {
+    return ApplyWebhooksSection(v, &c->webhooks);
+  }));
   return ValidateToolPolicy(c->tool_policy);
 }
 
@@ -533,6 +538,7 @@ json::object DaemonConfigToJson(const DaemonConfig& c) {
   o["auth"] = json::object{{"tokens", std::move(tokens)}, {"openMetrics", c.open_metrics}};
   o["retention"] =
       json::object{{"ms", c.retention_ms}, {"pruneIntervalMs", c.prune_interval_ms}};
+  o["webhooks"] = WebhooksSectionToJson(c.webhooks);
   o["resolved"] = ToolPolicyToJson(t);
   return o;
 }

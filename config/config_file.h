@@ -48,6 +48,7 @@
 #include "statewatch/status.h"
 #include "tools/session_tools.h"
 #include "tools/tool_policy.h"
+#include "webhooks/webhook_options.h"
 
 namespace statewatch::tools {
 
@@ -71,6 +72,9 @@ struct DaemonConfig {
   // Applied at start; a reload keeps the running values.
   int64_t retention_ms = EngineOptions{}.retention_ms;
   int64_t prune_interval_ms = EngineOptions{}.prune_interval_ms;
+  // webhooks.*: the notice webhooks (config/webhooks_config.h). Applied at start; a reload
+  // keeps the running values.
+  webhooks::WebhookOptions webhooks;
 };
 
 // Applies the JSON text of a configuration file onto `*config`. On an error `*config` may be

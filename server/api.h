@@ -69,6 +69,7 @@
 #include "statewatch/clock.h"
 #include "statewatch/engine.h"
 #include "tools/session_messaging.h"
+#include "webhooks/dispatcher.h"
 
 namespace spdlog {
 class logger;
@@ -128,6 +129,8 @@ struct ApiServices {
   PruneScheduler* prune_scheduler = nullptr;  // POST /v1/clock runs a due prune
   // Cluster mode: sees every authenticated request first (server/cluster_routes.h).
   RequestGate* gate = nullptr;
+  // The notice webhooks (webhooks/dispatcher.h); null: the /v1/webhooks routes answer 503.
+  webhooks::Dispatcher* webhooks = nullptr;
 };
 
 // The cluster-only rows of the route table (server/route_table.h), by what they answer.

@@ -174,6 +174,23 @@ const char* ComponentSchemasJson() {
   "upstreamRef": {"type": "object", "required": ["path"], "properties": {"path": {"type": "string"}}},
   "marker": {"type": "integer"}, "lastScannedAt": {"type": "integer"}, "missingCount": {"type": "integer"}}},
 "UpstreamLinks": {"type": "object", "required": ["links"], "properties": {"links": {"type": "array", "items": {"$ref": "#/components/schemas/UpstreamLink"}}}},
+"WebhookInput": {"type": "object", "required": ["watcher", "url", "secret"], "additionalProperties": false, "properties": {
+  "watcher": {"type": "string", "description": "The watcher's agent-scoped session key (agent:<id>:<rest>)."},
+  "url": {"type": "string", "description": "https:// (http:// only to loopback unless webhooks.allowHttp)."},
+  "secret": {"type": "string", "minLength": 1, "description": "The HMAC-SHA256 key of the Statewatch-Signature header."}}},
+"Webhook": {"type": "object", "required": ["watcher", "url", "createdAt"], "properties": {
+  "watcher": {"type": "string"}, "url": {"type": "string"}, "createdAt": {"type": "integer"}}},
+"WebhookAnswer": {"type": "object", "required": ["webhook"], "properties": {"webhook": {"$ref": "#/components/schemas/Webhook"}}},
+"Webhooks": {"type": "object", "required": ["webhooks"], "properties": {"webhooks": {"type": "array", "items": {"$ref": "#/components/schemas/Webhook"}}}},
+"DeadLetter": {"type": "object", "required": ["idempotencyKey", "watcher", "target", "sequence", "attempts", "lastError", "enqueuedAt", "deadAt", "body"], "properties": {
+  "idempotencyKey": {"type": "string", "description": "<watcher>:<target>:<sequence>, as sent."},
+  "watcher": {"type": "string"}, "target": {"type": "string"}, "sequence": {"type": "integer"},
+  "attempts": {"type": "integer"}, "lastError": {"type": "string"}, "enqueuedAt": {"type": "integer"},
+  "deadAt": {"type": "integer"}, "body": {"type": "string", "description": "The exact body the calls carried."}}},
+"DeadLetters": {"type": "object", "required": ["deadLetters"], "properties": {"deadLetters": {"type": "array", "items": {"$ref": "#/components/schemas/DeadLetter"}}}},
+"DeadLetterRef": {"type": "object", "required": ["idempotencyKey"], "properties": {"idempotencyKey": {"type": "string", "minLength": 1}}},
+"DeadLetterRetried": {"type": "object", "required": ["retried"], "properties": {"retried": {"const": true}}},
+"DeadLetterDropped": {"type": "object", "required": ["dropped"], "properties": {"dropped": {"const": true}}},
 "UpstreamLinkAnswer": {"type": "object", "required": ["link"], "properties": {"link": {"$ref": "#/components/schemas/UpstreamLink"}}},
 "PruneStats": {"type": "object", "required": ["rowsDeleted", "sessionsTouched", "cursorsExpired"], "properties": {
   "rowsDeleted": {"type": "integer"}, "sessionsTouched": {"type": "integer"}, "cursorsExpired": {"type": "integer"}}},

@@ -24,6 +24,7 @@ tools::DaemonConfig ConfigOf(const ServerOptions& o) {
   c.open_metrics = o.open_metrics;
   c.retention_ms = o.retention_ms;
   c.prune_interval_ms = o.prune_interval_ms;
+  c.webhooks = o.webhooks;
   return c;
 }
 
@@ -38,6 +39,7 @@ void ApplyDaemonConfig(const tools::DaemonConfig& c, ServerOptions* o) {
   o->open_metrics = c.open_metrics;
   o->retention_ms = c.retention_ms;
   o->prune_interval_ms = c.prune_interval_ms;
+  o->webhooks = c.webhooks;
 }
 
 std::vector<std::string> SettingsNeedingRestart(const ServerOptions& before,

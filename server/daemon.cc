@@ -66,6 +66,7 @@ Result<std::unique_ptr<Daemon>> Daemon::Open(const ServerOptions& options, Opene
   services.monitor_driver = d->monitor_driver_.get();
   services.prune_scheduler = d->pruner_.get();
   services.gate = d->options_.gate.get();
+  services.webhooks = d->webhooks_.get();
   d->api_ = std::make_unique<Api>(services, d->options_);
   auto server = HttpServer::Bind(d->engine_.get(), d->api_.get(), &d->metrics_, d->options_);
   if (!server.ok()) return server.status();
@@ -74,6 +75,7 @@ Result<std::unique_ptr<Daemon>> Daemon::Open(const ServerOptions& options, Opene
   // which HttpServer::Bind has just set.
   d->monitor_driver_->Start();
   d->pruner_->Start();
+  d->webhooks_->Start();
   return d;
 }
 
@@ -86,6 +88,11 @@ Status Daemon::OpenServices() {
   if (!opened.ok()) return opened.status();
   messaging_ = std::move(opened).value();
   monitor_ = std::make_unique<monitor::UpstreamMonitor>(*engine_, options_.upstream);
+  webhooks::UrlPolicy policy{options_.webhooks.allow_http, options_.webhooks.allow_private_networks};
+  webhooks_ = std::make_unique<webhooks::Dispatcher>(engine_.get(), &engine_->clock(),
+                                                     options_.webhooks,
+                                                     webhooks::NewHttpSender(policy));
+  SW_RETURN_IF_ERROR(webhooks_->Load());  // the outbox a crash left; the first pass rescans
   pruner_ = std::make_unique<PruneScheduler>(engine_.get(), &engine_->clock(),
                                              options_.manual_clock, options_.prune_interval_ms);
   monitor_driver_ = std::make_unique<MonitorDriver>(monitor_.get(), &engine_->clock(),
@@ -116,12 +123,14 @@ Status Daemon::Reconfigure(const ServerOptions& next) {
 }
 
 Daemon::~Daemon() {
+  if (webhooks_) webhooks_->Stop();  // waits for the calls in flight; unsubscribes its wakes
   if (monitor_driver_) monitor_driver_->Stop();  // aborts a tick; before the engine closes
   if (pruner_) pruner_->Stop();
   server_.reset();                               // no request can reach the engine after this
   api_.reset();
   monitor_driver_.reset();
   pruner_.reset();
+  webhooks_.reset();
   monitor_.reset();
   messaging_.reset();
   engine_.reset();  // closes the database

@@ -23,6 +23,7 @@
 #include "statewatch/clock.h"
 #include "statewatch/engine.h"
 #include "tools/session_messaging.h"
+#include "webhooks/dispatcher.h"
 
 namespace statewatch::server {
 
@@ -78,6 +79,7 @@ class Daemon {
   std::unique_ptr<monitor::UpstreamMonitor> monitor_;
   std::unique_ptr<MonitorDriver> monitor_driver_;
   std::unique_ptr<PruneScheduler> pruner_;  // retention on the engine's clock
+  std::unique_ptr<webhooks::Dispatcher> webhooks_;  // notice webhooks (docs/webhooks.md)
   Metrics metrics_;
   std::unique_ptr<Api> api_;
   std::unique_ptr<HttpServer> server_;

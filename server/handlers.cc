@@ -12,6 +12,7 @@
 #include "codecs/registry_codec.h"
 #include "server/openapi.h"
 #include "server/url.h"
+#include "server/webhook_handlers.h"
 #include "statewatch/session_key.h"
 #include "statewatch/session_tables.h"
 #include "statewatch/version.h"
@@ -346,6 +347,9 @@ ApiResponse HandleMetrics(const HandlerContext& ctx) {
   r.body = ctx.metrics.Render(stats.ok() ? &*stats : nullptr, &gauges);
   if (ctx.services.monitor != nullptr) {
     r.body += RenderMonitorMetrics(ctx.services.monitor->Stats());
+  }
+  if (ctx.services.webhooks != nullptr) {
+    r.body += RenderWebhookMetrics(ctx.services.webhooks->Stats());
   }
   return r;
 }

@@ -4,6 +4,7 @@
 #include "server/as_of_handlers.h"
 #include "server/handlers.h"
 #include "server/url.h"
+#include "server/webhook_handlers.h"
 
 namespace statewatch::server {
 namespace {
@@ -245,6 +246,38 @@ std::vector<RouteSpec> BuildRoutes() {
                "Removes a session's upstream link.", "", {kSessionKey, kAgentQuery}, nullptr,
                false, "Deleted", kJson, {400, 404, 503}, false, kWrite,
                [](C c, R q, M m) { return HandleDeleteLink(c, q, m.params[0], m.query); }});
+  // Webhooks (docs/webhooks.md). Registering needs write, not admin: the gateway that
+  // drains a watcher's notices registers where they are pushed, and a write token can read
+  // every notice already; the URL policy (no private networks, https) bounds where the
+  // daemon may be sent.
+  r.push_back({"POST", "/v1/webhooks", "putWebhook", "webhooks",
+               "Registers (or replaces) the webhook of a watcher: its notices are POSTed there.",
+               "The URL must be https:// (http:// only to loopback) and not in a private network "
+               "unless the webhooks section allows it; the secret keys the HMAC-SHA256 "
+               "signature and is never shown again.",
+               {}, "WebhookInput", true, "WebhookAnswer", kJson, {400, 503}, false, kWrite,
+               [](C c, R q, M) { return HandlePutWebhook(c, q); }});
+  r.push_back({"GET", "/v1/webhooks", "listWebhooks", "webhooks",
+               "Every registered webhook (never its secret).", "", {}, nullptr, false,
+               "Webhooks", kJson, {503}, false, kRead,
+               [](C c, R, M) { return HandleListWebhooks(c); }});
+  r.push_back({"GET", "/v1/webhooks/dead", "listDeadLetters", "webhooks",
+               "The dead letters: deliveries whose retries ran out, with their last error.", "",
+               {}, nullptr, false, "DeadLetters", kJson, {503}, false, kRead,
+               [](C c, R, M) { return HandleListDeadLetters(c); }});
+  r.push_back({"POST", "/v1/webhooks/dead/retry", "retryDeadLetter", "webhooks",
+               "Moves a dead letter back to the outbox: delivered again, same key and body.",
+               "", {}, "DeadLetterRef", true, "DeadLetterRetried", kJson, {400, 404, 503}, false,
+               kWrite, [](C c, R q, M) { return HandleRetryDeadLetter(c, q); }});
+  r.push_back({"POST", "/v1/webhooks/dead/drop", "dropDeadLetter", "webhooks",
+               "Removes a dead letter for good.", "", {}, "DeadLetterRef", true,
+               "DeadLetterDropped", kJson, {400, 404, 503}, false, kWrite,
+               [](C c, R q, M) { return HandleDropDeadLetter(c, q); }});
+  r.push_back({"DELETE", "/v1/webhooks/{watcher}", "deleteWebhook", "webhooks",
+               "Removes a watcher's webhook and its undelivered outbox rows (dead letters stay).",
+               "", {{"watcher", "path", true, kString, "The watcher's session key, percent-encoded."}},
+               nullptr, false, "Deleted", kJson, {400, 404, 503}, false, kWrite,
+               [](C c, R, M m) { return HandleDeleteWebhook(c, m.params[0]); }});
   r.push_back({"POST", "/v1/prune", "prune", "maintenance",
                "Runs retention now: rows past the age or row cap, idle cursors.", "", {},
                nullptr, false, "PruneStats", kJson, {503}, false, kAdmin,

@@ -16,6 +16,7 @@
 #include "statewatch/status.h"
 #include "tools/session_messaging.h"
 #include "tools/session_tools.h"
+#include "webhooks/webhook_options.h"
 
 namespace statewatch::server {
 
@@ -75,6 +76,10 @@ struct ServerOptions {
   // timeout, 1 MiB per scan (monitor::UpstreamMonitorOptions). With the manual clock a tick
   // runs when POST /v1/clock moves the clock past its time.
   monitor::UpstreamMonitorOptions upstream;
+
+  // The notice webhooks (config file section `webhooks`, docs/webhooks.md). Applied at
+  // start; a reload keeps the running dispatcher's.
+  webhooks::WebhookOptions webhooks;
 
   // Wakes for one watcher within this window merge into one at its end
   // (EngineOptions::wake_window_ms). Default 20 s.
