@@ -20,6 +20,8 @@
 # both). Everything stays on 127.0.0.1 and stops by itself. Every request body goes with
 # Content-Type: application/json.
 set -euo pipefail
+# shellcheck source=bench/lib.sh
+source "$(dirname "$0")/lib.sh"
 # shellcheck source=bench/status_page_seed.sh
 source "$(dirname "$0")/status_page_seed.sh"
 
@@ -32,16 +34,10 @@ SECTIONS="${SECTIONS:-status events wakes}"
 RUNS="${RUNS:-1}"
 JSON_OUT="${JSON_OUT:-}"
 PAGE=200
-[ -x "$BIN" ] || { echo "http_bench: $BIN is not built" >&2; exit 1; }
-command -v wrk >/dev/null || { echo "http_bench: wrk is missing (apt-get install wrk)" >&2; exit 1; }
+require_built "$BIN"
+require_command wrk
 
-WORK="$(mktemp -d /tmp/statewatch-http-bench-XXXXXX)"
-SERVER_PID=""
-cleanup() {
-  if [ -n "$SERVER_PID" ]; then kill "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" 2>/dev/null || true; fi
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
+make_scratch_dir statewatch-http-bench
 
 section() { case " $SECTIONS " in *" $1 "*) return 0 ;; esac; return 1; }
 
@@ -50,16 +46,8 @@ THREAD_ARGS=()
 "$BIN" --data "$WORK/data" --durability "$DURABILITY" serve --listen 127.0.0.1:0 \
   --port-file "$WORK/port" --log-level warn "${THREAD_ARGS[@]}" >"$WORK/stdout" 2>"$WORK/stderr" &
 SERVER_PID=$!
-for _ in $(seq 1 100); do [ -s "$WORK/port" ] && break; sleep 0.05; done
-[ -s "$WORK/port" ] || { echo "http_bench: the server did not start" >&2; cat "$WORK/stderr" >&2; exit 1; }
-PORT="$(cat "$WORK/port")"
-URL="http://127.0.0.1:$PORT"
+wait_for_port 100 0.05
 echo "statewatch serve on $URL (durability $DURABILITY), wrk ${DURATION}s per run"
-
-post() {  # PATH BODY [curl args...] -> the answer on stdout; fails on an HTTP error
-  local path="$1" body="$2"; shift 2
-  curl -sf -H 'Content-Type: application/json' "$@" "$URL$path" -d "$body"
-}
 
 wrk_summary() {  # FILE -> "req/s p50 p75 p90 p99 non2xx"
   python3 - "$1" <<'PY'
@@ -83,12 +71,7 @@ c = json.load(open(sys.argv[1]))["stateChanges"]
 assert len(c["events"]) == int(sys.argv[2]) and c["truncated"], (len(c["events"]), c["truncated"])
 PY
   PAGE_BYTES="$(wc -c <"$WORK/page.json")"
-  cat >"$WORK/status.lua" <<EOF
-wrk.method = "POST"
-wrk.body = '$BODY'
-wrk.headers["Content-Type"] = "application/json"
-wrk.headers["X-Session-Key"] = "$PARENT"
-EOF
+  write_status_wrk_script "$WORK/status.lua" "$BODY" "$PARENT"
   echo
   echo "== session_status with changesSince ($PAGE events per answer, $PAGE_BYTES bytes)"
   printf "%-26s %10s %9s %9s %9s %9s %7s\n" "wrk" "req/s" "p50 ms" "p75 ms" "p90 ms" "p99 ms" "errors"

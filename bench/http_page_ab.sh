@@ -9,12 +9,14 @@
 #      "-t2 -c32"), THREADS (server threads, default: the server's).
 # Needs wrk and curl. Everything stays on 127.0.0.1 and stops by itself.
 set -euo pipefail
+# shellcheck source=bench/lib.sh
+source "$(dirname "$0")/lib.sh"
 
 [ $# -eq 2 ] || { echo "usage: $0 BIN_A BIN_B" >&2; exit 2; }
 DURATION="${DURATION:-5}"
 RUNS="${RUNS:-3}"
 WRK_ARGS="${WRK_ARGS:--t2 -c32}"
-command -v wrk >/dev/null || { echo "http_page_ab: wrk is missing (apt-get install wrk)" >&2; exit 1; }
+require_command wrk
 
 WORK="$(mktemp -d /tmp/statewatch-http-ab-XXXXXX)"
 PIDS=()
@@ -52,12 +54,8 @@ start() {  # NAME BIN -> sets PORT_<NAME>
   curl -sf "$url/v1/events" -H 'Content-Type: application/json' -d @"$WORK/history.json" >/dev/null
   # After the session's 25th event: 200 events of the 225 after it, truncated.
   local since=$((first + 24))
-  cat >"$WORK/$name.lua" <<EOF
-wrk.method = "POST"
-wrk.body = '{"sessionKey":"$CHILD","changesSince":$since}'
-wrk.headers["Content-Type"] = "application/json"
-wrk.headers["X-Session-Key"] = "$PARENT"
-EOF
+  write_status_wrk_script "$WORK/$name.lua" "{\"sessionKey\":\"$CHILD\",\"changesSince\":$since}" \
+    "$PARENT"
   curl -sf "$url/v1/tools/session_status" -H "X-Session-Key: $PARENT" -H 'Content-Type: application/json' \
     -d "{\"sessionKey\":\"$CHILD\",\"changesSince\":$since}" | python3 -c '
 import json,sys; r=json.load(sys.stdin)["stateChanges"]; assert len(r["events"]) == 200 and r["truncated"], r' ||

@@ -15,13 +15,15 @@
 #   Env: TOP (rows, default 40), KEEP (a file to keep the callgrind output in).
 # Needs valgrind (apt-get install valgrind).
 set -euo pipefail
+# shellcheck source=bench/lib.sh
+source "$(dirname "$0")/lib.sh"
 
 FILTER="${1:?usage: bench/profile.sh FILTER [BUILD_DIR]}"
 BUILD_DIR="${2:-build-release}"
 BIN="$BUILD_DIR/bench/statewatch_bench"
 COLLECT="${COLLECT:-*EngineImpl::Execute*}"
-[ -x "$BIN" ] || { echo "profile: $BIN is not built (make build-release)" >&2; exit 1; }
-command -v valgrind >/dev/null || { echo "profile: valgrind is missing (apt-get install valgrind)" >&2; exit 1; }
+require_built "$BIN" "make build-release"
+require_command valgrind
 
 OUT="$(mktemp /tmp/statewatch-callgrind-XXXXXX)"
 trap 'rm -f "$OUT"' EXIT

@@ -2,7 +2,7 @@
 # session_status about, so the benchmark and its profile measure the same request.
 #
 # seed_status_page: registers a parent and a child session, records 300 events on the child
-# in three batches of 100 through `post` (the caller's: PATH BODY [curl args...]), and sets
+# in three batches of 100 through `post` (bench/lib.sh: PATH BODY [curl args...]), and sets
 # PARENT, CHILD and BODY — the status request whose changesSince page starts after the 50th event
 # (a full 200-event page). Needs WORK (a scratch directory) and python3.
 seed_status_page() {

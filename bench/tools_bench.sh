@@ -14,29 +14,23 @@
 #        DURATION (s, default 10), DURABILITY (sync|buffered, default sync).
 # Needs /usr/bin/python3 with python3-websocket (scripts/install-deps.sh).
 set -euo pipefail
+# shellcheck source=bench/lib.sh
+source "$(dirname "$0")/lib.sh"
 
 BUILD_DIR="${1:-build}"
 BIN="$BUILD_DIR/statewatch"
 AGENTS="${AGENTS:-8}"
 DURATION="${DURATION:-10}"
 DURABILITY="${DURABILITY:-sync}"
-[ -x "$BIN" ] || { echo "tools_bench: $BIN is not built" >&2; exit 1; }
+require_built "$BIN"
 
-WORK="$(mktemp -d /tmp/statewatch-tools-bench-XXXXXX)"
-SERVER_PID=""
-cleanup() {
-  if [ -n "$SERVER_PID" ]; then kill "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" 2>/dev/null || true; fi
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
+make_scratch_dir statewatch-tools-bench
 
 "$BIN" --data "$WORK/data" --durability "$DURABILITY" serve --listen 127.0.0.1:0 \
   --port-file "$WORK/port" --log-level warn --visibility all --agent-to-agent \
   >"$WORK/stdout" 2>"$WORK/stderr" &
 SERVER_PID=$!
-for _ in $(seq 1 100); do [ -s "$WORK/port" ] && break; sleep 0.05; done
-[ -s "$WORK/port" ] || { echo "tools_bench: the server did not start" >&2; cat "$WORK/stderr" >&2; exit 1; }
-PORT="$(cat "$WORK/port")"
+wait_for_port 100 0.05
 
 echo "tools_bench: agents=$AGENTS duration=${DURATION}s durability=$DURABILITY port=$PORT"
 /usr/bin/python3 - "$PORT" "$AGENTS" "$DURATION" <<'PY'
