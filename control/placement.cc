@@ -99,16 +99,21 @@ class Planner {
     Change(p, std::move(next), reason);
   }
 
+  // Rules 1 and 2: `owner`, under its lease, takes `p` with a new standby beside it.
+  void OwnAfresh(uint32_t p, const std::string& owner, const char* reason) {
+    Assignment next;
+    next.owner = owner;
+    next.owner_lease = LeaseOf(owner);
+    next.standby = PickStandbyBeside(p, next);
+    Change(p, std::move(next), reason);
+  }
+
   void PlanPartition(uint32_t p) {
     auto it = table_.find(p);
     if (it == table_.end()) {  // rule 1
       std::string owner = Pick("", /*for_standby=*/false);
       if (owner.empty()) return;
-      Assignment next;
-      next.owner = owner;
-      next.owner_lease = LeaseOf(owner);
-      next.standby = PickStandbyBeside(p, next);
-      Change(p, std::move(next), "assign");
+      OwnAfresh(p, owner, "assign");
       return;
     }
     const Assignment a = it->second;
@@ -117,11 +122,7 @@ class Planner {
       std::string owner = (a.standby != a.owner && Live(a.standby)) ? a.standby
                                                                      : Pick("", false);
       if (owner.empty()) return;  // no live node: nothing can serve it
-      Assignment next;
-      next.owner = owner;
-      next.owner_lease = LeaseOf(owner);
-      next.standby = PickStandbyBeside(p, next);
-      Change(p, std::move(next), "failover");
+      OwnAfresh(p, owner, "failover");
       return;
     }
     if (a.standby.empty() || a.standby == a.owner || !Eligible(a.standby)) {  // rule 3
