@@ -25,14 +25,27 @@ class ControllerTest : public EtcdFixture {
   }
 
   std::shared_ptr<EtcdClient> Shared() { return std::shared_ptr<EtcdClient>(std::move(client_)); }
+
+  // n1 and n2 joined to a cluster of `partitions` under `keys`, and the client they share
+  // from then on (client_ is moved into it).
+  struct TwoNodes {
+    int64_t n1_lease = 0;
+    int64_t n2_lease = 0;
+    std::shared_ptr<EtcdClient> etcd;
+  };
+  TwoNodes JoinTwoNodes(const ClusterKeys& keys, uint32_t partitions) {
+    EXPECT_OK(client_->Put(keys.Config(), EncodeClusterConfig(partitions)));
+    TwoNodes nodes;
+    nodes.n1_lease = Join(keys, "n1");
+    nodes.n2_lease = Join(keys, "n2");
+    nodes.etcd = Shared();
+    return nodes;
+  }
 };
 
 TEST_F(ControllerTest, OneNodeLeadsAndAssignsEveryPartitionUnderItsEpoch) {
   ClusterKeys keys("elect");
-  ASSERT_OK(client_->Put(keys.Config(), EncodeClusterConfig(4)));
-  const int64_t l1 = Join(keys, "n1");
-  const int64_t l2 = Join(keys, "n2");
-  auto etcd = Shared();
+  const auto [l1, l2, etcd] = JoinTwoNodes(keys, 4);
   Controller c1(etcd, keys, "n1");
   Controller c2(etcd, keys, "n2");
   auto first = c1.Round(l1);
@@ -65,10 +78,7 @@ TEST_F(ControllerTest, OneNodeLeadsAndAssignsEveryPartitionUnderItsEpoch) {
 
 TEST_F(ControllerTest, WhenTheLeaderDiesAnotherNodeLeadsAndFailsItsPartitionsOver) {
   ClusterKeys keys("failover");
-  ASSERT_OK(client_->Put(keys.Config(), EncodeClusterConfig(2)));
-  const int64_t l1 = Join(keys, "n1");
-  const int64_t l2 = Join(keys, "n2");
-  auto etcd = Shared();
+  const auto [l1, l2, etcd] = JoinTwoNodes(keys, 2);
   Controller c1(etcd, keys, "n1");
   Controller c2(etcd, keys, "n2");
   ASSERT_OK(c1.Round(l1));
