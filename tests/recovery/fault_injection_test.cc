@@ -115,17 +115,23 @@ class FaultCase {
     return CheckReopened();
   }
 
-  // One write after space came back, applied to the model when it succeeds.
-  Status ProbeWrite() {
+  // One human message on agent:main:main, the clock a second later than the last write.
+  Op HumanMessageASecondLater(const std::string& summary) {
     clock_->Advance(1000);
     EventInput in;
     in.session_key = "agent:main:main";
     in.kind = "human_direct_message";
     in.actor_type = ActorType::kHuman;
-    in.summary = "space is back";
+    in.summary = summary;
     Op op;
     op.now_ms = clock_->NowMs();
     op.events = {in};
+    return op;
+  }
+
+  // One write after space came back, applied to the model when it succeeds.
+  Status ProbeWrite() {
+    Op op = HumanMessageASecondLater("space is back");
     OpResult got = ApplyToEngine(*engine_, op);
     if (!got.ok()) return Status::FailedPrecondition(got.message);
     ApplyToModel(model_, op);
@@ -232,15 +238,7 @@ class FaultCase {
   }
 
   ::testing::AssertionResult CheckWritesAgain() {
-    clock_->Advance(1000);
-    EventInput in;
-    in.session_key = "agent:main:main";
-    in.kind = "human_direct_message";
-    in.actor_type = ActorType::kHuman;
-    in.summary = "after the fault";
-    Op op;
-    op.now_ms = clock_->NowMs();
-    op.events = {in};
+    Op op = HumanMessageASecondLater("after the fault");
     OpResult got = ApplyToEngine(*engine_, op);
     OpResult want = ApplyToModel(model_, op);
     if (DescribeResult(got) != DescribeResult(want)) {

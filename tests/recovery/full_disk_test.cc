@@ -46,6 +46,14 @@ void ExpectAcknowledged(Engine& e, const std::vector<RecordResult>& acked) {
   }
 }
 
+// ExpectAcknowledged, and the engine's own Verify finds nothing wrong.
+void ExpectAcknowledgedAndVerified(Engine& e, const std::vector<RecordResult>& acked) {
+  ExpectAcknowledged(e, acked);
+  auto v = e.Verify();
+  ASSERT_OK(v);
+  EXPECT_TRUE(v->ok);
+}
+
 // An engine on a fresh directory through the fault-injection file system (faults_).
 class FullDiskTest : public ::testing::Test {
  protected:
@@ -100,10 +108,7 @@ TEST_F(FullDiskTest, InjectedNoSpaceIsRetryableAndLosesNothing) {
   }
   auto e = Open();
   ASSERT_OK(e);
-  ExpectAcknowledged(**e, acked);
-  auto v = (*e)->Verify();
-  ASSERT_OK(v);
-  EXPECT_TRUE(v->ok);
+  ExpectAcknowledgedAndVerified(**e, acked);
 }
 
 // A failed fsync is not a full disk: it stays sticky until the engine is reopened.
@@ -177,10 +182,7 @@ TEST_F(TmpfsTest, WritesFailWithNoSpaceAndResumeOnceSpaceIsFreed) {
   e->reset();
   auto reopened = Engine::Open(o, dir);
   ASSERT_OK(reopened);
-  ExpectAcknowledged(**reopened, acked);
-  auto v = (*reopened)->Verify();
-  ASSERT_OK(v);
-  EXPECT_TRUE(v->ok);
+  ExpectAcknowledgedAndVerified(**reopened, acked);
 }
 
 TEST_F(TmpfsTest, OpeningForWritesOnAFullDiskFailsCleanly) {
