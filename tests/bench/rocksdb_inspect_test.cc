@@ -5,12 +5,12 @@
 
 #include <gtest/gtest.h>
 #include <rocksdb/db.h>
-#include <unistd.h>
 
 #include <filesystem>
 
 #include "bench/raw_rocksdb_floor.h"
 #include "status_matchers.h"
+#include "test_directory.h"
 
 namespace statewatch::bench {
 namespace {
@@ -18,11 +18,7 @@ namespace {
 class RocksdbInspectTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("rocksdb-inspect-test-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
+    dir_ = FreshDirectoryForThisTest("rocksdb-inspect-test");
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
   std::string Db() const { return (dir_ / "db").string(); }

@@ -6,12 +6,12 @@
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <string>
 
 #include "status_matchers.h"
+#include "test_directory.h"
 
 namespace statewatch::bench {
 namespace {
@@ -22,11 +22,7 @@ const std::string kWatcher = "agent:main:main";
 class SqliteReferenceTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("sqlite-reference-test-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
+    dir_ = FreshDirectoryForThisTest("sqlite-reference-test");
     auto ref = SqliteReference::Open(Path(), SqliteSync::kNormal, /*busy_timeout_ms=*/0);
     ASSERT_OK(ref);
     ref_ = std::move(*ref);
