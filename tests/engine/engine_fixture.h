@@ -12,6 +12,7 @@
 #include <string>
 #include <thread>
 
+#include "poll_until.h"
 #include "statewatch/engine.h"
 #include "status_matchers.h"
 
@@ -21,11 +22,7 @@ namespace statewatch::testing {
 // ~20 s of polling; false when it never did.
 template <typename F>
 bool WaitFor(F done) {
-  for (int i = 0; i < 20000; ++i) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return done();
+  return PollUntil(done, 20000, std::chrono::milliseconds(1));
 }
 
 inline std::string NewTempDir(const std::string& tag) {

@@ -48,24 +48,25 @@ TEST(GroupWriteTest, SideTableWritesShareTheGroupAndReadItsEarlierWrites) {
   writers.emplace_back([&] { first = tables.PutRun(held_run); });
   bool held = WaitFor([&] { return faults->held_syncs() == 1; });
   // Queued behind the held commit, in this order: an event, then two upserts of one entry.
-  if (held) writers.emplace_back([&] { recorded = engine->Record(HumanEvent("agent:main:a")); });
-  bool queued = held && WaitFor([&] { return engine->TEST_QueueLength() == 2; });
-  if (queued) {
-    writers.emplace_back([&] {
+  // Each write starts on its own thread once the one before it is queued, and is queued
+  // when the engine's queue holds `length` commands.
+  bool queued = held;
+  auto queue_behind = [&](std::function<void()> write, std::size_t length) {
+    if (!queued) return;
+    writers.emplace_back(std::move(write));
+    queued = WaitFor([&] { return engine->TEST_QueueLength() == length; });
+  };
+  queue_behind([&] { recorded = engine->Record(HumanEvent("agent:main:a")); }, 2);
+  // An upsert of agent:main:a with one field set by `set`; its status goes to `*result`.
+  auto upsert = [&](std::function<void(SessionRecord&)> set, Status* result) {
+    return [&tables, set = std::move(set), result] {
       SessionRecord u = Update("agent:main:a");
-      u.label = "first";
-      label = tables.UpsertSession(u);
-    });
-  }
-  queued = queued && WaitFor([&] { return engine->TEST_QueueLength() == 3; });
-  if (queued) {
-    writers.emplace_back([&] {
-      SessionRecord u = Update("agent:main:a");
-      u.model = "m1";
-      model = tables.UpsertSession(u);
-    });
-  }
-  queued = queued && WaitFor([&] { return engine->TEST_QueueLength() == 4; });
+      set(u);
+      *result = tables.UpsertSession(u);
+    };
+  };
+  queue_behind(upsert([](SessionRecord& u) { u.label = "first"; }, &label), 3);
+  queue_behind(upsert([](SessionRecord& u) { u.model = "m1"; }, &model), 4);
   faults->ReleaseSyncs();
   for (std::thread& t : writers) t.join();
   ASSERT_TRUE(held) << "the first commit never reached its fsync";
