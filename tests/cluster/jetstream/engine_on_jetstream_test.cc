@@ -36,29 +36,31 @@ class EngineOnJetStreamTest : public ::testing::Test {
     for (const auto& d : dirs_) std::filesystem::remove_all(d);
   }
 
-  // A node: its own connection and JetStreamLog on the partition's stream.
-  std::shared_ptr<log::LogBackend> Stream() {
+  // A connection of its own to the test cluster; null (after a failed EXPECT) when none.
+  std::shared_ptr<log::NatsConnection> Connect() {
     log::NatsConnectionOptions co;
     co.servers = cluster_->Urls();
     auto connection = log::NatsConnection::Connect(co);
     EXPECT_OK(connection);
-    if (!connection.ok()) return nullptr;
+    return connection.ok() ? *connection : nullptr;
+  }
+  // A node: its own connection and JetStreamLog on the partition's stream.
+  std::shared_ptr<log::LogBackend> Stream() {
+    std::shared_ptr<log::NatsConnection> connection = Connect();
+    if (!connection) return nullptr;
     log::JetStreamLogOptions lo;
     lo.partition = kPartition;
-    auto stream = log::JetStreamLog::Open(*connection, lo);
+    auto stream = log::JetStreamLog::Open(connection, lo);
     EXPECT_OK(stream);
     return stream.ok() ? std::shared_ptr<log::LogBackend>(std::move(*stream)) : nullptr;
   }
   // The partition's checkpoints on SW_CKPT, on a connection of their own.
   std::shared_ptr<log::CheckpointStore> Checkpoints() {
-    log::NatsConnectionOptions co;
-    co.servers = cluster_->Urls();
-    auto connection = log::NatsConnection::Connect(co);
-    EXPECT_OK(connection);
-    if (!connection.ok()) return nullptr;
+    std::shared_ptr<log::NatsConnection> connection = Connect();
+    if (!connection) return nullptr;
     log::JetStreamCheckpointsOptions o;
     o.partition = kPartition;
-    auto store = log::JetStreamCheckpoints::Open(*connection, o);
+    auto store = log::JetStreamCheckpoints::Open(connection, o);
     EXPECT_OK(store);
     return store.ok() ? std::shared_ptr<log::CheckpointStore>(std::move(*store)) : nullptr;
   }
