@@ -151,6 +151,22 @@ std::vector<Verb> BuildVerbs() {
                RunBackup, RemoteBackup,
                "Works while the daemon runs: use --server (POST /v1/backup)."});
   v.push_back({"restore",
+  v.push_back({"replay",
+               "Writes the database as it was right after a sequence into a new directory "
+               "(post-mortems).",
+               "--until SEQ --out DIR", Access::kReadOnly,
+               {{"until", "SEQ", "", "The last sequence to replay (inclusive).", true},
+                {"out", "DIR", "", "The new database's directory; it must not exist.", true}},
+               RunReplay, nullptr,
+               "Rebuilds the projections (heads, cursors, pending notices) from the checkpoint "
+               "and the retained log up to and including SEQ, as verify does, and copies the "
+               "journal rows up to SEQ still retained; the registry, transcripts and other "
+               "tables are copied as they are now. The data directory is opened read-only, so "
+               "replay works while the daemon runs (it sees the database as of its open). "
+               "Errors: the directory exists, SEQ is beyond the last sequence, or SEQ is before "
+               "the last checkpoint (the message names the earliest sequence it can replay). "
+               "`statewatch --data DIR status|notices|stats ...` then reads the result; "
+               "GET /v1/sessions/{key}/status?asOf=SEQ answers the same from a running daemon."});
                "Puts a backup in place as the data directory named by --data, which must be "
                "empty or absent.",
                "--from DIR --data DIR", Access::kReadOnly,

@@ -39,6 +39,7 @@ int RunUpstreamRemove(Command& c);  // remove a session's link
 
 // admin_verbs.cc
 int RunBackup(Command& c);   // a RocksDB checkpoint of the database into a new directory
+int RunReplay(Command& c);  // the projections as of a sequence, into a new directory
 int RunRestore(Command& c);  // a backup put in place as an empty or absent --data
 int RunExport(Command& c);   // every retained event as JSON lines
 int RunOpenApi(Command& c);  // the daemon's OpenAPI document
