@@ -33,6 +33,18 @@ std::string MarkOf(const std::string& watcher, const SessionName& target) {
   return k;
 }
 
+// The traceparent of the event that opened the notice: the cursor's frozen N is its
+// sequence. "" when it carried none or is gone (pruned): the call goes without the header.
+std::string NotifyingTraceparent(const Engine& engine, const std::string& watcher,
+                                 const Notice& notice) {
+  auto cursor = engine.Cursor(watcher, notice.target);
+  if (!cursor.ok() || !cursor->has_value() || (*cursor)->notified == 0) return "";
+  const Sequence n = (*cursor)->notified;
+  auto page = engine.ChangesSince(notice.target, n - 1, 1);
+  if (!page.ok() || page->events.empty() || page->events[0].sequence != n) return "";
+  return page->events[0].traceparent;
+}
+
 }  // namespace
 
 Dispatcher::Dispatcher(Engine* engine, const Clock* clock, WebhookOptions options,
@@ -120,6 +132,7 @@ Status Dispatcher::Scan(const std::vector<std::string>& watchers) {
       row.target = n.target;
       row.since = n.since;
       row.body = NoticePayload(watcher, n);
+      row.traceparent = NotifyingTraceparent(*engine_, watcher, n);
       auto queued = tables_.Enqueue(row);
       if (!queued.ok()) return queued.status();
       std::lock_guard<std::mutex> lock(mu_);
