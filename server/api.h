@@ -84,6 +84,8 @@ struct RouteSpec;
 struct Refusal;
 class AccessControl;
 class RequestGate;
+class EventStream;
+class McpServer;
 
 struct ApiRequest {
   std::string_view method = {};  // "GET", "POST", ...
@@ -92,6 +94,9 @@ struct ApiRequest {
   std::string_view session_key = {};    // X-Session-Key
   std::string_view agent_id = {};       // X-Agent-Id
   std::string_view authorization = {};  // Authorization
+  // Any header by name (case-insensitive), "" when absent; valid during Handle() only. May
+  // be empty (no other header then): the MCP endpoint reads Mcp-Session-Id, Accept, ...
+  std::function<std::string_view(std::string_view)> header = {};
   // Where a parked answer goes (see ApiResponse::parked). Called at most once, from any
   // thread, possibly before Handle() has returned. May be empty: nothing is parked then.
   std::function<void(ApiResponse)> respond = {};
@@ -108,6 +113,11 @@ struct ApiResponse {
   // reply or timeout). The transport calls Api::Abandon(run_id) if its client goes away.
   bool parked = false;
   std::string run_id;
+  // Headers beyond Content-Type, Allow and WWW-Authenticate (Mcp-Session-Id).
+  std::vector<std::pair<std::string, std::string>> headers;
+  // A text/event-stream answer (server/event_stream.h): the transport writes the header,
+  // attaches the stream and keeps the connection open until either side ends it.
+  std::shared_ptr<EventStream> events;
 };
 
 // What a WebSocket upgrade streams.
@@ -129,6 +139,8 @@ struct ApiServices {
   PruneScheduler* prune_scheduler = nullptr;  // POST /v1/clock runs a due prune
   // Cluster mode: sees every authenticated request first (server/cluster_routes.h).
   RequestGate* gate = nullptr;
+  // The MCP endpoint behind /mcp (server/mcp_server.h); null: /mcp answers 404.
+  McpServer* mcp = nullptr;
   // The notice webhooks (webhooks/dispatcher.h); null: the /v1/webhooks routes answer 503.
   webhooks::Dispatcher* webhooks = nullptr;
 };

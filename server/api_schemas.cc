@@ -324,6 +324,10 @@ const char* ComponentSchemasJson() {
   "recent": {"type": "array", "items": {"$ref": "#/components/schemas/SubagentRow"}, "description": "list: the children that ended within recentMinutes, newest first."},
   "total": {"type": "integer", "minimum": 0},
   "deliveryId": {"type": "integer"}, "error": {"type": "string"}}},
+"McpMessage": {"type": "object", "required": ["jsonrpc"], "description": "One JSON-RPC 2.0 message of the Model Context Protocol: a request (method, id, params), a notification (method, params) or a response (id, result or error). A batch (an array) is refused.", "properties": {
+  "jsonrpc": {"const": "2.0"}, "id": {"oneOf": [{"type": "string"}, {"type": "integer"}]}, "method": {"type": "string"},
+  "params": {"type": "object"}, "result": {"type": "object"},
+  "error": {"type": "object", "required": ["code", "message"], "properties": {"code": {"type": "integer"}, "message": {"type": "string"}, "data": {}}}}},
 "PartitionRole": {"type": "string", "enum": ["standby", "switching", "owner", "moved"], "description": "A node's role in its partition (docs/cluster.md section 6)."},
 "ClusterStatus": {"type": "object", "required": ["partition", "role", "epoch", "position", "checkpointPosition"], "properties": {
   "partition": {"type": "integer", "minimum": 0}, "role": {"$ref": "#/components/schemas/PartitionRole"},

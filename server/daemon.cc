@@ -67,7 +67,11 @@ Result<std::unique_ptr<Daemon>> Daemon::Open(const ServerOptions& options, Opene
   services.prune_scheduler = d->pruner_.get();
   services.gate = d->options_.gate.get();
   services.webhooks = d->webhooks_.get();
+  d->OpenMcp();
+  services.mcp = d->mcp_.get();
   d->api_ = std::make_unique<Api>(services, d->options_);
+  Api* api = d->api_.get();
+  d->mcp_->SetDispatch([api](const ApiRequest& request) { return api->Handle(request); });
   auto server = HttpServer::Bind(d->engine_.get(), d->api_.get(), &d->metrics_, d->options_);
   if (!server.ok()) return server.status();
   d->server_ = std::move(server).value();
@@ -103,6 +107,30 @@ Status Daemon::OpenServices() {
   return Status::OK();
 }
 
+// The MCP endpoint: its tool calls go through the Api (set once the Api exists), its
+// notifications come from the engine's wakes.
+void Daemon::OpenMcp() {
+  McpServer::Services mcp;
+  Engine* engine = engine_.get();
+  mcp.pending_targets = [engine](const std::string& watcher) {
+    std::vector<SessionName> targets;
+    auto notices = engine->PendingNotices(watcher);
+    if (notices.ok()) {
+      for (const Notice& n : *notices) targets.push_back(n.target);
+    }
+    return targets;
+  };
+  mcp.acknowledge = [this](const std::string& watcher, const SessionName& target) {
+    Status s = engine_->Acknowledge(watcher, {target});
+    if (!s.ok()) spdlog::warn("event=mcp_acknowledge_failed error="{}"", s.ToString());
+    if (api_ && api_->after_write) api_->after_write();  // a new notice may need the timer
+  };
+  mcp.clock = &engine_->clock();
+  mcp_ = std::make_unique<McpServer>(std::move(mcp), McpOptions());
+  McpServer* server = mcp_.get();
+  mcp_wakes_ = engine_->SubscribeWakes([server](const Wake& wake) { server->OnWake(wake); });
+}
+
 Status Daemon::Reconfigure(const ServerOptions& next) {
   // The Host policy was fixed at start (request_guard.h): a daemon that required a token
   // answers any Host, which only a token makes safe (a browser page can rebind a name to
@@ -128,6 +156,8 @@ Daemon::~Daemon() {
   if (pruner_) pruner_->Stop();
   server_.reset();                               // no request can reach the engine after this
   api_.reset();
+  if (mcp_) engine_->UnsubscribeWakes(mcp_wakes_);
+  mcp_.reset();
   monitor_driver_.reset();
   pruner_.reset();
   webhooks_.reset();

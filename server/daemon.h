@@ -17,6 +17,7 @@
 #include "server/delivery_hub.h"
 #include "server/http_server.h"
 #include "server/metrics.h"
+#include "server/mcp_server.h"
 #include "server/monitor_driver.h"
 #include "server/prune_scheduler.h"
 #include "server/server_options.h"
@@ -70,6 +71,7 @@ class Daemon {
   explicit Daemon(const ServerOptions& options) : options_(options) {}
   // The session messaging and the upstream monitor (not started) over the open engine.
   Status OpenServices();
+  void OpenMcp();
 
   ServerOptions options_;
   std::shared_ptr<ManualClock> manual_clock_;
@@ -81,6 +83,8 @@ class Daemon {
   std::unique_ptr<PruneScheduler> pruner_;  // retention on the engine's clock
   std::unique_ptr<webhooks::Dispatcher> webhooks_;  // notice webhooks (docs/webhooks.md)
   Metrics metrics_;
+  std::unique_ptr<McpServer> mcp_;  // /mcp; holds a wake subscription
+  uint64_t mcp_wakes_ = 0;
   std::unique_ptr<Api> api_;
   std::unique_ptr<HttpServer> server_;
 };

@@ -2,10 +2,13 @@
 // the request guard, parked sessions_send answers, and the upgrade to a WebSocket stream.
 #include <spdlog/spdlog.h>
 
+#include <cstdio>
+#include <deque>
 #include <functional>
 #include <optional>
 #include <utility>
 
+#include "server/event_stream.h"
 #include "server/transport.h"
 
 namespace statewatch::server::transport {
@@ -14,6 +17,8 @@ namespace {
 constexpr std::size_t kHeaderLimit = 16 * 1024;
 constexpr std::size_t kReadChunk = 8 * 1024;
 constexpr int64_t kLingerMs = 1000;  // how long a closing connection drains the client's data
+// Event-stream frames queued for a client that does not read them, before it is dropped.
+constexpr std::size_t kMaxQueuedFrames = 256;
 
 class HttpSession : public Connection, public std::enable_shared_from_this<HttpSession> {
  public:
@@ -35,6 +40,7 @@ class HttpSession : public Connection, public std::enable_shared_from_this<HttpS
     asio::post(stream_.get_executor(), [self = shared_from_this()] {
       // Busy connections finish their request and close after answering (ctx.stopping).
       if (self->phase_ == Phase::kIdle || self->phase_ == Phase::kHandshake) self->Cancel();
+      if (self->phase_ == Phase::kStreaming) self->EndEvents();
       // A parked call could wait for minutes: answer it now; the run goes on.
       if (self->phase_ == Phase::kParked) {
         self->OnParkedAnswer(Api::Error(503, "shutting_down",
@@ -69,7 +75,9 @@ class HttpSession : public Connection, public std::enable_shared_from_this<HttpS
   }
 
  private:
-  enum class Phase { kHandshake, kIdle, kReading, kHandling, kParked, kWriting, kLingering, kClosed };
+  enum class Phase {
+    kHandshake, kIdle, kReading, kHandling, kParked, kWriting, kStreaming, kLingering, kClosed
+  };
 
   void SetDeadline(int64_t from_now_ms) { deadline_ms.store(SteadyNowMs() + from_now_ms); }
   void ClearDeadline() { deadline_ms.store(kNoDeadline); }
@@ -210,6 +218,7 @@ class HttpSession : public Connection, public std::enable_shared_from_this<HttpS
                    Header(req, "X-Session-Key"),
                    Header(req, "X-Agent-Id"),
                    Header(req, http::field::authorization)};
+    api.header = [&req](std::string_view name) { return Header(req, name); };
     if (websocket::is_upgrade(req)) return Upgrade(std::move(req), api);
     keep_alive_ = req.keep_alive();
     std::weak_ptr<HttpSession> weak = shared_from_this();
@@ -221,6 +230,7 @@ class HttpSession : public Connection, public std::enable_shared_from_this<HttpS
     };
     ApiResponse response = ctx_.api.Handle(api);
     if (response.parked) return Park(std::move(response.run_id));
+    if (response.events && !head_request_) return StartEvents(std::move(response));
     Reply(std::move(response), keep_alive_ && !ctx_.stopping.load());
   }
 
@@ -316,6 +326,7 @@ class HttpSession : public Connection, public std::enable_shared_from_this<HttpS
     res_.set(http::field::content_type, r.content_type);
     if (r.allow != nullptr) res_.set(http::field::allow, r.allow);
     if (r.www_authenticate) res_.set(http::field::www_authenticate, "Bearer");
+    for (const auto& [name, value] : r.headers) res_.set(name, value);
     res_.body() = std::move(r.body);
     res_.keep_alive(keep_alive);
     res_.prepare_payload();
@@ -368,6 +379,94 @@ class HttpSession : public Connection, public std::enable_shared_from_this<HttpS
                             });
   }
 
+  // ---- a text/event-stream answer (server/event_stream.h) ----------------------------------
+  // The header, then one chunk per frame, no deadline (like a WebSocket stream, it holds a
+  // --max-streams slot); one pending read notices the client going away.
+  void StartEvents(ApiResponse r) {
+    if (!ctx_.ReserveStream()) {
+      return ReplyAndClose(Api::Error(503, "too_many_streams",
+                                      "this server already holds " +
+                                          std::to_string(ctx_.options.max_streams) +
+                                          " streams (--max-streams); retry later"));
+    }
+    phase_ = Phase::kStreaming;
+    ClearDeadline();
+    events_ = std::move(r.events);
+    std::string head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                       "Cache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n"
+                       "Connection: close\r\n";
+    for (const auto& [name, value] : r.headers) head += name + ": " + value + "\r\n";
+    QueueBytes(head + "\r\n");
+    std::weak_ptr<HttpSession> weak = shared_from_this();
+    auto executor = stream_.get_executor();
+    EventStream::Sink sink;
+    sink.write = [weak, executor](std::string frame) {
+      asio::post(executor, [weak, frame = std::move(frame)]() mutable {
+        if (auto self = weak.lock()) self->QueueFrame(std::move(frame));
+      });
+    };
+    sink.end = [weak, executor] {
+      asio::post(executor, [weak] {
+        if (auto self = weak.lock()) self->EndEvents();
+      });
+    };
+    events_->Attach(std::move(sink));
+    stream_.async_read_some(buffer_.prepare(kReadChunk),
+                            [self = shared_from_this()](beast::error_code, std::size_t) {
+                              self->EndEvents();  // gone, or talking where it should listen
+                            });
+  }
+
+  void QueueFrame(std::string frame) {
+    if (phase_ != Phase::kStreaming || events_ending_ || frame.empty()) return;
+    if (out_.size() >= kMaxQueuedFrames) {
+      if (uint64_t n = ctx_.slow_clients.Count(SteadyNowMs())) {
+        spdlog::warn("event=slow_client_dropped stream=events queued={} count={}", out_.size(), n);
+      }
+      return EndEvents();
+    }
+    char size[20];
+    std::snprintf(size, sizeof size, "%zx\r\n", frame.size());
+    QueueBytes(size + frame + "\r\n");
+  }
+
+  void QueueBytes(std::string bytes) {
+    out_.push_back(std::move(bytes));
+    if (!writing_) WriteNextFrame();
+  }
+
+  void WriteNextFrame() {
+    if (out_.empty()) {
+      if (events_ending_) Close();
+      return;
+    }
+    writing_ = true;
+    asio::async_write(stream_, asio::buffer(out_.front()),
+                      [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                        self->writing_ = false;
+                        self->out_.pop_front();
+                        if (ec) {
+                          self->out_.clear();
+                          self->events_ending_ = true;
+                          self->EndEvents();
+                          return self->Close();
+                        }
+                        self->WriteNextFrame();
+                      });
+  }
+
+  // Ends the stream once: the producer is told, the last chunk goes out, then the close.
+  void EndEvents() {
+    if (events_) {
+      events_->Detach();
+      events_.reset();
+      ctx_.ReleaseStream();
+    }
+    if (phase_ != Phase::kStreaming || events_ending_) return;
+    events_ending_ = true;
+    QueueBytes("0\r\n\r\n");
+  }
+
   void Close() {
     if (phase_ == Phase::kClosed) return;
     phase_ = Phase::kClosed;
@@ -396,6 +495,11 @@ class HttpSession : public Connection, public std::enable_shared_from_this<HttpS
   std::string run_id_;
   bool parked_read_pending_ = false;
   std::optional<ApiResponse> parked_answer_;  // arrived while the read was pending
+  // While streaming events:
+  std::shared_ptr<EventStream> events_;
+  std::deque<std::string> out_;  // bytes to write, the front one being written
+  bool writing_ = false;
+  bool events_ending_ = false;  // the last chunk is queued: close once written
 };
 
 }  // namespace

@@ -71,6 +71,8 @@ const std::vector<std::pair<std::string_view, const char*>>& TagDescriptions() {
       {"gateway", "The gateway's side of deliveries and runs."},
       {"upstream", "Links from sessions to upstream transcript sources."},
       {"maintenance", "Operating the daemon: retention, backup, verification, stats, clock."},
+      {"mcp", "The Model Context Protocol endpoint (docs/mcp.md): the session tools and "
+              "session resources for MCP clients."},
       {"cluster", "A cluster node's role and state (serve --cluster only)."},
   };
   return *tags;

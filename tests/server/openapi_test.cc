@@ -193,6 +193,12 @@ TEST_F(ConformanceTest, EveryRouteAnswersAsDocumented) {
   Call("GET", "/v1/sessions/" + child, "", 405);
   Call("POST", "/v1/sessions/" + parent + "/reset", "", 200);
   Call("DELETE", "/v1/sessions/" + child, "", 200);
+  // The MCP endpoint's rows (its JSON-RPC: mcp_server_test.cc and tests/mcp).
+  Call("POST", "/mcp",
+       R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}})",
+       200, As(parent));
+  Call("GET", "/mcp", "", 400);
+  Call("DELETE", "/mcp", "", 400);
 
   for (const server::RouteSpec& spec : server::Routes()) {
     if (spec.websocket) continue;  // their upgrade is the WebSocket tests' business
