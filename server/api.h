@@ -84,6 +84,7 @@ struct RouteSpec;
 struct Refusal;
 class AccessControl;
 class RequestGate;
+class WakeLog;
 class EventStream;
 class McpServer;
 
@@ -139,6 +140,8 @@ struct ApiServices {
   PruneScheduler* prune_scheduler = nullptr;  // POST /v1/clock runs a due prune
   // Cluster mode: sees every authenticated request first (server/cluster_routes.h).
   RequestGate* gate = nullptr;
+  // The last wake of each watcher, for the console (server/wake_log.h); null: none shown.
+  WakeLog* wake_log = nullptr;
   // The MCP endpoint behind /mcp (server/mcp_server.h); null: /mcp answers 404.
   McpServer* mcp = nullptr;
   // The notice webhooks (webhooks/dispatcher.h); null: the /v1/webhooks routes answer 503.

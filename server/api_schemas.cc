@@ -328,6 +328,46 @@ const char* ComponentSchemasJson() {
   "jsonrpc": {"const": "2.0"}, "id": {"oneOf": [{"type": "string"}, {"type": "integer"}]}, "method": {"type": "string"},
   "params": {"type": "object"}, "result": {"type": "object"},
   "error": {"type": "object", "required": ["code", "message"], "properties": {"code": {"type": "integer"}, "message": {"type": "string"}, "data": {}}}}},
+"ConsolePulse": {"type": "object", "required": ["lastSequence", "wakesSent", "noticesOpened", "pendingNotices", "cluster"], "properties": {
+  "lastSequence": {"type": "integer", "minimum": 0, "description": "The engine's highest sequence: any write moves it."},
+  "wakesSent": {"type": "integer", "minimum": 0, "description": "Wakes sent since the daemon started."},
+  "noticesOpened": {"type": "integer", "minimum": 0, "description": "Notices opened since the daemon started."},
+  "pendingNotices": {"type": "integer", "minimum": 0},
+  "cluster": {"type": "boolean", "description": "serve --cluster: GET /v1/cluster/status answers."},
+  "writeError": {"type": "string", "description": "Why writes are refused (a full disk), when they are."}}},
+"ConsoleSession": {"type": "object", "required": ["sessionKey", "agentId", "sandboxed", "visibility", "stateVersion", "lastEvent", "run"], "properties": {
+  "sessionKey": {"type": "string"}, "agentId": {"type": "string"},
+  "parentSessionKey": {"type": "string", "description": "The spawner, from the registry: the tree's edge."},
+  "kind": {"type": "string"}, "label": {"type": "string"}, "displayName": {"type": "string"}, "channel": {"type": "string"},
+  "sandboxed": {"type": "boolean"},
+  "visibility": {"type": "string", "enum": ["self", "tree", "agent", "all"], "description": "What the session's tools may see: the configured visibility, clamped to tree when sandboxed."},
+  "stateVersion": {"type": "integer", "minimum": 0},
+  "lastEvent": {"oneOf": [{"type": "null"}, {"type": "object", "required": ["sequence", "kind", "occurredAt", "summary"], "properties": {
+    "sequence": {"type": "integer"}, "kind": {"type": "string"}, "occurredAt": {"type": "integer"}, "summary": {"type": "string"}}}],
+    "description": "The newest event, null when there is none or it was pruned."},
+  "run": {"oneOf": [{"type": "null"}, {"type": "object", "required": ["runId", "kind", "status"], "properties": {
+    "runId": {"type": "string"}, "kind": {"type": "string"}, "status": {"type": "string"}}}],
+    "description": "The running run whose target the session is, else the spawn run that made it (status running, done, failed, killed or timeout)."},
+  "updatedAt": {"type": "integer"}}},
+"ConsoleSessions": {"type": "object", "required": ["sessions", "truncated"], "properties": {
+  "sessions": {"type": "array", "items": {"$ref": "#/components/schemas/ConsoleSession"}},
+  "truncated": {"type": "boolean", "description": "More sessions are registered than limit."}}},
+"ConsoleCursor": {"type": "object", "required": ["lastSeen", "notified", "material", "updatedAt", "pending", "lag", "lagTruncated", "notice"], "properties": {
+  "lastSeen": {"type": "integer", "description": "L"}, "notified": {"type": "integer", "description": "N"}, "material": {"type": "integer", "description": "M"},
+  "updatedAt": {"type": "integer"}, "pending": {"type": "boolean", "description": "N > L: a notice is pending."},
+  "lag": {"type": "integer", "minimum": 0, "description": "The target's events after lastSeen, at most 200."},
+  "lagTruncated": {"type": "boolean"},
+  "notice": {"oneOf": [{"type": "string"}, {"type": "null"}], "description": "The pending notice's exact text."},
+  "watcher": {"type": "string"}, "lastWake": {"oneOf": [{"type": "null"}, {"$ref": "#/components/schemas/ConsoleWake"}]},
+  "target": {"type": "string"}, "targetAgentId": {"type": "string"}, "stateVersion": {"type": "integer"}}},
+"ConsoleWake": {"type": "object", "required": ["reason", "at"], "properties": {
+  "reason": {"type": "string"}, "at": {"type": "integer"}}},
+"ConsoleLinks": {"type": "object", "required": ["sessionKey", "agentId", "stateVersion", "watchers", "targets", "notices", "lastWake"], "properties": {
+  "sessionKey": {"type": "string"}, "agentId": {"type": "string"}, "stateVersion": {"type": "integer"},
+  "watchers": {"type": "array", "items": {"$ref": "#/components/schemas/ConsoleCursor"}, "description": "The cursors on this session, with watcher and lastWake."},
+  "targets": {"type": "array", "items": {"$ref": "#/components/schemas/ConsoleCursor"}, "description": "The cursors this session holds, with target, targetAgentId and the target's stateVersion."},
+  "notices": {"type": "array", "items": {"$ref": "#/components/schemas/Notice"}, "description": "This session's pending notices as a watcher."},
+  "lastWake": {"oneOf": [{"type": "null"}, {"$ref": "#/components/schemas/ConsoleWake"}], "description": "This session's newest wake since the daemon started."}}},
 "PartitionRole": {"type": "string", "enum": ["standby", "switching", "owner", "moved"], "description": "A node's role in its partition (docs/cluster.md section 6)."},
 "ClusterStatus": {"type": "object", "required": ["partition", "role", "epoch", "position", "checkpointPosition"], "properties": {
   "partition": {"type": "integer", "minimum": 0}, "role": {"$ref": "#/components/schemas/PartitionRole"},

@@ -69,6 +69,8 @@ Result<std::unique_ptr<Daemon>> Daemon::Open(const ServerOptions& options, Opene
   services.webhooks = d->webhooks_.get();
   d->OpenMcp();
   services.mcp = d->mcp_.get();
+  d->wake_log_ = std::make_unique<WakeLog>(d->engine_.get());
+  services.wake_log = d->wake_log_.get();
   d->api_ = std::make_unique<Api>(services, d->options_);
   Api* api = d->api_.get();
   d->mcp_->SetDispatch([api](const ApiRequest& request) { return api->Handle(request); });
@@ -156,6 +158,7 @@ Daemon::~Daemon() {
   if (pruner_) pruner_->Stop();
   server_.reset();                               // no request can reach the engine after this
   api_.reset();
+  wake_log_.reset();  // unsubscribes from the engine's wakes
   if (mcp_) engine_->UnsubscribeWakes(mcp_wakes_);
   mcp_.reset();
   monitor_driver_.reset();

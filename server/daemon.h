@@ -21,6 +21,7 @@
 #include "server/monitor_driver.h"
 #include "server/prune_scheduler.h"
 #include "server/server_options.h"
+#include "server/wake_log.h"
 #include "statewatch/clock.h"
 #include "statewatch/engine.h"
 #include "tools/session_messaging.h"
@@ -83,6 +84,7 @@ class Daemon {
   std::unique_ptr<PruneScheduler> pruner_;  // retention on the engine's clock
   std::unique_ptr<webhooks::Dispatcher> webhooks_;  // notice webhooks (docs/webhooks.md)
   Metrics metrics_;
+  std::unique_ptr<WakeLog> wake_log_;  // the console's last wake per watcher
   std::unique_ptr<McpServer> mcp_;  // /mcp; holds a wake subscription
   uint64_t mcp_wakes_ = 0;
   std::unique_ptr<Api> api_;

@@ -2,6 +2,7 @@
 #include "server/route_table.h"
 
 #include "server/as_of_handlers.h"
+#include "server/console_handlers.h"
 #include "server/handlers.h"
 #include "server/mcp_server.h"
 #include "server/url.h"
@@ -134,6 +135,50 @@ void AddMcpRoutes(std::vector<RouteSpec>& r) {
                "Ends an MCP session (its subscriptions end; the watches stay).",
                kMcpDescription, {mcp_session, mcp_version}, nullptr, false, "Deleted", kJson,
                {400, 404}, false, kRead, [](C c, R q, M) { return AnswerMcp(c, q); }});
+}
+
+// The operator console (server/console_handlers.h, docs/console.md): its files are public,
+// the data it reads needs a read token like the API's.
+void AddConsoleRoutes(std::vector<RouteSpec>& r) {
+  r.push_back({"GET", "/console", "console", "console",
+               "The operator console: a page that shows the session tree, watchers and "
+               "cursors, timelines and health, from the routes below (docs/console.md).",
+               "Public: the page holds no data; it asks for a token and sends it as a bearer "
+               "credential. Served with a Content-Security-Policy (script-src 'self', no inline "
+               "script) and X-Content-Type-Options: nosniff.",
+               {}, nullptr, false, nullptr, "text/html", {}, false, kPublic,
+               [](C, R, M) { return HandleConsoleFile("index.html"); }});
+  r.push_back({"GET", "/console/{file}", "consoleFile", "console",
+               "A file of the console page (app.js and its modules, app.css, icon.svg), "
+               "compiled into the binary.",
+               "Its Content-Type follows the file (text/javascript, text/css, image/svg+xml).",
+               {{"file", "path", true, kString, "The file's name."}}, nullptr, false, nullptr,
+               "text/javascript", {404}, false, kPublic,
+               [](C, R, M m) { return HandleConsoleFile(m.params[0]); }});
+  r.push_back({"GET", "/v1/console/pulse", "consolePulse", "console",
+               "The engine's last sequence and its wake and notice counters: one cheap read the "
+               "console polls to notice any change.",
+               "", {}, nullptr, false, "ConsolePulse", kJson, {503}, false, kRead,
+               [](C c, R, M) { return HandleConsolePulse(c); }});
+  r.push_back({"GET", "/v1/console/sessions", "consoleSessions", "console",
+               "Every registered session with its parent, state version, last event, run state "
+               "and visibility, sorted by agent and key.",
+               "The operator's view: no caller, no visibility check. Its cost grows with the "
+               "registered sessions (a point read each), bounded by limit.",
+               {{"limit", "query", false, R"({"type":"integer","minimum":1,"maximum":10000})",
+                 "At most this many sessions (default 1000); truncated says more exist."}},
+               nullptr, false, "ConsoleSessions", kJson, {400, 503}, false, kRead,
+               [](C c, R, M m) { return HandleConsoleSessions(c, m.query); }});
+  r.push_back({"GET", "/v1/console/sessions/{key}/links", "consoleLinks", "console",
+               "Who watches the session and whom it watches: each cursor's lastSeen, notified "
+               "and material marks, its lag, its pending notice's exact text and the watcher's "
+               "last wake.",
+               "lag counts the target's events after lastSeen (at most 200; lagTruncated past "
+               "that). Targets are found among the registered sessions and the watcher's "
+               "pending notices. lastWake is the newest wake since the daemon started.",
+               {kSessionKey, kAgentQuery}, nullptr, false, "ConsoleLinks", kJson, {400, 503},
+               false, kRead,
+               [](C c, R q, M m) { return HandleConsoleLinks(c, q, m.params[0], m.query); }});
 }
 
 // The table itself: one push_back per row, in the order the document lists them. Long
@@ -391,6 +436,7 @@ std::vector<RouteSpec> BuildRoutes() {
                "text/plain; version=0.0.4; charset=utf-8", {}, false, kRead,
                [](C c, R, M) { return HandleMetrics(c); }});
   AddMcpRoutes(r);
+  AddConsoleRoutes(r);
   AddClusterRoutes(r);
   return r;
 }

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Builds the operator console's files (console/) into OUT_DIR: npm ci when console/node_modules
+# does not match the committed lockfile, tsc (console/tsconfig.json), then the static files.
+# The CMake build runs it (cmake/ConsoleAssets.cmake) and embeds OUT_DIR into the binary.
+#
+# Usage: scripts/build-console.sh OUT_DIR
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+OUT="${1:?usage: scripts/build-console.sh OUT_DIR}"
+
+cd "$ROOT/console"
+# npm ci installs exactly the committed lockfile (TypeScript, the version the client uses);
+# skipped when node_modules already matches it.
+if [ ! -f node_modules/.package-lock.json ] || ! cmp -s package-lock.json node_modules/.lockfile-stamp; then
+  npm ci --no-audit --no-fund --loglevel=error
+  cp package-lock.json node_modules/.lockfile-stamp
+fi
+rm -rf "$OUT"
+mkdir -p "$OUT"
+node_modules/.bin/tsc -p tsconfig.json --outDir "$OUT"
+cp static/* "$OUT/"
