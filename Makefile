@@ -32,7 +32,8 @@ CMAKE_COMMON = -DCMAKE_CXX_COMPILER_LAUNCHER="$$(command -v ccache || true)"
         test-client test-client-install test-package package test-cluster test-fuzz fuzz run \
         bench cluster-bench cluster-smoke soak test-openapi \
         clean format openapi cluster-up cluster-down cluster-chaos cluster-failover-bench \
-        cluster-one-api cluster-forward-bench cluster-scaling-bench test-metrics
+        cluster-one-api cluster-forward-bench cluster-scaling-bench test-metrics test-webhooks \
+        bench-webhooks
 
 deps:
 	@bash scripts/install-deps.sh
@@ -91,6 +92,16 @@ test-package: package
 test-metrics: build-bin
 	@bash scripts/test-metrics.sh $(BUILD)/statewatch
 
+# Notice webhooks end to end (docs/webhooks.md): the plain build's daemon against a receiver
+# process that fails, times out and answers 500 on a seeded schedule, with a kill -9 of the
+# daemon mid-delivery and a restart.
+test-webhooks: build-bin
+	@bash scripts/test-webhooks.sh $(BUILD)/statewatch
+
+# Webhook deliveries per second to a local receiver (the plain build's daemon).
+bench-webhooks: build-bin
+	@bash scripts/bench-webhooks.sh $(BUILD)/statewatch
+
 # Three nats-servers, an owner and a standby daemon per partition of the plain build, and the
 # reference model's notices for the checker (scripts/cluster-smoke.sh); then a short seeded
 # chaos run against three nodes under etcd (stage 2a).
@@ -147,7 +158,7 @@ fuzz: deps
 soak: deps
 	@JOBS=$(JOBS) bash scripts/soak.sh $(BUILD)
 
-test: test-openapi test-plain test-cluster test-client test-metrics test-client-install test-package test-asan test-fuzz
+test: test-openapi test-plain test-cluster test-client test-metrics test-webhooks test-client-install test-package test-asan test-fuzz
 
 run: build-bin
 	@bash scripts/run.sh $(BUILD)
