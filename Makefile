@@ -32,7 +32,7 @@ CMAKE_COMMON = -DCMAKE_CXX_COMPILER_LAUNCHER="$$(command -v ccache || true)"
         test-client test-client-install test-package package test-cluster test-fuzz fuzz run \
         bench cluster-bench cluster-smoke soak test-openapi \
         clean format openapi cluster-up cluster-down cluster-chaos cluster-failover-bench \
-        cluster-one-api cluster-forward-bench cluster-scaling-bench test-metrics test-webhooks \
+        cluster-one-api cluster-forward-bench cluster-scaling-bench test-metrics test-console test-webhooks \
         bench-webhooks
 
 deps:
@@ -102,6 +102,11 @@ test-webhooks: build-bin
 bench-webhooks: build-bin
 	@bash scripts/bench-webhooks.sh $(BUILD)/statewatch
 
+# The operator console (GET /console) in Debian's Chromium driven by playwright-core, against
+# the plain build's daemon with seeded data; writes docs/console.png (docs/console.md).
+test-console: build-bin
+	@bash scripts/test-console.sh $(BUILD)/statewatch
+
 # Three nats-servers, an owner and a standby daemon per partition of the plain build, and the
 # reference model's notices for the checker (scripts/cluster-smoke.sh); then a short seeded
 # chaos run against three nodes under etcd (stage 2a).
@@ -158,7 +163,7 @@ fuzz: deps
 soak: deps
 	@JOBS=$(JOBS) bash scripts/soak.sh $(BUILD)
 
-test: test-openapi test-plain test-cluster test-client test-metrics test-webhooks test-client-install test-package test-asan test-fuzz
+test: test-openapi test-plain test-cluster test-client test-console test-metrics test-webhooks test-client-install test-package test-asan test-fuzz
 
 run: build-bin
 	@bash scripts/run.sh $(BUILD)

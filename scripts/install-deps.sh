@@ -3,7 +3,8 @@
 # the compiler and libraries (RocksDB 7.8, FlatBuffers 2.0.8, Boost 1.81, spdlog, GoogleTest,
 # Google Benchmark, OpenSSL's libcrypto, SQLite for the baseline) plus the tools the test
 # suite and benchmarks use (ccache, curl, wrk, a Python WebSocket client, gnuplot) and
-# Node.js 18+ with npm for the TypeScript client (clients/typescript).
+# Node.js 18+ with npm for the TypeScript client (clients/typescript) and the operator
+# console's build (console/), and Chromium for the console's browser test.
 set -euo pipefail
 
 PACKAGES=(
@@ -31,6 +32,9 @@ PACKAGES=(
   gnuplot-nox
   # promtool (scripts/test-metrics.sh lints GET /metrics); the package's server is not used
   prometheus
+  # the operator console's browser test (scripts/test-console.sh): playwright-core drives
+  # Debian's Chromium, not a browser of its own download
+  chromium
 )
 
 missing=()
