@@ -89,6 +89,23 @@ class CliDirTest : public ::testing::Test {
   std::string tag_;
 };
 
+// A CliDirTest whose database directory, data_, is `data_name` in dir_ (not created here: the
+// first verb run with --create, or a daemon serving it, makes it).
+class CliDataTest : public CliDirTest {
+ protected:
+  explicit CliDataTest(std::string tag, std::string data_name = "data")
+      : CliDirTest(std::move(tag)), data_name_(std::move(data_name)) {}
+  void SetUp() override {
+    CliDirTest::SetUp();
+    data_ = (dir_ / data_name_).string();
+  }
+
+  std::string data_;
+
+ private:
+  std::string data_name_;
+};
+
 }  // namespace statewatch::cli
 
 #endif  // STATEWATCH_TESTS_CLI_CLI_FIXTURE_H_

@@ -40,13 +40,9 @@ json::value NoticeText(const std::string& key, uint64_t since) {
 
 uint64_t U64(const json::value& v) { return v.to_number<uint64_t>(); }
 
-class CliTest : public CliDirTest {
+class CliTest : public CliDataTest {
  protected:
-  CliTest() : CliDirTest("cli") {}
-  void SetUp() override {
-    CliDirTest::SetUp();
-    data_ = (dir_ / "data").string();
-  }
+  CliTest() : CliDataTest("cli") {}
 
   // Runs `statewatch --data <tmp> --now <now> args...` in-process.
   CliOutput Run(std::vector<std::string> args, const std::string& input = "", int64_t now = kNow) {
@@ -71,8 +67,6 @@ class CliTest : public CliDirTest {
     std::ofstream(path) << text;
     return path;
   }
-
-  std::string data_;
 };
 
 // ---- usage errors (2) and runtime errors (1) ------------------------------------------------

@@ -42,13 +42,9 @@ std::map<std::string, FileState> Snapshot(const std::string& dir) {
   return out;
 }
 
-class ReadOnlyVerbsTest : public CliDirTest {
+class ReadOnlyVerbsTest : public CliDataTest {
  protected:
-  ReadOnlyVerbsTest() : CliDirTest("ro") {}
-  void SetUp() override {
-    CliDirTest::SetUp();
-    data_ = (dir_ / "data").string();
-  }
+  ReadOnlyVerbsTest() : CliDataTest("ro") {}
 
   // The built binary with `args` (already shell-quoted) on `data`.
   CliOutput Exec(const std::string& args, const std::string& data = "") {
@@ -84,7 +80,6 @@ class ReadOnlyVerbsTest : public CliDirTest {
       "verify",
       "upstream list",
   };
-  std::string data_;
 };
 
 // Regression: every read-only verb opened the database for writing — a new empty WAL each
