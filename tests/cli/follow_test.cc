@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "child_process.h"
 #include "cli_fixture.h"
-#include "piped_process.h"
 
 
 namespace statewatch::cli {
@@ -84,12 +84,11 @@ json::object Object(const std::string& line) {
   return !ec && v.is_object() ? v.as_object() : json::object();
 }
 
-class FollowTest : public CliDirTest {
+class FollowTest : public CliDataTest {
  protected:
-  FollowTest() : CliDirTest("follow") {}
+  FollowTest() : CliDataTest("follow", "served") {}
   void SetUp() override {
-    CliDirTest::SetUp();
-    data_ = (dir_ / "served").string();
+    CliDataTest::SetUp();
     daemon_ = std::make_unique<Daemon>(data_, "127.0.0.1:0");
     ASSERT_GT(daemon_->port(), 0) << "the daemon did not start";
   }
@@ -103,7 +102,6 @@ class FollowTest : public CliDirTest {
     ASSERT_EQ(r.code, 0) << r.err;
   }
 
-  std::string data_;
   std::unique_ptr<Daemon> daemon_;
 };
 

@@ -20,7 +20,6 @@
 
 #include "child_process.h"
 #include "net/http_client.h"
-#include "piped_process.h"
 #include "server/daemon.h"
 #include "status_matchers.h"
 #include "test_server.h"
