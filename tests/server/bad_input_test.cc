@@ -10,14 +10,8 @@
 namespace statewatch::testing {
 namespace {
 
-class BadInputTest : public ::testing::Test {
+class BadInputTest : public ServerTest {
  protected:
-  void StartServer(server::ServerOptions o = TestOptions()) {
-    http_.reset();
-    server_ = std::make_unique<TestServer>(std::move(o));
-    http_ = std::make_unique<HttpClient>(server_->port());
-  }
-
   // The server still answers, on a fresh connection.
   void ExpectServing() {
     HttpClient fresh(server_->port());
@@ -33,9 +27,6 @@ class BadInputTest : public ::testing::Test {
     EXPECT_EQ(r.headers.count("content-type") ? r.headers.at("content-type") : "",
               "application/json");
   }
-
-  std::unique_ptr<TestServer> server_;
-  std::unique_ptr<HttpClient> http_;
 };
 
 TEST_F(BadInputTest, MalformedJsonAndWrongTypes) {

@@ -14,12 +14,10 @@ namespace {
 const std::string kWatcher = "agent:main:main";
 const std::string kChild = "agent:main:subagent:a1";
 
-class BrowserGuardTest : public ::testing::Test {
+class BrowserGuardTest : public ServerTest {
  protected:
   void StartServer(server::ServerOptions o = TestOptions()) {
-    http_.reset();
-    server_ = std::make_unique<TestServer>(std::move(o));
-    http_ = std::make_unique<HttpClient>(server_->port());
+    ServerTest::StartServer(std::move(o));
     // The child in the parent's tree, so that the parent may read its status.
     Headers auth;
     if (!server_->options().token.empty()) {
@@ -53,9 +51,6 @@ class BrowserGuardTest : public ::testing::Test {
     EXPECT_EQ(r.error_code(), code) << r.body;
     EXPECT_NE(r.error_message().find(message_part), std::string::npos) << r.body;
   }
-
-  std::unique_ptr<TestServer> server_;
-  std::unique_ptr<HttpClient> http_;
 };
 
 // Regression: a WebSocket to /v1/deliveries with Origin: http://evil.example was accepted

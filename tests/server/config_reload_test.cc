@@ -88,14 +88,9 @@ TEST(ConfigReloadTest, TheFileMapsOntoServerOptionsAndBack) {
 
 // ---- the binary: serve --config, SIGHUP ------------------------------------------------------
 
-class ServeConfigTest : public ::testing::Test {
+class ServeConfigTest : public TempDirTest {
  protected:
-  void SetUp() override { root_ = MakeTempDir("statewatch-serve-config"); }
-  void TearDown() override {
-    std::error_code ec;
-    std::filesystem::remove_all(root_, ec);
-  }
-  std::string root_;
+  ServeConfigTest() : TempDirTest("statewatch-serve-config") {}
 };
 
 TEST_F(ServeConfigTest, FlagsOverrideTheFileAndSighupReloadsIt) {

@@ -68,13 +68,9 @@ void FinishBusy(Connections& busy) {
   }
 }
 
-class ConnectionLimitsTest : public ::testing::Test {
+class ConnectionLimitsTest : public TempDirTest {
  protected:
-  void SetUp() override { root_ = MakeTempDir("statewatch-conn-limits"); }
-  void TearDown() override {
-    std::error_code ec;
-    std::filesystem::remove_all(root_, ec);
-  }
+  ConnectionLimitsTest() : TempDirTest("statewatch-conn-limits") {}
 
   // `statewatch serve` with RLIMIT_NOFILE lowered to `open_files` (through the shell's
   // ulimit, so the limit is in place before the binary starts). Returns its port.
@@ -129,7 +125,6 @@ class ConnectionLimitsTest : public ::testing::Test {
 
   std::string err_file() const { return root_ + "/stderr"; }
 
-  std::string root_;
   Child child_;
 };
 

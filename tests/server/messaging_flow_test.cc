@@ -21,15 +21,13 @@ namespace {
 const std::string kA = "agent:main:main";
 const std::string kB = "agent:main:telegram:dm:bob";
 
-class MessagingFlowTest : public ::testing::Test {
+class MessagingFlowTest : public ServerTest {
  protected:
   void StartServer(int ping_pong_turns) {
     server::ServerOptions o = TestOptions();
     o.tools.visibility = tools::Visibility::kAll;
     o.messaging.max_ping_pong_turns = ping_pong_turns;
-    http_.reset();
-    server_ = std::make_unique<TestServer>(o);
-    http_ = std::make_unique<HttpClient>(server_->port());
+    ServerTest::StartServer(std::move(o));
     PutSession(*http_, kA, {{"kind", "main"}});
     PutSession(*http_, kB, {{"kind", "other"}});
   }
@@ -39,9 +37,6 @@ class MessagingFlowTest : public ::testing::Test {
     json::value v = r.json();
     return v.is_object() ? v.as_object() : json::object();
   }
-
-  std::unique_ptr<TestServer> server_;
-  std::unique_ptr<HttpClient> http_;
 };
 
 TEST_F(MessagingFlowTest, SendWaitsForTheReplyDeliveredAsInterSessionData) {
@@ -224,9 +219,7 @@ TEST_F(MessagingFlowTest, UnacknowledgedDeliveriesAreOfferedAgainAfterARestart) 
     first_id = one["deliveryId"].to_number<uint64_t>();
     EXPECT_EQ(Ack(*http_, two).status, 200);  // only "two" is acknowledged
   }
-  http_.reset();
-  server_->Restart(kStartMs + 60000);
-  http_ = std::make_unique<HttpClient>(server_->port());
+  RestartServer(kStartMs + 60000);
   FeedAgent feed(server_->port(), "main");
   json::object again = feed.Next();
   EXPECT_EQ(again["deliveryId"].to_number<uint64_t>(), first_id);

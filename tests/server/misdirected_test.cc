@@ -16,15 +16,14 @@ const std::string kMessage =
     "session agent:research:x (agent research) belongs to partition 1 of 2; this node owns "
     "partition 0: send it to partition 1's owner";
 
-class MisdirectedTest : public ::testing::Test {
+class MisdirectedTest : public ServerTest {
  protected:
   void SetUp() override {
     server::ServerOptions o = TestOptions();
     o.partition = 0;
     o.partitions = 2;
     o.messaging.tool_policy.allow_agents = {"*"};  // spawns into another agent get that far
-    server_ = std::make_unique<TestServer>(std::move(o));
-    http_ = std::make_unique<HttpClient>(server_->port());
+    StartServer(std::move(o));
   }
   void ExpectMisdirected(const HttpResult& r, const std::string& message) {
     EXPECT_TRUE(r.ok) << r.error;
@@ -32,8 +31,6 @@ class MisdirectedTest : public ::testing::Test {
     EXPECT_EQ(r.error_code(), "misdirected") << r.body;
     EXPECT_EQ(r.error_message(), message) << r.body;
   }
-  std::unique_ptr<TestServer> server_;
-  std::unique_ptr<HttpClient> http_;
 };
 
 TEST_F(MisdirectedTest, WritesToAnotherPartitionsSessionAre421AndChangeNothing) {

@@ -14,11 +14,10 @@ namespace {
 const std::string kParent = "agent:main:main";
 const std::string kChild = "agent:main:subagent:7f3a";
 
-class NoticeFlowTest : public ::testing::Test {
+class NoticeFlowTest : public ServerTest {
  protected:
   void SetUp() override {
-    server_ = std::make_unique<TestServer>();
-    http_ = std::make_unique<HttpClient>(server_->port());
+    StartServer();
     PutSession(*http_, kParent, {{"kind", "main"}, {"channel", "telegram"}});
     PutSession(*http_, kChild, {{"parentSessionKey", kParent}, {"label", "worker"}});
   }
@@ -49,9 +48,6 @@ class NoticeFlowTest : public ::testing::Test {
     EXPECT_NE(ws, nullptr) << error;
     return ws;
   }
-
-  std::unique_ptr<TestServer> server_;
-  std::unique_ptr<HttpClient> http_;
 };
 
 void ExpectWake(WsClient& ws, const std::string& watcher, const std::string& target, int64_t at) {
@@ -204,9 +200,7 @@ TEST_F(NoticeFlowTest, RestartInTheMiddleRecoversPendingNotices) {
   ASSERT_EQ(Notices(*http_, kParent).size(), 1u);
 
   // Stop the daemon (as SIGTERM does) and start a new one on the same directory.
-  http_.reset();
-  server_->Restart(kStartMs + 60000);
-  http_ = std::make_unique<HttpClient>(server_->port());
+  RestartServer(kStartMs + 60000);
   auto ws = Wakes("?watcher=" + kParent);
 
   json::array notices = Notices(*http_, kParent);

@@ -15,13 +15,9 @@
 namespace statewatch::testing {
 namespace {
 
-class ServeBinaryTest : public ::testing::Test {
+class ServeBinaryTest : public TempDirTest {
  protected:
-  void SetUp() override { root_ = MakeTempDir("statewatch-serve-bin"); }
-  void TearDown() override {
-    std::error_code ec;
-    std::filesystem::remove_all(root_, ec);
-  }
+  ServeBinaryTest() : TempDirTest("statewatch-serve-bin") {}
   // Runs the binary with `args`: a usage error (exit 2) whose stderr holds `message`.
   void ExpectUsageError(const std::vector<std::string>& args, const std::string& message) {
     std::string err = root_ + "/stderr";
@@ -30,7 +26,6 @@ class ServeBinaryTest : public ::testing::Test {
     close(child.stdout_fd);
     EXPECT_NE(Slurp(err).find(message), std::string::npos) << Slurp(err);
   }
-  std::string root_;
 };
 
 TEST_F(ServeBinaryTest, ServesOnAnEphemeralPortAndStopsGracefullyOnSigterm) {

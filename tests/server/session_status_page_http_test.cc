@@ -47,11 +47,10 @@ json::object RandomEvent(std::mt19937_64& rng) {
   return Event(kChild, kKinds[rng() % std::size(kKinds)], kActors[rng() % 3], std::move(extra));
 }
 
-class SessionStatusPageHttpTest : public ::testing::Test {
+class SessionStatusPageHttpTest : public ServerTest {
  protected:
   void SetUp() override {
-    server_ = std::make_unique<TestServer>();
-    http_ = std::make_unique<HttpClient>(server_->port());
+    StartServer();
     PutSession(*http_, kParent, {{"kind", "main"}});
     PutSession(*http_, kChild, {{"parentSessionKey", kParent}});
   }
@@ -79,9 +78,6 @@ class SessionStatusPageHttpTest : public ::testing::Test {
       ASSERT_EQ(again.body, first.body) << json::serialize(params) << " (cached)";
     }
   }
-
-  std::unique_ptr<TestServer> server_;
-  std::unique_ptr<HttpClient> http_;
 };
 
 TEST_F(SessionStatusPageHttpTest, LeanBodyIsByteIdenticalToTheDomBody) {

@@ -30,7 +30,7 @@ std::string Refusal(const std::string& action, const std::string& setting) {
          "access.";
 }
 
-class SessionToolsHttpTest : public ::testing::Test {
+class SessionToolsHttpTest : public ServerTest {
  protected:
   // The sub-agents of these tests (kChild, kSandboxed) are leaves; they get session_status
   // and sessions_list through tools.subagents.tools.allow, so that the visibility rules can
@@ -43,9 +43,7 @@ class SessionToolsHttpTest : public ::testing::Test {
     o.tools.agent_to_agent.enabled = a2a;
     o.tools.agent_to_agent.allow = std::move(allow);
     o.messaging.tool_policy.subagent_allow = std::move(subagent_tools);
-    http_.reset();
-    server_ = std::make_unique<TestServer>(o);
-    http_ = std::make_unique<HttpClient>(server_->port());
+    ServerTest::StartServer(std::move(o));
     PutSession(*http_, kMain, {{"kind", "main"}, {"channel", "telegram"}, {"model", "opus"}});
     PutSession(*http_, kChild, {{"parentSessionKey", kMain}, {"label", "researcher"}});
     PutSession(*http_, kSandboxed, {{"parentSessionKey", kMain}, {"sandboxed", true}});
@@ -81,9 +79,6 @@ class SessionToolsHttpTest : public ::testing::Test {
     EXPECT_EQ(r.error_code(), "forbidden");
     EXPECT_EQ(r.error_message(), message);
   }
-
-  std::unique_ptr<TestServer> server_;
-  std::unique_ptr<HttpClient> http_;
 };
 
 TEST_F(SessionToolsHttpTest, TreeIsTheDefault) {

@@ -44,15 +44,7 @@ double MetricValue(HttpClient& http, const std::string& name) {
   return std::stod(body.substr(at + name.size() + 2));
 }
 
-class StreamLimitsTest : public ::testing::Test {
- protected:
-  void StartServer(server::ServerOptions o = TestOptions()) {
-    server_ = std::make_unique<TestServer>(std::move(o));
-    http_ = std::make_unique<HttpClient>(server_->port());
-  }
-  std::unique_ptr<TestServer> server_;
-  std::unique_ptr<HttpClient> http_;
-};
+using StreamLimitsTest = ServerTest;
 
 // Regression: Beast's default read_message_max (16 MiB) let each of 12 connections take
 // RSS from 21 to 201 MB. Clients send nothing large here: over a few KiB the stream closes.

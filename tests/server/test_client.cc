@@ -68,21 +68,22 @@ boost::json::value HttpResult::json() const {
   return ec ? boost::json::value() : v;
 }
 
-std::string HttpResult::error_code() const {
-  auto v = json();
-  if (!v.is_object()) return "";
-  const auto* e = v.as_object().if_contains("error");
-  if (!e || !e->is_object() || !e->as_object().contains("code")) return "";
-  return std::string(e->as_object().at("code").as_string());
+namespace {
+
+// The string `field` of the error object in an error answer's body, or "".
+std::string ErrorField(const boost::json::value& body, std::string_view field) {
+  if (!body.is_object()) return "";
+  const auto* e = body.as_object().if_contains("error");
+  if (!e || !e->is_object()) return "";
+  const auto* v = e->as_object().if_contains(field);
+  return v && v->is_string() ? std::string(v->as_string()) : "";
 }
 
-std::string HttpResult::error_message() const {
-  auto v = json();
-  if (!v.is_object()) return "";
-  const auto* e = v.as_object().if_contains("error");
-  if (!e || !e->is_object() || !e->as_object().contains("message")) return "";
-  return std::string(e->as_object().at("message").as_string());
-}
+}  // namespace
+
+std::string HttpResult::error_code() const { return ErrorField(json(), "code"); }
+
+std::string HttpResult::error_message() const { return ErrorField(json(), "message"); }
 
 // ---- HttpClient ------------------------------------------------------------------------------
 

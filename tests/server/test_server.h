@@ -17,6 +17,7 @@
 
 #include "server/daemon.h"
 #include "status_matchers.h"
+#include "test_client.h"
 
 namespace statewatch::testing {
 
@@ -30,6 +31,22 @@ inline std::string MakeTempDir(const char* prefix = "statewatch-server-test") {
   char* dir = mkdtemp(pattern.data());
   return dir ? std::string(dir) : std::string();
 }
+
+// A test with a fresh directory of its own, root_, removed with everything in it afterwards.
+class TempDirTest : public ::testing::Test {
+ protected:
+  explicit TempDirTest(const char* prefix) : prefix_(prefix) {}
+  void SetUp() override { root_ = MakeTempDir(prefix_); }
+  void TearDown() override {
+    std::error_code ec;
+    std::filesystem::remove_all(root_, ec);
+  }
+
+  std::string root_;
+
+ private:
+  const char* prefix_;
+};
 
 // Loopback, port 0, the manual clock at kStartMs, two threads, short timeouts.
 inline server::ServerOptions TestOptions() {
@@ -88,6 +105,28 @@ class TestServer {
   std::string root_;
   std::unique_ptr<server::Daemon> daemon_;
   std::thread thread_;
+};
+
+// A test with one in-process daemon and an HTTP client on its port.
+class ServerTest : public ::testing::Test {
+ protected:
+  // Starts a daemon with `o` on a fresh data directory (a new one in place of any earlier),
+  // and a client on it.
+  void StartServer(server::ServerOptions o = TestOptions()) {
+    http_.reset();
+    server_ = std::make_unique<TestServer>(std::move(o));
+    http_ = std::make_unique<HttpClient>(server_->port());
+  }
+  // Stops the daemon, reopens its directory with the manual clock at `clock_ms`, and puts a
+  // fresh client on it: what a gateway sees across a restart.
+  void RestartServer(int64_t clock_ms) {
+    http_.reset();
+    server_->Restart(clock_ms);
+    http_ = std::make_unique<HttpClient>(server_->port());
+  }
+
+  std::unique_ptr<TestServer> server_;
+  std::unique_ptr<HttpClient> http_;  // destroyed first, while its server still runs
 };
 
 }  // namespace statewatch::testing

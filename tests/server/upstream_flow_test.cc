@@ -21,14 +21,13 @@ const std::string kAdopted = "agent:main:claude:thread-1";
 constexpr int64_t kFirstTick = kStartMs + 15000;
 constexpr int64_t kInterval = 60000;
 
-class UpstreamFlowTest : public ::testing::Test {
+class UpstreamFlowTest : public ServerTest {
  protected:
   void SetUp() override {
     root_ = MakeTempDir("statewatch-upstream-root");
     server::ServerOptions options = TestOptions();
     options.upstream.roots = {root_};
-    server_ = std::make_unique<TestServer>(options);
-    http_ = std::make_unique<HttpClient>(server_->port());
+    StartServer(options);
     path_ = std::filesystem::canonical(root_).string() + "/transcript.jsonl";
     std::ofstream(path_) << R"({"type":"user","message":{"role":"user","content":"old"}})"
                          << "\n";
@@ -82,8 +81,6 @@ class UpstreamFlowTest : public ::testing::Test {
   }
 
   std::string root_;  // the daemon's --upstream-root
-  std::unique_ptr<TestServer> server_;
-  std::unique_ptr<HttpClient> http_;
   std::string path_;
 };
 
