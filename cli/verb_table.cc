@@ -37,7 +37,8 @@ std::vector<OptionHelp> RecordOptions() {
       Agent(),
       {"kind", "KIND", "",
        "The event kind: human_direct_message, upstream_missing, goal_changed, child_spawned, "
-       "run_completed, run_failed, compacted, adopted, created (required unless --batch)."},
+       "run_completed, run_failed, compacted, adopted, created, guard_refused (required unless "
+       "--batch)."},
       {"actor-type", "TYPE", "", "human, agent or system (required unless --batch)."},
       {"actor-id", "ID", "", "Who acted; an agent's session key is never notified of its own events."},
       {"run-id", "ID", "", "The run the event belongs to."},

@@ -11,6 +11,7 @@
 #include "tools/session_messaging.h"
 #include "tools/tool_profiles.h"
 #include "config/webhooks_config.h"
+#include "config/guards_config.h"
 
 namespace statewatch::tools {
 namespace json = boost::json;
@@ -388,7 +389,7 @@ Status ApplyRetention(const json::value& v, DaemonConfig* c) {
 
 Status ApplyDocument(const json::value& doc, DaemonConfig* c) {
   auto o = Object(doc, "", {"tools", "agents", "session", "upstream", "auth", "retention",
-                            "webhooks"});
+                            "webhooks", "guards"});
   if (!o.ok()) return o.status();
   SW_RETURN_IF_ERROR(With(**o, "", "tools", [&](auto& v, auto) { return ApplyTools(v, c); }));
   SW_RETURN_IF_ERROR(With(**o, "", "agents", [&](auto& v, auto) { return ApplyAgents(v, c); }));
@@ -397,6 +398,8 @@ Status ApplyDocument(const json::value& doc, DaemonConfig* c) {
   SW_RETURN_IF_ERROR(With(**o, "", "auth", [&](auto& v, auto) { return ApplyAuth(v, c); }));
   SW_RETURN_IF_ERROR(
       With(**o, "", "retention", [&](auto& v, auto) { return ApplyRetention(v, c); }));
+  SW_RETURN_IF_ERROR(
+      With(**o, "", "guards", [&](auto& v, auto) { return ApplyGuardsSection(v, &c->guards); }));
   SW_RETURN_IF_ERROR(With(**o, "", "webhooks", [&](auto& v, auto) {
     return ApplyWebhooksSection(v, &c->webhooks);
   }));
@@ -539,6 +542,7 @@ json::object DaemonConfigToJson(const DaemonConfig& c) {
   o["retention"] =
       json::object{{"ms", c.retention_ms}, {"pruneIntervalMs", c.prune_interval_ms}};
   o["webhooks"] = WebhooksSectionToJson(c.webhooks);
+  o["guards"] = GuardsSectionToJson(c.guards);
   o["resolved"] = ToolPolicyToJson(t);
   return o;
 }

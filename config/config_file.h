@@ -25,7 +25,14 @@
 //                  {"name": "grafana", "token": "<the token itself>", "scope": "read"}],
 //       "openMetrics": false                       // true: GET /metrics needs no token
 //     },
-//     "retention": {"ms": 2592000000, "pruneIntervalMs": 3600000}
+//     "retention": {"ms": 2592000000, "pruneIntervalMs": 3600000},
+//     "guards": {                                  // config/guards_config.h, docs/guards.md
+//       "enabled": true,
+//       "send": {"perMinute": 30, "burst": 10},    // sessions_send per caller -> target
+//       "repeat": {"maxIdentical": 3, "windowMs": 600000},  // the same message again
+//       "spawn": {"perMinute": 12, "burst": 20},   // sessions_spawn per agent
+//       "openRuns": {"maxPerSession": 32}          // runs one session has open
+//     }
 //   }
 //
 // Every key is optional; a key the file leaves out keeps the value it is applied onto. An
@@ -48,6 +55,7 @@
 #include "statewatch/status.h"
 #include "tools/session_tools.h"
 #include "tools/tool_policy.h"
+#include "tools/loop_guards.h"
 #include "webhooks/webhook_options.h"
 
 namespace statewatch::tools {
@@ -75,6 +83,9 @@ struct DaemonConfig {
   // webhooks.*: the notice webhooks (config/webhooks_config.h). Applied at start; a reload
   // keeps the running values.
   webhooks::WebhookOptions webhooks;
+  // guards.*: the loop and cost guards of sessions_send and sessions_spawn
+  // (config/guards_config.h). Applied at start and on every reload.
+  GuardOptions guards;
 };
 
 // Applies the JSON text of a configuration file onto `*config`. On an error `*config` may be

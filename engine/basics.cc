@@ -21,6 +21,7 @@ std::string Status::ToString() const {
     case Code::kBusy: name = "Busy"; break;
     case Code::kNoSpace: name = "No space"; break;
     case Code::kMisdirected: name = "Misdirected"; break;
+    case Code::kResourceExhausted: name = "Resource exhausted"; break;
   }
   return std::string(name) + ": " + message_;
 }
@@ -52,6 +53,13 @@ std::vector<KindSpec> DefaultKinds() {
       {"compacted", false, false},
       {"adopted", false, false},
       {"created", false, false},
+      // A loop or cost guard refused a session tool call (tools/loop_guards.h), journaled on
+      // the caller. It notifies: whoever watches the caller — the coordinator that spawned a
+      // runaway child, the peer that asked to watch — learns at once that it is looping.
+      // Watchers get at most one pending notice per caller, and the engine journals at most
+      // one refusal per guard, caller and target a second, so a refused loop cannot become a
+      // notice storm of its own.
+      {"guard_refused", true, false},
   };
 }
 

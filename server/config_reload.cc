@@ -25,6 +25,7 @@ tools::DaemonConfig ConfigOf(const ServerOptions& o) {
   c.retention_ms = o.retention_ms;
   c.prune_interval_ms = o.prune_interval_ms;
   c.webhooks = o.webhooks;
+  c.guards = o.messaging.guards;
   return c;
 }
 
@@ -40,6 +41,7 @@ void ApplyDaemonConfig(const tools::DaemonConfig& c, ServerOptions* o) {
   o->retention_ms = c.retention_ms;
   o->prune_interval_ms = c.prune_interval_ms;
   o->webhooks = c.webhooks;
+  o->messaging.guards = c.guards;
 }
 
 std::vector<std::string> SettingsNeedingRestart(const ServerOptions& before,

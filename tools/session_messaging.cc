@@ -150,13 +150,16 @@ Status ValidateMessagingOptions(const MessagingOptions& options) {
   if (options.steer_interval_ms < 0 || options.recent_window_ms < 0) {
     return Status::InvalidArgument("steer interval and recent window must not be negative");
   }
+  SW_RETURN_IF_ERROR(ValidateGuardOptions(options.guards));
   return ValidateToolPolicy(options.tool_policy);
 }
 
 // ---- lifecycle, plumbing ---------------------------------------------------------------------
 
 SessionMessaging::SessionMessaging(Engine* engine, MessagingOptions options)
-    : engine_(engine), options_(std::make_shared<const MessagingOptions>(std::move(options))) {}
+    : engine_(engine),
+      guards_(std::make_unique<LoopGuards>(&engine->clock(), options.guards)),
+      options_(std::make_shared<const MessagingOptions>(std::move(options))) {}
 
 Result<std::unique_ptr<SessionMessaging>> SessionMessaging::Open(Engine* engine,
                                                                  MessagingOptions options) {
@@ -173,6 +176,8 @@ Status SessionMessaging::Reconfigure(const MessagingOptions& options) {
   next->sessions = options.sessions;
   next->tool_policy = options.tool_policy;
   next->max_ping_pong_turns = options.max_ping_pong_turns;
+  next->guards = options.guards;
+  guards_->Reconfigure(options.guards);
   options_ = std::move(next);
   return Status::OK();
 }
@@ -192,6 +197,44 @@ void SessionMessaging::Publish(const std::vector<Delivery>& deliveries) const {
   auto policy = Policy();  // on_delivery never changes; the snapshot keeps it alive
   if (!policy->on_delivery) return;
   for (const Delivery& d : deliveries) policy->on_delivery(d);
+}
+
+Status SessionMessaging::StoreRun(const RunRecord& run) {
+  SW_RETURN_IF_ERROR(SessionTables(*engine_).PutRun(run));
+  guards_->TrackRun(run);
+  return Status::OK();
+}
+
+Status SessionMessaging::RefuseByGuard(const GuardRefusal& refusal, const char* tool,
+                                       const SessionName& caller, const SessionName* target,
+                                       std::string_view traceparent) {
+  const char* guard = GuardName(refusal.guard);
+  EventInput e;
+  e.session_key = caller.session_key;
+  e.agent_id = caller.agent_id;
+  e.kind = "guard_refused";
+  e.actor_type = ActorType::kSystem;
+  e.summary = std::string(tool) + (target ? " to " + target->session_key : std::string()) +
+              " refused by loop guard " + guard;
+  json::object payload{{"guard", guard}, {"tool", tool}, {"setting", refusal.setting}};
+  if (target != nullptr) payload["target"] = target->session_key;
+  e.payload_json = json::serialize(payload);
+  // One event per guard, caller and target a second: a loop hammering a closed guard is
+  // counted in /metrics, not written into the journal once per attempt.
+  std::string who = caller.agent_id + '\0' + caller.session_key + '\0' +
+                    (target ? target->agent_id + '\0' + target->session_key : std::string());
+  uint64_t h = 1469598103934665603ULL;
+  for (char c : who) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+  std::string digest;
+  for (int shift = 56; shift >= 0; shift -= 8) {
+    hex::AppendByte(static_cast<unsigned char>(h >> shift), &digest);
+  }
+  e.dedupe_key = "guard-refused:" + std::string(guard) + ":" + digest + ":" +
+                 std::to_string(engine_->clock().NowMs() / 1000);
+  e.traceparent = CallerTrace(traceparent);
+  // Best effort: the refusal stands even when the journal cannot take the event.
+  (void)engine_->Record(e);
+  return Status::ResourceExhausted(refusal.message);
 }
 
 // The transcript first, then the delivery: a gateway that takes the delivery and reads the

@@ -68,6 +68,7 @@
 #include "statewatch/status.h"
 #include "statewatch/session_records.h"
 #include "statewatch/types.h"
+#include "tools/loop_guards.h"
 #include "tools/session_tools.h"
 #include "tools/tool_policy.h"
 #include "tools/tool_profiles.h"
@@ -90,7 +91,7 @@ inline constexpr char kThreadSendRefusal[] =
     "parent channel session key instead.";
 
 struct MessagingOptions {
-  // ---- behaviour (the policy: Reconfigure() replaces these three while running) ----------
+  // ---- behaviour (the policy: Reconfigure() replaces these four while running) -----------
 
   // tools.sessions.visibility and tools.agentToAgent (shared with session_status / list).
   SessionToolsOptions sessions;
@@ -99,6 +100,9 @@ struct MessagingOptions {
   ToolPolicy tool_policy;
   // session.agentToAgent.maxPingPongTurns, 0..20. Default 5. 0 = no reply-back loop.
   int max_ping_pong_turns = 5;
+  // guards.*: the loop and cost guards of sessions_send and sessions_spawn
+  // (tools/loop_guards.h; on by default). Reconfigure() replaces them too.
+  GuardOptions guards;
 
   // ---- behaviour (fixed for the life of the object) ---------------------------------------
 
@@ -161,10 +165,10 @@ class SessionMessaging {
   // restart they time out as they would have). `engine` is not owned and must outlive this.
   static Result<std::unique_ptr<SessionMessaging>> Open(Engine* engine, MessagingOptions options);
 
-  // Applies a new policy (sessions, tool_policy, max_ping_pong_turns of `options`; the rest
-  // is ignored) to every later call; calls in flight finish under the old one. Runs already
-  // started keep the ping-pong turns they started with. InvalidArgument (and no change) when
-  // the options are invalid.
+  // Applies a new policy (sessions, tool_policy, max_ping_pong_turns, guards of `options`;
+  // the rest is ignored) to every later call; calls in flight finish under the old one. Runs
+  // already started keep the ping-pong turns they started with; the guards' buckets keep
+  // their tokens. InvalidArgument (and no change) when the options are invalid.
   Status Reconfigure(const MessagingOptions& options);
   // The policy in force (a snapshot).
   MessagingOptions options() const;
@@ -263,10 +267,24 @@ class SessionMessaging {
   // Forgets the on_complete of a pending call (its HTTP client went away). The run goes on.
   void Abandon(const std::string& run_id);
 
+  // ---- the guards --------------------------------------------------------------------------
+
+  // The loop and cost guards every sessions_send and sessions_spawn passes first. A refusal
+  // is ResourceExhausted naming the guard and its setting (HTTP 429 loop_guard), and one
+  // `guard_refused` event on the caller's journal (at most one per guard, caller and target
+  // a second; summary `<tool> [to <target>] refused by loop guard <guard>`, payload
+  // {"guard", "tool", "setting", "target"?}, the caller's traceparent). Nothing else changes.
+  const LoopGuards& guards() const { return *guards_; }
+
  private:
   SessionMessaging(Engine* engine, MessagingOptions options);
   Status LoadDeadlines();
   std::shared_ptr<const MessagingOptions> Policy() const;
+  // Stores a run and tells the guards whether it is open (every run write goes through here).
+  Status StoreRun(const RunRecord& run);
+  // Journals `refusal` on the caller's journal (guard_refused) and returns its status.
+  Status RefuseByGuard(const GuardRefusal& refusal, const char* tool, const SessionName& caller,
+                       const SessionName* target, std::string_view traceparent);
 
   // plumbing
   std::mutex& StripeOf(std::string_view key) const;
@@ -312,6 +330,7 @@ class SessionMessaging {
   Result<int64_t> KillTree(const std::string& run_id, const std::string& killer, int depth);
 
   Engine* engine_;
+  std::unique_ptr<LoopGuards> guards_;  // thread-safe itself
   mutable std::mutex policy_mu_;  // a leaf
   std::shared_ptr<const MessagingOptions> options_;
   mutable std::array<std::mutex, 64> stripes_;

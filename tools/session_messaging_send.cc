@@ -64,6 +64,7 @@ Status SessionMessaging::LoadDeadlines() {
   auto runs = SessionTablesView(*engine_).ListRuns();
   if (!runs.ok()) return runs.status();
   for (const RunRecord& run : *runs) {
+    guards_->TrackRun(run);
     if (run.kind != "send") continue;
     SendRunState s = StateOf(run);
     if (s.phase != Phase::kDone && s.deadline_ms > 0) SetDeadline(run.run_id, s.deadline_ms);
@@ -174,6 +175,10 @@ Result<ToolAnswer> SessionMessaging::Send(const SessionName& caller, const json:
       return refused;
     }
     SW_RETURN_IF_ERROR(access);
+    if (auto refused = guards_->AdmitSend(caller, *target, p->message,
+                                          /*opens_run=*/p->timeout_seconds > 0)) {
+      return RefuseByGuard(*refused, "sessions_send", caller, &*target, traceparent);
+    }
     return Dispatch(caller, *target, p->message, p->timeout_seconds, p->watch,
                     policy->max_ping_pong_turns, std::move(on_complete), traceparent);
   });
@@ -205,7 +210,7 @@ Result<ToolAnswer> SessionMessaging::Dispatch(const SessionName& caller, const S
     // The run and the wait exist before the delivery does: a reply can only name a run the
     // gateway saw, and it may arrive (on another thread) before this returns.
     std::lock_guard lock(StripeOf(run.run_id));
-    SW_RETURN_IF_ERROR(SessionTables(*engine_).PutRun(run));
+    SW_RETURN_IF_ERROR(StoreRun(run));
     if (state.deadline_ms > 0) {
       SetDeadline(run.run_id, state.deadline_ms);
       if (on_complete) {
@@ -228,7 +233,7 @@ Result<ToolAnswer> SessionMessaging::Dispatch(const SessionName& caller, const S
       auto watched = engine_->Watch(caller.session_key, target);
       state.watched = watched.ok() && *watched;
       run.send = state;
-      SW_RETURN_IF_ERROR(SessionTables(*engine_).PutRun(run));
+      SW_RETURN_IF_ERROR(StoreRun(run));
     }
   }
   Publish(sent);
@@ -278,7 +283,7 @@ Result<RunUpdate> SessionMessaging::ApplyReply(RunRecord run, std::string_view t
   s.deadline_ms = forward ? now + TurnTimeoutMs(s) : 0;
   if (s.phase == Phase::kDone) run.ended_at_ms = now;
   run.send = s;
-  SW_RETURN_IF_ERROR(SessionTables(*engine_).PutRun(run));
+  SW_RETURN_IF_ERROR(StoreRun(run));
   if (forward) {
     // The awaited side gets the other side's words, as inter-session data.
     const SessionName& to = s.next_is_requester ? run.requester : run.target;
@@ -314,7 +319,7 @@ Result<RunUpdate> SessionMessaging::EndSend(RunRecord run, const std::string& st
   s.deadline_ms = 0;
   run.ended_at_ms = now;
   run.send = s;
-  SW_RETURN_IF_ERROR(SessionTables(*engine_).PutRun(run));
+  SW_RETURN_IF_ERROR(StoreRun(run));
   SetDeadline(run.run_id, 0);
   u.applied = true;
   u.status = run.status;

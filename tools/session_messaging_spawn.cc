@@ -138,6 +138,9 @@ Result<json::object> SessionMessaging::Spawn(const SessionName& caller,
     ToolPolicy policy = Policy()->tool_policy.ForAgent(caller.agent_id);
     std::string agent = p->agent_id.value_or(caller.agent_id);
     SW_RETURN_IF_ERROR(CheckSpawnAllowed(policy, caller, *depth, agent));
+    if (auto refused = guards_->AdmitSpawn(caller)) {
+      return RefuseByGuard(*refused, "sessions_spawn", caller, nullptr, traceparent);
+    }
     auto caller_record = SessionTablesView(*engine_).GetSession(caller);
     if (!caller_record.ok()) return caller_record.status();
     bool sandboxed = p->sandbox == "require" ||
@@ -194,7 +197,7 @@ Status SessionMessaging::CreateChild(const SessionName& caller, const RunRecord&
   child.created_at_ms = run.created_at_ms;
   child.updated_at_ms = run.created_at_ms;
   SW_RETURN_IF_ERROR(SessionTables(*engine_).UpsertSession(child));
-  SW_RETURN_IF_ERROR(SessionTables(*engine_).PutRun(run));
+  SW_RETURN_IF_ERROR(StoreRun(run));
   EventInput spawned;
   spawned.session_key = run.target.session_key;
   spawned.agent_id = run.target.agent_id;
@@ -310,7 +313,7 @@ Result<RunUpdate> SessionMessaging::FinishSpawnRun(const std::string& run_id,
     run.status = status;
     run.result = std::string(result);
     run.ended_at_ms = now;
-    SW_RETURN_IF_ERROR(SessionTables(*engine_).PutRun(run));
+    SW_RETURN_IF_ERROR(StoreRun(run));
     u.applied = true;
     u.status = status;
     if (by_kill) {
@@ -372,7 +375,7 @@ Status SessionMessaging::AnnounceToRequester(const RunRecord& run, bool individu
       mark.ended_at_ms = engine_->clock().NowMs();
     }
     mark.extra_json = json::serialize(extra);
-    SW_RETURN_IF_ERROR(SessionTables(*engine_).PutRun(mark));
+    SW_RETURN_IF_ERROR(StoreRun(mark));
     if (combined) {
       auto d = Enqueue(*combined);
       if (!d.ok()) return d.status();
@@ -437,7 +440,7 @@ Result<json::object> SessionMessaging::Yield(const SessionName& caller,
           mark.created_at_ms = engine_->clock().NowMs();
           mark.extra_json = R"({"results":[]})";
         }
-        SW_RETURN_IF_ERROR(SessionTables(*engine_).PutRun(mark));
+        SW_RETURN_IF_ERROR(StoreRun(mark));
       }
     }
     std::string text = message.value_or(

@@ -202,7 +202,7 @@ Result<json::object> SessionMessaging::Steer(const SessionName& caller, const st
       return out;
     }
     run.last_steer_at_ms = now;
-    SW_RETURN_IF_ERROR(SessionTables(*engine_).PutRun(run));
+    SW_RETURN_IF_ERROR(StoreRun(run));
     auto d = Enqueue(
         MakeDelivery(run.target, "steer", run.run_id, message, caller.session_key, "subagents",
                      run.traceparent));

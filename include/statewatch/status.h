@@ -29,6 +29,8 @@ class [[nodiscard]] Status {
     kBusy = 7,                // a resource is locked (e.g. another process owns the database)
     kNoSpace = 8,             // the disk is full: nothing was written; retry once space is freed
     kMisdirected = 9,  // cluster mode: the session belongs to another partition; nothing changed
+    kResourceExhausted = 10,  // a loop or cost guard refused the call; nothing changed (retry
+                              // later, or change what is sent)
   };
 
   Status() = default;
@@ -46,6 +48,9 @@ class [[nodiscard]] Status {
   static Status Busy(std::string msg) { return {Code::kBusy, std::move(msg)}; }
   static Status NoSpace(std::string msg) { return {Code::kNoSpace, std::move(msg)}; }
   static Status Misdirected(std::string msg) { return {Code::kMisdirected, std::move(msg)}; }
+  static Status ResourceExhausted(std::string msg) {
+    return {Code::kResourceExhausted, std::move(msg)};
+  }
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }

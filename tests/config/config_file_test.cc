@@ -87,7 +87,8 @@ TEST(ConfigFileTest, AKeyTheFileLeavesOutKeepsItsValue) {
 
 TEST(ConfigFileTest, UnknownKeysAndBadValuesAreRefusedWithTheirPath) {
   const std::pair<const char*, const char*> cases[] = {
-      {R"({"tool": {}})", "unknown key tool (known: tools, agents, session, upstream, auth, retention)"},
+      {R"({"tool": {}})", "unknown key tool (known: tools, agents, session, upstream, auth, "
+                          "retention, webhooks, guards)"},
       {R"({"tools": {"sessions": {"visiblity": "all"}}})",
        "unknown key tools.sessions.visiblity (known: visibility)"},
       {R"({"tools": {"profile": "everything"}})",

@@ -87,7 +87,7 @@ TEST_F(JournalTest, BadInputIsRefusedWithTheFieldAndValueAndWritesNothing) {
   for (const Case& c : {Case{bad_kind, "unknown kind \"teleported\""},
                         Case{bad_kind, "(valid kinds: human_direct_message, upstream_missing, "
                                        "goal_changed, child_spawned, run_completed, run_failed, "
-                                       "compacted, adopted, created)"},
+                                       "compacted, adopted, created, guard_refused)"},
                         Case{bad_key, "agent::x"}, Case{bad_key2, "agent:main"},
                         Case{bad_key3, "agent:main::x"}, Case{bad_payload, "{not json"},
                         Case{bad_utf8, "summary is not valid UTF-8"},
