@@ -163,6 +163,56 @@ export interface SessionState {
   stateChanges?: StateChanges;
 }
 
+export interface StatusCursor {
+  watcherSessionKey: string;
+  targetSessionKey: string;
+  targetAgentId: string;
+  /** L */
+  lastSeen: number;
+  /** N (pending exactly when N > L) */
+  notified: number;
+  /** M, coalesced material included */
+  material: number;
+  updatedAt: number;
+  pending: boolean;
+}
+
+export interface AsOfDetails {
+  /** The sequence the answer is as of (without asOf: the last sequence). */
+  asOf: number;
+  /** The database's last sequence when asked. */
+  lastSequence: number;
+  /** The earliest asOf the retained log can rebuild (the last checkpoint's sequence). */
+  earliestAsOf: number;
+  /** The session's prune mark at asOf, raised by the pruning done since (historyGap is after < watermark). */
+  watermark: number;
+  /** Present when the session was deleted after asOf: the delete's sequence (its events are gone). */
+  deletedAt?: number;
+  /** Cursors the session held as watcher, by target key. */
+  watching: StatusCursor[];
+  /** Cursors on the session as target, by watcher key. */
+  watchers: StatusCursor[];
+  /** The session's pending notices as watcher, oldest first, byte-exact text. */
+  pendingNotices: Notice[];
+}
+
+/** The members of AsOfDetails (described there) with the session's name, head and changes. */
+export interface SessionStatusAt {
+  sessionKey: string;
+  agentId: string;
+  /** The session's head at asOf. */
+  stateVersion: number;
+  stateChanges: StateChanges;
+  asOf: number;
+  lastSequence: number;
+  earliestAsOf: number;
+  watermark: number;
+  deletedAt?: number;
+  watching: StatusCursor[];
+  watchers: StatusCursor[];
+  pendingNotices: Notice[];
+}
+
 export interface VersionsRequest {
   sessions: string[];
   /** The agent of the bare keys (default main). */
@@ -361,6 +411,59 @@ export interface UpstreamLinks {
   links: UpstreamLink[];
 }
 
+export interface WebhookInput {
+  /** The watcher's agent-scoped session key (agent:<id>:<rest>). */
+  watcher: string;
+  /** https:// (http:// only to loopback unless webhooks.allowHttp). */
+  url: string;
+  /** The HMAC-SHA256 key of the Statewatch-Signature header. */
+  secret: string;
+}
+
+export interface Webhook {
+  watcher: string;
+  url: string;
+  createdAt: number;
+}
+
+export interface WebhookAnswer {
+  webhook: Webhook;
+}
+
+export interface Webhooks {
+  webhooks: Webhook[];
+}
+
+export interface DeadLetter {
+  /** <watcher>:<target>:<sequence>, as sent. */
+  idempotencyKey: string;
+  watcher: string;
+  target: string;
+  sequence: number;
+  attempts: number;
+  lastError: string;
+  enqueuedAt: number;
+  deadAt: number;
+  /** The exact body the calls carried. */
+  body: string;
+}
+
+export interface DeadLetters {
+  deadLetters: DeadLetter[];
+}
+
+export interface DeadLetterRef {
+  idempotencyKey: string;
+}
+
+export interface DeadLetterRetried {
+  retried: true;
+}
+
+export interface DeadLetterDropped {
+  dropped: true;
+}
+
 export interface UpstreamLinkAnswer {
   link: UpstreamLink;
 }
@@ -450,6 +553,8 @@ export interface SessionStatusParams {
   changesSince?: number | string;
   /** Sets the session's model override; "default" clears it. */
   model?: string;
+  /** Answers as of right after this sequence (post-mortems): stateVersion and stateChanges as they were then, and an asOf object with the cursors and pending notices. Not with model. */
+  asOf?: number | string;
 }
 
 export interface SessionStatusAnswer {
@@ -502,6 +607,8 @@ export interface SessionStatusAnswer {
   }>;
   stateVersion: number;
   stateChanges?: StateChanges;
+  /** With the asOf parameter: the cursors and pending notices as of that sequence. */
+  asOf?: AsOfDetails;
 }
 
 export interface SessionsListParams {
@@ -686,6 +793,110 @@ export interface SubagentsAnswer {
   total?: number;
   deliveryId?: number;
   error?: string;
+}
+
+export interface ConsolePulse {
+  /** The engine's highest sequence: any write moves it. */
+  lastSequence: number;
+  /** Wakes sent since the daemon started. */
+  wakesSent: number;
+  /** Notices opened since the daemon started. */
+  noticesOpened: number;
+  pendingNotices: number;
+  /** serve --cluster: GET /v1/cluster/status answers. */
+  cluster: boolean;
+  /** Why writes are refused (a full disk), when they are. */
+  writeError?: string;
+}
+
+export interface ConsoleSession {
+  sessionKey: string;
+  agentId: string;
+  /** The spawner, from the registry: the tree's edge. */
+  parentSessionKey?: string;
+  kind?: string;
+  label?: string;
+  displayName?: string;
+  channel?: string;
+  sandboxed: boolean;
+  /** What the session's tools may see: the configured visibility, clamped to tree when sandboxed. */
+  visibility: "self" | "tree" | "agent" | "all";
+  stateVersion: number;
+  /** The newest event, null when there is none or it was pruned. */
+  lastEvent: null | {
+    sequence: number;
+    kind: string;
+    occurredAt: number;
+    summary: string;
+  };
+  /** The running run whose target the session is, else the spawn run that made it (status running, done, failed, killed or timeout). */
+  run: null | {
+    runId: string;
+    kind: string;
+    status: string;
+  };
+  updatedAt?: number;
+}
+
+export interface ConsoleSessions {
+  sessions: ConsoleSession[];
+  /** More sessions are registered than limit. */
+  truncated: boolean;
+}
+
+export interface ConsoleCursor {
+  /** L */
+  lastSeen: number;
+  /** N */
+  notified: number;
+  /** M */
+  material: number;
+  updatedAt: number;
+  /** N > L: a notice is pending. */
+  pending: boolean;
+  /** The target's events after lastSeen, at most 200. */
+  lag: number;
+  lagTruncated: boolean;
+  /** The pending notice's exact text. */
+  notice: string | null;
+  watcher?: string;
+  lastWake?: null | ConsoleWake;
+  target?: string;
+  targetAgentId?: string;
+  stateVersion?: number;
+}
+
+export interface ConsoleWake {
+  reason: string;
+  at: number;
+}
+
+export interface ConsoleLinks {
+  sessionKey: string;
+  agentId: string;
+  stateVersion: number;
+  /** The cursors on this session, with watcher and lastWake. */
+  watchers: ConsoleCursor[];
+  /** The cursors this session holds, with target, targetAgentId and the target's stateVersion. */
+  targets: ConsoleCursor[];
+  /** This session's pending notices as a watcher. */
+  notices: Notice[];
+  /** This session's newest wake since the daemon started. */
+  lastWake: null | ConsoleWake;
+}
+
+/** One JSON-RPC 2.0 message of the Model Context Protocol: a request (method, id, params), a notification (method, params) or a response (id, result or error). A batch (an array) is refused. */
+export interface McpMessage {
+  jsonrpc: "2.0";
+  id?: string | number;
+  method?: string;
+  params?: Record<string, unknown>;
+  result?: Record<string, unknown>;
+  error?: {
+    code: number;
+    message: string;
+    data?: unknown;
+  };
 }
 
 /** A node's role in its partition (docs/cluster.md section 6). */
