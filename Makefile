@@ -92,6 +92,13 @@ test-package: package
 test-metrics: build-bin
 	@bash scripts/test-metrics.sh $(BUILD)/statewatch
 
+# MCP conformance (tests/mcp, scripts/test-mcp.sh): the official TypeScript SDK client,
+# pinned by tests/mcp/package-lock.json, against the plain build's daemon over /mcp and
+# through `statewatch mcp` over stdio.
+.PHONY: test-mcp
+test-mcp: build-bin
+	@bash scripts/test-mcp.sh $(BUILD)/statewatch
+
 # Notice webhooks end to end (docs/webhooks.md): the plain build's daemon against a receiver
 # process that fails, times out and answers 500 on a seeded schedule, with a kill -9 of the
 # daemon mid-delivery and a restart.
@@ -163,13 +170,21 @@ fuzz: deps
 soak: deps
 	@JOBS=$(JOBS) bash scripts/soak.sh $(BUILD)
 
-test: test-openapi test-plain test-cluster test-client test-console test-metrics test-webhooks test-client-install test-package test-asan test-fuzz
+test: test-openapi test-plain test-cluster test-client test-console test-metrics test-mcp test-webhooks test-client-install test-package test-asan test-fuzz
 
 run: build-bin
 	@bash scripts/run.sh $(BUILD)
 
 bench: build-release
 	@bash scripts/bench.sh $(BENCH_BUILD)
+
+# MCP tools/call req/s against the same call over plain HTTP, same daemon, same run
+# (bench/mcp_bench.mjs; the Release tree's binary): writes bench/results/mcp.json.
+.PHONY: bench-mcp
+bench-mcp: deps
+	@cmake -S . -B $(BENCH_BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_COMMON) >/dev/null
+	@cmake --build $(BENCH_BUILD) -j$(JOBS) --target statewatch_bin
+	@node bench/mcp_bench.mjs $(BENCH_BUILD)/statewatch
 
 cluster-bench: deps
 	@bash scripts/cluster-bench.sh

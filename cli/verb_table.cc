@@ -7,6 +7,7 @@
 #include "cli/cluster_control.h"
 #include "cli/cluster_serve.h"
 #include "cli/follow.h"
+#include "cli/mcp_bridge.h"
 #include "cli/remote.h"
 #include "cli/serve_command.h"
 #include "cli/verbs.h"
@@ -205,6 +206,19 @@ std::vector<Verb> BuildVerbs() {
                "path (exit 1). Touches no database."});
   v.push_back({"openapi", "Prints the daemon's OpenAPI 3.1 document.", "", Access::kReadOnly,
                {}, RunOpenApi, nullptr, ""});
+  v.push_back({"mcp",
+               "Bridges MCP's stdio transport to a running daemon's /mcp endpoint, for agent "
+               "runtimes that spawn MCP servers as processes.",
+               "--server URL [--session-key KEY] [--agent-id ID]", Access::kReadOnly,
+               {{"session-key", "KEY", "",
+                 "The MCP session's caller: the session its tool calls and subscriptions act "
+                 "as (sent as X-Session-Key)."},
+                {"agent-id", "ID", "", "The caller's agent when --session-key is a bare key."}},
+               RunMcp, RemoteMcp,
+               "Reads newline-delimited JSON-RPC on stdin, POSTs each message to URL/mcp and "
+               "writes each answer as one line on stdout; follows GET URL/mcp and writes its "
+               "notifications too. Logs go to stderr. The end of stdin deletes the MCP session "
+               "and exits 0. See docs/mcp.md."});
   v.push_back({"serve", "Runs the daemon (HTTP + WebSocket) on the data directory.",
                "[options]", Access::kWrite, ServeOptionHelp(), RunServeCommand, nullptr,
                "Prints {\"listening\", \"port\"} once it listens; SIGINT or SIGTERM stops it "
