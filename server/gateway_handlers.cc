@@ -44,7 +44,8 @@ ApiResponse HandleMessagingTool(const HandlerContext& ctx, std::string_view tool
     };
   }
   auto answer = ctx.services.messaging->CallTool(tool, caller, params, on_complete,
-                                                  tools::AnswerForm::kText);
+                                                  tools::AnswerForm::kText,
+                                                  RequestTraceparent(req));
   if (!answer.ok()) return StatusResponse(answer.status(), /*tool=*/true);
   AfterWrite(ctx);  // notices (watch, spawn seeds) and the send deadline timer
   if (answer->pending && req.respond) {

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "base/trace_context.h"
 #include "codecs/json_codec.h"
 #include "codecs/json_fields.h"
 #include "codecs/registry_codec.h"
@@ -107,6 +108,8 @@ ApiResponse StatusResponse(const Status& status, bool tool) {
       return Api::Error(507, "insufficient_storage", status.ToString());
     case Status::Code::kMisdirected:  // another partition's session: send it to its owner
       return Api::Error(421, "misdirected", status.message());
+    case Status::Code::kResourceExhausted:  // a loop or cost guard (tools/loop_guards.h)
+      return Api::Error(429, "loop_guard", status.message());
     default:
       return Api::Error(500, "internal", status.ToString());
   }
@@ -187,6 +190,11 @@ bool ReadToolCall(const ApiRequest& req, SessionName* caller, json::object* para
   return true;
 }
 
+std::string RequestTraceparent(const ApiRequest& req) {
+  if (!req.header) return "";
+  return trace::NormalizeTraceparent(req.header("traceparent")).value_or("");
+}
+
 ApiResponse HandleRecordEvents(const HandlerContext& ctx, const ApiRequest& req) {
   ApiResponse error;
   auto body = ParseBody(req.body, &error);
@@ -209,6 +217,12 @@ ApiResponse HandleRecordEvents(const HandlerContext& ctx, const ApiRequest& req)
     inputs.push_back(std::move(*input));
   }
   if (inputs.empty()) return JsonResponse(200, json::object{{"events", json::array()}});
+  // The header is the write's trace context; an event's own traceparent field wins.
+  if (std::string trace = RequestTraceparent(req); !trace.empty()) {
+    for (EventInput& in : inputs) {
+      if (in.traceparent.empty()) in.traceparent = trace;
+    }
+  }
   auto results = ctx.engine.RecordMany(inputs);
   if (!results.ok()) return StatusResponse(results.status());
   ctx.metrics.CountRecorded(*results);
@@ -341,6 +355,13 @@ ApiResponse HandleMetrics(const HandlerContext& ctx) {
   if (deliveries.ok()) gauges.unacked_deliveries = deliveries->size();
   if (runs.ok()) {
     for (const RunRecord& run : *runs) gauges.active_runs += run.status == "running" ? 1 : 0;
+  }
+  if (ctx.services.messaging != nullptr) {
+    auto refusals = ctx.services.messaging->guards().Refusals();
+    for (int g = 0; g < tools::kGuardCount; ++g) {
+      gauges.guard_refusals.emplace_back(tools::GuardName(static_cast<tools::Guard>(g)),
+                                         refusals[g]);
+    }
   }
   ApiResponse r;
   r.content_type = "text/plain; version=0.0.4; charset=utf-8";

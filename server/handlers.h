@@ -28,7 +28,8 @@ struct HandlerContext {
 
 ApiResponse JsonResponse(int status, const boost::json::value& value);
 // InvalidArgument 400, PermissionDenied 403, NotFound 404, FailedPrecondition/Busy 503,
-// NoSpace 507 (insufficient_storage), others 500. `tool` picks the tool error codes
+// NoSpace 507 (insufficient_storage), ResourceExhausted 429 (loop_guard: a loop or cost
+// guard refused a session tool call), others 500. `tool` picks the tool error codes
 // (invalid_parameter, unknown_session).
 ApiResponse StatusResponse(const Status& status, bool tool = false);
 // The body as JSON; an empty body is `empty` when given, else an error. On failure returns
@@ -105,6 +106,10 @@ ApiResponse HandleRebuild(const HandlerContext& ctx);  // -> VerifyReport
 ApiResponse HandleExport(const HandlerContext& ctx);   // -> JSON lines of events
 ApiResponse HandleSetClock(const HandlerContext& ctx, const ApiRequest& req);
 
+// The request's W3C `traceparent` header as version 00, or "" when it is absent or invalid
+// (W3C Trace Context: a receiver ignores a traceparent it cannot parse; the write goes on
+// without one).
+std::string RequestTraceparent(const ApiRequest& req);
 // The calling session of a tool call (X-Session-Key, X-Agent-Id for a bare key).
 Result<SessionName> ToolCaller(const ApiRequest& req);
 // A tool call's caller and parameters (a JSON object body; empty means {}). On bad input

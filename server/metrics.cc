@@ -441,6 +441,13 @@ std::string Metrics::Render(const EngineStats* stats, const ServiceGauges* servi
           double(services->unacked_deliveries));
     gauge("statewatch_runs_active", "Runs (sessions_send, sessions_spawn) still running.",
           double(services->active_runs));
+    if (!services->guard_refusals.empty()) {
+      Header(out, "statewatch_guard_refusals_total", "counter",
+             "Session tool calls refused by a loop or cost guard (docs/guards.md), by guard.");
+      for (const auto& [guard, n] : services->guard_refusals) {
+        Line(out, "statewatch_guard_refusals_total", "guard=\"" + guard + "\"", double(n));
+      }
+    }
   }
   if (stats != nullptr) {
     RenderEngineHistograms(out, *stats);

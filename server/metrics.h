@@ -28,6 +28,9 @@ namespace statewatch::server {
 struct ServiceGauges {
   uint64_t unacked_deliveries = 0;  // deliveries not yet acknowledged by a gateway
   uint64_t active_runs = 0;         // runs (sends, spawns) still running
+  // Tool calls refused by each loop or cost guard since start (tools/loop_guards.h), by
+  // guard name; empty without the session messaging.
+  std::vector<std::pair<std::string, uint64_t>> guard_refusals;
 };
 
 class Metrics {
