@@ -199,6 +199,14 @@ TEST_F(ConformanceTest, EveryRouteAnswersAsDocumented) {
        200, As(parent));
   Call("GET", "/mcp", "", 400);
   Call("DELETE", "/mcp", "", 400);
+  // The operator console's rows (console_test.cc and tests/console).
+  Call("GET", "/console", "", 200);
+  Call("GET", "/console/app.js", "", 200);
+  Call("GET", "/console/nope.js", "", 404);
+  Call("GET", "/v1/console/pulse", "", 200);
+  Call("GET", "/v1/console/sessions?limit=5", "", 200);
+  Call("GET", "/v1/console/sessions?limit=0", "", 400);
+  Call("GET", "/v1/console/sessions/" + parent + "/links", "", 200);
 
   for (const server::RouteSpec& spec : server::Routes()) {
     if (spec.websocket) continue;  // their upgrade is the WebSocket tests' business
