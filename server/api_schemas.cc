@@ -13,7 +13,7 @@ const char* ComponentSchemasJson() {
     "code": {"type": "string", "description": "Machine-readable: invalid_argument, invalid_json, invalid_parameter, invalid_caller, bad_request, unauthorized, insufficient_scope, forbidden, not_found, unknown_session, unknown_tool, method_not_allowed, request_timeout, body_too_large, header_too_large, upgrade_required, not_ready, forbidden_origin, misdirected_request, unsupported_media_type, unavailable, too_many_connections, too_many_streams, shutting_down, insufficient_storage, internal; in cluster mode also misdirected, standby, partition_moved, switching, already_owner, not_standby, and at a node's own port cross_partition_batch, partition_required, answer_lost."},
     "message": {"type": "string", "description": "What was wrong and with what value; tool refusals are byte-exact (docs/semantics.md section 9)."}}}}},
 "Kind": {"type": "string", "description": "An event kind of the engine's kind table (docs/semantics.md section 2.2).",
-  "examples": ["human_direct_message", "upstream_missing", "goal_changed", "child_spawned", "run_completed", "run_failed", "compacted", "adopted", "created"]},
+  "examples": ["human_direct_message", "upstream_missing", "goal_changed", "child_spawned", "run_completed", "run_failed", "compacted", "adopted", "created", "guard_refused"]},
 "ActorType": {"type": "string", "enum": ["human", "agent", "system"]},
 "EventInput": {"type": "object", "required": ["sessionKey", "kind", "actorType"], "properties": {
   "sessionKey": {"type": "string"},
@@ -27,7 +27,8 @@ const char* ComponentSchemasJson() {
   "summary": {"type": "string", "description": "One line of metadata, never message content (folded to one line, capped)."},
   "payload": {"type": "object", "description": "Any JSON object; anything else is dropped."},
   "dedupeKey": {"type": "string", "description": "Idempotency key, unique across the engine."},
-  "watchers": {"type": "array", "items": {"type": "string"}, "description": "Producer-passed watchers (agent-scoped keys)."}}},
+  "watchers": {"type": "array", "items": {"type": "string"}, "description": "Producer-passed watchers (agent-scoped keys)."},
+  "traceparent": {"type": "string", "description": "W3C Trace Context (version 00, lower-case hex, ids not all zero); wins over the request's traceparent header. An invalid one is refused."}}},
 "RecordEventsBody": {"oneOf": [
   {"$ref": "#/components/schemas/EventInput"},
   {"type": "array", "items": {"$ref": "#/components/schemas/EventInput"}}]},
@@ -38,6 +39,7 @@ const char* ComponentSchemasJson() {
   "actorId": {"type": "string"}, "runId": {"type": "string"},
   "occurredAt": {"type": "integer"}, "summary": {"type": "string"},
   "payload": {"type": "object"}, "dedupeKey": {"type": "string"},
+  "traceparent": {"type": "string", "description": "The W3C traceparent of the write that recorded it (version 00), when it had one."},
   "deduplicated": {"type": "boolean", "description": "Present (true) when an existing event came back for its dedupeKey."}}},
 "RecordEventsAnswer": {"type": "object", "required": ["events"], "properties": {
   "events": {"type": "array", "items": {"$ref": "#/components/schemas/Event"}}}},
@@ -46,7 +48,8 @@ const char* ComponentSchemasJson() {
   "occurredAt": {"type": "integer"}, "summary": {"type": "string"}, "actorId": {"type": "string"}, "runId": {"type": "string"},
   "payload": {"type": "object", "description": "Only the keys outcome, channel and turns, as the producer wrote them.", "properties": {
     "outcome": {"description": "A run's outcome (run_completed, run_failed: ok, error, timeout, cancelled)."},
-    "channel": {"description": "The channel of a human message."}, "turns": {"description": "A conversation's turn count."}}}}},
+    "channel": {"description": "The channel of a human message."}, "turns": {"description": "A conversation's turn count."}}},
+  "traceparent": {"type": "string", "description": "The W3C traceparent of the write that recorded it, when it had one."}}},
 "StateChanges": {"type": "object", "required": ["events", "truncated", "earliestAvailableSequence", "historyGap"], "properties": {
   "events": {"type": "array", "items": {"$ref": "#/components/schemas/ChangeEvent"}},
   "truncated": {"type": "boolean"}, "earliestAvailableSequence": {"type": "integer"},
@@ -154,7 +157,8 @@ const char* ComponentSchemasJson() {
   "prompt": {"type": "string", "description": "message and announce: marker + newline + text, what a gateway that only forwards text hands the model."},
   "route": {"$ref": "#/components/schemas/Route", "description": "task: the requester's route; announce: where to post it (the bound thread's for a thread-bound run)."},
   "options": {"$ref": "#/components/schemas/SpawnOptions"},
-  "createdAt": {"type": "integer"}}},
+  "createdAt": {"type": "integer"},
+  "traceparent": {"type": "string", "description": "The W3C traceparent of the sessions_send / sessions_spawn call whose run this delivery belongs to, when it had one."}}},
 "AckAnswer": {"type": "object", "required": ["acked", "deliveryId"], "properties": {"acked": {"const": true}, "deliveryId": {"type": "integer"}}},
 "RunReply": {"type": "object", "required": ["text"], "properties": {"text": {"type": "string"}}},
 "RunFinish": {"type": "object", "required": ["status"], "properties": {

@@ -26,6 +26,11 @@ const RouteParam kCallerKey{"X-Session-Key", "header", true, kString,
 const RouteParam kCallerAgent{"X-Agent-Id", "header", false, kString,
                               "The calling session's agent when X-Session-Key is a bare key "
                               "(default main)."};
+const RouteParam kTraceparent{"traceparent", "header", false, kString,
+                              "W3C Trace Context of the write (00-<trace-id>-<parent-id>-"
+                              "<flags>): stored with the events it records, carried by the "
+                              "deliveries it causes; an invalid one is ignored "
+                              "(docs/guards.md)."};
 const RouteParam kSessionKey{"key", "path", true, kString,
                              "A session key, percent-encoded (agent:main:main needs no "
                              "escaping)."};
@@ -190,7 +195,7 @@ std::vector<RouteSpec> BuildRoutes() {
     return RouteSpec{"POST",  std::string("/v1/tools/") + name,
                      name,    "tools",
                      summary, "The caller is the session in X-Session-Key.",
-                     {kCallerKey, kCallerAgent},
+                     {kCallerKey, kCallerAgent, kTraceparent},
                      params,  false,
                      answer,  kJson,
                      std::move(errors),
@@ -212,10 +217,10 @@ std::vector<RouteSpec> BuildRoutes() {
   r.push_back(tool("sessions_send", kWrite,
                    "Sends a message to another session; with timeoutSeconds > 0 the answer "
                    "waits for the reply.",
-                   "SessionsSendParams", "SessionsSendAnswer", {400, 403, 404, 503},
+                   "SessionsSendParams", "SessionsSendAnswer", {400, 403, 404, 429, 503},
                    MessagingTool<kSessionsSend>));
   r.push_back(tool("sessions_spawn", kWrite, "Starts a sub-agent run; answers at once.",
-                   "SessionsSpawnParams", "SessionsSpawnAnswer", {400, 403, 503},
+                   "SessionsSpawnParams", "SessionsSpawnAnswer", {400, 403, 429, 503},
                    MessagingTool<kSessionsSpawn>));
   r.push_back(tool("sessions_yield", kWrite, "Ends the caller's turn until its children report back.",
                    "SessionsYieldParams", "SessionsYieldAnswer", {400, 403, 503},
@@ -228,7 +233,7 @@ std::vector<RouteSpec> BuildRoutes() {
                "Records one event or an array of events in one atomic batch.",
                "An event whose dedupeKey is already present comes back as the stored event "
                "with deduplicated: true. watchers names producer-passed watchers.",
-               {}, "RecordEventsBody", true, "RecordEventsAnswer", kJson,
+               {kTraceparent}, "RecordEventsBody", true, "RecordEventsAnswer", kJson,
                {400, 413, 503}, false, kWrite,
                [](C c, R q, M) { return HandleRecordEvents(c, q); }});
   r.push_back({"PUT", "/v1/sessions/{key}", "upsertSession", "sessions",
