@@ -36,6 +36,8 @@ export interface EventInput {
   dedupeKey?: string;
   /** Producer-passed watchers (agent-scoped keys). */
   watchers?: string[];
+  /** W3C Trace Context (version 00, lower-case hex, ids not all zero); wins over the request's traceparent header. An invalid one is refused. */
+  traceparent?: string;
 }
 
 export type RecordEventsBody = EventInput | EventInput[];
@@ -53,6 +55,8 @@ export interface Event {
   summary: string;
   payload?: Record<string, unknown>;
   dedupeKey?: string;
+  /** The W3C traceparent of the write that recorded it (version 00), when it had one. */
+  traceparent?: string;
   /** Present (true) when an existing event came back for its dedupeKey. */
   deduplicated?: boolean;
 }
@@ -78,6 +82,8 @@ export interface ChangeEvent {
     /** A conversation's turn count. */
     turns?: unknown;
   };
+  /** The W3C traceparent of the write that recorded it, when it had one. */
+  traceparent?: string;
 }
 
 export interface StateChanges {
@@ -354,6 +360,8 @@ export interface Delivery {
   route?: Route;
   options?: SpawnOptions;
   createdAt: number;
+  /** The W3C traceparent of the sessions_send / sessions_spawn call whose run this delivery belongs to, when it had one. */
+  traceparent?: string;
 }
 
 export interface AckAnswer {
