@@ -186,6 +186,18 @@ bench-mcp: deps
 	@cmake --build $(BENCH_BUILD) -j$(JOBS) --target statewatch_bin
 	@node bench/mcp_bench.mjs $(BENCH_BUILD)/statewatch
 
+# A status as of a past sequence against a live one (bench/asof_bench.cc; Release tree):
+# prints the table, writes bench/results/asof.json.
+.PHONY: bench-asof
+bench-asof: deps
+	@cmake -S . -B $(BENCH_BUILD) -DCMAKE_BUILD_TYPE=Release -DSTATEWATCH_BUILD_TESTS=ON \
+	  $(CMAKE_COMMON) >/dev/null
+	@cmake --build $(BENCH_BUILD) -j$(JOBS) --target statewatch_asof_bench
+	@mkdir -p bench/results
+	@$(BENCH_BUILD)/bench/statewatch_asof_bench --benchmark_repetitions=3 \
+	  --benchmark_display_aggregates_only=true --benchmark_out=bench/results/asof.json \
+	  --benchmark_out_format=json
+
 cluster-bench: deps
 	@bash scripts/cluster-bench.sh
 	@$(MAKE) --no-print-directory cluster-failover-bench
