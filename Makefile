@@ -32,7 +32,7 @@ CMAKE_COMMON = -DCMAKE_CXX_COMPILER_LAUNCHER="$$(command -v ccache || true)"
         test-client test-client-install test-package package test-cluster test-fuzz fuzz run \
         bench cluster-bench cluster-smoke soak test-openapi \
         clean format openapi cluster-up cluster-down cluster-chaos cluster-failover-bench \
-        cluster-one-api cluster-forward-bench cluster-scaling-bench test-metrics test-console test-webhooks \
+        cluster-one-api cluster-forward-bench cluster-scaling-bench test-metrics test-console test-webhooks test-guards \
         bench-webhooks
 
 deps:
@@ -91,6 +91,13 @@ test-package: package
 # `promtool check metrics` (any problem fails).
 test-metrics: build-bin
 	@bash scripts/test-metrics.sh $(BUILD)/statewatch
+
+# The loop guards and trace context against the real daemon: two sessions ping-ponging
+# sessions_send as fast as they can are stopped within the configured budget (429
+# loop_guard, guard_refused events, statewatch_guard_refusals_total); traceparent reaches the
+# delivery feed (scripts/test-guards.py).
+test-guards: build-bin
+	@bash scripts/test-guards.sh $(BUILD)/statewatch
 
 # MCP conformance (tests/mcp, scripts/test-mcp.sh): the official TypeScript SDK client,
 # pinned by tests/mcp/package-lock.json, against the plain build's daemon over /mcp and
@@ -170,7 +177,7 @@ fuzz: deps
 soak: deps
 	@JOBS=$(JOBS) bash scripts/soak.sh $(BUILD)
 
-test: test-openapi test-plain test-cluster test-client test-console test-metrics test-mcp test-webhooks test-client-install test-package test-asan test-fuzz
+test: test-openapi test-plain test-cluster test-client test-console test-metrics test-mcp test-webhooks test-guards test-client-install test-package test-asan test-fuzz
 
 run: build-bin
 	@bash scripts/run.sh $(BUILD)
