@@ -49,6 +49,7 @@ async function startDaemon() {
     const timer = setTimeout(() => reject(new Error(`${BIN} did not start within 10 s`)), WAIT_MS);
     lines.once("line", (line) => { clearTimeout(timer); resolve(line); });
     daemon.once("exit", (code) => { clearTimeout(timer); reject(new Error(`${BIN} exited with ${code}`)); });
+    daemon.once("error", (e) => { clearTimeout(timer); reject(new Error(`${BIN} could not start: ${e.message}`)); });
   });
   base = `http://127.0.0.1:${JSON.parse(first).port}`;
 }
