@@ -186,12 +186,12 @@ bench: build-release
 	@bash scripts/bench.sh $(BENCH_BUILD)
 
 # MCP tools/call req/s against the same call over plain HTTP, same daemon, same run
-# (bench/mcp_bench.mjs; the Release tree's binary): writes bench/results/mcp.json.
+# (bench/mcp_bench.sh, wrk; the Release tree's binary): writes bench/results/mcp.json.
 .PHONY: bench-mcp
 bench-mcp: deps
 	@cmake -S . -B $(BENCH_BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_COMMON) >/dev/null
 	@cmake --build $(BENCH_BUILD) -j$(JOBS) --target statewatch_bin
-	@node bench/mcp_bench.mjs $(BENCH_BUILD)/statewatch
+	@bash bench/mcp_bench.sh $(BENCH_BUILD)/statewatch
 
 # A status as of a past sequence against a live one (bench/asof_bench.cc; Release tree):
 # prints the table, writes bench/results/asof.json.
