@@ -3,7 +3,8 @@
 // children; a watcher's pending notice shows its exact text; an event recorded through the
 // API appears within 2 s without a reload; the time slider at an earlier sequence shows the
 // earlier state; a summary holding <script> renders as text; a request without the token is
-// refused; the page logs no console error. Saves the screenshot docs/console.png.
+// refused; a pruned history shows as a gap (a second daemon, without a token, with a row cap);
+// the page logs no console error. Saves the screenshot docs/console.png.
 //
 // Env: STATEWATCH_BIN (the binary), SCREENSHOT (where the PNG goes; unset: none).
 import assert from "node:assert/strict";
@@ -29,38 +30,49 @@ const XSS = "<script>window.__pwned = 1</script> summary with markup";
 const dir = mkdtempSync(join(tmpdir(), "statewatch-console-test-"));
 let daemon;
 let base = "";
+let small; // the second daemon: no token, a row cap of 3
 let context;
 let page;
 const consoleErrors = [];
 
 // ---- the daemon ----------------------------------------------------------------------------
 
-async function startDaemon() {
+// Starts `statewatch serve` on a free loopback port with `args`; resolves with the process
+// and its base URL.
+async function serve(dataDir, args) {
   assert.ok(BIN, "STATEWATCH_BIN names the statewatch binary");
-  writeFileSync(join(dir, "token"), TOKEN + "\n", { mode: 0o600 });
-  daemon = spawn(
+  const child = spawn(
     BIN,
-    ["--data", join(dir, "data"), "--durability", "buffered", "--token-file", join(dir, "token"),
-     "serve", "--listen", "127.0.0.1:0", "--log-level", "warn"],
+    ["--data", dataDir, "--durability", "buffered", ...args],
     { stdio: ["ignore", "pipe", "inherit"] },
   );
-  const lines = createInterface({ input: daemon.stdout });
+  const lines = createInterface({ input: child.stdout });
   const first = await new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${BIN} did not start within 10 s`)), WAIT_MS);
     lines.once("line", (line) => { clearTimeout(timer); resolve(line); });
-    daemon.once("exit", (code) => { clearTimeout(timer); reject(new Error(`${BIN} exited with ${code}`)); });
-    daemon.once("error", (e) => { clearTimeout(timer); reject(new Error(`${BIN} could not start: ${e.message}`)); });
+    child.once("exit", (code) => { clearTimeout(timer); reject(new Error(`${BIN} exited with ${code}`)); });
+    child.once("error", (e) => { clearTimeout(timer); reject(new Error(`${BIN} could not start: ${e.message}`)); });
   });
-  base = `http://127.0.0.1:${JSON.parse(first).port}`;
+  return { child, base: `http://127.0.0.1:${JSON.parse(first).port}` };
+}
+
+async function stop(child) {
+  if (!child || child.exitCode !== null) return;
+  await new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill("SIGKILL"), WAIT_MS);
+    child.once("exit", () => { clearTimeout(timer); resolve(); });
+    child.kill("SIGTERM");
+  });
+}
+
+async function startDaemon() {
+  writeFileSync(join(dir, "token"), TOKEN + "\n", { mode: 0o600 });
+  ({ child: daemon, base } = await serve(join(dir, "data"), [
+    "--token-file", join(dir, "token"), "serve", "--listen", "127.0.0.1:0", "--log-level", "warn"]));
 }
 
 async function stopDaemon() {
-  if (!daemon || daemon.exitCode !== null) return;
-  await new Promise((resolve) => {
-    const timer = setTimeout(() => daemon.kill("SIGKILL"), WAIT_MS);
-    daemon.once("exit", () => { clearTimeout(timer); resolve(); });
-    daemon.kill("SIGTERM");
-  });
+  await stop(daemon);
 }
 
 async function api(method, path, body, headers = {}) {
@@ -124,6 +136,7 @@ before(async () => {
 after(async () => {
   if (context) await context.close();
   await stopDaemon();
+  await stop(small);
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -215,6 +228,28 @@ test("the console, live, against a real daemon", async (t) => {
     await page.locator("#asof .asof-version").waitFor();
     await page.screenshot({ path: process.env.SCREENSHOT, fullPage: true });
   }
+
+  await t.test("a pruned history shows as a gap; a daemon without a token needs none", async () => {
+    let smallBase;
+    ({ child: small, base: smallBase } = await serve(join(dir, "small"), [
+      "serve", "--listen", "127.0.0.1:0", "--max-rows", "3", "--log-level", "warn"]));
+    const chatty = "agent:main:chatty";
+    const put = await fetch(`${smallBase}/v1/sessions/${chatty}`, {
+      method: "PUT", headers: { "Content-Type": "application/json" }, body: "{}", signal: AbortSignal.timeout(WAIT_MS) });
+    assert.equal(put.status, 200);
+    const events = [1, 2, 3, 4, 5, 6].map((i) => ({ sessionKey: chatty, kind: "human_direct_message", actorType: "human", summary: `message ${i}` }));
+    const recorded = await fetch(`${smallBase}/v1/events`, {
+      method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(events), signal: AbortSignal.timeout(WAIT_MS) });
+    assert.equal(recorded.status, 200);
+    await page.goto(`${smallBase}/console`);
+    await page.click("#connect"); // an empty token: this daemon needs none
+    await page.locator(`li[data-session-key="${chatty}"] > .row button.session`).click();
+    const gap = page.locator("#timeline .history-gap");
+    await gap.waitFor();
+    assert.match(await gap.textContent(), /^History gap: events before #\d+ were pruned/);
+    await page.locator("#timeline td.summary", { hasText: "message 6" }).waitFor();
+    assert.equal(await page.locator("#timeline td.summary", { hasText: "message 1" }).count(), 0);
+  });
 
   await t.test("the page logged no console error", () => {
     assert.deepEqual(consoleErrors, []);
