@@ -45,12 +45,7 @@ class FollowerTest : public ::testing::Test {
   }
   std::string NewDir() { return dirs_.emplace_back(NewTempDir("follower")); }
   static EventInput Input(const std::string& summary) {
-    EventInput in;
-    in.session_key = "agent:main:a";
-    in.kind = "human_direct_message";
-    in.actor_type = ActorType::kHuman;
-    in.summary = summary;
-    return in;
+    return statewatch::testing::HumanEvent("agent:main:a", summary);
   }
   FollowerOptions Options(std::shared_ptr<PartitionState> state) {
     FollowerOptions fo;

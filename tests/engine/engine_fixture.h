@@ -33,13 +33,13 @@ inline std::string NewTempDir(const std::string& tag) {
   return dir.string();
 }
 
-// A human message to `key` (summary "hello"): the plainest event that notifies.
-inline EventInput HumanEvent(const std::string& key) {
+// A human message to `key`: the plainest event that notifies.
+inline EventInput HumanEvent(const std::string& key, const std::string& summary = "hello") {
   EventInput in;
   in.session_key = key;
   in.kind = "human_direct_message";
   in.actor_type = ActorType::kHuman;
-  in.summary = "hello";
+  in.summary = summary;
   return in;
 }
 

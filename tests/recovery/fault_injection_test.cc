@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 
+#include "engine/engine_fixture.h"
 #include "engine/engine_impl.h"
 #include "engine/model/ops.h"
 #include "engine/model/scratch_dir.h"
@@ -118,14 +119,9 @@ class FaultCase {
   // One human message on agent:main:main, the clock a second later than the last write.
   Op HumanMessageASecondLater(const std::string& summary) {
     clock_->Advance(1000);
-    EventInput in;
-    in.session_key = "agent:main:main";
-    in.kind = "human_direct_message";
-    in.actor_type = ActorType::kHuman;
-    in.summary = summary;
     Op op;
     op.now_ms = clock_->NowMs();
-    op.events = {in};
+    op.events = {statewatch::testing::HumanEvent("agent:main:main", summary)};
     return op;
   }
 
