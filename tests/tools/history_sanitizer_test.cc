@@ -12,11 +12,14 @@ namespace {
 
 namespace json = boost::json;
 
-struct StripCase {
+// One input of the cleaner and what it must become; `name` names the test case.
+struct TextCase {
   const char* name;
   std::string input;
   std::string expected;
 };
+using StripCase = TextCase;
+using RedactCase = TextCase;
 
 class StripTest : public ::testing::TestWithParam<StripCase> {};
 
@@ -85,12 +88,6 @@ INSTANTIATE_TEST_SUITE_P(
                   "Call"},
         StripCase{"token_joins_tag", "<thi<|x|>nk>hidden</think>shown", "shown"}),
     [](const auto& info) { return std::string(info.param.name); });
-
-struct RedactCase {
-  const char* name;
-  std::string input;
-  std::string expected;
-};
 
 class RedactTest : public ::testing::TestWithParam<RedactCase> {};
 
