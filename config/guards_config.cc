@@ -13,8 +13,7 @@ namespace json = boost::json;
 namespace {
 
 Status Bad(const std::string& path, const std::string& expected, const json::value& v) {
-  return Status::InvalidArgument(path + " must be " + expected + " (got " + DescribeJson(v) +
-                                 ")");
+  return Status::InvalidArgument(path + " must be " + expected + " (got " + DescribeJson(v) + ")");
 }
 
 // The object at `path`, every key of it one of `known`.
@@ -65,8 +64,7 @@ Status ApplyGuardsSection(const json::value& v, GuardOptions* out) {
     out->enabled = enabled->as_bool();
   }
   if (const json::value* send = (*o)->if_contains("send")) {
-    SW_RETURN_IF_ERROR(
-        ApplyBucket(*send, path + ".send", &out->send_per_minute, &out->send_burst));
+    SW_RETURN_IF_ERROR(ApplyBucket(*send, path + ".send", &out->send_per_minute, &out->send_burst));
   }
   if (const json::value* repeat = (*o)->if_contains("repeat")) {
     auto r = Section(*repeat, path + ".repeat", {"maxIdentical", "windowMs"});
@@ -83,8 +81,8 @@ Status ApplyGuardsSection(const json::value& v, GuardOptions* out) {
   if (const json::value* runs = (*o)->if_contains("openRuns")) {
     auto r = Section(*runs, path + ".openRuns", {"maxPerSession"});
     if (!r.ok()) return r.status();
-    SW_RETURN_IF_ERROR(Int(**r, path + ".openRuns", "maxPerSession", 0, 100000,
-                           &out->max_open_runs_per_session));
+    SW_RETURN_IF_ERROR(
+        Int(**r, path + ".openRuns", "maxPerSession", 0, 100000, &out->max_open_runs_per_session));
   }
   SW_RETURN_IF_ERROR(Int(**o, path, "maxTrackedKeys", 1, 10000000, &out->max_tracked_keys));
   return ValidateGuardOptions(*out);

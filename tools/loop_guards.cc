@@ -101,8 +101,8 @@ struct PairState {
 
 struct LoopGuards::State {
   GuardOptions options;
-  LruMap<PairState> pairs;   // caller \0 target -> send bucket and repeat window
-  LruMap<Bucket> agents;     // spawning agent -> spawn bucket
+  LruMap<PairState> pairs;  // caller \0 target -> send bucket and repeat window
+  LruMap<Bucket> agents;    // spawning agent -> spawn bucket
   std::map<std::string, std::set<std::string>> open_runs;  // requester -> open run ids
 };
 
@@ -110,8 +110,8 @@ Status ValidateGuardOptions(const GuardOptions& o) {
   auto range = [](const char* key, int64_t v, int64_t min, int64_t max) -> Status {
     if (v >= min && v <= max) return Status::OK();
     return Status::InvalidArgument(std::string(key) + " must be an integer from " +
-                                   std::to_string(min) + " to " + std::to_string(max) +
-                                   " (got " + std::to_string(v) + ")");
+                                   std::to_string(min) + " to " + std::to_string(max) + " (got " +
+                                   std::to_string(v) + ")");
   };
   SW_RETURN_IF_ERROR(range("guards.send.perMinute", o.send_per_minute, 1, 600000));
   SW_RETURN_IF_ERROR(range("guards.send.burst", o.send_burst, 0, 100000));
@@ -126,10 +126,14 @@ Status ValidateGuardOptions(const GuardOptions& o) {
 
 const char* GuardName(Guard guard) {
   switch (guard) {
-    case Guard::kSendRate: return "send_rate";
-    case Guard::kRepeatedMessage: return "repeated_message";
-    case Guard::kSpawnRate: return "spawn_rate";
-    case Guard::kOpenRuns: return "open_runs";
+    case Guard::kSendRate:
+      return "send_rate";
+    case Guard::kRepeatedMessage:
+      return "repeated_message";
+    case Guard::kSpawnRate:
+      return "spawn_rate";
+    case Guard::kOpenRuns:
+      return "open_runs";
   }
   return "unknown";
 }
@@ -206,11 +210,11 @@ std::optional<GuardRefusal> LoopGuards::AdmitSend(const SessionName& caller,
       r.retry_after_ms = std::max<int64_t>(1, oldest + o.repeat_window_ms - now);
       r.setting = "guards.repeat.maxIdentical=" + std::to_string(o.repeat_max_identical) +
                   ", guards.repeat.windowMs=" + std::to_string(o.repeat_window_ms);
-      r.message = "sessions_send refused by loop guard repeated_message: " +
-                  caller.session_key + " already sent " + target.session_key +
-                  " the same message " + std::to_string(same) + " times within " +
-                  Seconds(o.repeat_window_ms) + "; send something new, or the same in " +
-                  Seconds(r.retry_after_ms) + " (" + r.setting + ")";
+      r.message = "sessions_send refused by loop guard repeated_message: " + caller.session_key +
+                  " already sent " + target.session_key + " the same message " +
+                  std::to_string(same) + " times within " + Seconds(o.repeat_window_ms) +
+                  "; send something new, or the same in " + Seconds(r.retry_after_ms) + " (" +
+                  r.setting + ")";
       return Refused(std::move(r));
     }
   }
@@ -222,10 +226,9 @@ std::optional<GuardRefusal> LoopGuards::AdmitSend(const SessionName& caller,
     r.retry_after_ms = WaitForToken(units, o.send_per_minute);
     r.setting = "guards.send.perMinute=" + std::to_string(o.send_per_minute) +
                 ", guards.send.burst=" + std::to_string(o.send_burst);
-    r.message = "sessions_send refused by loop guard send_rate: " + caller.session_key +
-                " sent " + target.session_key + " more than a burst of " +
-                std::to_string(o.send_burst) + " messages, then " +
-                std::to_string(o.send_per_minute) + " a minute; retry in " +
+    r.message = "sessions_send refused by loop guard send_rate: " + caller.session_key + " sent " +
+                target.session_key + " more than a burst of " + std::to_string(o.send_burst) +
+                " messages, then " + std::to_string(o.send_per_minute) + " a minute; retry in " +
                 Seconds(r.retry_after_ms) + " (" + r.setting + ")";
     return Refused(std::move(r));
   }
@@ -262,16 +265,15 @@ std::optional<GuardRefusal> LoopGuards::AdmitSpawn(const SessionName& caller) {
                 ", guards.spawn.burst=" + std::to_string(o.spawn_burst);
     r.message = "sessions_spawn refused by loop guard spawn_rate: agent " + caller.agent_id +
                 " spawned more than a burst of " + std::to_string(o.spawn_burst) +
-                " sub-agents, then " + std::to_string(o.spawn_per_minute) +
-                " a minute; retry in " + Seconds(r.retry_after_ms) + " (" + r.setting + ")";
+                " sub-agents, then " + std::to_string(o.spawn_per_minute) + " a minute; retry in " +
+                Seconds(r.retry_after_ms) + " (" + r.setting + ")";
     return Refused(std::move(r));
   }
   if (o.max_open_runs_per_session > 0) {
     auto it = state_->open_runs.find(NameKey(caller));
     int64_t open = it == state_->open_runs.end() ? 0 : static_cast<int64_t>(it->second.size());
     if (open >= o.max_open_runs_per_session) {
-      return Refused(
-          OpenRunsRefusal("sessions_spawn", caller, open, o.max_open_runs_per_session));
+      return Refused(OpenRunsRefusal("sessions_spawn", caller, open, o.max_open_runs_per_session));
     }
   }
   if (o.spawn_burst > 0) bucket = Bucket{units - kUnitsPerToken, now};

@@ -84,8 +84,10 @@ const char* GuardName(Guard guard);
 
 struct GuardRefusal {
   Guard guard = Guard::kSendRate;
-  std::string setting;  // the settings that control it, e.g. "guards.send.perMinute=30, ..."
-  std::string message;  // the whole refusal, naming the guard, the budget and the setting
+  // The settings that control it, e.g. "guards.send.perMinute=30, guards.send.burst=10".
+  std::string setting;
+  // The whole refusal, naming the guard, the budget and the setting.
+  std::string message;
   int64_t retry_after_ms = 0;  // when the call would be admitted (0: not by waiting alone)
 };
 

@@ -33,10 +33,9 @@ class GuardsHttpTest : public ServerTest {
                   const std::string& trace) {
     Headers h = As(from);
     if (!trace.empty()) h.emplace_back("traceparent", trace);
-    return http_->Post("/v1/tools/sessions_send",
-                       json::object{{"sessionKey", to}, {"message", message},
-                                    {"timeoutSeconds", 0}},
-                       h);
+    return http_->Post(
+        "/v1/tools/sessions_send",
+        json::object{{"sessionKey", to}, {"message", message}, {"timeoutSeconds", 0}}, h);
   }
   json::array StateEvents(const std::string& key) {
     HttpResult r = http_->Get("/v1/sessions/" + key + "/state?changesSince=0");
@@ -68,10 +67,11 @@ TEST_F(GuardsHttpTest, AWritesTraceparentIsStoredAndReturned) {
 
 // W3C Trace Context: a receiver ignores a traceparent it cannot parse; the write goes on.
 TEST_F(GuardsHttpTest, AnInvalidHeaderIsIgnored) {
-  for (const std::string bad : {std::string("00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01"),
-                                std::string("00-00000000000000000000000000000000-00f067aa0ba902b7-01"),
-                                std::string("ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"),
-                                std::string("nonsense")}) {
+  for (const std::string bad :
+       {std::string("00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01"),
+        std::string("00-00000000000000000000000000000000-00f067aa0ba902b7-01"),
+        std::string("ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"),
+        std::string("nonsense")}) {
     HttpResult r = http_->Post("/v1/events", HumanMessage(kA), {{"traceparent", bad}});
     ASSERT_EQ(r.status, 200) << bad << ": " << r.body;
     EXPECT_FALSE(r.json().at("events").at(0).as_object().contains("traceparent")) << bad;

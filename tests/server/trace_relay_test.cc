@@ -35,8 +35,8 @@ PartitionRouter RouterRecording(std::vector<Sent>* sent) {
     return OwnerAddress{"n" + std::to_string(p), "http://owner" + std::to_string(p)};
   };
   o.send = [sent](const std::string& url, const std::string&, const std::string& target,
-                  const std::string&, const net::HttpRequestOptions& options)
-      -> Result<net::HttpAnswer> {
+                  const std::string&,
+                  const net::HttpRequestOptions& options) -> Result<net::HttpAnswer> {
     sent->push_back({url, target, options.headers});
     *options.sent = true;
     net::HttpAnswer a;

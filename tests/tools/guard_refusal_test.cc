@@ -57,9 +57,7 @@ class GuardRefusalTest : public MessagingTest {
     }
     return out;
   }
-  uint64_t Refused(tools::Guard g) {
-    return messaging_->guards().Refusals()[static_cast<int>(g)];
-  }
+  uint64_t Refused(tools::Guard g) { return messaging_->guards().Refusals()[static_cast<int>(g)]; }
   std::size_t Runs() {
     auto runs = SessionTablesView(*engine_).ListRuns();
     EXPECT_OK(runs);
@@ -140,7 +138,8 @@ TEST_F(GuardRefusalTest, SpawnRateRefusesAndCreatesNoChild) {
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().code(), Status::Code::kResourceExhausted);
   EXPECT_TRUE(Contains(refused.status().message(), "loop guard spawn_rate"));
-  EXPECT_TRUE(Contains(refused.status().message(), "guards.spawn.perMinute=6, guards.spawn.burst=2"));
+  EXPECT_TRUE(
+      Contains(refused.status().message(), "guards.spawn.perMinute=6, guards.spawn.burst=2"));
   sessions = SessionTablesView(*engine_).ListSessions();
   ASSERT_OK(sessions);
   EXPECT_EQ(sessions->size(), before);

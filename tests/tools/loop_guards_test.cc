@@ -169,7 +169,7 @@ TEST_F(LoopGuardsTest, OpenRunsCapsWhatOneSessionHasRunning) {
 TEST_F(LoopGuardsTest, ZeroBudgetsAndDisabledAdmitEverything) {
   LoopGuards off(&clock_, Only());
   EXPECT_EQ(SendUntilRefused(off, kA, kB, 500), 500);
-  GuardOptions o;  // the defaults, all on...
+  GuardOptions o;     // the defaults, all on...
   o.enabled = false;  // ...until switched off
   LoopGuards disabled(&clock_, o);
   for (int i = 0; i < 100; ++i) {

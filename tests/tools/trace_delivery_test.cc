@@ -27,8 +27,8 @@ class TraceDeliveryTest : public MessagingTest {
   }
   Result<tools::ToolAnswer> CallTraced(const std::string& tool, const std::string& caller,
                                        std::string_view params, std::string_view traceparent) {
-    return messaging_->CallTool(tool, Name(caller), Params(params), {},
-                                tools::AnswerForm::kObject, traceparent);
+    return messaging_->CallTool(tool, Name(caller), Params(params), {}, tools::AnswerForm::kObject,
+                                traceparent);
   }
   std::vector<Event> Journal(const std::string& key) {
     auto page = engine_->ChangesSince(Name(key), 0);
