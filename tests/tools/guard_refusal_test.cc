@@ -185,6 +185,23 @@ TEST_F(GuardRefusalTest, TheRefusalNotifiesWhoeverWatchesTheCaller) {
   EXPECT_TRUE(Pending(kA).empty());
 }
 
+// A reload (SIGHUP: SessionMessaging::Reconfigure) applies the guards to the next call.
+TEST_F(GuardRefusalTest, ReconfigureAppliesTheGuardsToTheNextCall) {
+  UseGuards([](tools::GuardOptions& g) { g.send_burst = 1; });
+  ASSERT_OK(Send(kA, kB, "1"));
+  ASSERT_FALSE(Send(kA, kB, "2").ok());
+  tools::MessagingOptions next = messaging_->options();
+  next.guards.enabled = false;
+  ASSERT_OK(messaging_->Reconfigure(next));
+  EXPECT_FALSE(messaging_->guards().options().enabled);
+  ASSERT_OK(Send(kA, kB, "3"));
+  next.guards.send_burst = -1;  // refused as a whole, naming the setting; nothing changes
+  Status bad = messaging_->Reconfigure(next);
+  EXPECT_TRUE(bad.IsInvalidArgument());
+  EXPECT_EQ(bad.message(), "guards.send.burst must be an integer from 0 to 100000 (got -1)");
+  EXPECT_FALSE(messaging_->guards().options().enabled);
+}
+
 // A loop hammering a closed guard is counted every time, journaled once a second.
 TEST_F(GuardRefusalTest, RefusalEventsAreCoalescedToOneASecond) {
   UseGuards([](tools::GuardOptions& g) { g.send_burst = 1; });
