@@ -101,6 +101,17 @@ json::object ToolResult(const ApiResponse& r) {
   return out;
 }
 
+// ToolResult's text for the common case, a 2xx answer that is one JSON object (the tools
+// answer nothing else), without parsing it into a DOM and serializing it again: the answer
+// is spliced in as structuredContent. "" for anything else (ToolResult then).
+std::string ToolResultText(const ApiResponse& r) {
+  if (r.status >= 400) return "";
+  std::string body = TrimNewline(r.body);
+  if (body.size() < 2 || body.front() != '{' || body.back() != '}') return "";
+  return R"({"content":[{"type":"text","text":)" + json::serialize(json::string(body)) +
+         R"(}],"structuredContent":)" + body + R"(,"isError":false})";
+}
+
 // The session key of a statewatch:// URI, or nullopt when it is not one.
 std::optional<std::string> KeyOfUri(std::string_view uri, bool* history) {
   if (uri.substr(0, kUriPrefix.size()) != kUriPrefix) return std::nullopt;
@@ -260,7 +271,11 @@ McpServer::Reply McpServer::CallTool(const Caller& caller, const json::object& p
     reply.run_id = r.run_id;
     return reply;
   }
-  reply.result = ToolResult(r);
+  if (std::string text = ToolResultText(r); !text.empty()) {
+    reply.result_text = std::move(text);
+  } else {
+    reply.result = ToolResult(r);
+  }
   return reply;
 }
 

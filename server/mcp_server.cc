@@ -270,6 +270,10 @@ ApiResponse McpServer::Post(const ApiRequest& request) {
   if (reply.code != 0) {
     return Answer(200, McpErrorMessage(*id, reply.code, reply.message, std::move(reply.data)));
   }
+  if (!reply.result_text.empty()) {
+    return Answer(200, R"({"jsonrpc":"2.0","id":)" + json::serialize(*id) + R"(,"result":)" +
+                           reply.result_text + "}");
+  }
   return Answer(200, McpResultMessage(*id, std::move(reply.result)));
 }
 

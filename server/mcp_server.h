@@ -112,6 +112,7 @@ class McpServer {
   // The answer of one JSON-RPC request: a result or an error object.
   struct Reply {
     boost::json::value result;  // when ok
+    std::string result_text;    // when ok and not empty: the result, serialized already
     int code = 0;               // a JSON-RPC error code otherwise
     std::string message;
     boost::json::value data;
