@@ -153,7 +153,7 @@ TEST_F(SessionStatusTest, AnUnknownKeyOutsideTheTreeIsRefusedAsNotVisible) {
 TEST_F(SessionStatusTest, UnknownParametersAreRefusedOnEveryTool) {
   EXPECT_EQ(CallError("session_status", kMain, R"({"modle": "x"})").message(),
             "Unknown parameter for session_status: modle (session_status takes sessionKey, "
-            "changesSince, model)");
+            "changesSince, model, asOf)");
   const std::pair<const char*, const char*> cases[] = {
       {"sessions_list", "sessions_list"},   {"sessions_history", "sessions_history"},
       {"sessions_send", "sessions_send"},   {"sessions_spawn", "sessions_spawn"},
