@@ -146,7 +146,12 @@ std::string McpErrorMessage(const json::value& id, int code, std::string_view me
 McpServer::McpServer(Services services, McpOptions options)
     : services_(std::move(services)), options_(options) {}
 
-McpServer::~McpServer() = default;
+McpServer::~McpServer() {
+  // A stream the transport never detached (a forced shutdown) and its session hold each
+  // other: break the cycle. The transport is gone by now (the daemon destroys it first).
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& [id, session] : sessions_) session->stream.reset();
+}
 
 std::size_t McpServer::SessionCount() const {
   std::lock_guard<std::mutex> lock(mu_);
