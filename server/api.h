@@ -30,6 +30,9 @@
 //   POST /v1/prune, GET /v1/verify, GET /healthz, GET /readyz, GET /metrics
 //   GET /v1/clock, POST /v1/clock {"now": MS}   (POST only with the manual clock; it also
 //                                        times out due sends and runs a due upstream tick)
+//   POST, GET, DELETE /mcp               the MCP endpoint (server/mcp_server.h): JSON-RPC;
+//                                        its tool calls come back here as POST /v1/tools/*;
+//                                        GET answers a text/event-stream (ApiResponse::events)
 //   GET /v1/cluster/status, GET /v1/cluster/digest, POST /v1/cluster/takeover
 //                                        cluster mode only (a RequestGate answers them;
 //                                        server/cluster_routes.h); a single node: 404
@@ -84,9 +87,9 @@ struct RouteSpec;
 struct Refusal;
 class AccessControl;
 class RequestGate;
-class WakeLog;
 class EventStream;
 class McpServer;
+class WakeLog;
 
 struct ApiRequest {
   std::string_view method = {};  // "GET", "POST", ...
@@ -140,12 +143,12 @@ struct ApiServices {
   PruneScheduler* prune_scheduler = nullptr;  // POST /v1/clock runs a due prune
   // Cluster mode: sees every authenticated request first (server/cluster_routes.h).
   RequestGate* gate = nullptr;
-  // The last wake of each watcher, for the console (server/wake_log.h); null: none shown.
-  WakeLog* wake_log = nullptr;
   // The MCP endpoint behind /mcp (server/mcp_server.h); null: /mcp answers 404.
   McpServer* mcp = nullptr;
   // The notice webhooks (webhooks/dispatcher.h); null: the /v1/webhooks routes answer 503.
   webhooks::Dispatcher* webhooks = nullptr;
+  // The last wake of each watcher, for the console (server/wake_log.h); null: none shown.
+  WakeLog* wake_log = nullptr;
 };
 
 // The cluster-only rows of the route table (server/route_table.h), by what they answer.

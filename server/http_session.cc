@@ -1,5 +1,6 @@
 // HttpSession: one HTTP/1.1 connection of the daemon — keep-alive, pipelining, timeouts,
-// the request guard, parked sessions_send answers, and the upgrade to a WebSocket stream.
+// the request guard, parked sessions_send answers, text/event-stream answers (GET /mcp,
+// server/event_stream.h), and the upgrade to a WebSocket stream.
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
