@@ -1,6 +1,6 @@
 // WebhookTables: registrations, outbox and dead letters in the `webhooks` column family,
 // written through the commit-group hook (engine/group_write.h) like the session tables.
-#include "engine/webhook_tables.h"
+#include "statewatch/webhook_tables.h"
 
 #include <cstdio>
 #include <cstdlib>

@@ -2,7 +2,7 @@
 
 #include <boost/json.hpp>
 
-#include "engine/webhook_tables.h"
+#include "statewatch/webhook_tables.h"
 #include "server/handlers.h"
 #include "webhooks/url_policy.h"
 

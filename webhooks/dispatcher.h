@@ -1,5 +1,5 @@
 // The webhook dispatcher: turns the pending notices of watchers with a webhook into
-// durable outbox rows (engine/webhook_tables.h) and delivers them (webhooks/sender.h),
+// durable outbox rows (statewatch/webhook_tables.h) and delivers them (webhooks/sender.h),
 // with retries, back-off and dead letters. docs/webhooks.md is the user's view.
 //
 //   webhooks::Dispatcher d(engine, &engine->clock(), options, webhooks::NewHttpSender(policy));
@@ -32,7 +32,7 @@
 #include <thread>
 #include <vector>
 
-#include "engine/webhook_tables.h"
+#include "statewatch/webhook_tables.h"
 #include "statewatch/clock.h"
 #include "statewatch/engine.h"
 #include "webhooks/backoff.h"

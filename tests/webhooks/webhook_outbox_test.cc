@@ -8,7 +8,7 @@
 #include <mutex>
 
 #include "engine/engine_fixture.h"
-#include "engine/webhook_tables.h"
+#include "statewatch/webhook_tables.h"
 #include "status_matchers.h"
 #include "webhooks/dispatcher.h"
 #include "webhooks/signature.h"

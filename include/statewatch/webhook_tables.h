@@ -17,8 +17,8 @@
 //
 // REQUIRES: the engine was made by Engine::Open and outlives the handle.
 // Thread-safe.
-#ifndef STATEWATCH_ENGINE_WEBHOOK_TABLES_H_
-#define STATEWATCH_ENGINE_WEBHOOK_TABLES_H_
+#ifndef STATEWATCH_WEBHOOK_TABLES_H_
+#define STATEWATCH_WEBHOOK_TABLES_H_
 
 #include <cstdint>
 #include <optional>
@@ -112,4 +112,4 @@ Result<WebhookDelivery> DecodeWebhookDelivery(std::string_view bytes);
 
 }  // namespace statewatch
 
-#endif  // STATEWATCH_ENGINE_WEBHOOK_TABLES_H_
+#endif  // STATEWATCH_WEBHOOK_TABLES_H_
