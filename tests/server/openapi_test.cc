@@ -170,6 +170,17 @@ TEST_F(ConformanceTest, EveryRouteAnswersAsDocumented) {
   Call("GET", "/v1/upstream-links", "", 200);
   Call("DELETE", "/v1/upstream-links/" + child, "", 200);
   Call("DELETE", "/v1/upstream-links/" + child, "", 404);
+  // The webhook rows (webhooks_http_test.cc, tests/webhooks). Port 9 on loopback: a call the
+  // dispatcher makes meanwhile is refused at once.
+  Call("POST", "/v1/webhooks",
+       json::object{{"watcher", parent}, {"url", "https://127.0.0.1:9/in"}, {"secret", "s"}}, 200);
+  Call("POST", "/v1/webhooks",
+       json::object{{"watcher", parent}, {"url", "https://10.0.0.1/in"}, {"secret", "s"}}, 400);
+  Call("GET", "/v1/webhooks", "", 200);
+  Call("GET", "/v1/webhooks/dead", "", 200);
+  Call("POST", "/v1/webhooks/dead/retry", json::object{{"idempotencyKey", "a:b:1"}}, 404);
+  Call("POST", "/v1/webhooks/dead/drop", json::object{{"idempotencyKey", "a:b:1"}}, 404);
+  Call("DELETE", "/v1/webhooks/" + parent, "", 200);
 
   Call("GET", "/v1/sessions/" + child + "/state?changesSince=0&limit=5", "", 200);
   Call("GET", "/v1/sessions/" + child + "/state?changesSince=-1", "", 400);
