@@ -207,6 +207,7 @@ describe("statewatch-client", () => {
       for (const op of Object.values(item)) {
         if (op["x-statewatch-cluster-only"]) continue;  // serve --cluster's operator routes
         if (op.tags?.includes("console")) continue;  // the console page's own reads (docs/console.md)
+        if (op.tags?.includes("mcp")) continue;  // JSON-RPC for MCP clients (docs/mcp.md), no REST call
         const call = covered[op.operationId];
         assert.ok(call, `no client call for ${op.operationId}`);
         const target: Record<string, unknown> = call.startsWith("as().")
