@@ -6,7 +6,9 @@
 // prunes, sweeps) go to the engine and the model alike; after every k-th operation the
 // model's answers for every session of the universe are kept with the engine's last
 // sequence, and a few operations later StatusAt(that sequence) must give them back — or,
-// once a checkpoint has passed it, refuse naming the earliest sequence it can rebuild.
+// once a checkpoint has passed it, refuse naming the earliest sequence it can rebuild. Every
+// eighth rebuilt one is also written by ReplayUntil, and the new database's live answers
+// must be the same (and verify).
 //
 // Reproduce one run: STATEWATCH_ASOF_SEED=<seed> ./build/tests/engine_tests
 //   --gtest_filter='AsOf*'
@@ -178,13 +180,15 @@ class AsOfRun {
       if (auto r = CheckDue(false); !r) return r;
     }
     if (auto r = CheckDue(true); !r) return r;
-    if (rebuilt_ == 0) {
-      return ::testing::AssertionFailure() << "no snapshot was rebuilt (" << Config() << ")";
+    if (rebuilt_ == 0 || replays_ok_ == 0) {
+      return ::testing::AssertionFailure() << "no snapshot was rebuilt or replayed (" << Config()
+                                           << ")";
     }
     return ::testing::AssertionSuccess();
   }
 
   uint64_t rebuilt() const { return rebuilt_; }
+  uint64_t replays() const { return replays_ok_; }
   uint64_t refused() const { return refused_; }
 
  private:
@@ -263,8 +267,43 @@ class AsOfRun {
         if (first) ++rebuilt_;
         first = false;
       }
+      if (!first && rebuilt_ % 8 == 1) {
+        if (auto r = CheckReplay(snap); !r) return r;
+      }
     }
     return ::testing::AssertionSuccess();
+  }
+
+  // ReplayUntil(snapshot) writes a database whose live answers are the snapshot's.
+  ::testing::AssertionResult CheckReplay(const Snapshot& snap) {
+    const Universe& u = gen_->universe();
+    const std::string out = dir_ + "-replay" + std::to_string(++replays_);
+    Status st = engine_->ReplayUntil(snap.sequence, out);
+    if (!st.ok()) return Failure("ReplayUntil(" + std::to_string(snap.sequence) + ")", st);
+    EngineOptions o = options_;
+    o.read_only = true;
+    auto replayed = Engine::Open(o, out);
+    if (!replayed.ok()) return Failure("opening the replay", replayed.status());
+    ::testing::AssertionResult result = ::testing::AssertionSuccess();
+    for (std::size_t i = 0; i < u.sessions.size() && result; ++i) {
+      SessionStatusAt head;
+      auto got = EngineStatus(**replayed, u.sessions[i], std::nullopt, &head);
+      if (!got.ok()) return Failure("replayed status of " + DescribeName(u.sessions[i]), got.status());
+      result = Same(*got, snap.sessions[i], u.sessions[i],
+                    "in the replay until " + std::to_string(snap.sequence), &head,
+                    snap.deleted_since[i]);
+    }
+    if (result) {
+      auto v = (*replayed)->Verify();
+      if (!v.ok()) return Failure("Verify of the replay", v.status());
+      if (!v->ok) result = ::testing::AssertionFailure() << "the replay does not verify: "
+                                                         << v->differences.front();
+    }
+    replayed->reset();
+    std::error_code ec;
+    std::filesystem::remove_all(out, ec);
+    if (result) ++replays_ok_;
+    return result;
   }
 
   // `got` against `want`; for a past sequence (`head` given), the events pruned or deleted
@@ -337,7 +376,7 @@ class AsOfRun {
   std::unique_ptr<Engine> engine_;
   std::deque<Snapshot> pending_;
   int step_ = 0;
-  uint64_t rebuilt_ = 0, refused_ = 0;
+  uint64_t rebuilt_ = 0, refused_ = 0, replays_ = 0, replays_ok_ = 0;
 };
 
 TEST(AsOfModelTest, StatusAsOfEveryThirdOperationEqualsTheModelStoppedThere) {
@@ -348,7 +387,7 @@ TEST(AsOfModelTest, StatusAsOfEveryThirdOperationEqualsTheModelStoppedThere) {
     AsOfRun run(seed, steps);
     ASSERT_TRUE(run.Run());
     std::cout << "[ asof ] " << run.Config() << " rebuilt=" << run.rebuilt()
-              << " refused=" << run.refused() << "\n";
+              << " refused=" << run.refused() << " replays=" << run.replays() << "\n";
   }
 }
 
