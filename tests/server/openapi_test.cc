@@ -184,6 +184,10 @@ TEST_F(ConformanceTest, EveryRouteAnswersAsDocumented) {
 
   Call("GET", "/v1/sessions/" + child + "/state?changesSince=0&limit=5", "", 200);
   Call("GET", "/v1/sessions/" + child + "/state?changesSince=-1", "", 400);
+  // As of a past sequence (as_of_http_test.cc).
+  Call("GET", "/v1/sessions/" + child + "/status?asOf=2&changesSince=0&limit=5", "", 200);
+  Call("GET", "/v1/sessions/" + parent + "/status", "", 200);
+  Call("GET", "/v1/sessions/" + child + "/status?asOf=999999", "", 400);
   Call("POST", "/v1/versions", json::object{{"sessions", json::array{child, "global"}}}, 200);
   Call("GET", "/v1/cursors?watcher=" + parent + "&target=" + child, "", 200);
   Call("GET", "/v1/cursors?watcher=agent:ops:x&target=" + child, "", 404);
