@@ -13,6 +13,7 @@ FROM debian:12 AS build
 RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       cmake g++ make pkg-config librocksdb-dev libflatbuffers-dev flatbuffers-compiler \
       libspdlog-dev libboost1.81-dev libboost-json1.81-dev libssl-dev libnats-dev libxxhash-dev \
+      nodejs npm \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .

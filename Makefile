@@ -117,9 +117,13 @@ bench-webhooks: build-bin
 	@bash scripts/bench-webhooks.sh $(BUILD)/statewatch
 
 # The operator console (GET /console) in Debian's Chromium driven by playwright-core, against
-# the plain build's daemon with seeded data; writes docs/console.png (docs/console.md).
+# the plain build's daemon with seeded data (docs/console.md). console-screenshot runs the same
+# test and saves the page as docs/console.png, the README's picture.
 test-console: build-bin
 	@bash scripts/test-console.sh $(BUILD)/statewatch
+
+console-screenshot: build-bin
+	@SCREENSHOT=$(CURDIR)/docs/console.png bash scripts/test-console.sh $(BUILD)/statewatch
 
 # Three nats-servers, an owner and a standby daemon per partition of the plain build, and the
 # reference model's notices for the checker (scripts/cluster-smoke.sh); then a short seeded

@@ -2,7 +2,8 @@
 # The operator console in a real browser (tests/console/console.test.mjs): Debian's Chromium
 # driven by playwright-core (pinned in tests/console/package-lock.json; Playwright's own
 # browser download is not used) against the statewatch binary given, which it starts with a
-# token and seeds. Writes the screenshot docs/console.png.
+# token and seeds. With SCREENSHOT=PATH (make console-screenshot: docs/console.png) it saves
+# the page as a PNG there; a plain `make test` leaves the tree unchanged.
 #
 # Usage: scripts/test-console.sh PATH/TO/statewatch
 set -euo pipefail
@@ -18,4 +19,4 @@ if [ ! -f node_modules/.package-lock.json ] || ! cmp -s package-lock.json node_m
   npm ci --no-audit --no-fund --loglevel=error
   cp package-lock.json node_modules/.lockfile-stamp
 fi
-STATEWATCH_BIN="$BIN" SCREENSHOT="$ROOT/docs/console.png" npm test --silent
+STATEWATCH_BIN="$BIN" SCREENSHOT="${SCREENSHOT:-}" npm test --silent
