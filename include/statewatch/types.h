@@ -180,9 +180,6 @@ struct VerifyReport {
   uint64_t rows_checked = 0;
 };
 
-}  // namespace statewatch
-
-#endif  // STATEWATCH_TYPES_H_
 // One cursor in a session's status (Engine::StatusAt): who watches whom, and where.
 struct CursorEntry {
   SessionName watcher;
@@ -205,3 +202,6 @@ struct SessionStatusAt {
   std::vector<Notice> pending;        // its pending notices as watcher, as PendingNotices
 };
 
+}  // namespace statewatch
+
+#endif  // STATEWATCH_TYPES_H_
