@@ -152,7 +152,6 @@ std::vector<Verb> BuildVerbs() {
                  true}},
                RunBackup, RemoteBackup,
                "Works while the daemon runs: use --server (POST /v1/backup)."});
-  v.push_back({"restore",
   v.push_back({"replay",
                "Writes the database as it was right after a sequence into a new directory "
                "(post-mortems).",
@@ -169,6 +168,7 @@ std::vector<Verb> BuildVerbs() {
                "the last checkpoint (the message names the earliest sequence it can replay). "
                "`statewatch --data DIR status|notices|stats ...` then reads the result; "
                "GET /v1/sessions/{key}/status?asOf=SEQ answers the same from a running daemon."});
+  v.push_back({"restore",
                "Puts a backup in place as the data directory named by --data, which must be "
                "empty or absent.",
                "--from DIR --data DIR", Access::kReadOnly,
