@@ -266,6 +266,21 @@ std::vector<RouteSpec> BuildRoutes() {
                  "At most this many events, clamped to 1..200 (default 200)."}},
                nullptr, false, "SessionState", kJson, {400, 503}, false, kRead,
                [](C c, R q, M m) { return HandleSessionState(c, q, m.params[0], m.query); }});
+  r.push_back({"GET", "/v1/sessions/{key}/status", "sessionStatusAt", "sessions",
+               "A session's status now, or with asOf as it was right after that sequence "
+               "(post-mortems): state version, changes, cursors both ways, pending notices.",
+               "Rebuilt from the checkpoint and the retained log by the replay folds; the "
+               "operator's view (no caller, no visibility check). 410 as_of_unavailable when "
+               "asOf is before earliestAsOf (named in the message).",
+               {kSessionKey, kAgentQuery,
+                {"asOf", "query", false, R"({"type":"integer","minimum":0})",
+                 "The sequence to answer as of (default: now)."},
+                {"changesSince", "query", false, kString,
+                 "The events after it, up to asOf (default 0)."},
+                {"limit", "query", false, R"({"type":"integer"})",
+                 "At most this many events, clamped to 1..200 (default 200)."}},
+               nullptr, false, "SessionStatusAt", kJson, {400, 410, 503}, false, kRead,
+               [](C c, R q, M m) { return HandleSessionStatusAt(c, q, m.params[0], m.query); }});
   r.push_back({"POST", "/v1/versions", "versions", "sessions",
                "State versions of several sessions in one lookup (as `statewatch versions`).", "",
                {}, "VersionsRequest", true, "VersionsAnswer", kJson, {400, 503}, false, kRead,
@@ -385,21 +400,6 @@ std::vector<RouteSpec> BuildRoutes() {
                "", {}, nullptr, false, "VerifyReport", kJson, {503}, false, kAdmin,
                [](C c, R, M) { return HandleVerify(c); }});
   r.push_back({"POST", "/v1/rebuild", "rebuild", "maintenance",
-  r.push_back({"GET", "/v1/sessions/{key}/status", "sessionStatusAt", "sessions",
-               "A session's status now, or with asOf as it was right after that sequence "
-               "(post-mortems): state version, changes, cursors both ways, pending notices.",
-               "Rebuilt from the checkpoint and the retained log by the replay folds; the "
-               "operator's view (no caller, no visibility check). 410 as_of_unavailable when "
-               "asOf is before earliestAsOf (named in the message).",
-               {kSessionKey, kAgentQuery,
-                {"asOf", "query", false, R"({"type":"integer","minimum":0})",
-                 "The sequence to answer as of (default: now)."},
-                {"changesSince", "query", false, kString,
-                 "The events after it, up to asOf (default 0)."},
-                {"limit", "query", false, R"({"type":"integer"})",
-                 "At most this many events, clamped to 1..200 (default 200)."}},
-               nullptr, false, "SessionStatusAt", kJson, {400, 410, 503}, false, kRead,
-               [](C c, R q, M m) { return HandleSessionStatusAt(c, q, m.params[0], m.query); }});
                "Replaces the live projections with ones rebuilt from the snapshot and the log.",
                "", {}, nullptr, false, "VerifyReport", kJson, {503}, false, kAdmin,
                [](C c, R, M) { return HandleRebuild(c); }});
