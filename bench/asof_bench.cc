@@ -91,9 +91,9 @@ Fixture* TheFixture(benchmark::State& state) {
   if (!fixture && built.ok()) {
     auto f = std::make_unique<Fixture>();
     std::random_device rd;
-    f->dir = (std::filesystem::temp_directory_path() /
-              ("statewatch-asof-bench-" + std::to_string(rd())))
-                 .string();
+    f->dir =
+        (std::filesystem::temp_directory_path() / ("statewatch-asof-bench-" + std::to_string(rd())))
+            .string();
     EngineOptions options;
     options.durability = Durability::kBuffered;
     options.clock = std::make_shared<ManualClock>(kStart);

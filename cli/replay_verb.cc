@@ -22,10 +22,11 @@ int RunReplay(Command& c) {
   const std::string out = *c.args.Get("out");
   std::error_code fs_ec;
   const std::string dir = fs::absolute(out, fs_ec).lexically_normal().string();
-  if (fs_ec) return RuntimeError(c, Status::InvalidArgument("--out " + out + ": " + fs_ec.message()));
+  if (fs_ec)
+    return RuntimeError(c, Status::InvalidArgument("--out " + out + ": " + fs_ec.message()));
   if (fs::exists(dir, fs_ec)) {
-    return RuntimeError(c, Status::InvalidArgument("--out " + dir +
-                                                   " exists: replay writes a new database only"));
+    return RuntimeError(
+        c, Status::InvalidArgument("--out " + dir + " exists: replay writes a new database only"));
   }
   auto engine = c.OpenEngine();
   if (!engine.ok()) return RuntimeError(c, engine.status());

@@ -39,9 +39,9 @@ constexpr std::size_t kCopyBatchKeys = 4096;
 // The projections right after `until`, and what happened to them after it.
 struct EngineImpl::AsOfFold {
   projections::ProjectionState state;
-  MetaRec meta;               // the fold's meta: counters and row-cap mark as of `until`
-  Sequence earliest = 0;      // the checkpoint's sequence: the earliest foldable
-  Sequence last_sequence = 0; // the log's last sequence
+  MetaRec meta;                // the fold's meta: counters and row-cap mark as of `until`
+  Sequence earliest = 0;       // the checkpoint's sequence: the earliest foldable
+  Sequence last_sequence = 0;  // the log's last sequence
   std::unordered_map<uint64_t, Sequence> raised;   // session -> highest prune raise after
   std::unordered_map<uint64_t, Sequence> deleted;  // session -> first delete after
   // The session's watermark counting the prunes after `until` (capped at its head then).
@@ -62,8 +62,8 @@ Status EngineImpl::FoldAsOf(Sequence until, AsOfFold* out) const {
     if (!moved) return st;
     if (attempt == kFoldAttempts) {
       return Status::Busy("the database checkpointed " + std::to_string(kFoldAttempts) +
-                                 " times while sequence " + std::to_string(until) +
-                                 " was rebuilt; ask again");
+                          " times while sequence " + std::to_string(until) +
+                          " was rebuilt; ask again");
     }
   }
 }
@@ -96,10 +96,11 @@ Status EngineImpl::FoldAsOfOnce(Sequence until, AsOfFold* out, bool* moved) cons
     return Status::OK();
   };
   if (until < m.last_sequence) {
-    return Status::FailedPrecondition(
-        "sequence " + std::to_string(until) + " is before the earliest sequence the retained "
-        "log can rebuild, " + std::to_string(m.last_sequence) +
-        " (the last checkpoint's; the log before it is gone)");
+    return Status::FailedPrecondition("sequence " + std::to_string(until) +
+                                      " is before the earliest sequence the retained "
+                                      "log can rebuild, " +
+                                      std::to_string(m.last_sequence) +
+                                      " (the last checkpoint's; the log before it is gone)");
   }
   Status st = LoadProjections(out->state);
   if (st.ok()) st = FoldLogAsOf(until, &m, out);
@@ -108,8 +109,8 @@ Status EngineImpl::FoldAsOfOnce(Sequence until, AsOfFold* out, bool* moved) cons
   out->meta = m;
   if (until > out->last_sequence) {
     return Status::InvalidArgument("sequence " + std::to_string(until) +
-                              " is beyond the database's last sequence, " +
-                              std::to_string(out->last_sequence));
+                                   " is beyond the database's last sequence, " +
+                                   std::to_string(out->last_sequence));
   }
   return Status::OK();
 }
@@ -140,16 +141,16 @@ Status EngineImpl::FoldLogAsOf(Sequence until, MetaRec* m, AsOfFold* out) const 
         if (!row.ok()) return row.status();
         if (!row->has_value() || !DecodeEventFold(**row, &fetched).ok() ||
             fetched.sequence != seq) {
-          return Status::Corruption("log position " + std::to_string(r.position) +
-                                    " names event " + std::to_string(seq) + " of session #" +
+          return Status::Corruption("log position " + std::to_string(r.position) + " names event " +
+                                    std::to_string(seq) + " of session #" +
                                     std::to_string(rec.events[i].value) +
                                     ", but its journal row is missing or damaged");
         }
-        out->state.ApplyEvent(seq, rec.committed_at,
-                              projections::EventFold{rec.events[i], fetched.notifies,
-                                                     fetched.seeds_cursor, fetched.actor,
-                                                     fetched.watchers},
-                              nullptr);
+        out->state.ApplyEvent(
+            seq, rec.committed_at,
+            projections::EventFold{rec.events[i], fetched.notifies, fetched.seeds_cursor,
+                                   fetched.actor, fetched.watchers},
+            nullptr);
         return Status::OK();
       };
       auto on_op = [&](const projections::LogOp& op) {

@@ -18,7 +18,8 @@ bool Query(std::string_view query, const char* name, std::optional<std::string>*
   bool malformed = false;
   *out = QueryParam(query, name, &malformed);
   if (!malformed) return true;
-  *error = Api::Error(400, "invalid_argument", std::string("malformed percent-encoding in ") + name);
+  *error =
+      Api::Error(400, "invalid_argument", std::string("malformed percent-encoding in ") + name);
   return false;
 }
 

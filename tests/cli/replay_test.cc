@@ -43,8 +43,8 @@ class ReplayTest : public CliDirTest {
         {"record", "--session", kChild, "--kind", "run_failed", "--actor-type", "system",
          "--summary", "run failed"},
         {"drain", "--watcher", kBoss},
-        {"record", "--session", kChild, "--kind", "human_direct_message", "--actor-type",
-         "human", "--summary", "retry please"},
+        {"record", "--session", kChild, "--kind", "human_direct_message", "--actor-type", "human",
+         "--summary", "retry please"},
         {"record", "--session", kBoss, "--kind", "goal_changed", "--actor-type", "human",
          "--summary", "boss goal"},
     };
@@ -110,10 +110,10 @@ TEST_F(ReplayTest, WorksWhileAnotherProcessHoldsTheDatabase) {
   options.prune_on_open = false;
   auto holder = Engine::Open(options, (dir_ / "live").string());
   ASSERT_OK(holder.status());
-  EXPECT_EQ(Run("live", {"record", "--session", kChild, "--kind", "created", "--actor-type",
-                         "system"})
-                .code,
-            1);  // a writer is refused
+  EXPECT_EQ(
+      Run("live", {"record", "--session", kChild, "--kind", "created", "--actor-type", "system"})
+          .code,
+      1);  // a writer is refused
   CliOutput r = ReadOnly("live", {"replay", "--until", "2", "--out", (dir_ / "r").string()});
   ASSERT_EQ(r.code, 0) << r.err;
   CliOutput status = ReadOnly("r", {"status", "--session", kChild, "--changes-since", "0"});

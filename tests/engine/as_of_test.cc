@@ -101,7 +101,8 @@ Result<StatusText> EngineStatus(const Engine& engine, const SessionName& s,
         t.cursors += CursorLine(DescribeName(e.target), e.cursor);
       }
       t.cursors += " watchers:";
-      for (const CursorEntry& e : st->watchers) t.cursors += CursorLine(e.watcher.session_key, e.cursor);
+      for (const CursorEntry& e : st->watchers)
+        t.cursors += CursorLine(e.watcher.session_key, e.cursor);
       for (const Notice& n : st->pending) t.notices += "{" + DescribeNotice(n) + "}";
       if (first != nullptr) *first = *st;
     }
@@ -148,8 +149,8 @@ class AsOfRun {
     model_ = ReferenceModel(mo);
     OpMix mix;
     mix.retention_ms = options_.retention_ms;
-    gen_ = std::make_unique<OpGenerator>(seed ^ 0x51ed270b27f1a3c5ULL, Universe::Small(), mix,
-                                         kStart);
+    gen_ =
+        std::make_unique<OpGenerator>(seed ^ 0x51ed270b27f1a3c5ULL, Universe::Small(), mix, kStart);
   }
   ~AsOfRun() {
     engine_.reset();
@@ -181,8 +182,8 @@ class AsOfRun {
     }
     if (auto r = CheckDue(true); !r) return r;
     if (rebuilt_ == 0 || replays_ok_ == 0) {
-      return ::testing::AssertionFailure() << "no snapshot was rebuilt or replayed (" << Config()
-                                           << ")";
+      return ::testing::AssertionFailure()
+             << "no snapshot was rebuilt or replayed (" << Config() << ")";
     }
     return ::testing::AssertionSuccess();
   }
@@ -252,8 +253,8 @@ class AsOfRun {
               got.status().message().find(", " + std::to_string(earliest) + " ") ==
                   std::string::npos) {
             return ::testing::AssertionFailure()
-                   << "StatusAt(" << snap.sequence << ") refused with \""
-                   << got.status().message() << "\" but the earliest is " << earliest << "\n"
+                   << "StatusAt(" << snap.sequence << ") refused with \"" << got.status().message()
+                   << "\" but the earliest is " << earliest << "\n"
                    << Config();
           }
           if (first) ++refused_;
@@ -288,7 +289,8 @@ class AsOfRun {
     for (std::size_t i = 0; i < u.sessions.size() && result; ++i) {
       SessionStatusAt head;
       auto got = EngineStatus(**replayed, u.sessions[i], std::nullopt, &head);
-      if (!got.ok()) return Failure("replayed status of " + DescribeName(u.sessions[i]), got.status());
+      if (!got.ok())
+        return Failure("replayed status of " + DescribeName(u.sessions[i]), got.status());
       result = Same(*got, snap.sessions[i], u.sessions[i],
                     "in the replay until " + std::to_string(snap.sequence), &head,
                     snap.deleted_since[i]);
@@ -296,8 +298,9 @@ class AsOfRun {
     if (result) {
       auto v = (*replayed)->Verify();
       if (!v.ok()) return Failure("Verify of the replay", v.status());
-      if (!v->ok) result = ::testing::AssertionFailure() << "the replay does not verify: "
-                                                         << v->differences.front();
+      if (!v->ok)
+        result = ::testing::AssertionFailure()
+                 << "the replay does not verify: " << v->differences.front();
     }
     replayed->reset();
     std::error_code ec;
@@ -321,9 +324,9 @@ class AsOfRun {
       }
     }
     auto fail = [&](const std::string& what, const std::string& g, const std::string& w) {
-      return ::testing::AssertionFailure()
-             << what << " of " << DescribeName(s) << " " << when << " differs\n  got:  " << g
-             << "\n  want: " << w << "\n" << Config() << " at step " << step_;
+      return ::testing::AssertionFailure() << what << " of " << DescribeName(s) << " " << when
+                                           << " differs\n  got:  " << g << "\n  want: " << w << "\n"
+                                           << Config() << " at step " << step_;
     };
     if (got.version != want.version) {
       return fail("state version", std::to_string(got.version), std::to_string(want.version));
@@ -345,9 +348,8 @@ class AsOfRun {
       return fail("historyGap from 0 (events pruned since)", "false", "true");
     }
     if (head != nullptr) {
-      Sequence earliest = expected.empty()
-                              ? (want.version > 0 ? want.version + 1 : 0)
-                              : expected.front().sequence;
+      Sequence earliest =
+          expected.empty() ? (want.version > 0 ? want.version + 1 : 0) : expected.front().sequence;
       if (head->changes.earliest_available_sequence != earliest) {
         return fail("earliestAvailableSequence",
                     std::to_string(head->changes.earliest_available_sequence),
@@ -551,8 +553,7 @@ TEST_F(AsOfTest, BeforeTheCheckpointIsRefusedNamingTheEarliest) {
   ASSERT_GT(live->earliest_as_of, 1u);
   auto before = engine_->StatusAt(child_, live->earliest_as_of - 1);
   EXPECT_EQ(before.status().code(), Status::Code::kFailedPrecondition);
-  EXPECT_NE(before.status().message().find(std::to_string(live->earliest_as_of)),
-            std::string::npos)
+  EXPECT_NE(before.status().message().find(std::to_string(live->earliest_as_of)), std::string::npos)
       << before.status().ToString();
   auto at = engine_->StatusAt(child_, live->earliest_as_of);
   ASSERT_OK(at.status());

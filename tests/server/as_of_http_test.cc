@@ -69,9 +69,8 @@ TEST_F(AsOfHttpTest, TheTargetsEventsArePagedUpToAsOf) {
   ASSERT_EQ(watchers.size(), 1u);
   EXPECT_EQ(watchers[0].at("watcherSessionKey").as_string(), kBoss);
 
-  json::object rest =
-      StatusOf(kChild, "?asOf=" + std::to_string(first_ + 2) + "&changesSince=" +
-                         std::to_string(first_));
+  json::object rest = StatusOf(
+      kChild, "?asOf=" + std::to_string(first_ + 2) + "&changesSince=" + std::to_string(first_));
   ASSERT_EQ(rest["stateChanges"].as_object().at("events").as_array().size(), 1u);
   EXPECT_EQ(rest["stateChanges"].as_object().at("events").as_array()[0].at("summary").as_string(),
             "failed");
@@ -79,9 +78,7 @@ TEST_F(AsOfHttpTest, TheTargetsEventsArePagedUpToAsOf) {
 
 TEST_F(AsOfHttpTest, SessionStatusToolTakesAsOf) {
   HttpResult r = Tool(*http_, "session_status", kBoss,
-                      json::object{{"sessionKey", kChild},
-                                   {"asOf", first_},
-                                   {"changesSince", 0}});
+                      json::object{{"sessionKey", kChild}, {"asOf", first_}, {"changesSince", 0}});
   ASSERT_EQ(r.status, 200) << r.body;
   json::object card = r.json().as_object();
   EXPECT_EQ(card["stateVersion"].to_number<uint64_t>(), first_);
@@ -96,8 +93,8 @@ TEST_F(AsOfHttpTest, SessionStatusToolTakesAsOf) {
   ASSERT_EQ(s.status, 200) << s.body;
   EXPECT_FALSE(s.json().as_object().contains("stateChanges"));
 
-  HttpResult with_model = Tool(*http_, "session_status", kBoss,
-                               json::object{{"asOf", first_}, {"model", "gpt"}});
+  HttpResult with_model =
+      Tool(*http_, "session_status", kBoss, json::object{{"asOf", first_}, {"model", "gpt"}});
   EXPECT_EQ(with_model.status, 400) << with_model.body;
   HttpResult bad = Tool(*http_, "session_status", kBoss, json::object{{"asOf", -1}});
   EXPECT_EQ(bad.status, 400) << bad.body;
