@@ -335,10 +335,6 @@ const char* ComponentSchemasJson() {
   "recent": {"type": "array", "items": {"$ref": "#/components/schemas/SubagentRow"}, "description": "list: the children that ended within recentMinutes, newest first."},
   "total": {"type": "integer", "minimum": 0},
   "deliveryId": {"type": "integer"}, "error": {"type": "string"}}},
-"McpMessage": {"type": "object", "required": ["jsonrpc"], "description": "One JSON-RPC 2.0 message of the Model Context Protocol: a request (method, id, params), a notification (method, params) or a response (id, result or error). A batch (an array) is refused.", "properties": {
-  "jsonrpc": {"const": "2.0"}, "id": {"oneOf": [{"type": "string"}, {"type": "integer"}]}, "method": {"type": "string"},
-  "params": {"type": "object"}, "result": {"type": "object"},
-  "error": {"type": "object", "required": ["code", "message"], "properties": {"code": {"type": "integer"}, "message": {"type": "string"}, "data": {}}}}},
 "ConsolePulse": {"type": "object", "required": ["lastSequence", "wakesSent", "noticesOpened", "pendingNotices", "cluster"], "properties": {
   "lastSequence": {"type": "integer", "minimum": 0, "description": "The engine's highest sequence: any write moves it."},
   "wakesSent": {"type": "integer", "minimum": 0, "description": "Wakes sent since the daemon started."},
@@ -379,6 +375,10 @@ const char* ComponentSchemasJson() {
   "targets": {"type": "array", "items": {"$ref": "#/components/schemas/ConsoleCursor"}, "description": "The cursors this session holds, with target, targetAgentId and the target's stateVersion."},
   "notices": {"type": "array", "items": {"$ref": "#/components/schemas/Notice"}, "description": "This session's pending notices as a watcher."},
   "lastWake": {"oneOf": [{"type": "null"}, {"$ref": "#/components/schemas/ConsoleWake"}], "description": "This session's newest wake since the daemon started."}}},
+"McpMessage": {"type": "object", "required": ["jsonrpc"], "description": "One JSON-RPC 2.0 message of the Model Context Protocol: a request (method, id, params), a notification (method, params) or a response (id, result or error). A batch (an array) is refused.", "properties": {
+  "jsonrpc": {"const": "2.0"}, "id": {"oneOf": [{"type": "string"}, {"type": "integer"}]}, "method": {"type": "string"},
+  "params": {"type": "object"}, "result": {"type": "object"},
+  "error": {"type": "object", "required": ["code", "message"], "properties": {"code": {"type": "integer"}, "message": {"type": "string"}, "data": {}}}}},
 "PartitionRole": {"type": "string", "enum": ["standby", "switching", "owner", "moved"], "description": "A node's role in its partition (docs/cluster.md section 6)."},
 "ClusterStatus": {"type": "object", "required": ["partition", "role", "epoch", "position", "checkpointPosition"], "properties": {
   "partition": {"type": "integer", "minimum": 0}, "role": {"$ref": "#/components/schemas/PartitionRole"},

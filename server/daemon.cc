@@ -66,11 +66,11 @@ Result<std::unique_ptr<Daemon>> Daemon::Open(const ServerOptions& options, Opene
   services.monitor_driver = d->monitor_driver_.get();
   services.prune_scheduler = d->pruner_.get();
   services.gate = d->options_.gate.get();
-  services.webhooks = d->webhooks_.get();
-  d->OpenMcp();
-  services.mcp = d->mcp_.get();
   d->wake_log_ = std::make_unique<WakeLog>(d->engine_.get());
   services.wake_log = d->wake_log_.get();
+  d->OpenMcp();
+  services.mcp = d->mcp_.get();
+  services.webhooks = d->webhooks_.get();
   d->api_ = std::make_unique<Api>(services, d->options_);
   Api* api = d->api_.get();
   d->mcp_->SetDispatch([api](const ApiRequest& request) { return api->Handle(request); });
@@ -124,7 +124,7 @@ void Daemon::OpenMcp() {
   };
   mcp.acknowledge = [this](const std::string& watcher, const SessionName& target) {
     Status s = engine_->Acknowledge(watcher, {target});
-    if (!s.ok()) spdlog::warn("event=mcp_acknowledge_failed error="{}"", s.ToString());
+    if (!s.ok()) spdlog::warn("event=mcp_acknowledge_failed error=\"{}\"", s.ToString());
     if (api_ && api_->after_write) api_->after_write();  // a new notice may need the timer
   };
   mcp.clock = &engine_->clock();
@@ -158,9 +158,9 @@ Daemon::~Daemon() {
   if (pruner_) pruner_->Stop();
   server_.reset();                               // no request can reach the engine after this
   api_.reset();
-  wake_log_.reset();  // unsubscribes from the engine's wakes
   if (mcp_) engine_->UnsubscribeWakes(mcp_wakes_);
   mcp_.reset();
+  wake_log_.reset();  // unsubscribes from the engine's wakes
   monitor_driver_.reset();
   pruner_.reset();
   webhooks_.reset();

@@ -1,8 +1,8 @@
 // The route table's rows and the path-template matcher.
 #include "server/route_table.h"
 
-#include "server/as_of_handlers.h"
 #include "server/console_handlers.h"
+#include "server/as_of_handlers.h"
 #include "server/handlers.h"
 #include "server/mcp_server.h"
 #include "server/url.h"
@@ -101,47 +101,6 @@ void AddClusterRoutes(std::vector<RouteSpec>& r) {
   for (std::size_t i = first; i < r.size(); ++i) r[i].cluster_only = true;
 }
 
-// The MCP endpoint (server/mcp_server.h, docs/mcp.md): JSON-RPC over Streamable HTTP, not
-// REST. Each row needs a read token; a tool called through it needs its own row's scope.
-ApiResponse AnswerMcp(const HandlerContext& ctx, const ApiRequest& req) {
-  if (ctx.services.mcp == nullptr) {
-    return Api::Error(404, "not_found", "this daemon has no MCP endpoint");
-  }
-  return ctx.services.mcp->Handle(req);
-}
-
-void AddMcpRoutes(std::vector<RouteSpec>& r) {
-  const RouteParam mcp_session{"Mcp-Session-Id", "header", false, kString,
-                               "The MCP session, as initialize answered it (every request "
-                               "but initialize)."};
-  const RouteParam mcp_version{"MCP-Protocol-Version", "header", false, kString,
-                               "The negotiated MCP version (2025-11-25, 2025-06-18, "
-                               "2025-03-26)."};
-  const RouteParam mcp_caller{"X-Session-Key", "header", false, kString,
-                              "On initialize: the MCP session's caller, the session its tool "
-                              "calls and subscriptions act as (later requests may name "
-                              "another)."};
-  const char* kMcpDescription =
-      "Model Context Protocol (2025-11-25), Streamable HTTP transport: JSON-RPC, not REST; "
-      "docs/mcp.md describes the methods (tools/list, tools/call, resources/*).";
-  r.push_back({"POST", "/mcp", "mcpPost", "mcp",
-               "One MCP JSON-RPC message: answered as application/json (202 without a body for "
-               "a notification); initialize answers the Mcp-Session-Id header.",
-               kMcpDescription, {mcp_session, mcp_version, mcp_caller, kCallerAgent},
-               "McpMessage", true, "McpMessage", kJson, {400, 404}, false, kRead,
-               [](C c, R q, M) { return AnswerMcp(c, q); }});
-  r.push_back({"GET", "/mcp", "mcpStream", "mcp",
-               "The MCP session's server-to-client stream (Server-Sent Events): "
-               "notifications/resources/updated for its subscriptions.",
-               kMcpDescription, {mcp_session, mcp_version}, nullptr, false, nullptr,
-               "text/event-stream", {400, 404, 406}, false, kRead,
-               [](C c, R q, M) { return AnswerMcp(c, q); }});
-  r.push_back({"DELETE", "/mcp", "mcpDelete", "mcp",
-               "Ends an MCP session (its subscriptions end; the watches stay).",
-               kMcpDescription, {mcp_session, mcp_version}, nullptr, false, "Deleted", kJson,
-               {400, 404}, false, kRead, [](C c, R q, M) { return AnswerMcp(c, q); }});
-}
-
 // The operator console (server/console_handlers.h, docs/console.md): its files are public,
 // the data it reads needs a read token like the API's.
 void AddConsoleRoutes(std::vector<RouteSpec>& r) {
@@ -184,6 +143,47 @@ void AddConsoleRoutes(std::vector<RouteSpec>& r) {
                {kSessionKey, kAgentQuery}, nullptr, false, "ConsoleLinks", kJson, {400, 503},
                false, kRead,
                [](C c, R q, M m) { return HandleConsoleLinks(c, q, m.params[0], m.query); }});
+}
+
+// The MCP endpoint (server/mcp_server.h, docs/mcp.md): JSON-RPC over Streamable HTTP, not
+// REST. Each row needs a read token; a tool called through it needs its own row's scope.
+ApiResponse AnswerMcp(const HandlerContext& ctx, const ApiRequest& req) {
+  if (ctx.services.mcp == nullptr) {
+    return Api::Error(404, "not_found", "this daemon has no MCP endpoint");
+  }
+  return ctx.services.mcp->Handle(req);
+}
+
+void AddMcpRoutes(std::vector<RouteSpec>& r) {
+  const RouteParam mcp_session{"Mcp-Session-Id", "header", false, kString,
+                               "The MCP session, as initialize answered it (every request "
+                               "but initialize)."};
+  const RouteParam mcp_version{"MCP-Protocol-Version", "header", false, kString,
+                               "The negotiated MCP version (2025-11-25, 2025-06-18, "
+                               "2025-03-26)."};
+  const RouteParam mcp_caller{"X-Session-Key", "header", false, kString,
+                              "On initialize: the MCP session's caller, the session its tool "
+                              "calls and subscriptions act as (later requests may name "
+                              "another)."};
+  const char* kMcpDescription =
+      "Model Context Protocol (2025-11-25), Streamable HTTP transport: JSON-RPC, not REST; "
+      "docs/mcp.md describes the methods (tools/list, tools/call, resources/*).";
+  r.push_back({"POST", "/mcp", "mcpPost", "mcp",
+               "One MCP JSON-RPC message: answered as application/json (202 without a body for "
+               "a notification); initialize answers the Mcp-Session-Id header.",
+               kMcpDescription, {mcp_session, mcp_version, mcp_caller, kCallerAgent},
+               "McpMessage", true, "McpMessage", kJson, {400, 404}, false, kRead,
+               [](C c, R q, M) { return AnswerMcp(c, q); }});
+  r.push_back({"GET", "/mcp", "mcpStream", "mcp",
+               "The MCP session's server-to-client stream (Server-Sent Events): "
+               "notifications/resources/updated for its subscriptions.",
+               kMcpDescription, {mcp_session, mcp_version}, nullptr, false, nullptr,
+               "text/event-stream", {400, 404, 406}, false, kRead,
+               [](C c, R q, M) { return AnswerMcp(c, q); }});
+  r.push_back({"DELETE", "/mcp", "mcpDelete", "mcp",
+               "Ends an MCP session (its subscriptions end; the watches stay).",
+               kMcpDescription, {mcp_session, mcp_version}, nullptr, false, "Deleted", kJson,
+               {400, 404}, false, kRead, [](C c, R q, M) { return AnswerMcp(c, q); }});
 }
 
 // The table itself: one push_back per row, in the order the document lists them. Long
@@ -440,8 +440,8 @@ std::vector<RouteSpec> BuildRoutes() {
                "Prometheus text exposition (version 0.0.4).", "", {}, nullptr, false, nullptr,
                "text/plain; version=0.0.4; charset=utf-8", {}, false, kRead,
                [](C c, R, M) { return HandleMetrics(c); }});
-  AddMcpRoutes(r);
   AddConsoleRoutes(r);
+  AddMcpRoutes(r);
   AddClusterRoutes(r);
   return r;
 }
