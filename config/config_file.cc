@@ -7,21 +7,22 @@
 #include <sstream>
 
 #include "codecs/json_fields.h"
+#include "config/config_readers.h"
+#include "config/guards_config.h"
+#include "config/webhooks_config.h"
 #include "statewatch/session_key.h"
 #include "tools/session_messaging.h"
 #include "tools/tool_profiles.h"
-#include "config/webhooks_config.h"
-#include "config/guards_config.h"
 
 namespace statewatch::tools {
 namespace json = boost::json;
 
 namespace {
 
-Status Bad(const std::string& path, std::string_view expected, const json::value& v) {
-  return Status::InvalidArgument(path + " must be " + std::string(expected) + " (got " +
-                                 DescribeJson(v) + ")");
-}
+using config_read::Bad;
+using config_read::Bool;
+using config_read::Int;
+using config_read::Object;
 
 // The refusal of a wrong value under auth.*: it names the value's JSON type only, since a
 // token pasted in the wrong place would otherwise reach a log through the message.
@@ -34,21 +35,6 @@ Status BadSecret(const std::string& path, std::string_view expected, const json:
                                      : "a number";
   return Status::InvalidArgument(path + " must be " + std::string(expected) + " (got " + kind +
                                  "; not shown)");
-}
-
-// An object at `path` whose keys must all be `known`.
-Result<const json::object*> Object(const json::value& v, const std::string& path,
-                                   std::initializer_list<std::string_view> known) {
-  if (!v.is_object()) return Bad(path, "an object", v);
-  for (const auto& entry : v.as_object()) {
-    if (std::find(known.begin(), known.end(), entry.key()) != known.end()) continue;
-    std::string list;
-    for (std::string_view k : known) list += (list.empty() ? "" : ", ") + std::string(k);
-    std::string at =
-        path.empty() ? std::string(entry.key()) : path + "." + std::string(entry.key());
-    return Status::InvalidArgument("unknown key " + at + " (known: " + list + ")");
-  }
-  return &v.as_object();
 }
 
 std::string Join(const std::string& path, std::string_view key) {
@@ -66,19 +52,6 @@ Result<std::vector<std::string>> StringList(const json::value& v, const std::str
     out.push_back(Trim(item.as_string()));
   }
   return out;
-}
-
-Result<int64_t> Int(const json::value& v, const std::string& path, int64_t min, int64_t max) {
-  std::optional<int64_t> n = IntegerValue(v, /*allow_strings=*/false);
-  if (!n || *n < min || *n > max) {
-    return Bad(path, "an integer from " + std::to_string(min) + " to " + std::to_string(max), v);
-  }
-  return *n;
-}
-
-Result<bool> Bool(const json::value& v, const std::string& path) {
-  if (!v.is_bool()) return Bad(path, "true or false", v);
-  return v.as_bool();
 }
 
 Result<ToolProfile> Profile(const json::value& v, const std::string& path) {
@@ -319,7 +292,8 @@ Status ApplyTokenEntry(const json::value& v, const std::string& path, DaemonConf
   if (token != nullptr) {
     if (!token->is_string() || token->as_string().empty() ||
         token->as_string().find_first_of(" \t\r\n") != json::string::npos) {
-      return Status::InvalidArgument(path + ".token must be a non-empty string without spaces "
+      return Status::InvalidArgument(path +
+                                     ".token must be a non-empty string without spaces "
                                      "(its value is not shown)");
     }
     t.sha256 = auth::Sha256(token->as_string());
@@ -327,7 +301,8 @@ Status ApplyTokenEntry(const json::value& v, const std::string& path, DaemonConf
     std::optional<std::string> digest;
     if (sha256->is_string()) digest = auth::DigestFromHex(sha256->as_string());
     if (!digest) {
-      return Status::InvalidArgument(path + ".sha256 must be 64 hexadecimal digits, the output "
+      return Status::InvalidArgument(path +
+                                     ".sha256 must be 64 hexadecimal digits, the output "
                                      "of printf %s TOKEN | sha256sum (its value is not shown)");
     }
     t.sha256 = std::move(*digest);
@@ -342,7 +317,8 @@ Status ApplyTokenEntry(const json::value& v, const std::string& path, DaemonConf
   t.scope = *parsed;
   for (const auth::AccessToken& earlier : c->tokens) {
     if (earlier.name == t.name) {
-      return Status::InvalidArgument(path + ".name \"" + t.name + "\" appears twice in auth.tokens");
+      return Status::InvalidArgument(path + ".name \"" + t.name +
+                                     "\" appears twice in auth.tokens");
     }
     if (earlier.sha256 == t.sha256) {
       return Status::InvalidArgument(path + " (\"" + t.name + "\") is the same token as \"" +
@@ -388,8 +364,9 @@ Status ApplyRetention(const json::value& v, DaemonConfig* c) {
 }
 
 Status ApplyDocument(const json::value& doc, DaemonConfig* c) {
-  auto o = Object(doc, "", {"tools", "agents", "session", "upstream", "auth", "retention",
-                            "webhooks", "guards"});
+  auto o =
+      Object(doc, "",
+             {"tools", "agents", "session", "upstream", "auth", "retention", "webhooks", "guards"});
   if (!o.ok()) return o.status();
   SW_RETURN_IF_ERROR(With(**o, "", "tools", [&](auto& v, auto) { return ApplyTools(v, c); }));
   SW_RETURN_IF_ERROR(With(**o, "", "agents", [&](auto& v, auto) { return ApplyAgents(v, c); }));
@@ -400,9 +377,8 @@ Status ApplyDocument(const json::value& doc, DaemonConfig* c) {
       With(**o, "", "retention", [&](auto& v, auto) { return ApplyRetention(v, c); }));
   SW_RETURN_IF_ERROR(
       With(**o, "", "guards", [&](auto& v, auto) { return ApplyGuardsSection(v, &c->guards); }));
-  SW_RETURN_IF_ERROR(With(**o, "", "webhooks", [&](auto& v, auto) {
-    return ApplyWebhooksSection(v, &c->webhooks);
-  }));
+  SW_RETURN_IF_ERROR(With(**o, "", "webhooks",
+                          [&](auto& v, auto) { return ApplyWebhooksSection(v, &c->webhooks); }));
   return ValidateToolPolicy(c->tool_policy);
 }
 
@@ -539,8 +515,7 @@ json::object DaemonConfigToJson(const DaemonConfig& c) {
     tokens.push_back(json::object{{"name", token.name}, {"scope", auth::ScopeName(token.scope)}});
   }
   o["auth"] = json::object{{"tokens", std::move(tokens)}, {"openMetrics", c.open_metrics}};
-  o["retention"] =
-      json::object{{"ms", c.retention_ms}, {"pruneIntervalMs", c.prune_interval_ms}};
+  o["retention"] = json::object{{"ms", c.retention_ms}, {"pruneIntervalMs", c.prune_interval_ms}};
   o["webhooks"] = WebhooksSectionToJson(c.webhooks);
   o["guards"] = GuardsSectionToJson(c.guards);
   o["resolved"] = ToolPolicyToJson(t);

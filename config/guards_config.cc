@@ -5,41 +5,20 @@
 #include <string>
 #include <string_view>
 
-#include "codecs/json_fields.h"
+#include "config/config_readers.h"
 
 namespace statewatch::tools {
 namespace json = boost::json;
 
 namespace {
 
-Status Bad(const std::string& path, const std::string& expected, const json::value& v) {
-  return Status::InvalidArgument(path + " must be " + expected + " (got " + DescribeJson(v) + ")");
-}
-
-// The object at `path`, every key of it one of `known`.
-Result<const json::object*> Section(const json::value& v, const std::string& path,
-                                    std::initializer_list<std::string_view> known) {
-  if (!v.is_object()) return Bad(path, "an object", v);
-  for (const auto& entry : v.as_object()) {
-    if (std::find(known.begin(), known.end(), entry.key()) != known.end()) continue;
-    std::string list;
-    for (std::string_view k : known) list += (list.empty() ? "" : ", ") + std::string(k);
-    return Status::InvalidArgument("unknown key " + path + "." + std::string(entry.key()) +
-                                   " (known: " + list + ")");
-  }
-  return &v.as_object();
-}
-
 // `o[key]`, when present, as an integer in [min, max] into `*out`.
 Status Int(const json::object& o, const std::string& path, std::string_view key, int64_t min,
            int64_t max, int64_t* out) {
   const json::value* v = o.if_contains(key);
   if (v == nullptr) return Status::OK();
-  std::optional<int64_t> n = IntegerValue(*v, /*allow_strings=*/false);
-  if (!n || *n < min || *n > max) {
-    return Bad(path + "." + std::string(key),
-               "an integer from " + std::to_string(min) + " to " + std::to_string(max), *v);
-  }
+  auto n = config_read::Int(*v, path + "." + std::string(key), min, max);
+  if (!n.ok()) return n.status();
   *out = *n;
   return Status::OK();
 }
@@ -47,7 +26,7 @@ Status Int(const json::object& o, const std::string& path, std::string_view key,
 // A token bucket's {"perMinute", "burst"}.
 Status ApplyBucket(const json::value& v, const std::string& path, int64_t* per_minute,
                    int64_t* burst) {
-  auto o = Section(v, path, {"perMinute", "burst"});
+  auto o = config_read::Object(v, path, {"perMinute", "burst"});
   if (!o.ok()) return o.status();
   SW_RETURN_IF_ERROR(Int(**o, path, "perMinute", 1, 600000, per_minute));
   return Int(**o, path, "burst", 0, 100000, burst);
@@ -57,17 +36,19 @@ Status ApplyBucket(const json::value& v, const std::string& path, int64_t* per_m
 
 Status ApplyGuardsSection(const json::value& v, GuardOptions* out) {
   const std::string path = "guards";
-  auto o = Section(v, path, {"enabled", "send", "repeat", "spawn", "openRuns", "maxTrackedKeys"});
+  auto o = config_read::Object(
+      v, path, {"enabled", "send", "repeat", "spawn", "openRuns", "maxTrackedKeys"});
   if (!o.ok()) return o.status();
   if (const json::value* enabled = (*o)->if_contains("enabled")) {
-    if (!enabled->is_bool()) return Bad(path + ".enabled", "true or false", *enabled);
-    out->enabled = enabled->as_bool();
+    auto b = config_read::Bool(*enabled, path + ".enabled");
+    if (!b.ok()) return b.status();
+    out->enabled = *b;
   }
   if (const json::value* send = (*o)->if_contains("send")) {
     SW_RETURN_IF_ERROR(ApplyBucket(*send, path + ".send", &out->send_per_minute, &out->send_burst));
   }
   if (const json::value* repeat = (*o)->if_contains("repeat")) {
-    auto r = Section(*repeat, path + ".repeat", {"maxIdentical", "windowMs"});
+    auto r = config_read::Object(*repeat, path + ".repeat", {"maxIdentical", "windowMs"});
     if (!r.ok()) return r.status();
     SW_RETURN_IF_ERROR(
         Int(**r, path + ".repeat", "maxIdentical", 0, 1000, &out->repeat_max_identical));
@@ -79,7 +60,7 @@ Status ApplyGuardsSection(const json::value& v, GuardOptions* out) {
         ApplyBucket(*spawn, path + ".spawn", &out->spawn_per_minute, &out->spawn_burst));
   }
   if (const json::value* runs = (*o)->if_contains("openRuns")) {
-    auto r = Section(*runs, path + ".openRuns", {"maxPerSession"});
+    auto r = config_read::Object(*runs, path + ".openRuns", {"maxPerSession"});
     if (!r.ok()) return r.status();
     SW_RETURN_IF_ERROR(
         Int(**r, path + ".openRuns", "maxPerSession", 0, 100000, &out->max_open_runs_per_session));

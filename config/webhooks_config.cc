@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string>
 
-#include "codecs/json_fields.h"
+#include "config/config_readers.h"
 
 namespace statewatch::tools {
 
@@ -14,33 +14,27 @@ namespace {
 constexpr const char* kPath = "webhooks";
 constexpr int64_t kDay = 24LL * 3600 * 1000;
 
-Status Bad(const std::string& path, const std::string& expected, const json::value& v) {
-  return Status::InvalidArgument(path + " must be " + expected + " (got " + DescribeJson(v) + ")");
-}
-
-Status Int(const json::value& v, const std::string& path, int64_t min, int64_t max,
-           int64_t* out) {
-  std::optional<int64_t> n = IntegerValue(v, /*allow_strings=*/false);
-  if (!n || *n < min || *n > max) {
-    return Bad(path, "an integer from " + std::to_string(min) + " to " + std::to_string(max), v);
-  }
+Status Int(const json::value& v, const std::string& path, int64_t min, int64_t max, int64_t* out) {
+  auto n = config_read::Int(v, path, min, max);
+  if (!n.ok()) return n.status();
   *out = *n;
   return Status::OK();
 }
 
 Status Bool(const json::value& v, const std::string& path, bool* out) {
-  if (!v.is_bool()) return Bad(path, "true or false", v);
-  *out = v.as_bool();
+  auto b = config_read::Bool(v, path);
+  if (!b.ok()) return b.status();
+  *out = *b;
   return Status::OK();
 }
 
 }  // namespace
 
 Status ApplyWebhooksSection(const json::value& v, webhooks::WebhookOptions* o) {
-  if (!v.is_object()) return Bad(kPath, "an object", v);
+  if (!v.is_object()) return config_read::Bad(kPath, "an object", v);
   static const char* const kKnown[] = {
-      "enabled",      "maxRetryMs", "attemptTimeoutMs",     "initialBackoffMs",
-      "maxBackoffMs", "jitterSeed", "allowHttp",            "allowPrivateNetworks",
+      "enabled",      "maxRetryMs",     "attemptTimeoutMs", "initialBackoffMs",
+      "maxBackoffMs", "jitterSeed",     "allowHttp",        "allowPrivateNetworks",
       "maxOutbox",    "scanIntervalMs", "concurrency"};
   std::string known;
   for (const char* k : kKnown) known += (known.empty() ? "" : ", ") + std::string(k);
@@ -78,10 +72,10 @@ Status ApplyWebhooksSection(const json::value& v, webhooks::WebhookOptions* o) {
     SW_RETURN_IF_ERROR(s);
   }
   if (o->max_backoff_ms < o->initial_backoff_ms) {
-    return Status::InvalidArgument("webhooks.maxBackoffMs must not be below "
-                                   "webhooks.initialBackoffMs (got " +
-                                   std::to_string(o->max_backoff_ms) + " < " +
-                                   std::to_string(o->initial_backoff_ms) + ")");
+    return Status::InvalidArgument(
+        "webhooks.maxBackoffMs must not be below "
+        "webhooks.initialBackoffMs (got " +
+        std::to_string(o->max_backoff_ms) + " < " + std::to_string(o->initial_backoff_ms) + ")");
   }
   return Status::OK();
 }

@@ -4,6 +4,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
+#include <string>
 #include <typeinfo>
 
 #include "engine/flatbuffer_values.h"
@@ -49,9 +51,8 @@ std::string EncodeWebhookDelivery(const WebhookDelivery& d) {
   auto watcher = b.CreateString(d.watcher), agent = b.CreateString(d.target.agent_id),
        key = b.CreateString(d.target.session_key), body = b.CreateString(d.body),
        trace = b.CreateString(d.traceparent), error = b.CreateString(d.last_error);
-  b.Finish(fb::CreateWebhookDelivery(b, watcher, agent, key, d.since, body, trace,
-                                     d.enqueued_at_ms, d.attempts, d.next_attempt_at_ms, error,
-                                     d.dead_at_ms));
+  b.Finish(fb::CreateWebhookDelivery(b, watcher, agent, key, d.since, body, trace, d.enqueued_at_ms,
+                                     d.attempts, d.next_attempt_at_ms, error, d.dead_at_ms));
   return Finish(b);
 }
 
@@ -254,50 +255,45 @@ Result<std::vector<WebhookDelivery>> WebhookTables::Outbox() const {
   return ListRows(host_->store(), storage::kOutboxTag);
 }
 
-Result<bool> WebhookTables::UpdateOutbox(const WebhookDelivery& d) {
+namespace {
+
+// Applies `edit` to the outbox row of `d` in one commit group when the row is there, and
+// answers whether it was; nothing is written when it is not (a delivery settled meanwhile).
+Result<bool> EditOutboxRow(engine::SideTableHost* host, const WebhookDelivery& d,
+                           const std::function<void(GroupWrite& g, const std::string& key)>& edit) {
   bool found = false;
-  Status st = host_->WriteInGroup([&](GroupWrite& g) {
+  Status st = host->WriteInGroup([&](GroupWrite& g) {
     const std::string key = RowKey(storage::kOutboxTag, d);
     auto v = g.Get(Family::kWebhooks, key);
     if (!v.ok()) return v.status();
     found = v->has_value();
-    if (found) g.Put(Family::kWebhooks, key, EncodeWebhookDelivery(d));
+    if (found) edit(g, key);
     return Status::OK();
   });
   if (!st.ok()) return st;
   return found;
+}
+
+}  // namespace
+
+Result<bool> WebhookTables::UpdateOutbox(const WebhookDelivery& d) {
+  return EditOutboxRow(host_, d, [&](GroupWrite& g, const std::string& key) {
+    g.Put(Family::kWebhooks, key, EncodeWebhookDelivery(d));
+  });
 }
 
 Result<bool> WebhookTables::RemoveFromOutbox(const WebhookDelivery& d) {
-  bool found = false;
-  Status st = host_->WriteInGroup([&](GroupWrite& g) {
-    const std::string key = RowKey(storage::kOutboxTag, d);
-    auto v = g.Get(Family::kWebhooks, key);
-    if (!v.ok()) return v.status();
-    found = v->has_value();
-    if (found) g.Delete(Family::kWebhooks, key);
-    return Status::OK();
-  });
-  if (!st.ok()) return st;
-  return found;
+  return EditOutboxRow(
+      host_, d, [](GroupWrite& g, const std::string& key) { g.Delete(Family::kWebhooks, key); });
 }
 
 Result<bool> WebhookTables::MoveToDead(const WebhookDelivery& d) {
-  bool found = false;
-  Status st = host_->WriteInGroup([&](GroupWrite& g) {
-    const std::string key = RowKey(storage::kOutboxTag, d);
-    auto v = g.Get(Family::kWebhooks, key);
-    if (!v.ok()) return v.status();
-    found = v->has_value();
-    if (!found) return Status::OK();
+  return EditOutboxRow(host_, d, [&](GroupWrite& g, const std::string& key) {
     WebhookDelivery dead = d;
     dead.dead_at_ms = g.now();
     g.Delete(Family::kWebhooks, key);
     g.Put(Family::kWebhooks, RowKey(storage::kDeadLetterTag, dead), EncodeWebhookDelivery(dead));
-    return Status::OK();
   });
-  if (!st.ok()) return st;
-  return found;
 }
 
 // ---- dead letters ---------------------------------------------------------------------------

@@ -14,26 +14,14 @@
 namespace statewatch::server {
 namespace json = boost::json;
 
-namespace {
-
-// A query parameter; 400 for a malformed escape.
-bool Query(std::string_view query, const char* name, std::optional<std::string>* out,
-           ApiResponse* error) {
-  bool malformed = false;
-  *out = QueryParam(query, name, &malformed);
-  if (!malformed) return true;
-  *error = Api::Error(400, "invalid_argument", std::string("malformed percent-encoding in ") + name);
-  return false;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 ApiResponse HandleSessionState(const HandlerContext& ctx, const ApiRequest& req,
                                const std::string& key, std::string_view query) {
   ApiResponse error;
   std::optional<std::string> since_text, limit_text;
-  if (!Query(query, "changesSince", &since_text, &error)) return error;
-  if (!Query(query, "limit", &limit_text, &error)) return error;
+  if (!ReadQueryParam(query, "changesSince", &since_text, &error)) return error;
+  if (!ReadQueryParam(query, "limit", &limit_text, &error)) return error;
   auto name = RouteSessionName(req, key, query);
   if (!name.ok()) return StatusResponse(name.status());
   json::value since_value = since_text ? json::value(*since_text) : json::value(nullptr);
@@ -99,12 +87,14 @@ ApiResponse HandleVersions(const HandlerContext& ctx, const ApiRequest& req) {
 ApiResponse HandleCursor(const HandlerContext& ctx, std::string_view query) {
   ApiResponse error;
   std::optional<std::string> watcher, target, target_agent;
-  if (!Query(query, "watcher", &watcher, &error) || !Query(query, "target", &target, &error) ||
-      !Query(query, "targetAgentId", &target_agent, &error)) {
+  if (!ReadQueryParam(query, "watcher", &watcher, &error) ||
+      !ReadQueryParam(query, "target", &target, &error) ||
+      !ReadQueryParam(query, "targetAgentId", &target_agent, &error)) {
     return error;
   }
   if (!watcher || watcher->empty() || !target || target->empty()) {
-    return Api::Error(400, "invalid_argument", "the query parameters watcher and target are required");
+    return Api::Error(400, "invalid_argument",
+                      "the query parameters watcher and target are required");
   }
   auto name = ResolveSession(*target, target_agent.value_or(""));
   if (!name.ok()) return StatusResponse(name.status());

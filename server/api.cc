@@ -54,8 +54,8 @@ ApiResponse UnknownTool(std::string_view path) {
 
 Api::Api(const ApiServices& services, const ServerOptions& options)
     : services_(services),
-      engine_(services.engine),
       access_(std::make_unique<AccessControl>(options)),
+      engine_(services.engine),
       options_(options),
       manual_clock_(services.manual_clock),
       metrics_(services.metrics) {

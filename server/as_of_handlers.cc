@@ -13,16 +13,6 @@ namespace json = boost::json;
 
 namespace {
 
-bool Query(std::string_view query, const char* name, std::optional<std::string>* out,
-           ApiResponse* error) {
-  bool malformed = false;
-  *out = QueryParam(query, name, &malformed);
-  if (!malformed) return true;
-  *error =
-      Api::Error(400, "invalid_argument", std::string("malformed percent-encoding in ") + name);
-  return false;
-}
-
 json::value TextOrNull(const std::optional<std::string>& s) {
   return s ? json::value(*s) : json::value(nullptr);
 }
@@ -33,9 +23,9 @@ ApiResponse HandleSessionStatusAt(const HandlerContext& ctx, const ApiRequest& r
                                   const std::string& key, std::string_view query) {
   ApiResponse error;
   std::optional<std::string> as_of_text, since_text, limit_text;
-  if (!Query(query, "asOf", &as_of_text, &error)) return error;
-  if (!Query(query, "changesSince", &since_text, &error)) return error;
-  if (!Query(query, "limit", &limit_text, &error)) return error;
+  if (!ReadQueryParam(query, "asOf", &as_of_text, &error)) return error;
+  if (!ReadQueryParam(query, "changesSince", &since_text, &error)) return error;
+  if (!ReadQueryParam(query, "limit", &limit_text, &error)) return error;
   auto name = RouteSessionName(req, key, query);
   if (!name.ok()) return StatusResponse(name.status());
   json::value as_of_value = TextOrNull(as_of_text);

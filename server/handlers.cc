@@ -129,6 +129,16 @@ std::size_t FirstInvalidUtf8(std::string_view s) {
   return std::string_view::npos;
 }
 
+bool ReadQueryParam(std::string_view query, const char* name, std::optional<std::string>* out,
+                    ApiResponse* error) {
+  bool malformed = false;
+  *out = QueryParam(query, name, &malformed);
+  if (!malformed) return true;
+  *error =
+      Api::Error(400, "invalid_argument", std::string("malformed percent-encoding in ") + name);
+  return false;
+}
+
 std::optional<json::value> ParseBody(std::string_view body, ApiResponse* error,
                                      std::optional<json::value> empty) {
   if (body.find_first_not_of(" \t\r\n") == std::string_view::npos) {
@@ -405,7 +415,7 @@ ApiResponse HandleHealthz(const HandlerContext& ctx) {
 ApiResponse HandleReadyz(const HandlerContext& ctx) {
   // One check today (storage); the answer names each, so that a probe's log says why.
   auto stats = ctx.engine.Stats();
-  std::string storage = !stats.ok()                      ? "unknown: " + stats.status().ToString()
+  std::string storage = !stats.ok()                   ? "unknown: " + stats.status().ToString()
                         : !stats->write_error.empty() ? "writes refused: " + stats->write_error
                                                       : "ok";
   json::object body{{"status", storage == "ok" ? "ready" : "not_ready"},

@@ -40,6 +40,10 @@ std::optional<boost::json::value> ParseBody(std::string_view body, ApiResponse* 
 // is).
 std::optional<boost::json::value> ParseObjectBody(std::string_view body, ApiResponse* error,
                                                   std::optional<boost::json::value> empty = {});
+// The query parameter `name` of `query`, percent-decoded, into *out (nullopt when absent).
+// False, with a 400 invalid_argument naming the parameter in *error, for a malformed escape.
+bool ReadQueryParam(std::string_view query, const char* name, std::optional<std::string>* out,
+                    ApiResponse* error);
 // 200 with `to_json(*result)`, or the error answer of `result`'s status.
 template <typename T, typename ToJson>
 ApiResponse JsonOrError(const Result<T>& result, ToJson to_json) {
