@@ -1,6 +1,7 @@
 // McpServer's methods: tools and resources, each through the HTTP API's own dispatch.
 #include <algorithm>
 
+#include "base/ascii.h"
 #include "server/api_schemas.h"
 #include "server/mcp_server.h"
 #include "server/mcp_session.h"
@@ -153,6 +154,12 @@ ApiResponse McpServer::Dispatch(const Caller& caller, std::string_view method, s
   inner.agent_id = caller.agent_id;
   inner.authorization = caller.authorization;
   inner.respond = std::move(respond);
+  // A tool call through MCP keeps the caller's trace context as POST /v1/tools/<name> would.
+  const std::string traceparent = caller.traceparent;
+  inner.header = [&traceparent](std::string_view name) -> std::string_view {
+    return ascii::EqualsIgnoreCase(name, "traceparent") ? std::string_view(traceparent)
+                                                          : std::string_view();
+  };
   return services_.dispatch(inner);
 }
 

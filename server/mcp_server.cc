@@ -260,7 +260,8 @@ ApiResponse McpServer::Post(const ApiRequest& request) {
   if (!session) return error;
   if (!id) return Answer(202, "");  // notifications/initialized, cancelled, ...: noted
   Caller caller{std::string(request.session_key), std::string(request.agent_id),
-                std::string(request.authorization), session->protocol_version, session};
+                std::string(request.authorization), session->protocol_version, session,
+                request.header ? std::string(request.header("traceparent")) : std::string()};
   if (caller.session_key.empty()) {
     caller.session_key = session->session_key;
     caller.agent_id = session->agent_id;

@@ -126,6 +126,7 @@ class McpServer {
     std::string authorization;
     std::string protocol_version;
     std::shared_ptr<Session> session;
+    std::string traceparent;  // the MCP request's traceparent header, passed to the tool
   };
 
   ApiResponse Post(const ApiRequest& request);

@@ -238,8 +238,12 @@ TEST(ScopeTest, EveryRouteNamesItsScopeInTheTableAndTheDocument) {
                         std::string_view(spec.operation_id) != "session_status" &&
                         std::string_view(spec.operation_id) != "sessions_list" &&
                         std::string_view(spec.operation_id) != "sessions_history";
-    if (writes) EXPECT_GE(spec.scope, Scope::kWrite) << spec.method << " " << spec.path;
-    if (spec.cluster_only) EXPECT_EQ(spec.scope, Scope::kAdmin) << spec.path;
+    if (writes) {
+      EXPECT_GE(spec.scope, Scope::kWrite) << spec.method << " " << spec.path;
+    }
+    if (spec.cluster_only) {
+      EXPECT_EQ(spec.scope, Scope::kAdmin) << spec.path;
+    }
   }
   for (const char* admin : {"/v1/prune", "/v1/backup", "/v1/rebuild", "/v1/verify", "/v1/sweep"}) {
     auto found = std::find_if(server::Routes().begin(), server::Routes().end(),

@@ -67,7 +67,7 @@ TEST_F(GuardsHttpTest, AWritesTraceparentIsStoredAndReturned) {
 
 // W3C Trace Context: a receiver ignores a traceparent it cannot parse; the write goes on.
 TEST_F(GuardsHttpTest, AnInvalidHeaderIsIgnored) {
-  for (const std::string bad :
+  for (const std::string& bad :
        {std::string("00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01"),
         std::string("00-00000000000000000000000000000000-00f067aa0ba902b7-01"),
         std::string("ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"),

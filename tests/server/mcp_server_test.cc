@@ -25,7 +25,7 @@ ApiResponse Ok(std::string body) {
 }
 
 struct Seen {
-  std::string method, target, body, session_key, agent_id, authorization;
+  std::string method, target, body, session_key, agent_id, authorization, traceparent;
 };
 
 class McpServerTest : public ::testing::Test {
@@ -46,7 +46,8 @@ class McpServerTest : public ::testing::Test {
     services.dispatch = [this](const ApiRequest& r) {
       seen_.push_back({std::string(r.method), std::string(r.target), std::string(r.body),
                        std::string(r.session_key), std::string(r.agent_id),
-                       std::string(r.authorization)});
+                       std::string(r.authorization),
+                       r.header ? std::string(r.header("traceparent")) : std::string()});
       auto it = answers_.find(std::string(r.target));
       if (it != answers_.end()) return it->second;
       return Api::Error(404, "not_found", "no route for " + std::string(r.target));
@@ -257,6 +258,18 @@ TEST_F(McpServerTest, ToolsCallRunsTheHttpToolAsTheInitializedCaller) {
   EXPECT_FALSE(result.at("isError").as_bool());
   EXPECT_EQ(result.at("structuredContent").at("sessionKey"), "agent:main:main");
   EXPECT_EQ(result.at("content").at(0).at("text"), R"({"sessionKey":"agent:main:main"})");
+}
+
+TEST_F(McpServerTest, ToolsCallPassesTheRequestsTraceparentToTheTool) {
+  std::string id = Initialize("agent:main:main");
+  answers_["/v1/tools/session_status"] = Ok(R"({"sessionKey":"agent:main:main"})");
+  const std::string trace = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+  Post(R"({"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"session_status","arguments":{}}})",
+       {{"Mcp-Session-Id", id}, {"MCP-Protocol-Version", "2025-11-25"}, {"traceparent", trace}});
+  Call(id, "tools/call", R"({"name":"session_status","arguments":{}})");
+  ASSERT_EQ(seen_.size(), 2u);
+  EXPECT_EQ(seen_[0].traceparent, trace);
+  EXPECT_EQ(seen_[1].traceparent, "");  // a request without one passes none
 }
 
 TEST_F(McpServerTest, AnHttpErrorIsAToolResultWithItsCodeAndMessage) {
