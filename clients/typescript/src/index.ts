@@ -322,6 +322,11 @@ export class StatewatchClient {
   sessionState(sessionKey: string, query: { agentId?: string; changesSince?: number; limit?: number } = {}, options?: RequestOptions) {
     return this.request<T.SessionState>("GET", `/v1/sessions/${key(sessionKey)}/state${queryString(query)}`, undefined, options);
   }
+  /** The session's status as it was right after sequence `asOf` (now without it): state version,
+   *  changes, cursors both ways and pending notices (docs/post-mortem.md). */
+  sessionStatusAt(sessionKey: string, query: { asOf?: number; agentId?: string; changesSince?: number; limit?: number } = {}, options?: RequestOptions) {
+    return this.request<T.Schemas.SessionStatusAt>("GET", `/v1/sessions/${key(sessionKey)}/status${queryString(query)}`, undefined, options);
+  }
   versions(sessions: string[], agentId?: string, options?: RequestOptions) {
     return this.request<T.Schemas.VersionsAnswer>("POST", "/v1/versions", { sessions, agentId }, options);
   }
@@ -370,6 +375,27 @@ export class StatewatchClient {
   }
   deleteUpstreamLink(sessionKey: string, agentId?: string, options?: RequestOptions) {
     return this.request<T.Schemas.Deleted>("DELETE", `/v1/upstream-links/${key(sessionKey)}${queryString({ agentId })}`, undefined, options);
+  }
+
+  // ---- webhooks (docs/webhooks.md) -----------------------------------------------------------
+
+  putWebhook(webhook: T.Schemas.WebhookInput, options?: RequestOptions) {
+    return this.request<T.Schemas.WebhookAnswer>("POST", "/v1/webhooks", webhook, options);
+  }
+  webhooks(options?: RequestOptions) {
+    return this.request<T.Schemas.Webhooks>("GET", "/v1/webhooks", undefined, options);
+  }
+  deleteWebhook(watcher: string, options?: RequestOptions) {
+    return this.request<T.Schemas.Deleted>("DELETE", `/v1/webhooks/${key(watcher)}`, undefined, options);
+  }
+  deadLetters(options?: RequestOptions) {
+    return this.request<T.Schemas.DeadLetters>("GET", "/v1/webhooks/dead", undefined, options);
+  }
+  retryDeadLetter(idempotencyKey: string, options?: RequestOptions) {
+    return this.request<T.Schemas.DeadLetterRetried>("POST", "/v1/webhooks/dead/retry", { idempotencyKey }, options);
+  }
+  dropDeadLetter(idempotencyKey: string, options?: RequestOptions) {
+    return this.request<T.Schemas.DeadLetterDropped>("POST", "/v1/webhooks/dead/drop", { idempotencyKey }, options);
   }
 
   // ---- operations ----------------------------------------------------------------------------

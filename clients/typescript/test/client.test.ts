@@ -200,6 +200,9 @@ describe("statewatch-client", () => {
       deleteUpstreamLink: "deleteUpstreamLink", prune: "prune", backup: "backup", verify: "verify",
       rebuild: "rebuild", export: "exportEvents", stats: "stats", getClock: "clock", setClock: "setClock",
       openapi: "openapi", healthz: "health", readyz: "ready", metrics: "metrics",
+      sessionStatusAt: "sessionStatusAt", putWebhook: "putWebhook", listWebhooks: "webhooks",
+      deleteWebhook: "deleteWebhook", listDeadLetters: "deadLetters",
+      retryDeadLetter: "retryDeadLetter", dropDeadLetter: "dropDeadLetter",
     };
     type Operation = { operationId: string; tags?: string[]; "x-statewatch-cluster-only"?: boolean };
     const doc = (await sw.openapi()) as { paths: Record<string, Record<string, Operation>> };
@@ -225,6 +228,15 @@ describe("statewatch-client", () => {
     assert.equal(typeof (await sw.prune()).rowsDeleted, "number");
     assert.equal((await sw.rebuild()).ok, true);
     assert.equal((await sw.upstreamLinks()).links.length, 0);
+    const now = await sw.sessionStatusAt(CHILD);
+    assert.equal(now.sessionKey, CHILD);
+    const atHead = await sw.sessionStatusAt(CHILD, { asOf: now.lastSequence });
+    assert.equal(atHead.stateVersion, now.stateVersion);
+    const hook = "http://127.0.0.1:9/statewatch";  // loopback: allowed without configuration
+    assert.equal((await sw.putWebhook({ watcher: "agent:ops:main", url: hook, secret: "s" })).webhook.url, hook);
+    assert.deepEqual((await sw.webhooks()).webhooks.map((w) => w.watcher), ["agent:ops:main"]);
+    assert.equal((await sw.deleteWebhook("agent:ops:main")).deleted, true);
+    assert.ok(Array.isArray((await sw.deadLetters()).deadLetters));
     const clock = await sw.clock();
     assert.equal((await sw.setClock(clock.now + 1000)).now, clock.now + 1000);
     assert.equal((await sw.resetWatcher("agent:ops:main")).reset, true);
