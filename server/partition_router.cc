@@ -2,6 +2,7 @@
 
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <future>
 #include <map>
 #include <utility>
@@ -289,10 +290,31 @@ net::ListenerAnswer PartitionRouter::ToPartition(uint32_t partition,
   return out;
 }
 
+std::vector<uint32_t> PartitionRouter::NoticePartitions(const net::ListenerRequest& request) const {
+  std::vector<uint32_t> all(options_.partitions);
+  for (uint32_t p = 0; p < options_.partitions; ++p) all[p] = p;
+  if (!options_.watcher_partitions) return all;
+  std::string watcher;
+  if (request.method == "GET") {
+    watcher = QueryParam(SplitTarget(request.target).query, "watcher").value_or("");
+  } else if (auto body = ObjectBody(request.body)) {
+    watcher = StringField(*body, "watcher");
+  }
+  std::optional<std::vector<uint32_t>> listed = options_.watcher_partitions(watcher);
+  if (!listed) return all;
+  std::vector<uint32_t> out;
+  for (uint32_t p : *listed) {
+    if (p < options_.partitions) out.push_back(p);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out.empty() ? all : out;  // an unparsable watcher: every owner refuses it alike
+}
+
 net::ListenerAnswer PartitionRouter::Notices(const net::ListenerRequest& request) const {
-  const uint32_t P = options_.partitions;
+  const std::vector<uint32_t> asked = NoticePartitions(request);
   std::vector<std::future<net::ListenerAnswer>> answers;
-  for (uint32_t p = 0; p < P; ++p) {
+  for (uint32_t p : asked) {
     answers.push_back(std::async(std::launch::async, [this, p, &request] {
       return ToPartition(p, request, request.body, options_.fanout_timeout, kNoRetry);
     }));
@@ -300,8 +322,9 @@ net::ListenerAnswer PartitionRouter::Notices(const net::ListenerRequest& request
   json::array notices;
   json::array missing;
   std::string owners;  // "p=node,…" of the partitions that answered
-  for (uint32_t p = 0; p < P; ++p) {
-    net::ListenerAnswer a = answers[p].get();
+  for (std::size_t i = 0; i < asked.size(); ++i) {
+    const uint32_t p = asked[i];
+    net::ListenerAnswer a = answers[i].get();
     for (const auto& [name, value] : a.headers) {
       if (name == "X-Statewatch-Owner" && a.status == 200) {
         owners += (owners.empty() ? "" : ",") + std::to_string(p) + "=" + value;

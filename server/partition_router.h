@@ -16,8 +16,9 @@
 //                 with 400 cross_partition_batch naming two of them (a batch is atomic only
 //                 within one partition), and nothing is written;
 //   POST /v1/versions  split by partition, asked in parallel, answered in the request's order;
-//   GET /v1/notices, POST /v1/notices/drain  every partition in parallel (the set of
-//                 partitions is a superset of those holding the watcher's cursors); the notices
+//   GET /v1/notices, POST /v1/notices/drain  the partitions the watcher directory lists
+//                 (a superset of those holding the watcher's cursors; every partition when
+//                 it cannot be read), in parallel; the notices
 //                 in partition order. A partition that does not answer within fanout_timeout
 //                 leaves its notices pending and the answer says "incomplete": true with
 //                 "missingPartitions"; X-Statewatch-Owners lists "p=node" for those that answered;
@@ -48,6 +49,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "net/http_client.h"
 #include "net/http_listener.h"
@@ -80,6 +82,11 @@ struct PartitionRouterOptions {
   std::chrono::milliseconds tool_timeout{330000};
   // How long a fan-out (notices, drain, versions) waits for each partition (A5).
   std::chrono::milliseconds fanout_timeout{1000};
+  // The partitions that may hold cursors of `watcher` (its home partition's watcher
+  // directory, server/watcher_sagas.h), or nullopt when that could not be read. A peek or
+  // drain asks only those; unset or nullopt: every partition.
+  std::function<std::optional<std::vector<uint32_t>>(const std::string& watcher)>
+      watcher_partitions;
 };
 
 // {"error": {"code", "message"}} with `status`: how a node's own port refuses.
@@ -98,6 +105,9 @@ class PartitionRouter {
                                   const std::string& body, std::chrono::milliseconds timeout,
                                   std::chrono::milliseconds retry_for) const;
   net::ListenerAnswer Notices(const net::ListenerRequest& request) const;
+  // The partitions a peek or drain asks, ascending: those the watcher directory lists, else
+  // all of them.
+  std::vector<uint32_t> NoticePartitions(const net::ListenerRequest& request) const;
   net::ListenerAnswer Versions(const net::ListenerRequest& request) const;
   net::ListenerAnswer Probe(const net::ListenerRequest& request) const;
 
