@@ -1,11 +1,10 @@
-// EngineImpl: building each command into the commit group (commit.cc runs the group), and the
-// public write methods that queue them.
+// EngineImpl: the commands other than Record — cursors (watch, acknowledge, drain, reset),
+// sweep, session delete, prune, verify — each a public method that queues one Command and a
+// Build step that RunGroup calls (engine/write_path.cc reads the whole path in order).
 //
-// A command is built against the projections as the last durable group left them (the
-// leader is their only writer, so it reads them without the lock). What it does to them is
-// not applied here: it becomes an entry of the group record — an event (its row carries its
-// fold inputs) or an op with its own sequence — folded once the group is durable. A command
-// that changes nothing takes no sequence (the reference model counts on it).
+// Builders run on the leader against the projections as the last durable group left them;
+// what they change becomes an op of the group record, folded once the group is durable. A
+// command that changes nothing takes no op and no sequence.
 #include <algorithm>
 
 #include "engine/agent_partition.h"
@@ -23,85 +22,6 @@ LogOp& EngineImpl::AddOp(LogOp::Type type) {
   op.type = type;
   op.sequence = group_.meta.last_sequence = NextSequence(group_.meta, group_.meta.last_sequence);
   return op;
-}
-
-// ---- record ---------------------------------------------------------------------------------
-
-void EngineImpl::BuildRecord(RecordCmd& cmd, Status* st) {
-  cmd.results.resize(cmd.events.size());
-  for (std::size_t i = 0; i < cmd.events.size() && st->ok(); ++i) {
-    *st = BuildOneEvent(cmd.events[i], &cmd.results[i]);
-  }
-}
-
-Status EngineImpl::BuildOneEvent(PreparedEvent& pe, RecordResult* out) {
-  Group& g = group_;
-  const std::string& dk = pe.event.dedupe_key;
-  if (!dk.empty()) {
-    if (auto it = g.new_dedupe.find(dk); it != g.new_dedupe.end()) {
-      *out = RecordResult{*it->second, true};
-      return Status::OK();
-    }
-    auto existing = FindDuplicate(dk);
-    if (!existing.ok()) return existing.status();
-    if (existing->has_value()) {
-      *out = RecordResult{std::move(**existing), true};
-      return Status::OK();
-    }
-  }
-  Group::NewEvent& e = g.events.emplace_back();
-  e.session = Intern(pe.session);
-  e.sequence = g.meta.last_sequence = NextSequence(g.meta, g.meta.last_sequence);
-  e.notifies = pe.kind.notifies;
-  e.seeds_cursor = pe.kind.seeds_cursor;
-  e.watchers_begin = static_cast<uint32_t>(g.watchers.size());
-  for (const SessionName& w : pe.watchers) g.watchers.push_back(Intern(w));
-  e.watchers_end = static_cast<uint32_t>(g.watchers.size());
-  // After the watchers: an actor that is also a watcher has a ref by now (self-suppression).
-  e.actor = pe.actor_session ? LookupRef(*pe.actor_session) : SessionRef{};
-  e.occurred_at = pe.event.occurred_at_ms;
-  pe.event.sequence = e.sequence;
-
-  EventFoldFields fold{e.notifies, e.seeds_cursor, e.actor,
-                       std::span<const SessionRef>(g.watchers.data() + e.watchers_begin,
-                                                   e.watchers_end - e.watchers_begin)};
-  g.batch.Put(Family::kJournal, storage::JournalKeyFixed(e.session, e.sequence).view(),
-              g.event_encoder.Encode(pe.event, fold));
-  // The row's index entries (engine/row_index.h), durable with it.
-  g.batch.Put(Family::kBySeq, storage::BySeqKeyFixed(e.sequence).view(),
-              g.row_index_encoder.Encode(e.session, e.occurred_at, dk));
-  if (!dk.empty()) {
-    g.batch.Put(Family::kDedupe, storage::DedupeKey(dk), EncodeDedupeEntry(e.session, e.sequence));
-  }
-  g.rec.events.push_back(e.session);
-  out->event = std::move(pe.event);
-  out->deduplicated = false;
-  if (!out->event.dedupe_key.empty()) {
-    e.dedupe_key = &out->event.dedupe_key;  // the results outlive the group
-    g.new_dedupe[out->event.dedupe_key] = &out->event;
-  }
-  return Status::OK();
-}
-
-// The retained event holding `dedupe_key`, if any (the dedupe index, engine/row_index.h).
-Result<std::optional<Event>> EngineImpl::FindDuplicate(const std::string& dedupe_key) {
-  auto stored = store_->Get(Family::kDedupe, storage::DedupeKey(dedupe_key));
-  if (!stored.ok()) return stored.status();
-  if (!stored->has_value()) return std::optional<Event>();
-  auto entry = DecodeDedupeEntry(**stored);
-  if (!entry.ok()) return entry.status();
-  // At or below the mark: the row cap removed the row; compaction drops the entry later.
-  if (entry->sequence <= group_.meta.row_cap_mark) return std::optional<Event>();
-  auto bytes = store_->Get(Family::kJournal, storage::JournalKey(entry->session, entry->sequence));
-  if (!bytes.ok()) return bytes.status();
-  if (!bytes->has_value()) {
-    return Status::Corruption("journal row " + std::to_string(entry->sequence) + " of session #" +
-                              std::to_string(entry->session.value) +
-                              " is indexed by dedupe key \"" + dedupe_key + "\" but missing");
-  }
-  auto e = DecodeEvent(**bytes);
-  if (!e.ok()) return e.status();
-  return std::optional<Event>(std::move(*e));
 }
 
 // ---- cursors --------------------------------------------------------------------------------
@@ -182,83 +102,7 @@ Status EngineImpl::BuildDelete(DeleteCmd& cmd) {
   return Status::OK();
 }
 
-// ---- names ----------------------------------------------------------------------------------
-
-namespace {
-std::string NameIndexKey(const SessionName& n) {
-  std::string k = n.agent_id;
-  k.push_back('\0');
-  k.append(n.session_key);
-  return k;
-}
-}  // namespace
-
-SessionRef EngineImpl::FindRef(const SessionName& name) const {
-  auto it = refs_by_name_.find(NameIndexKey(name));
-  return it == refs_by_name_.end() ? SessionRef{} : it->second;
-}
-
-SessionRef EngineImpl::LookupRef(const SessionName& name) const {
-  std::string k = NameIndexKey(name);
-  if (auto it = refs_by_name_.find(k); it != refs_by_name_.end()) return it->second;
-  auto it = group_.new_refs.find(k);
-  return it == group_.new_refs.end() ? SessionRef{} : it->second;
-}
-
-// New names are written with the group (refs family) and published when it is folded.
-SessionRef EngineImpl::Intern(const SessionName& name) {
-  std::string k = NameIndexKey(name);
-  if (auto it = refs_by_name_.find(k); it != refs_by_name_.end()) return it->second;
-  Group& g = group_;
-  if (auto it = g.new_refs.find(k); it != g.new_refs.end()) return it->second;
-  SessionRef ref{++g.meta.last_ref};
-  g.new_refs.emplace(std::move(k), ref);
-  g.new_names.emplace_back(ref, name);
-  std::string raw_ref;
-  storage::PutFixed64BE(&raw_ref, ref.value);
-  g.batch.Put(Family::kRefs, storage::NameKey(name.agent_id, name.session_key), raw_ref);
-  g.batch.Put(Family::kRefs, storage::RefKey(ref), EncodeSessionName(name));
-  return ref;
-}
-
-void EngineImpl::RememberNameLocked(SessionRef ref, const SessionName& name) {
-  refs_by_name_[NameIndexKey(name)] = ref;
-  names_by_ref_[ref.value] = name;
-  auto parsed = ParseSessionKey(name.session_key);
-  if (parsed.ok() && IsSubagentKey(*parsed)) subagent_refs_.insert(ref.value);
-}
-
 // ---- public write methods -------------------------------------------------------------------
-
-Result<RecordResult> EngineImpl::Record(const EventInput& input) {
-  auto r = RecordMany({input});
-  if (!r.ok()) return r.status();
-  return std::move(r->front());
-}
-
-Result<std::vector<RecordResult>> EngineImpl::RecordMany(const std::vector<EventInput>& inputs) {
-  RecordCmd record;
-  record.events.reserve(inputs.size());
-  int64_t now = clock_->NowMs();
-  for (std::size_t i = 0; i < inputs.size(); ++i) {
-    auto pe = PrepareEvent(inputs[i], kinds_, now, options_.summary_max_bytes);
-    // Another partition's session: the whole call is refused before a group is built, as
-    // for any invalid event, so nothing of it changes.
-    if (Status owned = pe.ok() ? CheckOwned(pe->session) : Status::OK(); !owned.ok()) {
-      if (inputs.size() == 1) return owned;
-      return Status::Misdirected("events[" + std::to_string(i) + "]: " + owned.message());
-    }
-    if (!pe.ok()) {
-      if (inputs.size() == 1) return pe.status();
-      return Status::InvalidArgument("events[" + std::to_string(i) + "]: " + pe.status().message());
-    }
-    record.events.push_back(std::move(*pe));
-  }
-  if (record.events.empty()) return std::vector<RecordResult>();
-  Command cmd{std::move(record)};
-  SW_RETURN_IF_ERROR(Execute(cmd));
-  return std::move(std::get<RecordCmd>(cmd.op).results);
-}
 
 Result<bool> EngineImpl::Watch(const std::string& watcher_key, const SessionName& target) {
   auto w = ParseWatcherKey(watcher_key);

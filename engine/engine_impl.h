@@ -21,8 +21,9 @@
 // the dedupe index are persisted beside the rows (engine/row_index.h), so memory and open time
 // grow with sessions and cursors, not with the journal.
 //
-// Files: engine_impl.cc (open, load, reads), commit.cc (the queue, group commit, the fold),
-// commands.cc (building each command; the public write methods), retention.cc (pruning),
+// Files: write_path.cc (the write path top to bottom: Record, the queue, group commit, the
+// fold), commands.cc (the other commands: cursors, sweep, delete, prune, verify),
+// engine_impl.cc (open, load, reads), retention.cc (pruning),
 // checkpoint.cc (checkpoint, replay, format migration), verify.cc (verify, rebuild).
 // The side tables (include/statewatch/session_tables.h) are not the engine's: they write
 // through WriteInGroup (engine/group_write.h) and register their delete-session steps.
@@ -222,7 +223,7 @@ class EngineImpl final : public Engine, public SideTableHost {
     GroupEncoder group_encoder;
   };
 
-  // ---- commit.cc: the queue, group commit, the fold ----
+  // ---- write_path.cc: the queue, group commit, the fold ----
   Status Execute(Command& cmd);
   Status WritableLocked();
   void NoteWriteFailureLocked(const Status& st);
@@ -236,10 +237,15 @@ class EngineImpl final : public Engine, public SideTableHost {
   void PublishWakes(int64_t now, std::chrono::steady_clock::time_point folded);
   void MaybeMaintenance();
 
-  // ---- commands.cc ----
   void BuildRecord(RecordCmd& cmd, Status* st);
   Status BuildOneEvent(PreparedEvent& pe, RecordResult* out);
   Result<std::optional<Event>> FindDuplicate(const std::string& dedupe_key);
+  SessionRef Intern(const SessionName& name);
+  SessionRef LookupRef(const SessionName& name) const;  // including this group's names
+  void RememberNameLocked(SessionRef ref, const SessionName& name);
+  SessionRef FindRef(const SessionName& name) const;
+
+  // ---- commands.cc: the other commands ----
   void BuildWatch(WatchCmd& cmd);
   void BuildAck(AckCmd& cmd);
   void BuildReset(ResetCmd& cmd);
@@ -249,10 +255,6 @@ class EngineImpl final : public Engine, public SideTableHost {
   GroupWrite SideTableWrite();
   // Takes the next sequence for an op and adds it to the group record.
   projections::LogOp& AddOp(projections::LogOp::Type type);
-  SessionRef Intern(const SessionName& name);
-  SessionRef LookupRef(const SessionName& name) const;  // including this group's names
-  void RememberNameLocked(SessionRef ref, const SessionName& name);
-  SessionRef FindRef(const SessionName& name) const;
   const SessionName* NameOf(SessionRef ref) const;
   Notice MakeNotice(const SessionName& watcher, SessionRef target, Sequence since) const;
   std::vector<Notice> PendingLocked(SessionRef watcher) const;

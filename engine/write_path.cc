@@ -1,7 +1,31 @@
-// EngineImpl: the commit queue, group commit, and the fold after durability.
+// The write path, top to bottom: every mutation of the engine goes through here.
 //
-// Reading order: Execute (the queue and who leads) -> RunGroup (build, append, fold,
-// answer) -> FoldGroupLocked (the projections and indexes move, under the exclusive lock).
+// Map (each section below, in the order a write takes):
+//   1. the caller      Record / RecordMany validate the input (event_validation.h) and queue
+//                      one Command; the other commands (commands.cc) enter the same way.
+//   2. the queue       Execute: the caller at the front leads and takes the commands queued
+//                      behind it that may join its group (group commit).
+//   3. one group       RunGroup: refuse if writes are stopped, checkpoint before deletes
+//                      (retention.cc), then build, append, fold, answer.
+//   4. build           BuildCommand dispatches; a record becomes journal rows, index entries
+//                      and a GroupRecord entry (BuildOneEvent), its names are interned. The
+//                      other commands' builders are in commands.cc, the row cap and pruning
+//                      in retention.cc, the side tables write through GroupWrite
+//                      (group_write.h). Nothing readers see changes while building.
+//   5. append          CommitGroup: the record with its keyed writes, one durable append
+//                      through log::LogBackend (fsynced under Durability::kSync).
+//   6. fold            FoldGroupLocked: only now the projections move, under the exclusive
+//                      lock, with the same folds replay runs (projections/log_fold.h).
+//   7. answer          PublishWakes (wake_scheduler.h); then MaybeMaintenance (prune,
+//                      checkpoint.cc).
+//
+// A command is built against the projections as the last durable group left them (the
+// leader is their only writer, so it reads them without the lock). What it does to them is
+// not applied while building: it becomes an entry of the group record — an event (its row
+// carries its fold inputs) or an op with its own sequence — folded once the group is
+// durable. A command that changes nothing takes no sequence (the reference model counts on
+// it). A failed append changes nothing in memory and stops later writes (sticky), except a
+// full disk, which is retried.
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -9,6 +33,7 @@
 #include "engine/engine_impl.h"
 #include "log/partition.h"
 #include "projections/log_fold.h"
+#include "statewatch/session_key.h"
 #include "storage/key_codec.h"
 
 namespace statewatch::engine {
@@ -39,39 +64,39 @@ Joining JoiningOf(const Command& c) {
 
 }  // namespace
 
-// ---- the queue ------------------------------------------------------------------------------
+// ---- 1. the caller ---------------------------------------------------------------------------
 
-Status EngineImpl::WritableLocked() {
-  if (!sticky_error_.ok()) {
-    return Status::FailedPrecondition("writes are refused after an earlier failed write (" +
-                                      sticky_error_.message() + "); reopen the engine");
-  }
-  if (space_error_.ok()) return Status::OK();
-  // A full disk is not sticky: once space is freed RocksDB can flush and clear its error.
-  Status resumed = store_->Resume();
-  if (resumed.ok()) {
-    spdlog::info("statewatch: writes resumed after the disk had been full");
-    space_error_ = Status::OK();
-    return Status::OK();
-  }
-  if (!resumed.IsNoSpace()) {
-    NoteWriteFailureLocked(resumed);
-    return WritableLocked();
-  }
-  return Status::NoSpace("no space left on device: writes are refused until space is freed (" +
-                         resumed.message() + ")");
+Result<RecordResult> EngineImpl::Record(const EventInput& input) {
+  auto r = RecordMany({input});
+  if (!r.ok()) return r.status();
+  return std::move(r->front());
 }
 
-void EngineImpl::NoteWriteFailureLocked(const Status& st) {
-  if (st.IsNoSpace()) {
-    spdlog::error("statewatch: the disk is full, refusing writes until space is freed: {}",
-                  st.ToString());
-    space_error_ = st;
-  } else {
-    spdlog::error("statewatch: durable write failed, refusing further writes: {}", st.ToString());
-    sticky_error_ = st;
+Result<std::vector<RecordResult>> EngineImpl::RecordMany(const std::vector<EventInput>& inputs) {
+  RecordCmd record;
+  record.events.reserve(inputs.size());
+  int64_t now = clock_->NowMs();
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    auto pe = PrepareEvent(inputs[i], kinds_, now, options_.summary_max_bytes);
+    // Another partition's session: the whole call is refused before a group is built, as
+    // for any invalid event, so nothing of it changes.
+    if (Status owned = pe.ok() ? CheckOwned(pe->session) : Status::OK(); !owned.ok()) {
+      if (inputs.size() == 1) return owned;
+      return Status::Misdirected("events[" + std::to_string(i) + "]: " + owned.message());
+    }
+    if (!pe.ok()) {
+      if (inputs.size() == 1) return pe.status();
+      return Status::InvalidArgument("events[" + std::to_string(i) + "]: " + pe.status().message());
+    }
+    record.events.push_back(std::move(*pe));
   }
+  if (record.events.empty()) return std::vector<RecordResult>();
+  Command cmd{std::move(record)};
+  SW_RETURN_IF_ERROR(Execute(cmd));
+  return std::move(std::get<RecordCmd>(cmd.op).results);
 }
+
+// ---- 2. the queue ----------------------------------------------------------------------------
 
 Status EngineImpl::Execute(Command& cmd) {
   const auto* verify = std::get_if<VerifyCmd>(&cmd.op);
@@ -109,7 +134,7 @@ std::size_t EngineImpl::TEST_QueueLength() {
   return queue_.size();
 }
 
-// ---- one group --------------------------------------------------------------------------------
+// ---- 3. one group ----------------------------------------------------------------------------
 
 void EngineImpl::RunGroup(const std::vector<Command*>& group) {
   const auto start = std::chrono::steady_clock::now();  // latency: a steady clock, not clock_
@@ -161,6 +186,60 @@ void EngineImpl::RunGroup(const std::vector<Command*>& group) {
   PublishWakes(group_.now, folded);
 }
 
+Status EngineImpl::WritableLocked() {
+  if (!sticky_error_.ok()) {
+    return Status::FailedPrecondition("writes are refused after an earlier failed write (" +
+                                      sticky_error_.message() + "); reopen the engine");
+  }
+  if (space_error_.ok()) return Status::OK();
+  // A full disk is not sticky: once space is freed RocksDB can flush and clear its error.
+  Status resumed = store_->Resume();
+  if (resumed.ok()) {
+    spdlog::info("statewatch: writes resumed after the disk had been full");
+    space_error_ = Status::OK();
+    return Status::OK();
+  }
+  if (!resumed.IsNoSpace()) {
+    NoteWriteFailureLocked(resumed);
+    return WritableLocked();
+  }
+  return Status::NoSpace("no space left on device: writes are refused until space is freed (" +
+                         resumed.message() + ")");
+}
+
+void EngineImpl::NoteWriteFailureLocked(const Status& st) {
+  if (st.IsNoSpace()) {
+    spdlog::error("statewatch: the disk is full, refusing writes until space is freed: {}",
+                  st.ToString());
+    space_error_ = st;
+  } else {
+    spdlog::error("statewatch: durable write failed, refusing further writes: {}", st.ToString());
+    sticky_error_ = st;
+  }
+}
+
+void EngineImpl::Group::Reset(int64_t at, const MetaRec& m) {
+  batch.Clear();
+  rec.Clear();
+  meta = m;
+  now = at;
+  rec.committed_at = at;
+  rec.first_sequence = NextSequence(m, m.last_sequence);
+  events.clear();
+  watchers.clear();
+  new_dedupe.clear();
+  new_refs.clear();
+  new_names.clear();
+  side_writes.Clear();
+  deleted_rows.clear();
+  rows_pruned = 0;
+  prune_stats = nullptr;
+  sweep = nullptr;
+  fx.Clear();
+}
+
+// ---- 4. build ---------------------------------------------------------------------------------
+
 Status EngineImpl::BuildCommand(Command& cmd) {
   Status st;
   std::visit(
@@ -182,6 +261,131 @@ Status EngineImpl::BuildCommand(Command& cmd) {
       cmd.op);
   return st;
 }
+
+void EngineImpl::BuildRecord(RecordCmd& cmd, Status* st) {
+  cmd.results.resize(cmd.events.size());
+  for (std::size_t i = 0; i < cmd.events.size() && st->ok(); ++i) {
+    *st = BuildOneEvent(cmd.events[i], &cmd.results[i]);
+  }
+}
+
+Status EngineImpl::BuildOneEvent(PreparedEvent& pe, RecordResult* out) {
+  Group& g = group_;
+  const std::string& dk = pe.event.dedupe_key;
+  if (!dk.empty()) {
+    if (auto it = g.new_dedupe.find(dk); it != g.new_dedupe.end()) {
+      *out = RecordResult{*it->second, true};
+      return Status::OK();
+    }
+    auto existing = FindDuplicate(dk);
+    if (!existing.ok()) return existing.status();
+    if (existing->has_value()) {
+      *out = RecordResult{std::move(**existing), true};
+      return Status::OK();
+    }
+  }
+  Group::NewEvent& e = g.events.emplace_back();
+  e.session = Intern(pe.session);
+  e.sequence = g.meta.last_sequence = NextSequence(g.meta, g.meta.last_sequence);
+  e.notifies = pe.kind.notifies;
+  e.seeds_cursor = pe.kind.seeds_cursor;
+  e.watchers_begin = static_cast<uint32_t>(g.watchers.size());
+  for (const SessionName& w : pe.watchers) g.watchers.push_back(Intern(w));
+  e.watchers_end = static_cast<uint32_t>(g.watchers.size());
+  // After the watchers: an actor that is also a watcher has a ref by now (self-suppression).
+  e.actor = pe.actor_session ? LookupRef(*pe.actor_session) : SessionRef{};
+  e.occurred_at = pe.event.occurred_at_ms;
+  pe.event.sequence = e.sequence;
+
+  EventFoldFields fold{e.notifies, e.seeds_cursor, e.actor,
+                       std::span<const SessionRef>(g.watchers.data() + e.watchers_begin,
+                                                   e.watchers_end - e.watchers_begin)};
+  g.batch.Put(Family::kJournal, storage::JournalKeyFixed(e.session, e.sequence).view(),
+              g.event_encoder.Encode(pe.event, fold));
+  // The row's index entries (engine/row_index.h), durable with it.
+  g.batch.Put(Family::kBySeq, storage::BySeqKeyFixed(e.sequence).view(),
+              g.row_index_encoder.Encode(e.session, e.occurred_at, dk));
+  if (!dk.empty()) {
+    g.batch.Put(Family::kDedupe, storage::DedupeKey(dk), EncodeDedupeEntry(e.session, e.sequence));
+  }
+  g.rec.events.push_back(e.session);
+  out->event = std::move(pe.event);
+  out->deduplicated = false;
+  if (!out->event.dedupe_key.empty()) {
+    e.dedupe_key = &out->event.dedupe_key;  // the results outlive the group
+    g.new_dedupe[out->event.dedupe_key] = &out->event;
+  }
+  return Status::OK();
+}
+
+// The retained event holding `dedupe_key`, if any (the dedupe index, engine/row_index.h).
+Result<std::optional<Event>> EngineImpl::FindDuplicate(const std::string& dedupe_key) {
+  auto stored = store_->Get(Family::kDedupe, storage::DedupeKey(dedupe_key));
+  if (!stored.ok()) return stored.status();
+  if (!stored->has_value()) return std::optional<Event>();
+  auto entry = DecodeDedupeEntry(**stored);
+  if (!entry.ok()) return entry.status();
+  // At or below the mark: the row cap removed the row; compaction drops the entry later.
+  if (entry->sequence <= group_.meta.row_cap_mark) return std::optional<Event>();
+  auto bytes = store_->Get(Family::kJournal, storage::JournalKey(entry->session, entry->sequence));
+  if (!bytes.ok()) return bytes.status();
+  if (!bytes->has_value()) {
+    return Status::Corruption("journal row " + std::to_string(entry->sequence) + " of session #" +
+                              std::to_string(entry->session.value) +
+                              " is indexed by dedupe key \"" + dedupe_key + "\" but missing");
+  }
+  auto e = DecodeEvent(**bytes);
+  if (!e.ok()) return e.status();
+  return std::optional<Event>(std::move(*e));
+}
+
+// Names: a new name is written with the group (refs family) and published in the fold.
+
+namespace {
+std::string NameIndexKey(const SessionName& n) {
+  std::string k = n.agent_id;
+  k.push_back('\0');
+  k.append(n.session_key);
+  return k;
+}
+}  // namespace
+
+SessionRef EngineImpl::FindRef(const SessionName& name) const {
+  auto it = refs_by_name_.find(NameIndexKey(name));
+  return it == refs_by_name_.end() ? SessionRef{} : it->second;
+}
+
+SessionRef EngineImpl::LookupRef(const SessionName& name) const {
+  std::string k = NameIndexKey(name);
+  if (auto it = refs_by_name_.find(k); it != refs_by_name_.end()) return it->second;
+  auto it = group_.new_refs.find(k);
+  return it == group_.new_refs.end() ? SessionRef{} : it->second;
+}
+
+// New names are written with the group (refs family) and published when it is folded.
+SessionRef EngineImpl::Intern(const SessionName& name) {
+  std::string k = NameIndexKey(name);
+  if (auto it = refs_by_name_.find(k); it != refs_by_name_.end()) return it->second;
+  Group& g = group_;
+  if (auto it = g.new_refs.find(k); it != g.new_refs.end()) return it->second;
+  SessionRef ref{++g.meta.last_ref};
+  g.new_refs.emplace(std::move(k), ref);
+  g.new_names.emplace_back(ref, name);
+  std::string raw_ref;
+  storage::PutFixed64BE(&raw_ref, ref.value);
+  g.batch.Put(Family::kRefs, storage::NameKey(name.agent_id, name.session_key), raw_ref);
+  g.batch.Put(Family::kRefs, storage::RefKey(ref), EncodeSessionName(name));
+  return ref;
+}
+
+void EngineImpl::RememberNameLocked(SessionRef ref, const SessionName& name) {
+  refs_by_name_[NameIndexKey(name)] = ref;
+  names_by_ref_[ref.value] = name;
+  auto parsed = ParseSessionKey(name.session_key);
+  if (parsed.ok() && IsSubagentKey(*parsed)) subagent_refs_.insert(ref.value);
+}
+
+// ---- 5. append --------------------------------------------------------------------------------
 
 Status EngineImpl::CommitGroup() {
   Group& g = group_;
@@ -219,7 +423,7 @@ Status EngineImpl::CommitGroup() {
   return Status::OK();
 }
 
-// ---- the fold ---------------------------------------------------------------------------------
+// ---- 6. fold ----------------------------------------------------------------------------------
 
 // The same folds replay runs (checkpoint.cc), fed from the leader's copy of each event's
 // inputs instead of its row; plus what only the live engine keeps: names, the row cap's
@@ -282,6 +486,8 @@ void EngineImpl::FoldRowsOfOpLocked(const projections::LogOp& op) {
   }
 }
 
+// ---- 7. answer --------------------------------------------------------------------------------
+
 void EngineImpl::PublishWakes(int64_t now, std::chrono::steady_clock::time_point folded) {
   std::vector<std::pair<std::string, std::string>> wakes;  // (watcher key, target key)
   {
@@ -318,26 +524,6 @@ void EngineImpl::MaybeMaintenance() {
   }
   Status st = MaybeCheckpoint();
   if (!st.ok()) spdlog::warn("statewatch: checkpoint failed: {}", st.ToString());
-}
-
-void EngineImpl::Group::Reset(int64_t at, const MetaRec& m) {
-  batch.Clear();
-  rec.Clear();
-  meta = m;
-  now = at;
-  rec.committed_at = at;
-  rec.first_sequence = NextSequence(m, m.last_sequence);
-  events.clear();
-  watchers.clear();
-  new_dedupe.clear();
-  new_refs.clear();
-  new_names.clear();
-  side_writes.Clear();
-  deleted_rows.clear();
-  rows_pruned = 0;
-  prune_stats = nullptr;
-  sweep = nullptr;
-  fx.Clear();
 }
 
 }  // namespace statewatch::engine
