@@ -50,6 +50,7 @@
 #include "engine/event_validation.h"
 #include "engine/group_write.h"
 #include "engine/records.h"
+#include "engine/request_seal.h"
 #include "engine/row_index.h"
 #include "engine/wake_scheduler.h"
 #include "log/log_backend.h"
@@ -114,6 +115,9 @@ struct Command {
                GroupWriteCmd>
       op;
   Status status;
+  // The X-Request-Id seal armed on the thread that made the command (engine/request_seal.h):
+  // RunGroup runs it in the command's group once the command has built.
+  SideTableHost::WriteFn seal = TakeRequestSeal();
   // queue bookkeeping
   bool done = false;
   std::condition_variable cv;
@@ -155,6 +159,7 @@ class EngineImpl final : public Engine, public SideTableHost {
   Result<VerifyReport> Verify() override;
   Result<VerifyReport> Rebuild() override;
   Result<EngineStats> Stats() const override;
+  Result<EnginePulse> Pulse() const override;
   Status Backup(const std::string& dir) const override;  // engine/backup.cc
   Result<SessionStatusAt> StatusAt(const SessionName& session, std::optional<Sequence> as_of,
                                    Sequence after, int limit) const override;  // engine/as_of.cc

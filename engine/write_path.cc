@@ -159,6 +159,10 @@ void EngineImpl::RunGroup(const std::vector<Command*>& group) {
   group_.Reset(now, meta_);
   for (Command* c : group) {
     c->status = BuildCommand(*c);
+    if (c->status.ok() && c->seal) {  // X-Request-Id: the record rides on the effect's group
+      GroupWrite w = SideTableWrite();
+      c->status = c->seal(w);
+    }
     // Invalid input fails its own command only; anything else fails the group.
     if (!c->status.ok() && !c->status.IsInvalidArgument()) {
       st = c->status;

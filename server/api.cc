@@ -11,6 +11,7 @@
 
 #include "server/access_control.h"
 #include "server/handlers.h"
+#include "server/request_ledger.h"
 #include "server/request_guard.h"
 #include "server/route_table.h"
 #include "server/url.h"
@@ -58,7 +59,8 @@ Api::Api(const ApiServices& services, const ServerOptions& options)
       engine_(services.engine),
       options_(options),
       manual_clock_(services.manual_clock),
-      metrics_(services.metrics) {
+      metrics_(services.metrics),
+      requests_(std::make_unique<RequestLedger>(*services.engine)) {
   if (options.access_log.empty()) return;
   try {
     spdlog::sink_ptr sink;
@@ -168,7 +170,11 @@ ApiResponse Api::Dispatch(const ApiRequest& req, std::size_t* route) {
     return NoRoute(req.method, target.path);
   }
   *route = *found.route;
-  ApiResponse answer = routes[*found.route].handle(ctx, req, found.match);
+  const RouteSpec& spec = routes[*found.route];
+  auto handle = [&](const ApiRequest& r) { return spec.handle(ctx, r, found.match); };
+  // A mutating route applies a request at most once per X-Request-Id (request_ledger.h).
+  ApiResponse answer = std::string_view(spec.method) == "GET" ? handle(req)
+                                                              : requests_->Run(req, handle);
   // The write that met a newer owner's fence fails here: answered as every later request.
   if (answer.status >= 500 && services_.gate != nullptr) {
     if (auto moved = services_.gate->Intercept(ctx, req, target.path, found)) return *moved;

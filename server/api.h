@@ -87,6 +87,7 @@ struct RouteSpec;
 struct Refusal;
 class AccessControl;
 class RequestGate;
+class RequestLedger;
 class EventStream;
 class McpServer;
 class WakeLog;
@@ -230,6 +231,8 @@ class Api {
   const ServerOptions& options_;
   ManualClock* manual_clock_;
   Metrics* metrics_;
+  // X-Request-Id deduplication of the mutating routes (server/request_ledger.h).
+  std::unique_ptr<RequestLedger> requests_;
 };
 
 }  // namespace statewatch::server

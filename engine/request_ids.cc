@@ -1,0 +1,215 @@
+// RequestIds and the request seal (include/statewatch/request_ids.h, engine/request_seal.h).
+#include "statewatch/request_ids.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <typeinfo>
+#include <utility>
+
+#include "engine/group_write.h"
+#include "engine/request_seal.h"
+#include "storage/key_codec.h"
+
+namespace statewatch {
+
+using engine::GroupWrite;
+using storage::Family;
+
+namespace {
+
+// 'Q' <id> in the meta family (the engine's own key there is 'M' "engine").
+constexpr char kRequestTag = 'Q';
+constexpr unsigned char kFormat = 1;
+
+std::string RecordKey(std::string_view id) {
+  std::string k(1, kRequestTag);
+  k.append(id);
+  return k;
+}
+
+void PutU32(std::string* out, uint32_t v) {
+  for (int shift = 24; shift >= 0; shift -= 8) out->push_back(static_cast<char>(v >> shift));
+}
+
+uint32_t GetU32(std::string_view in) {
+  uint32_t v = 0;
+  for (int i = 0; i < 4; ++i) v = (v << 8) | static_cast<unsigned char>(in[i]);
+  return v;
+}
+
+thread_local std::shared_ptr<RequestSeal> armed_seal;
+
+engine::SideTableHost* HostOf(Engine& engine) {
+  // EngineImpl is both an Engine and the side tables' host: a cross-cast finds it.
+  return dynamic_cast<engine::SideTableHost*>(&engine);
+}
+
+}  // namespace
+
+// ---- the record -------------------------------------------------------------------------------
+
+// format u8 | digest length u32 | digest | created_at u64 BE | answered u8 | status u32 |
+// content type length u32 | content type | body (the rest)
+std::string EncodeRequestRecord(const RequestRecord& r) {
+  std::string out;
+  out.reserve(24 + r.digest.size() + r.content_type.size() + r.body.size());
+  out.push_back(static_cast<char>(kFormat));
+  PutU32(&out, static_cast<uint32_t>(r.digest.size()));
+  out.append(r.digest);
+  storage::PutFixed64BE(&out, static_cast<uint64_t>(r.created_at_ms));
+  out.push_back(r.answered ? 1 : 0);
+  PutU32(&out, static_cast<uint32_t>(r.status));
+  PutU32(&out, static_cast<uint32_t>(r.content_type.size()));
+  out.append(r.content_type);
+  out.append(r.body);
+  return out;
+}
+
+Result<RequestRecord> DecodeRequestRecord(std::string_view in) {
+  auto bad = [&](const char* what) {
+    return Status::Corruption(std::string("request record: ") + what + " (" +
+                              std::to_string(in.size()) + " bytes)");
+  };
+  if (in.empty() || static_cast<unsigned char>(in[0]) != kFormat) return bad("unknown format");
+  std::string_view rest = in.substr(1);
+  RequestRecord r;
+  if (rest.size() < 4) return bad("truncated");
+  uint32_t digest_size = GetU32(rest);
+  rest.remove_prefix(4);
+  if (rest.size() < uint64_t{digest_size} + 8 + 1 + 4 + 4) return bad("truncated");
+  r.digest.assign(rest.substr(0, digest_size));
+  rest.remove_prefix(digest_size);
+  uint64_t created = 0;
+  for (int i = 0; i < 8; ++i) created = (created << 8) | static_cast<unsigned char>(rest[i]);
+  r.created_at_ms = static_cast<int64_t>(created);
+  rest.remove_prefix(8);
+  r.answered = rest[0] != 0;
+  rest.remove_prefix(1);
+  r.status = static_cast<int>(GetU32(rest));
+  rest.remove_prefix(4);
+  uint32_t type_size = GetU32(rest);
+  rest.remove_prefix(4);
+  if (rest.size() < type_size) return bad("truncated content type");
+  r.content_type.assign(rest.substr(0, type_size));
+  rest.remove_prefix(type_size);
+  r.body.assign(rest);
+  return r;
+}
+
+bool IsValidRequestId(std::string_view id) {
+  if (id.empty() || id.size() > 128) return false;
+  for (char c : id) {
+    if (c < 0x20 || c > 0x7e) return false;
+  }
+  return true;
+}
+
+// ---- the seal -----------------------------------------------------------------------------------
+
+struct RequestSealAccess {
+  // Marks `seal` written at `now`; false when a group wrote it before.
+  static bool Claim(RequestSeal& seal, int64_t now) {
+    int64_t expected = 0;
+    return seal.sealed_at_ms_.compare_exchange_strong(expected, now == 0 ? 1 : now,
+                                                      std::memory_order_acq_rel);
+  }
+};
+
+ArmRequestSeal::ArmRequestSeal(std::shared_ptr<RequestSeal> seal)
+    : previous_(std::exchange(armed_seal, std::move(seal))) {}
+
+ArmRequestSeal::~ArmRequestSeal() { armed_seal = std::move(previous_); }
+
+namespace engine {
+
+SideTableHost::WriteFn TakeRequestSeal() {
+  if (!armed_seal) return {};
+  return [seal = armed_seal](GroupWrite& g) -> Status {
+    if (!RequestSealAccess::Claim(*seal, g.now())) return Status::OK();  // an earlier command's
+    RequestRecord r;
+    r.digest = seal->digest();
+    r.created_at_ms = g.now();
+    g.Put(Family::kMeta, RecordKey(seal->id()), EncodeRequestRecord(r));
+    return Status::OK();
+  };
+}
+
+}  // namespace engine
+
+// ---- RequestIds -------------------------------------------------------------------------------
+
+RequestIds::RequestIds(Engine& engine) : host_(HostOf(engine)) {
+  if (host_ == nullptr) {
+    std::fprintf(stderr,
+                 "statewatch: RequestIds needs an Engine made by Engine::Open; got another "
+                 "Engine subclass (%s)\n",
+                 typeid(engine).name());
+    std::abort();
+  }
+}
+
+std::unique_ptr<RequestIds> RequestIds::TryMake(Engine& engine) {
+  engine::SideTableHost* host = HostOf(engine);
+  if (host == nullptr) return nullptr;
+  return std::unique_ptr<RequestIds>(new RequestIds(host));
+}
+
+Result<std::optional<RequestRecord>> RequestIds::Get(std::string_view id) const {
+  auto v = host_->store().Get(Family::kMeta, RecordKey(id));
+  if (!v.ok()) return v.status();
+  if (!v->has_value()) return std::optional<RequestRecord>();
+  auto r = DecodeRequestRecord(**v);
+  if (!r.ok()) return r.status();
+  return std::optional<RequestRecord>(std::move(*r));
+}
+
+Status RequestIds::PutAnswer(std::string_view id, RequestRecord r) {
+  r.answered = true;
+  return host_->WriteInGroup([&](GroupWrite& g) -> Status {
+    const std::string key = RecordKey(id);
+    auto old = g.Get(Family::kMeta, key);
+    if (!old.ok()) return old.status();
+    if (old->has_value()) {
+      auto sealed = DecodeRequestRecord(**old);
+      if (sealed.ok() && !sealed->answered) r.created_at_ms = sealed->created_at_ms;
+    }
+    if (r.created_at_ms == 0) r.created_at_ms = g.now();
+    g.Put(Family::kMeta, key, EncodeRequestRecord(r));
+    return Status::OK();
+  });
+}
+
+Result<uint64_t> RequestIds::RemoveCreatedBefore(int64_t cutoff_ms, std::size_t limit) {
+  uint64_t removed = 0;
+  Status st = host_->WriteInGroup([&](GroupWrite& g) -> Status {
+    removed = 0;
+    auto it = host_->store().NewIterator(Family::kMeta, std::string(1, kRequestTag),
+                                         std::string(1, kRequestTag + 1));
+    for (it->SeekToFirst(); it->Valid() && removed < limit; it->Next()) {
+      auto r = DecodeRequestRecord(it->value());
+      // A record that does not decode is not kept either: it can never answer a retry.
+      if (r.ok() && r->created_at_ms >= cutoff_ms) continue;
+      const std::string key(it->key());
+      // This group's earlier writes (a seal or an answer of the same group) win.
+      auto now = g.Get(Family::kMeta, key);
+      if (!now.ok()) return now.status();
+      if (now->has_value() && **now != it->value()) continue;
+      g.Delete(Family::kMeta, key);
+      ++removed;
+    }
+    return it->status();
+  });
+  if (!st.ok()) return st;
+  return removed;
+}
+
+Result<std::size_t> RequestIds::Count() const {
+  std::size_t n = 0;
+  auto it = host_->store().NewIterator(Family::kMeta, std::string(1, kRequestTag),
+                                       std::string(1, kRequestTag + 1));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) ++n;
+  SW_RETURN_IF_ERROR(it->status());
+  return n;
+}
+
+}  // namespace statewatch

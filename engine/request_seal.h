@@ -1,0 +1,18 @@
+// The engine's side of the X-Request-Id seal (include/statewatch/request_ids.h): a command
+// made on a thread armed with a RequestSeal carries a write function that the commit leader
+// runs, in the command's group, once the command has built (write_path.cc, RunGroup). The
+// function writes the request's record the first time it runs and nothing after that.
+#ifndef STATEWATCH_ENGINE_REQUEST_SEAL_H_
+#define STATEWATCH_ENGINE_REQUEST_SEAL_H_
+
+#include "engine/group_write.h"
+
+namespace statewatch::engine {
+
+// The calling thread's seal as a write function, or an empty function when none is armed.
+// Called by every Command's constructor (on the thread that makes the command).
+SideTableHost::WriteFn TakeRequestSeal();
+
+}  // namespace statewatch::engine
+
+#endif  // STATEWATCH_ENGINE_REQUEST_SEAL_H_

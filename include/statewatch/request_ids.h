@@ -1,0 +1,116 @@
+// statewatch::RequestIds — the durable records behind the daemon's `X-Request-Id`
+// deduplication (docs/request-ids.md): for each request id the digest
+// of the request that used it first and, once known, the answer it got. A retry of the same
+// request within the window (15 minutes) is answered from the record and applied at most
+// once; the same id on another request is refused.
+//
+// The records live in the engine's `meta` column family under 'Q' <id> and are written
+// through the commit groups (engine/group_write.h): replayed after a crash, carried in a
+// cluster partition's replicated log, so a standby that takes over knows them.
+//
+// One request is two writes, and the first is the operation's own:
+//   1. the seal. While a RequestSeal is armed on a thread (ArmRequestSeal), every engine
+//      write command the thread makes carries it; the commit leader writes the record
+//      {digest, created_at, no answer} in the group of the first such command that builds
+//      (engine_impl.h's Command, engine/write_path.cc's RunGroup). The effect and the record
+//      are one atomic write: there is no moment where the effect is durable and the record
+//      is not, so a retry can never apply the request again.
+//   2. the answer. Once the handler has answered, PutAnswer adds the answer to the record.
+//      A crash (or a failover) between 1 and 2 loses the answer, not the record: a retry then
+//      learns that the request was applied and that its answer is gone.
+//
+// REQUIRES: the engine was made by Engine::Open and outlives the handle. Thread-safe.
+#ifndef STATEWATCH_REQUEST_IDS_H_
+#define STATEWATCH_REQUEST_IDS_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "statewatch/engine.h"
+#include "statewatch/status.h"
+
+namespace statewatch {
+
+namespace engine {
+class SideTableHost;
+}  // namespace engine
+
+struct RequestRecord {
+  std::string digest;          // of the request that used the id first (opaque bytes)
+  int64_t created_at_ms = 0;   // the engine clock when the first write (or the answer) landed
+  bool answered = false;       // false: sealed with the effect, answer not (yet) written
+  int status = 0;              // the answer, when answered
+  std::string content_type;
+  std::string body;
+};
+
+std::string EncodeRequestRecord(const RequestRecord& r);
+// Corruption for bytes that are not a record of this format.
+Result<RequestRecord> DecodeRequestRecord(std::string_view bytes);
+
+// Whether `id` is a valid X-Request-Id: 1 to 128 printable ASCII characters (0x20..0x7E).
+bool IsValidRequestId(std::string_view id);
+
+// The seal of one request: what the commit leader writes with the request's first effect.
+// Shared between the request's thread and the leader that writes it.
+class RequestSeal {
+ public:
+  RequestSeal(std::string id, std::string digest) : id_(std::move(id)), digest_(std::move(digest)) {}
+  const std::string& id() const { return id_; }
+  const std::string& digest() const { return digest_; }
+  // Whether a commit group wrote the record (with the effect of the command it rode on).
+  bool sealed() const { return sealed_at_ms_.load(std::memory_order_acquire) != 0; }
+  int64_t sealed_at_ms() const { return sealed_at_ms_.load(std::memory_order_acquire); }
+
+ private:
+  friend struct RequestSealAccess;
+  std::string id_, digest_;
+  std::atomic<int64_t> sealed_at_ms_{0};
+};
+
+// Arms the calling thread with `seal` for its lifetime (nested arming is not supported: the
+// inner one replaces the outer until it ends). Commands made on other threads never carry it.
+class ArmRequestSeal {
+ public:
+  explicit ArmRequestSeal(std::shared_ptr<RequestSeal> seal);
+  ~ArmRequestSeal();
+  ArmRequestSeal(const ArmRequestSeal&) = delete;
+  ArmRequestSeal& operator=(const ArmRequestSeal&) = delete;
+
+ private:
+  std::shared_ptr<RequestSeal> previous_;
+};
+
+class RequestIds {
+ public:
+  // How long a record answers retries (engine clock).
+  static constexpr int64_t kDefaultTtlMs = 15 * 60 * 1000;
+
+  // REQUIRES: as above. Aborts with a message for an Engine not made by Engine::Open.
+  explicit RequestIds(Engine& engine);
+  // nullptr (instead of aborting) for an Engine not made by Engine::Open.
+  static std::unique_ptr<RequestIds> TryMake(Engine& engine);
+
+  // The record of `id`, whatever its age (the caller compares created_at_ms with its window).
+  Result<std::optional<RequestRecord>> Get(std::string_view id) const;
+  // Writes `r` (answered) as the record of `id`, in a group of its own; keeps the created_at
+  // of a sealed record. Must not run while a seal is armed on this thread.
+  Status PutAnswer(std::string_view id, RequestRecord r);
+  // Removes the records created before `cutoff_ms`, at most `limit` of them per call, in one
+  // group; returns how many went.
+  Result<uint64_t> RemoveCreatedBefore(int64_t cutoff_ms, std::size_t limit = 1000);
+  // How many records there are, expired or not (tests, operators).
+  Result<std::size_t> Count() const;
+
+ private:
+  explicit RequestIds(engine::SideTableHost* host) : host_(host) {}
+  engine::SideTableHost* host_;
+};
+
+}  // namespace statewatch
+
+#endif  // STATEWATCH_REQUEST_IDS_H_

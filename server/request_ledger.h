@@ -1,0 +1,75 @@
+// RequestLedger: `X-Request-Id` deduplication of the daemon's mutating requests
+// (docs/request-ids.md). Api::Dispatch runs every POST, PUT and DELETE
+// route's handler through Run.
+//
+// A request with `X-Request-Id: <id>` (1 to 128 printable ASCII characters; anything else is
+// 400 invalid_argument naming the header) is applied at most once while its record lives
+// (15 minutes of the engine clock):
+//   - first time: the handler runs with the request's seal armed (include/statewatch/
+//     request_ids.h), so the record is committed in the same group as the first effect;
+//     then the answer is added to the record;
+//   - again, same method, target, body and caller headers: the first answer, status and
+//     body, with `X-Statewatch-Replayed: true`; nothing is applied;
+//   - again with another request: 422 request_id_reused, nothing applied;
+//   - again while the first is still running here: 409 request_in_progress (Retry-After: 1);
+//   - again after the first was applied but its answer lost (the daemon stopped between the
+//     two writes): 409 request_answer_lost, nothing applied.
+// Only answers of requests that applied something, and 2xx answers, are recorded: a refused
+// request (400, 404, 503 …) that changed nothing may be sent again under the same id.
+// Expired records are removed by Run itself, at most once a minute of the engine clock.
+//
+// Thread-safe.
+#ifndef STATEWATCH_SERVER_REQUEST_LEDGER_H_
+#define STATEWATCH_SERVER_REQUEST_LEDGER_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "server/api.h"
+#include "statewatch/request_ids.h"
+
+namespace statewatch::server {
+
+class RequestLedger {
+ public:
+  using Handler = std::function<ApiResponse(const ApiRequest&)>;
+
+  // Without a table (an Engine not made by Engine::Open) Run only validates the header.
+  RequestLedger(Engine& engine, int64_t ttl_ms = RequestIds::kDefaultTtlMs);
+
+  // Runs `handle` for `request` at most once per request id (see above). `request.header`
+  // must read X-Request-Id; a request without the header is handled as it is.
+  ApiResponse Run(const ApiRequest& request, const Handler& handle);
+
+  // Removes the expired records now; how many went.
+  Result<uint64_t> Sweep();
+
+  // The request's digest: method, target, X-Agent-Id, X-Session-Key and body.
+  static std::string Digest(const ApiRequest& request);
+
+ private:
+  // Records the answer of a finished request (if it is to be kept) and ends its in-flight
+  // mark.
+  void Finish(const std::string& id, const std::shared_ptr<RequestSeal>& seal,
+              const ApiResponse& answer);
+  void MaybeSweep(int64_t now);
+
+  Engine& engine_;
+  std::unique_ptr<RequestIds> table_;
+  const int64_t ttl_ms_;
+
+  std::mutex mu_;
+  // Requests running here: id -> when they started (engine clock). An entry older than the
+  // window (a parked answer whose client left) no longer blocks its id.
+  std::unordered_map<std::string, int64_t> in_flight_;
+  int64_t next_sweep_ms_ = 0;
+};
+
+}  // namespace statewatch::server
+
+#endif  // STATEWATCH_SERVER_REQUEST_LEDGER_H_

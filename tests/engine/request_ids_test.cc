@@ -1,0 +1,191 @@
+// X-Request-Id records (include/statewatch/request_ids.h): the seal armed on a thread is
+// written in the group of that thread's first engine write — one commit group, one atomic
+// write with the effect — and nowhere else; answers are kept across a reopen; records older
+// than the window are removed on the manual clock; and under injected write failures the
+// effect and the record are either both durable or both absent.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "engine/engine_fixture.h"
+#include "engine/engine_impl.h"
+#include "statewatch/request_ids.h"
+#include "status_matchers.h"
+#include "storage/store.h"
+
+namespace statewatch::testing {
+namespace {
+
+class RequestIdsTest : public EngineTest {
+ protected:
+  std::optional<RequestRecord> RecordOf(const std::string& id) {
+    auto r = RequestIds(*engine_).Get(id);
+    EXPECT_OK(r);
+    return r.ok() ? *r : std::nullopt;
+  }
+  uint64_t Groups() { return engine_->Stats()->commit_groups; }
+  size_t Events(const std::string& key) {
+    auto page = engine_->ChangesSince(Name(key), 0);
+    EXPECT_OK(page);
+    return page.ok() ? page->events.size() : 0;
+  }
+};
+
+TEST_F(RequestIdsTest, TheSealIsWrittenInTheGroupOfTheFirstEffect) {
+  const uint64_t before = Groups();
+  auto seal = std::make_shared<RequestSeal>("req-1", "digest-1");
+  {
+    ArmRequestSeal armed(seal);
+    Human("agent:main:a");
+    EXPECT_TRUE(seal->sealed());
+    clock_->Advance(5);
+    Human("agent:main:a");  // the second write of the same request writes no record
+  }
+  EXPECT_EQ(Groups(), before + 2) << "the record took no group of its own";
+  auto r = RecordOf("req-1");
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->digest, "digest-1");
+  EXPECT_EQ(r->created_at_ms, kStart) << "written with the first write, not the second";
+  EXPECT_FALSE(r->answered);
+  EXPECT_EQ(seal->sealed_at_ms(), kStart);
+}
+
+TEST_F(RequestIdsTest, OnlyTheArmedThreadsCommandsCarryTheSeal) {
+  auto seal = std::make_shared<RequestSeal>("req-2", "d");
+  {
+    ArmRequestSeal armed(seal);
+    std::thread other([&] { Human("agent:main:other"); });
+    other.join();
+  }
+  EXPECT_FALSE(seal->sealed());
+  EXPECT_FALSE(RecordOf("req-2").has_value());
+  Human("agent:main:after");  // disarmed: nothing either
+  EXPECT_FALSE(RecordOf("req-2").has_value());
+}
+
+TEST_F(RequestIdsTest, AnInvalidWriteDoesNotSealAndTheNextValidOneDoes) {
+  auto seal = std::make_shared<RequestSeal>("req-3", "d");
+  ArmRequestSeal armed(seal);
+  EventInput bad = Input("agent:main:a", "no_such_kind");
+  EXPECT_FALSE(engine_->Record(bad).ok());
+  EXPECT_FALSE(seal->sealed());
+  ASSERT_OK(engine_->Watch("agent:main:w", Name("agent:main:a")));
+  EXPECT_TRUE(seal->sealed());
+}
+
+TEST_F(RequestIdsTest, TheAnswerKeepsTheSealsTimeAndSurvivesAReopen) {
+  auto seal = std::make_shared<RequestSeal>("req-4", "d4");
+  {
+    ArmRequestSeal armed(seal);
+    ASSERT_OK(engine_->Drain("agent:main:w"));
+  }
+  clock_->Advance(1000);
+  RequestRecord answer;
+  answer.digest = "d4";
+  answer.status = 200;
+  answer.content_type = "application/json";
+  answer.body = "{\"notices\":[]}\n";
+  ASSERT_OK(RequestIds(*engine_).PutAnswer("req-4", answer));
+  Reopen();
+  auto r = RecordOf("req-4");
+  ASSERT_TRUE(r.has_value());
+  EXPECT_TRUE(r->answered);
+  EXPECT_EQ(r->created_at_ms, kStart);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, answer.body);
+  EXPECT_EQ(r->content_type, "application/json");
+}
+
+TEST_F(RequestIdsTest, RecordsOlderThanTheCutoffAreRemoved) {
+  RequestIds ids(*engine_);
+  RequestRecord r;
+  r.digest = "d";
+  r.status = 200;
+  ASSERT_OK(ids.PutAnswer("old", r));
+  clock_->Advance(RequestIds::kDefaultTtlMs);
+  ASSERT_OK(ids.PutAnswer("new", r));
+  auto removed = ids.RemoveCreatedBefore(clock_->NowMs() - RequestIds::kDefaultTtlMs + 1);
+  ASSERT_OK(removed);
+  EXPECT_EQ(*removed, 1u);
+  EXPECT_FALSE(RecordOf("old").has_value());
+  EXPECT_TRUE(RecordOf("new").has_value());
+  auto n = ids.Count();
+  ASSERT_OK(n);
+  EXPECT_EQ(*n, 1u);
+}
+
+TEST(RequestRecordTest, CodecRoundTripsAndRefusesGarbage) {
+  RequestRecord r;
+  r.digest = std::string("\0\1\2", 3);
+  r.created_at_ms = 1764460800123;
+  r.answered = true;
+  r.status = 422;
+  r.content_type = "application/json";
+  r.body = "{\"error\":{}}";
+  auto back = DecodeRequestRecord(EncodeRequestRecord(r));
+  ASSERT_OK(back);
+  EXPECT_EQ(back->digest, r.digest);
+  EXPECT_EQ(back->created_at_ms, r.created_at_ms);
+  EXPECT_TRUE(back->answered);
+  EXPECT_EQ(back->status, 422);
+  EXPECT_EQ(back->content_type, r.content_type);
+  EXPECT_EQ(back->body, r.body);
+  EXPECT_FALSE(DecodeRequestRecord("").ok());
+  EXPECT_FALSE(DecodeRequestRecord("\x02xyz").ok());
+  std::string cut = EncodeRequestRecord(r);
+  EXPECT_FALSE(DecodeRequestRecord(cut.substr(0, 10)).ok());
+}
+
+TEST(RequestIdTest, ValidIdsAreOneTo128PrintableAsciiCharacters) {
+  EXPECT_TRUE(IsValidRequestId("a"));
+  EXPECT_TRUE(IsValidRequestId("0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"));
+  EXPECT_TRUE(IsValidRequestId(std::string(128, '~')));
+  EXPECT_FALSE(IsValidRequestId(""));
+  EXPECT_FALSE(IsValidRequestId(std::string(129, 'a')));
+  EXPECT_FALSE(IsValidRequestId("tab\there"));
+  EXPECT_FALSE(IsValidRequestId("caf\xc3\xa9"));
+}
+
+// Under a write failure at every point of the first group, the event and the record are
+// durable together or not at all: after the failure, a reopen finds both or neither.
+TEST(RequestIdsFaultTest, TheEffectAndTheRecordAreOneWrite) {
+  int both = 0, neither = 0;
+  for (uint64_t n = 0; n < 12; ++n) {
+    const std::string dir = NewTempDir("request-ids-fault");
+    EngineOptions options;
+    options.clock = std::make_shared<ManualClock>(1764460800000);
+    options.durability = Durability::kSync;
+    auto faults = storage::NewFaultInjector();
+    {
+      engine::EngineTestHooks hooks;
+      hooks.faults = faults;
+      auto e = engine::OpenEngineWithHooks(options, dir, hooks);
+      ASSERT_OK(e);
+      faults->FailWritesAfter(n);
+      auto seal = std::make_shared<RequestSeal>("req", "d");
+      ArmRequestSeal armed(seal);
+      (void)(*e)->Record(HumanEvent("agent:main:a"));
+      faults->Heal();
+    }
+    {
+      auto e = Engine::Open(options, dir);
+      ASSERT_OK(e);
+      auto page = (*e)->ChangesSince(SessionName{"main", "agent:main:a"}, 0);
+      ASSERT_OK(page);
+      auto record = RequestIds(**e).Get("req");
+      ASSERT_OK(record);
+      const bool event = !page->events.empty();
+      EXPECT_EQ(event, record->has_value()) << "fail after " << n << " writes";
+      (event ? both : neither)++;
+    }
+    std::filesystem::remove_all(dir);
+  }
+  EXPECT_GT(neither, 0) << "the failures never hit the write";
+  EXPECT_GT(both, 0) << "the write never got through";
+}
+
+}  // namespace
+}  // namespace statewatch::testing

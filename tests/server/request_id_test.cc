@@ -1,0 +1,222 @@
+// X-Request-Id deduplication (server/request_ledger.h) through Api::Handle over a real
+// engine on a manual clock: a repeat gets the first answer and applies nothing; another
+// request under the same id is 422; a malformed id is 400; a refused request may be sent
+// again; the window is 15 minutes; the record survives a reopen; a request applied whose
+// answer was lost is 409; a duplicate while the first runs is 409 request_in_progress.
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "server/api.h"
+#include "server/request_ledger.h"
+#include "statewatch/request_ids.h"
+#include "status_matchers.h"
+#include "test_server.h"
+
+namespace statewatch::testing {
+namespace {
+
+namespace json = boost::json;
+
+const std::string kEvent =
+    R"({"sessionKey":"agent:main:a","kind":"human_direct_message","actorType":"human","summary":"hi"})";
+
+class RequestIdTest : public TempDirTest {
+ protected:
+  RequestIdTest() : TempDirTest("statewatch-request-id") {}
+  void SetUp() override {
+    TempDirTest::SetUp();
+    clock_ = std::make_shared<ManualClock>(kStartMs);
+    Open();
+  }
+  void TearDown() override {
+    api_.reset();
+    engine_.reset();
+    TempDirTest::TearDown();
+  }
+  void Open() {
+    api_.reset();
+    engine_.reset();
+    EngineOptions eo;
+    eo.clock = clock_;
+    eo.durability = Durability::kBuffered;
+    auto e = Engine::Open(eo, root_ + "/data");
+    ASSERT_OK(e);
+    engine_ = std::move(*e);
+    options_ = TestOptions();
+    options_.manual_clock = false;
+    server::ApiServices services;
+    services.engine = engine_.get();
+    services.metrics = &metrics_;
+    api_ = std::make_unique<server::Api>(services, options_);
+  }
+  server::ApiResponse Send(const std::string& method, const std::string& target,
+                           const std::string& body, const std::string& id) {
+    server::ApiRequest r;
+    r.method = method;
+    r.target = target;
+    r.body = body;
+    r.header = [id](std::string_view name) -> std::string_view {
+      return name == "X-Request-Id" ? std::string_view(id) : std::string_view();
+    };
+    return api_->Handle(r);
+  }
+  size_t Events(const std::string& key) {
+    auto page = engine_->ChangesSince(SessionName{"main", key}, 0);
+    EXPECT_OK(page);
+    return page.ok() ? page->events.size() : 0;
+  }
+  static bool Replayed(const server::ApiResponse& a) {
+    for (const auto& [name, value] : a.headers) {
+      if (name == "X-Statewatch-Replayed" && value == "true") return true;
+    }
+    return false;
+  }
+  static std::string Code(const server::ApiResponse& a) {
+    auto v = json::parse(a.body);
+    return std::string(v.at("error").at("code").as_string());
+  }
+
+  std::shared_ptr<ManualClock> clock_;
+  std::unique_ptr<Engine> engine_;
+  server::ServerOptions options_;
+  server::Metrics metrics_;
+  std::unique_ptr<server::Api> api_;
+};
+
+TEST_F(RequestIdTest, ARepeatGetsTheFirstAnswerAndAppliesNothing) {
+  auto first = Send("POST", "/v1/events", kEvent, "r-1");
+  ASSERT_EQ(first.status, 200) << first.body;
+  EXPECT_FALSE(Replayed(first));
+  clock_->Advance(1000);
+  auto again = Send("POST", "/v1/events", kEvent, "r-1");
+  EXPECT_EQ(again.status, 200);
+  EXPECT_EQ(again.body, first.body);
+  EXPECT_TRUE(Replayed(again));
+  EXPECT_EQ(Events("agent:main:a"), 1u);
+  // Without the header, or with another id, the same body is a new request.
+  ASSERT_EQ(Send("POST", "/v1/events", kEvent, "r-2").status, 200);
+  EXPECT_EQ(Events("agent:main:a"), 2u);
+}
+
+TEST_F(RequestIdTest, AnotherRequestUnderTheSameIdIsRefused) {
+  ASSERT_EQ(Send("POST", "/v1/events", kEvent, "r-1").status, 200);
+  std::string other = kEvent;
+  other.replace(other.find("\"hi\""), 4, "\"ho\"");
+  auto reused = Send("POST", "/v1/events", other, "r-1");
+  EXPECT_EQ(reused.status, 422);
+  EXPECT_EQ(Code(reused), "request_id_reused");
+  auto elsewhere = Send("POST", "/v1/notices/drain", R"({"watcher":"agent:main:w"})", "r-1");
+  EXPECT_EQ(elsewhere.status, 422);
+  EXPECT_EQ(Events("agent:main:a"), 1u);
+}
+
+TEST_F(RequestIdTest, AMalformedIdIsRefusedNamingTheHeader) {
+  auto long_id = Send("POST", "/v1/events", kEvent, std::string(129, 'x'));
+  EXPECT_EQ(long_id.status, 400);
+  EXPECT_NE(long_id.body.find("X-Request-Id"), std::string::npos) << long_id.body;
+  auto control = Send("POST", "/v1/events", kEvent, "a\nb");
+  EXPECT_EQ(control.status, 400);
+  EXPECT_EQ(Events("agent:main:a"), 0u);
+  // A read ignores the header.
+  EXPECT_EQ(Send("GET", "/v1/stats", "", std::string(200, 'x')).status, 200);
+}
+
+TEST_F(RequestIdTest, ARefusedRequestMayBeSentAgainUnderItsId) {
+  std::string bad = kEvent;
+  bad.replace(bad.find("human_direct_message"), 20, "no_such_kind");
+  EXPECT_EQ(Send("POST", "/v1/events", bad, "r-1").status, 400);
+  auto fixed = Send("POST", "/v1/events", kEvent, "r-1");
+  EXPECT_EQ(fixed.status, 200) << fixed.body;
+  EXPECT_EQ(Events("agent:main:a"), 1u);
+}
+
+TEST_F(RequestIdTest, TheRecordLastsFifteenMinutesAndIsThenSwept) {
+  ASSERT_EQ(Send("POST", "/v1/events", kEvent, "r-1").status, 200);
+  clock_->Advance(RequestIds::kDefaultTtlMs - 1);
+  EXPECT_TRUE(Replayed(Send("POST", "/v1/events", kEvent, "r-1")));
+  EXPECT_EQ(Events("agent:main:a"), 1u);
+  clock_->Advance(1);
+  auto later = Send("POST", "/v1/events", kEvent, "r-1");
+  EXPECT_EQ(later.status, 200);
+  EXPECT_FALSE(Replayed(later));
+  EXPECT_EQ(Events("agent:main:a"), 2u);
+  // The new request's record replaced the expired one; once it expires too, a sweep removes
+  // it.
+  clock_->Advance(RequestIds::kDefaultTtlMs + 1);
+  server::RequestLedger ledger(*engine_);
+  auto swept = ledger.Sweep();
+  ASSERT_OK(swept);
+  EXPECT_EQ(*swept, 1u);
+  auto left = RequestIds(*engine_).Count();
+  ASSERT_OK(left);
+  EXPECT_EQ(*left, 0u);
+}
+
+TEST_F(RequestIdTest, AnAnswerSurvivesAReopen) {
+  ASSERT_EQ(Send("POST", "/v1/watches", R"({"watcher":"agent:main:w","target":"agent:main:a"})",
+                 "w-1")
+                .status,
+            200);
+  ASSERT_EQ(Send("POST", "/v1/events", kEvent, "e-1").status, 200);
+  auto drained = Send("POST", "/v1/notices/drain", R"({"watcher":"agent:main:w"})", "d-1");
+  ASSERT_EQ(drained.status, 200);
+  ASSERT_NE(drained.body.find("agent:main:a"), std::string::npos) << drained.body;
+  Open();
+  auto again = Send("POST", "/v1/notices/drain", R"({"watcher":"agent:main:w"})", "d-1");
+  EXPECT_TRUE(Replayed(again));
+  EXPECT_EQ(again.body, drained.body) << "the notices the first drain took";
+  auto fresh = Send("POST", "/v1/notices/drain", R"({"watcher":"agent:main:w"})", "d-2");
+  EXPECT_EQ(fresh.body.find("agent:main:a"), std::string::npos) << fresh.body;
+}
+
+TEST_F(RequestIdTest, AnAppliedRequestWhoseAnswerWasLostIsNotAppliedAgain) {
+  // What a crash between the two writes leaves: the record sealed with the effect, no answer.
+  {
+    server::ApiRequest r;
+    r.method = "POST";
+    r.target = "/v1/events";
+    r.body = kEvent;
+    auto seal = std::make_shared<RequestSeal>("r-1", server::RequestLedger::Digest(r));
+    ArmRequestSeal armed(seal);
+    EventInput in;
+    in.session_key = "agent:main:a";
+    in.kind = "human_direct_message";
+    in.actor_type = ActorType::kHuman;
+    in.summary = "hi";
+    ASSERT_OK(engine_->Record(in));
+  }
+  Open();
+  auto retry = Send("POST", "/v1/events", kEvent, "r-1");
+  EXPECT_EQ(retry.status, 409);
+  EXPECT_EQ(Code(retry), "request_answer_lost");
+  EXPECT_EQ(Events("agent:main:a"), 1u);
+}
+
+TEST_F(RequestIdTest, ADuplicateWhileTheFirstRunsIsRefused) {
+  server::RequestLedger ledger(*engine_);
+  server::ApiRequest r;
+  r.method = "POST";
+  r.target = "/v1/prune";
+  const std::string id = "r-1";
+  r.header = [&](std::string_view name) {
+    return name == "X-Request-Id" ? std::string_view(id) : std::string_view();
+  };
+  server::ApiResponse inner;
+  auto outer = ledger.Run(r, [&](const server::ApiRequest& req) {
+    inner = ledger.Run(req, [](const server::ApiRequest&) {
+      ADD_FAILURE() << "the duplicate ran";
+      return server::ApiResponse{};
+    });
+    return server::ApiResponse{};
+  });
+  EXPECT_EQ(outer.status, 200);
+  EXPECT_EQ(inner.status, 409);
+  EXPECT_EQ(Code(inner), "request_in_progress");
+}
+
+}  // namespace
+}  // namespace statewatch::testing
