@@ -4,71 +4,56 @@
 #include "cli/remote.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <optional>
+#include <random>
+#include <thread>
 #include <vector>
 
 #include "cli/event_options.h"
 #include "cli/verbs.h"
 #include "codecs/json_codec.h"
+#include "net/error_envelope.h"
 #include "server/url.h"
 
 namespace statewatch::cli {
 namespace json = boost::json;
 
 std::string ErrorMessage(const HttpAnswer& a) {
-  std::error_code ec;
-  json::value v = json::parse(a.body, ec);
-  if (!ec && v.is_object()) {
-    if (const json::value* e = v.as_object().if_contains("error"); e && e->is_object()) {
-      if (const json::value* m = e->as_object().if_contains("message"); m && m->is_string()) {
-        return std::string(m->as_string());
-      }
-    }
-  }
+  if (auto message = net::ErrorField(a.body, "message")) return *message;
   std::string body = a.body;
   while (!body.empty() && body.back() == '\n') body.pop_back();
   return "HTTP " + std::to_string(a.status) + ": " + body;
 }
 
+std::string NewRequestId() {
+  static thread_local std::mt19937_64 bits{std::random_device{}() ^
+                                           (uint64_t{std::random_device{}()} << 32)};
+  char out[33];
+  std::snprintf(out, sizeof out, "%016llx%016llx", static_cast<unsigned long long>(bits()),
+                static_cast<unsigned long long>(bits()));
+  return out;
+}
+
 namespace {
-
-// The error envelope's code, "" when the body is not one.
-std::string ErrorCode(const HttpAnswer& a) {
-  std::error_code ec;
-  json::value v = json::parse(a.body, ec);
-  if (ec || !v.is_object()) return "";
-  const json::value* e = v.as_object().if_contains("error");
-  const json::value* code = e && e->is_object() ? e->as_object().if_contains("code") : nullptr;
-  return code && code->is_string() ? std::string(code->as_string()) : "";
-}
-
-// Whether sending `body` again cannot apply it twice: a GET, or events that all carry a
-// dedupeKey.
-bool SafeToRepeat(std::string_view method, const std::string& target, const std::string& body) {
-  if (method == "GET") return true;
-  if (method != "POST" || target != "/v1/events") return false;
-  std::error_code ec;
-  json::value v = json::parse(body, ec);
-  if (ec) return false;
-  auto keyed = [](const json::value& e) {
-    const json::value* k = e.is_object() ? e.as_object().if_contains("dedupeKey") : nullptr;
-    return k != nullptr && k->is_string();
-  };
-  if (!v.is_array()) return keyed(v);
-  const json::array& events = v.as_array();
-  return !events.empty() && std::all_of(events.begin(), events.end(), keyed);
-}
 
 // One request, failing over between the --server URLs: a request that did not land (the
 // daemon could not be reached, or answered 503 standby / switching / partition_moved /
-// unavailable / shutting_down) goes to the next URL, twice round the list; one whose answer
-// was lost (after sending, or 502 answer_lost) only when SafeToRepeat. The last failure is
-// returned as it is (an answer, or the IOError naming the URL).
+// unavailable / shutting_down / too_many_connections: net/error_envelope.h) goes to the next
+// URL, twice round the list. A mutating request carries one X-Request-Id, generated here and
+// sent unchanged on every attempt, so one whose answer was lost (the connection broke after
+// sending, or 502 answer_lost) is repeated too: the daemon applies it at most once and a
+// repeat gets the first answer. 409 request_in_progress (the first attempt is still running
+// at the owner) is asked again after a pause. The last failure is returned as it is (an
+// answer, or the IOError naming the URL).
 Result<HttpAnswer> Exchange(Command& c, std::string_view method, const std::string& target,
                             const std::string& body, int timeout_ms = 30000) {
   const std::vector<std::string> urls =
       c.global.servers.empty() ? std::vector<std::string>{c.global.server} : c.global.servers;
   const std::size_t attempts = 2 * urls.size();
+  const bool mutating = method != "GET" && method != "HEAD";
+  const std::string request_id = mutating ? NewRequestId() : "";
   Result<HttpAnswer> last = Status::IOError("no --server URL");
   for (std::size_t i = 0; i < attempts; ++i) {
     const std::string& url = urls[i % urls.size()];
@@ -78,21 +63,21 @@ Result<HttpAnswer> Exchange(Command& c, std::string_view method, const std::stri
     o.timeout_ms = timeout_ms;
     o.sent = &sent;
     o.tls = {c.global.ca_file, c.global.client_cert, c.global.client_key};
+    if (mutating) o.headers.emplace_back("X-Request-Id", request_id);
     auto answer = HttpRequest(url, method, target, body, o);
     if (!answer.ok()) {
       if (answer.status().IsInvalidArgument()) return answer.status();
       last = Status::IOError("daemon at " + url + ": " + answer.status().message());
-      if (!sent || SafeToRepeat(method, target, body)) continue;
-      return last;
+      continue;  // not sent, or sent under the request id: either may go again
     }
-    const std::string code = answer->status >= 500 ? ErrorCode(*answer) : "";
-    const bool not_landed = answer->status == 503 &&
-                            (code == "standby" || code == "switching" ||
-                             code == "partition_moved" || code == "unavailable" ||
-                             code == "shutting_down" || code == "too_many_connections");
+    const std::string code = answer->status >= 409 ? net::ErrorCodeOf(answer->body) : "";
+    const bool not_landed = net::RefusedBeforeLanding(answer->status, code);
     const bool lost = answer->status == 502 && code == "answer_lost";
+    const bool running = answer->status == 409 && code == "request_in_progress";
     last = std::move(answer);
-    if (not_landed || (lost && SafeToRepeat(method, target, body))) continue;
+    if (running) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    if (not_landed || (mutating && (lost || running))) continue;
+    if (lost && method == "GET") continue;
     return last;
   }
   return last;

@@ -10,8 +10,10 @@
 // Several URLs (--server URL,URL,…: a cluster's nodes, or a daemon and its standby): a
 // request that did not land — the daemon could not be reached, or answered 503 standby /
 // switching / partition_moved / unavailable / shutting_down — goes to the next URL, twice
-// round the list; one whose answer was lost is repeated only for a GET or events that all
-// carry a dedupeKey.
+// round the list. Every POST, PUT and DELETE carries an X-Request-Id generated for it and
+// kept on every attempt, so one whose answer was lost (the connection broke after sending,
+// or 502 answer_lost) is repeated as well: the daemon applies it at most once and answers a
+// repeat with the first answer (docs/request-ids.md).
 //
 // Errors: the daemon's {"error": {"code", "message"}} becomes "statewatch: <message>" on
 // stderr and exit 1 (the same text a local run prints for the same bad input); a daemon
@@ -36,6 +38,9 @@ using net::HttpRequest;
 // The message of a daemon's error answer ({"error": {"message"}}), or "HTTP <status>:
 // <body>" when the body is not that envelope.
 std::string ErrorMessage(const HttpAnswer& a);
+
+// A fresh X-Request-Id: 32 random hex digits.
+std::string NewRequestId();
 
 // The remote form of each verb (see verb_table.cc).
 int RemoteRecord(Command& c);

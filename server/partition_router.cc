@@ -10,6 +10,7 @@
 
 #include "base/ascii.h"
 #include "engine/agent_partition.h"
+#include "net/error_envelope.h"
 #include "server/url.h"
 #include "statewatch/session_key.h"
 
@@ -50,16 +51,8 @@ void RelayHeaders(const net::HttpAnswer& from, net::ListenerAnswer* to) {
 // The cluster's 503 codes: the owner refused before anything landed (it is a standby, it is
 // switching, or it was fenced out / lost its lease).
 bool RefusedBeforeLanding(const net::HttpAnswer& answer) {
-  if (answer.status != 503) return false;
-  boost::system::error_code ec;
-  json::value v = json::parse(answer.body, ec);
-  if (ec || !v.is_object()) return false;
-  const json::value* error = v.as_object().if_contains("error");
-  const json::value* code =
-      error != nullptr && error->is_object() ? error->as_object().if_contains("code") : nullptr;
-  if (code == nullptr || !code->is_string()) return false;
-  const json::string& c = code->as_string();
-  return c == "standby" || c == "switching" || c == "partition_moved";
+  return answer.status == 503 &&
+         net::ClusterRefusedBeforeLanding(answer.status, net::ErrorCodeOf(answer.body));
 }
 
 // The partition of (key, agent) as the engine resolves it; nullopt with *why for a key it

@@ -8,6 +8,7 @@
 //
 // Every failure is a StatewatchError carrying the daemon's error code, its message (tool
 // refusals are byte-exact) and the HTTP status (0 when the daemon could not be reached).
+import { randomUUID } from "node:crypto";
 import { request as httpsRequest, Agent as HttpsAgent } from "node:https";
 import { reconnectingStream, type BackoffOptions, type TlsOptions } from "./stream.js";
 import type * as T from "./types.js";
@@ -41,9 +42,12 @@ export interface ClientOptions {
   /** Failing over between endpoints (defaults: 3 rounds over the list, 200 ms between
    * rounds). A request that did not land — the endpoint could not be reached, or answered
    * 503 standby / switching / partition_moved / unavailable / shutting_down — goes to the
-   * next endpoint. One whose answer was lost (the connection broke after sending, or 502
-   * answer_lost) is sent again only when that is safe: a GET, or events that all carry a
-   * dedupeKey; otherwise it fails with the error, the outcome unknown. */
+   * next endpoint. Every POST, PUT and DELETE carries an `X-Request-Id` (a random UUID, or
+   * the one given in RequestOptions.headers) that stays the same on every attempt, so one
+   * whose answer was lost (the connection broke after sending, or 502 answer_lost) is sent
+   * again too: the daemon applies a request at most once per id (15 minutes) and answers a
+   * repeat with the first answer. 409 request_in_progress (the first attempt still runs) is
+   * asked again after `waitMs`. */
   failover?: { rounds?: number; waitMs?: number };
   /** For https:// endpoints (`statewatch serve --tls-cert`): the CA (PEM) that the daemon's
    * certificate must be signed by, instead of Node's default trust store; used for the HTTP
@@ -183,12 +187,14 @@ function errorCode(error: unknown): string | undefined {
   return cause?.code ?? (error as { code?: string }).code;
 }
 
-// Whether sending `body` to `path` again cannot apply it twice.
-function safeToRepeat(method: string, path: string, body: unknown): boolean {
-  if (method === "GET") return true;
-  if (method !== "POST" || !path.startsWith("/v1/events")) return false;
-  const events = Array.isArray(body) ? body : [body];
-  return events.length > 0 && events.every((e) => typeof (e as { dedupeKey?: unknown })?.dedupeKey === "string");
+// The methods that change state: each request carries an X-Request-Id.
+function mutating(method: string): boolean {
+  return method !== "GET" && method !== "HEAD";
+}
+
+/** A fresh X-Request-Id (a random UUID). */
+export function newRequestId(): string {
+  return randomUUID();
 }
 
 export class StatewatchClient {
@@ -237,17 +243,29 @@ export class StatewatchClient {
    * endpoints, fails over between them (ClientOptions.failover). */
   async request<R>(method: string, path: string, body?: unknown, options: RequestOptions = {}): Promise<R> {
     const attempts = this.rounds * this.urls.length;
+    // One id for every attempt: the daemon applies the request at most once.
+    const given = Object.keys(options.headers ?? {}).some((h) => h.toLowerCase() === "x-request-id");
+    const once: RequestOptions = mutating(method) && !given
+      ? { ...options, headers: { ...options.headers, "X-Request-Id": newRequestId() } }
+      : options;
     let last: StatewatchError | undefined;
     for (let attempt = 0; attempt < attempts; attempt++) {
       if (attempt > 0 && attempt % this.urls.length === 0) await new Promise((r) => setTimeout(r, this.waitMs));
       const at = this.current;
       try {
-        return await this.requestOnce<R>(this.urls[at], method, path, body, options);
+        return await this.requestOnce<R>(this.urls[at], method, path, body, once);
       } catch (error) {
         if (!(error instanceof StatewatchError)) throw error;
         const notLanded = error.notLanded || (error.status === 503 && NOT_LANDED.has(error.code));
         const lost = error.code === "answer_lost" || (error.code === "network" && !error.notLanded);
-        if (!notLanded && !(lost && safeToRepeat(method, path, body))) throw error;
+        const running = error.status === 409 && error.code === "request_in_progress";
+        if (running) {
+          last = error;
+          await new Promise((r) => setTimeout(r, this.waitMs));
+          continue;  // the same endpoint: the first attempt runs at the partition's owner
+        }
+        // A lost answer goes again: a read is safe, a write carries its request id.
+        if (!notLanded && !lost) throw error;
         last = error;
         this.advance(at);
       }
