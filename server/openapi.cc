@@ -34,9 +34,15 @@ const char* ErrorDescription(int status) {
             "nor a serve --allow-host entry (misdirected_request); in cluster mode, a request "
             "addressing a session of another partition: a write, a read of that session or a "
             "session tool naming it (misdirected: the message names its partition)."},
-      {409, "Cluster mode: a takeover this node cannot make: it already owns the partition "
-            "(already_owner), the partition moved away (partition_moved), a takeover is under "
-            "way (switching), or it is no standby (not_standby)."},
+      {409, "A request with the X-Request-Id of one still running (request_in_progress: ask "
+            "again), or of one applied whose answer was lost when the daemon stopped "
+            "(request_answer_lost: not applied again). Cluster mode: a takeover this node "
+            "cannot make: it already owns the partition (already_owner), the partition moved "
+            "away (partition_moved), a takeover is under way (switching), or it is no standby "
+            "(not_standby)."},
+      {422, "The X-Request-Id was used in the last 15 minutes by another request (another "
+            "method, path, body, X-Agent-Id or X-Session-Key): request_id_reused; nothing "
+            "applied."},
       {426, "A WebSocket stream requested without an upgrade."},
       {500, "An internal error."},
       {503, "The engine refuses writes (after a failed durable write), a service is not "
@@ -117,7 +123,10 @@ json::object Operation(const RouteSpec& spec) {
     op["x-statewatch-cluster-only"] = true;
   }
   if (!description.empty()) op["description"] = description;
-  if (!spec.params.empty()) {
+  // Every mutating route dispatch runs through the X-Request-Id ledger
+  // (server/request_ledger.h); the cluster routes are answered before it.
+  const bool deduplicated = std::string_view(spec.method) != "GET" && !spec.cluster_only;
+  if (!spec.params.empty() || deduplicated) {
     json::array params;
     for (const RouteParam& p : spec.params) {
       params.push_back(json::object{{"name", p.name},
@@ -125,6 +134,19 @@ json::object Operation(const RouteSpec& spec) {
                                     {"required", p.required},
                                     {"description", p.description},
                                     {"schema", Parse(p.schema)}});
+    }
+    if (deduplicated) {
+      params.push_back(json::object{
+          {"name", "X-Request-Id"},
+          {"in", "header"},
+          {"required", false},
+          {"description",
+           "Makes a retry exactly-once: a request with this id is applied at most once in 15 "
+           "minutes, and a repeat (same method, path, body, X-Agent-Id and X-Session-Key) gets "
+           "the first answer with X-Statewatch-Replayed: true. 1 to 128 printable ASCII "
+           "characters (400 otherwise); another request under the same id is 422 "
+           "request_id_reused."},
+          {"schema", Parse(R"({"type":"string","minLength":1,"maxLength":128})")}});
     }
     op["parameters"] = std::move(params);
   }
@@ -154,6 +176,7 @@ json::object Operation(const RouteSpec& spec) {
   bool writes = std::string_view(spec.method) != "GET" &&
                 std::find(spec.errors.begin(), spec.errors.end(), 503) != spec.errors.end();
   if (writes) errors.push_back(507);
+  if (deduplicated) errors.insert(errors.end(), {400, 409, 422});
   std::sort(errors.begin(), errors.end());
   errors.erase(std::unique(errors.begin(), errors.end()), errors.end());
   for (int status : errors) responses[std::to_string(status)] = ErrorResponse(status);
