@@ -260,6 +260,23 @@ Result<EngineStats> EngineImpl::Stats() const {
   return s;
 }
 
+Result<EnginePulse> EngineImpl::Pulse() const {
+  EnginePulse p;
+  {
+    std::shared_lock lock(state_mu_);
+    p.last_sequence = meta_.last_sequence;
+    p.pending_notices = state_.pending_count();
+    p.notices_opened = counters_.notices_opened.load();
+    if (!sticky_error_.ok()) {
+      p.write_error = sticky_error_.message();
+    } else if (!space_error_.ok()) {
+      p.write_error = space_error_.message();
+    }
+  }
+  p.wakes_sent = wakes_.wakes_sent();
+  return p;
+}
+
 // ---- wakes ----------------------------------------------------------------------------------
 
 uint64_t EngineImpl::SubscribeWakes(WakeCallback callback, std::string watcher_key) {

@@ -159,6 +159,7 @@ class EngineImpl final : public Engine, public SideTableHost {
   Result<VerifyReport> Verify() override;
   Result<VerifyReport> Rebuild() override;
   Result<EngineStats> Stats() const override;
+  Result<EnginePulse> Pulse() const override;
   Status Backup(const std::string& dir) const override;  // engine/backup.cc
   Result<SessionStatusAt> StatusAt(const SessionName& session, std::optional<Sequence> as_of,
                                    Sequence after, int limit) const override;  // engine/as_of.cc

@@ -37,6 +37,16 @@ namespace engine {
 class SideTableHost;
 }  // namespace engine
 
+// The figures a frequent probe reads (the console's pulse, /healthz, /readyz), as Stats()
+// has them, without the storage properties and distributions that make Stats() costly.
+struct EnginePulse {
+  Sequence last_sequence = 0;
+  uint64_t pending_notices = 0;
+  uint64_t notices_opened = 0;  // since open
+  uint64_t wakes_sent = 0;      // since open
+  std::string write_error;      // empty while writes are accepted
+};
+
 class Engine {
  public:
   // Opens (or creates) the database at `path`. Fails with Busy when another process holds
@@ -150,6 +160,8 @@ class Engine {
   virtual Result<VerifyReport> Rebuild() = 0;
 
   virtual Result<EngineStats> Stats() const = 0;
+  // A few counters of Stats(), cheap enough to ask every second per open console tab.
+  virtual Result<EnginePulse> Pulse() const = 0;
 
   // Writes a consistent copy of the whole database (a RocksDB checkpoint: hard links where
   // `dir` is on the same file system, copies otherwise) into `dir`, which must not exist.

@@ -157,6 +157,7 @@ class ForeignEngine final : public Engine {
   Result<VerifyReport> Verify() override { return No(); }
   Result<VerifyReport> Rebuild() override { return No(); }
   Result<EngineStats> Stats() const override { return No(); }
+  Result<EnginePulse> Pulse() const override { return No(); }
   Status Backup(const std::string&) const override { return No(); }
   Status ForEachEvent(const std::function<Status(const statewatch::Event&)>&) const override {
     return No();

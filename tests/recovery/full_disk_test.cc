@@ -96,6 +96,9 @@ TEST_F(FullDiskTest, InjectedNoSpaceIsRetryableAndLosesNothing) {
     ASSERT_OK(stats);
     EXPECT_NE(stats->write_error.find("no space left on device"), std::string::npos)
         << stats->write_error;
+    auto pulse = engine.Pulse();  // what /healthz, /readyz and the console read
+    ASSERT_OK(pulse);
+    EXPECT_EQ(pulse->write_error, stats->write_error);
     ExpectAcknowledged(engine, acked);  // reads keep working
     faults_->Heal();                    // space is freed: no reopen needed
     for (int i = 25; i < 30; ++i) {
@@ -104,6 +107,7 @@ TEST_F(FullDiskTest, InjectedNoSpaceIsRetryableAndLosesNothing) {
       acked.push_back(*r);
     }
     EXPECT_TRUE(engine.Stats()->write_error.empty());
+    EXPECT_TRUE(engine.Pulse()->write_error.empty());
     ExpectAcknowledged(engine, acked);
   }
   auto e = Open();

@@ -118,6 +118,14 @@ inline void CompareTotals(const Engine& engine, const ReferenceModel& model, Dif
   d.Expect("sessions with a head", stats->sessions, model.head_count());
   d.Expect("cursors", stats->cursors, model.cursor_count());
   d.Expect("pending notices", stats->pending_notices, model.pending_count());
+  // Pulse() is Stats()'s cheap subset: the same figures.
+  auto pulse = engine.Pulse();
+  if (!pulse.ok()) return d.Add("Pulse", pulse.status().ToString(), "OK");
+  d.Expect("pulse: last sequence", pulse->last_sequence, stats->last_sequence);
+  d.Expect("pulse: pending notices", pulse->pending_notices, stats->pending_notices);
+  d.Expect("pulse: notices opened", pulse->notices_opened, stats->notices_opened);
+  d.Expect("pulse: wakes sent", pulse->wakes_sent, stats->wakes_sent);
+  d.Expect("pulse: write error", pulse->write_error, stats->write_error);
 }
 
 // The whole observable state of the universe.
