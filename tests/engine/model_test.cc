@@ -20,6 +20,7 @@
 #include "engine/model/ops.h"
 #include "engine/model/scratch_dir.h"
 #include "engine/model/state_check.h"
+#include "engine/random_run_config.h"
 #include "engine/reference_model.h"
 #include "statewatch/engine.h"
 #include "status_matchers.h"
@@ -61,23 +62,11 @@ struct Coverage {
 class ModelRun {
  public:
   ModelRun(uint64_t seed, int steps) : seed_(seed), steps_(steps), config_rng_(seed) {
-    static const int64_t kRetentions[] = {6 * kHourMs, 2 * kDayMs, 30 * kDayMs};
-    static const uint64_t kMaxRows[] = {25, 40, 60};
-    static const uint64_t kCheckpoints[] = {8, 64, 100000};
-    options_.retention_ms = kRetentions[config_rng_() % 3];
-    options_.max_rows = kMaxRows[config_rng_() % 3];
-    options_.checkpoint_min_records = kCheckpoints[config_rng_() % 3];
-    options_.prune_interval_ms = int64_t{1} << 60;  // pruning only when asked (or at open)
-    options_.durability = Durability::kBuffered;
-    options_.clock = clock_;
-    ModelOptions mo;
-    mo.retention_ms = options_.retention_ms;
-    mo.max_rows = options_.max_rows;
-    model_ = ReferenceModel(mo);
-    OpMix mix;
-    mix.retention_ms = options_.retention_ms;
-    gen_ =
-        std::make_unique<OpGenerator>(seed ^ 0x9e3779b97f4a7c15ULL, Universe::Small(), mix, kStart);
+    RandomRunConfig config =
+        DrawRunConfig(config_rng_, clock_, seed ^ 0x9e3779b97f4a7c15ULL, kStart);
+    options_ = config.options;
+    model_ = ReferenceModel(config.model);
+    gen_ = std::move(config.generator);
     reopen_every_ = 250 + static_cast<int>(config_rng_() % 250);
   }
   ~ModelRun() {
@@ -86,10 +75,7 @@ class ModelRun {
   }
 
   std::string Config() const {
-    return "seed=" + std::to_string(seed_) + " steps=" + std::to_string(steps_) +
-           " retention_ms=" + std::to_string(options_.retention_ms) +
-           " max_rows=" + std::to_string(options_.max_rows) +
-           " checkpoint_min_records=" + std::to_string(options_.checkpoint_min_records) +
+    return DescribeRunConfig(seed_, steps_, options_) +
            " reopen_every=" + std::to_string(reopen_every_);
   }
 

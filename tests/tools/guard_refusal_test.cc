@@ -44,15 +44,11 @@ class GuardRefusalTest : public MessagingTest {
   Result<tools::ToolAnswer> Send(const std::string& from, const std::string& to,
                                  const std::string& message, int timeout_seconds = 0) {
     json::object p{{"sessionKey", to}, {"message", message}, {"timeoutSeconds", timeout_seconds}};
-    return messaging_->CallTool("sessions_send", Name(from), p, {}, tools::AnswerForm::kObject,
-                                kTrace);
+    return CallTraced("sessions_send", from, json::serialize(p), kTrace);
   }
   std::vector<Event> Refusals(const std::string& key) {
-    auto page = engine_->ChangesSince(Name(key), 0);
-    EXPECT_OK(page);
     std::vector<Event> out;
-    if (!page.ok()) return out;
-    for (Event& e : page->events) {
+    for (Event& e : Journal(key)) {
       if (e.kind == "guard_refused") out.push_back(std::move(e));
     }
     return out;

@@ -124,6 +124,12 @@ class MessagingTest : public ToolsTest {
     EXPECT_OK(a) << tool;
     return a.ok() ? *a : tools::ToolAnswer{};
   }
+  // A tool call carrying the caller's W3C traceparent, its result as it is (a refusal too).
+  Result<tools::ToolAnswer> CallTraced(const std::string& tool, const std::string& caller,
+                                       std::string_view params, std::string_view traceparent) {
+    return messaging_->CallTool(tool, Name(caller), Params(params), {}, tools::AnswerForm::kObject,
+                                traceparent);
+  }
   Status CallError(const std::string& tool, const std::string& caller, std::string_view params) {
     auto a = messaging_->CallTool(tool, Name(caller), Params(params));
     EXPECT_FALSE(a.ok()) << tool << " unexpectedly answered " << boost::json::serialize(a->result);

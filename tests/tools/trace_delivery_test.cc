@@ -25,16 +25,6 @@ class TraceDeliveryTest : public MessagingTest {
     Register(kMain);
     Register(kPeer);
   }
-  Result<tools::ToolAnswer> CallTraced(const std::string& tool, const std::string& caller,
-                                       std::string_view params, std::string_view traceparent) {
-    return messaging_->CallTool(tool, Name(caller), Params(params), {}, tools::AnswerForm::kObject,
-                                traceparent);
-  }
-  std::vector<Event> Journal(const std::string& key) {
-    auto page = engine_->ChangesSince(Name(key), 0);
-    EXPECT_OK(page);
-    return page.ok() ? page->events : std::vector<Event>{};
-  }
 };
 
 TEST_F(TraceDeliveryTest, SendCarriesTheTraceIntoTheMessageAndEveryTurn) {
