@@ -127,9 +127,10 @@ ApiResponse RequestLedger::Run(const ApiRequest& request, const Handler& handle)
 void RequestLedger::Finish(const std::string& id, const std::shared_ptr<RequestSeal>& seal,
                            const ApiResponse& answer) {
   ArmRequestSeal disarmed(nullptr);  // a parked answer may come while the handler still runs
-  const bool ok = answer.status >= 200 && answer.status <= 299;
-  // A request that applied nothing and was refused may come again under the same id.
-  if ((seal->sealed() || ok) && answer.events == nullptr) {
+  // Only a request that applied something through a commit group keeps a record: a read
+  // through POST (versions) costs no write and is answered afresh, a refusal that changed
+  // nothing may come again under the same id.
+  if (seal->sealed() && answer.events == nullptr) {
     RequestRecord r;
     r.digest = seal->digest();
     r.created_at_ms = seal->sealed_at_ms();

@@ -14,8 +14,10 @@
 //   - again while the first is still running here: 409 request_in_progress (Retry-After: 1);
 //   - again after the first was applied but its answer lost (the daemon stopped between the
 //     two writes): 409 request_answer_lost, nothing applied.
-// Only answers of requests that applied something, and 2xx answers, are recorded: a refused
-// request (400, 404, 503 …) that changed nothing may be sent again under the same id.
+// Only requests that applied something through a commit group (their seal was written) keep
+// a record: a request that changed nothing — a refusal (400, 404, 503 …), a read through POST
+// (versions), or an operation outside the commit groups (backup, rebuild, the test clock) —
+// is run again when it comes again.
 // Expired records are removed by Run itself, at most once a minute of the engine clock.
 //
 // Thread-safe.

@@ -1,7 +1,7 @@
 // X-Request-Id deduplication (server/request_ledger.h) through Api::Handle over a real
 // engine on a manual clock: a repeat gets the first answer and applies nothing; another
 // request under the same id is 422; a malformed id is 400; a refused request may be sent
-// again; the window is 15 minutes; the record survives a reopen; a request applied whose
+// again, and one that applied nothing keeps no record; the window is 15 minutes; the record survives a reopen; a request applied whose
 // answer was lost is 409; a duplicate while the first runs is 409 request_in_progress.
 #include <gtest/gtest.h>
 
@@ -132,6 +132,21 @@ TEST_F(RequestIdTest, ARefusedRequestMayBeSentAgainUnderItsId) {
   auto fixed = Send("POST", "/v1/events", kEvent, "r-1");
   EXPECT_EQ(fixed.status, 200) << fixed.body;
   EXPECT_EQ(Events("agent:main:a"), 1u);
+}
+
+TEST_F(RequestIdTest, ARequestThatAppliedNothingKeepsNoRecord) {
+  // A read through POST: answered afresh each time, and no write for it.
+  const std::string versions = R"({"sessions":["agent:main:a"]})";
+  auto before = Send("POST", "/v1/versions", versions, "v-1");
+  ASSERT_EQ(before.status, 200) << before.body;
+  ASSERT_EQ(Send("POST", "/v1/events", kEvent, "e-1").status, 200);
+  auto after = Send("POST", "/v1/versions", versions, "v-1");
+  EXPECT_EQ(after.status, 200);
+  EXPECT_FALSE(Replayed(after));
+  EXPECT_NE(after.body, before.body) << "the version moved with the event";
+  auto n = RequestIds(*engine_).Count();
+  ASSERT_OK(n);
+  EXPECT_EQ(*n, 1u) << "only the event's request";
 }
 
 TEST_F(RequestIdTest, TheRecordLastsFifteenMinutesAndIsThenSwept) {
