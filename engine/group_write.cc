@@ -1,7 +1,24 @@
 #include "engine/group_write.h"
 
+#include <cstdio>
+#include <cstdlib>
+#include <typeinfo>
+
+#include "statewatch/engine.h"
 
 namespace statewatch::engine {
+
+SideTableHost& SideTableHostOf(const Engine& engine, const char* table) {
+  SideTableHost* host = engine.side_table_host();
+  if (host == nullptr) {
+    // Misuse is a programming error: a clear stop (as a failed assert would, in every build
+    // type) instead of undefined behaviour through a wrong object.
+    std::fprintf(stderr, "statewatch: %s needs an Engine made by Engine::Open; got another Engine "
+                 "subclass (%s)\n", table, typeid(engine).name());
+    std::abort();
+  }
+  return *host;
+}
 
 Result<std::optional<std::string>> GroupWrite::Get(storage::Family family,
                                                    std::string_view key) const {

@@ -5,9 +5,6 @@
 #include "statewatch/session_tables.h"
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
-#include <typeinfo>
 
 #include "engine/event_validation.h"
 #include "engine/group_write.h"
@@ -24,28 +21,11 @@ using storage::Family;
 
 // ---- the handles ----------------------------------------------------------------------------
 
-namespace {
-
-// Misuse is a programming error, not a runtime condition: a clear stop (as a failed assert
-// would, in every build type) instead of undefined behaviour through a wrong object.
-engine::SideTableHost* HostOrAbort(engine::SideTableHost* host, const Engine& engine) {
-  if (host == nullptr) {
-    std::fprintf(stderr,
-                 "statewatch: SessionTables needs an Engine made by Engine::Open; got another "
-                 "Engine subclass (%s)\n",
-                 typeid(engine).name());
-    std::abort();
-  }
-  return host;
-}
-
-}  // namespace
-
 SessionTablesView::SessionTablesView(const Engine& engine)
-    : host_(HostOrAbort(engine.side_table_host(), engine)) {}
+    : host_(&engine::SideTableHostOf(engine, "SessionTables")) {}
 
 SessionTables::SessionTables(Engine& engine)
-    : SessionTablesView(engine), host_(HostOrAbort(engine.side_table_host(), engine)) {}
+    : SessionTablesView(engine), host_(&engine::SideTableHostOf(engine, "SessionTables")) {}
 
 // ---- cluster mode ---------------------------------------------------------------------------
 

@@ -2,11 +2,8 @@
 // written through the commit-group hook (engine/group_write.h) like the session tables.
 #include "statewatch/webhook_tables.h"
 
-#include <cstdio>
-#include <cstdlib>
 #include <functional>
 #include <string>
-#include <typeinfo>
 
 #include "engine/flatbuffer_values.h"
 #include "engine/group_write.h"
@@ -131,19 +128,6 @@ std::string Be64(uint64_t v) {
   return s;
 }
 
-engine::SideTableHost* HostOrAbort(Engine& engine) {
-  // EngineImpl is both an Engine and the side tables' host: a cross-cast finds it.
-  auto* host = dynamic_cast<engine::SideTableHost*>(&engine);
-  if (host == nullptr) {
-    std::fprintf(stderr,
-                 "statewatch: WebhookTables needs an Engine made by Engine::Open; got another "
-                 "Engine subclass (%s)\n",
-                 typeid(engine).name());
-    std::abort();
-  }
-  return host;
-}
-
 Result<std::vector<WebhookDelivery>> ListRows(const storage::Store& store, char tag) {
   std::vector<WebhookDelivery> out;
   auto it = store.NewIterator(Family::kWebhooks, std::string(1, tag), std::string(1, tag + 1));
@@ -158,7 +142,8 @@ Result<std::vector<WebhookDelivery>> ListRows(const storage::Store& store, char 
 
 }  // namespace
 
-WebhookTables::WebhookTables(Engine& engine) : host_(HostOrAbort(engine)) {}
+WebhookTables::WebhookTables(Engine& engine)
+    : host_(&engine::SideTableHostOf(engine, "WebhookTables")) {}
 
 // ---- registrations ------------------------------------------------------------------------
 

@@ -33,8 +33,15 @@
 
 namespace statewatch {
 
+class Engine;
+
 namespace engine {
 class SideTableHost;
+// The side tables' way in (the commit-group hook and the store, engine/group_write.h), given
+// to each table once, when it is made. The engine Engine::Open makes is its own host; for any
+// other Engine subclass this stops the process with a message naming `table` (a programming
+// error, not a run-time condition). Defined in engine/group_write.cc.
+SideTableHost& SideTableHostOf(const Engine& engine, const char* table);
 }  // namespace engine
 
 // The figures a frequent probe reads (the console's pulse, /healthz, /readyz), as Stats()
@@ -207,11 +214,8 @@ class Engine {
   Engine() = default;
 
  private:
-  friend class SessionTablesView;
-  friend class SessionTables;
-  // The side tables' way in (the commit-group hook and the store, engine/group_write.h):
-  // the engine Open makes returns itself; any other subclass returns nullptr, and a
-  // SessionTables handle over it stops with a message.
+  friend engine::SideTableHost& engine::SideTableHostOf(const Engine& engine, const char* table);
+  // The engine Open makes returns itself; any other subclass returns nullptr.
   virtual engine::SideTableHost* side_table_host() const { return nullptr; }
 };
 
