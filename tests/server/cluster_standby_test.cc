@@ -171,6 +171,31 @@ TEST_F(ClusterStandbyTest, LiveTakeoverServesWritesAndFencesTheOldOwnerOut) {
   EXPECT_TRUE(now_owner.Get("/v1/verify").json().at("ok").as_bool());
 }
 
+// X-Request-Id records travel in the partition's log: a retry of a request the old owner
+// applied is answered by the new owner from the record, and applied nothing again
+// (docs/request-ids.md).
+TEST_F(ClusterStandbyTest, ARetryAfterATakeoverGetsTheFirstAnswer) {
+  const Headers id{{"X-Request-Id", "failover-1"}};
+  HttpResult first = owner_http_->Post("/v1/events", HumanMessage("agent:main:a"), id);
+  ASSERT_EQ(first.status, 200) << first.body;
+  ASSERT_TRUE(WaitFor([&] { return StandbyCaughtUp(); }));
+  ASSERT_EQ(standby_http_->Post("/v1/cluster/takeover", json::object{{"partition", 0}}).status,
+            200);
+  ASSERT_TRUE(WaitFor([&] { return standby_->owner() != nullptr; }));
+  HttpClient now_owner(standby_->port());
+
+  HttpResult retry = now_owner.Post("/v1/events", HumanMessage("agent:main:a"), id);
+  EXPECT_EQ(retry.status, 200) << retry.body;
+  EXPECT_EQ(retry.body, first.body);
+  EXPECT_EQ(retry.headers["x-statewatch-replayed"], "true");
+  HttpResult reused = now_owner.Post("/v1/events", HumanMessage("agent:main:b"), id);
+  EXPECT_EQ(reused.status, 422) << reused.body;
+  EXPECT_EQ(reused.error_code(), "request_id_reused");
+  HttpResult exported = now_owner.Get("/v1/export");
+  ASSERT_EQ(exported.status, 200);
+  EXPECT_EQ(std::count(exported.body.begin(), exported.body.end(), '\n'), 1) << exported.body;
+}
+
 TEST_F(ClusterStandbyTest, BadTakeoverRequestsChangeNothing) {
   HttpResult wrong = standby_http_->Post("/v1/cluster/takeover", json::object{{"partition", 3}});
   EXPECT_EQ(wrong.status, 400);
