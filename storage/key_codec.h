@@ -32,6 +32,9 @@
 //   webhooks       'O' watcher 0x00 agent 0x00 target 0x00      WebhookDelivery (outbox)
 //                  since:u64
 //   webhooks       'X' (as 'O')                                 WebhookDelivery (dead letter)
+//   webhooks       'Q' mail-key bytes                           Mail (schema/session_mail.fbs):
+//                                                               a session mail's outbox row
+//   webhooks       'K' mail-key bytes                           MailMark: the mail was applied
 //
 // A session ref is a 64-bit id interned once per (agentId, sessionKey), never reused.
 // Cursor keys lead with the target: a notifying event writes the cursors of one target, and
@@ -69,6 +72,8 @@ inline constexpr char kWebhookTag = 'W';
 inline constexpr char kWebhookMarkTag = 'E';
 inline constexpr char kOutboxTag = 'O';
 inline constexpr char kDeadLetterTag = 'X';
+inline constexpr char kSessionMailTag = 'Q';      // include/statewatch/session_mail.h
+inline constexpr char kSessionMailMarkTag = 'K';
 
 void PutFixed64BE(std::string* dst, uint64_t v);
 uint64_t DecodeFixed64BE(const char* p);

@@ -10,6 +10,7 @@
 #include "base/hex.h"
 #include "base/trace_context.h"
 #include "codecs/json_fields.h"
+#include "engine/agent_partition.h"
 #include "statewatch/session_key.h"
 #include "statewatch/session_tables.h"
 #include "tools/session_history.h"
@@ -194,9 +195,17 @@ std::mutex& SessionMessaging::StripeOf(std::string_view key) const {
 }
 
 void SessionMessaging::Publish(const std::vector<Delivery>& deliveries) const {
-  auto policy = Policy();  // on_delivery never changes; the snapshot keeps it alive
-  if (!policy->on_delivery) return;
-  for (const Delivery& d : deliveries) policy->on_delivery(d);
+  auto policy = Policy();  // on_delivery and on_mail never change; the snapshot keeps them
+  bool mail = false;
+  for (const Delivery& d : deliveries) {
+    // A delivery without an id is session mail: its destination publishes it once applied.
+    if (d.id == 0) {
+      mail = true;
+    } else if (policy->on_delivery) {
+      policy->on_delivery(d);
+    }
+  }
+  if (mail && policy->on_mail) policy->on_mail();
 }
 
 Status SessionMessaging::StoreRun(const RunRecord& run) {
@@ -237,26 +246,94 @@ Status SessionMessaging::RefuseByGuard(const GuardRefusal& refusal, const char* 
   return Status::ResourceExhausted(refusal.message);
 }
 
-// The transcript first, then the delivery: a gateway that takes the delivery and reads the
-// session's history already finds the message there, marked with where it came from.
-Result<Delivery> SessionMessaging::Enqueue(Delivery delivery) {
-  delivery.created_at_ms = engine_->clock().NowMs();
-  if (delivery.source_channel.empty() && !delivery.source_session_key.empty()) {
-    auto source = ResolveSession(delivery.source_session_key, "", delivery.agent_id);
-    if (source.ok()) delivery.source_channel = ChannelOf(*source);
+TranscriptMessage SessionMessaging::PrepareDelivery(Delivery* delivery) const {
+  delivery->created_at_ms = engine_->clock().NowMs();
+  if (delivery->source_channel.empty() && !delivery->source_session_key.empty()) {
+    auto source = ResolveSession(delivery->source_session_key, "", delivery->agent_id);
+    if (source.ok()) delivery->source_channel = ChannelOf(*source);
   }
   TranscriptMessage m;
   m.role = "user";
-  m.content_json = json::serialize(json::value(delivery.text));
-  m.timestamp_ms = delivery.created_at_ms;
-  m.provenance = MessageProvenance{"inter_session", delivery.source_session_key,
-                                   delivery.source_tool, delivery.source_channel, delivery.run_id};
+  m.content_json = json::serialize(json::value(delivery->text));
+  m.timestamp_ms = delivery->created_at_ms;
+  m.provenance = MessageProvenance{"inter_session", delivery->source_session_key,
+                                   delivery->source_tool, delivery->source_channel,
+                                   delivery->run_id};
+  return m;
+}
+
+// The transcript first, then the delivery: a gateway that takes the delivery and reads the
+// session's history already finds the message there, marked with where it came from.
+Result<Delivery> SessionMessaging::Enqueue(Delivery delivery) {
+  TranscriptMessage m = PrepareDelivery(&delivery);
   SW_RETURN_IF_ERROR(SessionTables(*engine_).AppendTranscript(
       SessionName{delivery.agent_id, delivery.session_key}, {std::move(m)}));
   auto id = SessionTables(*engine_).EnqueueDelivery(delivery);
   if (!id.ok()) return id.status();
   delivery.id = *id;
   return delivery;
+}
+
+// ---- cluster mode: session mail --------------------------------------------------------------
+
+Result<std::optional<uint32_t>> SessionMessaging::RemotePartition(
+    const SessionName& session) const {
+  Status owned = SessionTablesView(*engine_).CheckOwned(session);
+  if (owned.ok()) return std::optional<uint32_t>();
+  auto policy = Policy();
+  if (owned.code() != Status::Code::kMisdirected || !policy->cross_partition ||
+      policy->partitions <= 1) {
+    return owned;
+  }
+  auto name = ResolveSession(session.session_key, session.agent_id);
+  if (!name.ok()) return name.status();
+  return std::optional<uint32_t>(engine::PartitionOfAgent(name->agent_id, policy->partitions));
+}
+
+Status SessionMessaging::PostMail(Delivery delivery, uint32_t partition, const std::string& step,
+                                  const std::string& watcher, const RunRecord* run) {
+  (void)PrepareDelivery(&delivery);  // the time and source channel, known only here
+  SessionMail mail;
+  mail.key = delivery.run_id + ":" + step;
+  mail.partition = partition;
+  mail.delivery = std::move(delivery);
+  mail.watcher = watcher;
+  SW_RETURN_IF_ERROR(SessionMailTables(*engine_).Post(mail, run));
+  if (run != nullptr) guards_->TrackRun(*run);
+  return Status::OK();
+}
+
+Result<bool> SessionMessaging::ApplyMail(const SessionMail& mail) {
+  return Guarded("session mail", [&]() -> Result<bool> {
+    SessionName to{mail.delivery.agent_id, mail.delivery.session_key};
+    SW_RETURN_IF_ERROR(SessionTablesView(*engine_).CheckOwned(to));
+    SessionMailTables tables(*engine_);
+    std::lock_guard lock(StripeOf(mail.key));  // one apply of a key at a time
+    auto applied = tables.Applied(mail.key);
+    if (!applied.ok()) return applied.status();
+    if (*applied) return false;
+    // The watch first: setting it again after a lost acknowledgement changes nothing, and
+    // it is in place before the gateway can see the message.
+    if (!mail.watcher.empty()) {
+      auto watched = engine_->Watch(mail.watcher, to);
+      if (!watched.ok() && watched.status().code() != Status::Code::kInvalidArgument) {
+        return watched.status();
+      }
+    }
+    // The message as the home partition rendered it (time, source channel, provenance).
+    TranscriptMessage m;
+    m.role = "user";
+    m.content_json = json::serialize(json::value(mail.delivery.text));
+    m.timestamp_ms = mail.delivery.created_at_ms;
+    m.provenance = MessageProvenance{"inter_session", mail.delivery.source_session_key,
+                                     mail.delivery.source_tool, mail.delivery.source_channel,
+                                     mail.delivery.run_id};
+    auto d = tables.Apply(mail, std::move(m));
+    if (!d.ok()) return d.status();
+    if (!*d) return false;
+    Publish({**d});
+    return true;
+  });
 }
 
 std::string SessionMessaging::ChannelOf(const SessionName& session) const {

@@ -65,6 +65,7 @@
 #include <vector>
 
 #include "statewatch/engine.h"
+#include "statewatch/session_mail.h"
 #include "statewatch/status.h"
 #include "statewatch/session_records.h"
 #include "statewatch/types.h"
@@ -114,6 +115,18 @@ struct MessagingOptions {
   // Called with every delivery once it is durable (from the thread that enqueued it, with
   // no lock held). The daemon pushes it to the connected feeds. May be empty.
   std::function<void(const Delivery&)> on_delivery;
+
+  // Cluster mode (docs/cluster.md §15.8). false: a sessions_send naming a session of another
+  // partition is Misdirected, as on a stage-1 slot. true: it is sent as session mail — the
+  // run stays here, the message goes to this partition's outbox (SessionMailTables) in the
+  // run's commit group, and a forwarder (tools/session_mail_forwarder.h) carries it to the
+  // destination's owner, which applies it with ApplyMail. Replies come back as POST
+  // /v1/runs/{runId}/reply, which a node routes to the partition holding the run.
+  bool cross_partition = false;
+  // The cluster's partition count P (EngineOptions::partitions), to address the mail.
+  uint32_t partitions = 1;
+  // Called (no lock held) after a mail was written to the outbox: wakes the forwarder.
+  std::function<void()> on_mail;
 };
 
 // InvalidArgument naming the setting and the value, e.g.
@@ -267,6 +280,15 @@ class SessionMessaging {
   // Forgets the on_complete of a pending call (its HTTP client went away). The run goes on.
   void Abandon(const std::string& run_id);
 
+  // ---- cluster mode: session mail (docs/cluster.md §15.8) ---------------------------------
+
+  // The destination's side of a mail another partition's forwarder carried here: appends
+  // the message to the session's transcript and enqueues its delivery once (the mail's key
+  // is the dedupe key: a mail applied before is acknowledged again and changes nothing), and
+  // with a watcher first watches the session for it. Publishes the delivery. Returns whether
+  // this call applied it. Misdirected when this partition does not hold the session.
+  Result<bool> ApplyMail(const SessionMail& mail);
+
   // ---- the guards --------------------------------------------------------------------------
 
   // The loop and cost guards every sessions_send and sessions_spawn passes first. A refusal
@@ -292,6 +314,16 @@ class SessionMessaging {
   // Appends the delivery to the receiving session's transcript (with its provenance), then
   // makes it durable on the feed.
   Result<Delivery> Enqueue(Delivery delivery);
+  // The transcript message a delivery leaves in its receiving session (its provenance);
+  // fills in the delivery's time and source channel first.
+  TranscriptMessage PrepareDelivery(Delivery* delivery) const;
+  // Cluster mode: the partition of `session` when cross-partition mail is on and another
+  // partition holds it; nullopt when this one does (or mail is off).
+  Result<std::optional<uint32_t>> RemotePartition(const SessionName& session) const;
+  // Writes a mail for `delivery` (to another partition's session) keyed `<runId>:<step>`,
+  // with `run` in the same group when not null, and wakes the forwarder.
+  Status PostMail(Delivery delivery, uint32_t partition, const std::string& step,
+                  const std::string& watcher, const RunRecord* run);
   void SetDeadline(const std::string& run_id, int64_t deadline_ms);  // 0 clears
   CallCompletion TakeCompletion(const std::string& run_id);
   void Deliver(RunUpdate update, std::vector<RunUpdate>* out);

@@ -158,10 +158,27 @@ Result<ToolAnswer> SessionMessaging::Send(const SessionName& caller, const json:
     if (p->session_key && ThreadParentKey(*p->session_key)) {
       return Status::InvalidArgument(kThreadSendRefusal);
     }
-    auto target = SendTarget(*engine_, caller, *p);
+    // Cluster mode: a full key of another partition's session is taken as it is — only the
+    // destination could say whether the session exists (docs/cluster.md §15.8).
+    Result<SessionName> target = Status::NotFound("no target");
+    std::optional<SessionName> remote_key;
+    if (p->session_key) {
+      auto name = ResolveSession(Trim(*p->session_key), "", caller.agent_id);
+      if (name.ok()) {
+        auto where = RemotePartition(*name);
+        if (where.ok() && *where) remote_key = *name;
+      }
+    }
+    if (remote_key) {
+      target = *remote_key;
+    } else {
+      target = SendTarget(*engine_, caller, *p);
+    }
     if (!target.ok()) return target.status();
-    // Cluster mode: another partition's session (by key, label or agentId) is sent to there.
-    SW_RETURN_IF_ERROR(SessionTablesView(*engine_).CheckOwned(*target));
+    // Cluster mode: another partition's session (by key, label or agentId) is Misdirected,
+    // unless cross-partition mail is on (docs/cluster.md §15.8): Dispatch finds it again.
+    auto remote = RemotePartition(*target);
+    if (!remote.ok()) return remote.status();
     if (ThreadParentKey(target->session_key)) return Status::InvalidArgument(kThreadSendRefusal);
     auto policy = Policy();
     Status access =
@@ -205,8 +222,34 @@ Result<ToolAnswer> SessionMessaging::Dispatch(const SessionName& caller, const S
   run.send = state;
   run.traceparent = CallerTrace(traceparent);
 
+  auto remote = RemotePartition(target);
+  if (!remote.ok()) return remote.status();
   std::vector<Delivery> sent;
-  {
+  if (*remote) {
+    // Cluster mode (docs/cluster.md §15.8): the run here, the message (and the watch) as
+    // mail to the target's partition — one group, so a run never exists without its mail.
+    std::lock_guard lock(StripeOf(run.run_id));
+    if (watch) {
+      state.watched = true;  // set by the destination when the message lands, exactly once
+      run.send = state;
+    }
+    if (state.deadline_ms > 0) {
+      SetDeadline(run.run_id, state.deadline_ms);
+      if (on_complete) {
+        std::lock_guard waits(waits_mu_);
+        completions_[run.run_id] = std::move(on_complete);
+      }
+    }
+    Status posted = PostMail(MakeDelivery(target, "message", run.run_id, message,
+                                          caller.session_key, "sessions_send", run.traceparent),
+                             **remote, "m", watch ? caller.session_key : std::string(), &run);
+    if (!posted.ok()) {
+      SetDeadline(run.run_id, 0);
+      (void)TakeCompletion(run.run_id);
+      return posted;
+    }
+    sent.emplace_back();  // id 0: wakes the forwarder (Publish)
+  } else {
     // The run and the wait exist before the delivery does: a reply can only name a run the
     // gateway saw, and it may arrive (on another thread) before this returns.
     std::lock_guard lock(StripeOf(run.run_id));
@@ -283,15 +326,29 @@ Result<RunUpdate> SessionMessaging::ApplyReply(RunRecord run, std::string_view t
   s.deadline_ms = forward ? now + TurnTimeoutMs(s) : 0;
   if (s.phase == Phase::kDone) run.ended_at_ms = now;
   run.send = s;
-  SW_RETURN_IF_ERROR(StoreRun(run));
+  // The awaited side gets the other side's words, as inter-session data.
+  const SessionName& to = s.next_is_requester ? run.requester : run.target;
+  const SessionName& from = s.next_is_requester ? run.target : run.requester;
+  std::optional<uint32_t> remote;
   if (forward) {
-    // The awaited side gets the other side's words, as inter-session data.
-    const SessionName& to = s.next_is_requester ? run.requester : run.target;
-    const SessionName& from = s.next_is_requester ? run.target : run.requester;
-    auto d = Enqueue(MakeDelivery(to, "message", run.run_id, std::string(text), from.session_key,
-                                  "sessions_send", run.traceparent));
-    if (!d.ok()) return d.status();
-    u.deliveries.push_back(*d);
+    auto p = RemotePartition(to);
+    if (!p.ok()) return p.status();
+    remote = *p;
+  }
+  if (remote) {
+    // Cluster mode: the turn goes as mail to the other partition, in the run's group.
+    Delivery d = MakeDelivery(to, "message", run.run_id, std::string(text), from.session_key,
+                              "sessions_send", run.traceparent);
+    SW_RETURN_IF_ERROR(PostMail(d, *remote, "t" + std::to_string(s.turn), "", &run));
+    u.deliveries.push_back(std::move(d));  // id 0: mail (Publish wakes the forwarder)
+  } else {
+    SW_RETURN_IF_ERROR(StoreRun(run));
+    if (forward) {
+      auto d = Enqueue(MakeDelivery(to, "message", run.run_id, std::string(text),
+                                    from.session_key, "sessions_send", run.traceparent));
+      if (!d.ok()) return d.status();
+      u.deliveries.push_back(*d);
+    }
   }
   SetDeadline(run.run_id, s.deadline_ms);
   u.applied = true;
