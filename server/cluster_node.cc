@@ -76,6 +76,16 @@ Result<std::unique_ptr<ClusterNode>> ClusterNode::Start(ClusterNodeOptions optio
     return net::HttpRequest(url, method, target, body, call);
   };
   ro.sleep = [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); };
+  WatcherCoordinatorOptions wo;
+  wo.partitions = ro.partitions;
+  wo.owner = ro.owner;
+  wo.send = ro.send;
+  wo.sleep = ro.sleep;
+  wo.token = n->options_.server.token;
+  n->watchers_ = std::make_unique<WatcherCoordinator>(std::move(wo));
+  ro.watcher_partitions = [raw](const std::string& watcher) {
+    return raw->watchers_->NoticePartitions(watcher);
+  };
   n->router_ = std::make_unique<PartitionRouter>(std::move(ro));
   net::ListenerLimits limits;
   limits.max_connections = 256;
@@ -107,6 +117,19 @@ Result<std::unique_ptr<ClusterNode>> ClusterNode::Start(ClusterNodeOptions optio
                n->url_, n->keeper_->lease(), n->options_.partitions);
   n->reconciler_ = std::thread([raw] { raw->ReconcileLoop(); });
   n->controller_thread_ = std::thread([raw] { raw->ControllerLoop(); });
+  n->sagas_thread_ = std::thread([raw] {
+    while (!raw->stop_) {
+      {
+        std::unique_lock lock(raw->wait_mu_);
+        raw->wake_.wait_for(lock, std::chrono::seconds(1), [raw] { return raw->stop_.load(); });
+      }
+      if (raw->stop_) break;
+      raw->watchers_->ResumeOnce([raw](uint32_t p) {
+        auto owner = raw->OwnerOf(p, false);
+        return owner && owner->node == raw->options_.node_id;
+      });
+    }
+  });
   return n;
 }
 
@@ -564,7 +587,10 @@ net::ListenerAnswer ClusterNode::Handle(const net::ListenerRequest& r) {
     get.method = "GET";
     return router_->Route(get);
   }
-  return router_->Route(r);
+  // The watcher directory first lists where a watch's cursor goes; a reset or deletion of a
+  // watcher runs as a saga at its home partition (server/watcher_sagas.h).
+  if (auto refused = watchers_->BeforeForward(r)) return *refused;
+  return watchers_->Remove(r, [&] { return router_->Route(r); });
 }
 
 void ClusterNode::UpdateOwners(const control::PlacementInput& cluster) {
@@ -605,6 +631,7 @@ void ClusterNode::Shutdown() {
   wake_.notify_all();
   if (reconciler_.joinable()) reconciler_.join();
   if (controller_thread_.joinable()) controller_thread_.join();
+  if (sagas_thread_.joinable()) sagas_thread_.join();
   if (listener_) listener_->Stop();
   std::vector<uint32_t> open;
   {

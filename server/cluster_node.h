@@ -47,6 +47,7 @@
 #include "server/partition_router.h"
 #include "server/server_options.h"
 #include "server/standby_daemon.h"
+#include "server/watcher_sagas.h"
 
 namespace statewatch::server {
 
@@ -140,6 +141,10 @@ class ClusterNode {
   std::condition_variable wake_;
   std::thread reconciler_;
   std::thread controller_thread_;
+  // The watcher directory and the watcher-removal sagas (server/watcher_sagas.h); the saga
+  // thread resumes the sagas journaled at the partitions this node owns, every second.
+  std::unique_ptr<WatcherCoordinator> watchers_;
+  std::thread sagas_thread_;
 };
 
 }  // namespace statewatch::server

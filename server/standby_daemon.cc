@@ -4,6 +4,8 @@
 
 #include <utility>
 
+#include "server/watcher_sagas.h"
+
 namespace statewatch::server {
 
 namespace {
@@ -171,7 +173,8 @@ Status StandbyDaemon::Run() {
   ClusterGate::Hooks owner_hooks;
   owner_hooks.lease_lapsed = options_.lease_lapsed;
   owner_hooks.stepping_down = options_.stepping_down;
-  o.gate = std::make_shared<ClusterGate>(state_, std::move(owner_hooks));
+  // The owner also answers the watcher directory's internal routes (server/watcher_sagas.h).
+  o.gate = WithWatcherDirectory(std::make_shared<ClusterGate>(state_, std::move(owner_hooks)));
   auto daemon = Daemon::Open(o, std::move(*engine));
   if (!daemon.ok()) {
     spdlog::error("event=owner_open_failed partition={} error=\"{}\"", options_.log.partition,

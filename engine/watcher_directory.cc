@@ -1,0 +1,246 @@
+// WatcherDirectory: the watcher directory and its sagas in the sessions column family,
+// written through the commit-group hook (engine/group_write.h) like the other side tables.
+#include "statewatch/watcher_directory.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <typeinfo>
+
+#include "engine/flatbuffer_values.h"
+#include "engine/group_write.h"
+#include "schema/watchers_generated.h"
+#include "statewatch/session_key.h"
+
+namespace statewatch {
+
+namespace fb = schema::watchers;
+using engine::GroupWrite;
+using engine::fbv::AlignedBytes;
+using engine::fbv::Finish;
+using engine::fbv::Str;
+using storage::Family;
+
+namespace {
+
+// The key tags in the sessions family (the registry's is 'G', storage/key_codec.h).
+constexpr char kListingTag = 'Y';
+constexpr char kSagaTag = 'Z';
+
+std::string RowKey(char tag, const std::string& watcher) {
+  std::string k(1, tag);
+  k.append(watcher);
+  return k;
+}
+
+Result<std::string> CanonicalWatcher(const std::string& watcher) {
+  auto parsed = ParseSessionKey(watcher);
+  if (!parsed.ok()) return parsed.status();
+  if (!parsed->agent_scoped) {
+    return Status::InvalidArgument("watcher must be an agent-scoped key agent:<id>:<rest> (got \"" +
+                                   watcher + "\")");
+  }
+  return parsed->canonical;
+}
+
+std::vector<uint32_t> Partitions(const flatbuffers::Vector<uint32_t>* v) {
+  std::vector<uint32_t> out;
+  if (v != nullptr) out.assign(v->begin(), v->end());
+  return out;
+}
+
+void Insert(std::vector<uint32_t>* set, uint32_t p) {
+  auto at = std::lower_bound(set->begin(), set->end(), p);
+  if (at == set->end() || *at != p) set->insert(at, p);
+}
+
+void Erase(std::vector<uint32_t>* set, uint32_t p) {
+  auto at = std::lower_bound(set->begin(), set->end(), p);
+  if (at != set->end() && *at == p) set->erase(at);
+}
+
+template <typename T>
+Result<std::optional<T>> ReadRow(const GroupWrite& g, char tag, const std::string& watcher,
+                                 Result<T> (*decode)(std::string_view)) {
+  auto stored = g.Get(Family::kSessions, RowKey(tag, watcher));
+  if (!stored.ok()) return stored.status();
+  if (!stored->has_value()) return std::optional<T>();
+  auto value = decode(**stored);
+  if (!value.ok()) return value.status();
+  return std::optional<T>(std::move(*value));
+}
+
+engine::SideTableHost* HostOrAbort(Engine& engine) {
+  auto* host = dynamic_cast<engine::SideTableHost*>(&engine);
+  if (host == nullptr) {
+    std::fprintf(stderr,
+                 "statewatch: WatcherDirectory needs an Engine made by Engine::Open; got "
+                 "another Engine subclass (%s)\n",
+                 typeid(engine).name());
+    std::abort();
+  }
+  return host;
+}
+
+}  // namespace
+
+// ---- codecs ---------------------------------------------------------------------------------
+
+std::string EncodeWatcherListing(const WatcherListing& l) {
+  flatbuffers::FlatBufferBuilder b(64 + l.watcher.size() + 4 * l.partitions.size());
+  auto watcher = b.CreateString(l.watcher);
+  auto partitions = b.CreateVector(l.partitions);
+  b.Finish(fb::CreateWatcherPartitions(b, watcher, partitions, l.version));
+  return Finish(b);
+}
+
+Result<WatcherListing> DecodeWatcherListing(std::string_view bytes) {
+  AlignedBytes aligned(bytes);
+  auto v = engine::fbv::Verified<fb::WatcherPartitions>(aligned, "watcher directory");
+  if (!v.ok()) return v.status();
+  WatcherListing l;
+  l.watcher = Str((*v)->watcher());
+  l.partitions = Partitions((*v)->partitions());
+  l.version = (*v)->version();
+  return l;
+}
+
+std::string EncodeWatcherSaga(const WatcherSaga& s) {
+  flatbuffers::FlatBufferBuilder b(64 + s.watcher.size() + 4 * s.partitions.size());
+  auto watcher = b.CreateString(s.watcher);
+  auto partitions = b.CreateVector(s.partitions);
+  b.Finish(fb::CreateWatcherSaga(b, watcher, static_cast<uint8_t>(s.kind), partitions,
+                                 s.started_at_ms));
+  return Finish(b);
+}
+
+Result<WatcherSaga> DecodeWatcherSaga(std::string_view bytes) {
+  AlignedBytes aligned(bytes);
+  // The root type of the file is WatcherPartitions; a saga is verified as its own table.
+  flatbuffers::Verifier verifier(aligned.data(), aligned.size());
+  if (!verifier.VerifyBuffer<fb::WatcherSaga>(nullptr)) {
+    return Status::Corruption("watcher saga record failed verification (" +
+                              std::to_string(aligned.size()) + " bytes)");
+  }
+  const auto* f = flatbuffers::GetRoot<fb::WatcherSaga>(aligned.data());
+  WatcherSaga s;
+  s.watcher = Str(f->watcher());
+  if (f->kind() != 1 && f->kind() != 2) {
+    return Status::Corruption("watcher saga of " + s.watcher + " has kind " +
+                              std::to_string(f->kind()) + " (1 reset, 2 delete)");
+  }
+  s.kind = static_cast<WatcherSagaKind>(f->kind());
+  s.partitions = Partitions(f->partitions());
+  s.started_at_ms = f->started_at();
+  return s;
+}
+
+const char* WatcherSagaKindName(WatcherSagaKind kind) {
+  return kind == WatcherSagaKind::kDelete ? "delete" : "reset";
+}
+
+// ---- the table --------------------------------------------------------------------------------
+
+WatcherDirectory::WatcherDirectory(Engine& engine) : host_(HostOrAbort(engine)) {}
+
+Result<WatcherListing> WatcherDirectory::Register(const std::string& watcher, uint32_t partition) {
+  auto w = CanonicalWatcher(watcher);
+  if (!w.ok()) return w.status();
+  WatcherListing out;
+  Status st = host_->WriteInGroup([&](GroupWrite& g) -> Status {
+    auto row = ReadRow<WatcherListing>(g, kListingTag, *w, DecodeWatcherListing);
+    if (!row.ok()) return row.status();
+    out = row->value_or(WatcherListing{});
+    out.watcher = *w;
+    Insert(&out.partitions, partition);
+    ++out.version;
+    g.Put(Family::kSessions, RowKey(kListingTag, *w), EncodeWatcherListing(out));
+    return Status::OK();
+  });
+  if (!st.ok()) return st;
+  return out;
+}
+
+Result<WatcherListing> WatcherDirectory::Lookup(const std::string& watcher) const {
+  auto w = CanonicalWatcher(watcher);
+  if (!w.ok()) return w.status();
+  auto stored = host_->store().Get(Family::kSessions, RowKey(kListingTag, *w));
+  if (!stored.ok()) return stored.status();
+  if (!stored->has_value()) return WatcherListing{*w, {}, 0};
+  return DecodeWatcherListing(**stored);
+}
+
+Result<WatcherSaga> WatcherDirectory::BeginSaga(const std::string& watcher, WatcherSagaKind kind,
+                                                uint32_t home) {
+  auto w = CanonicalWatcher(watcher);
+  if (!w.ok()) return w.status();
+  WatcherSaga out;
+  Status st = host_->WriteInGroup([&](GroupWrite& g) -> Status {
+    auto listing = ReadRow<WatcherListing>(g, kListingTag, *w, DecodeWatcherListing);
+    if (!listing.ok()) return listing.status();
+    auto saga = ReadRow<WatcherSaga>(g, kSagaTag, *w, DecodeWatcherSaga);
+    if (!saga.ok()) return saga.status();
+    if (saga->has_value()) {
+      out = **saga;
+      if (kind == WatcherSagaKind::kDelete) out.kind = kind;
+    } else {
+      out = WatcherSaga{*w, kind, {}, g.now()};
+    }
+    Insert(&out.partitions, home);
+    if (listing->has_value()) {
+      for (uint32_t p : (*listing)->partitions) Insert(&out.partitions, p);
+    }
+    g.Put(Family::kSessions, RowKey(kSagaTag, *w), EncodeWatcherSaga(out));
+    return Status::OK();
+  });
+  if (!st.ok()) return st;
+  return out;
+}
+
+Result<WatcherSaga> WatcherDirectory::Confirm(const std::string& watcher, uint32_t partition,
+                                              uint64_t version_before) {
+  auto w = CanonicalWatcher(watcher);
+  if (!w.ok()) return w.status();
+  WatcherSaga out{*w, WatcherSagaKind::kReset, {}, 0};
+  Status st = host_->WriteInGroup([&](GroupWrite& g) -> Status {
+    auto saga = ReadRow<WatcherSaga>(g, kSagaTag, *w, DecodeWatcherSaga);
+    if (!saga.ok()) return saga.status();
+    if (saga->has_value()) {
+      out = **saga;
+      Erase(&out.partitions, partition);
+      if (out.partitions.empty()) {
+        g.Delete(Family::kSessions, RowKey(kSagaTag, *w));
+      } else {
+        g.Put(Family::kSessions, RowKey(kSagaTag, *w), EncodeWatcherSaga(out));
+      }
+    }
+    auto listing = ReadRow<WatcherListing>(g, kListingTag, *w, DecodeWatcherListing);
+    if (!listing.ok()) return listing.status();
+    // A registration since the removal was asked may have a cursor behind it: keep it.
+    if (listing->has_value() && (*listing)->version == version_before) {
+      WatcherListing l = **listing;
+      Erase(&l.partitions, partition);
+      // Kept even when empty: the version lives on, so that a removal read before a later
+      // registration never matches the row that registration writes.
+      g.Put(Family::kSessions, RowKey(kListingTag, *w), EncodeWatcherListing(l));
+    }
+    return Status::OK();
+  });
+  if (!st.ok()) return st;
+  return out;
+}
+
+Result<std::vector<WatcherSaga>> WatcherDirectory::Sagas() const {
+  std::vector<WatcherSaga> out;
+  auto it = host_->store().NewIterator(Family::kSessions, std::string(1, kSagaTag),
+                                       std::string(1, kSagaTag + 1));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    auto s = DecodeWatcherSaga(it->value());
+    if (!s.ok()) return s.status();
+    out.push_back(std::move(*s));
+  }
+  SW_RETURN_IF_ERROR(it->status());
+  return out;
+}
+
+}  // namespace statewatch
