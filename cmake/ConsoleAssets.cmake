@@ -21,6 +21,7 @@ if(STATEWATCH_NODE AND STATEWATCH_NPM)
     COMMAND ${CMAKE_COMMAND} -DASSET_DIR=${console_out} -DOUTPUT=${console_cc} -DBUILT=ON
             -P ${console_embed}
     DEPENDS ${console_inputs} ${console_src}/package.json ${console_src}/package-lock.json
+            ${PROJECT_SOURCE_DIR}/clients/typescript/src/generated/schemas.ts
             ${console_src}/tsconfig.json ${PROJECT_SOURCE_DIR}/scripts/build-console.sh
             ${console_embed}
     COMMENT "Building the operator console (npm ci when needed, tsc) and embedding it"

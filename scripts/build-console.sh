@@ -18,5 +18,10 @@ if [ ! -f node_modules/.package-lock.json ] || ! cmp -s package-lock.json node_m
 fi
 rm -rf "$OUT"
 mkdir -p "$OUT"
-node_modules/.bin/tsc -p tsconfig.json --outDir "$OUT"
+# The sources import the daemon's answer types from the TypeScript client's generated
+# schemas (types only: nothing of them is emitted that the page loads), so tsc's root is the
+# repository: the console's own files land in $OUT/tsc/console/src, and only they are kept.
+node_modules/.bin/tsc -p tsconfig.json --outDir "$OUT/tsc"
+cp "$OUT"/tsc/console/src/*.js "$OUT/"
+rm -rf "$OUT/tsc"
 cp static/* "$OUT/"

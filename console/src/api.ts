@@ -68,88 +68,16 @@ export function sessionPath(key: string, agentId: string, rest: string, query = 
 
 // ---- answer shapes (docs/openapi.json) ----------------------------------------------------
 
-export interface Pulse {
-  lastSequence: number;
-  wakesSent: number;
-  noticesOpened: number;
-  pendingNotices: number;
-  cluster: boolean;
-  writeError?: string;
-}
-
-export interface ConsoleSession {
-  sessionKey: string;
-  agentId: string;
-  parentSessionKey?: string;
-  kind?: string;
-  label?: string;
-  displayName?: string;
-  channel?: string;
-  sandboxed: boolean;
-  visibility: string;
-  stateVersion: number;
-  lastEvent: { sequence: number; kind: string; occurredAt: number; summary: string } | null;
-  run: { runId: string; kind: string; status: string } | null;
-  updatedAt?: number;
-}
-
-export interface Wake {
-  reason: string;
-  at: number;
-}
-
-export interface CursorRow {
-  lastSeen: number;
-  notified: number;
-  material: number;
-  updatedAt: number;
-  pending: boolean;
-  lag: number;
-  lagTruncated: boolean;
-  notice: string | null;
-  watcher?: string;
-  lastWake?: Wake | null;
-  target?: string;
-  targetAgentId?: string;
-  stateVersion?: number;
-}
-
-export interface Notice {
-  targetSessionKey: string;
-  contextKey: string;
-  text: string;
-}
-
-export interface Links {
-  sessionKey: string;
-  agentId: string;
-  stateVersion: number;
-  watchers: CursorRow[];
-  targets: CursorRow[];
-  notices: Notice[];
-  lastWake: Wake | null;
-}
-
-export interface ChangeEvent {
-  sequence: number;
-  kind: string;
-  actorType: string;
-  actorId?: string;
-  occurredAt: number;
-  summary: string;
-  runId?: string;
-}
-
-export interface StateChanges {
-  events: ChangeEvent[];
-  truncated: boolean;
-  earliestAvailableSequence: number;
-  historyGap: boolean;
-}
-
-export interface SessionState {
-  sessionKey: string;
-  agentId: string;
-  stateVersion: number;
-  stateChanges?: StateChanges;
-}
+// The daemon's own answer types, generated from the route table with the TypeScript client
+// (make openapi): the console does not spell them again.
+export type {
+  ChangeEvent,
+  ClusterStatus,
+  ConsoleCursor as CursorRow,
+  ConsoleLinks as Links,
+  ConsolePulse as Pulse,
+  ConsoleSession,
+  ConsoleWake as Wake,
+  Health,
+  SessionState,
+} from "../../clients/typescript/src/generated/schemas.js";

@@ -1,7 +1,7 @@
 // Health: GET /healthz, a few figures of GET /metrics, and in cluster mode this node's
 // partition (GET /v1/cluster/status: role, epoch, stream position, checkpoint lag).
 import { ApiError, get } from "./api.js";
-import type { Pulse } from "./api.js";
+import type { ClusterStatus, Health, Pulse } from "./api.js";
 import { byId, el, fill, table } from "./dom.js";
 
 const FIGURES: Array<[string, string]> = [
@@ -28,23 +28,6 @@ function metric(text: string, name: string): number | undefined {
     if (!Number.isNaN(value)) sum = (sum ?? 0) + value;
   }
   return sum;
-}
-
-interface Health {
-  status: string;
-  version: string;
-  writes?: string;
-  writeError?: string;
-}
-
-interface ClusterStatus {
-  partition: number;
-  role: string;
-  epoch: number;
-  position: number;
-  checkpointPosition: number;
-  takenOverAt?: number;
-  movedReason?: string;
 }
 
 export async function refreshHealth(pulse: Pulse | null): Promise<void> {
