@@ -2,9 +2,6 @@
 // (state, versions, cursors, sweep, rebuild, export), so that `statewatch --server URL
 // <verb>` prints exactly what the verb prints on a local database: both call the same
 // encoders in codecs/json_codec.h.
-#include <algorithm>
-#include <charconv>
-#include <cstdint>
 
 #include "codecs/json_codec.h"
 #include "server/handlers.h"
@@ -28,17 +25,7 @@ ApiResponse HandleSessionState(const HandlerContext& ctx, const ApiRequest& req,
   auto since = tools::ParseChangesSince(&since_value);
   if (!since.ok()) return StatusResponse(since.status());
   int limit = 200;
-  if (limit_text) {
-    // As `statewatch status --limit`: any integer, clamped by the engine to 1..200.
-    int64_t parsed = 0;
-    const char* end = limit_text->data() + limit_text->size();
-    auto [ptr, ec] = std::from_chars(limit_text->data(), end, parsed);
-    if (limit_text->empty() || ec != std::errc() || ptr != end) {
-      return Api::Error(400, "invalid_argument",
-                        "limit must be an integer (got \"" + *limit_text + "\")");
-    }
-    limit = static_cast<int>(std::clamp<int64_t>(parsed, INT32_MIN, INT32_MAX));
-  }
+  if (!ParsePageLimit(limit_text, &limit, &error)) return error;
   auto version = ctx.engine.StateVersion(*name);
   if (!version.ok()) return StatusResponse(version.status());
   if (!since->has_value()) return JsonResponse(200, tools::SessionStateToJson(*name, *version));

@@ -1,9 +1,5 @@
 #include "server/as_of_handlers.h"
 
-#include <algorithm>
-#include <charconv>
-#include <cstdint>
-
 #include "codecs/json_codec.h"
 #include "codecs/status_at_json.h"
 #include "server/url.h"
@@ -34,17 +30,8 @@ ApiResponse HandleSessionStatusAt(const HandlerContext& ctx, const ApiRequest& r
   json::value since_value = TextOrNull(since_text);
   auto since = tools::ParseChangesSince(&since_value);
   if (!since.ok()) return StatusResponse(since.status());
-  int limit = 200;
-  if (limit_text) {  // as /state: any integer, clamped by the engine to 1..200
-    int64_t parsed = 0;
-    const char* end = limit_text->data() + limit_text->size();
-    auto [ptr, ec] = std::from_chars(limit_text->data(), end, parsed);
-    if (limit_text->empty() || ec != std::errc() || ptr != end) {
-      return Api::Error(400, "invalid_argument",
-                        "limit must be an integer (got \"" + *limit_text + "\")");
-    }
-    limit = static_cast<int>(std::clamp<int64_t>(parsed, INT32_MIN, INT32_MAX));
-  }
+  int limit = 200;  // as /state
+  if (!ParsePageLimit(limit_text, &limit, &error)) return error;
   auto status = ctx.engine.StatusAt(*name, *as_of, since->value_or(0), limit);
   if (!status.ok()) {
     if (status.status().code() == Status::Code::kFailedPrecondition) {

@@ -214,14 +214,14 @@ ApiResponse HandleConsoleFile(std::string_view file) {
 }
 
 ApiResponse HandleConsolePulse(const HandlerContext& ctx) {
-  auto stats = ctx.engine.Stats();
-  if (!stats.ok()) return StatusResponse(stats.status());
-  json::object o{{"lastSequence", stats->last_sequence},
-                 {"wakesSent", stats->wakes_sent},
-                 {"noticesOpened", stats->notices_opened},
-                 {"pendingNotices", stats->pending_notices},
+  auto pulse = ctx.engine.Pulse();
+  if (!pulse.ok()) return StatusResponse(pulse.status());
+  json::object o{{"lastSequence", pulse->last_sequence},
+                 {"wakesSent", pulse->wakes_sent},
+                 {"noticesOpened", pulse->notices_opened},
+                 {"pendingNotices", pulse->pending_notices},
                  {"cluster", ctx.services.gate != nullptr}};
-  if (!stats->write_error.empty()) o["writeError"] = stats->write_error;
+  if (!pulse->write_error.empty()) o["writeError"] = pulse->write_error;
   return JsonResponse(200, o);
 }
 

@@ -1,7 +1,10 @@
 // The endpoint handlers: JSON body in, engine call, JSON body out.
 #include "server/handlers.h"
 
+#include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <filesystem>
@@ -137,6 +140,20 @@ bool ReadQueryParam(std::string_view query, const char* name, std::optional<std:
   *error =
       Api::Error(400, "invalid_argument", std::string("malformed percent-encoding in ") + name);
   return false;
+}
+
+bool ParsePageLimit(const std::optional<std::string>& text, int* limit, ApiResponse* error) {
+  if (!text) return true;
+  int64_t parsed = 0;
+  const char* end = text->data() + text->size();
+  auto [ptr, ec] = std::from_chars(text->data(), end, parsed);
+  if (text->empty() || ec != std::errc() || ptr != end) {
+    *error =
+        Api::Error(400, "invalid_argument", "limit must be an integer (got \"" + *text + "\")");
+    return false;
+  }
+  *limit = static_cast<int>(std::clamp<int64_t>(parsed, INT32_MIN, INT32_MAX));
+  return true;
 }
 
 std::optional<json::value> ParseBody(std::string_view body, ApiResponse* error,
@@ -396,27 +413,27 @@ ApiResponse HandleStats(const HandlerContext& ctx) {
 ApiResponse HandleHealthz(const HandlerContext& ctx) {
   // Always 200: a daemon that refuses writes is alive and serves reads, so a supervisor
   // must not restart it for that; the body says what is degraded.
-  auto stats = ctx.engine.Stats();
-  if (!stats.ok()) {
+  auto pulse = ctx.engine.Pulse();
+  if (!pulse.ok()) {
     return JsonResponse(200, json::object{{"status", "degraded"},
                                           {"version", kVersion},
                                           {"writes", "unknown"},
-                                          {"error", stats.status().ToString()}});
+                                          {"error", pulse.status().ToString()}});
   }
-  if (!stats->write_error.empty()) {
+  if (!pulse->write_error.empty()) {
     return JsonResponse(200, json::object{{"status", "degraded"},
                                           {"version", kVersion},
                                           {"writes", "refused"},
-                                          {"writeError", stats->write_error}});
+                                          {"writeError", pulse->write_error}});
   }
   return JsonResponse(200, json::object{{"status", "ok"}, {"version", kVersion}});
 }
 
 ApiResponse HandleReadyz(const HandlerContext& ctx) {
   // One check today (storage); the answer names each, so that a probe's log says why.
-  auto stats = ctx.engine.Stats();
-  std::string storage = !stats.ok()                   ? "unknown: " + stats.status().ToString()
-                        : !stats->write_error.empty() ? "writes refused: " + stats->write_error
+  auto pulse = ctx.engine.Pulse();
+  std::string storage = !pulse.ok()                   ? "unknown: " + pulse.status().ToString()
+                        : !pulse->write_error.empty() ? "writes refused: " + pulse->write_error
                                                       : "ok";
   json::object body{{"status", storage == "ok" ? "ready" : "not_ready"},
                     {"version", kVersion},

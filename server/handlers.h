@@ -44,6 +44,10 @@ std::optional<boost::json::value> ParseObjectBody(std::string_view body, ApiResp
 // False, with a 400 invalid_argument naming the parameter in *error, for a malformed escape.
 bool ReadQueryParam(std::string_view query, const char* name, std::optional<std::string>* out,
                     ApiResponse* error);
+// A page's ?limit= as `statewatch status --limit` takes it: any integer, clamped to int (the
+// engine clamps it to its page size); *limit is left as it is when `text` is absent. False,
+// with a 400 invalid_argument quoting the text in *error, when it is not an integer.
+bool ParsePageLimit(const std::optional<std::string>& text, int* limit, ApiResponse* error);
 // 200 with `to_json(*result)`, or the error answer of `result`'s status.
 template <typename T, typename ToJson>
 ApiResponse JsonOrError(const Result<T>& result, ToJson to_json) {
