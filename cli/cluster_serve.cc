@@ -61,30 +61,29 @@ Result<PartitionArgs> ReadPartitionArgs(const Args& args) {
 }
 
 #ifdef STATEWATCH_HAVE_NATS
-Result<std::shared_ptr<log::LogBackend>> OpenStream(const PartitionArgs& p) {
+// Store::Open(connection, options with the partition) on a connection of its own to the
+// partition's NATS servers: the stream and the checkpoints (SW_CKPT, docs/cluster.md §7)
+// each get one, so that a checkpoint's publish never queues behind the commit path's appends.
+template <typename Interface, typename Store, typename StoreOptions>
+Result<std::shared_ptr<Interface>> OpenOnOwnConnection(const PartitionArgs& p) {
   log::NatsConnectionOptions co;
   co.servers = p.urls;
   auto connection = log::NatsConnection::Connect(co);
   if (!connection.ok()) return connection.status();
-  log::JetStreamLogOptions lo;
-  lo.partition = p.partition;
-  auto stream = log::JetStreamLog::Open(*connection, lo);
-  if (!stream.ok()) return stream.status();
-  return std::shared_ptr<log::LogBackend>(std::move(*stream));
+  StoreOptions o;
+  o.partition = p.partition;
+  auto store = Store::Open(*connection, o);
+  if (!store.ok()) return store.status();
+  return std::shared_ptr<Interface>(std::move(*store));
 }
 
-// The partition's checkpoints on SW_CKPT (docs/cluster.md §7), on a connection of their
-// own: a checkpoint's publish never queues behind the commit path's appends.
+Result<std::shared_ptr<log::LogBackend>> OpenStream(const PartitionArgs& p) {
+  return OpenOnOwnConnection<log::LogBackend, log::JetStreamLog, log::JetStreamLogOptions>(p);
+}
+
 Result<std::shared_ptr<log::CheckpointStore>> OpenCheckpoints(const PartitionArgs& p) {
-  log::NatsConnectionOptions co;
-  co.servers = p.urls;
-  auto connection = log::NatsConnection::Connect(co);
-  if (!connection.ok()) return connection.status();
-  log::JetStreamCheckpointsOptions o;
-  o.partition = p.partition;
-  auto checkpoints = log::JetStreamCheckpoints::Open(*connection, o);
-  if (!checkpoints.ok()) return checkpoints.status();
-  return std::shared_ptr<log::CheckpointStore>(std::move(*checkpoints));
+  return OpenOnOwnConnection<log::CheckpointStore, log::JetStreamCheckpoints,
+                             log::JetStreamCheckpointsOptions>(p);
 }
 
 // --cluster-checkpoint-every: sets the cluster's and the engine's checkpoint intervals.

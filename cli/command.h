@@ -102,6 +102,17 @@ int UsageError(Command& c, std::string_view message);
 // returns kExitRuntimeError.
 int RuntimeError(Command& c, const Status& status);
 
+// A verb that asks one thing of the database: opens it, asks `ask(engine)` (a Result) and
+// prints `to_json(answer)`; a failure of either is a runtime error.
+template <typename Ask, typename ToJson>
+int PrintEngineAnswer(Command& c, Ask ask, ToJson to_json) {
+  auto engine = c.OpenEngine();
+  if (!engine.ok()) return RuntimeError(c, engine.status());
+  auto answer = ask(**engine);
+  if (!answer.ok()) return RuntimeError(c, answer.status());
+  return PrintJson(c, to_json(*answer));
+}
+
 // An integer option value; a usage error (InvalidArgument) when it is not one.
 Result<int64_t> ParseIntOption(std::string_view name, const std::string& value);
 

@@ -97,11 +97,8 @@ int RunRecord(Command& c) {
   if (c.args.Has("batch")) return RunRecordBatch(c);
   auto input = EventInputFromOptions(c.args);
   if (!input.ok()) return UsageError(c, input.status().message());
-  auto engine = c.OpenEngine();
-  if (!engine.ok()) return RuntimeError(c, engine.status());
-  auto result = (*engine)->Record(*input);
-  if (!result.ok()) return RuntimeError(c, result.status());
-  return PrintJson(c, tools::RecordResultToJson(*result));
+  return PrintEngineAnswer(
+      c, [&](Engine& engine) { return engine.Record(*input); }, tools::RecordResultToJson);
 }
 
 int RunStatus(Command& c) {
@@ -156,11 +153,8 @@ int RunDeleteSession(Command& c) {
 }
 
 int RunPrune(Command& c) {
-  auto engine = c.OpenEngine();
-  if (!engine.ok()) return RuntimeError(c, engine.status());
-  auto stats = (*engine)->Prune();
-  if (!stats.ok()) return RuntimeError(c, stats.status());
-  return PrintJson(c, tools::PruneStatsToJson(*stats));
+  return PrintEngineAnswer(
+      c, [](Engine& engine) { return engine.Prune(); }, tools::PruneStatsToJson);
 }
 
 int RunStats(Command& c) {
@@ -188,11 +182,8 @@ int RunVerify(Command& c) {
 }
 
 int RunRebuild(Command& c) {
-  auto engine = c.OpenEngine();
-  if (!engine.ok()) return RuntimeError(c, engine.status());
-  auto report = (*engine)->Rebuild();
-  if (!report.ok()) return RuntimeError(c, report.status());
-  return PrintJson(c, tools::VerifyReportToJson(*report));
+  return PrintEngineAnswer(
+      c, [](Engine& engine) { return engine.Rebuild(); }, tools::VerifyReportToJson);
 }
 
 }  // namespace statewatch::cli

@@ -12,13 +12,13 @@ namespace statewatch::cli {
 namespace json = boost::json;
 
 int RunUpstreamList(Command& c) {
-  auto engine = c.OpenEngine();
-  if (!engine.ok()) return RuntimeError(c, engine.status());
-  auto links = SessionTablesView(**engine).ListUpstreamLinks();
-  if (!links.ok()) return RuntimeError(c, links.status());
-  json::array list;
-  for (const UpstreamLink& link : *links) list.emplace_back(monitor::UpstreamLinkToJson(link));
-  return PrintJson(c, json::object{{"links", std::move(list)}});
+  return PrintEngineAnswer(
+      c, [](Engine& engine) { return SessionTablesView(engine).ListUpstreamLinks(); },
+      [](const std::vector<UpstreamLink>& links) {
+        json::array list;
+        for (const UpstreamLink& link : links) list.emplace_back(monitor::UpstreamLinkToJson(link));
+        return json::object{{"links", std::move(list)}};
+      });
 }
 
 int RunUpstreamAdd(Command& c) {

@@ -10,10 +10,10 @@ namespace json = boost::json;
 
 namespace {
 
-int PrintNotices(Command& c, const std::vector<Notice>& notices) {
+json::object NoticesToJson(const std::vector<Notice>& notices) {
   json::array list;
   for (const Notice& n : notices) list.emplace_back(tools::NoticeToJson(n));
-  return PrintJson(c, json::object{{"notices", std::move(list)}});
+  return json::object{{"notices", std::move(list)}};
 }
 
 std::string Watcher(const Command& c) { return c.args.Get("watcher").value_or(""); }
@@ -33,19 +33,13 @@ int RunWatch(Command& c) {
 }
 
 int RunNotices(Command& c) {
-  auto engine = c.OpenEngine();
-  if (!engine.ok()) return RuntimeError(c, engine.status());
-  auto notices = (*engine)->PendingNotices(Watcher(c));
-  if (!notices.ok()) return RuntimeError(c, notices.status());
-  return PrintNotices(c, *notices);
+  return PrintEngineAnswer(
+      c, [&](Engine& engine) { return engine.PendingNotices(Watcher(c)); }, NoticesToJson);
 }
 
 int RunDrain(Command& c) {
-  auto engine = c.OpenEngine();
-  if (!engine.ok()) return RuntimeError(c, engine.status());
-  auto notices = (*engine)->Drain(Watcher(c));
-  if (!notices.ok()) return RuntimeError(c, notices.status());
-  return PrintNotices(c, *notices);
+  return PrintEngineAnswer(
+      c, [&](Engine& engine) { return engine.Drain(Watcher(c)); }, NoticesToJson);
 }
 
 int RunCursor(Command& c) {
@@ -71,11 +65,11 @@ int RunResetWatcher(Command& c) {
 }
 
 int RunSweep(Command& c) {
-  auto engine = c.OpenEngine();
-  if (!engine.ok()) return RuntimeError(c, engine.status());
-  auto pending = (*engine)->Sweep();
-  if (!pending.ok()) return RuntimeError(c, pending.status());
-  return PrintJson(c, json::object{{"pendingNotices", *pending}});
+  return PrintEngineAnswer(
+      c, [](Engine& engine) { return engine.Sweep(); },
+      [](uint64_t pending) {
+        return json::object{{"pendingNotices", pending}};
+      });
 }
 
 }  // namespace statewatch::cli
