@@ -12,36 +12,21 @@
 # Needs wrk and curl (scripts/install-deps.sh installs them).
 set -euo pipefail
 
-BIN="${1:?usage: bench/mcp_bench.sh PATH/TO/statewatch}"
-case "$BIN" in /*) ;; *) BIN="$PWD/$BIN" ;; esac
 DURATION="${DURATION:-5}"
 CONNECTIONS="${CONNECTIONS:-8}"
 RUNS="${RUNS:-3}"
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-for c in wrk curl; do
-  command -v "$c" >/dev/null || { echo "mcp_bench: $c missing (scripts/install-deps.sh)" >&2; exit 1; }
-done
+# shellcheck source=bench/lib.sh
+. "$ROOT/bench/lib.sh"
+statewatch_argument "$@"
+require_command wrk
+require_command curl
 
-WORK="$(mktemp -d)"
-PID=""
-cleanup() {
-  if [ -n "$PID" ]; then kill "$PID" 2>/dev/null || true; wait "$PID" 2>/dev/null || true; fi
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-
+make_scratch_dir statewatch-mcp-bench
 TOKEN="mcp-bench-token-0123456789abcdef"
 printf '%s' "$TOKEN" >"$WORK/token"
 chmod 600 "$WORK/token"
-"$BIN" serve --data "$WORK/data" --create --listen 127.0.0.1:0 --port-file "$WORK/port" \
-  --token-file "$WORK/token" --durability buffered >/dev/null 2>"$WORK/serve.err" &
-PID=$!
-for _ in $(seq 1 200); do  # at most ~20 s for the daemon to listen
-  [ -s "$WORK/port" ] && break
-  kill -0 "$PID" 2>/dev/null || { cat "$WORK/serve.err" >&2; exit 1; }
-  sleep 0.1
-done
-URL="http://127.0.0.1:$(cat "$WORK/port")"
+start_server --data "$WORK/data" --create --token-file "$WORK/token" --durability buffered
 
 SESSION="$(curl -sf -D - -o /dev/null -X POST "$URL/mcp" -H "Authorization: Bearer $TOKEN" \
   -H 'Content-Type: application/json' -H 'X-Session-Key: agent:main:main' \

@@ -9,41 +9,21 @@
 # Usage: scripts/bench-webhooks.sh PATH/TO/statewatch   (WATCHERS=50 TARGETS=40 CONCURRENCY=8)
 set -euo pipefail
 
-BIN="${1:?usage: scripts/bench-webhooks.sh PATH/TO/statewatch}"
-case "$BIN" in /*) ;; *) BIN="$PWD/$BIN" ;; esac
-[ -x "$BIN" ] || { echo "bench-webhooks: $BIN is not built" >&2; exit 1; }
 HERE="$(cd "$(dirname "$0")" && pwd)"
+# shellcheck source=bench/lib.sh
+. "$HERE/../bench/lib.sh"
+statewatch_argument "$@"
 WATCHERS="${WATCHERS:-50}"
 TARGETS="${TARGETS:-40}"
 CONCURRENCY="${CONCURRENCY:-8}"
 TOTAL=$((WATCHERS * TARGETS))
 
-TMP="$(mktemp -d)"
-PID=""
-RPID=""
-cleanup() {
-  if [ -n "$PID" ]; then kill "$PID" 2>/dev/null || true; wait "$PID" 2>/dev/null || true; fi
-  if [ -n "$RPID" ]; then kill "$RPID" 2>/dev/null || true; wait "$RPID" 2>/dev/null || true; fi
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
-fail() { echo "bench-webhooks: $*" >&2; exit 1; }
-
-python3 "$HERE/webhook-receiver.py" --port-file "$TMP/rport" --log "$TMP/calls.jsonl" \
-  --quiet-log 2>"$TMP/receiver.err" &
-RPID=$!
-for _ in $(seq 1 100); do [ -s "$TMP/rport" ] && break; sleep 0.1; done
-[ -s "$TMP/rport" ] || fail "the receiver did not start"
-HOOK="http://127.0.0.1:$(cat "$TMP/rport")"
-cat >"$TMP/config.json" <<JSON
+make_scratch_dir statewatch-bench-webhooks
+start_webhook_receiver --quiet-log
+cat >"$WORK/config.json" <<JSON
 {"webhooks": {"scanIntervalMs": 100, "concurrency": $CONCURRENCY, "maxOutbox": $((TOTAL + 100))}}
 JSON
-"$BIN" serve --data "$TMP/data" --listen 127.0.0.1:0 --port-file "$TMP/port" \
-  --config "$TMP/config.json" >"$TMP/serve.out" 2>"$TMP/serve.err" &
-PID=$!
-for _ in $(seq 1 200); do [ -s "$TMP/port" ] && break; sleep 0.1; done
-[ -s "$TMP/port" ] || fail "the daemon did not start"
-URL="http://127.0.0.1:$(cat "$TMP/port")"
+start_server --data "$WORK/data" --config "$WORK/config.json"
 
 python3 - "$URL" "$HOOK" "$WATCHERS" "$TARGETS" "$TOTAL" "$CONCURRENCY" <<'PY'
 import json, sys, time, urllib.request

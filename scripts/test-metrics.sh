@@ -8,50 +8,35 @@
 # Usage: scripts/test-metrics.sh PATH/TO/statewatch
 set -euo pipefail
 
-BIN="${1:?usage: scripts/test-metrics.sh PATH/TO/statewatch}"
-case "$BIN" in /*) ;; *) BIN="$PWD/$BIN" ;; esac
-[ -x "$BIN" ] || { echo "test-metrics: $BIN is not built" >&2; exit 1; }
-command -v promtool >/dev/null || { echo "test-metrics: promtool missing (scripts/install-deps.sh installs prometheus)" >&2; exit 1; }
+HERE="$(cd "$(dirname "$0")" && pwd)"
+# shellcheck source=bench/lib.sh
+. "$HERE/../bench/lib.sh"
+statewatch_argument "$@"
+require_command promtool prometheus
 
-TMP="$(mktemp -d)"
-PID=""
-cleanup() {
-  if [ -n "$PID" ]; then kill "$PID" 2>/dev/null || true; wait "$PID" 2>/dev/null || true; fi
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-"$BIN" serve --data "$TMP/data" --listen 127.0.0.1:0 --port-file "$TMP/port" \
-  >"$TMP/serve.out" 2>"$TMP/serve.err" &
-PID=$!
-for _ in $(seq 1 200); do  # at most ~20 s for the daemon to listen
-  [ -s "$TMP/port" ] && break
-  kill -0 "$PID" 2>/dev/null || { cat "$TMP/serve.err" >&2; echo "test-metrics: serve exited" >&2; exit 1; }
-  sleep 0.1
-done
-[ -s "$TMP/port" ] || { echo "test-metrics: no port file after 20 s" >&2; exit 1; }
-URL="http://127.0.0.1:$(cat "$TMP/port")"
+make_scratch_dir statewatch-test-metrics
+start_server --data "$WORK/data"
 
 post() {  # post PATH BODY -> prints the HTTP status
-  curl -s -o "$TMP/answer" -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
+  curl -s -o "$WORK/answer" -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
     --data-binary "$2" "$URL$1"
 }
 fail() { echo "test-metrics: $*" >&2; exit 1; }
 
 event='{"sessionKey":"agent:main:subagent:a1","kind":"human_direct_message","actorType":"human","summary":"hi"}'
 for _ in 1 2 3; do
-  [ "$(post /v1/events "$event")" = 200 ] || fail "recording an event: $(cat "$TMP/answer")"
+  [ "$(post /v1/events "$event")" = 200 ] || fail "recording an event: $(cat "$WORK/answer")"
 done
-[ "$(post /v1/events "[$event,$event]")" = 200 ] || fail "recording a batch: $(cat "$TMP/answer")"
+[ "$(post /v1/events "[$event,$event]")" = 200 ] || fail "recording a batch: $(cat "$WORK/answer")"
 [ "$(post /v1/events '{not json')" = 400 ] || fail "a malformed write was not refused with 400"
 
-curl -sf "$URL/metrics" >"$TMP/metrics" || fail "GET /metrics failed"
-if ! promtool check metrics <"$TMP/metrics" >"$TMP/lint" 2>&1 || [ -s "$TMP/lint" ]; then
-  cat "$TMP/lint" >&2
+curl -sf "$URL/metrics" >"$WORK/metrics" || fail "GET /metrics failed"
+if ! promtool check metrics <"$WORK/metrics" >"$WORK/lint" 2>&1 || [ -s "$WORK/lint" ]; then
+  cat "$WORK/lint" >&2
   fail "promtool check metrics found problems (above)"
 fi
 
-value() { awk -v s="$1" '$1 == s { print $2 }' "$TMP/metrics"; }
+value() { awk -v s="$1" '$1 == s { print $2 }' "$WORK/metrics"; }
 expect_at_least() {  # expect_at_least SERIES MIN
   local v
   v="$(value "$1")"
@@ -67,4 +52,4 @@ expect_at_least process_resident_memory_bytes 1
 expect_at_least process_open_fds 1
 expect_at_least process_max_fds 1
 value process_cpu_seconds_total | grep -q . || fail "process_cpu_seconds_total is missing"
-echo "test-metrics: $(grep -c '^# TYPE' "$TMP/metrics") metric families, promtool: no problems"
+echo "test-metrics: $(grep -c '^# TYPE' "$WORK/metrics") metric families, promtool: no problems"

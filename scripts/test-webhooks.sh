@@ -14,60 +14,33 @@
 # Usage: scripts/test-webhooks.sh PATH/TO/statewatch
 set -euo pipefail
 
-BIN="${1:?usage: scripts/test-webhooks.sh PATH/TO/statewatch}"
-case "$BIN" in /*) ;; *) BIN="$PWD/$BIN" ;; esac
-[ -x "$BIN" ] || { echo "test-webhooks: $BIN is not built" >&2; exit 1; }
 HERE="$(cd "$(dirname "$0")" && pwd)"
+# shellcheck source=bench/lib.sh
+. "$HERE/../bench/lib.sh"
+statewatch_argument "$@"
 SEED="${WEBHOOK_SEED:-7}"
 
-TMP="$(mktemp -d)"
-PID=""
-RPID=""
-cleanup() {
-  if [ -n "$PID" ]; then kill "$PID" 2>/dev/null || true; wait "$PID" 2>/dev/null || true; fi
-  if [ -n "$RPID" ]; then kill "$RPID" 2>/dev/null || true; wait "$RPID" 2>/dev/null || true; fi
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
+make_scratch_dir statewatch-test-webhooks
 fail() {
   echo "test-webhooks: $*" >&2
-  [ -f "$TMP/serve.err" ] && tail -n 20 "$TMP/serve.err" >&2
+  [ -f "$WORK/stderr" ] && tail -n 20 "$WORK/stderr" >&2
   exit 1
 }
 
-python3 "$HERE/webhook-receiver.py" --port-file "$TMP/rport" --log "$TMP/calls.jsonl" \
-  --seed "$SEED" --max-failures 3 --hold-ms 1500 --slow-ms 4000 \
-  --inflight-file "$TMP/inflight" 2>"$TMP/receiver.err" &
-RPID=$!
-for _ in $(seq 1 100); do [ -s "$TMP/rport" ] && break; sleep 0.1; done
-[ -s "$TMP/rport" ] || fail "the receiver did not start"
-HOOK="http://127.0.0.1:$(cat "$TMP/rport")"
+start_webhook_receiver --seed "$SEED" --max-failures 3 --hold-ms 1500 --slow-ms 4000 \
+  --inflight-file "$WORK/inflight"
 
-cat >"$TMP/config.json" <<JSON
+cat >"$WORK/config.json" <<JSON
 {"webhooks": {"maxRetryMs": 15000, "attemptTimeoutMs": 1000, "initialBackoffMs": 100,
               "maxBackoffMs": 400, "jitterSeed": $SEED, "scanIntervalMs": 300,
               "concurrency": 4}}
 JSON
 
-start_daemon() {
-  rm -f "$TMP/port"
-  "$BIN" serve --data "$TMP/data" --listen 127.0.0.1:0 --port-file "$TMP/port" \
-    --config "$TMP/config.json" >>"$TMP/serve.out" 2>>"$TMP/serve.err" &
-  PID=$!
-  for _ in $(seq 1 200); do  # at most ~20 s for the daemon to listen
-    [ -s "$TMP/port" ] && break
-    kill -0 "$PID" 2>/dev/null || fail "serve exited"
-    sleep 0.1
-  done
-  [ -s "$TMP/port" ] || fail "no port file after 20 s"
-  URL="http://127.0.0.1:$(cat "$TMP/port")"
-}
-
 post() {  # post PATH BODY -> prints the HTTP status
-  curl -s -o "$TMP/answer" -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
+  curl -s -o "$WORK/answer" -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
     --data-binary "$2" "$URL$1"
 }
-must_post() { [ "$(post "$1" "$2")" = 200 ] || fail "POST $1 $2: $(cat "$TMP/answer")"; }
+must_post() { [ "$(post "$1" "$2")" = 200 ] || fail "POST $1 $2: $(cat "$WORK/answer")"; }
 register() {  # register WATCHER PATH NAME
   must_post /v1/webhooks "{\"watcher\":\"$1\",\"url\":\"$HOOK/$2/$3\",\"secret\":\"secret-$3\"}"
 }
@@ -83,10 +56,10 @@ w = sys.argv[1]
 for n in json.load(sys.stdin)["notices"]:
     since = re.search(r"changesSince (\d+)\.$", n["text"]).group(1)
     print("%s:%s:%s\t%s" % (w, n["targetSessionKey"], since, n["text"]))
-' "$1" >>"$TMP/$2"
+' "$1" >>"$WORK/$2"
 }
 
-start_daemon
+start_server --data "$WORK/data" --config "$WORK/config.json"
 # The URL policy at registration.
 [ "$(post /v1/webhooks '{"watcher":"agent:x:main","url":"https://169.254.169.254/latest","secret":"s"}')" = 400 ] ||
   fail "a link-local (metadata) URL was not refused"
@@ -109,7 +82,7 @@ curl -sf "$URL/v1/webhooks" | grep -q 'secret' && fail "GET /v1/webhooks shows a
 for t in $TARGETS; do touch_target "$t"; done
 for w in $HEALTHY agent:slow:main; do remember "$w" expected.txt; done
 remember agent:dead:main dead.txt
-[ "$(wc -l <"$TMP/expected.txt")" = 26 ] || fail "expected 26 notices, got $(wc -l <"$TMP/expected.txt")"
+[ "$(wc -l <"$WORK/expected.txt")" = 26 ] || fail "expected 26 notices, got $(wc -l <"$WORK/expected.txt")"
 
 # Every notice is in the outbox (or delivered) before the kill: the restart must lose none.
 for _ in $(seq 1 200); do
@@ -119,12 +92,12 @@ for _ in $(seq 1 200); do
 done
 [ "${n:-0}" -ge 27 ] || fail "only ${n:-0} of 27 notices were enqueued"
 # Kill -9 while the slow receiver holds its first call.
-for _ in $(seq 1 300); do [ -f "$TMP/inflight" ] && break; sleep 0.1; done
-[ -f "$TMP/inflight" ] || fail "the held call never arrived"
-kill -9 "$PID"
-wait "$PID" 2>/dev/null || true
-PID=""
-start_daemon
+for _ in $(seq 1 300); do [ -f "$WORK/inflight" ] && break; sleep 0.1; done
+[ -f "$WORK/inflight" ] || fail "the held call never arrived"
+kill -9 "$SERVER_PID"
+wait "$SERVER_PID" 2>/dev/null || true
+SERVER_PID=""
+start_server --data "$WORK/data" --config "$WORK/config.json"
 
 # More notices after the restart: a drained watcher gets a new one, and new targets.
 must_post /v1/notices/drain '{"watcher":"agent:w1:main"}'
@@ -135,7 +108,7 @@ for w in agent:w1:main agent:w2:main agent:w3:main; do remember "$w" expected.tx
 
 # Bounded wait: every expected key answered 200, the dead watcher's key dead-lettered.
 check() {
-  python3 - "$TMP" <<'PY'
+  python3 - "$WORK" <<'PY'
 import json, sys
 tmp = sys.argv[1]
 expected = {}
@@ -175,11 +148,11 @@ echo "$state" | grep -q '"wrongText": \[\]' || fail "a body's text differs from 
 echo "$state" | grep -q '"deliveredDead": \[\]' || fail "the always-500 watcher was delivered"
 # The seeded schedule did fail, time out and answer 500 (it is keyed by key and attempt).
 for outcome in fail timeout 500; do
-  grep -q "\"outcome\": \"$outcome\"" "$TMP/calls.jsonl" || fail "the receiver never chose $outcome"
+  grep -q "\"outcome\": \"$outcome\"" "$WORK/calls.jsonl" || fail "the receiver never chose $outcome"
 done
 
 # Dead letters: exactly the always-500 watcher's notice.
-python3 - "$TMP" "$dead_now" <<'PY' || fail "dead letters are not as configured: $dead_now"
+python3 - "$WORK" "$dead_now" <<'PY' || fail "dead letters are not as configured: $dead_now"
 import json, sys
 tmp, dead = sys.argv[1], json.loads(sys.argv[2])["deadLetters"]
 want = {line.split("\t", 1)[0] for line in open(tmp + "/dead.txt")}
@@ -188,22 +161,22 @@ assert got == want, (got, want)
 assert all(d["attempts"] >= 2 and d["lastError"] for d in dead), dead
 PY
 # The slow call was repeated after the restart with its key and body.
-grep -q '"path": "/slow/slow", "attempt": 2' "$TMP/calls.jsonl" || fail "the call held at the kill was not repeated"
+grep -q '"path": "/slow/slow", "attempt": 2' "$WORK/calls.jsonl" || fail "the call held at the kill was not repeated"
 
 # A dead letter retried is attempted again, with the same body.
 key="$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["deadLetters"][0]["idempotencyKey"])' "$dead_now")"
-before="$(grep -c '"path": "/always500/dead"' "$TMP/calls.jsonl")"
+before="$(grep -c '"path": "/always500/dead"' "$WORK/calls.jsonl")"
 must_post /v1/webhooks/dead/retry "{\"idempotencyKey\":\"$key\"}"
 for _ in $(seq 1 100); do
-  [ "$(grep -c '"path": "/always500/dead"' "$TMP/calls.jsonl")" -gt "$before" ] && break
+  [ "$(grep -c '"path": "/always500/dead"' "$WORK/calls.jsonl")" -gt "$before" ] && break
   sleep 0.1
 done
-[ "$(grep -c '"path": "/always500/dead"' "$TMP/calls.jsonl")" -gt "$before" ] || fail "a retried dead letter was not attempted"
+[ "$(grep -c '"path": "/always500/dead"' "$WORK/calls.jsonl")" -gt "$before" ] || fail "a retried dead letter was not attempted"
 [ "$(post /v1/webhooks/dead/drop '{"idempotencyKey":"no:such:1"}')" = 404 ] || fail "dropping an unknown dead letter was not 404"
 
-curl -sf "$URL/metrics" >"$TMP/metrics" || fail "GET /metrics failed"
-grep -q '^statewatch_webhook_attempts_total{outcome="delivered"} [1-9]' "$TMP/metrics" || fail "no delivered count in /metrics"
-grep -q '^statewatch_webhook_dead_letters ' "$TMP/metrics" || fail "no dead-letter gauge in /metrics"
-grep -q '^statewatch_webhook_outbox_depth ' "$TMP/metrics" || fail "no outbox gauge in /metrics"
+curl -sf "$URL/metrics" >"$WORK/metrics" || fail "GET /metrics failed"
+grep -q '^statewatch_webhook_attempts_total{outcome="delivered"} [1-9]' "$WORK/metrics" || fail "no delivered count in /metrics"
+grep -q '^statewatch_webhook_dead_letters ' "$WORK/metrics" || fail "no dead-letter gauge in /metrics"
+grep -q '^statewatch_webhook_outbox_depth ' "$WORK/metrics" || fail "no outbox gauge in /metrics"
 [ "$(curl -s -o /dev/null -w '%{http_code}' -X DELETE "$URL/v1/webhooks/agent:w4:main")" = 200 ] || fail "DELETE /v1/webhooks/{watcher}"
-echo "test-webhooks: ok ($(wc -l <"$TMP/calls.jsonl") calls, $(sort -u "$TMP/expected.txt" | wc -l) notices delivered, a kill -9 mid-delivery)"
+echo "test-webhooks: ok ($(wc -l <"$WORK/calls.jsonl") calls, $(sort -u "$WORK/expected.txt" | wc -l) notices delivered, a kill -9 mid-delivery)"
