@@ -187,6 +187,7 @@ Result<SessionName> ResolveSessionReference(const Engine& engine, const SessionN
 
 Result<Visibility> CallerVisibility(const Engine& engine, const SessionToolsOptions& options,
                                     const SessionName& caller) {
+  if (options.caller_visibility) return *options.caller_visibility;  // resolved at home
   if (options.visibility != Visibility::kAgent && options.visibility != Visibility::kAll) {
     return options.visibility;  // the clamp only ever narrows agent and all
   }

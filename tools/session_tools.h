@@ -19,6 +19,7 @@
 
 #include <boost/json.hpp>
 #include <cstddef>
+#include <optional>
 
 #include "statewatch/engine.h"
 #include "statewatch/status.h"
@@ -33,6 +34,10 @@ namespace statewatch::tools {
 struct SessionToolsOptions {
   Visibility visibility = Visibility::kTree;
   AgentToAgentPolicy agent_to_agent;
+  // Cluster mode: the caller's visibility as its home partition resolved it (the sandbox
+  // clamp applied: server/internal_handlers.h), used as is instead of reading the caller's
+  // registry row, which another partition does not hold. Unset everywhere else.
+  std::optional<Visibility> caller_visibility;
 };
 
 // Bounds of sessions_list's messageLimit.

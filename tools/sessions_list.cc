@@ -15,6 +15,7 @@
 #include "tools/session_activity.h"
 #include "tools/session_history.h"
 #include "tools/session_tools.h"
+#include "tools/sessions_list_window.h"
 
 namespace statewatch::tools {
 namespace json = boost::json;
@@ -153,18 +154,24 @@ Result<std::vector<Row>> VisibleRows(const Engine& engine, const SessionToolsOpt
 
 // ---- rows ------------------------------------------------------------------------------------
 
+// A row's parent as (agent, key): a bare parent key is of the row's own agent.
+std::optional<std::pair<std::string, std::string>> ParentOf(const Row& row) {
+  const auto& parent = row.record.parent_session_key;
+  if (!parent) return std::nullopt;
+  std::string agent = row.record.name.agent_id;
+  if (parent->rfind("agent:", 0) == 0) {
+    agent = ascii::AsciiToLower(parent->substr(6, parent->find(':', 6) - 6));
+  }
+  return std::make_pair(std::move(agent), *parent);
+}
+
 // The keys of the visible children of each visible session (parentSessionKey, same agent
 // for a bare parent key, as visibility decides ownership).
 std::map<std::pair<std::string, std::string>, json::array> ChildrenOf(
     const std::vector<Row>& rows) {
   std::map<std::pair<std::string, std::string>, json::array> out;
   for (const Row& row : rows) {
-    const auto& parent = row.record.parent_session_key;
-    if (!parent) continue;
-    bool scoped = parent->rfind("agent:", 0) == 0;
-    std::string agent = row.record.name.agent_id;
-    if (scoped) agent = ascii::AsciiToLower(parent->substr(6, parent->find(':', 6) - 6));
-    out[{agent, *parent}].emplace_back(row.record.name.session_key);
+    if (auto parent = ParentOf(row)) out[*parent].emplace_back(row.record.name.session_key);
   }
   return out;
 }
@@ -253,38 +260,90 @@ Status FitBudget(json::object* out, int64_t offset) {
   return Status::OK();
 }
 
+// What sessions_list selects: the visible rows, those the filters keep in the list's order,
+// and what rows are rendered with.
+struct Selection {
+  ListParams params;
+  Visibility visibility = Visibility::kTree;
+  std::vector<Row> visible;
+  std::vector<const Row*> kept;  // into `visible`, in the list's order
+  std::optional<RunIndex> runs;
+  std::map<std::pair<std::string, std::string>, json::array> children;
+};
+
+ListSortKey SortKeyOf(const Row& row) {
+  return {row.active_ms, row.record.name.session_key, row.record.name.agent_id};
+}
+
+Status Select(const Engine& engine, const SessionToolsOptions& options, const SessionName& caller,
+              const json::object& params, Selection* s) {
+  auto p = ReadListParams(params);
+  if (!p.ok()) return p.status();
+  s->params = std::move(*p);
+  auto visibility = CallerVisibility(engine, options, caller);
+  if (!visibility.ok()) return visibility.status();
+  s->visibility = *visibility;
+  auto visible = VisibleRows(engine, options, caller, *visibility);
+  if (!visible.ok()) return visible.status();
+  s->visible = std::move(*visible);
+  auto runs = RunIndex::Load(engine);
+  if (!runs.ok()) return runs.status();
+  s->runs = std::move(*runs);
+  s->children = ChildrenOf(s->visible);
+  int64_t now = engine.clock().NowMs();
+  for (const Row& row : s->visible) {
+    if (Keep(row, s->params, now)) s->kept.push_back(&row);
+  }
+  std::sort(s->kept.begin(), s->kept.end(), [](const Row* a, const Row* b) {
+    return ListsBefore(SortKeyOf(*a), SortKeyOf(*b));
+  });
+  return Status::OK();
+}
+
+void AddVisibility(const Selection& s, const SessionName& caller, json::object* out) {
+  if (s.visibility != Visibility::kAll) {
+    (*out)["visibility"] = json::object{{"mode", VisibilityName(s.visibility)},
+                                        {"restricted", true},
+                                        {"warning", VisibilityWarning(s.visibility, caller)}};
+  }
+}
+
 }  // namespace
+
+bool ListsBefore(const ListSortKey& a, const ListSortKey& b) {
+  return std::tie(b.updated_at, a.key, a.agent_id) < std::tie(a.updated_at, b.key, b.agent_id);
+}
+
+ListSortKey ListSortKeyOf(const json::object& row) {
+  ListSortKey k;
+  if (const json::value* v = row.if_contains("updatedAt"); v != nullptr && v->is_int64()) {
+    k.updated_at = v->as_int64();
+  }
+  if (const json::value* v = row.if_contains("key"); v != nullptr && v->is_string()) {
+    k.key = std::string(v->as_string());
+  }
+  if (const json::value* v = row.if_contains("agentId"); v != nullptr && v->is_string()) {
+    k.agent_id = std::string(v->as_string());
+  }
+  return k;
+}
+
+Status FitListBudget(json::object* out, int64_t offset) { return FitBudget(out, offset); }
 
 Result<json::object> SessionsList(const Engine& engine, const SessionToolsOptions& options,
                                   const SessionName& caller, const json::object& params) {
   try {
-    auto p = ReadListParams(params);
-    if (!p.ok()) return p.status();
-    auto visibility = CallerVisibility(engine, options, caller);
-    if (!visibility.ok()) return visibility.status();
-    auto visible = VisibleRows(engine, options, caller, *visibility);
-    if (!visible.ok()) return visible.status();
-    auto runs = RunIndex::Load(engine);
-    if (!runs.ok()) return runs.status();
-    auto children = ChildrenOf(*visible);
-
-    int64_t now = engine.clock().NowMs();
-    std::vector<const Row*> kept;
-    for (const Row& row : *visible) {
-      if (Keep(row, *p, now)) kept.push_back(&row);
-    }
-    std::sort(kept.begin(), kept.end(), [](const Row* a, const Row* b) {
-      const SessionName &x = a->record.name, &y = b->record.name;
-      return std::tie(b->active_ms, x.session_key, x.agent_id) <
-             std::tie(a->active_ms, y.session_key, y.agent_id);
-    });
+    Selection s;
+    SW_RETURN_IF_ERROR(Select(engine, options, caller, params, &s));
+    const ListParams* p = &s.params;
+    const std::vector<const Row*>& kept = s.kept;
     std::size_t begin = std::min<std::size_t>(kept.size(), static_cast<std::size_t>(p->offset));
     std::size_t end =
         std::min<std::size_t>(kept.size(), begin + static_cast<std::size_t>(p->limit));
 
     json::array sessions;
     for (std::size_t i = begin; i < end; ++i) {
-      json::object row = RowJson(*kept[i], *runs, children);
+      json::object row = RowJson(*kept[i], *s.runs, s.children);
       SW_RETURN_IF_ERROR(Enrich(engine, *p, kept[i]->record.name, &row));
       sessions.emplace_back(std::move(row));
     }
@@ -294,12 +353,48 @@ Result<json::object> SessionsList(const Engine& engine, const SessionToolsOption
     out["hasMore"] = end < kept.size();
     if (end < kept.size()) out["nextOffset"] = end;
     out["limitApplied"] = p->limit;
-    if (*visibility != Visibility::kAll) {
-      out["visibility"] = json::object{{"mode", VisibilityName(*visibility)},
-                                       {"restricted", true},
-                                       {"warning", VisibilityWarning(*visibility, caller)}};
-    }
+    AddVisibility(s, caller, &out);
     SW_RETURN_IF_ERROR(FitBudget(&out, p->offset));
+    return out;
+  } catch (const std::exception& e) {
+    return Status::IOError(std::string("sessions_list failed: ") + e.what());
+  }
+}
+
+Result<json::object> SessionsListWindow(const Engine& engine, const SessionToolsOptions& options,
+                                        const SessionName& caller, const json::object& params,
+                                        const ListWindow& window) {
+  try {
+    Selection s;
+    SW_RETURN_IF_ERROR(Select(engine, options, caller, params, &s));
+    std::size_t begin = 0;
+    if (window.after) {
+      begin = static_cast<std::size_t>(
+          std::partition_point(s.kept.begin(), s.kept.end(),
+                               [&](const Row* r) { return !ListsBefore(*window.after, SortKeyOf(*r)); }) -
+          s.kept.begin());
+    }
+    const std::size_t end =
+        std::min<std::size_t>(s.kept.size(), begin + static_cast<std::size_t>(std::max<int64_t>(0, window.take)));
+    json::array rows;
+    for (std::size_t i = begin; i < end; ++i) {
+      json::object row = RowJson(*s.kept[i], *s.runs, s.children);
+      SW_RETURN_IF_ERROR(Enrich(engine, s.params, s.kept[i]->record.name, &row));
+      rows.emplace_back(std::move(row));
+    }
+    json::array links;
+    for (const Row& row : s.visible) {
+      if (auto parent = ParentOf(row)) {
+        links.emplace_back(json::array{json::string(parent->first), json::string(parent->second),
+                                       json::string(row.record.name.session_key)});
+      }
+    }
+    json::object out;
+    out["rows"] = std::move(rows);
+    out["kept"] = s.kept.size() - begin;
+    out["childLinks"] = std::move(links);
+    out["limitApplied"] = s.params.limit;
+    AddVisibility(s, caller, &out);
     return out;
   } catch (const std::exception& e) {
     return Status::IOError(std::string("sessions_list failed: ") + e.what());
