@@ -13,8 +13,6 @@ namespace {
 
 namespace json = boost::json;
 
-constexpr char kMain[] = "agent:main:main";
-
 class SpawnDeliveryTest : public MessagingTest {
  protected:
   void SetUp() override {

@@ -14,7 +14,6 @@ namespace {
 namespace json = boost::json;
 using tools::Visibility;
 
-constexpr char kMain[] = "agent:main:main";
 constexpr char kKid[] = "agent:main:subagent:kid";
 constexpr char kOther[] = "agent:main:other";
 

@@ -14,8 +14,6 @@ namespace {
 
 namespace json = boost::json;
 
-constexpr char kMain[] = "agent:main:main";
-
 class SessionStatusTest : public MessagingTest {
  protected:
   void SetUp() override {

@@ -16,14 +16,8 @@ namespace {
 
 namespace json = boost::json;
 
-constexpr char kMain[] = "agent:main:main";
-
-class SessionsListTest : public MessagingTest {
+class SessionsListTest : public MainSessionTest {
  protected:
-  void SetUp() override {
-    MessagingTest::SetUp();
-    Register(kMain);
-  }
   json::object List(std::string_view params, const std::string& caller = kMain) {
     return Call("sessions_list", caller, params).result;
   }

@@ -13,14 +13,8 @@ namespace {
 
 namespace json = boost::json;
 
-constexpr char kMain[] = "agent:main:main";
-
-class SubagentsTest : public MessagingTest {
+class SubagentsTest : public MainSessionTest {
  protected:
-  void SetUp() override {
-    MessagingTest::SetUp();
-    Register(kMain);
-  }
   json::object Sub(std::string_view params, const std::string& caller = kMain) {
     return Call("subagents", caller, params).result;
   }

@@ -21,6 +21,9 @@
 
 namespace statewatch::testing {
 
+// The session most tool tests call as.
+inline constexpr char kMain[] = "agent:main:main";
+
 // The string at `key`, or "" when absent / not a string.
 inline std::string Str(const boost::json::object& o, std::string_view key) {
   const boost::json::value* v = o.if_contains(key);
@@ -151,6 +154,15 @@ class MessagingTest : public ToolsTest {
   std::unique_ptr<tools::SessionMessaging> messaging_;
   std::vector<Delivery> published_;
   std::function<void(const Delivery&)> on_published_;
+};
+
+// A MessagingTest in which kMain is registered.
+class MainSessionTest : public MessagingTest {
+ protected:
+  void SetUp() override {
+    MessagingTest::SetUp();
+    Register(kMain);
+  }
 };
 
 }  // namespace statewatch::testing

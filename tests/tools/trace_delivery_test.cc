@@ -12,7 +12,6 @@ namespace {
 
 namespace json = boost::json;
 
-constexpr char kMain[] = "agent:main:main";
 constexpr char kPeer[] = "agent:main:peer";
 constexpr char kTrace[] = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 
