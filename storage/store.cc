@@ -23,13 +23,12 @@
 #include "storage/fault_file_system.h"
 #include "storage/io_metrics.h"
 #include "storage/rocks_logger.h"
+#include "storage/store_rep.h"
 #include "storage/wal_check.h"
 
 namespace statewatch::storage {
 
-namespace {
-
-// The only place a rocksdb::Status becomes a statewatch::Status.
+// Status FromRocks: the only place a rocksdb::Status becomes a statewatch::Status.
 Status FromRocks(const rocksdb::Status& s, std::string_view what) {
   if (s.ok()) return Status::OK();
   std::string msg = std::string(what) + ": " + s.ToString();
@@ -43,22 +42,7 @@ Status FromRocks(const rocksdb::Status& s, std::string_view what) {
   return Status::IOError(std::move(msg));
 }
 
-rocksdb::Slice ToSlice(std::string_view s) { return rocksdb::Slice(s.data(), s.size()); }
-
-// Adapts a DropFilter to RocksDB. Never throws (RocksDB calls it from its own threads).
-class DropCompactionFilter final : public rocksdb::CompactionFilter {
- public:
-  explicit DropCompactionFilter(DropFilter f) : filter_(std::move(f)) {}
-  bool Filter(int /*level*/, const rocksdb::Slice& key, const rocksdb::Slice& value,
-              std::string* /*new_value*/, bool* /*value_changed*/) const noexcept override {
-    return filter_(std::string_view(key.data(), key.size()),
-                   std::string_view(value.data(), value.size()));
-  }
-  const char* Name() const override { return "StatewatchDropFilter"; }
-
- private:
-  DropFilter filter_;
-};
+namespace {
 
 class RocksIterator final : public Iterator {
  public:
@@ -125,109 +109,6 @@ const char* FamilyName(Family f) {
     case Family::kCount: break;
   }
   return "?";
-}
-
-struct Store::Rep {
-  std::string path;
-  // Compaction filters are handed to RocksDB as raw pointers: they must outlive the DB,
-  // so they are declared before `db` (members are destroyed in reverse order).
-  std::vector<std::unique_ptr<DropCompactionFilter>> filters;
-  // Declared before `db`: RocksDB's files and listeners refer to both until it closes.
-  std::shared_ptr<IoMetrics> io = std::make_shared<IoMetrics>();
-  std::unique_ptr<rocksdb::Env> env;  // the timing (and, in tests, faulty) file system
-  // handles[Family + 1] for each family (handles[0]: the default family, which also stands
-  // in for a family a read-only open could not find); owned_handles are the ones to destroy.
-  std::vector<rocksdb::ColumnFamilyHandle*> handles;
-  std::vector<rocksdb::ColumnFamilyHandle*> owned_handles;
-  std::unique_ptr<rocksdb::DB> db;
-  std::atomic<uint64_t> wal_bytes{0};
-  bool read_only = false;
-  ~Rep() {
-    if (db) {
-      for (auto* h : owned_handles) db->DestroyColumnFamilyHandle(h);
-      db->Close().PermitUncheckedError();
-    }
-  }
-};
-
-// ---- Batch ------------------------------------------------------------------------------
-
-struct Batch::Rep {
-  rocksdb::WriteBatch wb;
-  const std::vector<rocksdb::ColumnFamilyHandle*>* handles = nullptr;
-  rocksdb::Status first_error;
-  rocksdb::ColumnFamilyHandle* cf(Family f) const { return (*handles)[static_cast<int>(f) + 1]; }
-  void Note(const rocksdb::Status& s) {
-    if (!s.ok() && first_error.ok()) first_error = s;
-  }
-};
-
-Batch::Batch(const Store& store) : rep_(std::make_unique<Rep>()) {
-  rep_->handles = &store.rep_->handles;
-}
-Batch::~Batch() = default;
-void Batch::Put(Family f, std::string_view k, std::string_view v) {
-  rep_->Note(rep_->wb.Put(rep_->cf(f), ToSlice(k), ToSlice(v)));
-}
-void Batch::Delete(Family f, std::string_view k) {
-  rep_->Note(rep_->wb.Delete(rep_->cf(f), ToSlice(k)));
-}
-void Batch::DeleteRange(Family f, std::string_view b, std::string_view e) {
-  rep_->Note(rep_->wb.DeleteRange(rep_->cf(f), ToSlice(b), ToSlice(e)));
-}
-std::size_t Batch::Count() const { return rep_->wb.Count(); }
-std::size_t Batch::ByteSize() const { return rep_->wb.GetDataSize(); }
-std::string_view Batch::Serialized() const {
-  const std::string& data = rep_->wb.Data();
-  return std::string_view(data.data(), data.size());
-}
-namespace {
-
-// Maps RocksDB's column-family ids back to families while a batch is iterated.
-class WriteLister final : public rocksdb::WriteBatch::Handler {
- public:
-  WriteLister(const std::vector<rocksdb::ColumnFamilyHandle*>& handles,
-              const std::function<void(const Batch::Write&)>& fn)
-      : handles_(handles), fn_(fn) {}
-  rocksdb::Status PutCF(uint32_t id, const rocksdb::Slice& k, const rocksdb::Slice& v) override {
-    return Emit(Batch::Write::Op::kPut, id, k, v);
-  }
-  rocksdb::Status DeleteCF(uint32_t id, const rocksdb::Slice& k) override {
-    return Emit(Batch::Write::Op::kDelete, id, k, rocksdb::Slice());
-  }
-  rocksdb::Status DeleteRangeCF(uint32_t id, const rocksdb::Slice& b,
-                                const rocksdb::Slice& e) override {
-    return Emit(Batch::Write::Op::kDeleteRange, id, b, e);
-  }
-
- private:
-  rocksdb::Status Emit(Batch::Write::Op op, uint32_t id, const rocksdb::Slice& k,
-                       const rocksdb::Slice& v) {
-    for (std::size_t i = 1; i < handles_.size(); ++i) {
-      if (handles_[i]->GetID() != id) continue;
-      fn_(Batch::Write{op, static_cast<Family>(i - 1), std::string_view(k.data(), k.size()),
-                       std::string_view(v.data(), v.size())});
-      return rocksdb::Status::OK();
-    }
-    return rocksdb::Status::Corruption("write to column family id " + std::to_string(id) +
-                                       ", which is none of the store's families");
-  }
-  const std::vector<rocksdb::ColumnFamilyHandle*>& handles_;
-  const std::function<void(const Batch::Write&)>& fn_;
-};
-
-}  // namespace
-
-Status Batch::ForEachWrite(const std::function<void(const Write&)>& fn) const {
-  WriteLister lister(*rep_->handles, fn);
-  rocksdb::Status s = rep_->wb.Iterate(&lister);
-  if (!s.ok()) return Status::Corruption("listing a write batch: " + s.ToString());
-  return Status::OK();
-}
-
-void Batch::Clear() {
-  rep_->wb.Clear();
-  rep_->first_error = rocksdb::Status::OK();
 }
 
 // ---- Store ------------------------------------------------------------------------------
