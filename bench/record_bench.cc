@@ -27,6 +27,8 @@
 //                cost with one (rate(1) / rate(100000)); floor_many_vs_one_cost likewise.
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <string>
 
 #include "bench/bench_registry.h"
 #include "bench/bench_util.h"
@@ -166,11 +168,18 @@ void Record(benchmark::State& state, const Case& c) {
     if (!CheckOk(state, OpenLane(dir, c, lane), "open")) return;
   }
   InterleavedRun run;
-  AddLane(c, one, &run);
-  AddLane(c, many, &run);
+  // BENCH_RECORD_LANE=1 or 100000 times one session count only: a profile of one lane
+  // (bench/profile.sh), since both lanes run the same code and a stack cannot tell them apart.
+  const char* only = std::getenv("BENCH_RECORD_LANE");
+  bool both = only == nullptr || *only == '\0';
+  for (Lane* lane : {&one, &many}) {
+    if (both || std::to_string(lane->sessions) == only) AddLane(c, *lane, &run);
+  }
   // Cost per event is the inverse rate: cost(many) / cost(one) = rate(one) / rate(many).
-  run.AddRatio("many_vs_one_cost", "statewatch_1", "statewatch" + Tag(kManySessions));
-  run.AddRatio("floor_many_vs_one_cost", "floor_1", "floor" + Tag(kManySessions));
+  if (both) {
+    run.AddRatio("many_vs_one_cost", "statewatch_1", "statewatch" + Tag(kManySessions));
+    run.AddRatio("floor_many_vs_one_cost", "floor_1", "floor" + Tag(kManySessions));
+  }
   run.Run(state);
   BackgroundWork work = events.Counts();
   state.counters["statewatch_flushes"] = static_cast<double>(work.flushes);
