@@ -189,6 +189,20 @@ run: build-bin
 bench: build-release
 	@bash scripts/bench.sh $(BENCH_BUILD)
 
+# Where the time of each cost goal goes: perf samples of the record, changesSince and
+# concurrent benchmarks split by system (bench/perf_profile.sh, bench/fold_profile.py) ->
+# bench/results/profiles/ (docs/benchmarks.md "Where the time goes").
+.PHONY: bench-profile
+bench-profile: build-release
+	@for lane in 1 100000; do \
+	  BENCH_RECORD_LANE=$$lane bash bench/perf_profile.sh batch100-buffered-$$lane '^record/batch100/buffered/' $(BENCH_BUILD) && \
+	  BENCH_RECORD_LANE=$$lane bash bench/perf_profile.sh single-buffered-$$lane '^record/single/buffered/' $(BENCH_BUILD) && \
+	  BENCH_RECORD_LANE=$$lane bash bench/perf_profile.sh batch100-sync-$$lane '^record/batch100/sync/' $(BENCH_BUILD) || exit 1; \
+	done
+	@FREQ=1999 bash bench/perf_profile.sh changes-page200 '^changes/page200' $(BENCH_BUILD)
+	@FREQ=1999 bash bench/perf_profile.sh changes-lean-page200 '^changes_lean/page200' $(BENCH_BUILD)
+	@BENCH_SCALE=1 bash bench/perf_profile.sh concurrent-8 '^concurrent/sync/writers:8/' $(BENCH_BUILD)
+
 # MCP tools/call req/s against the same call over plain HTTP, same daemon, same run
 # (bench/mcp_bench.sh, wrk; the Release tree's binary): writes bench/results/mcp.json.
 .PHONY: bench-mcp
