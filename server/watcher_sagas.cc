@@ -56,11 +56,16 @@ ApiResponse BadRequest(const std::string& message) {
   return Api::Error(400, "invalid_argument", message);
 }
 
-// The answer of one internal route on the partition's owner.
-ApiResponse AnswerInternal(const HandlerContext& ctx, const ApiRequest& request,
-                           std::string_view route) {
+}  // namespace
+
+ApiResponse AnswerWatcherRoute(Engine& engine, const ApiRequest& request) {
+  const std::string_view path = SplitTarget(request.target).path;
+  if (path.substr(0, kWatcherRoutesPrefix.size()) != kWatcherRoutesPrefix) {
+    return Api::Error(404, "not_found", "no internal route " + std::string(path));
+  }
+  const std::string_view route = path.substr(kWatcherRoutesPrefix.size());
   const std::string_view method = request.method;
-  WatcherDirectory directory(ctx.engine);
+  WatcherDirectory directory(engine);
   if (route == "partitions" && method == "GET") {
     auto watcher = QueryParam(SplitTarget(request.target).query, "watcher");
     auto listing = directory.Lookup(watcher.value_or(""));
@@ -118,7 +123,7 @@ ApiResponse AnswerInternal(const HandlerContext& ctx, const ApiRequest& request,
                                           {"version", listing->version}});
   }
   if (route == "clear") {
-    if (Status s = ctx.engine.ResetWatcher(watcher); !s.ok()) return StatusResponse(s);
+    if (Status s = engine.ResetWatcher(watcher); !s.ok()) return StatusResponse(s);
     return JsonResponse(200, json::object{{"cleared", true}});
   }
   if (route == "saga") {
@@ -147,6 +152,8 @@ ApiResponse AnswerInternal(const HandlerContext& ctx, const ApiRequest& request,
   }
   return Api::Error(404, "not_found", "no internal route POST " + std::string(route));
 }
+
+namespace {
 
 // Owns the inner gate for ServerOptions::gate.
 class OwningWatcherGate final : public RequestGate {
@@ -184,7 +191,7 @@ std::optional<ApiResponse> WatcherDirectoryGate::Intercept(const HandlerContext&
                       std::string(path) + " is a cluster-internal route: it needs the daemon's "
                       "own token");
   }
-  return AnswerInternal(ctx, request, path.substr(kWatcherRoutesPrefix.size()));
+  return AnswerWatcherRoute(ctx.engine, request);
 }
 
 std::shared_ptr<RequestGate> WithWatcherDirectory(std::shared_ptr<RequestGate> inner) {

@@ -70,6 +70,10 @@ class WatcherDirectoryGate final : public RequestGate {
   RequestGate* inner_;
 };
 
+// The answer of one internal route (the request's target under kWatcherRoutesPrefix) on
+// `engine`, with no gate or token check: what WatcherDirectoryGate answers once they passed.
+ApiResponse AnswerWatcherRoute(Engine& engine, const ApiRequest& request);
+
 // A gate that owns its inner ClusterGate (for ServerOptions::gate, a shared_ptr).
 std::shared_ptr<RequestGate> WithWatcherDirectory(std::shared_ptr<RequestGate> inner);
 
