@@ -100,7 +100,8 @@ std::optional<json::value> Call(Command& c, std::string_view method, const std::
   std::error_code ec;
   json::value v = json::parse(answer->body, ec);
   if (ec) {
-    *exit_code = RuntimeError(c, Status::IOError("the daemon's answer is not JSON: " + ec.message()));
+    *exit_code =
+        RuntimeError(c, Status::IOError("the daemon's answer is not JSON: " + ec.message()));
     return std::nullopt;
   }
   return v;
@@ -117,9 +118,7 @@ int Forward(Command& c, std::string_view method, const std::string& target,
 
 std::string Enc(const std::string& s) { return server::PercentEncode(s); }
 
-std::string Opt(const Command& c, std::string_view name) {
-  return c.args.Get(name).value_or("");
-}
+std::string Opt(const Command& c, std::string_view name) { return c.args.Get(name).value_or(""); }
 
 // "?agentId=A" when the option is given.
 std::string AgentQuery(const Command& c, std::string_view option, const char* param = "agentId",
@@ -202,9 +201,9 @@ int RemoteDrain(Command& c) {
 }
 
 int RemoteCursor(Command& c) {
-  return Forward(c, "GET", "/v1/cursors?watcher=" + Enc(Opt(c, "watcher")) + "&target=" +
-                               Enc(Opt(c, "target")) +
-                               AgentQuery(c, "target-agent", "targetAgentId", '&'));
+  return Forward(c, "GET",
+                 "/v1/cursors?watcher=" + Enc(Opt(c, "watcher")) + "&target=" +
+                     Enc(Opt(c, "target")) + AgentQuery(c, "target-agent", "targetAgentId", '&'));
 }
 
 int RemoteResetWatcher(Command& c) {

@@ -84,9 +84,9 @@ ApiResponse RequestLedger::Run(const ApiRequest& request, const Handler& handle)
   auto record = table_->Get(id);
   if (!record.ok()) {
     release();
-    return Api::Error(503, "unavailable",
-                      "cannot read the record of X-Request-Id \"" + id +
-                          "\": " + record.status().message());
+    return Api::Error(
+        503, "unavailable",
+        "cannot read the record of X-Request-Id \"" + id + "\": " + record.status().message());
   }
   if (record->has_value() && now - (*record)->created_at_ms < ttl_ms_) {
     const RequestRecord& r = **record;

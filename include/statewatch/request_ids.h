@@ -40,10 +40,10 @@ class SideTableHost;
 }  // namespace engine
 
 struct RequestRecord {
-  std::string digest;          // of the request that used the id first (opaque bytes)
-  int64_t created_at_ms = 0;   // the engine clock when the first write (or the answer) landed
-  bool answered = false;       // false: sealed with the effect, answer not (yet) written
-  int status = 0;              // the answer, when answered
+  std::string digest;         // of the request that used the id first (opaque bytes)
+  int64_t created_at_ms = 0;  // the engine clock when the first write (or the answer) landed
+  bool answered = false;      // false: sealed with the effect, answer not (yet) written
+  int status = 0;             // the answer, when answered
   std::string content_type;
   std::string body;
 };
@@ -59,7 +59,8 @@ bool IsValidRequestId(std::string_view id);
 // Shared between the request's thread and the leader that writes it.
 class RequestSeal {
  public:
-  RequestSeal(std::string id, std::string digest) : id_(std::move(id)), digest_(std::move(digest)) {}
+  RequestSeal(std::string id, std::string digest)
+      : id_(std::move(id)), digest_(std::move(digest)) {}
   const std::string& id() const { return id_; }
   const std::string& digest() const { return digest_; }
   // Whether a commit group wrote the record (with the effect of the command it rode on).

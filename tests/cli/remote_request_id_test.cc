@@ -43,9 +43,9 @@ TEST(RemoteRequestIdTest, ALostAnswerIsRepeatedWithTheSameId) {
   Fake lost(502, R"({"error":{"code":"answer_lost","message":"the owner's answer was lost"}})");
   Fake owner(200, kEventAnswer);
   ASSERT_TRUE(lost.listener && owner.listener);
-  CliOutput r = RunInProcess({"--server", lost.url() + "," + owner.url(), "record", "--session",
-                              "agent:main:a", "--kind", "human_direct_message", "--actor-type",
-                              "human"});
+  CliOutput r =
+      RunInProcess({"--server", lost.url() + "," + owner.url(), "record", "--session",
+                    "agent:main:a", "--kind", "human_direct_message", "--actor-type", "human"});
   EXPECT_EQ(r.code, 0) << r.err;
   ASSERT_EQ(lost.Ids().size(), 1u);
   ASSERT_EQ(owner.Ids().size(), 1u);

@@ -3,6 +3,8 @@
 // write with the effect — and nowhere else; answers are kept across a reopen; records older
 // than the window are removed on the manual clock; and under injected write failures the
 // effect and the record are either both durable or both absent.
+#include "statewatch/request_ids.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -12,7 +14,6 @@
 
 #include "engine/engine_fixture.h"
 #include "engine/engine_impl.h"
-#include "statewatch/request_ids.h"
 #include "status_matchers.h"
 #include "storage/store.h"
 

@@ -1,8 +1,9 @@
 // X-Request-Id deduplication (server/request_ledger.h) through Api::Handle over a real
 // engine on a manual clock: a repeat gets the first answer and applies nothing; another
 // request under the same id is 422; a malformed id is 400; a refused request may be sent
-// again, and one that applied nothing keeps no record; the window is 15 minutes; the record survives a reopen; a request applied whose
-// answer was lost is 409; a duplicate while the first runs is 409 request_in_progress.
+// again, and one that applied nothing keeps no record; the window is 15 minutes; the record
+// survives a reopen; a request applied whose answer was lost is 409; a duplicate while the first
+// runs is 409 request_in_progress.
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
@@ -172,10 +173,10 @@ TEST_F(RequestIdTest, TheRecordLastsFifteenMinutesAndIsThenSwept) {
 }
 
 TEST_F(RequestIdTest, AnAnswerSurvivesAReopen) {
-  ASSERT_EQ(Send("POST", "/v1/watches", R"({"watcher":"agent:main:w","target":"agent:main:a"})",
-                 "w-1")
-                .status,
-            200);
+  ASSERT_EQ(
+      Send("POST", "/v1/watches", R"({"watcher":"agent:main:w","target":"agent:main:a"})", "w-1")
+          .status,
+      200);
   ASSERT_EQ(Send("POST", "/v1/events", kEvent, "e-1").status, 200);
   auto drained = Send("POST", "/v1/notices/drain", R"({"watcher":"agent:main:w"})", "d-1");
   ASSERT_EQ(drained.status, 200);
