@@ -12,6 +12,7 @@
 #include "control/operator.h"
 #include "server/access_control.h"
 #include "server/request_guard.h"
+#include "server/session_mail_route.h"
 #include "server/stream_relay.h"
 
 namespace statewatch::server {
@@ -234,6 +235,17 @@ Status ClusterNode::OpenSlot(uint32_t p) {
   so.server.data_dir = options_.server.data_dir + "/p" + std::to_string(p);
   so.server.port = ports_.count(p) ? ports_[p] : 0;
   so.server.port_file.clear();  // the node's port goes there, not a slot's
+  // Session mail to another partition goes straight to that partition's owner slot (§15.8).
+  SessionMailSenderOptions mail;
+  mail.owner = [this](uint32_t to, bool refresh) { return OwnerOf(to, refresh); };
+  mail.send = [](const std::string& url, const std::string& method, const std::string& target,
+                 const std::string& body, const net::HttpRequestOptions& call) {
+    return net::HttpRequest(url, method, target, body, call);
+  };
+  mail.token = options_.server.token;
+  so.server.session_mail = [mail = std::move(mail)](const SessionMail& m) {
+    return SendSessionMail(mail, m);
+  };
   so.remote = logs->second.stream;
   so.log.partition = p;
   so.log.partitions = options_.partitions;

@@ -82,6 +82,7 @@ Result<std::unique_ptr<Daemon>> Daemon::Open(const ServerOptions& options, Opene
   d->monitor_driver_->Start();
   d->pruner_->Start();
   d->webhooks_->Start();
+  if (d->mail_forwarder_) d->mail_forwarder_->Start();
   return d;
 }
 
@@ -90,6 +91,15 @@ Status Daemon::OpenServices() {
   messaging.sessions = options_.tools;
   // Deliveries become durable inside SessionMessaging; the hub pushes them to live feeds.
   messaging.on_delivery = [hub = &deliveries_](const Delivery& d) { hub->Publish(d); };
+  if (options_.session_mail) {
+    // docs/cluster.md §15.8: sends to other partitions go through the outbox; the forwarder
+    // starts with every row due (a new owner resends what the old one left).
+    mail_forwarder_ =
+        std::make_unique<tools::SessionMailForwarder>(engine_.get(), options_.session_mail);
+    messaging.cross_partition = true;
+    messaging.partitions = options_.partitions;
+    messaging.on_mail = [f = mail_forwarder_.get()] { f->Wake(); };
+  }
   auto opened = tools::SessionMessaging::Open(engine_.get(), std::move(messaging));
   if (!opened.ok()) return opened.status();
   messaging_ = std::move(opened).value();
@@ -154,6 +164,7 @@ Status Daemon::Reconfigure(const ServerOptions& next) {
 
 Daemon::~Daemon() {
   if (webhooks_) webhooks_->Stop();  // waits for the calls in flight; unsubscribes its wakes
+  if (mail_forwarder_) mail_forwarder_->Stop();  // waits for the send in flight
   if (monitor_driver_) monitor_driver_->Stop();  // aborts a tick; before the engine closes
   if (pruner_) pruner_->Stop();
   server_.reset();                               // no request can reach the engine after this
@@ -166,6 +177,7 @@ Daemon::~Daemon() {
   webhooks_.reset();
   monitor_.reset();
   messaging_.reset();
+  mail_forwarder_.reset();
   engine_.reset();  // closes the database
 }
 

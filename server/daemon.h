@@ -24,6 +24,7 @@
 #include "server/wake_log.h"
 #include "statewatch/clock.h"
 #include "statewatch/engine.h"
+#include "tools/session_mail_forwarder.h"
 #include "tools/session_messaging.h"
 #include "webhooks/dispatcher.h"
 
@@ -79,6 +80,8 @@ class Daemon {
   std::unique_ptr<Engine> engine_;
   DeliveryHub deliveries_;
   std::unique_ptr<tools::SessionMessaging> messaging_;
+  // Cluster mode with options_.session_mail: carries the session mail outbox (§15.8).
+  std::unique_ptr<tools::SessionMailForwarder> mail_forwarder_;
   std::unique_ptr<monitor::UpstreamMonitor> monitor_;
   std::unique_ptr<MonitorDriver> monitor_driver_;
   std::unique_ptr<PruneScheduler> pruner_;  // retention on the engine's clock

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -98,6 +99,11 @@ struct ServerOptions {
   // Cluster mode: the gate that answers the /v1/cluster routes and refuses requests once
   // the partition moved (server/cluster_routes.h; cli/cluster_serve.h sets it). Null: none.
   std::shared_ptr<RequestGate> gate;
+  // Cluster mode, on a control-plane node's owner slot (docs/cluster.md §15.8): hands one
+  // session mail to its destination partition's owner (server/session_mail_route.h). When
+  // set, sessions_send reaches sessions of other partitions through this partition's
+  // outbox and a forwarder the daemon runs; empty: such a send is 421 misdirected.
+  std::function<Status(const SessionMail&)> session_mail;
 
   // When set, one line per answered request (method, target, route, status, bytes, time) is
   // appended to this file; "-" is stderr. Default: none (request lines at --log-level debug).

@@ -4,6 +4,7 @@
 
 #include <utility>
 
+#include "server/session_mail_route.h"
 #include "server/watcher_sagas.h"
 
 namespace statewatch::server {
@@ -175,6 +176,8 @@ Status StandbyDaemon::Run() {
   owner_hooks.stepping_down = options_.stepping_down;
   // The owner also answers the watcher directory's internal routes (server/watcher_sagas.h).
   o.gate = WithWatcherDirectory(std::make_shared<ClusterGate>(state_, std::move(owner_hooks)));
+  // A node's owner slot also takes session mail from other partitions (§15.8).
+  if (o.session_mail) o.gate = WithSessionMail(std::move(o.gate));
   auto daemon = Daemon::Open(o, std::move(*engine));
   if (!daemon.ok()) {
     spdlog::error("event=owner_open_failed partition={} error=\"{}\"", options_.log.partition,

@@ -1,0 +1,180 @@
+// sessions_send across partitions through a node's port (docs/cluster.md §15.8): three
+// ClusterNodes on a real etcd (tests/control/etcd_fixture.h), each partition's stream a
+// MemLog shared by the nodes, as in cluster_node_test.cc. A send from a session of one
+// partition to a session of another is accepted at the caller's partition and lands in the
+// target's transcript once; the reply to its run, posted at any node, reaches the run's
+// home, and the ping-pong turn back crosses again. With the target's owner stopped between
+// the send and the apply, the message lands once the partition failed over.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "control/etcd_fixture.h"
+#include "control/operator.h"
+#include "control/placement.h"
+#include "engine/agent_partition.h"
+#include "http_helpers.h"
+#include "log/mem_checkpoint_store.h"
+#include "log/mem_log.h"
+#include "server/cluster_node.h"
+#include "status_matchers.h"
+#include "test_client.h"
+#include "test_server.h"
+
+namespace statewatch::control {
+namespace {
+
+using statewatch::testing::HttpClient;
+using statewatch::testing::Tool;
+namespace json = boost::json;
+
+constexpr uint32_t kPartitions = 3;
+
+class ClusterSessionMailTest : public EtcdFixture {
+ protected:
+  void SetUp() override {
+    EtcdFixture::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    root_ = statewatch::testing::MakeTempDir("statewatch-mail-test");
+    keys_ = std::make_unique<ClusterKeys>(Name());
+    for (uint32_t p = 0; p < kPartitions; ++p) {
+      logs_[p].stream = std::make_shared<log::MemLog>();
+      logs_[p].checkpoints = std::make_shared<log::MemCheckpointStore>();
+    }
+  }
+  void TearDown() override {
+    for (auto& [id, node] : nodes_) node.reset();
+    std::error_code ec;
+    std::filesystem::remove_all(root_, ec);
+  }
+  static std::string Name() {
+    return std::string("m-") + ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  }
+
+  void StartNode(const std::string& id) {
+    server::ClusterNodeOptions o;
+    o.server = statewatch::testing::TestOptions();
+    o.server.data_dir = root_ + "/" + id;
+    o.server.tools.visibility = tools::Visibility::kAll;  // sends between agents
+    o.server.tools.agent_to_agent.enabled = true;
+    o.etcd = {url_};
+    o.cluster = Name();
+    o.node_id = id;
+    o.partitions = kPartitions;
+    o.lease_ttl_seconds = 1;
+    o.poll = std::chrono::milliseconds(20);
+    o.open_partition = [this](uint32_t p) -> Result<server::PartitionLogs> { return logs_[p]; };
+    auto node = server::ClusterNode::Start(o);
+    ASSERT_OK(node);
+    nodes_[id] = std::move(*node);
+  }
+
+  // Polls (bounded: 30 s) until every partition is ready and the controller is done.
+  ClusterView WaitReady() {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    for (;;) {
+      auto view = ReadClusterView(*client_, *keys_);
+      EXPECT_OK(view);
+      if (!view.ok()) return {};
+      view->placement.warm_lag = 1000;
+      if (ClusterReady(*view) && Plan(view->placement).changes.empty()) return *view;
+      if (std::chrono::steady_clock::now() > deadline) {
+        ADD_FAILURE() << "not ready within 30 s: " << ClusterStatusJson(*view, Name());
+        return *view;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+
+  static std::string SessionOf(uint32_t p) {
+    for (int i = 0;; ++i) {
+      std::string agent = "mailer" + std::to_string(i);
+      if (engine::PartitionOfAgent(agent, kPartitions) == p) return "agent:" + agent + ":main";
+    }
+  }
+
+  // How often `text` (a JSON string's content) occurs in `session`'s transcript, asked at
+  // `http` (any node's port) by the session itself.
+  static int Occurrences(HttpClient& http, const std::string& session, const std::string& text) {
+    auto r = Tool(http, "sessions_history", session,
+                  json::object{{"sessionKey", session}, {"limit", 100}});
+    if (r.status != 200) return -1;
+    int n = 0;
+    const std::string needle = "\"" + text + "\"";
+    for (auto at = r.body.find(needle); at != std::string::npos; at = r.body.find(needle, at + 1)) {
+      ++n;
+    }
+    return n;
+  }
+
+  // Polls (bounded: 30 s) until `text` is in `session`'s transcript; its count then.
+  static int WaitForText(HttpClient& http, const std::string& session, const std::string& text) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    for (;;) {
+      int n = Occurrences(http, session, text);
+      if (n > 0 || std::chrono::steady_clock::now() > deadline) return n;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+
+  std::string root_;
+  std::unique_ptr<ClusterKeys> keys_;
+  std::map<uint32_t, server::PartitionLogs> logs_;
+  std::map<std::string, std::unique_ptr<server::ClusterNode>> nodes_;
+};
+
+TEST_F(ClusterSessionMailTest, ASendCrossesPartitionsAndItsReplyComesBack) {
+  for (const char* id : {"n1", "n2", "n3"}) StartNode(id);
+  WaitReady();
+  const std::string caller = SessionOf(0), target = SessionOf(1);
+  HttpClient any(nodes_.at("n2")->port());
+  auto sent = Tool(any, "sessions_send", caller,
+                   json::object{{"sessionKey", target}, {"message", "ping-1"},
+                                {"timeoutSeconds", 0}});
+  ASSERT_EQ(sent.status, 200) << sent.body;
+  auto answer = json::parse(sent.body).as_object();
+  EXPECT_EQ(answer.at("status").as_string(), "accepted") << sent.body;
+  const std::string run_id(answer.at("runId").as_string());
+  EXPECT_EQ(WaitForText(any, target, "ping-1"), 1);
+
+  // The target's reply, posted at another node, reaches the run at the caller's partition;
+  // turn 1 goes to the caller, the caller's answer back across to the target.
+  HttpClient other(nodes_.at("n3")->port());
+  auto reply = other.Post("/v1/runs/" + run_id + "/reply", json::object{{"text", "pong-1"}});
+  ASSERT_EQ(reply.status, 200) << reply.body;
+  EXPECT_NE(reply.body.find("\"applied\":true"), std::string::npos) << reply.body;
+  EXPECT_EQ(WaitForText(any, caller, "pong-1"), 1);
+  auto again = other.Post("/v1/runs/" + run_id + "/reply", json::object{{"text", "ping-2"}});
+  ASSERT_EQ(again.status, 200) << again.body;
+  EXPECT_EQ(WaitForText(any, target, "ping-2"), 1);
+  EXPECT_EQ(Occurrences(any, target, "ping-1"), 1);  // still once
+}
+
+TEST_F(ClusterSessionMailTest, AMessageToAStoppedOwnerLandsOnceAfterTheFailover) {
+  for (const char* id : {"n1", "n2", "n3"}) StartNode(id);
+  ClusterView view = WaitReady();
+  const uint32_t home = 0, dest = 1;
+  const std::string home_owner = view.placement.assignments.at(home).owner;
+  const std::string dest_owner = view.placement.assignments.at(dest).owner;
+  if (home_owner == dest_owner) GTEST_SKIP() << "one node owns both partitions";
+  std::string via;
+  for (const auto& [id, node] : nodes_) {
+    if (id != dest_owner) via = id;
+  }
+  nodes_.at(dest_owner).reset();  // the target's owner is gone before the mail is applied
+  nodes_.erase(dest_owner);
+  HttpClient http(nodes_.at(via)->port());
+  auto sent = Tool(http, "sessions_send", SessionOf(home),
+                   json::object{{"sessionKey", SessionOf(dest)}, {"message", "after-failover"},
+                                {"timeoutSeconds", 0}});
+  ASSERT_EQ(sent.status, 200) << sent.body;
+  EXPECT_EQ(WaitForText(http, SessionOf(dest), "after-failover"), 1);
+}
+
+}  // namespace
+}  // namespace statewatch::control
