@@ -83,13 +83,23 @@ post() {  # PATH BODY [curl args...] -> the answer on stdout; fails on an HTTP e
   curl -sf -H 'Content-Type: application/json' "$@" "$URL$path" -d "$body"
 }
 
+# write_wrk_post_script FILE BODY [NAME VALUE]...: a wrk script that POSTs BODY (JSON, written
+# between single quotes: it holds none) with Content-Type application/json and the headers
+# given as name and value pairs.
+write_wrk_post_script() {
+  local file="$1" body="$2"
+  shift 2
+  {
+    echo 'wrk.method = "POST"'
+    echo "wrk.body = '$body'"
+    echo 'wrk.headers["Content-Type"] = "application/json"'
+    while [ $# -ge 2 ]; do
+      echo "wrk.headers[\"$1\"] = \"$2\""
+      shift 2
+    done
+  } >"$file"
+}
+
 # write_status_wrk_script FILE BODY CALLER: a wrk script that POSTs BODY (a session_status
 # request) as the session CALLER.
-write_status_wrk_script() {
-  cat >"$1" <<LUA
-wrk.method = "POST"
-wrk.body = '$2'
-wrk.headers["Content-Type"] = "application/json"
-wrk.headers["X-Session-Key"] = "$3"
-LUA
-}
+write_status_wrk_script() { write_wrk_post_script "$1" "$2" X-Session-Key "$3"; }

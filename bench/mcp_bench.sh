@@ -35,22 +35,12 @@ SESSION="$(curl -sf -D - -o /dev/null -X POST "$URL/mcp" -H "Authorization: Bear
   tr -d '\r' | awk -F': ' 'tolower($1) == "mcp-session-id" { print $2 }')"
 [ -n "$SESSION" ] || { echo "mcp_bench: initialize gave no Mcp-Session-Id" >&2; exit 1; }
 
-cat >"$WORK/http.lua" <<EOF
-wrk.method = "POST"
-wrk.body = "{}"
-wrk.headers["Content-Type"] = "application/json"
-wrk.headers["Authorization"] = "Bearer $TOKEN"
-wrk.headers["X-Session-Key"] = "agent:main:main"
-EOF
-cat >"$WORK/mcp.lua" <<EOF
-wrk.method = "POST"
-wrk.body = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"session_status","arguments":{}}}'
-wrk.headers["Content-Type"] = "application/json"
-wrk.headers["Accept"] = "application/json, text/event-stream"
-wrk.headers["Authorization"] = "Bearer $TOKEN"
-wrk.headers["Mcp-Session-Id"] = "$SESSION"
-wrk.headers["MCP-Protocol-Version"] = "2025-11-25"
-EOF
+write_wrk_post_script "$WORK/http.lua" '{}' \
+  Authorization "Bearer $TOKEN" X-Session-Key agent:main:main
+write_wrk_post_script "$WORK/mcp.lua" \
+  '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"session_status","arguments":{}}}' \
+  Accept "application/json, text/event-stream" Authorization "Bearer $TOKEN" \
+  Mcp-Session-Id "$SESSION" MCP-Protocol-Version 2025-11-25
 # One answer of each, checked, before measuring.
 curl -sf -X POST "$URL/mcp" -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \
   -H "Mcp-Session-Id: $SESSION" --data '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"session_status","arguments":{}}}' |
