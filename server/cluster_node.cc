@@ -11,6 +11,7 @@
 
 #include "control/operator.h"
 #include "server/access_control.h"
+#include "server/internal_call.h"
 #include "server/request_guard.h"
 #include "server/session_mail_route.h"
 #include "server/stream_relay.h"
@@ -58,6 +59,7 @@ Result<std::unique_ptr<ClusterNode>> ClusterNode::Start(ClusterNodeOptions optio
   if (!etcd.ok()) return etcd.status();
   n->etcd_ = std::move(*etcd);
   SW_RETURN_IF_ERROR(n->CheckConfig());
+  SW_RETURN_IF_ERROR(n->LoadSecret());
   SW_RETURN_IF_ERROR(n->WaitForOldRecord());
   ClusterNode* raw = n.get();
   auto keeper = control::LeaseKeeper::Start(n->etcd_, n->options_.lease_ttl_seconds,
@@ -77,6 +79,7 @@ Result<std::unique_ptr<ClusterNode>> ClusterNode::Start(ClusterNodeOptions optio
     return net::HttpRequest(url, method, target, body, call);
   };
   ro.sleep = [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); };
+  ro.secret = n->secret_;  // signs the internal calls (server/internal_call.h)
   WatcherCoordinatorOptions wo;
   wo.partitions = ro.partitions;
   wo.owner = ro.owner;
@@ -160,6 +163,40 @@ Status ClusterNode::CheckConfig() {
   return Status::OK();
 }
 
+// The key of the cluster's internal calls: --cluster-secret-file's (ServerOptions), else the
+// one in etcd beside the config, which the first node to get here creates.
+Status ClusterNode::LoadSecret() {
+  if (!options_.server.cluster_secret.empty()) {
+    secret_ = options_.server.cluster_secret;
+    return Status::OK();
+  }
+  const std::string key = keys_.Root() + "secret";
+  auto fresh = GenerateClusterSecret();
+  if (!fresh.ok()) return fresh.status();
+  control::Compare absent;
+  absent.key = key;
+  absent.target = control::Compare::Target::kCreateRevision;
+  absent.revision = 0;
+  control::TxnOp put;
+  put.key = key;
+  put.value = *fresh;
+  auto txn = etcd_->Txn({absent}, {put});
+  if (!txn.ok()) return txn.status();
+  if (txn->succeeded) {
+    secret_ = *fresh;
+    return Status::OK();
+  }
+  auto stored = etcd_->Get(key);
+  if (!stored.ok()) return stored.status();
+  if (stored->value.size() < kMinClusterSecretBytes) {
+    return Status::FailedPrecondition("cluster \"" + options_.cluster + "\": " + key +
+                                      " in etcd is not a secret (" +
+                                      std::to_string(stored->value.size()) + " bytes)");
+  }
+  secret_ = stored->value;
+  return Status::OK();
+}
+
 // A record of this id left by an earlier run (kill -9) goes when its lease expires; one
 // still there after a TTL and a half is kept alive by a running node.
 Status ClusterNode::WaitForOldRecord() {
@@ -235,6 +272,7 @@ Status ClusterNode::OpenSlot(uint32_t p) {
   so.server.data_dir = options_.server.data_dir + "/p" + std::to_string(p);
   so.server.port = ports_.count(p) ? ports_[p] : 0;
   so.server.port_file.clear();  // the node's port goes there, not a slot's
+  so.server.cluster_secret = secret_;
   // Session mail to another partition goes straight to that partition's owner slot (§15.8).
   SessionMailSenderOptions mail;
   mail.owner = [this](uint32_t to, bool refresh) { return OwnerOf(to, refresh); };

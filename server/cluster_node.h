@@ -94,6 +94,7 @@ class ClusterNode {
   struct Slot;
   explicit ClusterNode(ClusterNodeOptions options);
   Status CheckConfig();
+  Status LoadSecret();
   Status WaitForOldRecord();
   Status Publish();
   void ReconcileLoop();
@@ -119,6 +120,7 @@ class ClusterNode {
   std::unique_ptr<PartitionRouter> router_;
   std::unique_ptr<net::HttpListener> listener_;
   std::string url_;
+  std::string secret_;  // the cluster's (server/internal_call.h): the router and every slot
 
   std::mutex slots_mu_;  // slots_ and what a slot holds; taken by the reconcile thread and
                          // by Reports() (the publisher)

@@ -10,8 +10,21 @@
 //                 else the key's own or "main"); POST /v1/watches and GET /v1/cursors (the
 //                 target's: the cursor lives with its target); /v1/upstream-links/{key} and
 //                 POST /v1/upstream-links (sessionKey); the session tools (the caller's, from
-//                 X-Session-Key and X-Agent-Id — a tool naming a session of another
-//                 partition still answers 421 misdirected there);
+//                 X-Session-Key and X-Agent-Id — sessions_send and the rest naming a
+//                 session of another partition answer 421 misdirected there), except:
+//   sessions_list   every partition, under the caller's visibility: the caller's home
+//                 partition resolves it (POST /v1/internal/caller-context: the tool policy,
+//                 the sandbox clamp, the agent-to-agent settings), every partition answers
+//                 a window of its list under it (POST /v1/internal/tools/sessions_list), the
+//                 windows are merged in the single node's order and cut into the page, with
+//                 the single node's byte budget. `cursor` (the nextCursor of a page: opaque
+//                 base64url JSON of the last row's sort key) continues after that row; a bad
+//                 one is 400 invalid_parameter naming it. A partition that cannot answer
+//                 fails the list with 503 unavailable (a list must not silently miss rows);
+//   session_status, sessions_history naming an agent-scoped key of another partition: the
+//                 home partition resolves the caller's context as above and the session's
+//                 partition answers under it (POST /v1/internal/tools/{tool});
+//   /v1/internal/…  403: only between the cluster's own processes (server/internal_call.h);
 //   POST /v1/events  the events' sessions; a batch whose events span partitions is refused
 //                 with 400 cross_partition_batch naming two of them (a batch is atomic only
 //                 within one partition), and nothing is written;
@@ -87,6 +100,10 @@ struct PartitionRouterOptions {
   // drain asks only those; unset or nullopt: every partition.
   std::function<std::optional<std::vector<uint32_t>>(const std::string& watcher)>
       watcher_partitions;
+  // The cluster's secret (server/internal_call.h): the router signs its internal calls with
+  // it. Empty: sessions_list is the caller's partition's and session_status /
+  // sessions_history of another partition's session answer 421 (no internal calls).
+  std::string secret;
 };
 
 // {"error": {"code", "message"}} with `status`: how a node's own port refuses.
@@ -101,9 +118,17 @@ class PartitionRouter {
 
  private:
   struct Target;
+  // `internal_target`: a signed internal call to that target (POST) with the request's
+  // headers, instead of the request itself.
   net::ListenerAnswer ToPartition(uint32_t partition, const net::ListenerRequest& request,
                                   const std::string& body, std::chrono::milliseconds timeout,
-                                  std::chrono::milliseconds retry_for) const;
+                                  std::chrono::milliseconds retry_for,
+                                  const std::string* internal_target = nullptr) const;
+  net::ListenerAnswer CallerContext(uint32_t home, const net::ListenerRequest& request,
+                                    const std::string& tool) const;
+  net::ListenerAnswer ListAcross(const net::ListenerRequest& request, uint32_t home) const;
+  net::ListenerAnswer RemoteRead(const net::ListenerRequest& request, const std::string& tool,
+                                 uint32_t home, uint32_t partition) const;
   net::ListenerAnswer Notices(const net::ListenerRequest& request) const;
   // The partitions a peek or drain asks, ascending: those the watcher directory lists, else
   // all of them.

@@ -4,6 +4,7 @@
 #include "server/console_handlers.h"
 #include "server/as_of_handlers.h"
 #include "server/handlers.h"
+#include "server/internal_handlers.h"
 #include "server/mcp_server.h"
 #include "server/url.h"
 #include "server/webhook_handlers.h"
@@ -98,6 +99,21 @@ void AddClusterRoutes(std::vector<RouteSpec>& r) {
                {}, "TakeoverRequest", false, "TakeoverAnswer", kJson, {400, 404, 409, 503},
                false, kAdmin,
                [](C c, R q, M) { return AnswerCluster(ClusterRoute::kTakeover, c, q); }});
+  // Between the cluster's own processes only (server/internal_handlers.h): each also needs
+  // the X-Statewatch-Internal header of server/internal_call.h.
+  r.push_back({"POST", "/v1/internal/caller-context", "internalCallerContext", "cluster",
+               "Cluster-internal: the caller's tool policy check and visibility, resolved at "
+               "its home partition for a node's router.",
+               "Needs X-Statewatch-Internal (a node signs it); 403 without.",
+               {kCallerKey, kCallerAgent}, nullptr, false, nullptr, kJson, {400, 404, 503},
+               false, kRead, [](C c, R q, M) { return HandleInternalCallerContext(c, q); }});
+  r.push_back({"POST", "/v1/internal/tools/{tool}", "internalTool", "cluster",
+               "Cluster-internal: session_status, sessions_history or a window of "
+               "sessions_list under a caller context its home partition resolved.",
+               "Needs X-Statewatch-Internal (a node signs it); 403 without.",
+               {{"tool", "path", true, kString, "session_status, sessions_history or sessions_list."}},
+               nullptr, false, nullptr, kJson, {400, 404, 503}, false, kRead,
+               [](C c, R q, M m) { return HandleInternalTool(c, q, m.params[0]); }});
   for (std::size_t i = first; i < r.size(); ++i) r[i].cluster_only = true;
 }
 

@@ -99,6 +99,9 @@ struct ServerOptions {
   // Cluster mode: the gate that answers the /v1/cluster routes and refuses requests once
   // the partition moved (server/cluster_routes.h; cli/cluster_serve.h sets it). Null: none.
   std::shared_ptr<RequestGate> gate;
+  // Cluster mode: the key of the X-Statewatch-Internal header (server/internal_call.h) that
+  // the internal routes (/v1/internal/…) require. Empty: they answer 403.
+  std::string cluster_secret;
   // Cluster mode, on a control-plane node's owner slot (docs/cluster.md §15.8): hands one
   // session mail to its destination partition's owner (server/session_mail_route.h). When
   // set, sessions_send reaches sessions of other partitions through this partition's
