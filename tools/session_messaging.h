@@ -212,6 +212,9 @@ class SessionMessaging {
   // `watched` (Engine::Watch of the caller on the target, after the message is enqueued)
   // is present exactly when watch was true and the message was dispatched. `message` is at
   // most kMaxMessageBytes.
+  // Cluster mode with MessagingOptions::cross_partition: a target of another partition
+  // (by full key or agentId) gets the message as session mail (ApplyMail there); the run,
+  // its wait and its ping-pong turns stay here (docs/cluster.md §15.8).
   Result<ToolAnswer> Send(const SessionName& caller, const boost::json::object& params,
                           CallCompletion on_complete = {}, std::string_view traceparent = {});
 
