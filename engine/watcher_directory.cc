@@ -3,9 +3,6 @@
 #include "statewatch/watcher_directory.h"
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
-#include <typeinfo>
 
 #include "engine/flatbuffer_values.h"
 #include "engine/group_write.h"
@@ -70,18 +67,6 @@ Result<std::optional<T>> ReadRow(const GroupWrite& g, char tag, const std::strin
   return std::optional<T>(std::move(*value));
 }
 
-engine::SideTableHost* HostOrAbort(Engine& engine) {
-  auto* host = dynamic_cast<engine::SideTableHost*>(&engine);
-  if (host == nullptr) {
-    std::fprintf(stderr,
-                 "statewatch: WatcherDirectory needs an Engine made by Engine::Open; got "
-                 "another Engine subclass (%s)\n",
-                 typeid(engine).name());
-    std::abort();
-  }
-  return host;
-}
-
 }  // namespace
 
 // ---- codecs ---------------------------------------------------------------------------------
@@ -141,7 +126,8 @@ const char* WatcherSagaKindName(WatcherSagaKind kind) {
 
 // ---- the table --------------------------------------------------------------------------------
 
-WatcherDirectory::WatcherDirectory(Engine& engine) : host_(HostOrAbort(engine)) {}
+WatcherDirectory::WatcherDirectory(Engine& engine)
+    : host_(&engine::SideTableHostOf(engine, "WatcherDirectory")) {}
 
 Result<WatcherListing> WatcherDirectory::Register(const std::string& watcher, uint32_t partition) {
   auto w = CanonicalWatcher(watcher);
