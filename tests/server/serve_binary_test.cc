@@ -109,20 +109,27 @@ TEST_F(ServeBinaryTest, TokenFileKeepsTheTokenOffTheCommandLine) {
 
 TEST_F(ServeBinaryTest, RefusesMalformedAccessOptions) {
   std::ofstream(root_ + "/empty-token") << "\n";
-  ExpectUsageError({"serve", "--data", root_ + "/d1", "--token-file", root_ + "/empty-token"},
-                   "--token-file " + root_ + "/empty-token holds no token on its first line");
-  ExpectUsageError({"serve", "--data", root_ + "/d2", "--token-file", root_ + "/missing"},
-                   "--token-file: cannot read \"" + root_ + "/missing\"");
-  ExpectUsageError({"serve", "--data", root_ + "/d3", "--allow-origin", "localhost:3000"},
-                   "--allow-origin must be an origin such as http://localhost:3000");
-  ExpectUsageError({"serve", "--data", root_ + "/d4", "--allow-host", "http://x/"},
-                   "--allow-host must be a host name");
-  ExpectUsageError({"serve", "--data", root_ + "/d5", "--upstream-root", root_ + "/nowhere"},
-                   "--upstream-root must be an existing directory (got \"" + root_ + "/nowhere\")");
-  ExpectUsageError({"serve", "--data", root_ + "/d6", "--max-connections", "0"},
-                   "--max-connections must be positive (got 0)");
-  ExpectUsageError({"serve", "--data", root_ + "/d7", "--max-streams", "0"},
-                   "--max-streams must be positive (got 0)");
+  struct Case {
+    std::string option, value, message;
+  };
+  const Case cases[] = {
+      {"--token-file", root_ + "/empty-token",
+       "--token-file " + root_ + "/empty-token holds no token on its first line"},
+      {"--token-file", root_ + "/missing", "--token-file: cannot read \"" + root_ + "/missing\""},
+      {"--allow-origin", "localhost:3000",
+       "--allow-origin must be an origin such as http://localhost:3000"},
+      {"--allow-host", "http://x/", "--allow-host must be a host name"},
+      {"--upstream-root", root_ + "/nowhere",
+       "--upstream-root must be an existing directory (got \"" + root_ + "/nowhere\")"},
+      {"--max-connections", "0", "--max-connections must be positive (got 0)"},
+      {"--max-streams", "0", "--max-streams must be positive (got 0)"},
+  };
+  int n = 0;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.option + " " + c.value);
+    std::string data = root_ + "/d" + std::to_string(++n);  // a fresh directory each
+    ExpectUsageError({"serve", "--data", data, c.option, c.value}, c.message);
+  }
 }
 
 }  // namespace
