@@ -125,11 +125,22 @@ TEST_F(ClusterWatchersTest, ADrainAsksTheListedPartitionsAndAResetClearsEveryOne
   HttpClient any(nodes_.at("w2")->port());
   const std::string watcher = SessionOf(0);
 
+  // Every owner serving through this node (a write is retried until it lands; a fan-out is
+  // not), and the node's directory of owners read since (bounded: 100 polls of 20 ms).
+  for (uint32_t p = 0; p < kPartitions; ++p) {
+    ASSERT_EQ(any.Post("/v1/events", HumanMessage(SessionOf(p, 5))).status, 200);
+  }
+  statewatch::testing::HttpResult peek;
+  for (int i = 0; i < 100; ++i) {
+    peek = any.Get("/v1/notices?watcher=" + watcher);
+    if (peek.status == 200 && peek.body.find("incomplete") == std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
   // No watch yet: only the home is asked.
-  auto peek = any.Get("/v1/notices?watcher=" + watcher);
   ASSERT_EQ(peek.status, 200) << peek.body;
   EXPECT_EQ(peek.headers["x-statewatch-owners"],
-            "0=" + view.placement.assignments.at(0).owner);
+            "0=" + view.placement.assignments.at(0).owner)
+      << peek.body;
 
   // A watch on partition 2's session: the home and partition 2, not partition 1.
   const std::string t2 = SessionOf(2), t1 = SessionOf(1);
