@@ -19,6 +19,11 @@ namespace {
 
 // 403 unless the request carries this cluster's signature.
 std::optional<ApiResponse> RefuseOutsider(const HandlerContext& ctx, const ApiRequest& req) {
+  if (ctx.services.gate == nullptr) {  // a single node: as any unknown path
+    return Api::Error(404, "not_found",
+                      "no route for " + std::string(req.method) + " " +
+                          std::string(req.target.substr(0, req.target.find('?'))));
+  }
   const std::string_view header = req.header ? req.header(kInternalHeaderLower) : "";
   Status s = CheckInternal(ctx.options.cluster_secret, req.method, req.target, req.body, header);
   if (s.ok()) return std::nullopt;

@@ -99,8 +99,13 @@ void AddClusterRoutes(std::vector<RouteSpec>& r) {
                {}, "TakeoverRequest", false, "TakeoverAnswer", kJson, {400, 404, 409, 503},
                false, kAdmin,
                [](C c, R q, M) { return AnswerCluster(ClusterRoute::kTakeover, c, q); }});
-  // Between the cluster's own processes only (server/internal_handlers.h): each also needs
-  // the X-Statewatch-Internal header of server/internal_call.h.
+  for (std::size_t i = first; i < r.size(); ++i) r[i].cluster_only = true;
+}
+
+// The cluster's internal rows (server/internal_handlers.h): not cluster-only rows, so that
+// the gate's list of cluster routes stays the operator's; a single node answers them 404 as
+// an unknown path (the handlers check for a gate), a slot only with X-Statewatch-Internal.
+void AddInternalRoutes(std::vector<RouteSpec>& r) {
   r.push_back({"POST", "/v1/internal/caller-context", "internalCallerContext", "cluster",
                "Cluster-internal: the caller's tool policy check and visibility, resolved at "
                "its home partition for a node's router.",
@@ -114,7 +119,6 @@ void AddClusterRoutes(std::vector<RouteSpec>& r) {
                {{"tool", "path", true, kString, "session_status, sessions_history or sessions_list."}},
                nullptr, false, nullptr, kJson, {400, 404, 503}, false, kRead,
                [](C c, R q, M m) { return HandleInternalTool(c, q, m.params[0]); }});
-  for (std::size_t i = first; i < r.size(); ++i) r[i].cluster_only = true;
 }
 
 // The operator console (server/console_handlers.h, docs/console.md): its files are public,
@@ -459,6 +463,7 @@ std::vector<RouteSpec> BuildRoutes() {
   AddConsoleRoutes(r);
   AddMcpRoutes(r);
   AddClusterRoutes(r);
+  AddInternalRoutes(r);
   return r;
 }
 
