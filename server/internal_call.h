@@ -1,14 +1,15 @@
-// Requests between a cluster's own processes (docs/cluster.md §15.8): a node's router asking
+// Requests between a cluster's own processes (docs/cluster.md §15.9): a node's router asking
 // a slot to answer under a context the client could not be trusted to state — a caller's
 // visibility resolved at its home partition, a send on behalf of another partition. Such a
 // request carries
 //   X-Statewatch-Internal: v1=<hex HMAC-SHA256(secret, METHOD "\n" TARGET "\n" hex SHA-256(BODY))>
 // keyed with the cluster's secret: the first node of a cluster generates 32 random bytes and
-// stores them in etcd beside the partition count; every other node reads them (or
-// `serve --cluster-secret-file FILE` gives them). A slot answers the internal routes
-// (/v1/internal/…) only with a valid header: 403 internal_only otherwise, naming what was
-// wrong. A client never gets one: a node's port refuses /v1/internal/… from outside, and
-// the router strips the header from what it forwards.
+// stores them in etcd beside the partition count; every other node reads them (a
+// ServerOptions::cluster_secret set beforehand, e.g. from ReadClusterSecretFile, is used
+// instead). A slot answers the internal routes (/v1/internal/…) only with a valid header:
+// 403 forbidden otherwise, naming what was wrong. A client never gets one: a node's port
+// refuses /v1/internal/… from outside, and the router strips the header from what it
+// forwards.
 //
 // The signature binds the method, the target (path and query) and the body; it carries no
 // time, so a captured internal request could be replayed by whoever can reach a slot's port:

@@ -1,4 +1,4 @@
-// The cluster-internal routes a slot answers for its node's router (docs/cluster.md §15.8).
+// The cluster-internal routes a slot answers for its node's router (docs/cluster.md §15.9).
 // Each needs a valid X-Statewatch-Internal header (server/internal_call.h) besides the
 // client's token: 403 forbidden without one, naming what was wrong. A single node has no
 // such rows (they are cluster-only in the route table).

@@ -224,7 +224,7 @@ net::ListenerAnswer PartitionRouter::Route(const net::ListenerRequest& request) 
         PartitionOf(request.Header("x-session-key"), header_agent, P);
     one(home);
     t.tool = true;
-    // Reads across partitions (§15.8): only with a secret to sign the internal calls, only
+    // Reads across partitions (§15.9): only with a secret to sign the internal calls, only
     // when more than one partition, and never with ?partition= (that names one engine).
     const bool across = home && P > 1 && !options_.secret.empty() && method == "POST" &&
                         !named && !malformed;

@@ -1,4 +1,4 @@
-// sessions_list across a cluster's partitions (docs/cluster.md §15.8). A node's router asks
+// sessions_list across a cluster's partitions (docs/cluster.md §15.9). A node's router asks
 // every partition for one window of its sessions_list — the rows after a sort key, at most
 // `take` of them, under the caller's visibility as the caller's home partition resolved it —
 // merges the windows in the single node's order and cuts the page, then fits it to the same
