@@ -86,6 +86,7 @@ Result<std::unique_ptr<ClusterNode>> ClusterNode::Start(ClusterNodeOptions optio
   wo.send = ro.send;
   wo.sleep = ro.sleep;
   wo.token = n->options_.server.token;
+  wo.secret = n->secret_;
   n->watchers_ = std::make_unique<WatcherCoordinator>(std::move(wo));
   ro.watcher_partitions = [raw](const std::string& watcher) {
     return raw->watchers_->NoticePartitions(watcher);

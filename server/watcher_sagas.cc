@@ -8,6 +8,7 @@
 
 #include "engine/agent_partition.h"
 #include "server/handlers.h"
+#include "server/internal_call.h"
 #include "server/request_guard.h"
 #include "server/route_table.h"
 #include "server/url.h"
@@ -186,7 +187,16 @@ std::optional<ApiResponse> WatcherDirectoryGate::Intercept(const HandlerContext&
   // Answered where a write would be: the owner, serving under its lease.
   static const RouteLookup kWrite = MatchRoute("POST", "/v1/watches", "", RouteScope::kCluster);
   if (auto refused = inner_->Intercept(ctx, request, "/v1/watches", kWrite)) return refused;
-  if (!ctx.options.token.empty() && BearerToken(request.authorization) != ctx.options.token) {
+  if (!ctx.options.cluster_secret.empty()) {
+    const std::string_view header =
+        request.header ? request.header(kInternalHeaderLower) : std::string_view();
+    if (Status s = CheckInternal(ctx.options.cluster_secret, request.method, request.target,
+                                 request.body, header);
+        !s.ok()) {
+      return Api::Error(403, "forbidden", std::string(path) + ": " + s.message());
+    }
+  } else if (!ctx.options.token.empty() &&
+             BearerToken(request.authorization) != ctx.options.token) {
     return Api::Error(403, "internal_only",
                       std::string(path) + " is a cluster-internal route: it needs the daemon's "
                       "own token");
@@ -223,7 +233,11 @@ Result<json::object> WatcherCoordinator::Call(uint32_t partition, const std::str
     std::optional<OwnerAddress> owner = options_.owner(partition, attempt > 0);
     if (!owner) continue;
     // Every internal route is idempotent: a lost answer is simply asked again.
-    auto answer = options_.send(owner->url, method, target, body, call);
+    net::HttpRequestOptions signed_call = call;
+    if (!options_.secret.empty()) {
+      SignInternal(options_.secret, method, target, body, &signed_call.headers);
+    }
+    auto answer = options_.send(owner->url, method, target, body, signed_call);
     if (!answer.ok()) {
       why = owner->node + " at " + owner->url + " could not be reached (" +
             answer.status().message() + ")";

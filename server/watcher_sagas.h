@@ -11,8 +11,10 @@
 //   POST /v1/internal/watchers/saga     {"watcher", "kind", "home"}  -> {"saga", "version"}
 //   POST /v1/internal/watchers/confirm  {"watcher", "partition", "version"} -> {"saga"}
 //   GET  /v1/internal/watchers/sagas    -> {"sagas": [{..., "version"}]}
-// Every one is idempotent. Authorization: the daemon's own token (ServerOptions::token),
-// when it has one; the routes are not in the route table (no client calls them).
+// Every one is idempotent. Authorization: a valid X-Statewatch-Internal header when the
+// daemon has a cluster secret (ServerOptions::cluster_secret; a node's port never forwards
+// /v1/internal/… from a client), else the daemon's own token when it has one. The routes
+// are not in the route table (no client calls them).
 //
 // At a node — WatcherCoordinator, used by the node's port (server/cluster_node.h):
 //   - BeforeForward: a watch (POST /v1/watches) or events naming watchers (POST /v1/events,
@@ -87,6 +89,8 @@ struct WatcherCoordinatorOptions {
       send;
   std::function<void(std::chrono::milliseconds)> sleep;
   std::string token;  // the slots' token (ServerOptions::token), "" when none
+  // The cluster's secret: every call carries X-Statewatch-Internal (server/internal_call.h).
+  std::string secret;
   // How long one internal call is retried while its partition has no serving owner (a
   // failover), and the wait between tries; one exchange's timeout.
   std::chrono::milliseconds retry_for{5000};
