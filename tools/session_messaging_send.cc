@@ -4,6 +4,7 @@
 #include "codecs/json_fields.h"
 #include "statewatch/session_key.h"
 #include "statewatch/session_tables.h"
+#include "statewatch/watcher_directory.h"
 #include "tools/session_history.h"
 #include "tools/session_messaging.h"
 #include "tools/session_messaging_internal.h"
@@ -238,6 +239,18 @@ Result<ToolAnswer> SessionMessaging::Dispatch(const SessionName& caller, const S
       if (on_complete) {
         std::lock_guard waits(waits_mu_);
         completions_[run.run_id] = std::move(on_complete);
+      }
+    }
+    if (watch) {
+      // The caller's watcher directory lists the target's partition before the cursor can
+      // exist there (docs/cluster.md §15.3: a superset, never a subset), so that a peek or
+      // drain of the caller through a node asks that partition too. The caller's partition
+      // is this one: its home.
+      auto listed = WatcherDirectory(*engine_).Register(caller.session_key, **remote);
+      if (!listed.ok()) {
+        SetDeadline(run.run_id, 0);
+        (void)TakeCompletion(run.run_id);
+        return listed.status();
       }
     }
     Status posted = PostMail(MakeDelivery(target, "message", run.run_id, message,

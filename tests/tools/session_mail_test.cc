@@ -15,6 +15,7 @@
 #include "engine/engine_fixture.h"
 #include "statewatch/session_mail.h"
 #include "statewatch/session_tables.h"
+#include "statewatch/watcher_directory.h"
 #include "status_matchers.h"
 #include "tools/session_mail_forwarder.h"
 #include "tools/session_messaging.h"
@@ -295,6 +296,11 @@ TEST_F(SessionMailTest, WatchTravelsWithTheMessage) {
   auto a = Send(SendParams(0, /*watch=*/true));
   ASSERT_OK(a);
   EXPECT_TRUE(a->result.at("watched").as_bool());
+  // The caller's home lists the destination before the cursor can exist there (the watcher
+  // directory stays a superset), so a drain through a node asks partition 1 too.
+  auto listed = WatcherDirectory(home()).Lookup(caller_);
+  ASSERT_OK(listed);
+  EXPECT_EQ(listed->partitions, std::vector<uint32_t>{1});
   EXPECT_EQ(Pump().sent, 1);
   auto cursor = dest().Cursor(caller_, SessionName{dest_agent_, target_});
   ASSERT_OK(cursor);
