@@ -1,0 +1,108 @@
+// Reads across partitions through a node's port (docs/cluster.md §15.9), on three
+// ClusterNodes and a real etcd: sessions_list lists every partition's sessions, a cursor
+// pages through them with no skip or repeat, a sandboxed caller sees what it would on one
+// node (itself and its children, one of them in another partition), and session_status of
+// another partition's session answers from any node.
+#include <algorithm>
+#include <set>
+#include <vector>
+
+#include "cluster_nodes_fixture.h"
+
+namespace statewatch::control {
+namespace {
+
+using statewatch::testing::HttpClient;
+using statewatch::testing::Tool;
+namespace json = boost::json;
+
+class ClusterReadsTest : public ClusterNodesFixture {
+ protected:
+  static std::string AgentOf(uint32_t p) {
+    const std::string s = SessionOf(p);
+    return s.substr(6, s.find(':', 6) - 6);
+  }
+  static std::vector<std::string> Keys(const json::object& answer) {
+    std::vector<std::string> keys;
+    for (const json::value& row : answer.at("sessions").as_array()) {
+      keys.emplace_back(row.at("key").as_string());
+    }
+    return keys;
+  }
+  static void Put(HttpClient& http, const std::string& key, const json::object& fields) {
+    auto r = http.Request("PUT", "/v1/sessions/" + key, json::serialize(fields));
+    ASSERT_EQ(r.status, 200) << key << ": " << r.body;
+  }
+};
+
+TEST_F(ClusterReadsTest, ListPagesEveryPartitionAndStatusReadsAnother) {
+  for (const char* id : {"n1", "n2", "n3"}) StartNode(id);
+  WaitReady();
+  HttpClient any(nodes_.at("n2")->port());
+  std::vector<std::string> keys;
+  for (uint32_t p = 0; p < kPartitions; ++p) {
+    for (int i = 0; i < 3; ++i) {
+      keys.push_back("agent:" + AgentOf(p) + ":s" + std::to_string(i));
+      Put(any, keys.back(), json::object{{"label", "l" + std::to_string(i)}});
+    }
+  }
+  const std::string caller = keys.front();
+  auto whole = Tool(any, "sessions_list", caller, json::object{{"limit", 200}});
+  ASSERT_EQ(whole.status, 200) << whole.body;
+  const std::vector<std::string> all = Keys(json::parse(whole.body).as_object());
+  EXPECT_EQ(std::set<std::string>(all.begin(), all.end()),
+            std::set<std::string>(keys.begin(), keys.end()));
+  // Equal activity: the single node's order is by key then agent.
+  EXPECT_TRUE(std::is_sorted(all.begin(), all.end())) << whole.body;
+
+  std::vector<std::string> paged;
+  std::string cursor;
+  for (int page = 0; page < 10; ++page) {  // 9 rows, 4 a page: 3 pages
+    json::object params{{"limit", 4}};
+    if (!cursor.empty()) params["cursor"] = cursor;
+    HttpClient at(nodes_.at(page % 2 ? "n1" : "n3")->port());  // any node continues a cursor
+    auto r = Tool(at, "sessions_list", caller, params);
+    ASSERT_EQ(r.status, 200) << r.body;
+    json::object o = json::parse(r.body).as_object();
+    for (const std::string& k : Keys(o)) paged.push_back(k);
+    if (!o.at("hasMore").as_bool()) break;
+    EXPECT_EQ(o.at("nextOffset").as_int64(), static_cast<int64_t>(paged.size()));
+    cursor = std::string(o.at("nextCursor").as_string());
+  }
+  EXPECT_EQ(paged, all);
+
+  auto status = Tool(any, "session_status", caller, json::object{{"sessionKey", keys.back()}});
+  ASSERT_EQ(status.status, 200) << status.body;
+  EXPECT_NE(status.body.find("\"sessionKey\":\"" + keys.back() + "\""), std::string::npos);
+  auto bad = Tool(any, "sessions_list", caller, json::object{{"cursor", "zz"}});
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_NE(bad.body.find("cursor"), std::string::npos) << bad.body;
+}
+
+TEST_F(ClusterReadsTest, ASandboxedCallerSeesOnlyItsTreeAcrossPartitions) {
+  for (const char* id : {"n1", "n2", "n3"}) StartNode(id);
+  WaitReady();
+  HttpClient any(nodes_.at("n1")->port());
+  const std::string caller = SessionOf(0);
+  const std::string child = "agent:" + AgentOf(1) + ":child";
+  const std::string stranger = "agent:" + AgentOf(2) + ":other";
+  Put(any, caller, json::object{{"sandboxed", true}});
+  Put(any, child, json::object{{"parentSessionKey", caller}});
+  Put(any, stranger, json::object{{"label", "x"}});
+  auto r = Tool(any, "sessions_list", caller, json::object{});
+  ASSERT_EQ(r.status, 200) << r.body;
+  json::object o = json::parse(r.body).as_object();
+  std::vector<std::string> seen = Keys(o);
+  EXPECT_EQ(std::set<std::string>(seen.begin(), seen.end()),
+            (std::set<std::string>{caller, child}))
+      << r.body;
+  EXPECT_EQ(o.at("visibility").at("mode"), "tree") << r.body;
+  // The stranger of another partition is refused as on one node.
+  auto status = Tool(any, "session_status", caller, json::object{{"sessionKey", stranger}});
+  EXPECT_EQ(status.status, 403) << status.body;
+  auto mine = Tool(any, "session_status", caller, json::object{{"sessionKey", child}});
+  EXPECT_EQ(mine.status, 200) << mine.body;
+}
+
+}  // namespace
+}  // namespace statewatch::control
