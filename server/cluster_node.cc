@@ -282,6 +282,7 @@ Status ClusterNode::OpenSlot(uint32_t p) {
     return net::HttpRequest(url, method, target, body, call);
   };
   mail.token = options_.server.token;
+  mail.secret = secret_;
   so.server.session_mail = [mail = std::move(mail)](const SessionMail& m) {
     return SendSessionMail(mail, m);
   };

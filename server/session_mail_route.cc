@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "server/handlers.h"
+#include "server/internal_call.h"
 #include "server/request_guard.h"
 #include "server/route_table.h"
 #include "tools/session_mail_forwarder.h"
@@ -15,6 +16,18 @@ namespace statewatch::server {
 namespace json = boost::json;
 
 Status CheckSessionMailCaller(const HandlerContext& ctx, const ApiRequest& request) {
+  // A cluster's slots hold its secret (server/internal_call.h): then only a request signed
+  // with it is mail, whatever token it carries.
+  if (!ctx.options.cluster_secret.empty()) {
+    const std::string_view header =
+        request.header ? request.header(kInternalHeaderLower) : std::string_view();
+    Status s = CheckInternal(ctx.options.cluster_secret, request.method, request.target,
+                             request.body, header);
+    if (!s.ok()) {
+      return Status::PermissionDenied(std::string(kSessionMailPath) + ": " + s.message());
+    }
+    return Status::OK();
+  }
   if (!ctx.options.token.empty() && BearerToken(request.authorization) != ctx.options.token) {
     return Status::PermissionDenied(std::string(kSessionMailPath) +
                                     " is a cluster-internal route: it needs the daemon's own "
@@ -87,6 +100,9 @@ Status SendSessionMail(const SessionMailSenderOptions& options, const SessionMai
   call.token = options.token;
   call.timeout_ms = static_cast<int>(options.request_timeout.count());
   std::string body = json::serialize(tools::MailToJson(mail));
+  if (!options.secret.empty()) {
+    SignInternal(options.secret, "POST", kSessionMailPath, body, &call.headers);
+  }
   auto answer = options.send(owner->url, "POST", std::string(kSessionMailPath), body, call);
   if (!answer.ok()) return answer.status();
   if (answer->status == 200) return Status::OK();

@@ -38,7 +38,8 @@ inline constexpr std::string_view kSessionMailPath = "/v1/internal/session-mail"
 // under its lease gets that far) and passes everything else to `inner`.
 std::shared_ptr<RequestGate> WithSessionMail(std::shared_ptr<RequestGate> inner);
 
-// OK when the request may carry session mail; PermissionDenied naming why otherwise.
+// OK when the request may carry session mail: signed with the cluster's secret when the
+// daemon holds one, else carrying the daemon's own token. PermissionDenied naming why.
 Status CheckSessionMailCaller(const HandlerContext& ctx, const ApiRequest& request);
 
 struct SessionMailSenderOptions {
@@ -49,6 +50,9 @@ struct SessionMailSenderOptions {
                                         const net::HttpRequestOptions& options)>
       send;
   std::string token;  // the slots' token (ServerOptions::token), "" when none
+  // The cluster's secret: the mail is signed with it (server/internal_call.h), and a slot
+  // that holds it accepts nothing unsigned. "" outside a cluster.
+  std::string secret;
   std::chrono::milliseconds request_timeout{5000};
 };
 
