@@ -1,5 +1,8 @@
 #include "server/cluster_routes.h"
 
+#include "server/internal_call.h"
+#include "server/internal_handlers.h"
+
 #include <boost/json.hpp>
 #include <string>
 #include <utility>
@@ -90,6 +93,24 @@ std::optional<ApiResponse> ClusterGate::Intercept(const HandlerContext& ctx,
                                                   const RouteLookup& found) {
   if (path.substr(0, kClusterPrefix.size()) == kClusterPrefix && !found.route) {
     return ClusterMiss(request.method, path, found);
+  }
+  if (IsInternalPath(path) && !found.route) {  // the router's calls (server/internal_handlers.h)
+    const PartitionView view = state_->view();
+    if (hooks_.lease_lapsed) {
+      if (std::optional<std::string> why = hooks_.lease_lapsed()) {
+        return Api::Error(503, "partition_moved",
+                          PartitionName(view) + " is not served by this node now: " + *why +
+                              "; ask the partition's current owner");
+      }
+    }
+    if (view.role == PartitionRole::kMoved) return MovedRefusal(view);
+    if (view.role == PartitionRole::kStandby) return StandbyRefusal(view);
+    if (view.role == PartitionRole::kSwitching) {
+      return Api::Error(503, "switching",
+                        PartitionName(view) +
+                            " is being taken over by this node: retry in a moment");
+    }
+    return AnswerInternal(ctx, request, path);
   }
   if (!found.route) return std::nullopt;  // 404 / 405 as in any mode
   const RouteSpec& spec = Routes()[*found.route];

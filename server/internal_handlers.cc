@@ -77,6 +77,27 @@ bool ReadCarried(const json::object& body, SessionName* caller, tools::SessionTo
 
 }  // namespace
 
+ApiResponse AnswerInternal(const HandlerContext& ctx, const ApiRequest& req,
+                           std::string_view path) {
+  constexpr std::string_view kTools = "/v1/internal/tools/";
+  const bool context = path == "/v1/internal/caller-context";
+  const bool tool = path.substr(0, kTools.size()) == kTools &&
+                    path.find('/', kTools.size()) == std::string_view::npos;
+  if (!context && !tool) {
+    return Api::Error(404, "not_found", "no route for " + std::string(req.method) + " " +
+                                            std::string(path));
+  }
+  if (req.method != "POST") {
+    ApiResponse r = Api::Error(405, "method_not_allowed",
+                               std::string(req.method) + " " + std::string(path) +
+                                   " is not allowed (POST)");
+    r.allow = "POST";
+    return r;
+  }
+  if (context) return HandleInternalCallerContext(ctx, req);
+  return HandleInternalTool(ctx, req, std::string(path.substr(kTools.size())));
+}
+
 ApiResponse HandleInternalCallerContext(const HandlerContext& ctx, const ApiRequest& req) {
   if (auto refused = RefuseOutsider(ctx, req)) return *refused;
   if (ctx.services.messaging == nullptr) return NoMessaging();

@@ -4,7 +4,6 @@
 #include "server/console_handlers.h"
 #include "server/as_of_handlers.h"
 #include "server/handlers.h"
-#include "server/internal_handlers.h"
 #include "server/mcp_server.h"
 #include "server/url.h"
 #include "server/webhook_handlers.h"
@@ -100,25 +99,6 @@ void AddClusterRoutes(std::vector<RouteSpec>& r) {
                false, kAdmin,
                [](C c, R q, M) { return AnswerCluster(ClusterRoute::kTakeover, c, q); }});
   for (std::size_t i = first; i < r.size(); ++i) r[i].cluster_only = true;
-}
-
-// The cluster's internal rows (server/internal_handlers.h): not cluster-only rows, so that
-// the gate's list of cluster routes stays the operator's; a single node answers them 404 as
-// an unknown path (the handlers check for a gate), a slot only with X-Statewatch-Internal.
-void AddInternalRoutes(std::vector<RouteSpec>& r) {
-  r.push_back({"POST", "/v1/internal/caller-context", "internalCallerContext", "cluster",
-               "Cluster-internal: the caller's tool policy check and visibility, resolved at "
-               "its home partition for a node's router.",
-               "Needs X-Statewatch-Internal (a node signs it); 403 without.",
-               {kCallerKey, kCallerAgent}, nullptr, false, nullptr, kJson, {400, 404, 503},
-               false, kRead, [](C c, R q, M) { return HandleInternalCallerContext(c, q); }});
-  r.push_back({"POST", "/v1/internal/tools/{tool}", "internalTool", "cluster",
-               "Cluster-internal: session_status, sessions_history or a window of "
-               "sessions_list under a caller context its home partition resolved.",
-               "Needs X-Statewatch-Internal (a node signs it); 403 without.",
-               {{"tool", "path", true, kString, "session_status, sessions_history or sessions_list."}},
-               nullptr, false, nullptr, kJson, {400, 404, 503}, false, kRead,
-               [](C c, R q, M m) { return HandleInternalTool(c, q, m.params[0]); }});
 }
 
 // The operator console (server/console_handlers.h, docs/console.md): its files are public,
@@ -463,7 +443,6 @@ std::vector<RouteSpec> BuildRoutes() {
   AddConsoleRoutes(r);
   AddMcpRoutes(r);
   AddClusterRoutes(r);
-  AddInternalRoutes(r);
   return r;
 }
 
