@@ -203,6 +203,12 @@ bench-profile: build-release
 	@FREQ=1999 bash bench/perf_profile.sh changes-lean-page200 '^changes_lean/page200' $(BENCH_BUILD)
 	@BENCH_SCALE=1 bash bench/perf_profile.sh concurrent-8 '^concurrent/sync/writers:8/' $(BENCH_BUILD)
 
+# What X-Request-Id costs a lone sequential client (bench/request_id_bench.sh; the plain
+# build's binary): events/s with and without an id, alternating.
+.PHONY: bench-request-id
+bench-request-id: build-bin
+	@bash bench/request_id_bench.sh $(BUILD)/statewatch
+
 # MCP tools/call req/s against the same call over plain HTTP, same daemon, same run
 # (bench/mcp_bench.sh, wrk; the Release tree's binary): writes bench/results/mcp.json.
 .PHONY: bench-mcp

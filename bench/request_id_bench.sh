@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# What X-Request-Id costs (docs/request-ids.md): one client posting single events back to
+# back on one keep-alive connection, without an id and with a fresh id per request (what the
+# CLI and the TypeScript client send), alternating, 3 rounds of N events (default 300) each.
+# Prints the medians and their ratio. A request with an id writes one more commit group for
+# its answer, so this is the price of exactly-once retries for a lone sequential writer.
+#
+# Usage: bench/request_id_bench.sh PATH/TO/statewatch [N]
+set -euo pipefail
+# shellcheck source=bench/lib.sh
+source "$(dirname "$0")/lib.sh"
+statewatch_argument "${1:-}"
+N="${2:-300}"
+make_scratch_dir statewatch-rid
+start_server --data "$WORK/data"
+python3 - "$PORT" "$N" <<'PY'
+import http.client, json, statistics, sys, time, uuid
+port, n = int(sys.argv[1]), int(sys.argv[2])
+def run(with_id, key):
+    c = http.client.HTTPConnection("127.0.0.1", port)
+    body = json.dumps({"sessionKey": key, "kind": "human_direct_message", "actorType": "human"})
+    start = time.perf_counter()
+    for _ in range(n):
+        headers = {"Content-Type": "application/json"}
+        if with_id:
+            headers["X-Request-Id"] = uuid.uuid4().hex
+        c.request("POST", "/v1/events", body, headers)
+        r = c.getresponse()
+        r.read()
+        if r.status != 200:
+            sys.exit(f"request_id_bench: HTTP {r.status}")
+    return n / (time.perf_counter() - start)
+plain, with_id = [], []
+for _ in range(3):
+    plain.append(run(False, "agent:a:main"))
+    with_id.append(run(True, "agent:b:main"))
+p, w = statistics.median(plain), statistics.median(with_id)
+print(f"events/s without an id {p:.0f}, with X-Request-Id {w:.0f}: {w / p:.2f}x "
+      f"(rounds {[round(x) for x in plain]} / {[round(x) for x in with_id]})")
+PY
