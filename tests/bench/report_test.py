@@ -11,6 +11,8 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
 import report  # noqa: E402
+import report_figures  # noqa: E402
+import report_rows  # noqa: E402
 
 
 def run(name, rep, **counters):
@@ -43,8 +45,8 @@ class MedianAndNoise(unittest.TestCase):
         f = figures([run(name, 0, vs_sqlite_sst=1.0, vs_sqlite_memtable=2.0),
                      run(name, 1, vs_sqlite_sst=1.4, vs_sqlite_memtable=2.1),
                      run(name, 2, vs_sqlite_sst=1.1, vs_sqlite_memtable=2.05)])
-        t = report.Table(f)
-        report.changes_rows(t, f)
+        t = report_figures.Table(f)
+        report_rows.changes_rows(t, f)
         self.assertTrue(t.by_id["changes/page200/vs_sqlite_sst"]["noisy"])  # 0.4 / 1.1
         self.assertTrue(t.by_id["changes/page200/vs_sqlite_sst"]["ratio"].endswith("†"))
         self.assertFalse(t.by_id["changes/page200/vs_sqlite_memtable"]["noisy"])
@@ -63,8 +65,8 @@ class ClusterRows(unittest.TestCase):
                 for l, j, n, ms in ((10000, 6000, 30000, 600), (12000, 6000, 31000, 700),
                                     (11000, 8800, 32000, 650))]
         f = report.Figures({}, {}, None, runs)
-        t = report.Table(f)
-        report.cluster_rows(t, f)
+        t = report_figures.Table(f)
+        report_rows.cluster_rows(t, f)
         row = t.by_id["cluster/engine/jetstream_vs_local"]
         self.assertAlmostEqual(row["ratio_value"], 0.6)  # median of 0.6, 0.5, 0.8
         self.assertEqual(row["statewatch"], "6k ev/s")
@@ -76,8 +78,8 @@ class ClusterRows(unittest.TestCase):
 
     def test_no_cluster_run_is_listed_as_missing(self):
         f = report.Figures({}, {}, None)
-        t = report.Table(f)
-        report.cluster_rows(t, f)
+        t = report_figures.Table(f)
+        report_rows.cluster_rows(t, f)
         self.assertIn("cluster_engine_measure", f.missing)
         self.assertEqual(t.by_id["cluster/engine/jetstream_vs_local"]["ratio"], "n/a")
 
