@@ -64,7 +64,7 @@ Result<std::optional<SessionRecord>> SessionTablesView::GetSession(const Session
 
 Result<std::vector<SessionRecord>> SessionTablesView::ListSessions() const {
   return engine::ListDecoded<SessionRecord>(host().store(), Family::kSessions,
-                                            engine::DecodeSessionRecord);
+                                            storage::kRegistryTag, engine::DecodeSessionRecord);
 }
 
 namespace engine {

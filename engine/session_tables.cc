@@ -115,7 +115,7 @@ Result<std::optional<RunRecord>> SessionTablesView::GetRun(const std::string& ru
 }
 
 Result<std::vector<RunRecord>> SessionTablesView::ListRuns() const {
-  return engine::ListDecoded<RunRecord>(host().store(), Family::kRuns,
+  return engine::ListDecoded<RunRecord>(host().store(), Family::kRuns, storage::kRunTag,
                                         engine::DecodeRun);
 }
 
@@ -150,7 +150,7 @@ Result<bool> SessionTables::AckDelivery(uint64_t id) {
 Result<std::vector<Delivery>> SessionTablesView::PendingDeliveries(
     const std::string& agent_id) const {
   return engine::ListDecoded<Delivery>(
-      host().store(), Family::kDeliveries, engine::DecodeDelivery,
+      host().store(), Family::kDeliveries, storage::kDeliveryTag, engine::DecodeDelivery,
       [&](const Delivery& d) { return agent_id.empty() || d.agent_id == agent_id; });
 }
 
@@ -188,7 +188,7 @@ Result<std::optional<UpstreamLink>> SessionTablesView::GetUpstreamLink(
 
 Result<std::vector<UpstreamLink>> SessionTablesView::ListUpstreamLinks() const {
   return engine::ListDecoded<UpstreamLink>(host().store(), Family::kUpstream,
-                                           engine::DecodeUpstreamLink);
+                                           storage::kUpstreamTag, engine::DecodeUpstreamLink);
 }
 
 namespace engine {

@@ -6,6 +6,7 @@
 #define STATEWATCH_ENGINE_SIDE_TABLE_READS_H_
 
 #include <optional>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -31,12 +32,16 @@ Result<std::optional<T>> ReadDecoded(const storage::Store& store, storage::Famil
   return std::optional<T>(std::move(*value));
 }
 
-// Every value of `family` in key order, decoded, that `keep` accepts.
+// Every value under the key tag `tag` of `family` (keys [tag, tag + 1)) in key order,
+// decoded, that `keep` accepts. A family holds other tables' rows under other tags (the
+// sessions family: the registry 'G' beside the watcher directory 'Y' and its sagas 'Z'), so
+// a table lists its own tag's range, never the whole family.
 template <typename T, typename Keep>
-Result<std::vector<T>> ListDecoded(const storage::Store& store, storage::Family family,
+Result<std::vector<T>> ListDecoded(const storage::Store& store, storage::Family family, char tag,
                                    Decoder<T> decode, Keep keep) {
   std::vector<T> out;
-  auto it = store.NewIterator(family);
+  auto it = store.NewIterator(family, std::string(1, tag),
+                              std::string(1, static_cast<char>(tag + 1)));
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     auto value = decode(it->value());
     if (!value.ok()) return value.status();
@@ -46,11 +51,11 @@ Result<std::vector<T>> ListDecoded(const storage::Store& store, storage::Family 
   return out;
 }
 
-// Every value of `family` in key order, decoded.
+// Every value under the key tag `tag` of `family` in key order, decoded.
 template <typename T>
-Result<std::vector<T>> ListDecoded(const storage::Store& store, storage::Family family,
+Result<std::vector<T>> ListDecoded(const storage::Store& store, storage::Family family, char tag,
                                    Decoder<T> decode) {
-  return ListDecoded<T>(store, family, decode, [](const T&) { return true; });
+  return ListDecoded<T>(store, family, tag, decode, [](const T&) { return true; });
 }
 
 }  // namespace statewatch::engine

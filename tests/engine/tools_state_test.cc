@@ -3,6 +3,7 @@
 
 #include "engine/engine_fixture.h"
 #include "statewatch/session_tables.h"
+#include "statewatch/watcher_directory.h"
 #include "status_matchers.h"
 
 namespace statewatch::testing {
@@ -177,6 +178,24 @@ TEST_F(ToolsStateTest, RegistryClearRemovesTheNamedFields) {
   EXPECT_EQ(got.last_channel, "telegram");
   EXPECT_EQ(got.label, "kept");
   EXPECT_TRUE(got.clear.empty());
+}
+
+// Regression: the watcher directory's rows ('Y' listings, 'Z' sagas) share the sessions
+// family with the registry; listing the registry read them as registry records and failed
+// with Corruption (sessions_list through a cluster node answered 503).
+TEST_F(ToolsStateTest, ListingATableSkipsOtherTablesRowsInItsFamily) {
+  SessionRecord r;
+  r.name = Name("agent:main:main");
+  r.label = "only";
+  ASSERT_OK(SessionTables(*engine_).UpsertSession(r));
+  WatcherDirectory directory(*engine_);
+  ASSERT_OK(directory.Register("agent:main:main", 3));
+  ASSERT_OK(directory.BeginSaga("agent:main:main", WatcherSagaKind::kReset, 0));
+  auto listed = SessionTablesView(*engine_).ListSessions();
+  ASSERT_OK(listed);
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].label, "only");
+  ASSERT_OK(SessionTablesView(*engine_).ListRuns());
 }
 
 // Regression: a new session given only a past updatedAt got createdAt = now, later than its
