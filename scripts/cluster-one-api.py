@@ -3,16 +3,27 @@
 own ports of a local cluster and through one single-node daemon, compared answer by answer.
 
 Agents are spread over every partition (two per partition, two sessions each), so most
-watches cross a partition boundary. Each step goes to a random node of the cluster and to
-the single node: an event (one in three with a dedupe key, some repeating an earlier key),
-a watch, a peek, a drain, a versions lookup of three sessions, or a session's changes. The
-answers must agree, up to what a cluster changes on purpose:
+watches and session tool calls cross a partition boundary. Both sides run with
+`--visibility all --agent-to-agent`, and every session is registered (PUT) first. Each step
+goes to a random node of the cluster and to the single node: an event (one in three with a
+dedupe key, some repeating an earlier key), a watch, a peek, a drain, a versions lookup of
+three sessions, a session's changes, or a session tool called by a random session:
+`sessions_list` (the whole list), `session_status` of another session (with `changesSince`
+half the time), `sessions_history`, or a fire-and-forget `sessions_send` to another session
+(the step waits, bounded, until the cluster's mail has landed in the target's transcript).
+The answers must agree, up to what a cluster changes on purpose:
 
   A1  sequences are n·P + p in the cluster and dense on a single node: events are compared
       by their kind and summary, a notice's "changesSince N" by the number of events after N
       in its target (the same on both), never by N itself;
   A5  notices come in partition order, not oldest first: a drain's or a peek's notices are
-      compared as a set of target keys.
+      compared as a set of target keys;
+  §15.8 messages of different sends to one partition may arrive in another order than they
+      were sent: a transcript is compared as a sorted list of its messages' texts, and
+      run ids (random) are not compared.
+  A list's order is by last activity, whose milliseconds differ between the two: a
+      `sessions_list` answer is compared as a set of rows (key, agent, kind, label,
+      parent), with its count.
 
 At the end every session's whole change list and every watcher's pending notices are
 compared the same way. Last line: "steps S, events E, drains D (notices N), one API ok".
@@ -37,11 +48,13 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cluster_lib as cl  # noqa: E402
 
 
-def request(url, method="GET", body=None, timeout=30):
+def request(url, method="GET", body=None, timeout=30, headers=None):
     """(status, parsed JSON, headers) of one request; HTTP errors are answers too."""
     data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request(url, data=data, method=method,
-                                 headers={"Content-Type": "application/json"} if data else {})
+    h = dict(headers or {})
+    if data:
+        h["Content-Type"] = "application/json"
+    req = urllib.request.Request(url, data=data, method=method, headers=h)
     try:
         with urllib.request.urlopen(req, timeout=timeout) as r:
             return r.status, json.loads(r.read() or b"null"), dict(r.headers)
@@ -60,14 +73,46 @@ class Pair:
     def __init__(self, nodes, single, rng):
         self.nodes, self.single, self.rng = nodes, single, rng
 
-    def both(self, method, target, body=None):
+    def both(self, method, target, body=None, headers=None):
         node = self.rng.choice(self.nodes)
-        c = request(node + target, method, body)
-        s = request(self.single + target, method, body)
+        c = request(node + target, method, body, headers=headers)
+        s = request(self.single + target, method, body, headers=headers)
         if c[0] != s[0]:
             raise Mismatch("%s %s via %s: cluster %d %s, single node %d %s" %
                            (method, target, node, c[0], c[1], s[0], s[1]))
         return c, s
+
+    def tool(self, name, caller, params):
+        """A session tool called by `caller` on both sides."""
+        return self.both("POST", "/v1/tools/" + name, params, {"X-Session-Key": caller})
+
+
+def tool(url, name, caller, params):
+    return request(url + "/v1/tools/" + name, "POST", params, headers={"X-Session-Key": caller})
+
+
+def list_view(body):
+    """A sessions_list answer as what must agree: its rows as a set, and its count."""
+    rows = sorted((r["key"], r.get("agentId"), r.get("kind"), r.get("label"),
+                   r.get("parentSessionKey")) for r in body.get("sessions") or [])
+    return rows, body.get("count")
+
+
+def status_view(body):
+    """A session_status answer without what differs on purpose (times, A1's sequences)."""
+    changes = body.get("stateChanges") or {}
+    return ({k: body.get(k) for k in ("sessionKey", "agentId", "kind", "label")},
+            body.get("stateVersion") == 0,
+            [(e.get("kind"), e.get("summary")) for e in changes.get("changes") or []],
+            changes.get("historyGap"))
+
+
+def history_texts(url, caller, key):
+    """The texts of `key`'s transcript as `caller` reads it, sorted (§15.8's order)."""
+    st, body, _ = tool(url, "sessions_history", caller, {"sessionKey": key, "limit": 200})
+    if st != 200:
+        raise Mismatch("sessions_history of %s at %s: %d %s" % (key, url, st, body))
+    return sorted(json.dumps(m.get("content"), sort_keys=True) for m in body["messages"])
 
 
 def changes(pair_url, key, after=0):
@@ -101,11 +146,54 @@ def notice_view(pair_url, notices):
     return out
 
 
+# Both sides let every session see and message every other (semantics.md §9, Visibility).
+TOOL_ARGS = ["--visibility", "all", "--agent-to-agent"]
+
+
+def tool_step(pair, rng, sessions, step):
+    """One session tool call by a random session, compared; 1 when it was a send."""
+    caller, other = rng.sample(sessions, 2)
+    r = rng.random()
+    if r < 0.25:
+        c, s = pair.tool("sessions_list", caller, {"limit": 200})
+        if list_view(c[1]) != list_view(s[1]):
+            raise Mismatch("step %d: sessions_list by %s: %s vs %s" % (step, caller, c[1], s[1]))
+        return 0
+    if r < 0.5:
+        params = {"sessionKey": other}
+        if rng.random() < 0.5:
+            params["changesSince"] = 0
+        c, s = pair.tool("session_status", caller, params)
+        if status_view(c[1]) != status_view(s[1]):
+            raise Mismatch("step %d: session_status of %s: %s vs %s" % (step, other, c[1], s[1]))
+        return 0
+    if r < 0.65:
+        if history_texts(rng.choice(pair.nodes), caller, other) != \
+                history_texts(pair.single, caller, other):
+            raise Mismatch("step %d: sessions_history of %s differs" % (step, other))
+        return 0
+    c, s = pair.tool("sessions_send", caller,
+                     {"sessionKey": other, "message": "step %d from %s" % (step, caller),
+                      "timeoutSeconds": 0})
+    if (c[1].get("status"), c[1].get("sessionKey")) != (s[1].get("status"), s[1].get("sessionKey")):
+        raise Mismatch("step %d: sessions_send %s -> %s: %s vs %s" % (step, caller, other, c[1], s[1]))
+    if c[0] == 200:
+        # Mail is asynchronous (§15.8): wait, bounded, until the cluster's transcript holds it.
+        # Asked at a node of its own choosing, not the seeded generator, so the workload's sequence does not depend on
+        # how many polls that took.
+        want = history_texts(pair.single, caller, other)
+        node = pair.nodes[step % len(pair.nodes)]
+        cl.wait_for("step %d's message in %s" % (step, other),
+                    lambda: history_texts(node, caller, other) == want, 15)
+    return 1
+
+
 def run(args):
     rng = random.Random(args.seed)
     work = args.dir or tempfile.mkdtemp(prefix="statewatch-one-api.")
     cluster = cl.LocalCluster.create(os.path.join(work, "cluster"), args.statewatch,
-                                     nodes=3, partitions=args.partitions, lease_ttl=2)
+                                     nodes=3, partitions=args.partitions, lease_ttl=2,
+                                     node_args=TOOL_ARGS)
     single_proc = None
     try:
         cluster.up()
@@ -114,7 +202,8 @@ def run(args):
         log = open(os.path.join(work, "single.log"), "w")
         single_proc = subprocess.Popen(
             [args.statewatch, "serve", "--data", os.path.join(work, "single"),
-             "--listen", "127.0.0.1:%d" % port, "--port-file", os.path.join(work, "single.port")],
+             "--listen", "127.0.0.1:%d" % port, "--port-file", os.path.join(work, "single.port")]
+            + TOOL_ARGS,
             stdout=log, stderr=subprocess.STDOUT)
         single = "http://127.0.0.1:%d" % port
         cl.wait_for("the single node", lambda: request(single + "/healthz")[0] == 200, 30)
@@ -135,11 +224,13 @@ def run(args):
         for p in range(args.partitions):
             agents += cl.agents_of(args.partitions, p, "w", 2)
         sessions = ["agent:%s:%s" % (a, s) for a in agents for s in ("main", "task")]
-        events = drains = drained = 0
+        for i, key in enumerate(sessions):
+            pair.both("PUT", "/v1/sessions/" + key, {"label": "s%d" % i})
+        events = drains = drained = tools = sends = 0
         dedupe_keys = []
         for step in range(args.steps):
             r = rng.random()
-            if r < 0.5:
+            if r < 0.38:
                 key = rng.choice(sessions)
                 ev = {"sessionKey": key, "kind": "human_direct_message", "actorType": "human",
                       "summary": "step %d" % step, "payload": {"channel": "telegram"}}
@@ -158,12 +249,15 @@ def run(args):
                     sd = [e.get("deduplicated", False) for e in s[1]["events"]]
                     if cd != sd:
                         raise Mismatch("step %d: deduplicated %s vs %s" % (step, cd, sd))
-            elif r < 0.65:
+            elif r < 0.52:
+                tools += 1
+                sends += tool_step(pair, rng, sessions, step)
+            elif r < 0.62:
                 w, t = rng.sample(sessions, 2)
                 (c, s) = pair.both("POST", "/v1/watches", {"watcher": w, "target": t})
                 if c[1] != s[1]:
                     raise Mismatch("step %d: watch %s -> %s: %s vs %s" % (step, w, t, c[1], s[1]))
-            elif r < 0.85:
+            elif r < 0.8:
                 w = rng.choice(sessions)
                 drain = rng.random() < 0.6
                 if drain:
@@ -180,7 +274,7 @@ def run(args):
                 if drain:
                     drains += 1
                     drained += len(ct)
-            elif r < 0.93:
+            elif r < 0.9:
                 keys = rng.sample(sessions, 3)
                 (c, s) = pair.both("POST", "/v1/versions", {"sessions": keys})
                 if [v["sessionKey"] for v in c[1]["versions"]] != keys:
@@ -201,8 +295,11 @@ def run(args):
             s = request(single + "/v1/notices?watcher=" + key)
             if notice_view(nodes[0], c[1]["notices"]) != notice_view(single, s[1]["notices"]):
                 raise Mismatch("the end: pending notices of %s: %s vs %s" % (key, c[1], s[1]))
-        print("steps %d, events %d, drains %d (notices %d), one API ok" %
-              (args.steps, events, drains, drained))
+            caller = rng.choice(sessions)
+            if history_texts(rng.choice(nodes), caller, key) != history_texts(single, caller, key):
+                raise Mismatch("the end: the transcript of %s differs" % key)
+        print("steps %d, events %d, drains %d (notices %d), tool calls %d (sends %d), "
+              "one API ok" % (args.steps, events, drains, drained, tools, sends))
         return 0
     except (Mismatch, RuntimeError) as e:
         print("FAILED: %s (logs under %s)" % (e, work))

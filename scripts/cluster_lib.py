@@ -160,12 +160,16 @@ class LocalCluster:
     # -- creation and the state file --
     @classmethod
     def create(cls, directory, statewatch, nodes=3, partitions=4, etcd_members=3,
-               nats_servers=3, lease_ttl=5, checkpoint_every=10000, name="local"):
+               nats_servers=3, lease_ttl=5, checkpoint_every=10000, name="local",
+               node_args=()):
+        """A new cluster's state at `directory`; `node_args` are more `serve` flags for every
+        node (kept in the state file, so a restarted node gets them too)."""
         os.makedirs(directory, exist_ok=True)
         if os.path.exists(os.path.join(directory, "cluster.json")):
             raise RuntimeError("%s already holds a cluster (stop it with --down first)" % directory)
         st = {"statewatch": os.path.abspath(statewatch), "name": name, "partitions": partitions,
               "leaseTtl": lease_ttl, "checkpointEvery": checkpoint_every,
+              "nodeArgs": list(node_args),
               "etcd": [{"name": "e%d" % i, "client": free_port(), "peer": free_port()}
                        for i in range(etcd_members)],
               "nats": [{"name": "n%d" % i, "client": free_port(), "route": free_port(),
@@ -298,7 +302,8 @@ class LocalCluster:
             "--cluster-name", self.state["name"], "--node-id", name,
             "--partitions", str(self.state["partitions"]),
             "--lease-ttl", str(self.state["leaseTtl"]),
-            "--cluster-checkpoint-every", str(self.state["checkpointEvery"])])
+            "--cluster-checkpoint-every", str(self.state["checkpointEvery"])] +
+            self.state.get("nodeArgs", []))
 
     def wait_etcd(self, seconds=30):
         def healthy():
