@@ -91,26 +91,44 @@ class ClusterNode {
   void HandleSignals();
 
  private:
-  struct Slot;
+  // One partition this node serves: the standby daemon (which becomes the owner's daemon on
+  // a takeover) and the thread running it.
+  struct Slot {
+    std::unique_ptr<StandbyDaemon> daemon;
+    std::thread runner;
+    std::atomic<bool> finished{false};
+    // The lease this node held when it was named owner; 0 while a standby.
+    std::shared_ptr<std::atomic<int64_t>> owner_lease =
+        std::make_shared<std::atomic<int64_t>>(0);
+    // Set while this owner hands the partition to the owner a newer assignment named: the
+    // new owner's name. Empty otherwise. Read by the owner's gate.
+    std::shared_ptr<std::mutex> handover_mu = std::make_shared<std::mutex>();
+    std::shared_ptr<std::string> handing_to = std::make_shared<std::string>();
+    std::chrono::steady_clock::time_point handover_since;
+    std::string url;
+  };
   explicit ClusterNode(ClusterNodeOptions options);
+  // Lifecycle (server/cluster_node.cc).
   Status CheckConfig();
   Status LoadSecret();
   Status WaitForOldRecord();
   Status Publish();
   void ReconcileLoop();
   void ControllerLoop();
+  // The slots (server/cluster_node_slots.cc).
   void Reconcile();
   Status OpenSlot(uint32_t p);
   void CloseSlot(uint32_t p);
   void MakeOwner(uint32_t p, const control::Assignment& a);
   bool HandedOver(uint32_t p, const control::Assignment& a, const control::PlacementInput& cluster);
   std::optional<std::string> SlotLapsed(const std::shared_ptr<std::atomic<int64_t>>& owner_lease) const;
-  net::ListenerAnswer Handle(const net::ListenerRequest& request);
-  net::ListenerAnswer Readiness();
   // The owners' slot URLs, as the last read of etcd named them (the router's directory).
   void UpdateOwners(const control::PlacementInput& cluster);
   std::optional<OwnerAddress> OwnerOf(uint32_t partition, bool refresh);
   std::vector<control::SlotReport> Reports();
+  // The node's own port (server/cluster_node_port.cc).
+  net::ListenerAnswer Handle(const net::ListenerRequest& request);
+  net::ListenerAnswer Readiness();
 
   const ClusterNodeOptions options_;
   const control::ClusterKeys keys_;

@@ -59,6 +59,23 @@ ApiResponse MovedRefusal(const PartitionView& v) {
                         "stale: ask the partition's current owner");
 }
 
+ApiResponse SwitchingRefusal(const PartitionView& v) {
+  return Api::Error(503, "switching",
+                    PartitionName(v) + " is being taken over by this node: retry in a moment");
+}
+
+// Every route, internal ones included, while the node's lease has lapsed (or it holds another
+// lease than the one it was named owner under): the partition may have failed over already.
+std::optional<ApiResponse> LapsedRefusal(
+    const std::function<std::optional<std::string>()>& lease_lapsed, const PartitionView& v) {
+  if (!lease_lapsed) return std::nullopt;
+  std::optional<std::string> why = lease_lapsed();
+  if (!why) return std::nullopt;
+  return Api::Error(503, "partition_moved",
+                    PartitionName(v) + " is not served by this node now: " + *why +
+                        "; ask the partition's current owner");
+}
+
 // A path under /v1/cluster/ that matched no cluster row with this method. Its wording is the
 // gate's own (no "(allowed: ...)"; the 404 names the cluster routes), kept byte for byte
 // from before the cluster routes were rows of the route table.
@@ -96,20 +113,10 @@ std::optional<ApiResponse> ClusterGate::Intercept(const HandlerContext& ctx,
   }
   if (IsInternalPath(path) && !found.route) {  // the router's calls (server/internal_handlers.h)
     const PartitionView view = state_->view();
-    if (hooks_.lease_lapsed) {
-      if (std::optional<std::string> why = hooks_.lease_lapsed()) {
-        return Api::Error(503, "partition_moved",
-                          PartitionName(view) + " is not served by this node now: " + *why +
-                              "; ask the partition's current owner");
-      }
-    }
+    if (auto refused = LapsedRefusal(hooks_.lease_lapsed, view)) return refused;
     if (view.role == PartitionRole::kMoved) return MovedRefusal(view);
     if (view.role == PartitionRole::kStandby) return StandbyRefusal(view);
-    if (view.role == PartitionRole::kSwitching) {
-      return Api::Error(503, "switching",
-                        PartitionName(view) +
-                            " is being taken over by this node: retry in a moment");
-    }
+    if (view.role == PartitionRole::kSwitching) return SwitchingRefusal(view);
     return AnswerInternal(ctx, request, path);
   }
   if (!found.route) return std::nullopt;  // 404 / 405 as in any mode
@@ -118,13 +125,7 @@ std::optional<ApiResponse> ClusterGate::Intercept(const HandlerContext& ctx,
   if (spec.cluster_only) return std::nullopt;
   if (spec.path == "/healthz" || spec.path == "/metrics") return std::nullopt;
   const PartitionView view = state_->view();
-  if (hooks_.lease_lapsed) {
-    if (std::optional<std::string> why = hooks_.lease_lapsed()) {
-      return Api::Error(503, "partition_moved",
-                        PartitionName(view) + " is not served by this node now: " + *why +
-                            "; ask the partition's current owner");
-    }
-  }
+  if (auto refused = LapsedRefusal(hooks_.lease_lapsed, view)) return refused;
   switch (view.role) {
     case PartitionRole::kOwner:
       if (hooks_.stepping_down && (spec.websocket || std::string_view(spec.method) == "GET")) {
@@ -138,9 +139,7 @@ std::optional<ApiResponse> ClusterGate::Intercept(const HandlerContext& ctx,
     case PartitionRole::kMoved:
       return MovedRefusal(view);
     case PartitionRole::kSwitching:
-      return Api::Error(503, "switching",
-                        PartitionName(view) +
-                            " is being taken over by this node: retry in a moment");
+      return SwitchingRefusal(view);
     case PartitionRole::kStandby:
       if (!StandbyReadable(spec) || !hooks_.with_snapshot) return StandbyRefusal(view);
       return FromSnapshot(ctx, request, found);

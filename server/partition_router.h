@@ -75,16 +75,24 @@ struct OwnerAddress {
   std::string url;   // its slot URL: http://HOST:PORT
 };
 
+// The owner of partition p as last read, or nullopt while it has none. With refresh, the
+// directory is read again first (after a refusal).
+using OwnerLookup = std::function<std::optional<OwnerAddress>(uint32_t partition, bool refresh)>;
+
+// One HTTP exchange with an owner (SendOverHttp in production; a fake in tests).
+using OwnerSend = std::function<Result<net::HttpAnswer>(
+    const std::string& url, const std::string& method, const std::string& target,
+    const std::string& body, const net::HttpRequestOptions& options)>;
+
+// net::HttpRequest, as an OwnerSend.
+Result<net::HttpAnswer> SendOverHttp(const std::string& url, const std::string& method,
+                                     const std::string& target, const std::string& body,
+                                     const net::HttpRequestOptions& options);
+
 struct PartitionRouterOptions {
   uint32_t partitions = 1;
-  // The owner of partition p as last read, or nullopt while it has none. With refresh, the
-  // directory is read again first (after a refusal).
-  std::function<std::optional<OwnerAddress>(uint32_t partition, bool refresh)> owner;
-  // One HTTP exchange (net::HttpRequest in production; a fake in tests).
-  std::function<Result<net::HttpAnswer>(const std::string& url, const std::string& method,
-                                        const std::string& target, const std::string& body,
-                                        const net::HttpRequestOptions& options)>
-      send;
+  OwnerLookup owner;
+  OwnerSend send;
   // Waits between attempts (a real sleep in production; a manual clock in tests).
   std::function<void(std::chrono::milliseconds)> sleep;
   // How long a request refused before it landed is retried; each wait is retry_wait.
@@ -124,11 +132,13 @@ class PartitionRouter {
                                   const std::string& body, std::chrono::milliseconds timeout,
                                   std::chrono::milliseconds retry_for,
                                   const std::string* internal_target = nullptr) const;
+  // Reads across partitions (server/partition_router_reads.cc).
   net::ListenerAnswer CallerContext(uint32_t home, const net::ListenerRequest& request,
                                     const std::string& tool) const;
   net::ListenerAnswer ListAcross(const net::ListenerRequest& request, uint32_t home) const;
   net::ListenerAnswer RemoteRead(const net::ListenerRequest& request, const std::string& tool,
                                  uint32_t home, uint32_t partition) const;
+  // Fan-outs (server/partition_router.cc).
   net::ListenerAnswer Notices(const net::ListenerRequest& request) const;
   // The partitions a peek or drain asks, ascending: those the watcher directory lists, else
   // all of them.

@@ -32,7 +32,7 @@ namespace statewatch::server {
 struct StreamRelayOptions {
   uint32_t partitions = 1;
   // As PartitionRouterOptions::owner.
-  std::function<std::optional<OwnerAddress>(uint32_t partition, bool refresh)> owner;
+  OwnerLookup owner;
   // Sent upstream as "Authorization: Bearer <token>" when not empty.
   std::string token;
   const std::atomic<bool>* stop = nullptr;

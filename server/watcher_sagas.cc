@@ -9,6 +9,7 @@
 #include "engine/agent_partition.h"
 #include "server/handlers.h"
 #include "server/internal_call.h"
+#include "server/json_body.h"
 #include "server/request_guard.h"
 #include "server/route_table.h"
 #include "server/url.h"
@@ -31,18 +32,6 @@ json::object SagaJson(const WatcherSaga& s) {
                       {"kind", WatcherSagaKindName(s.kind)},
                       {"partitions", PartitionArray(s.partitions)},
                       {"startedAt", s.started_at_ms}};
-}
-
-std::optional<json::object> ObjectOf(std::string_view body) {
-  boost::system::error_code ec;
-  json::value v = json::parse(body, ec);
-  if (ec || !v.is_object()) return std::nullopt;
-  return std::move(v.as_object());
-}
-
-std::string StringField(const json::object& o, std::string_view name) {
-  const json::value* v = o.if_contains(name);
-  return v != nullptr && v->is_string() ? std::string(v->as_string()) : std::string();
 }
 
 std::optional<uint64_t> UintField(const json::object& o, std::string_view name) {
@@ -92,9 +81,9 @@ ApiResponse AnswerWatcherRoute(Engine& engine, const ApiRequest& request) {
     return Api::Error(404, "not_found",
                       "no internal route " + std::string(method) + " " + std::string(route));
   }
-  auto body = ObjectOf(request.body);
+  auto body = JsonObjectOf(request.body);
   if (!body) return BadRequest("the body is not a JSON object");
-  const std::string watcher = StringField(*body, "watcher");
+  const std::string watcher = StringMember(*body, "watcher");
   if (route == "register") {
     auto p = UintField(*body, "partition");
     if (!p || *p > UINT32_MAX) return BadRequest("register needs {\"watcher\", \"partition\"}");
@@ -128,7 +117,7 @@ ApiResponse AnswerWatcherRoute(Engine& engine, const ApiRequest& request) {
     return JsonResponse(200, json::object{{"cleared", true}});
   }
   if (route == "saga") {
-    const std::string kind = StringField(*body, "kind");
+    const std::string kind = StringMember(*body, "kind");
     auto home = UintField(*body, "home");
     if ((kind != "reset" && kind != "delete") || !home || *home > UINT32_MAX) {
       return BadRequest("saga needs {\"watcher\", \"kind\": \"reset\"|\"delete\", \"home\"}");
@@ -248,7 +237,7 @@ Result<json::object> WatcherCoordinator::Call(uint32_t partition, const std::str
       why = owner->node + " answered 503 " + answer->body.substr(0, 200);
       continue;
     }
-    auto object = ObjectOf(answer->body);
+    auto object = JsonObjectOf(answer->body);
     if (answer->status == 200 && object) return std::move(*object);
     if (answer->status == 409 && object) return std::move(*object);  // saga_pending
     return Status::FailedPrecondition("partition " + std::to_string(partition) + "'s owner " +
@@ -297,7 +286,7 @@ std::optional<net::ListenerAnswer> WatcherCoordinator::BeforeForward(
   if (path == "/v1/watches") {
     if (!v.is_object()) return std::nullopt;
     const json::object& o = v.as_object();
-    add(StringField(o, "watcher"), StringField(o, "target"), StringField(o, "targetAgentId"));
+    add(StringMember(o, "watcher"), StringMember(o, "target"), StringMember(o, "targetAgentId"));
   } else {
     std::vector<const json::value*> events;
     if (v.is_array()) {
@@ -311,8 +300,8 @@ std::optional<net::ListenerAnswer> WatcherCoordinator::BeforeForward(
       if (watchers == nullptr || !watchers->is_array()) continue;
       for (const json::value& w : watchers->as_array()) {
         if (!w.is_string()) continue;
-        add(std::string(w.as_string()), StringField(e->as_object(), "sessionKey"),
-            StringField(e->as_object(), "agentId"));
+        add(std::string(w.as_string()), StringMember(e->as_object(), "sessionKey"),
+            StringMember(e->as_object(), "agentId"));
       }
     }
   }
@@ -375,7 +364,7 @@ bool WatcherCoordinator::IsRemoval(const net::ListenerRequest& request, std::str
   std::string agent = QueryParam(query, "agentId").value_or("");
   if (agent.empty()) agent = request.Header("x-agent-id");
   if (agent.empty()) {
-    if (auto body = ObjectOf(request.body)) agent = StringField(*body, "agentId");
+    if (auto body = JsonObjectOf(request.body)) agent = StringMember(*body, "agentId");
   }
   auto name = ResolveSession(*key, agent);
   if (!name.ok()) return false;  // the owner refuses it; nothing to remove
@@ -410,7 +399,7 @@ net::ListenerAnswer WatcherCoordinator::Remove(
 }
 
 Status WatcherCoordinator::Drive(uint32_t home, const json::object& saga, uint64_t version) const {
-  const std::string watcher = StringField(saga, "watcher");
+  const std::string watcher = StringMember(saga, "watcher");
   const json::value* partitions = saga.if_contains("partitions");
   if (partitions == nullptr || !partitions->is_array()) {
     return Status::Corruption("a saga of " + watcher + " without partitions");

@@ -82,11 +82,8 @@ std::shared_ptr<RequestGate> WithWatcherDirectory(std::shared_ptr<RequestGate> i
 struct WatcherCoordinatorOptions {
   uint32_t partitions = 1;
   // As PartitionRouterOptions.
-  std::function<std::optional<OwnerAddress>(uint32_t partition, bool refresh)> owner;
-  std::function<Result<net::HttpAnswer>(const std::string& url, const std::string& method,
-                                        const std::string& target, const std::string& body,
-                                        const net::HttpRequestOptions& options)>
-      send;
+  OwnerLookup owner;
+  OwnerSend send;
   std::function<void(std::chrono::milliseconds)> sleep;
   std::string token;  // the slots' token (ServerOptions::token), "" when none
   // The cluster's secret: every call carries X-Statewatch-Internal (server/internal_call.h).
