@@ -4,27 +4,9 @@
 // assigns every partition an owner and a standby; a node that stops hands its partitions
 // to their standbys with every acknowledged event kept; a planned move and a drain end with
 // the partitions served elsewhere and nothing lost.
-#include <gtest/gtest.h>
-
-#include <chrono>
-#include <filesystem>
-#include <map>
 #include <set>
-#include <memory>
-#include <string>
-#include <thread>
 
-#include "control/etcd_fixture.h"
-#include "control/operator.h"
-#include "control/placement.h"
-#include "engine/agent_partition.h"
-#include "http_helpers.h"
-#include "log/mem_checkpoint_store.h"
-#include "log/mem_log.h"
-#include "server/cluster_node.h"
-#include "status_matchers.h"
-#include "test_client.h"
-#include "test_server.h"
+#include "cluster_nodes_fixture.h"
 
 namespace statewatch::control {
 namespace {
@@ -32,88 +14,8 @@ namespace {
 using statewatch::testing::HttpClient;
 using statewatch::testing::HumanMessage;
 
-constexpr uint32_t kPartitions = 3;
-
-class ClusterNodeTest : public EtcdFixture {
+class ClusterNodeTest : public ClusterNodesFixture {
  protected:
-  void SetUp() override {
-    EtcdFixture::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
-    root_ = statewatch::testing::MakeTempDir("statewatch-node-test");
-    keys_ = std::make_unique<ClusterKeys>(Name());
-    for (uint32_t p = 0; p < kPartitions; ++p) {
-      logs_[p].stream = std::make_shared<log::MemLog>();
-      logs_[p].checkpoints = std::make_shared<log::MemCheckpointStore>();
-    }
-  }
-
-  void TearDown() override {
-    for (auto& [id, node] : nodes_) node.reset();
-    std::error_code ec;
-    std::filesystem::remove_all(root_, ec);
-  }
-
-  // A cluster name of its own per test: the suite shares one etcd.
-  static std::string Name() {
-    return std::string("t-") + ::testing::UnitTest::GetInstance()->current_test_info()->name();
-  }
-
-  void StartNode(const std::string& id) {
-    server::ClusterNodeOptions o;
-    o.server = statewatch::testing::TestOptions();
-    o.server.data_dir = root_ + "/" + id;
-    o.etcd = {url_};
-    o.cluster = Name();
-    o.node_id = id;
-    o.partitions = kPartitions;
-    o.lease_ttl_seconds = 1;
-    o.poll = std::chrono::milliseconds(20);
-    o.open_partition = [this](uint32_t p) -> Result<server::PartitionLogs> { return logs_[p]; };
-    auto node = server::ClusterNode::Start(o);
-    ASSERT_OK(node);
-    nodes_[id] = std::move(*node);
-  }
-
-  ClusterView View() {
-    auto view = ReadClusterView(*client_, *keys_);
-    EXPECT_OK(view);
-    return view.ok() ? *view : ClusterView{};
-  }
-
-  // Polls (bounded: 30 s) until every partition is ready, with a standby when 2+ nodes run,
-  // and the controller has nothing left to change (balancing included).
-  ClusterView WaitReady() {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    for (;;) {
-      ClusterView view = View();
-      view.placement.warm_lag = 1000;
-      if (ClusterReady(view) && Plan(view.placement).changes.empty()) return view;
-      if (std::chrono::steady_clock::now() > deadline) {
-        ADD_FAILURE() << "not ready within 30 s: " << ClusterStatusJson(view, Name());
-        return view;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-  }
-
-  static uint16_t PortOf(const std::string& url) {
-    return static_cast<uint16_t>(std::stoi(url.substr(url.rfind(':') + 1)));
-  }
-
-  // The slot URL port of partition p's owner.
-  static uint16_t OwnerPort(const ClusterView& view, uint32_t p) {
-    const Assignment& a = view.placement.assignments.at(p);
-    return PortOf(view.placement.nodes.at(a.owner).Slot(p)->url);
-  }
-
-  // A session of an agent that hashes to partition p.
-  static std::string SessionOf(uint32_t p) {
-    for (int i = 0;; ++i) {
-      std::string agent = "worker" + std::to_string(i);
-      if (engine::PartitionOfAgent(agent, kPartitions) == p) return "agent:" + agent + ":main";
-    }
-  }
-
   // Records `n` events on partition p's owner; their sequences.
   std::vector<uint64_t> RecordOn(const ClusterView& view, uint32_t p, int n) {
     HttpClient http(OwnerPort(view, p));
@@ -132,11 +34,6 @@ class ClusterNodeTest : public EtcdFixture {
     EXPECT_EQ(r.status, 200) << r.body;
     return r.body;
   }
-
-  std::string root_;
-  std::unique_ptr<ClusterKeys> keys_;
-  std::map<uint32_t, server::PartitionLogs> logs_;
-  std::map<std::string, std::unique_ptr<server::ClusterNode>> nodes_;
 };
 
 TEST_F(ClusterNodeTest, ThreeNodesGetEveryPartitionAnOwnerAndAStandby) {

@@ -1,7 +1,7 @@
 // Three (or more) ClusterNodes on a real etcd (tests/control/etcd_fixture.h), each
 // partition's stream a MemLog shared by the nodes: start nodes, wait until every partition is
-// owned and the controller is done, and name a session of each partition. A shared fixture
-// for the cluster tests of tests/server (the older ones still carry their own copies).
+// owned and the controller is done, find a partition's owner slot, and name sessions of each
+// partition. The shared fixture of the cluster tests of tests/server.
 #ifndef STATEWATCH_TESTS_SERVER_CLUSTER_NODES_FIXTURE_H_
 #define STATEWATCH_TESTS_SERVER_CLUSTER_NODES_FIXTURE_H_
 
@@ -69,27 +69,45 @@ class ClusterNodesFixture : public EtcdFixture {
     nodes_[id] = std::move(*node);
   }
 
-  // Polls (bounded: 30 s) until every partition is ready and the controller is done.
+  ClusterView View() {
+    auto view = ReadClusterView(*client_, *keys_);
+    EXPECT_OK(view);
+    return view.ok() ? *view : ClusterView{};
+  }
+
+  // Polls (bounded: 30 s) until every partition is ready, with a standby when 2+ nodes run,
+  // and the controller has nothing left to change (balancing included).
   ClusterView WaitReady() {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     for (;;) {
-      auto view = ReadClusterView(*client_, *keys_);
-      EXPECT_OK(view);
-      if (!view.ok()) return {};
-      view->placement.warm_lag = 1000;
-      if (ClusterReady(*view) && Plan(view->placement).changes.empty()) return *view;
+      ClusterView view = View();
+      view.placement.warm_lag = 1000;
+      if (ClusterReady(view) && Plan(view.placement).changes.empty()) return view;
       if (std::chrono::steady_clock::now() > deadline) {
-        ADD_FAILURE() << "not ready within 30 s: " << ClusterStatusJson(*view, Name());
-        return *view;
+        ADD_FAILURE() << "not ready within 30 s: " << ClusterStatusJson(view, Name());
+        return view;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   }
 
-  static std::string SessionOf(uint32_t p) {
+  static uint16_t PortOf(const std::string& url) {
+    return static_cast<uint16_t>(std::stoi(url.substr(url.rfind(':') + 1)));
+  }
+
+  // The slot URL port of partition p's owner.
+  static uint16_t OwnerPort(const ClusterView& view, uint32_t p) {
+    const Assignment& a = view.placement.assignments.at(p);
+    return PortOf(view.placement.nodes.at(a.owner).Slot(p)->url);
+  }
+
+  // The n-th session ("agent:<agent>:main") of the agents that hash to partition p.
+  static std::string SessionOf(uint32_t p, int n = 0) {
+    int found = 0;
     for (int i = 0;; ++i) {
       std::string agent = "agent" + std::to_string(i);
-      if (engine::PartitionOfAgent(agent, kPartitions) == p) return "agent:" + agent + ":main";
+      if (engine::PartitionOfAgent(agent, kPartitions) != p) continue;
+      if (found++ == n) return "agent:" + agent + ":main";
     }
   }
 
