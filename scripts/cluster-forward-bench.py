@@ -10,16 +10,14 @@ port, which forwards it; alternating, `--rounds` times, medians reported as rati
   scripts/cluster-forward-bench.py --statewatch build/statewatch [--seconds 10] [--rounds 3]
                                    [--partitions 6] [--out FILE]
 """
-import argparse
 import json
 import os
-import shutil
 import statistics
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_cli  # noqa: E402
 import cluster_lib as cl  # noqa: E402
 
 def drain_rate(url, watcher, seconds):
@@ -33,50 +31,47 @@ def drain_rate(url, watcher, seconds):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--statewatch", required=True)
-    ap.add_argument("--seconds", type=int, default=10)
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--partitions", type=int, default=6)
-    ap.add_argument("--out")
-    a = ap.parse_args()
-    work = tempfile.mkdtemp(prefix="statewatch-forward-bench.")
-    c = cl.LocalCluster.create(os.path.join(work, "cluster"), a.statewatch, nodes=3,
-                               partitions=a.partitions)
-    try:
-        c.up()
-        c.wait_settled()
-        status = c.status()
-        p0 = next(p for p in status["partitions"] if p["partition"] == 0)
-        owner_url = p0["ownerUrl"]
-        other = next(n for n in c.node_names() if n != p0["owner"])
-        node_url = c.node_url(other)
-        agent = cl.agents_of(a.partitions, 0, "bench", 1)[0]
-        session = "agent:%s:main" % agent
-        watcher = "agent:%s:watcher" % agent
-        cl.post(owner_url + "/v1/watches", {"watcher": watcher, "target": session})
-        rows = {"events_owner": [], "events_forwarded": [], "drains_owner": [],
-                "drains_forwarded": []}
-        for r in range(a.rounds):
-            rows["events_owner"].append(cl.wrk_events(work, owner_url, session, a.seconds))
-            rows["events_forwarded"].append(cl.wrk_events(work, node_url, session, a.seconds))
-            rows["drains_owner"].append(drain_rate(owner_url, watcher, a.seconds))
-            rows["drains_forwarded"].append(drain_rate(node_url, watcher, a.seconds))
-            print("round %d: %s" % (r + 1, json.dumps({k: round(v[-1]) for k, v in rows.items()})),
-                  flush=True)
-        med = {k: statistics.median(v) for k, v in rows.items()}
-        result = {"figure": "forwarding_cost", "partitions": a.partitions, "rounds": a.rounds,
-                  "seconds": a.seconds,
-                  "events_per_s_owner": round(med["events_owner"]),
-                  "events_per_s_forwarded": round(med["events_forwarded"]),
-                  "events_forwarded_ratio": round(med["events_forwarded"] / med["events_owner"], 3),
-                  "drains_per_s_owner": round(med["drains_owner"]),
-                  "drains_per_s_forwarded": round(med["drains_forwarded"]),
-                  "drains_forwarded_ratio": round(med["drains_forwarded"] / med["drains_owner"], 3)}
-        cl.report(result, a.out)
-    finally:
-        c.down()
-        shutil.rmtree(work, ignore_errors=True)
+    a = bench_cli.parse_args(__doc__, seconds=10, rounds=3, partitions=6)
+    with bench_cli.scratch("statewatch-forward-bench.") as work:
+        c = cl.LocalCluster.create(os.path.join(work, "cluster"), a.statewatch, nodes=3,
+                                   partitions=a.partitions)
+        try:
+            c.up()
+            cl.report(measure(c, a, work), a.out)
+        finally:
+            c.down()
+
+
+def measure(c, a, work):
+    """Events and drains, straight to partition 0's owner and through another node."""
+    c.wait_settled()
+    status = c.status()
+    p0 = next(p for p in status["partitions"] if p["partition"] == 0)
+    owner_url = p0["ownerUrl"]
+    other = next(n for n in c.node_names() if n != p0["owner"])
+    node_url = c.node_url(other)
+    agent = cl.agents_of(a.partitions, 0, "bench", 1)[0]
+    session = "agent:%s:main" % agent
+    watcher = "agent:%s:watcher" % agent
+    cl.post(owner_url + "/v1/watches", {"watcher": watcher, "target": session})
+    rows = {"events_owner": [], "events_forwarded": [], "drains_owner": [],
+            "drains_forwarded": []}
+    for r in range(a.rounds):
+        rows["events_owner"].append(cl.wrk_events(work, owner_url, session, a.seconds))
+        rows["events_forwarded"].append(cl.wrk_events(work, node_url, session, a.seconds))
+        rows["drains_owner"].append(drain_rate(owner_url, watcher, a.seconds))
+        rows["drains_forwarded"].append(drain_rate(node_url, watcher, a.seconds))
+        print("round %d: %s" % (r + 1, json.dumps({k: round(v[-1]) for k, v in rows.items()})),
+              flush=True)
+    med = {k: statistics.median(v) for k, v in rows.items()}
+    return {"figure": "forwarding_cost", "partitions": a.partitions, "rounds": a.rounds,
+            "seconds": a.seconds,
+            "events_per_s_owner": round(med["events_owner"]),
+            "events_per_s_forwarded": round(med["events_forwarded"]),
+            "events_forwarded_ratio": round(med["events_forwarded"] / med["events_owner"], 3),
+            "drains_per_s_owner": round(med["drains_owner"]),
+            "drains_per_s_forwarded": round(med["drains_forwarded"]),
+            "drains_forwarded_ratio": round(med["drains_forwarded"] / med["drains_owner"], 3)}
 
 
 if __name__ == "__main__":

@@ -15,17 +15,15 @@ folds the stream, which a single node (no standby) does not pay: the ratio inclu
   scripts/cluster-scaling-bench.py --statewatch build/statewatch [--partitions 12]
                                    [--seconds 15] [--batch 20] [--out FILE]
 """
-import argparse
 import http.client
 import json
 import os
-import shutil
 import sys
-import tempfile
 import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_cli  # noqa: E402
 import cluster_lib as cl  # noqa: E402
 
 TICKS = os.sysconf("SC_CLK_TCK")
@@ -107,15 +105,8 @@ def measure(statewatch, nodes, partitions, seconds, batch, work):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--statewatch", required=True)
-    ap.add_argument("--partitions", type=int, default=12)
-    ap.add_argument("--seconds", type=int, default=15)
-    ap.add_argument("--batch", type=int, default=20)
-    ap.add_argument("--out")
-    a = ap.parse_args()
-    work = tempfile.mkdtemp(prefix="statewatch-scaling.")
-    try:
+    a = bench_cli.parse_args(__doc__, partitions=12, seconds=15, batch=20)
+    with bench_cli.scratch("statewatch-scaling.") as work:
         one = measure(a.statewatch, 1, a.partitions, a.seconds, a.batch, work)
         print(json.dumps(one), flush=True)
         three = measure(a.statewatch, 3, a.partitions, a.seconds, a.batch, work)
@@ -127,8 +118,6 @@ def main():
                                            one["events_per_cpu_s_with_nats"], 3),
                   "goal": 0.8}
         cl.report(result, a.out)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
