@@ -4,6 +4,7 @@
 import { get, sessionPath } from "./api.js";
 import type { ChangeEvent, CursorRow, Links, SessionState, Wake } from "./api.js";
 import { byId, el, fill, table, time } from "./dom.js";
+import type { Child } from "./dom.js";
 import { renderAsOf } from "./asof.js";
 
 const PAGE = 50;
@@ -19,6 +20,12 @@ function lagText(c: CursorRow): string {
 
 function noticeCell(text: string | null): Node | string {
   return text === null ? "—" : el("pre", { className: "notice-text" }, text);
+}
+
+// A table of cursors (the watchers of this session, or the sessions it watches) into #id, a
+// row per cursor; the sentence `empty` when there is none.
+function fillCursors(id: string, rows: CursorRow[], empty: string, headers: string[], cells: (c: CursorRow) => Child[]): void {
+  fill(byId(id), rows.length === 0 ? el("p", { className: "muted" }, empty) : table(headers, rows.map(cells), "cursors"));
 }
 
 export class Detail {
@@ -74,34 +81,12 @@ export class Detail {
       " · last wake ",
       wakeCell(links.lastWake),
     );
-    fill(
-      byId("watchers"),
-      links.watchers.length === 0
-        ? el("p", { className: "muted" }, "No watcher follows this session.")
-        : table(
-            ["watcher", "L", "N", "M", "lag", "pending notice", "last wake"],
-            links.watchers.map((c) => [
-              c.watcher ?? "",
-              c.lastSeen,
-              c.notified,
-              c.material,
-              lagText(c),
-              noticeCell(c.notice),
-              wakeCell(c.lastWake),
-            ]),
-            "cursors",
-          ),
-    );
-    fill(
-      byId("targets"),
-      links.targets.length === 0
-        ? el("p", { className: "muted" }, "This session watches no other.")
-        : table(
-            ["target", "L", "N", "M", "target version", "lag", "pending notice"],
-            links.targets.map((c) => [c.target ?? "", c.lastSeen, c.notified, c.material, c.stateVersion ?? "", lagText(c), noticeCell(c.notice)]),
-            "cursors",
-          ),
-    );
+    fillCursors("watchers", links.watchers, "No watcher follows this session.",
+      ["watcher", "L", "N", "M", "lag", "pending notice", "last wake"],
+      (c) => [c.watcher ?? "", c.lastSeen, c.notified, c.material, lagText(c), noticeCell(c.notice), wakeCell(c.lastWake)]);
+    fillCursors("targets", links.targets, "This session watches no other.",
+      ["target", "L", "N", "M", "target version", "lag", "pending notice"],
+      (c) => [c.target ?? "", c.lastSeen, c.notified, c.material, c.stateVersion ?? "", lagText(c), noticeCell(c.notice)]);
     fill(
       byId("notices"),
       links.notices.length === 0
