@@ -127,12 +127,13 @@ console-screenshot: build-bin
 
 # Three nats-servers, an owner and a standby daemon per partition of the plain build, and the
 # reference model's notices for the checker (scripts/cluster-smoke.sh); then a short seeded
-# chaos run against three nodes under etcd (stage 2a).
+# chaos run against three nodes under etcd (stage 2a), half its writers going through the
+# nodes' own ports (stage 2b), and the one-API comparison.
 test-cluster: configure
 	@cmake --build $(BUILD) -j$(JOBS) --target statewatch_bin cluster_smoke_model
 	@bash scripts/cluster-smoke.sh $(BUILD)
 	@STATEWATCH_BIN=$(BUILD)/statewatch STATEWATCH_MODEL=$(BUILD)/tests/cluster_smoke_model \
-	  bash scripts/cluster-chaos.sh --seed 1 --seconds 60
+	  bash scripts/cluster-chaos.sh --seed 1 --seconds 60 --via-nodes
 	@python3 scripts/cluster-one-api.py --statewatch $(BUILD)/statewatch --seed 1 --steps 400
 
 DIR ?= ./cluster
