@@ -33,7 +33,11 @@ unplanned fault; its time: the longest write gap of that partition's writer in i
 only then.
 
   cluster-chaos.py [--statewatch BIN] [--model BIN] [--seed S] [--seconds D]
-                   [--partitions P] [--lease-ttl T] [--dir DIR] [--keep]
+                   [--partitions P] [--lease-ttl T] [--dir DIR] [--keep] [--via-nodes]
+
+With --via-nodes the even partitions' writers go through random nodes' own ports, and a
+Messenger (scripts/chaos_messenger.py) sends messages and spawns children across partitions
+through them, checked for each message landing once and each completion announced once.
 
 --statewatch defaults to $STATEWATCH_BIN; scripts/cluster-chaos.sh runs it on the build's.
 """
@@ -52,6 +56,7 @@ import urllib.error
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import chaos_messenger  # noqa: E402
 from cluster_lib import (LocalCluster, NotLanded, agents_of, call, get, post,  # noqa: E402
                          wait_for)
 
@@ -505,7 +510,8 @@ def main():
     # Checkpoints (and purges) every 500 positions: several per partition in a short run, so
     # restarted nodes restore from them, yet each is done long before the next.
     c = LocalCluster.create(work, a.statewatch, nodes=3, partitions=a.partitions,
-                            lease_ttl=a.lease_ttl, checkpoint_every=500, name="chaos")
+                            lease_ttl=a.lease_ttl, checkpoint_every=500, name="chaos",
+                            node_args=chaos_messenger.node_args(work) if a.via_nodes else [])
     ok = False
     try:
         log("seed %d, %d partitions, lease TTL %d s, %s" % (a.seed, a.partitions, a.lease_ttl,
@@ -515,14 +521,17 @@ def main():
         # --via-nodes: the even partitions' writers go through the nodes' own ports.
         writers = [Writer(c, p, a.event_timeout, via_nodes=a.via_nodes and p % 2 == 0,
                           rng=random.Random(a.seed * 1000 + p)) for p in range(a.partitions)]
-        for w in writers:
+        # --via-nodes: and the session tools across partitions (scripts/chaos_messenger.py).
+        talk = [chaos_messenger.Messenger(c, a.event_timeout, random.Random(a.seed),
+                                          spawns=False)] if a.via_nodes else []
+        for w in writers + talk:
             w.start()
         chaos = Chaos(c, rng, a.lease_ttl)
         order = FAULTS[:]
         rng.shuffle(order)  # every kind once first, then at random
         end = time.monotonic() + a.seconds
         worst, failovers, moves = {}, [], 0
-        while time.monotonic() < end and not any(w.failure for w in writers):
+        while time.monotonic() < end and not any(w.failure for w in writers + talk):
             fault = order.pop(0) if order else rng.choice(FAULTS)
             t0 = time.monotonic()
             chaos.run(fault)
@@ -543,15 +552,19 @@ def main():
             log("%s healed; %d partitions changed owner; the longest write gap %.2f s"
                 % (fault, len(changed), gap))
             time.sleep(rng.uniform(0.2, 1.0))
-        for w in writers:
+        for w in writers + talk:
             w.stop.set()
-        for w in writers:
+        for w in writers + talk:
             w.join(a.event_timeout + 15)
-        failures = [w.failure for w in writers if w.failure]
+        failures = [w.failure for w in writers + talk if w.failure]
         # The balancer may still hand partitions back to the node restarted last: check once
         # the assignments have stayed put for a while.
         c.wait_settled(seconds=90, quiet=3)
         acked, lost, dup, problems = check(c, writers, model)
+        for m in talk:
+            talk_problems, line = chaos_messenger.check(c, m)
+            problems += talk_problems
+            print("session tools across partitions: " + line)
         problems = failures + chaos.problems + problems
         for p in problems[:20]:
             print("PROBLEM: " + p)
