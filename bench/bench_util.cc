@@ -78,28 +78,13 @@ int64_t NowMs() {
       .count();
 }
 
-namespace {
-// The reference stores the actor type as text (same spelling as ActorTypeName).
-const char* ActorText(ActorType t) {
-  switch (t) {
-    case ActorType::kHuman:
-      return "human";
-    case ActorType::kAgent:
-      return "agent";
-    case ActorType::kSystem:
-      break;
-  }
-  return "system";
-}
-}  // namespace
-
 RefEventInput ToRef(const EventInput& in) {
   RefEventInput r;
   r.session_key = in.session_key;
   r.agent_id = in.agent_id.empty() ? kAgent : in.agent_id;
   r.session_id = in.session_id;
   r.kind = in.kind;
-  r.actor_type = ActorText(in.actor_type);
+  r.actor_type = ActorTypeName(in.actor_type);  // the reference stores it as text
   r.actor_id = in.actor_id;
   r.run_id = in.run_id;
   r.occurred_at_ms = in.occurred_at_ms.value_or(NowMs());

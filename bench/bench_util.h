@@ -15,6 +15,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench/sqlite_reference.h"
@@ -104,6 +105,20 @@ bool CheckOk(benchmark::State& state, const Status& st, const char* what);
 template <typename T>
 bool CheckOk(benchmark::State& state, const Result<T>& r, const char* what) {
   return CheckOk(state, r.status(), what);
+}
+
+// The fixture `*slot` holds, built by `build` on first use and kept for the benchmarks and
+// repetitions after it (until the slot is reset); nullptr, with the benchmark ended on the
+// error, when building failed.
+template <typename Fixture>
+Fixture* BuildOnce(benchmark::State& state, std::unique_ptr<Fixture>* slot,
+                   Status (*build)(Fixture*), const char* what) {
+  if (*slot == nullptr) {
+    auto fixture = std::make_unique<Fixture>();
+    if (!CheckOk(state, build(fixture.get()), what)) return nullptr;
+    *slot = std::move(fixture);
+  }
+  return slot->get();
 }
 
 int64_t NowMs();

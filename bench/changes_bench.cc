@@ -145,12 +145,9 @@ Status Build(Fixture* f) {
 std::unique_ptr<Fixture> cached;
 
 void ChangesPage(benchmark::State& state) {
-  if (!cached) {
-    auto f = std::make_unique<Fixture>();
-    if (!CheckOk(state, Build(f.get()), "building the 300,000-event journal")) return;
-    cached = std::move(f);
-  }
-  Fixture& f = *cached;
+  Fixture* built = BuildOnce(state, &cached, Build, "building the 300,000-event journal");
+  if (built == nullptr) return;
+  Fixture& f = *built;
   SessionName old_name{kAgent, SessionKey(f.old_session)};
   SessionName recent_name{kAgent, SessionKey(kRecentSession)};
   auto statewatch_page = [&f](const SessionName& s, Sequence after) -> Status {

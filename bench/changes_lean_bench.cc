@@ -115,12 +115,9 @@ Status Build(Fixture* f) {
 std::unique_ptr<Fixture> cached_fixture;
 
 void LeanPage(benchmark::State& state) {
-  if (!cached_fixture) {
-    auto f = std::make_unique<Fixture>();
-    if (!CheckOk(state, Build(f.get()), "building the 300,000-event journal")) return;
-    cached_fixture = std::move(f);
-  }
-  Fixture& f = *cached_fixture;
+  Fixture* built = BuildOnce(state, &cached_fixture, Build, "building the 300,000-event journal");
+  if (built == nullptr) return;
+  Fixture& f = *built;
   ChangesView view;
   auto page_api = [&f](Engine& e) -> Status {
     auto page = e.ChangesSince(f.session, f.after, kPage);

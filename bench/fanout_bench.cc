@@ -171,11 +171,25 @@ Status SetupPair(uint64_t watchers, Pair* p) {
   return Setup("sqlite_normal", watchers, &p->sqlite);
 }
 
-void First(benchmark::State& state, uint64_t watchers) {
+// Times statewatch and SQLite NORMAL in alternation on a fresh Pair, `add(run, name, fixture)`
+// adding each one's step, and their ratio as vs_sqlite. False when the setup failed (the
+// state says so).
+template <typename AddStep>
+bool RunPairVsSqlite(benchmark::State& state, uint64_t watchers, AddStep add) {
   Pair p;
-  if (!CheckOk(state, SetupPair(watchers, &p), "setup")) return;
+  if (!CheckOk(state, SetupPair(watchers, &p), "setup")) return false;
   InterleavedRun run;
   for (auto [name, f] : {std::pair{"statewatch", &p.statewatch}, {"sqlite", &p.sqlite}}) {
+    add(run, name, f);
+  }
+  run.AddRatio("vs_sqlite", "statewatch", "sqlite");
+  run.Run(state);
+  return true;
+}
+
+void First(benchmark::State& state, uint64_t watchers) {
+  bool ran = RunPairVsSqlite(state, watchers, [watchers](InterleavedRun& run, const char* name,
+                                                         Fixture* f) {
     run.Add(
         name, [f] { return f->system->RecordTarget(); },
         {.after = [f, watchers]() -> Status {  // untimed: check, then drain everyone
@@ -183,17 +197,13 @@ void First(benchmark::State& state, uint64_t watchers) {
           SW_RETURN_IF_ERROR(DrainAll(*f));
           return ExpectPending(*f, 0, "after drain");
         }});
-  }
-  run.AddRatio("vs_sqlite", "statewatch", "sqlite");
-  run.Run(state);
-  state.counters["notices_per_event"] = static_cast<double>(watchers);
+  });
+  if (ran) state.counters["notices_per_event"] = static_cast<double>(watchers);
 }
 
 void DrainBench(benchmark::State& state, uint64_t watchers) {
-  Pair p;
-  if (!CheckOk(state, SetupPair(watchers, &p), "setup")) return;
-  InterleavedRun run;
-  for (auto [name, f] : {std::pair{"statewatch", &p.statewatch}, {"sqlite", &p.sqlite}}) {
+  RunPairVsSqlite(state, watchers, [watchers](InterleavedRun& run, const char* name,
+                                              Fixture* f) {
     run.Add(
         name, [f] { return DrainAll(*f); },
         {.items = static_cast<double>(watchers),
@@ -201,9 +211,7 @@ void DrainBench(benchmark::State& state, uint64_t watchers) {
            SW_RETURN_IF_ERROR(f->system->RecordTarget());
            return ExpectPending(*f, watchers, "before drain");
          }});
-  }
-  run.AddRatio("vs_sqlite", "statewatch", "sqlite");
-  run.Run(state);
+  });
 }
 
 }  // namespace

@@ -2,27 +2,26 @@
 
 #include "base/hex.h"
 #include "base/sha256.h"
+#include "codecs/json_fields.h"
 
 namespace statewatch::auth {
 
-const char* ScopeName(Scope scope) {
-  switch (scope) {
-    case Scope::kPublic:
-      return "public";
-    case Scope::kRead:
-      return "read";
-    case Scope::kWrite:
-      return "write";
-    case Scope::kAdmin:
-      return "admin";
-  }
-  return "admin";
-}
+namespace {
+
+constexpr tools::NamedValue<Scope> kScopeNames[] = {{Scope::kPublic, "public"},
+                                                    {Scope::kRead, "read"},
+                                                    {Scope::kWrite, "write"},
+                                                    {Scope::kAdmin, "admin"}};
+
+}  // namespace
+
+const char* ScopeName(Scope scope) { return tools::NameOf(kScopeNames, scope, "admin"); }
 
 std::optional<Scope> ParseScope(std::string_view name) {
-  if (name == "read") return Scope::kRead;
-  if (name == "write") return Scope::kWrite;
-  if (name == "admin") return Scope::kAdmin;
+  // Exact spelling only, and never "public": that names the routes that need no token.
+  for (const auto& row : kScopeNames) {
+    if (row.value != Scope::kPublic && name == row.name) return row.value;
+  }
   return std::nullopt;
 }
 

@@ -68,6 +68,17 @@ Status With(const json::object& o, const std::string& path, std::string_view key
   return v == nullptr ? Status::OK() : apply(*v, Join(path, key));
 }
 
+// Applies `entry` to each item of a list in turn, each named by its path (`path[i]`); the
+// first refusal stops it.
+Status ApplyEach(const json::array& items, const std::string& path,
+                 Status (*entry)(const json::value&, const std::string&, DaemonConfig*),
+                 DaemonConfig* c) {
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    SW_RETURN_IF_ERROR(entry(items[i], path + "[" + std::to_string(i) + "]", c));
+  }
+  return Status::OK();
+}
+
 template <typename T>
 auto Into(T* out) {
   return [out](auto result) -> Status { return Assign(std::move(result), out); };
@@ -222,11 +233,7 @@ Status ApplyAgents(const json::value& v, DaemonConfig* c) {
   return With(**o, path, "list", [&](auto& value, auto p) -> Status {
     if (!value.is_array()) return Bad(p, "an array of agents", value);
     c->tool_policy.agents.clear();  // the file's list replaces the one it is applied onto
-    for (std::size_t i = 0; i < value.as_array().size(); ++i) {
-      SW_RETURN_IF_ERROR(
-          ApplyAgentEntry(value.as_array()[i], p + "[" + std::to_string(i) + "]", c));
-    }
-    return Status::OK();
+    return ApplyEach(value.as_array(), p, ApplyAgentEntry, c);
   });
 }
 
@@ -342,11 +349,7 @@ Status ApplyAuth(const json::value& v, DaemonConfig* c) {
   return With(**o, path, "tokens", [&](auto& value, auto p) -> Status {
     if (!value.is_array()) return BadSecret(p, "an array of tokens", value);
     c->tokens.clear();  // the file's list replaces the one it is applied onto
-    for (std::size_t i = 0; i < value.as_array().size(); ++i) {
-      SW_RETURN_IF_ERROR(
-          ApplyTokenEntry(value.as_array()[i], p + "[" + std::to_string(i) + "]", c));
-    }
-    return Status::OK();
+    return ApplyEach(value.as_array(), p, ApplyTokenEntry, c);
   });
 }
 

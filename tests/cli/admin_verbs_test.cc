@@ -17,16 +17,10 @@ namespace {
 namespace fs = std::filesystem;
 namespace json = boost::json;
 
-constexpr char kNow[] = "1764460800000";
-
 class AdminVerbsTest : public CliDirTest {
  protected:
   AdminVerbsTest() : CliDirTest("admin") {}
 
-  CliOutput Run(const std::string& data, std::vector<std::string> args) {
-    args.insert(args.begin(), {"--data", (dir_ / data).string(), "--create", "--now", kNow});
-    return RunInProcess(args);
-  }
   void Record(const std::string& data, const std::string& kind) {
     CliOutput r = Run(data, {"record", "--session", "agent:main:subagent:a1", "--kind", kind,
                              "--actor-type", "human"});

@@ -62,6 +62,16 @@ class CliDirTest : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
+  // RunInProcess on the database dir_/<data> at the fixed clock kFixedNow:
+  // `--data <path> --create --now <kFixedNow> <args>`.
+  CliOutput Run(const std::string& data, std::vector<std::string> args) {
+    return RunOnData(data, {"--create"}, std::move(args));
+  }
+  // The same without --create: a read-only verb on a database that must exist.
+  CliOutput ReadOnly(const std::string& data, std::vector<std::string> args) {
+    return RunOnData(data, {}, std::move(args));
+  }
+
 #ifdef STATEWATCH_BIN
   // The built binary with `--data <data> --create --now <now_ms> <args>` through the shell
   // (`args` already shell-quoted): real exit codes; stderr goes through a file in dir_.
@@ -86,6 +96,17 @@ class CliDirTest : public ::testing::Test {
   std::filesystem::path dir_;
 
  private:
+  static constexpr char kFixedNow[] = "1764460800000";  // 2025-11-30 00:00 UTC
+
+  CliOutput RunOnData(const std::string& data, std::vector<std::string> flags,
+                      std::vector<std::string> args) {
+    std::vector<std::string> all = {"--data", (dir_ / data).string()};
+    all.insert(all.end(), flags.begin(), flags.end());
+    all.insert(all.end(), {"--now", kFixedNow});
+    all.insert(all.end(), args.begin(), args.end());
+    return RunInProcess(all);
+  }
+
   std::string tag_;
 };
 

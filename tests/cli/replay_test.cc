@@ -18,7 +18,6 @@ namespace {
 namespace fs = std::filesystem;
 namespace json = boost::json;
 
-constexpr char kNow[] = "1764460800000";
 constexpr char kBoss[] = "agent:main:main";
 constexpr char kChild[] = "agent:main:subagent:a1";
 
@@ -26,14 +25,6 @@ class ReplayTest : public CliDirTest {
  protected:
   ReplayTest() : CliDirTest("replay") {}
 
-  CliOutput Run(const std::string& data, std::vector<std::string> args) {
-    args.insert(args.begin(), {"--data", (dir_ / data).string(), "--create", "--now", kNow});
-    return RunInProcess(args);
-  }
-  CliOutput ReadOnly(const std::string& data, std::vector<std::string> args) {
-    args.insert(args.begin(), {"--data", (dir_ / data).string(), "--now", kNow});
-    return RunInProcess(args);
-  }
   // The incident's commands, in order: one sequence each (the drain acknowledges a notice).
   std::vector<std::vector<std::string>> Commands() const {
     return {

@@ -6,6 +6,7 @@
 
 #include <cstring>
 
+#include "engine/raw_event_row.h"
 #include "schema/statewatch_generated.h"
 #include "status_matchers.h"
 
@@ -15,18 +16,7 @@ namespace {
 namespace fb = statewatch::schema;
 
 std::string EventWithActorType(int8_t actor_type) {
-  flatbuffers::FlatBufferBuilder b;
-  auto key = b.CreateString("agent:main:main");
-  auto agent = b.CreateString("main");
-  auto kind = b.CreateString("created");
-  fb::EventBuilder eb(b);
-  eb.add_sequence(7);
-  eb.add_session_key(key);
-  eb.add_agent_id(agent);
-  eb.add_kind(kind);
-  eb.add_actor_type(static_cast<fb::ActorType>(actor_type));
-  b.Finish(eb.Finish());
-  return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
+  return testing::RawEventRow(actor_type, "created");
 }
 
 TEST(RecordsTest, ActorTypesKeepTheirPersistedValues) {
@@ -67,7 +57,7 @@ TEST(RecordsTest, AGroupOpWithATagButNoBodyIsCorruption) {
         fb::CreateLogRecord(b, /*sequence=*/42, /*committed_at=*/0, tag, /*body=*/0)};
     auto ops_vector = b.CreateVector(ops);
     b.Finish(fb::CreateGroupRecord(b, /*events=*/0, /*committed_at=*/1, ops_vector));
-    std::string bytes(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
+    std::string bytes = testing::BuilderBytes(b);
     GroupRec decoded;
     Status s = DecodeGroup(bytes, &decoded);
     ASSERT_FALSE(s.ok()) << "tag " << static_cast<int>(tag);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/engine_fixture.h"
+#include "engine/raw_event_row.h"
 #include "engine/records.h"
 #include "schema/statewatch_generated.h"
 #include "status_matchers.h"
@@ -64,21 +65,8 @@ TEST_F(TraceparentTest, AbsentByDefault) {
 // A journal row as the schema wrote it before `traceparent` was appended (the generated
 // builder leaves the field out): it still decodes, with no trace context.
 TEST(TraceparentRowTest, ARowWithoutTheFieldDecodesAsNone) {
-  flatbuffers::FlatBufferBuilder b;
-  auto key = b.CreateString("agent:main:main");
-  auto agent = b.CreateString("main");
-  auto kind = b.CreateString("human_direct_message");
-  auto summary = b.CreateString("hello");
-  schema::EventBuilder eb(b);
-  eb.add_sequence(7);
-  eb.add_session_key(key);
-  eb.add_agent_id(agent);
-  eb.add_kind(kind);
-  eb.add_actor_type(schema::ActorType::Human);
-  eb.add_occurred_at(1764460800000);
-  eb.add_summary(summary);
-  b.Finish(eb.Finish());
-  std::string bytes(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
+  std::string bytes = RawEventRow(static_cast<int8_t>(schema::ActorType::Human),
+                                  "human_direct_message", "hello", 1764460800000);
 
   auto event = engine::DecodeEvent(bytes);
   ASSERT_OK(event);

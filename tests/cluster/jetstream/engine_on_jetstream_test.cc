@@ -44,25 +44,26 @@ class EngineOnJetStreamTest : public ::testing::Test {
     EXPECT_OK(connection);
     return connection.ok() ? *connection : nullptr;
   }
-  // A node: its own connection and JetStreamLog on the partition's stream.
-  std::shared_ptr<log::LogBackend> Stream() {
+  // `Store` (JetStreamLog or JetStreamCheckpoints) opened for the partition on a connection
+  // of its own, as the interface `Base`; null (after a failed EXPECT) when it cannot be.
+  template <typename Base, typename Store, typename Options>
+  std::shared_ptr<Base> OpenOnOwnConnection() {
     std::shared_ptr<log::NatsConnection> connection = Connect();
     if (!connection) return nullptr;
-    log::JetStreamLogOptions lo;
-    lo.partition = kPartition;
-    auto stream = log::JetStreamLog::Open(connection, lo);
-    EXPECT_OK(stream);
-    return stream.ok() ? std::shared_ptr<log::LogBackend>(std::move(*stream)) : nullptr;
-  }
-  // The partition's checkpoints on SW_CKPT, on a connection of their own.
-  std::shared_ptr<log::CheckpointStore> Checkpoints() {
-    std::shared_ptr<log::NatsConnection> connection = Connect();
-    if (!connection) return nullptr;
-    log::JetStreamCheckpointsOptions o;
+    Options o;
     o.partition = kPartition;
-    auto store = log::JetStreamCheckpoints::Open(connection, o);
-    EXPECT_OK(store);
-    return store.ok() ? std::shared_ptr<log::CheckpointStore>(std::move(*store)) : nullptr;
+    auto opened = Store::Open(connection, o);
+    EXPECT_OK(opened);
+    return opened.ok() ? std::shared_ptr<Base>(std::move(*opened)) : nullptr;
+  }
+  // A node's view of the partition's stream.
+  std::shared_ptr<log::LogBackend> Stream() {
+    return OpenOnOwnConnection<log::LogBackend, log::JetStreamLog, log::JetStreamLogOptions>();
+  }
+  // The partition's checkpoints on SW_CKPT.
+  std::shared_ptr<log::CheckpointStore> Checkpoints() {
+    return OpenOnOwnConnection<log::CheckpointStore, log::JetStreamCheckpoints,
+                               log::JetStreamCheckpointsOptions>();
   }
   // With `checkpoints`: a cluster checkpoint every `every` positions, the engine's own
   // checkpoint as often as it may run.
