@@ -7,6 +7,7 @@
 #include <set>
 #include <vector>
 
+#include "base/hex.h"
 #include "codecs/json_fields.h"
 
 namespace statewatch::tools {
@@ -26,10 +27,17 @@ json::object MailToJson(const SessionMail& mail) {
                         {"sourceChannel", d.source_channel},
                         {"createdAt", d.created_at_ms},
                         {"traceparent", d.traceparent}};
-  return json::object{{"key", mail.key},
-                      {"partition", mail.partition},
-                      {"watcher", mail.watcher},
-                      {"delivery", std::move(delivery)}};
+  json::object o{{"key", mail.key},
+                 {"partition", mail.partition},
+                 {"watcher", mail.watcher},
+                 {"delivery", std::move(delivery)}};
+  if (!mail.kind.empty() || mail.delivery.spawn || !mail.delivery.route.empty()) {
+    // What the fields above leave out (a spawn's child, event, copies; a task's route and
+    // options): the whole record, as the outbox keeps it.
+    o["kind"] = mail.kind;
+    o["encoded"] = hex::Encode(EncodeSessionMail(mail));
+  }
+  return o;
 }
 
 namespace {
@@ -64,6 +72,22 @@ Result<SessionMail> MailFromJson(const json::value& body) {
   const json::object& o = body.as_object();
   SessionMail m;
   SW_RETURN_IF_ERROR(ReadString(o, "key", &m.key));
+  if (o.contains("encoded")) {
+    std::string encoded;
+    SW_RETURN_IF_ERROR(ReadString(o, "encoded", &encoded));
+    auto bytes = hex::Decode(encoded);
+    if (!bytes) return Status::InvalidArgument("session mail " + m.key + ": encoded is not hex");
+    auto whole = DecodeSessionMail(*bytes);
+    if (!whole.ok()) {
+      return Status::InvalidArgument("session mail " + m.key + ": " + whole.status().message());
+    }
+    if (whole->key != m.key) {
+      return Status::InvalidArgument("session mail " + m.key + ": encoded names another key (" +
+                                     whole->key + ")");
+    }
+    SW_RETURN_IF_ERROR(CheckSessionMail(*whole));
+    return whole;
+  }
   int64_t partition = 0;
   SW_RETURN_IF_ERROR(ReadInt(o, "partition", &partition));
   if (partition < 0 || partition > UINT32_MAX) {
@@ -109,12 +133,17 @@ Result<SessionMailForwarder::PumpResult> SessionMailForwarder::Pump(int64_t now_
   if (!outbox.ok()) return outbox.status();
   PumpResult result;
   std::set<std::string> present;
+  // The runs with a row still unacknowledged in this pass: their later rows wait for it.
+  std::set<std::string> held;
   for (const SessionMail& mail : *outbox) {
     present.insert(mail.key);
+    std::string run = mail.key.substr(0, mail.key.find(':'));
+    if (held.count(run)) continue;  // sent once the row before it is acknowledged
     auto it = retries_.find(mail.key);
     if (it != retries_.end() && it->second.due_ms > now_ms) {
       result.next_due_ms = std::min(result.next_due_ms.value_or(it->second.due_ms),
                                     it->second.due_ms);
+      held.insert(run);
       continue;
     }
     Status sent = send_(mail);
@@ -131,6 +160,7 @@ Result<SessionMailForwarder::PumpResult> SessionMailForwarder::Pump(int64_t now_
                                      : std::min(r.backoff_ms * 2, options_.max_retry_ms);
     r.due_ms = now_ms + r.backoff_ms;
     result.next_due_ms = std::min(result.next_due_ms.value_or(r.due_ms), r.due_ms);
+    held.insert(run);
     ++result.failed;
   }
   // Rows gone from the outbox (removed by an earlier owner's pass) take their state along.

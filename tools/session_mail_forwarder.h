@@ -7,7 +7,9 @@
 //   fwd.Start();                              // its own thread; Wake() after each new mail
 //
 // Delivery is at-least-once on the wire and exactly-once at the destination (it dedupes by
-// the mail's key: SessionMessaging::ApplyMail). A send that fails is retried after a back-off
+// the mail's key: SessionMessaging::ApplyMail). The rows of one run (the key up to its first
+// ':') go in key order, each only after the one before was acknowledged: a spawn's child
+// is created before its steer, end or stop can arrive. A send that fails is retried after a back-off
 // that doubles from `first_retry_ms` up to `max_retry_ms`, per row, for as long as it takes:
 // a row is only ever removed after an acknowledgement.
 //
@@ -34,7 +36,11 @@ namespace statewatch::tools {
 
 // The wire form of a mail (the body of POST /v1/cluster/internal/mail):
 //   {"key", "partition", "watcher", "delivery": {"agentId", "sessionKey", "type", "runId",
-//    "text", "sourceSessionKey", "sourceTool", "sourceChannel", "createdAt", "traceparent"}}
+//    "text", "sourceSessionKey", "sourceTool", "sourceChannel", "createdAt", "traceparent"},
+//    "kind"?, "encoded"?}
+// A mail that is not a plain message, or whose delivery has a route or spawn options, also
+// carries "encoded": the hex of its whole record (EncodeSessionMail); the reader then takes
+// the record (its key must match "key").
 boost::json::object MailToJson(const SessionMail& mail);
 // InvalidArgument naming the field that is missing or of the wrong type.
 Result<SessionMail> MailFromJson(const boost::json::value& body);

@@ -290,21 +290,36 @@ Result<std::optional<uint32_t>> SessionMessaging::RemotePartition(
   return std::optional<uint32_t>(engine::PartitionOfAgent(name->agent_id, policy->partitions));
 }
 
-Status SessionMessaging::PostMail(Delivery delivery, uint32_t partition, const std::string& step,
-                                  const std::string& watcher, const RunRecord* run) {
+SessionMail SessionMessaging::NewMail(Delivery delivery, uint32_t partition,
+                                      const std::string& step) const {
   (void)PrepareDelivery(&delivery);  // the time and source channel, known only here
   SessionMail mail;
   mail.key = delivery.run_id + ":" + step;
   mail.partition = partition;
   mail.delivery = std::move(delivery);
+  return mail;
+}
+
+Status SessionMessaging::PostMail(Delivery delivery, uint32_t partition, const std::string& step,
+                                  const std::string& watcher, const RunRecord* run) {
+  SessionMail mail = NewMail(std::move(delivery), partition, step);
   mail.watcher = watcher;
   SW_RETURN_IF_ERROR(SessionMailTables(*engine_).Post(mail, run));
   if (run != nullptr) guards_->TrackRun(*run);
   return Status::OK();
 }
 
+Result<std::vector<Delivery>> SessionMessaging::CommitHome(HomeGroup group) {
+  std::vector<RunRecord> runs = group.runs;
+  auto sent = SessionMailTables(*engine_).Commit(std::move(group));
+  if (!sent.ok()) return sent.status();
+  for (const RunRecord& r : runs) guards_->TrackRun(r);
+  return sent;
+}
+
 Result<bool> SessionMessaging::ApplyMail(const SessionMail& mail) {
   return Guarded("session mail", [&]() -> Result<bool> {
+    SW_RETURN_IF_ERROR(CheckSessionMail(mail));
     SessionName to{mail.delivery.agent_id, mail.delivery.session_key};
     SW_RETURN_IF_ERROR(SessionTablesView(*engine_).CheckOwned(to));
     SessionMailTables tables(*engine_);
@@ -320,19 +335,25 @@ Result<bool> SessionMessaging::ApplyMail(const SessionMail& mail) {
         return watched.status();
       }
     }
-    // The message as the home partition rendered it (time, source channel, provenance).
-    TranscriptMessage m;
-    m.role = "user";
-    m.content_json = json::serialize(json::value(mail.delivery.text));
-    m.timestamp_ms = mail.delivery.created_at_ms;
-    m.provenance = MessageProvenance{"inter_session", mail.delivery.source_session_key,
-                                     mail.delivery.source_tool, mail.delivery.source_channel,
-                                     mail.delivery.run_id};
-    auto d = tables.Apply(mail, std::move(m));
-    if (!d.ok()) return d.status();
-    if (!*d) return false;
-    Publish({**d});
-    return true;
+    // A spawn's child row and child_spawned, or an event: before the group, repeatable.
+    SW_RETURN_IF_ERROR(ApplyChildAndEvent(mail));
+    std::vector<TranscriptMessage> messages = mail.transcript;
+    if (mail.kind != kMailKindEvent) {
+      // The message as the home partition rendered it (time, source channel, provenance).
+      TranscriptMessage m;
+      m.role = "user";
+      m.content_json = json::serialize(json::value(mail.delivery.text));
+      m.timestamp_ms = mail.delivery.created_at_ms;
+      m.provenance = MessageProvenance{"inter_session", mail.delivery.source_session_key,
+                                       mail.delivery.source_tool, mail.delivery.source_channel,
+                                       mail.delivery.run_id};
+      messages.push_back(std::move(m));
+    }
+    std::optional<Delivery> d;
+    auto done = tables.Apply(mail, std::move(messages), &d);
+    if (!done.ok()) return done.status();
+    if (d) Publish({*d});
+    return *done;
   });
 }
 
@@ -376,6 +397,10 @@ std::optional<int64_t> SessionMessaging::NextDeadlineMs() const {
 // Publishes an update's deliveries and completes the waiting call, outside every lock.
 void SessionMessaging::Deliver(RunUpdate update, std::vector<RunUpdate>* out) {
   Publish(update.deliveries);
+  if (update.mailed) {
+    auto policy = Policy();
+    if (policy->on_mail) policy->on_mail();
+  }
   if (update.call_result) {
     if (CallCompletion done = TakeCompletion(update.run_id)) done(*update.call_result);
   }

@@ -159,6 +159,7 @@ struct RunUpdate {
   // on_complete). Set at most once per run.
   std::optional<boost::json::object> call_result;
   std::vector<Delivery> deliveries;  // enqueued by this update (durable, already published)
+  bool mailed = false;  // session mail was written (not in `deliveries`): wakes the forwarder
 
   // {"runId", "applied", "status", "deliveries": [ids...]} — the answer of the gateway's
   // POST /v1/runs/{runId}/reply and /finish.
@@ -228,6 +229,10 @@ class SessionMessaging {
   // newest kMaxForkMessages messages) into the child's; appends the task to the child's
   // transcript and delivers it ("task", with every option and the caller's route).
   // Answers {"status": "accepted", "runId", "childSessionKey"}.
+  // Cluster mode with MessagingOptions::cross_partition: a child of an agent of another
+  // partition is created there by session mail (kind "spawn": the registry row,
+  // child_spawned, the fork's copies and the task, applied once); the run stays here
+  // (docs/cluster.md §15.8).
   Result<boost::json::object> Spawn(const SessionName& caller, const boost::json::object& params,
                                     std::string_view traceparent = {});
 
@@ -266,9 +271,12 @@ class SessionMessaging {
 
   // POST /v1/runs/{runId}/finish. A spawn run journals `run_completed` / `run_failed`
   // ({"outcome"}, summary `child run failed` | `child run timed out` | `child run
-  // cancelled`, dedupe `run-terminal:<runId>`), stores status and result and announces the
-  // result to the requester on its route — the child's thread when the spawn was
-  // thread-bound — or holds it for a yielded requester. A send run: ok
+  // cancelled`, dedupe `run-terminal:<runId>`) on the child — as session mail (kind
+  // "event") when the child lives at another partition — then stores status and result and
+  // announces the result to the requester on its route — the child's thread when the spawn
+  // was thread-bound — or holds it for a yielded requester. The run's end, the event's mail
+  // and the announcement are one commit group (the journal of a local child goes first,
+  // deduplicated), so a retry after a failure anywhere announces exactly once. A send run: ok
   // counts as the reply `result`; error / cancelled / timeout end it. A second finish is
   // not applied. InvalidArgument for a status other than ok | error | timeout | cancelled.
   Result<RunUpdate> OnRunFinish(const std::string& run_id, std::string_view status,
@@ -327,6 +335,11 @@ class SessionMessaging {
   // with `run` in the same group when not null, and wakes the forwarder.
   Status PostMail(Delivery delivery, uint32_t partition, const std::string& step,
                   const std::string& watcher, const RunRecord* run);
+  // The mail of `delivery` keyed `<runId>:<step>` (its time and source channel filled in).
+  SessionMail NewMail(Delivery delivery, uint32_t partition, const std::string& step) const;
+  // Writes `group` in one commit group (SessionMailTables::Commit) and tells the guards
+  // about its runs. Returns the group's deliveries with their ids.
+  Result<std::vector<Delivery>> CommitHome(HomeGroup group);
   void SetDeadline(const std::string& run_id, int64_t deadline_ms);  // 0 clears
   CallCompletion TakeCompletion(const std::string& run_id);
   void Deliver(RunUpdate update, std::vector<RunUpdate>* out);
@@ -346,11 +359,25 @@ class SessionMessaging {
 
   // sessions_spawn, run ends, yield
   Status CreateChild(const SessionName& caller, const RunRecord& run, bool sandboxed);
+  // The child's registry row and its child_spawned event, the same on one node and across
+  // partitions.
+  static SessionRecord ChildRecord(const SessionName& caller, const RunRecord& run,
+                                   bool sandboxed);
+  static EventInput ChildSpawned(const SessionName& caller, const RunRecord& run);
+  // Cluster mode: the child lives at `partition`: the watcher directory lists it for the
+  // caller, then the run and the spawn mail are one group. REQUIRES: the requester's stripe.
+  Status SpawnRemote(const SessionName& caller, const RunRecord& run, bool sandboxed,
+                     uint32_t partition);
+  // The destination's side of a spawn or event mail (ApplyMail).
+  Status ApplyChildAndEvent(const SessionMail& mail);
   Status ForkTranscript(const SessionName& from, const SessionName& to);
   Result<RunUpdate> FinishSpawnRun(const std::string& run_id, const std::string& status,
                                    std::string_view result, const std::string& actor_key,
                                    bool by_kill);
-  Status AnnounceToRequester(const RunRecord& run, bool individual, RunUpdate* update);
+  // Adds the announcement of the ended `run` to `group`: its requester's delivery, or the
+  // result collected into the yield record (and the combined delivery when it was the last
+  // running child). REQUIRES: the requester's stripe is held.
+  Status PlanAnnouncement(const RunRecord& run, bool individual, HomeGroup* group);
   // Where a finished child's announcement goes: the requester's route at spawn time (its
   // current one when none was known then); for a thread-bound spawn, the child's own route
   // (the thread the gateway bound it to) where it has one.

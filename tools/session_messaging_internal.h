@@ -3,6 +3,7 @@
 //   session_messaging.cc            options, lifecycle, the plumbing every tool shares, CallTool
 //   session_messaging_send.cc       sessions_send: the send state machine, replies, timeouts
 //   session_messaging_spawn.cc      sessions_spawn, run ends and announcements, sessions_yield
+//   session_messaging_spawn_remote.cc  sessions_spawn into another partition (session mail)
 //   session_messaging_subagents.cc  subagents list | steer | kill
 //   session_messaging_json.cc       the gateway's JSON: deliveries, run updates, bodies
 // Nothing here is part of the tools API.
@@ -22,6 +23,15 @@
 #include "tools/session_messaging.h"
 
 namespace statewatch::tools::messaging_internal {
+
+// The steps of a spawn run's session mail (the key is `<runId>:<step>`). The forwarder sends
+// the rows of one run in key order, each after the one before was acknowledged
+// (tools/session_mail_forwarder.h), so these sort in the order they must arrive: the child
+// before any steer, a steer before the run's end, the end before a kill's stop.
+inline constexpr char kMailStepSpawn[] = "1spawn";
+inline constexpr char kMailStepSteer[] = "2steer";  // + ":<ms, 16 digits>:<uuid>"
+inline constexpr char kMailStepEnd[] = "3end";
+inline constexpr char kMailStepStop[] = "4stop";
 
 // Tool entry points are the edge: Boost.JSON throws (allocation, .at()) become a Status.
 template <typename F>

@@ -147,8 +147,10 @@ Result<json::object> SessionMessaging::Spawn(const SessionName& caller,
                      (caller_record->has_value() && (*caller_record)->sandboxed.value_or(false));
     RunRecord run = NewSpawnRun(caller, agent, *p, *depth, engine_->clock().NowMs());
     run.traceparent = CallerTrace(traceparent);
-    // Cluster mode: a child of an agent of another partition would live there.
-    SW_RETURN_IF_ERROR(SessionTablesView(*engine_).CheckOwned(run.target));
+    // Cluster mode: a child of an agent of another partition lives there — created by
+    // session mail when cross-partition mail is on, else Misdirected (docs/cluster.md §15.8).
+    auto remote = RemotePartition(run.target);
+    if (!remote.ok()) return remote.status();
     if (caller_record->has_value()) run.requester_route = (*caller_record)->route();
 
     std::vector<Delivery> sent;
@@ -165,15 +167,20 @@ Result<json::object> SessionMessaging::Spawn(const SessionName& caller,
             std::to_string(active) + "/" + std::to_string(policy.max_children_per_agent) + ", " +
             policy.ChildrenKey() + ").");
       }
-      SW_RETURN_IF_ERROR(CreateChild(caller, run, sandboxed));
-      if (run.spawn->context == "fork") SW_RETURN_IF_ERROR(ForkTranscript(caller, run.target));
-      Delivery task = MakeDelivery(run.target, "task", run.run_id, run.task, caller.session_key,
-                                   "sessions_spawn", run.traceparent);
-      task.route = run.requester_route;
-      task.spawn = run.spawn;
-      auto d = Enqueue(std::move(task));
-      if (!d.ok()) return d.status();
-      sent.push_back(*d);
+      if (*remote) {
+        SW_RETURN_IF_ERROR(SpawnRemote(caller, run, sandboxed, **remote));
+        sent.emplace_back();  // id 0: wakes the forwarder (Publish)
+      } else {
+        SW_RETURN_IF_ERROR(CreateChild(caller, run, sandboxed));
+        if (run.spawn->context == "fork") SW_RETURN_IF_ERROR(ForkTranscript(caller, run.target));
+        Delivery task = MakeDelivery(run.target, "task", run.run_id, run.task, caller.session_key,
+                                     "sessions_spawn", run.traceparent);
+        task.route = run.requester_route;
+        task.spawn = run.spawn;
+        auto d = Enqueue(std::move(task));
+        if (!d.ok()) return d.status();
+        sent.push_back(*d);
+      }
     }
     Publish(sent);
     return json::object{
@@ -185,6 +192,14 @@ Result<json::object> SessionMessaging::Spawn(const SessionName& caller,
 // stored, and the delivery (last, in Spawn) never names a child that is not registered.
 Status SessionMessaging::CreateChild(const SessionName& caller, const RunRecord& run,
                                      bool sandboxed) {
+  SW_RETURN_IF_ERROR(SessionTables(*engine_).UpsertSession(ChildRecord(caller, run, sandboxed)));
+  SW_RETURN_IF_ERROR(StoreRun(run));
+  auto recorded = engine_->Record(ChildSpawned(caller, run));
+  return recorded.status();
+}
+
+SessionRecord SessionMessaging::ChildRecord(const SessionName& caller, const RunRecord& run,
+                                            bool sandboxed) {
   const SpawnOptions& o = *run.spawn;
   SessionRecord child;
   child.name = run.target;
@@ -196,8 +211,10 @@ Status SessionMessaging::CreateChild(const SessionName& caller, const RunRecord&
   child.sandboxed = sandboxed;
   child.created_at_ms = run.created_at_ms;
   child.updated_at_ms = run.created_at_ms;
-  SW_RETURN_IF_ERROR(SessionTables(*engine_).UpsertSession(child));
-  SW_RETURN_IF_ERROR(StoreRun(run));
+  return child;
+}
+
+EventInput SessionMessaging::ChildSpawned(const SessionName& caller, const RunRecord& run) {
   EventInput spawned;
   spawned.session_key = run.target.session_key;
   spawned.agent_id = run.target.agent_id;
@@ -209,8 +226,7 @@ Status SessionMessaging::CreateChild(const SessionName& caller, const RunRecord&
   spawned.dedupe_key = "child-spawned:" + run.run_id;
   spawned.watchers = {caller.session_key};  // seeds the spawner's cursor (semantics.md §3.1)
   spawned.traceparent = run.traceparent;
-  auto recorded = engine_->Record(spawned);
-  return recorded.status();
+  return spawned;
 }
 
 // context "fork": the child starts from the requester's conversation. The copies keep their
@@ -269,75 +285,106 @@ Result<RunUpdate> SessionMessaging::OnRunFinish(const std::string& run_id, std::
   return update;
 }
 
-// Ends a running spawn run: journal, run record, then the requester's announcement. The
-// journal goes first and is deduplicated by `run-terminal:<runId>`, so a retry after a
-// failure anywhere later repeats nothing. `actor_key` ("" = the child itself) is the
-// journal's actor; a kill also tells the child to stop and announces nothing to the killer.
+// Ends a running spawn run: the journal of a local child first (deduplicated by
+// `run-terminal:<runId>`), then one commit group — the run's end, the event's mail for a
+// child of another partition, a kill's stop, and the requester's announcement (or the yield
+// record) — so that a retry after a failure anywhere repeats nothing and loses nothing.
+// `actor_key` ("" = the child itself) is the journal's actor; a kill also tells the child
+// to stop and announces nothing to the killer.
 Result<RunUpdate> SessionMessaging::FinishSpawnRun(const std::string& run_id,
                                                    const std::string& status,
                                                    std::string_view result,
                                                    const std::string& actor_key, bool by_kill) {
   RunUpdate u;
   u.run_id = run_id;
-  RunRecord run;
-  {
-    std::lock_guard lock(StripeOf(run_id));
-    auto stored = SessionTablesView(*engine_).GetRun(run_id);
-    if (!stored.ok()) return stored.status();
-    if (!*stored) return Status::NotFound("Unknown runId: " + run_id);
-    run = std::move(**stored);
-    u.status = run.status;
-    if (run.status != "running") return u;
-    EventInput ended;
-    ended.session_key = run.target.session_key;
-    ended.agent_id = run.target.agent_id;
-    ended.actor_type = ActorType::kAgent;
-    ended.actor_id = actor_key.empty() ? run.target.session_key : actor_key;
-    ended.run_id = run_id;
-    ended.dedupe_key = "run-terminal:" + run_id;
-    ended.traceparent = run.traceparent;  // the spawn's trace: the run's end belongs to it
-    if (status == "ok") {
-      ended.kind = "run_completed";
-      ended.summary = "child run completed";
-    } else {
-      // The reference's summaries: the outcome in words, never the result text.
-      ended.kind = "run_failed";
-      ended.summary = status == "timeout"     ? "child run timed out"
-                      : status == "cancelled" ? "child run cancelled"
-                                              : "child run failed";
-      ended.payload_json = json::serialize(json::object{{"outcome", status}});
-    }
+  auto first = SessionTablesView(*engine_).GetRun(run_id);
+  if (!first.ok()) return first.status();
+  if (!*first) return Status::NotFound("Unknown runId: " + run_id);
+  // The run's stripe and its requester's (the announcement, the yield record), together.
+  std::mutex& run_mu = StripeOf(run_id);
+  std::mutex& requester_mu = StripeOf((*first)->requester.session_key);
+  std::unique_lock<std::mutex> l1(run_mu, std::defer_lock), l2(requester_mu, std::defer_lock);
+  if (&run_mu == &requester_mu) {
+    l1.lock();
+  } else {
+    std::lock(l1, l2);
+  }
+  auto stored = SessionTablesView(*engine_).GetRun(run_id);
+  if (!stored.ok()) return stored.status();
+  if (!*stored) return Status::NotFound("Unknown runId: " + run_id);
+  RunRecord run = std::move(**stored);
+  u.status = run.status;
+  if (run.status != "running") return u;
+  EventInput ended;
+  ended.session_key = run.target.session_key;
+  ended.agent_id = run.target.agent_id;
+  ended.actor_type = ActorType::kAgent;
+  ended.actor_id = actor_key.empty() ? run.target.session_key : actor_key;
+  ended.run_id = run_id;
+  ended.dedupe_key = "run-terminal:" + run_id;
+  ended.traceparent = run.traceparent;  // the spawn's trace: the run's end belongs to it
+  if (status == "ok") {
+    ended.kind = "run_completed";
+    ended.summary = "child run completed";
+  } else {
+    // The reference's summaries: the outcome in words, never the result text.
+    ended.kind = "run_failed";
+    ended.summary = status == "timeout"     ? "child run timed out"
+                    : status == "cancelled" ? "child run cancelled"
+                                            : "child run failed";
+    ended.payload_json = json::serialize(json::object{{"outcome", status}});
+  }
+  auto remote = RemotePartition(run.target);
+  if (!remote.ok()) return remote.status();
+  int64_t now = engine_->clock().NowMs();
+  HomeGroup group;
+  if (*remote) {
+    // The child's journal is at its partition: the event goes as mail, in this group.
+    ended.occurred_at_ms = now;
+    SessionMail mail = NewMail(MakeDelivery(run.target, "", run_id, "", "", "", run.traceparent),
+                               **remote, kMailStepEnd);
+    mail.kind = kMailKindEvent;
+    mail.event = ended;
+    group.mails.push_back(std::move(mail));
+  } else {
     auto recorded = engine_->Record(ended);
     if (!recorded.ok()) return recorded.status();
-    int64_t now = engine_->clock().NowMs();
-    run.status = status;
-    run.result = std::string(result);
-    run.ended_at_ms = now;
-    SW_RETURN_IF_ERROR(StoreRun(run));
-    u.applied = true;
-    u.status = status;
-    if (by_kill) {
-      auto d = Enqueue(
-          MakeDelivery(run.target, "announce", run_id,
-                       "Run " + run_id + " was cancelled by " + actor_key + ". Stop working on it.",
-                       actor_key, "subagents", run.traceparent));
-      if (!d.ok()) return d.status();
-      u.deliveries.push_back(*d);
+  }
+  run.status = status;
+  run.result = std::string(result);
+  run.ended_at_ms = now;
+  group.runs.push_back(run);
+  if (by_kill) {
+    Delivery stop =
+        MakeDelivery(run.target, "announce", run_id,
+                     "Run " + run_id + " was cancelled by " + actor_key + ". Stop working on it.",
+                     actor_key, "subagents", run.traceparent);
+    if (*remote) {
+      group.mails.push_back(NewMail(std::move(stop), **remote, kMailStepStop));
+    } else {
+      TranscriptMessage m = PrepareDelivery(&stop);
+      group.deliveries.emplace_back(std::move(stop), std::move(m));
     }
   }
-  std::lock_guard lock(StripeOf(run.requester.session_key));
-  SW_RETURN_IF_ERROR(AnnounceToRequester(run, /*individual=*/!by_kill, &u));
+  SW_RETURN_IF_ERROR(PlanAnnouncement(run, /*individual=*/!by_kill, &group));
+  u.mailed = !group.mails.empty();
+  auto sent = CommitHome(std::move(group));
+  if (!sent.ok()) return sent.status();
+  u.applied = true;
+  u.status = status;
+  u.deliveries = std::move(*sent);
   return u;
 }
 
-// Announces a finished child to its requester: at once, or — when the requester yielded —
-// collected into its yield record and delivered as one announcement when its last running
-// child has ended. REQUIRES: the requester's stripe is held.
-//
 // The yield record is a run (DO NOT CHANGE: persisted) with run_id `yield:<agent>:<key>`,
 // kind "yield", status "yielded" while it collects and "ok" once delivered, and extra_json
 // {"results": [{"runId", "sessionKey", "label", "status", "result"}...]}.
-Status SessionMessaging::AnnounceToRequester(const RunRecord& run, bool individual, RunUpdate* u) {
+Status SessionMessaging::PlanAnnouncement(const RunRecord& run, bool individual,
+                                          HomeGroup* group) {
+  auto announce = [&](Delivery d) {
+    TranscriptMessage m = PrepareDelivery(&d);
+    group->deliveries.emplace_back(std::move(d), std::move(m));
+  };
   auto yielded = SessionTablesView(*engine_).GetRun(YieldRunId(run.requester));
   if (!yielded.ok()) return yielded.status();
   if (*yielded && (*yielded)->status == "yielded") {
@@ -351,9 +398,10 @@ Status SessionMessaging::AnnounceToRequester(const RunRecord& run, bool individu
                                                        {"result", run.result}});
     auto children = ChildRuns(run.requester);
     if (!children.ok()) return children.status();
-    bool last = std::none_of(children->begin(), children->end(),
-                             [](const RunRecord& r) { return r.status == "running"; });
-    std::optional<Delivery> combined;
+    // `run` ends in the same group: its stored record still says running.
+    bool last = std::none_of(children->begin(), children->end(), [&](const RunRecord& r) {
+      return r.status == "running" && r.run_id != run.run_id;
+    });
     if (last) {
       const json::array& results = extra["results"].as_array();
       std::string text = "Results of your sub-agents (" + std::to_string(results.size()) + "):";
@@ -368,28 +416,22 @@ Status SessionMessaging::AnnounceToRequester(const RunRecord& run, bool individu
         text += "\n\n" + std::to_string(i + 1) + ". " + AnnounceText(view);
       }
       // Named after the run that ended last: its end is what released the announcement.
-      combined = MakeDelivery(run.requester, "announce", run.run_id, text, run.target.session_key,
-                              "sessions_yield", run.traceparent);
-      combined->route = AnnounceRoute(run);
+      Delivery combined = MakeDelivery(run.requester, "announce", run.run_id, text,
+                                       run.target.session_key, "sessions_yield", run.traceparent);
+      combined.route = AnnounceRoute(run);
+      announce(std::move(combined));
       mark.status = "ok";
       mark.ended_at_ms = engine_->clock().NowMs();
     }
     mark.extra_json = json::serialize(extra);
-    SW_RETURN_IF_ERROR(StoreRun(mark));
-    if (combined) {
-      auto d = Enqueue(*combined);
-      if (!d.ok()) return d.status();
-      u->deliveries.push_back(*d);
-    }
+    group->runs.push_back(std::move(mark));
     return Status::OK();
   }
   if (!individual) return Status::OK();
-  Delivery announce = MakeDelivery(run.requester, "announce", run.run_id, AnnounceText(run),
-                                   run.target.session_key, "sessions_spawn", run.traceparent);
-  announce.route = AnnounceRoute(run);
-  auto d = Enqueue(std::move(announce));
-  if (!d.ok()) return d.status();
-  u->deliveries.push_back(*d);
+  Delivery d = MakeDelivery(run.requester, "announce", run.run_id, AnnounceText(run),
+                            run.target.session_key, "sessions_spawn", run.traceparent);
+  d.route = AnnounceRoute(run);
+  announce(std::move(d));
   return Status::OK();
 }
 

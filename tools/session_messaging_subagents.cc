@@ -1,5 +1,6 @@
 // SessionMessaging: subagents list | steer | kill (answers documented in the header).
 #include <algorithm>
+#include <cstdio>
 #include <tuple>
 
 #include "base/ascii.h"
@@ -202,14 +203,29 @@ Result<json::object> SessionMessaging::Steer(const SessionName& caller, const st
       return out;
     }
     run.last_steer_at_ms = now;
-    SW_RETURN_IF_ERROR(StoreRun(run));
-    auto d = Enqueue(
-        MakeDelivery(run.target, "steer", run.run_id, message, caller.session_key, "subagents",
-                     run.traceparent));
-    if (!d.ok()) return d.status();
-    sent.push_back(*d);
-    out["status"] = "accepted";
-    out["deliveryId"] = d->id;
+    auto remote = RemotePartition(run.target);
+    if (!remote.ok()) return remote.status();
+    if (*remote) {
+      // Cluster mode: the steer goes as mail to the child's partition, in the run's group;
+      // its delivery id is assigned there (0 here, as a ping-pong turn's).
+      char stamp[24];
+      std::snprintf(stamp, sizeof(stamp), "%016lld", static_cast<long long>(now));
+      SW_RETURN_IF_ERROR(PostMail(
+          MakeDelivery(run.target, "steer", run.run_id, message, caller.session_key,
+                       "subagents", run.traceparent),
+          **remote, std::string(kMailStepSteer) + ":" + stamp + ":" + NewUuidV4(), "", &run));
+      sent.emplace_back();  // id 0: wakes the forwarder (Publish)
+      out["status"] = "accepted";
+      out["deliveryId"] = 0;
+    } else {
+      SW_RETURN_IF_ERROR(StoreRun(run));
+      auto d = Enqueue(MakeDelivery(run.target, "steer", run.run_id, message,
+                                    caller.session_key, "subagents", run.traceparent));
+      if (!d.ok()) return d.status();
+      sent.push_back(*d);
+      out["status"] = "accepted";
+      out["deliveryId"] = d->id;
+    }
   }
   Publish(sent);
   return out;

@@ -6,8 +6,11 @@
 //   auto d = mail.Apply(m, transcript);    // destination: applied once, whatever the retries
 //   auto gone = mail.Remove(m.key);        // home: the destination acknowledged it
 //
-// A mail is one delivery (a sessions_send message or ping-pong turn) addressed to a session
-// of another partition. The home partition keeps it in its outbox until the destination's
+// A mail is one delivery (a sessions_send message or ping-pong turn, a steer, a kill's stop)
+// addressed to a session of another partition — or, for sessions_spawn (docs/cluster.md
+// §15.8), a child to create there (kind "spawn": its registry row, its child_spawned event,
+// the fork's transcript copies and the task) or an event to record on a session there
+// (kind "event": a child run's end). The home partition keeps it in its outbox until the destination's
 // owner acknowledges it; the destination applies it — the transcript message, the delivery
 // and a mark under the mail's key, in one group — at most once: a mail whose mark exists is
 // acknowledged again and changes nothing. Both rows live in the engine's `webhooks` column
@@ -23,6 +26,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "statewatch/engine.h"
@@ -36,12 +41,44 @@ namespace engine {
 class SideTableHost;
 }  // namespace engine
 
+inline constexpr char kMailKindSpawn[] = "spawn";
+inline constexpr char kMailKindEvent[] = "event";
+
 struct SessionMail {
   std::string key;         // `<runId>:<step>`: unique per mail, the destination's dedupe key
   uint32_t partition = 0;  // the destination partition
-  Delivery delivery;       // to delivery.agent_id / delivery.session_key; id unset
+  // To delivery.agent_id / delivery.session_key; id unset. Kind "event": names the session
+  // only, nothing is enqueued.
+  Delivery delivery;
   std::string watcher;     // non-empty: the destination also runs Watch(watcher, session)
   int64_t created_at_ms = 0;  // set by Post when 0
+  std::string kind;        // "" (a message) | kMailKindSpawn | kMailKindEvent
+  // Spawn: the child's registry row (its name is the delivery's session).
+  std::optional<SessionRecord> child;
+  // Spawn: the fork's copies (index and time unset: given when applied), before the task.
+  std::vector<TranscriptMessage> transcript;
+  // Spawn: child_spawned; event: the event. Recorded with its dedupe key (required).
+  std::optional<EventInput> event;
+};
+
+// The mail's FlatBuffers record (schema/session_mail.fbs Mail), as kept in the outbox, and
+// back (Corruption naming what failed). The wire form (tools/session_mail_forwarder.h)
+// carries it for mail that is not a plain message.
+std::string EncodeSessionMail(const SessionMail& mail);
+Result<SessionMail> DecodeSessionMail(std::string_view bytes);
+
+// InvalidArgument (naming the mail) for a mail that cannot be posted or applied: an empty
+// key, a delivery without a session, an unknown kind, a spawn without its child or event,
+// an event mail without its event, an event without a dedupe key.
+Status CheckSessionMail(const SessionMail& mail);
+
+// One commit group of a session tool at the home partition: runs, outbox rows, and local
+// deliveries each with the transcript message it leaves in its session (the delivery's id
+// unset: assigned in the group). Everything or nothing.
+struct HomeGroup {
+  std::vector<RunRecord> runs;
+  std::vector<SessionMail> mails;
+  std::vector<std::pair<Delivery, TranscriptMessage>> deliveries;
 };
 
 class SessionMailTables {
@@ -53,17 +90,24 @@ class SessionMailTables {
   // Writes `mail` to the outbox and, when `run` is not null, the run in the same group.
   // InvalidArgument (nothing written) for an empty key or a delivery without a session.
   Status Post(const SessionMail& mail, const RunRecord* run);
+  // Writes `group` in one commit group and returns its deliveries with their ids, in order.
+  // InvalidArgument (nothing written) for a bad mail or run, Misdirected for a delivery to
+  // a session this partition does not hold.
+  Result<std::vector<Delivery>> Commit(HomeGroup group);
   // Every outbox row, in key order.
   Result<std::vector<SessionMail>> Outbox() const;
   // Removes the outbox row; false when there was none.
   Result<bool> Remove(const std::string& key);
 
   // ---- the destination ----
-  // Applies `mail` once: when no mark for its key exists, appends `message` to the
-  // delivery's session's transcript, enqueues the delivery and writes the mark, in one
-  // group, and returns the delivery with its id; nullopt when the mark existed (applied
-  // before: nothing written). Misdirected when this partition does not hold the session.
-  Result<std::optional<Delivery>> Apply(const SessionMail& mail, TranscriptMessage message);
+  // Applies `mail` once: when no mark for its key exists, appends `messages` (in order) to
+  // the delivery's session's transcript, enqueues the delivery (not for kind "event") and
+  // writes the mark, in one group, and returns true, with the delivery and its id in
+  // `*delivery` when one was enqueued; false when the mark existed (applied before: nothing
+  // written). Misdirected when this partition does not hold the session. The mail's child
+  // row and event are the caller's (SessionMessaging::ApplyMail writes them first).
+  Result<bool> Apply(const SessionMail& mail, std::vector<TranscriptMessage> messages,
+                     std::optional<Delivery>* delivery);
   // Whether the mail with `key` was applied here.
   Result<bool> Applied(const std::string& key) const;
 

@@ -1,0 +1,83 @@
+// SessionMessaging: sessions_spawn into an agent of another partition (docs/cluster.md
+// §15.8). The run stays at the requester's partition (its home); the child is created at
+// its agent's partition by one session mail of kind "spawn", applied there exactly once.
+#include "statewatch/session_key.h"
+#include "statewatch/session_tables.h"
+#include "statewatch/watcher_directory.h"
+#include "tools/session_messaging.h"
+#include "tools/session_messaging_internal.h"
+
+namespace statewatch::tools {
+namespace json = boost::json;
+using namespace messaging_internal;  // NOLINT: the implementation's own helpers
+
+namespace {
+
+// The most a fork copies across partitions, in content bytes: the mail's wire form (hex,
+// twice the size) must stay well under a node's request body limit (4 MiB by default).
+constexpr std::size_t kMaxRemoteForkBytes = 1u << 20;
+
+}  // namespace
+
+// At the home: the caller's watcher directory lists the child's partition first (the
+// child_spawned there seeds the caller's cursor, and the directory stays a superset), then
+// the run and the mail are one group. The mail carries what the child's partition needs:
+// the registry row, child_spawned, the fork's copies (read here, where the caller's
+// transcript is) and the task with its route and options.
+Status SessionMessaging::SpawnRemote(const SessionName& caller, const RunRecord& run,
+                                     bool sandboxed, uint32_t partition) {
+  auto listed = WatcherDirectory(*engine_).Register(caller.session_key, partition);
+  if (!listed.ok()) return listed.status();
+  Delivery task = MakeDelivery(run.target, "task", run.run_id, run.task, caller.session_key,
+                               "sessions_spawn", run.traceparent);
+  task.route = run.requester_route;
+  task.spawn = run.spawn;
+  SessionMail mail = NewMail(std::move(task), partition, kMailStepSpawn);
+  mail.kind = kMailKindSpawn;
+  mail.child = ChildRecord(caller, run, sandboxed);
+  mail.event = ChildSpawned(caller, run);
+  if (run.spawn->context == "fork") {
+    auto messages = SessionTablesView(*engine_).RecentTranscript(caller, kMaxForkMessages);
+    if (!messages.ok()) return messages.status();
+    // The newest messages that fit, oldest first (as ForkTranscript copies them).
+    std::size_t bytes = 0;
+    std::size_t first = messages->size();
+    while (first > 0) {
+      const TranscriptMessage& m = (*messages)[first - 1];
+      std::size_t size = m.content_json.size() + m.role.size() + m.tool_name.size() + 64;
+      if (bytes + size > kMaxRemoteForkBytes) break;
+      bytes += size;
+      --first;
+    }
+    for (std::size_t i = first; i < messages->size(); ++i) {
+      TranscriptMessage m = std::move((*messages)[i]);
+      m.index = 0;
+      m.timestamp_ms = 0;  // the copy's time: when the child's partition applies it
+      mail.transcript.push_back(std::move(m));
+    }
+  }
+  HomeGroup group;
+  group.runs.push_back(run);
+  group.mails.push_back(std::move(mail));
+  auto committed = CommitHome(std::move(group));
+  return committed.status();
+}
+
+// At the child's partition, before the mail's group (ApplyMail): the registry row, then the
+// journal — the single-node order (CreateChild), so child_spawned never names a child that
+// is not registered, and the task (in the group, last) never reaches an unregistered child.
+// Both are repeatable: the row is an upsert, the event is deduplicated by its key.
+Status SessionMessaging::ApplyChildAndEvent(const SessionMail& mail) {
+  if (mail.child) {
+    SessionRecord child = *mail.child;
+    child.name = SessionName{mail.delivery.agent_id, mail.delivery.session_key};
+    SW_RETURN_IF_ERROR(SessionTables(*engine_).UpsertSession(child));
+  }
+  if (mail.event) {
+    auto recorded = engine_->Record(*mail.event);
+    if (!recorded.ok()) return recorded.status();
+  }
+  return Status::OK();
+}
+
+}  // namespace statewatch::tools
