@@ -1,154 +1,13 @@
 // sessions_send across partitions (docs/cluster.md §15.8): the home partition keeps the run
 // and an outbox row; the forwarder carries the mail to the destination, which applies it
 // exactly once. Two in-process engines (partitions 0 and 1 of 2) on one ManualClock; the
-// wire is a fake MailSender that can be down or lose its answer.
-#include <gtest/gtest.h>
-
-#include <boost/json.hpp>
-#include <filesystem>
-#include <memory>
-#include <optional>
-#include <string>
-#include <vector>
-
-#include "engine/agent_partition.h"
-#include "engine/engine_fixture.h"
-#include "statewatch/session_mail.h"
-#include "statewatch/session_tables.h"
-#include "statewatch/watcher_directory.h"
-#include "status_matchers.h"
-#include "tools/session_mail_forwarder.h"
-#include "tools/session_messaging.h"
+// wire is a fake MailSender that can be down or lose its answer (session_mail_fixture.h).
+#include "tools/session_mail_fixture.h"
 
 namespace statewatch::testing {
 namespace {
 
-namespace json = boost::json;
-constexpr int64_t kStart = 1764460800000;
-
-// The first agent id a<n> that hashes to `partition` of 2.
-std::string AgentIn(uint32_t partition) {
-  for (int i = 0; i < 1000; ++i) {
-    std::string id = "a" + std::to_string(i);
-    if (engine::PartitionOfAgent(id, 2) == partition) return id;
-  }
-  return "";
-}
-
-struct Partition {
-  std::string dir;
-  std::unique_ptr<Engine> engine;
-  std::unique_ptr<tools::SessionMessaging> messaging;
-  std::vector<Delivery> published;
-  int mail_wakes = 0;
-};
-
-class SessionMailTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    clock_ = std::make_shared<ManualClock>(kStart);
-    for (uint32_t p = 0; p < 2; ++p) {
-      parts_[p].dir = NewTempDir("mail" + std::to_string(p));
-      Open(p, /*cross_partition=*/true);
-    }
-    home_agent_ = AgentIn(0);
-    dest_agent_ = AgentIn(1);
-    ASSERT_FALSE(home_agent_.empty());
-    ASSERT_FALSE(dest_agent_.empty());
-    caller_ = "agent:" + home_agent_ + ":main";
-    target_ = "agent:" + dest_agent_ + ":main";
-    forwarder_ = NewForwarder();
-  }
-  void TearDown() override {
-    forwarder_.reset();
-    for (Partition& p : parts_) {
-      p.messaging.reset();
-      p.engine.reset();
-      std::filesystem::remove_all(p.dir);
-    }
-  }
-
-  // Opens (or reopens: a restart, or a new owner after a failover) partition p.
-  void Open(uint32_t p, bool cross_partition) {
-    Partition& part = parts_[p];
-    part.messaging.reset();
-    part.engine.reset();
-    EngineOptions o;
-    o.clock = clock_;
-    o.durability = Durability::kBuffered;
-    o.partition = p;
-    o.partitions = 2;
-    auto e = Engine::Open(o, part.dir);
-    ASSERT_OK(e);
-    part.engine = std::move(*e);
-    tools::MessagingOptions m;
-    m.sessions.visibility = tools::Visibility::kAll;
-    m.sessions.agent_to_agent.enabled = true;
-    m.cross_partition = cross_partition;
-    m.partitions = 2;
-    m.on_delivery = [&part](const Delivery& d) { part.published.push_back(d); };
-    m.on_mail = [&part] { ++part.mail_wakes; };
-    auto opened = tools::SessionMessaging::Open(part.engine.get(), std::move(m));
-    ASSERT_OK(opened);
-    part.messaging = std::move(*opened);
-  }
-
-  // The home's forwarder, whose wire reaches the destination's messaging through JSON.
-  std::unique_ptr<tools::SessionMailForwarder> NewForwarder() {
-    return std::make_unique<tools::SessionMailForwarder>(
-        parts_[0].engine.get(), [this](const SessionMail& mail) -> Status {
-          ++sends_;
-          if (down_) return Status::IOError("partition 1 unreachable");
-          auto wire = tools::MailFromJson(json::value(tools::MailToJson(mail)));
-          if (!wire.ok()) return wire.status();
-          EXPECT_EQ(wire->partition, 1u);
-          auto applied = parts_[1].messaging->ApplyMail(*wire);
-          if (!applied.ok()) return applied.status();
-          if (lose_answer_) return Status::IOError("answer lost");
-          return Status::OK();
-        });
-  }
-
-  Engine& home() { return *parts_[0].engine; }
-  Engine& dest() { return *parts_[1].engine; }
-
-  std::vector<Delivery> DeliveriesTo(Engine& engine, const std::string& key) {
-    std::vector<Delivery> out;
-    auto all = SessionTablesView(engine).PendingDeliveries("");
-    EXPECT_OK(all);
-    if (!all.ok()) return out;
-    for (Delivery& d : *all) {
-      if (d.session_key == key) out.push_back(std::move(d));
-    }
-    return out;
-  }
-  std::size_t OutboxSize() {
-    auto rows = SessionMailTables(home()).Outbox();
-    EXPECT_OK(rows);
-    return rows.ok() ? rows->size() : 0;
-  }
-  Result<tools::ToolAnswer> Send(std::string_view params, tools::CallCompletion done = {}) {
-    return parts_[0].messaging->CallTool("sessions_send", SessionName{home_agent_, caller_},
-                                         json::parse(params).as_object(), std::move(done));
-  }
-  tools::SessionMailForwarder::PumpResult Pump() {
-    auto r = forwarder_->Pump(clock_->NowMs());
-    EXPECT_OK(r);
-    return r.ok() ? *r : tools::SessionMailForwarder::PumpResult{};
-  }
-  std::string SendParams(int timeout, bool watch = false) {
-    return "{\"sessionKey\":\"" + target_ + "\",\"message\":\"ping\",\"timeoutSeconds\":" +
-           std::to_string(timeout) + (watch ? ",\"watch\":true}" : "}");
-  }
-
-  std::shared_ptr<ManualClock> clock_;
-  Partition parts_[2];
-  std::string home_agent_, dest_agent_, caller_, target_;
-  std::unique_ptr<tools::SessionMailForwarder> forwarder_;
-  bool down_ = false;
-  bool lose_answer_ = false;
-  int sends_ = 0;
-};
+using SessionMailTest = SessionMailFixture;
 
 TEST_F(SessionMailTest, FireAndForgetSendIsAppliedOnceAtTheDestination) {
   auto a = Send(SendParams(0));
@@ -209,14 +68,14 @@ TEST_F(SessionMailTest, AnUnreachableDestinationIsRetriedWithBackOff) {
   auto r = Pump();
   EXPECT_EQ(r.failed, 1);
   ASSERT_TRUE(r.next_due_ms.has_value());
-  EXPECT_EQ(*r.next_due_ms, kStart + 200);
+  EXPECT_EQ(*r.next_due_ms, kMailStart + 200);
   clock_->Advance(199);
   EXPECT_EQ(Pump().failed, 0);  // not due yet: not tried
   EXPECT_EQ(sends_, 1);
   clock_->Advance(1);
   r = Pump();
   EXPECT_EQ(r.failed, 1);
-  EXPECT_EQ(*r.next_due_ms, kStart + 200 + 400);  // doubled
+  EXPECT_EQ(*r.next_due_ms, kMailStart + 200 + 400);  // doubled
   down_ = false;
   clock_->Advance(400);
   EXPECT_EQ(Pump().sent, 1);
