@@ -50,6 +50,14 @@ Result<uint64_t> NumberField(const json::object& o, const char* name, const char
                             "\" is not a non-negative integer");
 }
 
+// Stores an OK field's value in `*out` (converted to its type); otherwise its status.
+template <typename T, typename Out>
+Status Into(Result<T> field, Out* out) {
+  if (!field.ok()) return field.status();
+  *out = static_cast<Out>(std::move(*field));
+  return Status::OK();
+}
+
 }  // namespace
 
 std::optional<std::string> ClusterKeys::Suffix(std::string_view key, std::string_view prefix) {
@@ -104,12 +112,8 @@ Result<NodeRecord> DecodeNodeRecord(std::string_view text) {
   auto o = ParseObject(text, kWhat);
   if (!o.ok()) return o.status();
   NodeRecord r;
-  auto id = StringField(*o, "id", kWhat);
-  if (!id.ok()) return id.status();
-  r.id = std::move(*id);
-  auto url = StringField(*o, "url", kWhat);
-  if (!url.ok()) return url.status();
-  r.url = std::move(*url);
+  SW_RETURN_IF_ERROR(Into(StringField(*o, "id", kWhat), &r.id));
+  SW_RETURN_IF_ERROR(Into(StringField(*o, "url", kWhat), &r.url));
   const json::value* slots = o->if_contains("partitions");
   if (slots == nullptr || !slots->is_array()) {
     return Status::Corruption("node record: \"partitions\" is not an array");
@@ -118,20 +122,11 @@ Result<NodeRecord> DecodeNodeRecord(std::string_view text) {
     if (!v.is_object()) return Status::Corruption("node record: a partition is not an object");
     const json::object& s = v.as_object();
     SlotReport slot;
-    auto p = NumberField(s, "partition", kWhat);
-    auto role = StringField(s, "role", kWhat);
-    auto surl = StringField(s, "url", kWhat);
-    auto position = NumberField(s, "position", kWhat);
-    auto epoch = NumberField(s, "epoch", kWhat);
-    for (const Status& st : {p.status(), role.status(), surl.status(), position.status(),
-                             epoch.status()}) {
-      if (!st.ok()) return st;
-    }
-    slot.partition = static_cast<uint32_t>(*p);
-    slot.role = std::move(*role);
-    slot.url = std::move(*surl);
-    slot.position = *position;
-    slot.epoch = *epoch;
+    SW_RETURN_IF_ERROR(Into(NumberField(s, "partition", kWhat), &slot.partition));
+    SW_RETURN_IF_ERROR(Into(StringField(s, "role", kWhat), &slot.role));
+    SW_RETURN_IF_ERROR(Into(StringField(s, "url", kWhat), &slot.url));
+    SW_RETURN_IF_ERROR(Into(NumberField(s, "position", kWhat), &slot.position));
+    SW_RETURN_IF_ERROR(Into(NumberField(s, "epoch", kWhat), &slot.epoch));
     r.slots.push_back(std::move(slot));
   }
   return r;
@@ -148,15 +143,9 @@ Result<Assignment> DecodeAssignment(std::string_view text) {
   auto o = ParseObject(text, kWhat);
   if (!o.ok()) return o.status();
   Assignment a;
-  auto owner = StringField(*o, "owner", kWhat);
-  if (!owner.ok()) return owner.status();
-  auto lease = NumberField(*o, "ownerLease", kWhat);
-  if (!lease.ok()) return lease.status();
-  auto standby = StringField(*o, "standby", kWhat, /*required=*/false);
-  if (!standby.ok()) return standby.status();
-  a.owner = std::move(*owner);
-  a.owner_lease = static_cast<int64_t>(*lease);
-  a.standby = std::move(*standby);
+  SW_RETURN_IF_ERROR(Into(StringField(*o, "owner", kWhat), &a.owner));
+  SW_RETURN_IF_ERROR(Into(NumberField(*o, "ownerLease", kWhat), &a.owner_lease));
+  SW_RETURN_IF_ERROR(Into(StringField(*o, "standby", kWhat, /*required=*/false), &a.standby));
   return a;
 }
 

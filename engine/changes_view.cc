@@ -3,39 +3,37 @@
 
 namespace statewatch {
 
+namespace {
+
+// Event and EventView hold the same fields (owned strings, and views of a row's bytes).
+template <typename From, typename To>
+void CopyEventFields(const From& from, To* to) {
+  to->sequence = from.sequence;
+  to->session_key = from.session_key;
+  to->agent_id = from.agent_id;
+  to->session_id = from.session_id;
+  to->kind = from.kind;
+  to->actor_type = from.actor_type;
+  to->actor_id = from.actor_id;
+  to->run_id = from.run_id;
+  to->occurred_at_ms = from.occurred_at_ms;
+  to->summary = from.summary;
+  to->payload_json = from.payload_json;
+  to->dedupe_key = from.dedupe_key;
+  to->traceparent = from.traceparent;
+}
+
+}  // namespace
+
 Event EventView::ToEvent() const {
   Event e;
-  e.sequence = sequence;
-  e.session_key = session_key;
-  e.agent_id = agent_id;
-  e.session_id = session_id;
-  e.kind = kind;
-  e.actor_type = actor_type;
-  e.actor_id = actor_id;
-  e.run_id = run_id;
-  e.occurred_at_ms = occurred_at_ms;
-  e.summary = summary;
-  e.payload_json = payload_json;
-  e.dedupe_key = dedupe_key;
-  e.traceparent = traceparent;
+  CopyEventFields(*this, &e);
   return e;
 }
 
 EventView EventView::Of(const Event& e) {
   EventView v;
-  v.sequence = e.sequence;
-  v.session_key = e.session_key;
-  v.agent_id = e.agent_id;
-  v.session_id = e.session_id;
-  v.kind = e.kind;
-  v.actor_type = e.actor_type;
-  v.actor_id = e.actor_id;
-  v.run_id = e.run_id;
-  v.occurred_at_ms = e.occurred_at_ms;
-  v.summary = e.summary;
-  v.payload_json = e.payload_json;
-  v.dedupe_key = e.dedupe_key;
-  v.traceparent = e.traceparent;
+  CopyEventFields(e, &v);
   return v;
 }
 

@@ -38,6 +38,14 @@ void InstallDropFilters(const std::shared_ptr<std::atomic<uint64_t>>& mark,
   };
 }
 
+// Why writes are refused, for Stats and Pulse: the sticky error first (it needs a reopen),
+// else the disk-space refusal; empty while writes are accepted.
+std::string WriteError(const Status& sticky, const Status& space) {
+  if (!sticky.ok()) return sticky.message();
+  if (!space.ok()) return space.message();
+  return std::string();
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Engine>> OpenEngineWithHooks(const EngineOptions& options,
@@ -242,11 +250,7 @@ Result<EngineStats> EngineImpl::Stats() const {
     s.rows_pruned = counters_.rows_pruned.load();
     s.cursors_expired = counters_.cursors_expired.load();
     s.commit_groups = counters_.commit_groups.load();
-    if (!sticky_error_.ok()) {
-      s.write_error = sticky_error_.message();
-    } else if (!space_error_.ok()) {
-      s.write_error = space_error_.message();
-    }
+    s.write_error = WriteError(sticky_error_, space_error_);
   }
   s.wal_bytes = store_->WalBytesWritten();
   s.wakes_sent = wakes_.wakes_sent();
@@ -267,11 +271,7 @@ Result<EnginePulse> EngineImpl::Pulse() const {
     p.last_sequence = meta_.last_sequence;
     p.pending_notices = state_.pending_count();
     p.notices_opened = counters_.notices_opened.load();
-    if (!sticky_error_.ok()) {
-      p.write_error = sticky_error_.message();
-    } else if (!space_error_.ok()) {
-      p.write_error = space_error_.message();
-    }
+    p.write_error = WriteError(sticky_error_, space_error_);
   }
   p.wakes_sent = wakes_.wakes_sent();
   return p;

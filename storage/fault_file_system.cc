@@ -4,6 +4,8 @@
 #include <condition_variable>
 #include <mutex>
 
+#include "storage/wrapping_file_system.h"
+
 namespace statewatch::storage {
 
 namespace {
@@ -96,29 +98,16 @@ class FaultyWritableFile final : public rocksdb::FSWritableFileOwnerWrapper {
   std::shared_ptr<FaultState> state_;
 };
 
-class FaultyFileSystem final : public rocksdb::FileSystemWrapper {
+class FaultyFileSystem final : public WrappingFileSystem {
  public:
   FaultyFileSystem(std::shared_ptr<rocksdb::FileSystem> base, std::shared_ptr<FaultState> s)
-      : FileSystemWrapper(std::move(base)), state_(std::move(s)) {}
+      : WrappingFileSystem(std::move(base)), state_(std::move(s)) {}
   const char* Name() const override { return "StatewatchFaultyFileSystem"; }
-  rocksdb::IOStatus NewWritableFile(const std::string& f, const rocksdb::FileOptions& o,
-                                    std::unique_ptr<rocksdb::FSWritableFile>* r,
-                                    rocksdb::IODebugContext* dbg) override {
-    std::unique_ptr<rocksdb::FSWritableFile> base;
-    rocksdb::IOStatus s = target()->NewWritableFile(f, o, &base, dbg);
-    if (s.ok()) *r = std::make_unique<FaultyWritableFile>(std::move(base), state_);
-    return s;
-  }
-  rocksdb::IOStatus ReopenWritableFile(const std::string& f, const rocksdb::FileOptions& o,
-                                       std::unique_ptr<rocksdb::FSWritableFile>* r,
-                                       rocksdb::IODebugContext* dbg) override {
-    std::unique_ptr<rocksdb::FSWritableFile> base;
-    rocksdb::IOStatus s = target()->ReopenWritableFile(f, o, &base, dbg);
-    if (s.ok()) *r = std::make_unique<FaultyWritableFile>(std::move(base), state_);
-    return s;
-  }
 
  private:
+  void Wrap(const std::string&, std::unique_ptr<rocksdb::FSWritableFile>* file) override {
+    *file = std::make_unique<FaultyWritableFile>(std::move(*file), state_);
+  }
   std::shared_ptr<FaultState> state_;
 };
 

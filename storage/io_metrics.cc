@@ -2,6 +2,8 @@
 
 #include <string_view>
 
+#include "storage/wrapping_file_system.h"
+
 namespace statewatch::storage {
 
 void IoMetrics::StallChanged(const std::string& family, rocksdb::WriteStallCondition now) {
@@ -67,40 +69,15 @@ bool IsWalFile(std::string_view name) {
   return name.size() > 4 && name.substr(name.size() - 4) == ".log";
 }
 
-class WalSyncTimingFileSystem final : public rocksdb::FileSystemWrapper {
+class WalSyncTimingFileSystem final : public WrappingFileSystem {
  public:
   WalSyncTimingFileSystem(std::shared_ptr<rocksdb::FileSystem> base, std::shared_ptr<IoMetrics> m)
-      : FileSystemWrapper(std::move(base)), metrics_(std::move(m)) {}
+      : WrappingFileSystem(std::move(base)), metrics_(std::move(m)) {}
   const char* Name() const override { return "StatewatchWalSyncTimingFileSystem"; }
-  rocksdb::IOStatus NewWritableFile(const std::string& f, const rocksdb::FileOptions& o,
-                                    std::unique_ptr<rocksdb::FSWritableFile>* r,
-                                    rocksdb::IODebugContext* dbg) override {
-    rocksdb::IOStatus s = target()->NewWritableFile(f, o, r, dbg);
-    Wrap(f, s, r);
-    return s;
-  }
-  rocksdb::IOStatus ReopenWritableFile(const std::string& f, const rocksdb::FileOptions& o,
-                                       std::unique_ptr<rocksdb::FSWritableFile>* r,
-                                       rocksdb::IODebugContext* dbg) override {
-    rocksdb::IOStatus s = target()->ReopenWritableFile(f, o, r, dbg);
-    Wrap(f, s, r);
-    return s;
-  }
-  rocksdb::IOStatus ReuseWritableFile(const std::string& f, const std::string& old,
-                                      const rocksdb::FileOptions& o,
-                                      std::unique_ptr<rocksdb::FSWritableFile>* r,
-                                      rocksdb::IODebugContext* dbg) override {
-    rocksdb::IOStatus s = target()->ReuseWritableFile(f, old, o, r, dbg);
-    Wrap(f, s, r);
-    return s;
-  }
 
  private:
-  void Wrap(const std::string& name, const rocksdb::IOStatus& s,
-            std::unique_ptr<rocksdb::FSWritableFile>* r) const {
-    if (s.ok() && *r && IsWalFile(name)) {
-      *r = std::make_unique<TimedSyncFile>(std::move(*r), metrics_);
-    }
+  void Wrap(const std::string& name, std::unique_ptr<rocksdb::FSWritableFile>* file) override {
+    if (IsWalFile(name)) *file = std::make_unique<TimedSyncFile>(std::move(*file), metrics_);
   }
   std::shared_ptr<IoMetrics> metrics_;
 };
