@@ -11,7 +11,6 @@
 namespace statewatch::control {
 namespace {
 
-using statewatch::testing::HttpClient;
 using statewatch::testing::HumanMessage;
 
 class ClusterNodeTest : public ClusterNodesFixture {

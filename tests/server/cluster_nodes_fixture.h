@@ -32,6 +32,8 @@ inline constexpr uint32_t kPartitions = 3;
 
 class ClusterNodesFixture : public EtcdFixture {
  public:
+  using HttpClient = statewatch::testing::HttpClient;
+
   void SetUp() override {
     EtcdFixture::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;

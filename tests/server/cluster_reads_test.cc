@@ -12,7 +12,6 @@
 namespace statewatch::control {
 namespace {
 
-using statewatch::testing::HttpClient;
 using statewatch::testing::Tool;
 namespace json = boost::json;
 

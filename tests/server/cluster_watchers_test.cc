@@ -8,7 +8,6 @@
 namespace statewatch::control {
 namespace {
 
-using statewatch::testing::HttpClient;
 using statewatch::testing::HumanMessage;
 
 class ClusterWatchersTest : public ClusterNodesFixture {

@@ -47,12 +47,7 @@ class RequestIdTest : public TempDirTest {
     auto e = Engine::Open(eo, root_ + "/data");
     ASSERT_OK(e);
     engine_ = std::move(*e);
-    options_ = TestOptions();
-    options_.manual_clock = false;
-    server::ApiServices services;
-    services.engine = engine_.get();
-    services.metrics = &metrics_;
-    api_ = std::make_unique<server::Api>(services, options_);
+    api_ = std::make_unique<EngineApi>(engine_.get());
   }
   server::ApiResponse Send(const std::string& method, const std::string& target,
                            const std::string& body, const std::string& id) {
@@ -63,7 +58,7 @@ class RequestIdTest : public TempDirTest {
     r.header = [id](std::string_view name) -> std::string_view {
       return name == "X-Request-Id" ? std::string_view(id) : std::string_view();
     };
-    return api_->Handle(r);
+    return api_->api().Handle(r);
   }
   size_t Events(const std::string& key) {
     auto page = engine_->ChangesSince(SessionName{"main", key}, 0);
@@ -83,9 +78,7 @@ class RequestIdTest : public TempDirTest {
 
   std::shared_ptr<ManualClock> clock_;
   std::unique_ptr<Engine> engine_;
-  server::ServerOptions options_;
-  server::Metrics metrics_;
-  std::unique_ptr<server::Api> api_;
+  std::unique_ptr<EngineApi> api_;
 };
 
 TEST_F(RequestIdTest, ARepeatGetsTheFirstAnswerAndAppliesNothing) {

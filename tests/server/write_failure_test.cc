@@ -49,13 +49,9 @@ class WriteFailureTest : public ::testing::Test {
     auto engine = engine::OpenEngineWithHooks(eo, dir_ + "/data", hooks);
     ASSERT_OK(engine);
     engine_ = std::move(engine).value();
-    options_ = TestOptions();
-    options_.manual_clock = false;
-    server::ApiServices services;
-    services.engine = engine_.get();
-    services.metrics = &metrics_;
-    api_ = std::make_unique<server::Api>(services, options_);
-    auto server = server::HttpServer::Bind(engine_.get(), api_.get(), &metrics_, options_);
+    api_ = std::make_unique<EngineApi>(engine_.get());
+    auto server = server::HttpServer::Bind(engine_.get(), &api_->api(), &api_->metrics(),
+                                           api_->options());
     ASSERT_OK(server);
     server_ = std::move(server).value();
     thread_ = std::thread([s = server_.get()] { s->Run(); });
@@ -80,9 +76,7 @@ class WriteFailureTest : public ::testing::Test {
   std::string dir_;
   std::shared_ptr<storage::FaultInjector> faults_;
   std::unique_ptr<Engine> engine_;
-  server::ServerOptions options_;
-  server::Metrics metrics_;
-  std::unique_ptr<server::Api> api_;
+  std::unique_ptr<EngineApi> api_;
   std::unique_ptr<server::HttpServer> server_;
   std::thread thread_;
   std::unique_ptr<HttpClient> http_;
