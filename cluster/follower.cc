@@ -1,5 +1,6 @@
 #include "cluster/follower.h"
 
+#include <pthread.h>
 #include <spdlog/spdlog.h>
 
 #include <utility>
@@ -28,6 +29,9 @@ Follower::Follower(const FollowerOptions& options, std::unique_ptr<Standby> stan
 Follower::~Follower() { Stop(); }
 
 void Follower::Loop() {
+  // Named so that a profile (and scripts/cluster-scaling-bench.py, reading
+  // /proc/<pid>/task/*/comm) can tell a node's standby folds from its owner's work.
+  pthread_setname_np(pthread_self(), "sw-standby");
   std::unique_lock lock(mu_);
   while (!stopping_) {
     Status st = standby_->CatchUp();
