@@ -148,7 +148,7 @@ CHAOS_SECONDS ?= 600
 cluster-chaos: configure
 	@cmake --build $(BUILD) -j$(JOBS) --target statewatch_bin cluster_smoke_model
 	@STATEWATCH_BIN=$(BUILD)/statewatch STATEWATCH_MODEL=$(BUILD)/tests/cluster_smoke_model \
-	  bash scripts/cluster-chaos.sh --seed $(SEED) --seconds $(CHAOS_SECONDS)
+	  bash scripts/cluster-chaos.sh --seed $(SEED) --seconds $(CHAOS_SECONDS) --via-nodes
 
 cluster-failover-bench: build-bin
 	@mkdir -p bench/results
