@@ -62,6 +62,7 @@ class ClusterSessionMailTest : public EtcdFixture {
     o.server.data_dir = root_ + "/" + id;
     o.server.tools.visibility = tools::Visibility::kAll;  // sends between agents
     o.server.tools.agent_to_agent.enabled = true;
+    o.server.messaging.tool_policy.allow_agents = {"*"};  // spawns into any agent
     o.etcd = {url_};
     o.cluster = Name();
     o.node_id = id;
@@ -91,21 +92,24 @@ class ClusterSessionMailTest : public EtcdFixture {
     }
   }
 
-  static std::string SessionOf(uint32_t p) {
+  static std::string AgentOf(uint32_t p) {
     for (int i = 0;; ++i) {
       std::string agent = "mailer" + std::to_string(i);
-      if (engine::PartitionOfAgent(agent, kPartitions) == p) return "agent:" + agent + ":main";
+      if (engine::PartitionOfAgent(agent, kPartitions) == p) return agent;
     }
   }
+  static std::string SessionOf(uint32_t p) { return "agent:" + AgentOf(p) + ":main"; }
 
-  // How often `text` (a JSON string's content) occurs in `session`'s transcript, asked at
-  // `http` (any node's port) by the session itself.
-  static int Occurrences(HttpClient& http, const std::string& session, const std::string& text) {
-    auto r = Tool(http, "sessions_history", session,
+  // How often `text` (a JSON string's content; with `part`, any part of one) occurs in
+  // `session`'s transcript, asked at `http` (any node's port) by `caller` (default: the
+  // session itself).
+  static int Occurrences(HttpClient& http, const std::string& session, const std::string& text,
+                         const std::string& caller = "", bool part = false) {
+    auto r = Tool(http, "sessions_history", caller.empty() ? session : caller,
                   json::object{{"sessionKey", session}, {"limit", 100}});
     if (r.status != 200) return -1;
     int n = 0;
-    const std::string needle = "\"" + text + "\"";
+    const std::string needle = part ? text : "\"" + text + "\"";
     for (auto at = r.body.find(needle); at != std::string::npos; at = r.body.find(needle, at + 1)) {
       ++n;
     }
@@ -113,10 +117,11 @@ class ClusterSessionMailTest : public EtcdFixture {
   }
 
   // Polls (bounded: 30 s) until `text` is in `session`'s transcript; its count then.
-  static int WaitForText(HttpClient& http, const std::string& session, const std::string& text) {
+  static int WaitForText(HttpClient& http, const std::string& session, const std::string& text,
+                         const std::string& caller = "", bool part = false) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     for (;;) {
-      int n = Occurrences(http, session, text);
+      int n = Occurrences(http, session, text, caller, part);
       if (n > 0 || std::chrono::steady_clock::now() > deadline) return n;
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
@@ -174,6 +179,52 @@ TEST_F(ClusterSessionMailTest, AMessageToAStoppedOwnerLandsOnceAfterTheFailover)
                                 {"timeoutSeconds", 0}});
   ASSERT_EQ(sent.status, 200) << sent.body;
   EXPECT_EQ(WaitForText(http, SessionOf(dest), "after-failover"), 1);
+}
+
+// sessions_spawn into an agent of another partition (docs/cluster.md §15.8): the child is
+// created at its partition (the task in its transcript once); the child's run end, posted
+// at yet another node, is announced to the parent once (a retried finish changes nothing),
+// and the parent's cursor at the child's partition — seeded by child_spawned — drains the
+// child's notice through a node.
+TEST_F(ClusterSessionMailTest, ASpawnCrossesPartitionsAndItsEndIsAnnouncedOnce) {
+  for (const char* id : {"n1", "n2", "n3"}) StartNode(id);
+  WaitReady();
+  const std::string parent = SessionOf(0);
+  HttpClient via(nodes_.at("n2")->port());
+  auto spawned = Tool(via, "sessions_spawn", parent,
+                      json::object{{"task", "spawn-task-1"}, {"agentId", AgentOf(1)}});
+  ASSERT_EQ(spawned.status, 200) << spawned.body;
+  auto answer = json::parse(spawned.body).as_object();
+  EXPECT_EQ(answer.at("status").as_string(), "accepted") << spawned.body;
+  const std::string run_id(answer.at("runId").as_string());
+  const std::string child(answer.at("childSessionKey").as_string());
+  EXPECT_EQ(engine::PartitionOfAgent(AgentOf(1), kPartitions), 1u);
+  EXPECT_EQ(WaitForText(via, child, "spawn-task-1", parent), 1);
+
+  HttpClient other(nodes_.at("n3")->port());
+  const json::object finish{{"status", "ok"}, {"result", "spawn-result-1"}};
+  auto done = other.Post("/v1/runs/" + run_id + "/finish", finish);
+  ASSERT_EQ(done.status, 200) << done.body;
+  EXPECT_NE(done.body.find("\"applied\":true"), std::string::npos) << done.body;
+  EXPECT_EQ(WaitForText(via, parent, "spawn-result-1", "", /*part=*/true), 1);
+  auto again = via.Post("/v1/runs/" + run_id + "/finish", finish);
+  ASSERT_EQ(again.status, 200) << again.body;
+  EXPECT_NE(again.body.find("\"applied\":false"), std::string::npos) << again.body;
+  EXPECT_EQ(Occurrences(via, parent, "spawn-result-1", "", /*part=*/true), 1);
+
+  // The parent's cursor at partition 1, seeded by child_spawned, sees a notifying change of
+  // the child; a drain of the parent through a node reaches it (bounded: 30 s).
+  statewatch::testing::Record(other, statewatch::testing::HumanMessage(child));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (statewatch::testing::Notices(via, parent).empty() &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  json::array drained = statewatch::testing::Drain(via, parent);
+  ASSERT_EQ(drained.size(), 1u);
+  EXPECT_NE(json::serialize(drained[0]).find(child), std::string::npos)
+      << json::serialize(drained);
+  EXPECT_TRUE(statewatch::testing::Notices(via, parent).empty());
 }
 
 }  // namespace
