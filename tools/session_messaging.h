@@ -3,7 +3,7 @@
 // results, timeouts and the delivery feed. CallTool is the one entry point of all seven tools
 // (the profile check, then the tool). JSON in, JSON out; no HTTP and no threads here: the
 // daemon (or an embedding gateway) calls these from its own threads and timers. The code is
-// split by concern: session_messaging{,_send,_spawn,_subagents,_json}.cc.
+// split by concern: session_messaging{,_send,_spawn,_spawn_remote,_subagents,_json}.cc.
 //
 // The gateway runs the models. statewatch hands it work as Deliveries (durable until
 // acknowledged: SessionTables::EnqueueDelivery / PendingDeliveries / AckDelivery) and takes back
