@@ -212,6 +212,7 @@ def check(cluster, messenger, settle_seconds=60):
 def node_args(work):
     """The `serve` flags every node of a run with a Messenger needs (its config file is
     written under `work`)."""
+    os.makedirs(work, exist_ok=True)
     path = os.path.join(os.path.abspath(work), "tools-config.json")
     with open(path, "w") as f:
         json.dump(CONFIG, f)
