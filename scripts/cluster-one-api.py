@@ -9,8 +9,13 @@ goes to a random node of the cluster and to the single node: an event (one in th
 dedupe key, some repeating an earlier key), a watch, a peek, a drain, a versions lookup of
 three sessions, a session's changes, or a session tool called by a random session:
 `sessions_list` (the whole list), `session_status` of another session (with `changesSince`
-half the time), `sessions_history`, or a fire-and-forget `sessions_send` to another session
-(the step waits, bounded, until the cluster's mail has landed in the target's transcript).
+half the time), `sessions_history`, a fire-and-forget `sessions_send` to another session
+(the step waits, bounded, until the cluster's mail has landed in the target's transcript),
+a `sessions_spawn` of a child in another session's agent, or the end (ok or error) of a
+running child's run at `POST /v1/runs/{id}/finish` (both wait, bounded, until the child's
+journal — written at its partition by mail — equals the single node's). At the end the
+children's journals and transcripts are compared too, and the parents' transcripts hold
+the completion announcements.
 The answers must agree, up to what a cluster changes on purpose:
 
   A1  sequences are n·P + p in the cluster and dense on a single node: events are compared
@@ -19,14 +24,16 @@ The answers must agree, up to what a cluster changes on purpose:
   A5  notices come in partition order, not oldest first: a drain's or a peek's notices are
       compared as a set of target keys;
   §15.8 messages of different sends to one partition may arrive in another order than they
-      were sent: a transcript is compared as a sorted list of its messages' texts, and
-      run ids (random) are not compared.
+      were sent: a transcript is compared as a sorted list of its messages' texts; run ids
+      and spawned children's ids (random UUIDs) are replaced by one placeholder wherever
+      they appear (keys, notices, announcement texts).
   A list's order is by last activity, whose milliseconds differ between the two: a
       `sessions_list` answer is compared as a set of rows (key, agent, kind, label,
       parent), with its count.
 
 At the end every session's whole change list and every watcher's pending notices are
-compared the same way. Last line: "steps S, events E, drains D (notices N), one API ok".
+compared the same way. Last line: "steps S, events E, drains D (notices N), tool calls T
+(reads R, sends M, spawns C, finishes F), one API ok".
 
   scripts/cluster-one-api.py --statewatch build/statewatch [--seed S] [--steps N]
                              [--partitions P] [--dir DIR] [--keep]
@@ -35,6 +42,7 @@ import argparse
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -72,6 +80,8 @@ class Pair:
 
     def __init__(self, nodes, single, rng):
         self.nodes, self.single, self.rng = nodes, single, rng
+        self.running = []   # ((cluster run, single run), (cluster child, single child), parent)
+        self.children = []  # ((cluster child key, single child key), parent), every one
 
     def both(self, method, target, body=None, headers=None):
         node = self.rng.choice(self.nodes)
@@ -91,9 +101,18 @@ def tool(url, name, caller, params):
     return request(url + "/v1/tools/" + name, "POST", params, headers={"X-Session-Key": caller})
 
 
+UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def norm(text):
+    """`text` with run ids and spawned children's ids (random UUIDs, different on the two
+    sides) replaced by one placeholder."""
+    return UUID.sub("<uuid>", text) if isinstance(text, str) else text
+
+
 def list_view(body):
     """A sessions_list answer as what must agree: its rows as a set, and its count."""
-    rows = sorted((r["key"], r.get("agentId"), r.get("kind"), r.get("label"),
+    rows = sorted((norm(r["key"]), r.get("agentId"), r.get("kind"), r.get("label"),
                    r.get("parentSessionKey")) for r in body.get("sessions") or [])
     return rows, body.get("count")
 
@@ -112,7 +131,7 @@ def history_texts(url, caller, key):
     st, body, _ = tool(url, "sessions_history", caller, {"sessionKey": key, "limit": 200})
     if st != 200:
         raise Mismatch("sessions_history of %s at %s: %d %s" % (key, url, st, body))
-    return sorted(json.dumps(m.get("content"), sort_keys=True) for m in body["messages"])
+    return sorted(norm(json.dumps(m.get("content"), sort_keys=True)) for m in body["messages"])
 
 
 def changes(pair_url, key, after=0):
@@ -131,7 +150,8 @@ def changes(pair_url, key, after=0):
 
 
 def notice_view(pair_url, notices):
-    """A notice list as {target: events after its changesSince} — what the text promises."""
+    """A notice list as sorted (target, events after its changesSince) — what the text
+    promises; a spawned child's id is replaced by a placeholder."""
     out = {}
     for n in notices:
         target = n["targetSessionKey"]
@@ -143,35 +163,47 @@ def notice_view(pair_url, notices):
         if target in out:
             raise Mismatch("two notices for %s in one answer" % target)
         out[target] = len(changes(pair_url, target, since)[0])
-    return out
+    return sorted((norm(t), n) for t, n in out.items())
 
 
-# Both sides let every session see and message every other (semantics.md §9, Visibility).
-TOOL_ARGS = ["--visibility", "all", "--agent-to-agent"]
+def tool_args(work):
+    """Both sides let every session see and message every other and spawn into any agent
+    (semantics.md §9: visibility, agent-to-agent, agents.defaults.subagents.allowAgents)."""
+    os.makedirs(work, exist_ok=True)
+    path = os.path.join(os.path.abspath(work), "tools-config.json")
+    with open(path, "w") as f:
+        json.dump({"agents": {"defaults": {"subagents": {"allowAgents": ["*"],
+                                                         "maxChildrenPerAgent": 100}}}}, f)
+    return ["--visibility", "all", "--agent-to-agent", "--config", path]
 
 
 def tool_step(pair, rng, sessions, step):
-    """One session tool call by a random session, compared; 1 when it was a send."""
+    """One session tool call by a random session, compared; returns "send", "spawn",
+    "finish" or "read"."""
     caller, other = rng.sample(sessions, 2)
     r = rng.random()
-    if r < 0.25:
+    if r < 0.2:
         c, s = pair.tool("sessions_list", caller, {"limit": 200})
         if list_view(c[1]) != list_view(s[1]):
             raise Mismatch("step %d: sessions_list by %s: %s vs %s" % (step, caller, c[1], s[1]))
-        return 0
-    if r < 0.5:
+        return "read"
+    if r < 0.4:
         params = {"sessionKey": other}
         if rng.random() < 0.5:
             params["changesSince"] = 0
         c, s = pair.tool("session_status", caller, params)
         if status_view(c[1]) != status_view(s[1]):
             raise Mismatch("step %d: session_status of %s: %s vs %s" % (step, other, c[1], s[1]))
-        return 0
-    if r < 0.65:
+        return "read"
+    if r < 0.5:
         if history_texts(rng.choice(pair.nodes), caller, other) != \
                 history_texts(pair.single, caller, other):
             raise Mismatch("step %d: sessions_history of %s differs" % (step, other))
-        return 0
+        return "read"
+    if r < 0.6:
+        return spawn_step(pair, caller, other, step)
+    if r < 0.7 and pair.running:
+        return finish_step(pair, rng.randrange(len(pair.running)), step)
     c, s = pair.tool("sessions_send", caller,
                      {"sessionKey": other, "message": "step %d from %s" % (step, caller),
                       "timeoutSeconds": 0})
@@ -179,13 +211,55 @@ def tool_step(pair, rng, sessions, step):
         raise Mismatch("step %d: sessions_send %s -> %s: %s vs %s" % (step, caller, other, c[1], s[1]))
     if c[0] == 200:
         # Mail is asynchronous (§15.8): wait, bounded, until the cluster's transcript holds it.
-        # Asked at a node of its own choosing, not the seeded generator, so the workload's sequence does not depend on
-        # how many polls that took.
+        # Asked at a node of its own choosing, not the seeded generator, so the workload's
+        # sequence does not depend on how many polls that took.
         want = history_texts(pair.single, caller, other)
         node = pair.nodes[step % len(pair.nodes)]
         cl.wait_for("step %d's message in %s" % (step, other),
                     lambda: history_texts(node, caller, other) == want, 15)
-    return 1
+    return "send"
+
+
+def settle_child(pair, child, step):
+    """Waits (bounded) until the cluster's journal of a spawned child — written at its own
+    partition by mail (§15.8) — equals the single node's."""
+    want = changes(pair.single, child[1])
+    node = pair.nodes[step % len(pair.nodes)]
+    cl.wait_for("step %d: the journal of %s" % (step, child[0]),
+                lambda: changes(node, child[0]) == want, 15)
+
+
+def spawn_step(pair, caller, other, step):
+    """`caller` spawns a child in `other`'s agent (mostly another partition's)."""
+    agent = other.split(":")[1]
+    c, s = pair.tool("sessions_spawn", caller, {"task": "task of step %d" % step,
+                                                "agentId": agent, "label": "c%d" % step})
+    if c[1].get("status") != s[1].get("status"):
+        raise Mismatch("step %d: sessions_spawn by %s: %s vs %s" % (step, caller, c[1], s[1]))
+    if c[0] != 200 or c[1].get("status") != "accepted":
+        return "spawn"
+    child = (c[1]["childSessionKey"], s[1]["childSessionKey"])
+    if norm(child[0]) != norm(child[1]):
+        raise Mismatch("step %d: child keys %s vs %s" % (step, child[0], child[1]))
+    settle_child(pair, child, step)
+    pair.running.append(((c[1]["runId"], s[1]["runId"]), child, caller))
+    pair.children.append((child, caller))
+    return "spawn"
+
+
+def finish_step(pair, i, step):
+    """Ends the i-th running child's run ("ok" or "error"), through any node and at the single
+    node; the parent's announcement is compared with its transcript later."""
+    (crun, srun), child, parent = pair.running.pop(i)
+    status = "ok" if step % 3 else "error"
+    body = {"status": status, "result": "result of step %d" % step}
+    node = pair.rng.choice(pair.nodes)
+    c = request(node + "/v1/runs/%s/finish" % crun, "POST", body)
+    s = request(pair.single + "/v1/runs/%s/finish" % srun, "POST", body)
+    if (c[0], c[1].get("status")) != (s[0], s[1].get("status")):
+        raise Mismatch("step %d: finish of %s: %s vs %s" % (step, child, c, s))
+    settle_child(pair, child, step)
+    return "finish"
 
 
 def run(args):
@@ -193,7 +267,7 @@ def run(args):
     work = args.dir or tempfile.mkdtemp(prefix="statewatch-one-api.")
     cluster = cl.LocalCluster.create(os.path.join(work, "cluster"), args.statewatch,
                                      nodes=3, partitions=args.partitions, lease_ttl=2,
-                                     node_args=TOOL_ARGS)
+                                     node_args=tool_args(work))
     single_proc = None
     try:
         cluster.up()
@@ -203,7 +277,7 @@ def run(args):
         single_proc = subprocess.Popen(
             [args.statewatch, "serve", "--data", os.path.join(work, "single"),
              "--listen", "127.0.0.1:%d" % port, "--port-file", os.path.join(work, "single.port")]
-            + TOOL_ARGS,
+            + tool_args(work),
             stdout=log, stderr=subprocess.STDOUT)
         single = "http://127.0.0.1:%d" % port
         cl.wait_for("the single node", lambda: request(single + "/healthz")[0] == 200, 30)
@@ -226,7 +300,8 @@ def run(args):
         sessions = ["agent:%s:%s" % (a, s) for a in agents for s in ("main", "task")]
         for i, key in enumerate(sessions):
             pair.both("PUT", "/v1/sessions/" + key, {"label": "s%d" % i})
-        events = drains = drained = tools = sends = 0
+        events = drains = drained = 0
+        tools = {"read": 0, "send": 0, "spawn": 0, "finish": 0}
         dedupe_keys = []
         for step in range(args.steps):
             r = rng.random()
@@ -250,8 +325,7 @@ def run(args):
                     if cd != sd:
                         raise Mismatch("step %d: deduplicated %s vs %s" % (step, cd, sd))
             elif r < 0.52:
-                tools += 1
-                sends += tool_step(pair, rng, sessions, step)
+                tools[tool_step(pair, rng, sessions, step)] += 1
             elif r < 0.62:
                 w, t = rng.sample(sessions, 2)
                 (c, s) = pair.both("POST", "/v1/watches", {"watcher": w, "target": t})
@@ -267,8 +341,8 @@ def run(args):
                 if c[1].get("incomplete"):
                     raise Mismatch("step %d: an incomplete answer with every node up: %s" %
                                    (step, c[1]))
-                ct = sorted(n["targetSessionKey"] for n in c[1]["notices"])
-                stt = sorted(n["targetSessionKey"] for n in s[1]["notices"])
+                ct = sorted(norm(n["targetSessionKey"]) for n in c[1]["notices"])
+                stt = sorted(norm(n["targetSessionKey"]) for n in s[1]["notices"])
                 if ct != stt:
                     raise Mismatch("step %d: notices of %s: %s vs %s" % (step, w, ct, stt))
                 if drain:
@@ -298,8 +372,16 @@ def run(args):
             caller = rng.choice(sessions)
             if history_texts(rng.choice(nodes), caller, key) != history_texts(single, caller, key):
                 raise Mismatch("the end: the transcript of %s differs" % key)
-        print("steps %d, events %d, drains %d (notices %d), tool calls %d (sends %d), "
-              "one API ok" % (args.steps, events, drains, drained, tools, sends))
+        for child, parent in pair.children:  # a leaf sub-agent has no sessions_history
+            if changes(rng.choice(nodes), child[0]) != changes(single, child[1]):
+                raise Mismatch("the end: changes of the child %s differ" % child[0])
+            if history_texts(rng.choice(nodes), parent, child[0]) != \
+                    history_texts(single, parent, child[1]):
+                raise Mismatch("the end: the transcript of the child %s differs" % child[0])
+        print("steps %d, events %d, drains %d (notices %d), tool calls %d (reads %d, sends %d, "
+              "spawns %d, finishes %d), one API ok" %
+              (args.steps, events, drains, drained, sum(tools.values()), tools["read"],
+               tools["send"], tools["spawn"], tools["finish"]))
         return 0
     except (Mismatch, RuntimeError) as e:
         print("FAILED: %s (logs under %s)" % (e, work))
