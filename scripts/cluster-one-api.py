@@ -11,7 +11,8 @@ three sessions, a session's changes, or a session tool called by a random sessio
 `sessions_list` (the whole list), `session_status` of another session (with `changesSince`
 half the time), `sessions_history`, a fire-and-forget `sessions_send` to another session
 (the step waits, bounded, until the cluster's mail has landed in the target's transcript),
-a `sessions_spawn` of a child in another session's agent, or the end (ok or error) of a
+`subagents` list, `sessions_yield`, a `sessions_spawn` of a child in another session's
+agent, or the end (ok or error) of a
 running child's run at `POST /v1/runs/{id}/finish` (both wait, bounded, until the child's
 journal — written at its partition by mail — equals the single node's). At the end the
 children's journals and transcripts are compared too, and the parents' transcripts hold
@@ -33,7 +34,7 @@ The answers must agree, up to what a cluster changes on purpose:
 
 At the end every session's whole change list and every watcher's pending notices are
 compared the same way. Last line: "steps S, events E, drains D (notices N), tool calls T
-(reads R, sends M, spawns C, finishes F), one API ok".
+(reads R, sends M, spawns C, finishes F, yields Y; combined announcements K), one API ok".
 
   scripts/cluster-one-api.py --statewatch build/statewatch [--seed S] [--steps N]
                              [--partitions P] [--dir DIR] [--keep]
@@ -204,6 +205,21 @@ def tool_step(pair, rng, sessions, step):
         return spawn_step(pair, caller, other, step)
     if r < 0.7 and pair.running:
         return finish_step(pair, rng.randrange(len(pair.running)), step)
+    if r < 0.75:
+        c, s = pair.tool("subagents", caller, {"action": "list"})
+        if children_view(c[1]) != children_view(s[1]):
+            raise Mismatch("step %d: subagents list of %s: %s vs %s" % (step, caller, c[1], s[1]))
+        return "read"
+    if r < 0.8:
+        # Its children's results then arrive as one announcement when the last one ends: a
+        # parent with a running child yields.
+        if pair.running:
+            caller = rng.choice(pair.running)[2]
+        c, s = pair.tool("sessions_yield", caller, {})
+        if (c[1].get("status"), c[1].get("waitingFor")) != \
+                (s[1].get("status"), s[1].get("waitingFor")):
+            raise Mismatch("step %d: sessions_yield of %s: %s vs %s" % (step, caller, c[1], s[1]))
+        return "yield"
     c, s = pair.tool("sessions_send", caller,
                      {"sessionKey": other, "message": "step %d from %s" % (step, caller),
                       "timeoutSeconds": 0})
@@ -218,6 +234,13 @@ def tool_step(pair, rng, sessions, step):
         cl.wait_for("step %d's message in %s" % (step, other),
                     lambda: history_texts(node, caller, other) == want, 15)
     return "send"
+
+
+def children_view(body):
+    """A subagents list as what must agree: its total and each child's status and label."""
+    rows = [(group, r.get("status"), r.get("label")) for group in ("active", "recent")
+            for r in body.get(group) or []]
+    return body.get("total"), sorted(rows)
 
 
 def settle_child(pair, child, step):
@@ -301,7 +324,7 @@ def run(args):
         for i, key in enumerate(sessions):
             pair.both("PUT", "/v1/sessions/" + key, {"label": "s%d" % i})
         events = drains = drained = 0
-        tools = {"read": 0, "send": 0, "spawn": 0, "finish": 0}
+        tools = {"read": 0, "send": 0, "spawn": 0, "finish": 0, "yield": 0}
         dedupe_keys = []
         for step in range(args.steps):
             r = rng.random()
@@ -362,6 +385,7 @@ def run(args):
                 if changes(rng.choice(nodes), key) != changes(single, key):
                     raise Mismatch("step %d: changes of %s differ" % (step, key))
 
+        combined = 0  # a yielded parent's one announcement of its children's results
         for key in sessions:
             if changes(rng.choice(nodes), key) != changes(single, key):
                 raise Mismatch("the end: changes of %s differ" % key)
@@ -370,8 +394,10 @@ def run(args):
             if notice_view(nodes[0], c[1]["notices"]) != notice_view(single, s[1]["notices"]):
                 raise Mismatch("the end: pending notices of %s: %s vs %s" % (key, c[1], s[1]))
             caller = rng.choice(sessions)
-            if history_texts(rng.choice(nodes), caller, key) != history_texts(single, caller, key):
+            texts = history_texts(single, caller, key)
+            if history_texts(rng.choice(nodes), caller, key) != texts:
                 raise Mismatch("the end: the transcript of %s differs" % key)
+            combined += sum("Results of your sub-agents" in t for t in texts)
         for child, parent in pair.children:  # a leaf sub-agent has no sessions_history
             if changes(rng.choice(nodes), child[0]) != changes(single, child[1]):
                 raise Mismatch("the end: changes of the child %s differ" % child[0])
@@ -379,9 +405,9 @@ def run(args):
                     history_texts(single, parent, child[1]):
                 raise Mismatch("the end: the transcript of the child %s differs" % child[0])
         print("steps %d, events %d, drains %d (notices %d), tool calls %d (reads %d, sends %d, "
-              "spawns %d, finishes %d), one API ok" %
+              "spawns %d, finishes %d, yields %d; combined announcements %d), one API ok" %
               (args.steps, events, drains, drained, sum(tools.values()), tools["read"],
-               tools["send"], tools["spawn"], tools["finish"]))
+               tools["send"], tools["spawn"], tools["finish"], tools["yield"], combined))
         return 0
     except (Mismatch, RuntimeError) as e:
         print("FAILED: %s (logs under %s)" % (e, work))
