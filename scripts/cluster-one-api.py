@@ -33,7 +33,9 @@ The answers must agree, up to what a cluster changes on purpose:
       parent), with its count.
 
 At the end every session's whole change list and every watcher's pending notices are
-compared the same way. Last line: "steps S, events E, drains D (notices N), tool calls T
+compared the same way. Resets (the saga of §15.3) and deletions (each followed by the
+session's registration again) are steps too. Last line: "steps S, events E, drains D
+(notices N), resets X, deletes Z, tool calls T
 (reads R, sends M, spawns C, finishes F, yields Y; combined announcements K), one API ok".
 
   scripts/cluster-one-api.py --statewatch build/statewatch [--seed S] [--steps N]
@@ -323,7 +325,7 @@ def run(args):
         sessions = ["agent:%s:%s" % (a, s) for a in agents for s in ("main", "task")]
         for i, key in enumerate(sessions):
             pair.both("PUT", "/v1/sessions/" + key, {"label": "s%d" % i})
-        events = drains = drained = 0
+        events = drains = drained = resets = deletes = 0
         tools = {"read": 0, "send": 0, "spawn": 0, "finish": 0, "yield": 0}
         dedupe_keys = []
         for step in range(args.steps):
@@ -380,6 +382,21 @@ def run(args):
                 sz = [v["stateVersion"] == 0 for v in s[1]["versions"]]
                 if cz != sz:
                     raise Mismatch("step %d: versions %s vs %s" % (step, c[1], s[1]))
+            elif r < 0.93:
+                # A reset (a saga over the partitions listing the session's cursors as a
+                # watcher, §15.3) or a deletion, after which the session is registered again
+                # (a send to an unknown key of another partition is accepted in a cluster
+                # where one node answers 404: §15.8).
+                key = rng.choice(sessions)
+                if rng.random() < 0.5:
+                    (c, s) = pair.both("POST", "/v1/sessions/%s/reset" % key, {})
+                    resets += 1
+                else:
+                    (c, s) = pair.both("DELETE", "/v1/sessions/" + key)
+                    deletes += 1
+                if c[0] == 200 and c[1] != s[1]:
+                    raise Mismatch("step %d: reset/delete of %s: %s vs %s" % (step, key, c[1], s[1]))
+                pair.both("PUT", "/v1/sessions/" + key, {"label": "s%d" % sessions.index(key)})
             else:
                 key = rng.choice(sessions)
                 if changes(rng.choice(nodes), key) != changes(single, key):
@@ -404,9 +421,11 @@ def run(args):
             if history_texts(rng.choice(nodes), parent, child[0]) != \
                     history_texts(single, parent, child[1]):
                 raise Mismatch("the end: the transcript of the child %s differs" % child[0])
-        print("steps %d, events %d, drains %d (notices %d), tool calls %d (reads %d, sends %d, "
+        print("steps %d, events %d, drains %d (notices %d), resets %d, deletes %d, "
+              "tool calls %d (reads %d, sends %d, "
               "spawns %d, finishes %d, yields %d; combined announcements %d), one API ok" %
-              (args.steps, events, drains, drained, sum(tools.values()), tools["read"],
+              (args.steps, events, drains, drained, resets, deletes, sum(tools.values()),
+               tools["read"],
                tools["send"], tools["spawn"], tools["finish"], tools["yield"], combined))
         return 0
     except (Mismatch, RuntimeError) as e:
