@@ -323,6 +323,7 @@ Result<bool> SessionMessaging::ApplyMail(const SessionMail& mail) {
     SessionName to{mail.delivery.agent_id, mail.delivery.session_key};
     SW_RETURN_IF_ERROR(SessionTablesView(*engine_).CheckOwned(to));
     SessionMailTables tables(*engine_);
+    SW_RETURN_IF_ERROR(CascadeStop(mail));  // takes run stripes: before the key's lock
     std::lock_guard lock(StripeOf(mail.key));  // one apply of a key at a time
     auto applied = tables.Applied(mail.key);
     if (!applied.ok()) return applied.status();

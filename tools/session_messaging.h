@@ -370,6 +370,10 @@ class SessionMessaging {
                      uint32_t partition);
   // The destination's side of a spawn or event mail (ApplyMail).
   Status ApplyChildAndEvent(const SessionMail& mail);
+  // The destination's side of a kill's stop (ApplyMail, before the mail's group and outside
+  // its lock): cancels the runs the killed child spawned itself, which live here, as a kill
+  // on one node cascades. Repeatable: an ended run is not ended again.
+  Status CascadeStop(const SessionMail& mail);
   Status ForkTranscript(const SessionName& from, const SessionName& to);
   Result<RunUpdate> FinishSpawnRun(const std::string& run_id, const std::string& status,
                                    std::string_view result, const std::string& actor_key,

@@ -1,6 +1,7 @@
 // SessionMessaging: sessions_spawn into an agent of another partition (docs/cluster.md
 // §15.8). The run stays at the requester's partition (its home); the child is created at
-// its agent's partition by one session mail of kind "spawn", applied there exactly once.
+// its agent's partition by one session mail of kind "spawn", applied there exactly once; a
+// kill's stop cancels, there, the runs the child spawned itself.
 #include "statewatch/session_key.h"
 #include "statewatch/session_tables.h"
 #include "statewatch/watcher_directory.h"
@@ -76,6 +77,26 @@ Status SessionMessaging::ApplyChildAndEvent(const SessionMail& mail) {
   if (mail.event) {
     auto recorded = engine_->Record(*mail.event);
     if (!recorded.ok()) return recorded.status();
+  }
+  return Status::OK();
+}
+
+Status SessionMessaging::CascadeStop(const SessionMail& mail) {
+  const std::string suffix = std::string(":") + kMailStepStop;
+  if (!mail.kind.empty() || mail.key.size() < suffix.size() ||
+      mail.key.compare(mail.key.size() - suffix.size(), suffix.size(), suffix) != 0) {
+    return Status::OK();
+  }
+  auto applied = SessionMailTables(*engine_).Applied(mail.key);
+  if (!applied.ok()) return applied.status();
+  if (*applied) return Status::OK();
+  auto runs = ChildRuns(SessionName{mail.delivery.agent_id, mail.delivery.session_key});
+  if (!runs.ok()) return runs.status();
+  for (const RunRecord& r : *runs) {
+    if (r.status != "running") continue;
+    // The killer is the stop's source; the killed child was depth 1 of this kill.
+    auto killed = KillTree(r.run_id, mail.delivery.source_session_key, 1);
+    if (!killed.ok()) return killed.status();
   }
   return Status::OK();
 }

@@ -88,6 +88,7 @@ class SessionMailFixture : public ::testing::Test {
     m.sessions.visibility = tools::Visibility::kAll;
     m.sessions.agent_to_agent.enabled = true;
     m.tool_policy.allow_agents = {"*"};  // spawns into the other partition's agent
+    m.tool_policy.max_spawn_depth = 2;    // a remote child spawns its own
     m.cross_partition = cross_partition;
     m.partitions = 2;
     m.on_delivery = [&part](const Delivery& d) { part.published.push_back(d); };

@@ -292,6 +292,27 @@ TEST_F(SessionMailSpawnTest, SubagentsListSteerAndKillARemoteChild) {
             "cancelled");
 }
 
+TEST_F(SessionMailSpawnTest, AKillReachesTheRunsTheRemoteChildSpawned) {
+  Spawned s = SpawnRemote(",\"label\":\"parent-of-one\"");
+  EXPECT_EQ(Pump().sent, 1);
+  // The child (at partition 1, its home) spawns a grandchild there.
+  auto g = parts_[1].messaging->CallTool("sessions_spawn", SessionName{dest_agent_, s.child},
+                                         json::parse(R"({"task":"deeper"})").as_object());
+  ASSERT_OK(g);
+  std::string grandchild_run = json::value_to<std::string>(g->result.at("runId"));
+  ASSERT_OK(Call("subagents", R"({"action":"kill","target":"parent-of-one"})"));
+  EXPECT_EQ(Pump().sent, 2);  // the end and the stop
+  auto run = SessionTablesView(dest()).GetRun(grandchild_run);
+  ASSERT_OK(run);
+  ASSERT_TRUE(run->has_value());
+  EXPECT_EQ((*run)->status, "cancelled");
+  EXPECT_EQ((*run)->result, "killed by " + caller_);
+  // A resend of the stop changes nothing.
+  auto stop_applied = SessionMailTables(dest()).Applied(s.run_id + ":4stop");
+  ASSERT_OK(stop_applied);
+  EXPECT_TRUE(*stop_applied);
+}
+
 TEST_F(SessionMailSpawnTest, ARunsLaterMailWaitsForItsSpawnToArrive) {
   down_ = true;
   Spawned s = SpawnRemote();
