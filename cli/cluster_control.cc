@@ -63,6 +63,17 @@ Result<control::WaitOptions> ReadWait(const Args& args, int64_t fallback_ms) {
   return wait;
 }
 
+// What a move or a drain reads: ReadControlArgs, then ReadWait into *wait.
+Result<ControlArgs> ReadRequestArgs(const Args& args, int64_t fallback_ms,
+                                    control::WaitOptions* wait) {
+  auto control = ReadControlArgs(args);
+  if (!control.ok()) return control.status();
+  auto read = ReadWait(args, fallback_ms);
+  if (!read.ok()) return read.status();
+  *wait = *read;
+  return control;
+}
+
 int Print(Command& c, const Result<std::string>& answer) {
   if (!answer.ok()) {
     if (answer.status().IsInvalidArgument()) return UsageError(c, answer.status().message());
@@ -173,10 +184,9 @@ int RunClusterStatus(Command& c) {
 }
 
 int RunClusterMove(Command& c) {
-  auto control = ReadControlArgs(c.args);
+  control::WaitOptions wait;
+  auto control = ReadRequestArgs(c.args, 60000, &wait);
   if (!control.ok()) return UsageError(c, control.status().message());
-  auto wait = ReadWait(c.args, 60000);
-  if (!wait.ok()) return UsageError(c, wait.status().message());
   auto text = c.args.Get("partition");
   auto to = c.args.Get("to");
   if (!text || !to) return UsageError(c, "cluster move needs --partition p and --to NODE");
@@ -184,17 +194,16 @@ int RunClusterMove(Command& c) {
   if (!p.ok()) return UsageError(c, p.status().message());
   if (*p < 0 || *p > 65535) return UsageError(c, "--partition must be from 0 to 65535 (got " + *text + ")");
   return Print(c, control::RequestMove(*control->etcd, control->keys, static_cast<uint32_t>(*p),
-                                       *to, *wait));
+                                       *to, wait));
 }
 
 int RunClusterDrain(Command& c) {
-  auto control = ReadControlArgs(c.args);
+  control::WaitOptions wait;
+  auto control = ReadRequestArgs(c.args, 120000, &wait);
   if (!control.ok()) return UsageError(c, control.status().message());
-  auto wait = ReadWait(c.args, 120000);
-  if (!wait.ok()) return UsageError(c, wait.status().message());
   auto node = c.args.Get("node");
   if (!node) return UsageError(c, "cluster drain needs --node NODE");
-  return Print(c, control::RequestDrain(*control->etcd, control->keys, *node, *wait));
+  return Print(c, control::RequestDrain(*control->etcd, control->keys, *node, wait));
 }
 
 }  // namespace statewatch::cli

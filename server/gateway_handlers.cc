@@ -26,6 +26,19 @@ ApiResponse RunUpdateResponse(const HandlerContext& ctx, const Result<tools::Run
   return JsonResponse(200, update->ToJson());
 }
 
+// POST /v1/runs/{id}/reply and /finish: the body read by `decode`, applied by `apply`.
+template <typename Decode, typename Apply>
+ApiResponse RunUpdateFromBody(const HandlerContext& ctx, const ApiRequest& req, Decode decode,
+                              Apply apply) {
+  if (ctx.services.messaging == nullptr) return NoMessaging();
+  ApiResponse error;
+  auto body = ParseBody(req.body, &error);
+  if (!body) return error;
+  auto update = decode(*body);
+  if (!update.ok()) return StatusResponse(update.status());
+  return RunUpdateResponse(ctx, apply(*ctx.services.messaging, *update));
+}
+
 }  // namespace
 
 ApiResponse HandleMessagingTool(const HandlerContext& ctx, std::string_view tool,
@@ -88,25 +101,18 @@ ApiResponse HandleDeliveryAck(const HandlerContext& ctx, std::string_view id_tex
 
 ApiResponse HandleRunReply(const HandlerContext& ctx, const ApiRequest& req,
                            const std::string& run_id) {
-  if (ctx.services.messaging == nullptr) return NoMessaging();
-  ApiResponse error;
-  auto body = ParseBody(req.body, &error);
-  if (!body) return error;
-  auto text = tools::RunReplyFromJson(*body);
-  if (!text.ok()) return StatusResponse(text.status());
-  return RunUpdateResponse(ctx, ctx.services.messaging->OnReply(run_id, *text));
+  return RunUpdateFromBody(ctx, req, tools::RunReplyFromJson,
+                           [&](tools::SessionMessaging& m, const std::string& text) {
+                             return m.OnReply(run_id, text);
+                           });
 }
 
 ApiResponse HandleRunFinish(const HandlerContext& ctx, const ApiRequest& req,
                             const std::string& run_id) {
-  if (ctx.services.messaging == nullptr) return NoMessaging();
-  ApiResponse error;
-  auto body = ParseBody(req.body, &error);
-  if (!body) return error;
-  auto finish = tools::RunFinishFromJson(*body);
-  if (!finish.ok()) return StatusResponse(finish.status());
-  return RunUpdateResponse(
-      ctx, ctx.services.messaging->OnRunFinish(run_id, finish->status, finish->result));
+  return RunUpdateFromBody(ctx, req, tools::RunFinishFromJson,
+                           [&](tools::SessionMessaging& m, const tools::RunFinish& finish) {
+                             return m.OnRunFinish(run_id, finish.status, finish.result);
+                           });
 }
 
 ApiResponse HandleListLinks(const HandlerContext& ctx) {

@@ -126,6 +126,13 @@ std::optional<std::string> KeyOfUri(std::string_view uri, bool* history) {
   return key;
 }
 
+// The session key of a statewatch:// URI given as the JSON value `uri` (params.uri), or
+// nullopt when it is absent, not a string or not such a URI.
+std::optional<std::string> KeyOfUriValue(const json::value* uri, bool* history) {
+  if (uri == nullptr || !uri->is_string()) return std::nullopt;
+  return KeyOfUri(uri->as_string(), history);
+}
+
 std::string BodyOf(std::initializer_list<std::pair<std::string_view, std::string_view>> fields) {
   json::object o;
   for (const auto& [k, v] : fields) o[k] = v;
@@ -313,8 +320,7 @@ McpServer::Reply McpServer::ReadResource(const Caller& caller, const json::objec
   Reply reply;
   const json::value* uri = params.if_contains("uri");
   bool history = false;
-  std::optional<std::string> key;
-  if (uri && uri->is_string()) key = KeyOfUri(uri->as_string(), &history);
+  const std::optional<std::string> key = KeyOfUriValue(uri, &history);
   if (!key) {
     reply.code = kInvalidParams;
     reply.message = "Invalid params: uri must be statewatch://sessions/{key} or "
@@ -354,8 +360,7 @@ McpServer::Reply McpServer::Subscribe(const Caller& caller, const json::object& 
   Reply reply;
   const json::value* uri = params.if_contains("uri");
   bool history = false;
-  std::optional<std::string> key;
-  if (uri && uri->is_string()) key = KeyOfUri(uri->as_string(), &history);
+  const std::optional<std::string> key = KeyOfUriValue(uri, &history);
   auto invalid = [&](std::string message) {
     reply.code = kInvalidParams;
     reply.message = "Invalid params: " + std::move(message);

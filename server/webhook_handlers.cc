@@ -33,6 +33,16 @@ json::object DeadToJson(const WebhookDelivery& d) {
                       {"body", d.body}};
 }
 
+// {"<name>": [each row's JSON]}, or the read's error.
+template <typename Row>
+ApiResponse ListResponse(const Result<std::vector<Row>>& rows, const char* name,
+                         json::object (*to_json)(const Row&)) {
+  if (!rows.ok()) return StatusResponse(rows.status());
+  json::array list;
+  for (const Row& row : *rows) list.emplace_back(to_json(row));
+  return JsonResponse(200, json::object{{name, std::move(list)}});
+}
+
 // A required string field of an object body.
 Result<std::string> StringField(const json::value& body, const char* name) {
   const json::value* v = body.as_object().if_contains(name);
@@ -79,11 +89,7 @@ ApiResponse HandlePutWebhook(const HandlerContext& ctx, const ApiRequest& req) {
 }
 
 ApiResponse HandleListWebhooks(const HandlerContext& ctx) {
-  auto hooks = WebhookTables(ctx.engine).ListWebhooks();
-  if (!hooks.ok()) return StatusResponse(hooks.status());
-  json::array list;
-  for (const Webhook& h : *hooks) list.emplace_back(HookToJson(h));
-  return JsonResponse(200, json::object{{"webhooks", std::move(list)}});
+  return ListResponse(WebhookTables(ctx.engine).ListWebhooks(), "webhooks", HookToJson);
 }
 
 ApiResponse HandleDeleteWebhook(const HandlerContext& ctx, const std::string& watcher) {
@@ -95,11 +101,7 @@ ApiResponse HandleDeleteWebhook(const HandlerContext& ctx, const std::string& wa
 }
 
 ApiResponse HandleListDeadLetters(const HandlerContext& ctx) {
-  auto dead = WebhookTables(ctx.engine).DeadLetters();
-  if (!dead.ok()) return StatusResponse(dead.status());
-  json::array list;
-  for (const WebhookDelivery& d : *dead) list.emplace_back(DeadToJson(d));
-  return JsonResponse(200, json::object{{"deadLetters", std::move(list)}});
+  return ListResponse(WebhookTables(ctx.engine).DeadLetters(), "deadLetters", DeadToJson);
 }
 
 namespace {
