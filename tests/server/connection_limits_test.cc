@@ -68,6 +68,25 @@ void FinishBusy(Connections& busy) {
   }
 }
 
+// The limit the cap tests below run at.
+constexpr int kCap = 3;
+
+server::ServerOptions CappedOptions() {
+  server::ServerOptions o = TestOptions();
+  o.max_connections = kCap;
+  return o;
+}
+
+// Fills a server at the cap with busy connections (*busy), then what one more connection is
+// answered. Admission is in order of accept: its answer waits (bounded) until the busy ones
+// are registered.
+HttpResult OneOverTheCap(uint16_t port, Connections* busy) {
+  OpenBusy(port, kCap, busy);
+  if (::testing::Test::HasFatalFailure()) return {};
+  RawConnection extra(port);
+  return ParseRawResponse(extra.ReadUntil("}}\n"));
+}
+
 class ConnectionLimitsTest : public TempDirTest {
  protected:
   ConnectionLimitsTest() : TempDirTest("statewatch-conn-limits") {}
@@ -171,14 +190,10 @@ TEST_F(ConnectionLimitsTest, OutOfFileDescriptorsTheListenerBacksOffAndRecovers)
 // At the cap with no idle connection (every one is mid-request), a new connection is
 // answered 503 at once; the busy ones are untouched.
 TEST_F(ConnectionLimitsTest, AtTheCapWithNoIdleConnectionANewOneGets503) {
-  server::ServerOptions o = TestOptions();
-  o.max_connections = 3;
-  TestServer server(o);
+  TestServer server(CappedOptions());
   Connections busy;
-  ASSERT_NO_FATAL_FAILURE(OpenBusy(server.port(), 3, &busy));
-  // Admission is in order of accept: wait (bounded) until the three are registered.
-  RawConnection extra(server.port());
-  HttpResult refused = ParseRawResponse(extra.ReadUntil("}}\n"));
+  HttpResult refused;
+  ASSERT_NO_FATAL_FAILURE(refused = OneOverTheCap(server.port(), &busy));
   EXPECT_EQ(refused.status, 503) << refused.error;
   EXPECT_EQ(refused.error_code(), "too_many_connections") << refused.body;
   EXPECT_NE(refused.error_message().find("maximum of 3 connections (--max-connections)"),
@@ -191,16 +206,13 @@ TEST_F(ConnectionLimitsTest, AtTheCapWithNoIdleConnectionANewOneGets503) {
 // may already have read them while the read's completion is still queued, and such a
 // connection is busy, not idle (regression: it was closed as idle and the newcomer served).
 TEST_F(ConnectionLimitsTest, AConnectionWhoseFirstBytesAreInFlightIsNeverEvicted) {
-  server::ServerOptions o = TestOptions();
-  o.max_connections = 3;
   for (int round = 0; round < 20; ++round) {
     SCOPED_TRACE("round " + std::to_string(round));
     // A fresh server each round: no connection of an earlier round is still closing.
-    TestServer server(o);
+    TestServer server(CappedOptions());
     Connections busy;
-    ASSERT_NO_FATAL_FAILURE(OpenBusy(server.port(), 3, &busy));
-    RawConnection extra(server.port());
-    HttpResult refused = ParseRawResponse(extra.ReadUntil("}}\n"));
+    HttpResult refused;
+    ASSERT_NO_FATAL_FAILURE(refused = OneOverTheCap(server.port(), &busy));
     ASSERT_EQ(refused.status, 503) << refused.error;
     ASSERT_NO_FATAL_FAILURE(FinishBusy(busy));
   }
@@ -208,11 +220,9 @@ TEST_F(ConnectionLimitsTest, AConnectionWhoseFirstBytesAreInFlightIsNeverEvicted
 
 // At the cap, a new connection closes the connection idle the longest and is served.
 TEST_F(ConnectionLimitsTest, AtTheCapANewConnectionReplacesTheLongestIdle) {
-  server::ServerOptions o = TestOptions();
-  o.max_connections = 3;
-  TestServer server(o);
+  TestServer server(CappedOptions());
   std::vector<std::unique_ptr<HttpClient>> kept;
-  for (int i = 0; i < 3; ++i) {
+  for (int i = 0; i < kCap; ++i) {
     kept.push_back(std::make_unique<HttpClient>(server.port()));
     ASSERT_EQ(kept.back()->Get("/healthz").status, 200);  // then idle, kept alive
   }

@@ -58,7 +58,7 @@ class RequestIdTest : public TempDirTest {
     r.header = [id](std::string_view name) -> std::string_view {
       return name == "X-Request-Id" ? std::string_view(id) : std::string_view();
     };
-    return api_->api().Handle(r);
+    return api_->api->Handle(r);
   }
   size_t Events(const std::string& key) {
     auto page = engine_->ChangesSince(SessionName{"main", key}, 0);

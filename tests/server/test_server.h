@@ -109,24 +109,18 @@ class TestServer {
 
 // An Api (server/api.h) over an engine a test opened itself, without a daemon: TestOptions
 // but on the engine's own clock, and the metrics it counts into. Destroy it before the engine.
-class EngineApi {
- public:
-  explicit EngineApi(Engine* engine) : options_(TestOptions()) {
-    options_.manual_clock = false;
+struct EngineApi {
+  explicit EngineApi(Engine* engine) : options(TestOptions()) {
+    options.manual_clock = false;
     server::ApiServices services;
     services.engine = engine;
-    services.metrics = &metrics_;
-    api_ = std::make_unique<server::Api>(services, options_);
+    services.metrics = &metrics;
+    api = std::make_unique<server::Api>(services, options);
   }
 
-  server::Api& api() { return *api_; }
-  server::Metrics& metrics() { return metrics_; }
-  const server::ServerOptions& options() const { return options_; }
-
- private:
-  server::ServerOptions options_;
-  server::Metrics metrics_;
-  std::unique_ptr<server::Api> api_;
+  server::ServerOptions options;
+  server::Metrics metrics;
+  std::unique_ptr<server::Api> api;
 };
 
 // A test with one in-process daemon and an HTTP client on its port.

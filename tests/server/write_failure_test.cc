@@ -50,8 +50,8 @@ class WriteFailureTest : public ::testing::Test {
     ASSERT_OK(engine);
     engine_ = std::move(engine).value();
     api_ = std::make_unique<EngineApi>(engine_.get());
-    auto server = server::HttpServer::Bind(engine_.get(), &api_->api(), &api_->metrics(),
-                                           api_->options());
+    auto server = server::HttpServer::Bind(engine_.get(), api_->api.get(), &api_->metrics,
+                                           api_->options);
     ASSERT_OK(server);
     server_ = std::move(server).value();
     thread_ = std::thread([s = server_.get()] { s->Run(); });
