@@ -148,6 +148,11 @@ net::ListenerAnswer PartitionRouter::Route(const net::ListenerRequest& request) 
           if (p != *home) {
             return RemoteRead(request, std::string(path.substr(10)), *home, p);
           }
+          // Not an agent-scoped key: a bare key of the caller's agent, or a session id, which
+          // a single node looks up among all its sessions.
+          if (!ascii::StartsWithIgnoreCase(k, "agent:")) {
+            return ReadAnywhere(request, std::string(path.substr(10)), *home);
+          }
         }
       }
     }

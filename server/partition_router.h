@@ -138,6 +138,13 @@ class PartitionRouter {
   net::ListenerAnswer ListAcross(const net::ListenerRequest& request, uint32_t home) const;
   net::ListenerAnswer RemoteRead(const net::ListenerRequest& request, const std::string& tool,
                                  uint32_t home, uint32_t partition) const;
+  std::vector<net::ListenerAnswer> RemoteReads(const net::ListenerRequest& request,
+                                               const std::string& tool, uint32_t home,
+                                               const std::vector<uint32_t>& partitions) const;
+  // session_status / sessions_history naming a session id (or a bare key): the caller's home
+  // first; when it answers 404 or 403, every other partition too (partition_router_reads.cc).
+  net::ListenerAnswer ReadAnywhere(const net::ListenerRequest& request, const std::string& tool,
+                                   uint32_t home) const;
   // Fan-outs (server/partition_router.cc).
   net::ListenerAnswer Notices(const net::ListenerRequest& request) const;
   // The partitions a peek or drain asks, ascending: those the watcher directory lists, else

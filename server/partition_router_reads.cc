@@ -127,17 +127,60 @@ net::ListenerAnswer PartitionRouter::CallerContext(uint32_t home,
 net::ListenerAnswer PartitionRouter::RemoteRead(const net::ListenerRequest& request,
                                                 const std::string& tool, uint32_t home,
                                                 uint32_t partition) const {
+  return RemoteReads(request, tool, home, {partition}).front();
+}
+
+// The tool answered at each of `partitions` under the context the caller's home resolves
+// (asked once), in the order given; the home's refusal of the caller as every answer.
+std::vector<net::ListenerAnswer> PartitionRouter::RemoteReads(
+    const net::ListenerRequest& request, const std::string& tool, uint32_t home,
+    const std::vector<uint32_t>& partitions) const {
   net::ListenerAnswer context = CallerContext(home, request, tool);
-  if (context.status != 200) return context;  // the caller's own refusal (policy, caller)
+  if (context.status != 200) {  // the caller's own refusal (policy, caller)
+    return std::vector<net::ListenerAnswer>(partitions.size(), context);
+  }
   auto ctx = JsonObjectOf(context.body);
   auto params = JsonObjectOf(request.body.empty() ? "{}" : request.body);
   if (!ctx || !params) {
-    return BadCallerContext(home, context);
+    return std::vector<net::ListenerAnswer>(partitions.size(), BadCallerContext(home, context));
   }
   json::object inner{{"caller", (*ctx)["caller"]}, {"context", *ctx}, {"params", *params}};
+  const std::string body = json::serialize(inner);
   const std::string target = "/v1/internal/tools/" + tool;
-  return ToPartition(partition, request, json::serialize(inner), options_.request_timeout,
-                     options_.retry_for, &target);
+  std::vector<std::future<net::ListenerAnswer>> pending;
+  for (uint32_t p : partitions) {
+    pending.push_back(std::async(std::launch::async, [this, p, &request, &body, &target] {
+      return ToPartition(p, request, body, options_.request_timeout, options_.retry_for, &target);
+    }));
+  }
+  std::vector<net::ListenerAnswer> answers;
+  for (auto& a : pending) answers.push_back(a.get());
+  return answers;
+}
+
+// A single node finds a session id among all its sessions (tools/session_history.h
+// ResolveSessionReference); in a cluster the session may live in any partition. The home
+// answers first, as before; only a 404 (the reference names no session there) or a 403 (an
+// unknown bare reference is checked as a key of the caller's agent, which its visibility may
+// refuse) sends the read to every other partition, in parallel, under the context the home
+// resolves. The first answer in partition order that is not "not here" (404, or 421: the
+// reference read as a key of the caller's agent, which lives elsewhere) — the session's
+// answer, a refusal, or a 503 of a partition that could not be asked and might hold it — is
+// the answer; when there is none, the home's. Session ids are random UUIDs: two partitions
+// holding the same one is not expected, and would be answered by the lower partition.
+net::ListenerAnswer PartitionRouter::ReadAnywhere(const net::ListenerRequest& request,
+                                                  const std::string& tool, uint32_t home) const {
+  net::ListenerAnswer at_home =
+      ToPartition(home, request, request.body, options_.tool_timeout, options_.retry_for);
+  if (at_home.status != 404 && at_home.status != 403) return at_home;
+  std::vector<uint32_t> others;
+  for (uint32_t p = 0; p < options_.partitions; ++p) {
+    if (p != home) others.push_back(p);
+  }
+  for (net::ListenerAnswer& a : RemoteReads(request, tool, home, others)) {
+    if (a.status != 404 && a.status != 421) return std::move(a);
+  }
+  return at_home;
 }
 
 net::ListenerAnswer PartitionRouter::ListAcross(const net::ListenerRequest& request,

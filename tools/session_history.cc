@@ -173,14 +173,18 @@ Result<SessionName> ResolveSessionReference(const Engine& engine, const SessionN
   if (ref.empty()) return Status::InvalidArgument("sessionKey is required");
   if (ref == "current") return caller;
   auto name = ResolveSession(ref, "", caller.agent_id);
+  Status elsewhere;
   if (name.ok()) {
-    // Cluster mode: another partition's session is not unknown, it is elsewhere.
-    SW_RETURN_IF_ERROR(SessionTablesView(engine).CheckOwned(*name));
-    if (*name == caller || SessionExists(engine, *name)) return *name;
+    // Cluster mode: another partition's session is not unknown, it is elsewhere — unless
+    // the reference is a session id of a session here (a node asks every partition for an
+    // id the caller's home does not know: docs/cluster.md §15.9).
+    elsewhere = SessionTablesView(engine).CheckOwned(*name);
+    if (elsewhere.ok() && (*name == caller || SessionExists(engine, *name))) return *name;
   }
   auto by_id = FindBySessionId(engine, caller, ref);
   if (!by_id.ok()) return by_id.status();
   if (*by_id) return **by_id;
+  SW_RETURN_IF_ERROR(elsewhere);
   return Status::NotFound("Session not found: " + ref +
                           " (use the full sessionKey from sessions_list)");
 }

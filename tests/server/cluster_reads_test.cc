@@ -78,6 +78,31 @@ TEST_F(ClusterReadsTest, ListPagesEveryPartitionAndStatusReadsAnother) {
   EXPECT_NE(bad.body.find("cursor"), std::string::npos) << bad.body;
 }
 
+// A single node finds a session by its session id among all its sessions; through a node,
+// the caller's home does not know an id of another partition's session, so every partition
+// is asked (docs/cluster.md §15.9).
+TEST_F(ClusterReadsTest, ASessionIdOfAnotherPartitionIsFoundFromAnyNode) {
+  for (const char* id : {"n1", "n2", "n3"}) StartNode(id);
+  WaitReady();
+  HttpClient any(nodes_.at("n3")->port());
+  const std::string caller = SessionOf(0);
+  const std::string remote = "agent:" + AgentOf(2) + ":held";
+  Put(any, caller, json::object{{"label", "caller"}});
+  Put(any, remote, json::object{{"sessionId", "4be1c0de-0000-4000-8000-000000000002"}});
+  for (const char* tool : {"session_status", "sessions_history"}) {
+    auto r = Tool(any, tool, caller,
+                  json::object{{"sessionKey", "4be1c0de-0000-4000-8000-000000000002"}});
+    ASSERT_EQ(r.status, 200) << tool << ": " << r.body;
+    EXPECT_NE(r.body.find(remote), std::string::npos) << tool << ": " << r.body;
+  }
+  auto unknown = Tool(any, "session_status", caller,
+                      json::object{{"sessionKey", "4be1c0de-0000-4000-8000-00000000dead"}});
+  EXPECT_EQ(unknown.status, 404) << unknown.body;
+  EXPECT_NE(unknown.body.find("Unknown sessionKey: 4be1c0de-0000-4000-8000-00000000dead"),
+            std::string::npos)
+      << unknown.body;  // the home's answer, as on one node
+}
+
 TEST_F(ClusterReadsTest, ASandboxedCallerSeesOnlyItsTreeAcrossPartitions) {
   for (const char* id : {"n1", "n2", "n3"}) StartNode(id);
   WaitReady();

@@ -79,7 +79,10 @@ class RouterReadsTest : public ::testing::Test {
           return a;
         }
       }
-      if (target == "/v1/internal/caller-context") {
+      if (auto it = scripted_.find(std::to_string(p) + " " + target); it != scripted_.end()) {
+        a.status = it->second.first;
+        a.body = it->second.second;
+      } else if (target == "/v1/internal/caller-context") {
         a.body = R"({"caller":{"sessionKey":"agent:)" + AgentOf(0) +
                  R"(:main","agentId":")" + AgentOf(0) +
                  R"("},"visibility":"tree","agentToAgent":{"enabled":false,"allow":[]}})";
@@ -142,6 +145,8 @@ class RouterReadsTest : public ::testing::Test {
   std::map<uint32_t, std::vector<json::object>> rows_;
   std::vector<std::string> calls_;
   std::vector<std::string> contexts_;
+  // "<partition> <target>" -> the status and body that partition answers.
+  std::map<std::string, std::pair<int, std::string>> scripted_;
 };
 
 TEST_F(RouterReadsTest, ListPagesThroughEveryPartitionWithACursor) {
@@ -217,6 +222,40 @@ TEST_F(RouterReadsTest, StatusOfAnotherPartitionsSessionIsAnsweredThere) {
   EXPECT_EQ(calls_[0], "0 /v1/internal/caller-context");  // the caller's home first
   // A session of the caller's own partition goes there as before, unsigned.
   calls_.clear();
+}
+
+TEST_F(RouterReadsTest, ASessionIdUnknownAtHomeIsAskedOfEveryPartition) {
+  const std::string not_found =
+      R"j({"error":{"code":"unknown_session","message":"Session not found: 5f0c (use the full )j"
+      R"j(sessionKey from sessions_list)"}})j";
+  scripted_["0 /v1/tools/session_status"] = {404, not_found};
+  scripted_["1 /v1/internal/tools/session_status"] = {421, R"({"error":{"code":"misdirected"}})"};
+  scripted_["2 /v1/internal/tools/session_status"] = {200, R"({"sessionKey":"found at 2"})"};
+  PartitionRouter router = Router();
+  net::ListenerAnswer a = router.Route(Tool("session_status", R"({"sessionKey":"5f0c"})"));
+  ASSERT_EQ(a.status, 200) << a.body;
+  EXPECT_EQ(a.body, R"({"sessionKey":"found at 2"})");
+  {
+    std::lock_guard lock(mu_);
+    ASSERT_EQ(calls_.size(), 4u);
+    EXPECT_EQ(calls_[0], "0 /v1/tools/session_status");  // the home first, as before
+    EXPECT_EQ(calls_[1], "0 /v1/internal/caller-context");
+    calls_.clear();
+  }
+  // Nowhere: the home's answer. Found at home: nobody else is asked.
+  scripted_["2 /v1/internal/tools/session_status"] = {404, not_found};
+  a = router.Route(Tool("session_status", R"({"sessionKey":"5f0c"})"));
+  EXPECT_EQ(a.status, 404);
+  EXPECT_EQ(a.body, not_found);
+  scripted_.erase("0 /v1/tools/session_status");
+  {
+    std::lock_guard lock(mu_);
+    calls_.clear();
+  }
+  a = router.Route(Tool("sessions_history", R"({"sessionKey":"5f0c"})"));
+  ASSERT_EQ(a.status, 200) << a.body;
+  std::lock_guard lock(mu_);
+  EXPECT_EQ(calls_, std::vector<std::string>{"0 /v1/tools/sessions_history"});
 }
 
 TEST_F(RouterReadsTest, OwnPartitionAndNoSecretKeepTheOldRouting) {
