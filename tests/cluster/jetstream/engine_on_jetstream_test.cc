@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cluster/checkpoint_codec.h"
 #include "cluster/replicated_log.h"
@@ -97,6 +98,14 @@ class EngineOnJetStreamTest : public ::testing::Test {
     if (i % 2 == 0) in.dedupe_key = "d" + std::to_string(i);
     return in;
   }
+  // Records Input(0) … Input(n - 1) on `owner`, each acknowledged, in order.
+  static void RecordInputs(Engine& owner, int n, std::vector<Event>* acknowledged) {
+    for (int i = 0; i < n; ++i) {
+      auto r = owner.Record(Input(i));
+      ASSERT_OK(r);
+      acknowledged->push_back(r->event);
+    }
+  }
 
   std::unique_ptr<log::testing::NatsTestCluster> cluster_;
   std::shared_ptr<ManualClock> clock_;
@@ -109,11 +118,7 @@ TEST_F(EngineOnJetStreamTest, ATakeoverRebuildsFromTheStreamAndFencesTheOldOwner
   auto a = OpenOwner(stream_a, "node-a");
   ASSERT_NE(a, nullptr);
   std::vector<Event> acknowledged;
-  for (int i = 0; i < 40; ++i) {
-    auto r = a->Record(Input(i));
-    ASSERT_OK(r);
-    acknowledged.push_back(r->event);
-  }
+  ASSERT_NO_FATAL_FAILURE(RecordInputs(*a, 40, &acknowledged));
   auto b = OpenOwner(Stream(), "node-b");  // takeover while a still runs
   ASSERT_NE(b, nullptr);
   for (const Event& e : acknowledged) {  // every acknowledged event, exactly once
@@ -147,11 +152,7 @@ TEST_F(EngineOnJetStreamTest, CheckpointsOnSwCkptPurgeTheStreamAndAnEmptyNodeRes
   auto a = OpenOwner(stream_a, "node-a", checkpoints, 20);
   ASSERT_NE(a, nullptr);
   std::vector<Event> acknowledged;
-  for (int i = 0; i < 60; ++i) {
-    auto r = a->Record(Input(i));
-    ASSERT_OK(r);
-    acknowledged.push_back(r->event);
-  }
+  ASSERT_NO_FATAL_FAILURE(RecordInputs(*a, 60, &acknowledged));
   auto latest = checkpoints->Latest();
   ASSERT_OK(latest);
   ASSERT_TRUE(latest->has_value());
