@@ -21,6 +21,35 @@ constexpr std::size_t npos = std::string_view::npos;
 using ascii::IsAlnum;
 using ascii::IsJsonSpace;
 
+// The text with what `skip` removes taken out. `skip(text, pos, &out)` is asked at each
+// byte of `starts` that copying reaches: it returns where copying resumes (past what it
+// removes; it may also drop what `out` holds), or npos when nothing removable starts at `pos`
+// and that byte is kept. Sets *changed when anything was removed.
+using SkipFn = std::size_t (*)(std::string_view text, std::size_t pos, std::string* out);
+
+std::string CopyStripping(std::string_view text, std::string_view starts, bool* changed,
+                          SkipFn skip) {
+  std::string out;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    std::size_t p = text.find_first_of(starts, i);
+    if (p == npos) {
+      out.append(text.substr(i));
+      break;
+    }
+    out.append(text.substr(i, p - i));
+    std::size_t resume = skip(text, p, &out);
+    if (resume == npos) {
+      out.push_back(text[p]);
+      i = p + 1;
+    } else {
+      *changed = true;
+      i = resume;
+    }
+  }
+  return out;
+}
+
 // ---- block tags -----------------------------------------------------------------------------
 
 enum class TagKind { kReasoning, kBlock, kUnwrap };
@@ -115,35 +144,23 @@ std::size_t MatchingCloseEnd(std::string_view text, std::size_t from, const TagS
   return text.size();
 }
 
-std::string StripBlocks(std::string_view text, bool* changed) {
-  std::string out;
-  std::size_t i = 0;
-  while (i < text.size()) {
-    std::size_t lt = text.find('<', i);
-    if (lt == npos) {
-      out.append(text.substr(i));
-      break;
-    }
-    out.append(text.substr(i, lt - i));
-    auto tag = ParseTag(text, lt);
-    if (!tag) {
-      out.push_back('<');
-      i = lt + 1;
-      continue;
-    }
-    *changed = true;
-    std::size_t after = tag->end == npos ? text.size() : tag->end;
-    if (tag->spec->kind == TagKind::kUnwrap || tag->self_closing) {
-      i = after;
-    } else if (tag->closing) {
-      // A stray `</think>`: what came before it was reasoning whose opener the model omitted.
-      if (tag->spec->kind == TagKind::kReasoning) out.clear();
-      i = after;
-    } else {
-      i = tag->end == npos ? text.size() : MatchingCloseEnd(text, after, tag->spec);
-    }
+// Where copying resumes after the tag at `lt` and what it encloses, or npos when no tag
+// starts there.
+std::size_t SkipTag(std::string_view text, std::size_t lt, std::string* out) {
+  auto tag = ParseTag(text, lt);
+  if (!tag) return npos;
+  std::size_t after = tag->end == npos ? text.size() : tag->end;
+  if (tag->spec->kind == TagKind::kUnwrap || tag->self_closing) return after;
+  if (tag->closing) {
+    // A stray `</think>`: what came before it was reasoning whose opener the model omitted.
+    if (tag->spec->kind == TagKind::kReasoning) out->clear();
+    return after;
   }
-  return out;
+  return tag->end == npos ? text.size() : MatchingCloseEnd(text, after, tag->spec);
+}
+
+std::string StripBlocks(std::string_view text, bool* changed) {
+  return CopyStripping(text, "<", changed, SkipTag);
 }
 
 // ---- control tokens -------------------------------------------------------------------------
@@ -152,6 +169,8 @@ constexpr std::string_view kFwBar = "\xEF\xBD\x9C";  // ｜ U+FF5C
 constexpr std::string_view kFwLt = "\xEF\xBC\x9C";   // ＜ U+FF1C
 constexpr std::string_view kFwGt = "\xEF\xBC\x9E";   // ＞ U+FF1E
 constexpr std::size_t kMaxTokenBytes = 128;
+// The first bytes a control token can start with: `<` and the lead byte of ＜.
+constexpr std::string_view kTokenStarts = "<\xEF";
 
 struct Token {
   std::size_t end;
@@ -205,38 +224,22 @@ bool TokenNames(std::string_view content, std::string_view what) {
   return underscored.find(what) != npos;
 }
 
-std::string StripControlTokens(std::string_view text, bool* changed) {
-  std::string out;
-  std::size_t i = 0;
-  while (i < text.size()) {
-    std::size_t p = text.find_first_of("<\xEF", i);
-    if (p == npos) {
-      out.append(text.substr(i));
-      break;
-    }
-    out.append(text.substr(i, p - i));
-    auto token = ParseToken(text, p);
-    if (!token) {
-      out.push_back(text[p]);
-      i = p + 1;
-      continue;
-    }
-    *changed = true;
-    i = token->end;
-    if (TokenNames(token->content, "tool_calls_begin")) {  // a tool-call section: to its end
-      std::size_t end = text.size();
-      for (std::size_t q = text.find_first_of("<\xEF", i); q != npos;
-           q = text.find_first_of("<\xEF", q + 1)) {
-        auto t = ParseToken(text, q);
-        if (t && TokenNames(t->content, "tool_calls_end")) {
-          end = t->end;
-          break;
-        }
-      }
-      i = end;
-    }
+// Where copying resumes after the control token at `p` (after a whole tool-call section
+// when it opens one), or npos when no token starts there.
+std::size_t SkipToken(std::string_view text, std::size_t p, std::string* /*out*/) {
+  auto token = ParseToken(text, p);
+  if (!token) return npos;
+  if (!TokenNames(token->content, "tool_calls_begin")) return token->end;
+  for (std::size_t q = text.find_first_of(kTokenStarts, token->end); q != npos;
+       q = text.find_first_of(kTokenStarts, q + 1)) {
+    auto t = ParseToken(text, q);
+    if (t && TokenNames(t->content, "tool_calls_end")) return t->end;
   }
-  return out;
+  return text.size();  // an unclosed section runs to the end
+}
+
+std::string StripControlTokens(std::string_view text, bool* changed) {
+  return CopyStripping(text, kTokenStarts, changed, SkipToken);
 }
 
 // ---- downgraded scaffolding lines -------------------------------------------------------------
@@ -251,15 +254,20 @@ bool IsScaffoldLine(std::string_view line) {
 
 bool IsBlankLine(std::string_view line) { return line.find_first_not_of(" \t\r\n") == npos; }
 
+// The line of `text` that starts at *pos, with its '\n' when it has one; moves *pos past it.
+std::string_view NextLine(std::string_view text, std::size_t* pos) {
+  std::size_t nl = text.find('\n', *pos);
+  std::size_t end = nl == npos ? text.size() : nl + 1;
+  std::string_view line = text.substr(*pos, end - *pos);
+  *pos = end;
+  return line;
+}
+
 std::string StripScaffoldLines(std::string_view text, bool* changed) {
   std::string out;
   bool skipping = false;
-  std::size_t i = 0;
-  while (i < text.size()) {
-    std::size_t nl = text.find('\n', i);
-    std::size_t end = nl == npos ? text.size() : nl + 1;
-    std::string_view line = text.substr(i, end - i);
-    i = end;
+  for (std::size_t i = 0; i < text.size();) {
+    std::string_view line = NextLine(text, &i);
     if (skipping && !IsBlankLine(line)) continue;
     skipping = false;
     if (IsScaffoldLine(line)) {
@@ -276,18 +284,14 @@ std::string StripScaffoldLines(std::string_view text, bool* changed) {
 std::string Tidy(std::string_view text) {
   std::string out;
   bool previous_blank = false;
-  std::size_t i = 0;
-  while (i < text.size()) {
-    std::size_t nl = text.find('\n', i);
-    std::size_t end = nl == npos ? text.size() : nl + 1;
-    std::string_view line = text.substr(i, end - i);
-    i = end;
+  for (std::size_t i = 0; i < text.size();) {
+    std::string_view line = NextLine(text, &i);
     bool blank = IsBlankLine(line);
     if (blank && previous_blank) continue;
     previous_blank = blank;
     if (!blank) {
       out.append(line);
-    } else if (nl != npos) {
+    } else if (line.back() == '\n') {
       out.push_back('\n');
     }
   }

@@ -8,6 +8,8 @@
 #include <unordered_map>
 #include <utility>
 
+#include "codecs/json_fields.h"
+
 namespace statewatch::tools {
 
 namespace {
@@ -15,6 +17,11 @@ namespace {
 // Tokens are counted in 1/60000ths so that a per-minute rate refills a whole number of units
 // every millisecond: exact integer arithmetic, no drift between two runs of a test.
 constexpr int64_t kUnitsPerToken = 60000;
+
+constexpr NamedValue<Guard> kGuardNames[] = {{Guard::kSendRate, "send_rate"},
+                                             {Guard::kRepeatedMessage, "repeated_message"},
+                                             {Guard::kSpawnRate, "spawn_rate"},
+                                             {Guard::kOpenRuns, "open_runs"}};
 
 struct Bucket {
   int64_t units = -1;  // -1: never used (full)
@@ -124,19 +131,7 @@ Status ValidateGuardOptions(const GuardOptions& o) {
   return range("guards.maxTrackedKeys", o.max_tracked_keys, 1, 10000000);
 }
 
-const char* GuardName(Guard guard) {
-  switch (guard) {
-    case Guard::kSendRate:
-      return "send_rate";
-    case Guard::kRepeatedMessage:
-      return "repeated_message";
-    case Guard::kSpawnRate:
-      return "spawn_rate";
-    case Guard::kOpenRuns:
-      return "open_runs";
-  }
-  return "unknown";
-}
+const char* GuardName(Guard guard) { return NameOf(kGuardNames, guard, "unknown"); }
 
 bool IsOpenRun(const RunRecord& run) {
   if (run.kind == "spawn") return run.status == "running";
@@ -181,6 +176,24 @@ GuardRefusal OpenRunsRefusal(const char* tool, const SessionName& caller, int64_
   return r;
 }
 
+// The send_rate or spawn_rate refusal once the bucket holds `units`, less than a token.
+// `stem` names the settings (guards.<stem>.perMinute and .burst); `who_did` says who went over
+// the burst ("a sent b"), `things` of what.
+GuardRefusal RateRefusal(Guard guard, const char* tool, const char* stem, int64_t per_minute,
+                         int64_t burst, int64_t units, const std::string& who_did,
+                         const char* things) {
+  GuardRefusal r;
+  r.guard = guard;
+  r.retry_after_ms = WaitForToken(units, per_minute);
+  r.setting = std::string("guards.") + stem + ".perMinute=" + std::to_string(per_minute) +
+              ", guards." + stem + ".burst=" + std::to_string(burst);
+  r.message = std::string(tool) + " refused by loop guard " + GuardName(guard) + ": " + who_did +
+              " more than a burst of " + std::to_string(burst) + " " + things + ", then " +
+              std::to_string(per_minute) + " a minute; retry in " + Seconds(r.retry_after_ms) +
+              " (" + r.setting + ")";
+  return r;
+}
+
 }  // namespace
 
 std::optional<GuardRefusal> LoopGuards::AdmitSend(const SessionName& caller,
@@ -221,16 +234,9 @@ std::optional<GuardRefusal> LoopGuards::AdmitSend(const SessionName& caller,
   // send_rate
   int64_t units = UnitsNow(pair.bucket, o.send_per_minute, o.send_burst, now);
   if (o.send_burst > 0 && units < kUnitsPerToken) {
-    GuardRefusal r;
-    r.guard = Guard::kSendRate;
-    r.retry_after_ms = WaitForToken(units, o.send_per_minute);
-    r.setting = "guards.send.perMinute=" + std::to_string(o.send_per_minute) +
-                ", guards.send.burst=" + std::to_string(o.send_burst);
-    r.message = "sessions_send refused by loop guard send_rate: " + caller.session_key + " sent " +
-                target.session_key + " more than a burst of " + std::to_string(o.send_burst) +
-                " messages, then " + std::to_string(o.send_per_minute) + " a minute; retry in " +
-                Seconds(r.retry_after_ms) + " (" + r.setting + ")";
-    return Refused(std::move(r));
+    return Refused(RateRefusal(Guard::kSendRate, "sessions_send", "send", o.send_per_minute,
+                               o.send_burst, units,
+                               caller.session_key + " sent " + target.session_key, "messages"));
   }
   // open_runs
   if (opens_run && o.max_open_runs_per_session > 0) {
@@ -258,16 +264,9 @@ std::optional<GuardRefusal> LoopGuards::AdmitSpawn(const SessionName& caller) {
       state_->agents.Touch(caller.agent_id, static_cast<std::size_t>(o.max_tracked_keys));
   int64_t units = UnitsNow(bucket, o.spawn_per_minute, o.spawn_burst, now);
   if (o.spawn_burst > 0 && units < kUnitsPerToken) {
-    GuardRefusal r;
-    r.guard = Guard::kSpawnRate;
-    r.retry_after_ms = WaitForToken(units, o.spawn_per_minute);
-    r.setting = "guards.spawn.perMinute=" + std::to_string(o.spawn_per_minute) +
-                ", guards.spawn.burst=" + std::to_string(o.spawn_burst);
-    r.message = "sessions_spawn refused by loop guard spawn_rate: agent " + caller.agent_id +
-                " spawned more than a burst of " + std::to_string(o.spawn_burst) +
-                " sub-agents, then " + std::to_string(o.spawn_per_minute) + " a minute; retry in " +
-                Seconds(r.retry_after_ms) + " (" + r.setting + ")";
-    return Refused(std::move(r));
+    return Refused(RateRefusal(Guard::kSpawnRate, "sessions_spawn", "spawn", o.spawn_per_minute,
+                               o.spawn_burst, units, "agent " + caller.agent_id + " spawned",
+                               "sub-agents"));
   }
   if (o.max_open_runs_per_session > 0) {
     auto it = state_->open_runs.find(NameKey(caller));

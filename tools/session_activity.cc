@@ -111,28 +111,24 @@ Result<RunIndex> RunIndex::Load(const Engine& engine) {
   return index;
 }
 
-const RunRecord* RunIndex::SpawnRunOf(const SessionName& session) const {
+const RunRecord* RunIndex::NewestRunTargeting(const SessionName& session,
+                                              bool (*pick)(const RunRecord&)) const {
   auto it = by_target_.find(Key(session));
   if (it == by_target_.end()) return nullptr;
   const RunRecord* newest = nullptr;
   for (std::size_t i : it->second) {
     const RunRecord& r = runs_[i];
-    if (r.kind == "spawn" && (!newest || r.created_at_ms > newest->created_at_ms)) newest = &r;
+    if (pick(r) && (!newest || r.created_at_ms > newest->created_at_ms)) newest = &r;
   }
   return newest;
 }
 
+const RunRecord* RunIndex::SpawnRunOf(const SessionName& session) const {
+  return NewestRunTargeting(session, [](const RunRecord& r) { return r.kind == "spawn"; });
+}
+
 const RunRecord* RunIndex::ActiveRunOf(const SessionName& session) const {
-  auto it = by_target_.find(Key(session));
-  if (it == by_target_.end()) return nullptr;
-  const RunRecord* newest = nullptr;
-  for (std::size_t i : it->second) {
-    const RunRecord& r = runs_[i];
-    if (r.status == "running" && (!newest || r.created_at_ms > newest->created_at_ms)) {
-      newest = &r;
-    }
-  }
-  return newest;
+  return NewestRunTargeting(session, [](const RunRecord& r) { return r.status == "running"; });
 }
 
 std::vector<const RunRecord*> RunIndex::RunningChildrenOf(const SessionName& session) const {

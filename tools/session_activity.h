@@ -46,6 +46,10 @@ class RunIndex {
   std::vector<const RunRecord*> RunningChildrenOf(const SessionName& session) const;
 
  private:
+  // The newest run whose target is `session` and that `pick` accepts, or nullptr.
+  const RunRecord* NewestRunTargeting(const SessionName& session,
+                                      bool (*pick)(const RunRecord&)) const;
+
   std::vector<RunRecord> runs_;
   std::map<std::pair<std::string, std::string>, std::vector<std::size_t>> by_target_;
   std::map<std::pair<std::string, std::string>, std::vector<std::size_t>> by_requester_;

@@ -218,12 +218,27 @@ ChangesView& ThreadPage() {
   return page;
 }
 
+// `answer(page)` on this thread's page, which is cleared again afterwards: the page holds
+// rows only while one answer is built. An exception (an allocation failure: this is the edge)
+// becomes an IOError.
+template <typename T, typename Answer>
+Result<T> OnThreadPage(Answer answer) {
+  ChangesView& page = ThreadPage();
+  try {
+    Result<T> out = answer(page);
+    page.Clear();
+    return out;
+  } catch (const std::exception& e) {
+    page.Clear();
+    return Status::IOError(std::string("session_status failed: ") + e.what());
+  }
+}
+
 }  // namespace
 
 Result<json::object> SessionStatus(Engine& engine, const SessionToolsOptions& options,
                                    const SessionName& caller, const json::object& params) {
-  ChangesView& page = ThreadPage();
-  try {
+  return OnThreadPage<json::object>([&](ChangesView& page) -> Result<json::object> {
     bool with_changes = false;
     std::optional<SessionStatusAt> at;
     auto card = StatusAnswer(engine, options, caller, params, nullptr, &page, &with_changes, &at);
@@ -233,30 +248,21 @@ Result<json::object> SessionStatus(Engine& engine, const SessionToolsOptions& op
     } else if (card.ok() && with_changes) {
       (*card)["stateChanges"] = ChangesPageToJson(page);
     }
-    page.Clear();
     return card;
-  } catch (const std::exception& e) {  // allocation failures: this is the edge
-    page.Clear();
-    return Status::IOError(std::string("session_status failed: ") + e.what());
-  }
+  });
 }
 
 Result<std::string> SessionStatusJson(Engine& engine, const SessionToolsOptions& options,
                                       const SessionName& caller, const json::object& params) {
-  ChangesView& page = ThreadPage();
-  try {
+  return OnThreadPage<std::string>([&](ChangesView& page) -> Result<std::string> {
     bool with_changes = false;
     std::optional<SessionStatusAt> at;
     auto card = StatusAnswer(engine, options, caller, params, &RenderChangeEvent, &page,
                              &with_changes, &at);
-    if (!card.ok()) {
-      page.Clear();
-      return card.status();
-    }
+    if (!card.ok()) return card.status();
     if (at) {  // the past is read rarely: the plain encoder
       if (with_changes) (*card)["stateChanges"] = ChangesPageToJson(at->changes);
       (*card)["asOf"] = AsOfDetailsToJson(*at);
-      page.Clear();
       return json::serialize(*card);
     }
     std::string out = json::serialize(*card);
@@ -267,12 +273,8 @@ Result<std::string> SessionStatusJson(Engine& engine, const SessionToolsOptions&
       AppendChangesPageJson(page, &out);
       out.push_back('}');
     }
-    page.Clear();
     return out;
-  } catch (const std::exception& e) {  // allocation failures: this is the edge
-    page.Clear();
-    return Status::IOError(std::string("session_status failed: ") + e.what());
-  }
+  });
 }
 
 }  // namespace statewatch::tools

@@ -1,6 +1,8 @@
 #include "tools/visibility.h"
 
 #include <algorithm>
+#include <iterator>
+#include <string>
 
 #include "base/ascii.h"
 #include "codecs/json_fields.h"
@@ -13,52 +15,38 @@ constexpr NamedValue<Visibility> kVisibilityNames[] = {{Visibility::kSelf, "self
                                                        {Visibility::kAgent, "agent"},
                                                        {Visibility::kAll, "all"}};
 
-const char* ActionPrefix(SessionAction action) {
-  switch (action) {
-    case SessionAction::kStatus:
-      return "Session status";
-    case SessionAction::kHistory:
-      return "Session history";
-    case SessionAction::kSend:
-      return "Session send";
-    case SessionAction::kList:
-      return "Session list";
+// How each action is named in its refusals. The agent-to-agent refusals are not in
+// semantics.md; they are the reference gateway's wording, so that an agent sees the same
+// advice from statewatch as from the gateway.
+struct ActionWords {
+  SessionAction action;
+  const char* prefix;     // "Session status visibility is restricted…"
+  const char* a2a;        // "Agent-to-agent status is disabled / denied…"
+  const char* a2a_allow;  // "…to allow cross-agent access."
+};
+
+constexpr ActionWords kActionWords[] = {
+    {SessionAction::kStatus, "Session status", "status", "access"},
+    {SessionAction::kHistory, "Session history", "history", "access"},
+    {SessionAction::kSend, "Session send", "messaging", "sends"},
+    {SessionAction::kList, "Session list", "listing", "visibility"},
+};
+
+const ActionWords& WordsOf(SessionAction action) {
+  for (const ActionWords& words : kActionWords) {
+    if (words.action == action) return words;
   }
-  return "Session list";
+  return kActionWords[std::size(kActionWords) - 1];  // an out-of-range enum: worded as a list
 }
 
-// The agent-to-agent refusals are not in semantics.md; these are the reference gateway's
-// wording, so that an agent sees the same advice from statewatch as from the gateway.
-std::string AgentToAgentDisabled(SessionAction action) {
-  switch (action) {
-    case SessionAction::kStatus:
-      return "Agent-to-agent status is disabled. Set tools.agentToAgent.enabled=true to allow "
-             "cross-agent access.";
-    case SessionAction::kHistory:
-      return "Agent-to-agent history is disabled. Set tools.agentToAgent.enabled=true to allow "
-             "cross-agent access.";
-    case SessionAction::kSend:
-      return "Agent-to-agent messaging is disabled. Set tools.agentToAgent.enabled=true to allow "
-             "cross-agent sends.";
-    case SessionAction::kList:
-      return "Agent-to-agent listing is disabled. Set tools.agentToAgent.enabled=true to allow "
-             "cross-agent visibility.";
-  }
-  return "";
+std::string AgentToAgentDisabled(const ActionWords& words) {
+  return std::string("Agent-to-agent ") + words.a2a +
+         " is disabled. Set tools.agentToAgent.enabled=true to allow cross-agent " +
+         words.a2a_allow + ".";
 }
 
-std::string AgentToAgentDenied(SessionAction action) {
-  switch (action) {
-    case SessionAction::kStatus:
-      return "Agent-to-agent status denied by tools.agentToAgent.allow.";
-    case SessionAction::kHistory:
-      return "Agent-to-agent history denied by tools.agentToAgent.allow.";
-    case SessionAction::kSend:
-      return "Agent-to-agent messaging denied by tools.agentToAgent.allow.";
-    case SessionAction::kList:
-      return "Agent-to-agent listing denied by tools.agentToAgent.allow.";
-  }
-  return "";
+std::string AgentToAgentDenied(const ActionWords& words) {
+  return std::string("Agent-to-agent ") + words.a2a + " denied by tools.agentToAgent.allow.";
 }
 
 // `*` matches any run of characters; everything else literally (already lower-cased).
@@ -131,7 +119,8 @@ Status CheckVisibility(SessionAction action, const SessionName& caller, Visibili
   if (owned && (visibility == Visibility::kTree || visibility == Visibility::kAll)) {
     return Status::OK();
   }
-  const std::string prefix = ActionPrefix(action);
+  const ActionWords& words = WordsOf(action);
+  const std::string prefix = words.prefix;
   if (target.name.agent_id != caller.agent_id) {
     if (visibility != Visibility::kAll) {
       return Status::PermissionDenied(
@@ -139,9 +128,9 @@ Status CheckVisibility(SessionAction action, const SessionName& caller, Visibili
           " visibility is restricted. Set tools.sessions.visibility=all to allow cross-agent "
           "access.");
     }
-    if (!policy.enabled) return Status::PermissionDenied(AgentToAgentDisabled(action));
+    if (!policy.enabled) return Status::PermissionDenied(AgentToAgentDisabled(words));
     if (!policy.IsAllowed(caller.agent_id, target.name.agent_id)) {
-      return Status::PermissionDenied(AgentToAgentDenied(action));
+      return Status::PermissionDenied(AgentToAgentDenied(words));
     }
     return Status::OK();
   }
