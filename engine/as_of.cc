@@ -74,12 +74,9 @@ Status EngineImpl::FoldAsOfOnce(Sequence until, AsOfFold* out, bool* moved) cons
   };
   auto before = read_meta();
   if (!before.ok()) return before.status();
-  MetaRec m;
-  if (before->has_value()) {
-    auto decoded = DecodeMeta(**before);
-    if (!decoded.ok()) return decoded.status();
-    m = *decoded;
-  }
+  auto decoded = DecodeStoredMeta(*before);
+  if (!decoded.ok()) return decoded.status();
+  MetaRec m = *decoded;
   MetaRec numbering;
   {
     std::shared_lock lock(state_mu_);

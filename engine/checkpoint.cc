@@ -43,13 +43,10 @@ Status EngineImpl::LoadState(bool* had_meta_out, bool* migrate_out) {
   auto read_meta = [this, &had_meta, &migrate_format2]() -> Status {
     auto stored = store_->Get(Family::kMeta, storage::MetaKey());
     if (!stored.ok()) return stored.status();
-    meta_ = MetaRec{};
     had_meta = stored->has_value();
-    if (had_meta) {
-      auto m = DecodeMeta(**stored);
-      if (!m.ok()) return m.status();
-      meta_ = *m;
-    }
+    auto m = DecodeStoredMeta(*stored);
+    if (!m.ok()) return m.status();
+    meta_ = *m;
     SW_RETURN_IF_ERROR(LoadNumbering(had_meta));
     if (meta_.format_version == 1) SW_RETURN_IF_ERROR(MigrateFormat1(&meta_));
     if (meta_.format_version == 2) {

@@ -474,4 +474,9 @@ Result<MetaRec> DecodeMeta(std::string_view bytes) {
                  f->partition(),          f->partitions()};
 }
 
+Result<MetaRec> DecodeStoredMeta(const std::optional<std::string>& stored) {
+  if (!stored.has_value()) return MetaRec{};
+  return DecodeMeta(*stored);
+}
+
 }  // namespace statewatch::engine

@@ -6,6 +6,7 @@
 #define STATEWATCH_ENGINE_RECORDS_H_
 
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -158,6 +159,9 @@ inline Sequence NextSequence(const MetaRec& m, Sequence last) {
 }
 std::string EncodeMeta(const MetaRec& m);
 Result<MetaRec> DecodeMeta(std::string_view bytes);
+// The meta record as the store holds it: `stored` decoded, or a fresh MetaRec when there is
+// none yet (nullopt: a new database).
+Result<MetaRec> DecodeStoredMeta(const std::optional<std::string>& stored);
 
 }  // namespace statewatch::engine
 

@@ -100,12 +100,9 @@ Status EngineImpl::RunVerify(VerifyCmd& cmd) {
   VerifyReport& report = cmd.report;
   auto stored = store_->Get(Family::kMeta, storage::MetaKey());
   if (!stored.ok()) return stored.status();
-  MetaRec rebuilt_meta;
-  if (stored->has_value()) {
-    auto m = DecodeMeta(**stored);
-    if (!m.ok()) return m.status();
-    rebuilt_meta = *m;
-  }
+  auto m = DecodeStoredMeta(*stored);
+  if (!m.ok()) return m.status();
+  MetaRec rebuilt_meta = *m;
   projections::ProjectionState rebuilt;
   SW_RETURN_IF_ERROR(LoadProjections(rebuilt));
   // One walk of the journal verifies every row and gathers the fold inputs of the rows the

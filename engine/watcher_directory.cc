@@ -102,12 +102,9 @@ std::string EncodeWatcherSaga(const WatcherSaga& s) {
 Result<WatcherSaga> DecodeWatcherSaga(std::string_view bytes) {
   AlignedBytes aligned(bytes);
   // The root type of the file is WatcherPartitions; a saga is verified as its own table.
-  flatbuffers::Verifier verifier(aligned.data(), aligned.size());
-  if (!verifier.VerifyBuffer<fb::WatcherSaga>(nullptr)) {
-    return Status::Corruption("watcher saga record failed verification (" +
-                              std::to_string(aligned.size()) + " bytes)");
-  }
-  const auto* f = flatbuffers::GetRoot<fb::WatcherSaga>(aligned.data());
+  auto verified = engine::fbv::Verified<fb::WatcherSaga>(aligned, "watcher saga");
+  if (!verified.ok()) return verified.status();
+  const fb::WatcherSaga* f = *verified;
   WatcherSaga s;
   s.watcher = Str(f->watcher());
   if (f->kind() != 1 && f->kind() != 2) {

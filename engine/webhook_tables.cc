@@ -56,12 +56,9 @@ std::string EncodeWebhookDelivery(const WebhookDelivery& d) {
 Result<WebhookDelivery> DecodeWebhookDelivery(std::string_view bytes) {
   AlignedBytes aligned(bytes);
   // The root type of the file is Webhook; a delivery is verified as its own table.
-  flatbuffers::Verifier verifier(aligned.data(), aligned.size());
-  if (!verifier.VerifyBuffer<fb::WebhookDelivery>(nullptr)) {
-    return Status::Corruption("webhook delivery record failed verification (" +
-                              std::to_string(aligned.size()) + " bytes)");
-  }
-  const auto* f = flatbuffers::GetRoot<fb::WebhookDelivery>(aligned.data());
+  auto verified = Verified<fb::WebhookDelivery>(aligned, "webhook delivery");
+  if (!verified.ok()) return verified.status();
+  const fb::WebhookDelivery* f = *verified;
   WebhookDelivery d;
   d.watcher = Str(f->watcher());
   d.target = SessionName{Str(f->target_agent()), Str(f->target_key())};
