@@ -134,6 +134,15 @@ net::ListenerAnswer PartitionRouter::Route(const net::ListenerRequest& request) 
     const bool across = home && P > 1 && !options_.secret.empty() && method == "POST" &&
                         !named && !malformed;
     if (across && path == "/v1/tools/sessions_list") return ListAcross(request, *home);
+    if (across && path == "/v1/tools/sessions_send") {
+      auto body = JsonObjectOf(request.body);
+      if (body && body->contains("label") && !body->contains("sessionKey")) {
+        auto p = PartitionOf("main", StringMember(*body, "agentId"), P);
+        if (p && *p != *home && !StringMember(*body, "agentId").empty()) {
+          return SendByLabel(request, *home, *p);
+        }
+      }
+    }
     if (across && (path == "/v1/tools/session_status" || path == "/v1/tools/sessions_history")) {
       auto body = JsonObjectOf(request.body.empty() ? "{}" : request.body);
       const json::value* key = body ? body->if_contains("sessionKey") : nullptr;

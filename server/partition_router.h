@@ -145,6 +145,10 @@ class PartitionRouter {
   // first; when it answers 404 or 403, every other partition too (partition_router_reads.cc).
   net::ListenerAnswer ReadAnywhere(const net::ListenerRequest& request, const std::string& tool,
                                    uint32_t home) const;
+  // sessions_send with `label` and an `agentId` of partition `partition`: the label looked
+  // up there, then the call to the home by key (partition_router_reads.cc).
+  net::ListenerAnswer SendByLabel(const net::ListenerRequest& request, uint32_t home,
+                                  uint32_t partition) const;
   // Fan-outs (server/partition_router.cc).
   net::ListenerAnswer Notices(const net::ListenerRequest& request) const;
   // The partitions a peek or drain asks, ascending: those the watcher directory lists, else

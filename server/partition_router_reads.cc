@@ -301,4 +301,52 @@ net::ListenerAnswer PartitionRouter::ListAcross(const net::ListenerRequest& requ
   answer.headers.emplace_back("Content-Type", "application/json");
   return answer;
 }
+// sessions_send naming its target by `label` in an agent of another partition: a single node
+// looks the label up among that agent's sessions (tools/session_messaging_send.cc SendTarget)
+// and then checks the caller's access to what it found. Here the agent's partition is asked
+// for the rows with that label and agent (its sessions_list window, under the caller's
+// context widened to every session: the lookup must not be narrowed by visibility, the send
+// checks access afterwards), and the call goes to the caller's home naming the one it found
+// by key. None found, or the lookup refused: the call goes to the home as it came, whose
+// answer ("No session found with label: …") is a single node's; several: refused as one
+// node refuses them.
+net::ListenerAnswer PartitionRouter::SendByLabel(const net::ListenerRequest& request,
+                                                 uint32_t home, uint32_t partition) const {
+  auto as_is = [&] {
+    return ToPartition(home, request, request.body, options_.tool_timeout, options_.retry_for);
+  };
+  auto params = JsonObjectOf(request.body);
+  net::ListenerAnswer context = CallerContext(home, request, "sessions_send");
+  auto ctx = context.status == 200 ? JsonObjectOf(context.body) : std::nullopt;
+  if (!params || !ctx) return as_is();
+  const std::string label = StringMember(*params, "label");
+  const std::string agent = StringMember(*params, "agentId");
+  json::object lookup = *ctx;
+  lookup["visibility"] = "all";
+  lookup["agentToAgent"] = json::object{{"enabled", true}, {"allow", json::array{"*"}}};
+  const std::string inner = json::serialize(json::object{
+      {"caller", (*ctx)["caller"]},
+      {"context", lookup},
+      {"params", json::object{{"label", label}, {"agentId", agent}, {"limit", 2}}},
+      {"window", json::object{{"take", 2}}}});
+  const std::string target = "/v1/internal/tools/sessions_list";
+  net::ListenerAnswer found = ToPartition(partition, request, inner, options_.request_timeout,
+                                          options_.retry_for, &target);
+  auto window = found.status == 200 ? JsonObjectOf(found.body) : std::nullopt;
+  const json::value* rows = window ? window->if_contains("rows") : nullptr;
+  if (rows == nullptr || !rows->is_array() || rows->as_array().empty()) return as_is();
+  if (rows->as_array().size() > 1) {
+    return JsonErrorAnswer(400, "invalid_parameter",  // a session tool's refusal, as Api's
+                           "Multiple sessions found with label: " + label +
+                               " (use the sessionKey from sessions_list)");
+  }
+  const json::value& row = rows->as_array().front();
+  if (!row.is_object() || StringMember(row.as_object(), "key").empty()) return as_is();
+  params->erase("label");
+  params->erase("agentId");
+  (*params)["sessionKey"] = StringMember(row.as_object(), "key");
+  return ToPartition(home, request, json::serialize(*params), options_.tool_timeout,
+                     options_.retry_for);
+}
+
 }  // namespace statewatch::server

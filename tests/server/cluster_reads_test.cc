@@ -103,6 +103,32 @@ TEST_F(ClusterReadsTest, ASessionIdOfAnotherPartitionIsFoundFromAnyNode) {
       << unknown.body;  // the home's answer, as on one node
 }
 
+// sessions_send by label in an agent of another partition finds the session there and
+// answers as a send by its key does (the access checks run after the lookup, as on one node).
+TEST_F(ClusterReadsTest, ASendByLabelFindsTheSessionInItsAgentsPartition) {
+  for (const char* id : {"n1", "n2", "n3"}) StartNode(id);
+  WaitReady();
+  HttpClient any(nodes_.at("n2")->port());
+  const std::string caller = SessionOf(0);
+  const std::string scout = "agent:" + AgentOf(1) + ":scout";
+  Put(any, scout, json::object{{"label", "scout"}});
+  auto r = Tool(any, "sessions_send", caller,
+                json::object{{"label", "scout"}, {"agentId", AgentOf(1)}, {"message", "hi"},
+                             {"timeoutSeconds", 0}});
+  ASSERT_EQ(r.status, 200) << r.body;
+  json::object o = json::parse(r.body).as_object();
+  EXPECT_EQ(o.at("sessionKey"), json::value(scout)) << r.body;
+  auto by_key = Tool(any, "sessions_send", caller,
+                     json::object{{"sessionKey", scout}, {"message", "hi"}, {"timeoutSeconds", 0}});
+  ASSERT_EQ(by_key.status, 200) << by_key.body;
+  EXPECT_EQ(o.at("status"), json::parse(by_key.body).at("status")) << r.body << by_key.body;
+  auto none = Tool(any, "sessions_send", caller,
+                   json::object{{"label", "nobody"}, {"agentId", AgentOf(1)}, {"message", "hi"}});
+  EXPECT_EQ(none.status, 404) << none.body;
+  EXPECT_NE(none.body.find("No session found with label: nobody"), std::string::npos)
+      << none.body;
+}
+
 TEST_F(ClusterReadsTest, ASandboxedCallerSeesOnlyItsTreeAcrossPartitions) {
   for (const char* id : {"n1", "n2", "n3"}) StartNode(id);
   WaitReady();

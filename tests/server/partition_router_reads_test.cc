@@ -68,6 +68,7 @@ class RouterReadsTest : public ::testing::Test {
       const uint32_t p = static_cast<uint32_t>(url.back() - '0');
       std::lock_guard lock(mu_);
       calls_.push_back(std::to_string(p) + " " + target);
+      bodies_.push_back(body);
       net::HttpAnswer a;
       a.status = 200;
       if (IsInternalPath(target)) {
@@ -145,6 +146,7 @@ class RouterReadsTest : public ::testing::Test {
   std::map<uint32_t, std::vector<json::object>> rows_;
   std::vector<std::string> calls_;
   std::vector<std::string> contexts_;
+  std::vector<std::string> bodies_;  // of calls_, in the same order
   // "<partition> <target>" -> the status and body that partition answers.
   std::map<std::string, std::pair<int, std::string>> scripted_;
 };
@@ -256,6 +258,53 @@ TEST_F(RouterReadsTest, ASessionIdUnknownAtHomeIsAskedOfEveryPartition) {
   ASSERT_EQ(a.status, 200) << a.body;
   std::lock_guard lock(mu_);
   EXPECT_EQ(calls_, std::vector<std::string>{"0 /v1/tools/sessions_history"});
+}
+
+TEST_F(RouterReadsTest, ASendByLabelInAnotherPartitionsAgentIsLookedUpThere) {
+  const std::string agent = AgentOf(1);
+  scripted_["1 /v1/internal/tools/sessions_list"] = {
+      200, R"({"rows":[{"key":"agent:)" + agent + R"(:found","agentId":")" + agent + R"("}]})"};
+  PartitionRouter router = Router();
+  net::ListenerAnswer a = router.Route(Tool(
+      "sessions_send",
+      R"({"label":"scout","agentId":")" + agent + R"(","message":"hi","timeoutSeconds":0})"));
+  ASSERT_EQ(a.status, 200) << a.body;
+  {
+    std::lock_guard lock(mu_);
+    ASSERT_EQ(calls_.size(), 3u);
+    EXPECT_EQ(calls_[0], "0 /v1/internal/caller-context");
+    EXPECT_EQ(calls_[1], "1 /v1/internal/tools/sessions_list");
+    // The lookup is not narrowed by the caller's visibility: the send checks access after.
+    json::object lookup = json::parse(bodies_[1]).as_object();
+    EXPECT_EQ(lookup["context"].as_object()["visibility"], "all");
+    EXPECT_EQ(lookup["params"].as_object()["label"], "scout");
+    EXPECT_EQ(calls_[2], "0 /v1/tools/sessions_send");  // the home, by key
+    json::object sent = json::parse(bodies_[2]).as_object();
+    EXPECT_EQ(sent["sessionKey"], json::value("agent:" + agent + ":found"));
+    EXPECT_FALSE(sent.contains("label"));
+    EXPECT_EQ(sent["message"], "hi");
+    calls_.clear();
+    bodies_.clear();
+  }
+  // Two rows: refused as one node refuses them; none: the home answers as it came.
+  scripted_["1 /v1/internal/tools/sessions_list"] = {
+      200, R"({"rows":[{"key":"agent:)" + agent + R"(:a"},{"key":"agent:)" + agent + R"(:b"}]})"};
+  a = router.Route(Tool("sessions_send",
+                        R"({"label":"scout","agentId":")" + agent + R"(","message":"hi"})"));
+  EXPECT_EQ(a.status, 400);
+  EXPECT_NE(a.body.find("Multiple sessions found with label: scout"), std::string::npos) << a.body;
+  scripted_["1 /v1/internal/tools/sessions_list"] = {200, R"({"rows":[]})"};
+  {
+    std::lock_guard lock(mu_);
+    calls_.clear();
+    bodies_.clear();
+  }
+  a = router.Route(Tool("sessions_send",
+                        R"({"label":"scout","agentId":")" + agent + R"(","message":"hi"})"));
+  std::lock_guard lock(mu_);
+  ASSERT_EQ(calls_.size(), 3u);
+  EXPECT_EQ(calls_[2], "0 /v1/tools/sessions_send");
+  EXPECT_NE(bodies_[2].find("\"label\":\"scout\""), std::string::npos) << bodies_[2];
 }
 
 TEST_F(RouterReadsTest, OwnPartitionAndNoSecretKeepTheOldRouting) {
