@@ -50,6 +50,12 @@ void Header(std::string& out, const char* name, const char* type, const char* he
   out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
 }
 
+// A metric of one sample without labels: its HELP and TYPE, then the sample.
+void Single(std::string& out, const char* name, const char* type, const char* help, double v) {
+  Header(out, name, type, help);
+  Line(out, name, "", v);
+}
+
 std::string EscapeLabel(const std::string& v) {
   std::string out;
   for (char c : v) {
@@ -283,32 +289,29 @@ void RenderEngineHistograms(std::string& out, const EngineStats& s) {
 }
 
 void RenderRocksDb(std::string& out, const RocksDbStats& r) {
-  auto one = [&](const char* name, const char* type, const char* help, double v) {
-    Header(out, name, type, help);
-    Line(out, name, "", v);
-  };
-  one("statewatch_rocksdb_write_stopped", "gauge",
-      "1 while RocksDB stops writes (rocksdb.is-write-stopped), else 0.", r.write_stopped ? 1 : 0);
-  one("statewatch_rocksdb_delayed_write_rate_bytes_per_second", "gauge",
-      "RocksDB's write rate limit while it delays writes (0: not delaying).",
-      double(r.delayed_write_rate));
-  one("statewatch_rocksdb_running_compactions", "gauge", "Compactions running now.",
-      double(r.running_compactions));
-  one("statewatch_rocksdb_running_flushes", "gauge", "Memtable flushes running now.",
-      double(r.running_flushes));
-  one("statewatch_rocksdb_compactions_pending", "gauge",
-      "Column families with at least one compaction pending.", double(r.compactions_pending));
-  one("statewatch_rocksdb_pending_compaction_bytes", "gauge",
-      "Bytes RocksDB estimates compaction must rewrite to settle the levels.",
-      double(r.pending_compaction_bytes));
+  Single(out, "statewatch_rocksdb_write_stopped", "gauge",
+         "1 while RocksDB stops writes (rocksdb.is-write-stopped), else 0.",
+         r.write_stopped ? 1 : 0);
+  Single(out, "statewatch_rocksdb_delayed_write_rate_bytes_per_second", "gauge",
+         "RocksDB's write rate limit while it delays writes (0: not delaying).",
+         double(r.delayed_write_rate));
+  Single(out, "statewatch_rocksdb_running_compactions", "gauge", "Compactions running now.",
+         double(r.running_compactions));
+  Single(out, "statewatch_rocksdb_running_flushes", "gauge", "Memtable flushes running now.",
+         double(r.running_flushes));
+  Single(out, "statewatch_rocksdb_compactions_pending", "gauge",
+         "Column families with at least one compaction pending.", double(r.compactions_pending));
+  Single(out, "statewatch_rocksdb_pending_compaction_bytes", "gauge",
+         "Bytes RocksDB estimates compaction must rewrite to settle the levels.",
+         double(r.pending_compaction_bytes));
   Header(out, "statewatch_rocksdb_write_stalls_total", "counter",
          "Times a column family entered a write stall (RocksDB's stall notifications).");
   Line(out, "statewatch_rocksdb_write_stalls_total", "condition=\"delayed\"",
        double(r.stalls_delayed));
   Line(out, "statewatch_rocksdb_write_stalls_total", "condition=\"stopped\"",
        double(r.stalls_stopped));
-  one("statewatch_rocksdb_write_stall_seconds_total", "counter",
-      "Time with writes delayed or stopped by RocksDB in any column family.", r.stall_seconds);
+  Single(out, "statewatch_rocksdb_write_stall_seconds_total", "counter",
+         "Time with writes delayed or stopped by RocksDB in any column family.", r.stall_seconds);
 }
 
 // Fields of /proc/self/stat after the command name, from the state (field 3) on.
@@ -334,23 +337,20 @@ double BootTimeSeconds() {
 
 void RenderProcess(std::string& out) {
   ProcessStats p = ReadProcessStats();
-  auto one = [&](const char* name, const char* type, const char* help, double v) {
-    Header(out, name, type, help);
-    Line(out, name, "", v);
-  };
   if (p.ok) {
-    one("process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds.",
-        p.cpu_seconds);
-    one("process_resident_memory_bytes", "gauge", "Resident memory size in bytes.",
-        p.resident_bytes);
-    one("process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.", p.virtual_bytes);
-    one("process_start_time_seconds", "gauge",
-        "Start time of the process since unix epoch in seconds.", p.start_time_seconds);
+    Single(out, "process_cpu_seconds_total", "counter",
+           "Total user and system CPU time spent in seconds.", p.cpu_seconds);
+    Single(out, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.",
+           p.resident_bytes);
+    Single(out, "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.",
+           p.virtual_bytes);
+    Single(out, "process_start_time_seconds", "gauge",
+           "Start time of the process since unix epoch in seconds.", p.start_time_seconds);
   }
   if (p.open_fds >= 0)
-    one("process_open_fds", "gauge", "Number of open file descriptors.", p.open_fds);
+    Single(out, "process_open_fds", "gauge", "Number of open file descriptors.", p.open_fds);
   if (p.max_fds >= 0) {
-    one("process_max_fds", "gauge", "Maximum number of open file descriptors.", p.max_fds);
+    Single(out, "process_max_fds", "gauge", "Maximum number of open file descriptors.", p.max_fds);
   }
 }
 
@@ -398,12 +398,10 @@ std::string Metrics::Render(const EngineStats* stats, const ServiceGauges* servi
     }
   }
   auto counter = [&](const char* name, const char* help, double v) {
-    Header(out, name, "counter", help);
-    Line(out, name, "", v);
+    Single(out, name, "counter", help, v);
   };
   auto gauge = [&](const char* name, const char* help, double v) {
-    Header(out, name, "gauge", help);
-    Line(out, name, "", v);
+    Single(out, name, "gauge", help, v);
   };
   counter("statewatch_events_deduplicated_total",
           "Records answered with an existing event (dedupe key).", double(Load(deduplicated_)));
@@ -461,39 +459,36 @@ std::string Metrics::Render(const EngineStats* stats, const ServiceGauges* servi
 
 std::string RenderMonitorMetrics(const monitor::MonitorStats& stats) {
   std::string out;
-  auto one = [&](const char* name, const char* type, const char* help, double v) {
-    Header(out, name, type, help);
-    Line(out, name, "", v);
-  };
-  one("statewatch_upstream_ticks_total", "counter", "Upstream monitor ticks completed.",
-      double(stats.ticks));
-  one("statewatch_upstream_ticks_aborted_total", "counter", "Ticks aborted by a stop.",
-      double(stats.ticks_aborted));
-  one("statewatch_upstream_links_scanned_total", "counter", "Link scans that succeeded.",
-      double(stats.links_scanned));
-  one("statewatch_upstream_human_turns_total", "counter", "Human turns found upstream.",
-      double(stats.human_turns));
-  one("statewatch_upstream_echoes_total", "counter", "Upstream user turns dropped as self-echo.",
-      double(stats.echoes));
-  one("statewatch_upstream_events_recorded_total", "counter",
-      "human_direct_message and upstream_missing events recorded.", double(stats.events_recorded));
-  one("statewatch_upstream_failed_checks_total", "counter",
-      "Failed source checks (missing, unreadable, timed out).", double(stats.failed_checks));
-  one("statewatch_upstream_timeouts_total", "counter", "Provider calls that timed out.",
-      double(stats.timeouts));
-  one("statewatch_upstream_links_removed_total", "counter", "Links removed after missing.",
-      double(stats.links_removed));
-  one("statewatch_upstream_blocked_total", "counter",
-      "Blocked-line reports (a line over the scan cap).", double(stats.blocked));
-  one("statewatch_upstream_blocked_links", "gauge", "Links blocked at the last tick.",
-      double(stats.blocked_links));
-  one("statewatch_upstream_errors_total", "counter", "Engine reads or writes that failed.",
-      double(stats.errors));
-  one("statewatch_upstream_bytes_scanned_total", "counter", "JSONL bytes classified.",
-      double(stats.bytes_scanned));
-  one("statewatch_upstream_last_tick_timestamp_seconds", "gauge",
-      "Engine time of the last tick, in seconds since the Unix epoch.",
-      double(stats.last_tick_at_ms) / 1000.0);
+  Single(out, "statewatch_upstream_ticks_total", "counter", "Upstream monitor ticks completed.",
+         double(stats.ticks));
+  Single(out, "statewatch_upstream_ticks_aborted_total", "counter", "Ticks aborted by a stop.",
+         double(stats.ticks_aborted));
+  Single(out, "statewatch_upstream_links_scanned_total", "counter", "Link scans that succeeded.",
+         double(stats.links_scanned));
+  Single(out, "statewatch_upstream_human_turns_total", "counter", "Human turns found upstream.",
+         double(stats.human_turns));
+  Single(out, "statewatch_upstream_echoes_total", "counter",
+         "Upstream user turns dropped as self-echo.", double(stats.echoes));
+  Single(out, "statewatch_upstream_events_recorded_total", "counter",
+         "human_direct_message and upstream_missing events recorded.",
+         double(stats.events_recorded));
+  Single(out, "statewatch_upstream_failed_checks_total", "counter",
+         "Failed source checks (missing, unreadable, timed out).", double(stats.failed_checks));
+  Single(out, "statewatch_upstream_timeouts_total", "counter", "Provider calls that timed out.",
+         double(stats.timeouts));
+  Single(out, "statewatch_upstream_links_removed_total", "counter", "Links removed after missing.",
+         double(stats.links_removed));
+  Single(out, "statewatch_upstream_blocked_total", "counter",
+         "Blocked-line reports (a line over the scan cap).", double(stats.blocked));
+  Single(out, "statewatch_upstream_blocked_links", "gauge", "Links blocked at the last tick.",
+         double(stats.blocked_links));
+  Single(out, "statewatch_upstream_errors_total", "counter", "Engine reads or writes that failed.",
+         double(stats.errors));
+  Single(out, "statewatch_upstream_bytes_scanned_total", "counter", "JSONL bytes classified.",
+         double(stats.bytes_scanned));
+  Single(out, "statewatch_upstream_last_tick_timestamp_seconds", "gauge",
+         "Engine time of the last tick, in seconds since the Unix epoch.",
+         double(stats.last_tick_at_ms) / 1000.0);
   return out;
 }
 
