@@ -17,9 +17,7 @@ const std::string kChild = "agent:main:subagent:asof";
 class AsOfHttpTest : public ServerTest {
  protected:
   void SetUp() override {
-    StartServer();
-    PutSession(*http_, kBoss, {{"kind", "main"}});
-    PutSession(*http_, kChild, {{"parentSessionKey", kBoss}});
+    StartWithChild(kBoss, {{"kind", "main"}}, kChild);
     HttpResult w = http_->Post("/v1/watches", json::object{{"watcher", kBoss}, {"target", kChild}});
     ASSERT_EQ(w.status, 200) << w.body;
     first_ = Record(*http_, Event(kChild, "goal_changed", "human", {{"summary", "goal one"}}))[0];

@@ -17,9 +17,8 @@ const std::string kChild = "agent:main:subagent:7f3a";
 class NoticeFlowTest : public ServerTest {
  protected:
   void SetUp() override {
-    StartServer();
-    PutSession(*http_, kParent, {{"kind", "main"}, {"channel", "telegram"}});
-    PutSession(*http_, kChild, {{"parentSessionKey", kParent}, {"label", "worker"}});
+    StartWithChild(kParent, {{"kind", "main"}, {"channel", "telegram"}}, kChild,
+                   {{"label", "worker"}});
   }
 
   uint64_t Spawn() {

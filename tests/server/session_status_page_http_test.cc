@@ -50,9 +50,7 @@ json::object RandomEvent(std::mt19937_64& rng) {
 class SessionStatusPageHttpTest : public ServerTest {
  protected:
   void SetUp() override {
-    StartServer();
-    PutSession(*http_, kParent, {{"kind", "main"}});
-    PutSession(*http_, kChild, {{"parentSessionKey", kParent}});
+    StartWithChild(kParent, {{"kind", "main"}}, kChild);
   }
 
   // What the DOM path would have answered, with JsonResponse's closing newline.

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <boost/json.hpp>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -132,6 +133,19 @@ class ServerTest : public ::testing::Test {
     http_.reset();
     server_ = std::make_unique<TestServer>(std::move(o));
     http_ = std::make_unique<HttpClient>(server_->port());
+  }
+  // StartServer, then `parent` registered with `parent_fields` and `child` in its tree with
+  // `child_fields` (the parent may read and watch the child): the end-to-end tests' family.
+  void StartWithChild(const std::string& parent, boost::json::object parent_fields,
+                      const std::string& child, boost::json::object child_fields = {}) {
+    StartServer();
+    child_fields["parentSessionKey"] = parent;
+    const std::pair<const std::string*, const boost::json::object*> rows[] = {
+        {&parent, &parent_fields}, {&child, &child_fields}};
+    for (const auto& [key, fields] : rows) {
+      HttpResult r = http_->Request("PUT", "/v1/sessions/" + *key, boost::json::serialize(*fields));
+      ASSERT_EQ(r.status, 200) << *key << ": " << r.body;
+    }
   }
   // Stops the daemon, reopens its directory with the manual clock at `clock_ms`, and puts a
   // fresh client on it: what a gateway sees across a restart.
