@@ -142,6 +142,10 @@ net::ListenerAnswer PartitionRouter::Route(const net::ListenerRequest& request) 
           return SendByLabel(request, *home, *p);
         }
       }
+      const std::string key(ascii::Trim(body ? StringMember(*body, "sessionKey") : ""));
+      if (!key.empty() && key != "current" && !ascii::StartsWithIgnoreCase(key, "agent:")) {
+        return SendBySessionId(request, *home);  // a bare key or a session id
+      }
     }
     if (across && (path == "/v1/tools/session_status" || path == "/v1/tools/sessions_history")) {
       auto body = JsonObjectOf(request.body.empty() ? "{}" : request.body);

@@ -140,7 +140,8 @@ class PartitionRouter {
                                  uint32_t home, uint32_t partition) const;
   std::vector<net::ListenerAnswer> RemoteReads(const net::ListenerRequest& request,
                                                const std::string& tool, uint32_t home,
-                                               const std::vector<uint32_t>& partitions) const;
+                                               const std::vector<uint32_t>& partitions,
+                                               bool widen = false) const;
   // session_status / sessions_history naming a session id (or a bare key): the caller's home
   // first; when it answers 404 or 403, every other partition too (partition_router_reads.cc).
   net::ListenerAnswer ReadAnywhere(const net::ListenerRequest& request, const std::string& tool,
@@ -149,6 +150,9 @@ class PartitionRouter {
   // up there, then the call to the home by key (partition_router_reads.cc).
   net::ListenerAnswer SendByLabel(const net::ListenerRequest& request, uint32_t home,
                                   uint32_t partition) const;
+  // sessions_send naming a session id its home does not know: looked up in the other
+  // partitions, then the call to the home by key (partition_router_reads.cc).
+  net::ListenerAnswer SendBySessionId(const net::ListenerRequest& request, uint32_t home) const;
   // Fan-outs (server/partition_router.cc).
   net::ListenerAnswer Notices(const net::ListenerRequest& request) const;
   // The partitions a peek or drain asks, ascending: those the watcher directory lists, else

@@ -130,11 +130,21 @@ net::ListenerAnswer PartitionRouter::RemoteRead(const net::ListenerRequest& requ
   return RemoteReads(request, tool, home, {partition}).front();
 }
 
+// The context a lookup runs under: the caller's, widened to every session. A single node
+// finds a label's or an id's session first and checks the caller's access to it after, so
+// the lookup must not be narrowed by the caller's visibility.
+json::object Widened(json::object context) {
+  context["visibility"] = "all";
+  context["agentToAgent"] = json::object{{"enabled", true}, {"allow", json::array{"*"}}};
+  return context;
+}
+
 // The tool answered at each of `partitions` under the context the caller's home resolves
-// (asked once), in the order given; the home's refusal of the caller as every answer.
+// (asked once; `widen`: Widened), in the order given; the home's refusal of the caller as
+// every answer.
 std::vector<net::ListenerAnswer> PartitionRouter::RemoteReads(
     const net::ListenerRequest& request, const std::string& tool, uint32_t home,
-    const std::vector<uint32_t>& partitions) const {
+    const std::vector<uint32_t>& partitions, bool widen) const {
   net::ListenerAnswer context = CallerContext(home, request, tool);
   if (context.status != 200) {  // the caller's own refusal (policy, caller)
     return std::vector<net::ListenerAnswer>(partitions.size(), context);
@@ -144,7 +154,9 @@ std::vector<net::ListenerAnswer> PartitionRouter::RemoteReads(
   if (!ctx || !params) {
     return std::vector<net::ListenerAnswer>(partitions.size(), BadCallerContext(home, context));
   }
-  json::object inner{{"caller", (*ctx)["caller"]}, {"context", *ctx}, {"params", *params}};
+  json::object inner{{"caller", (*ctx)["caller"]},
+                     {"context", widen ? Widened(*ctx) : *ctx},
+                     {"params", *params}};
   const std::string body = json::serialize(inner);
   const std::string target = "/v1/internal/tools/" + tool;
   std::vector<std::future<net::ListenerAnswer>> pending;
@@ -321,12 +333,9 @@ net::ListenerAnswer PartitionRouter::SendByLabel(const net::ListenerRequest& req
   if (!params || !ctx) return as_is();
   const std::string label = StringMember(*params, "label");
   const std::string agent = StringMember(*params, "agentId");
-  json::object lookup = *ctx;
-  lookup["visibility"] = "all";
-  lookup["agentToAgent"] = json::object{{"enabled", true}, {"allow", json::array{"*"}}};
   const std::string inner = json::serialize(json::object{
       {"caller", (*ctx)["caller"]},
-      {"context", lookup},
+      {"context", Widened(*ctx)},
       {"params", json::object{{"label", label}, {"agentId", agent}, {"limit", 2}}},
       {"window", json::object{{"take", 2}}}});
   const std::string target = "/v1/internal/tools/sessions_list";
@@ -347,6 +356,38 @@ net::ListenerAnswer PartitionRouter::SendByLabel(const net::ListenerRequest& req
   (*params)["sessionKey"] = StringMember(row.as_object(), "key");
   return ToPartition(home, request, json::serialize(*params), options_.tool_timeout,
                      options_.retry_for);
+}
+
+// sessions_send naming a session id (a `sessionKey` that is not an agent-scoped key) that
+// the caller's home does not know: a single node finds an id among all its sessions. The
+// home answers first, as before; on its 404 "Session not found" the other partitions are
+// asked for the id's session (session_status under the widened context, in parallel), and
+// the call goes to the home again naming the one found by key; none: the home's answer.
+net::ListenerAnswer PartitionRouter::SendBySessionId(const net::ListenerRequest& request,
+                                                     uint32_t home) const {
+  net::ListenerAnswer at_home =
+      ToPartition(home, request, request.body, options_.tool_timeout, options_.retry_for);
+  auto params = JsonObjectOf(request.body);
+  if (at_home.status != 404 || at_home.body.find("Session not found") == std::string::npos ||
+      !params) {
+    return at_home;
+  }
+  net::ListenerRequest lookup = request;
+  lookup.body = json::serialize(json::object{{"sessionKey", StringMember(*params, "sessionKey")}});
+  std::vector<uint32_t> others;
+  for (uint32_t p = 0; p < options_.partitions; ++p) {
+    if (p != home) others.push_back(p);
+  }
+  for (const net::ListenerAnswer& a :
+       RemoteReads(lookup, "session_status", home, others, /*widen=*/true)) {
+    auto card = a.status == 200 ? JsonObjectOf(a.body) : std::nullopt;
+    const std::string key = card ? StringMember(*card, "sessionKey") : std::string();
+    if (key.empty()) continue;
+    (*params)["sessionKey"] = key;
+    return ToPartition(home, request, json::serialize(*params), options_.tool_timeout,
+                       options_.retry_for);
+  }
+  return at_home;
 }
 
 }  // namespace statewatch::server

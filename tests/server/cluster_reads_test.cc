@@ -95,12 +95,24 @@ TEST_F(ClusterReadsTest, ASessionIdOfAnotherPartitionIsFoundFromAnyNode) {
     ASSERT_EQ(r.status, 200) << tool << ": " << r.body;
     EXPECT_NE(r.body.find(remote), std::string::npos) << tool << ": " << r.body;
   }
+  // A send naming the id: looked up, then sent by key, as one node does.
+  auto sent = Tool(any, "sessions_send", caller,
+                   json::object{{"sessionKey", "4be1c0de-0000-4000-8000-000000000002"},
+                                {"message", "hi"},
+                                {"timeoutSeconds", 0}});
+  ASSERT_EQ(sent.status, 200) << sent.body;
+  EXPECT_EQ(json::parse(sent.body).at("sessionKey"), json::value(remote)) << sent.body;
   auto unknown = Tool(any, "session_status", caller,
                       json::object{{"sessionKey", "4be1c0de-0000-4000-8000-00000000dead"}});
   EXPECT_EQ(unknown.status, 404) << unknown.body;
   EXPECT_NE(unknown.body.find("Unknown sessionKey: 4be1c0de-0000-4000-8000-00000000dead"),
             std::string::npos)
       << unknown.body;  // the home's answer, as on one node
+  auto nowhere = Tool(any, "sessions_send", caller,
+                      json::object{{"sessionKey", "4be1c0de-0000-4000-8000-00000000dead"},
+                                   {"message", "hi"}});
+  EXPECT_EQ(nowhere.status, 404) << nowhere.body;
+  EXPECT_NE(nowhere.body.find("Session not found"), std::string::npos) << nowhere.body;
 }
 
 // sessions_send by label in an agent of another partition finds the session there and
