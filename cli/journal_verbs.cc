@@ -145,11 +145,13 @@ int RunVersions(Command& c) {
 int RunDeleteSession(Command& c) {
   auto session = SessionFromOptions(c.args, "session", "agent");
   if (!session.ok()) return RuntimeError(c, session.status());
-  auto engine = c.OpenEngine();
-  if (!engine.ok()) return RuntimeError(c, engine.status());
-  Status status = (*engine)->DeleteSession(*session);
-  if (!status.ok()) return RuntimeError(c, status);
-  return PrintJson(c, json::object{{"deleted", true}});
+  return PrintEngineAnswer(
+      c,
+      [&](Engine& engine) -> Result<bool> {
+        SW_RETURN_IF_ERROR(engine.DeleteSession(*session));
+        return true;
+      },
+      [](bool) { return json::object{{"deleted", true}}; });
 }
 
 int RunPrune(Command& c) {

@@ -55,15 +55,16 @@ int RunUpstreamAdd(Command& c) {
 int RunUpstreamRemove(Command& c) {
   auto session = SessionFromOptions(c.args, "session", "agent");
   if (!session.ok()) return RuntimeError(c, session.status());
-  auto engine = c.OpenEngine();
-  if (!engine.ok()) return RuntimeError(c, engine.status());
-  auto removed = monitor::RemoveUpstreamLink(**engine, *session);
-  if (!removed.ok()) return RuntimeError(c, removed.status());
-  if (!*removed) {
-    return RuntimeError(c,
-                        Status::NotFound("no upstream link for session " + session->session_key));
-  }
-  return PrintJson(c, json::object{{"deleted", true}});
+  return PrintEngineAnswer(
+      c,
+      [&](Engine& engine) -> Result<bool> {
+        auto removed = monitor::RemoveUpstreamLink(engine, *session);
+        if (removed.ok() && !*removed) {
+          return Status::NotFound("no upstream link for session " + session->session_key);
+        }
+        return removed;
+      },
+      [](bool) { return json::object{{"deleted", true}}; });
 }
 
 }  // namespace statewatch::cli
