@@ -6,6 +6,30 @@
 
 namespace statewatch::control {
 
+namespace {
+
+// A record of the cluster's directory, or nullopt (logged) when it does not decode: a bad
+// record is skipped, so that one damaged key does not blind every node to the rest.
+template <typename T>
+std::optional<T> Decoded(const KeyValue& kv, Result<T> decoded) {
+  if (decoded.ok()) return std::move(*decoded);
+  spdlog::warn("event=bad_record key={} error=\"{}\"", kv.key, decoded.status().ToString());
+  return std::nullopt;
+}
+
+// The partition a per-partition key names, or nullopt (logged, skipped) when it names none of
+// the cluster's.
+std::optional<uint32_t> PartitionKey(const KeyValue& kv, const std::string& suffix,
+                                     uint32_t partitions) {
+  auto p = ClusterKeys::PartitionOf(suffix, partitions);
+  if (!p) {
+    spdlog::warn("event=bad_record key={} error=\"not a partition of {}\"", kv.key, partitions);
+  }
+  return p;
+}
+
+}  // namespace
+
 Result<ClusterView> ReadClusterView(EtcdClient& etcd, const ClusterKeys& keys) {
   auto all = etcd.Range(keys.Root());
   if (!all.ok()) return all.status();
@@ -25,36 +49,24 @@ Result<ClusterView> ReadClusterView(EtcdClient& etcd, const ClusterKeys& keys) {
       view.controller_create_revision = kv.create_revision;
       view.controller_lease = kv.lease;
     } else if (auto id = ClusterKeys::Suffix(kv.key, keys.NodesPrefix())) {
-      auto record = DecodeNodeRecord(kv.value);
-      if (!record.ok()) {
-        spdlog::warn("event=bad_record key={} error=\"{}\"", kv.key, record.status().ToString());
-        continue;
-      }
+      auto record = Decoded(kv, DecodeNodeRecord(kv.value));
+      if (!record) continue;
       record->lease = kv.lease;
       view.placement.nodes[*id] = std::move(*record);
     } else if (auto suffix = ClusterKeys::Suffix(kv.key, keys.AssignPrefix())) {
-      auto p = ClusterKeys::PartitionOf(*suffix, view.partitions);
-      auto a = DecodeAssignment(kv.value);
-      if (!p || !a.ok()) {
-        spdlog::warn("event=bad_record key={}", kv.key);
-        continue;
-      }
+      auto p = PartitionKey(kv, *suffix, view.partitions);
+      auto a = Decoded(kv, DecodeAssignment(kv.value));
+      if (!p || !a) continue;
       a->epoch = kv.mod_revision;
       view.placement.assignments[*p] = std::move(*a);
     } else if (auto move = ClusterKeys::Suffix(kv.key, keys.MovesPrefix())) {
-      auto p = ClusterKeys::PartitionOf(*move, view.partitions);
-      auto m = DecodeMoveRequest(kv.value);
-      if (!p || !m.ok()) {
-        spdlog::warn("event=bad_record key={}", kv.key);
-        continue;
-      }
+      auto p = PartitionKey(kv, *move, view.partitions);
+      auto m = Decoded(kv, DecodeMoveRequest(kv.value));
+      if (!p || !m) continue;
       view.placement.moves[*p] = m->to;
     } else if (auto node = ClusterKeys::Suffix(kv.key, keys.DrainsPrefix())) {
-      auto d = DecodeDrainRequest(kv.value);
-      if (!d.ok()) {
-        spdlog::warn("event=bad_record key={}", kv.key);
-        continue;
-      }
+      auto d = Decoded(kv, DecodeDrainRequest(kv.value));
+      if (!d) continue;
       view.placement.drains[*node] = d->lease;
     }
   }
