@@ -145,6 +145,7 @@ net::ListenerAnswer ClusterNode::Handle(const net::ListenerRequest& r) {
       // The client's own token upstream: the owner checks its scope (read, for a feed).
       o.token = std::string(BearerToken(r.authorization));
       o.stop = &stop_;
+      o.wake_window_ms = options_.server.wake_window_ms;
       o.now_ms = [] {
         return std::chrono::duration_cast<std::chrono::milliseconds>(
                    std::chrono::system_clock::now().time_since_epoch())

@@ -12,6 +12,7 @@
 #include "base/ascii.h"
 #include "net/websocket.h"
 #include "server/url.h"
+#include "server/wake_window.h"
 
 namespace statewatch::server {
 namespace json = boost::json;
@@ -57,9 +58,23 @@ void RelayStream(int fd, const net::ListenerRequest& request, const StreamRelayO
   net::HeaderList headers;
   if (!options.token.empty()) headers.emplace_back("Authorization", "Bearer " + options.token);
   std::vector<Upstream> up(options.partitions);
+  // A wake feed of one watcher gets one wake per window across all partitions (A4).
+  WakeWindow window(wake_feed ? options.wake_window_ms : 0);
+  auto steady_ms = [] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               Clock::now().time_since_epoch())
+        .count();
+  };
+  auto relay = [&](std::string message) {
+    auto out = window.Offer(std::move(message), steady_ms());
+    return out ? (*client)->SendText(*out) : Status::OK();
+  };
 
   while (options.stop == nullptr || !options.stop->load()) {
     const auto now = Clock::now();
+    if (auto held = window.Due(steady_ms())) {
+      if (!(*client)->SendText(*held).ok()) return;
+    }
     for (uint32_t p = 0; p < options.partitions; ++p) {
       Upstream& u = up[p];
       if (u.ws || now < u.next_try) continue;
@@ -77,7 +92,7 @@ void RelayStream(int fd, const net::ListenerRequest& request, const StreamRelayO
       if (wake_feed && HasPending(owner->url, watcher, options.token)) {
         json::object wake{{"watcher", watcher}, {"reason", "reconnected"},
                           {"at", options.now_ms ? options.now_ms() : 0}};
-        if (!(*client)->SendText(json::serialize(wake)).ok()) return;
+        if (!relay(json::serialize(wake)).ok()) return;
       }
     }
     std::vector<pollfd> fds{{(*client)->fd(), POLLIN, 0}};
@@ -112,7 +127,7 @@ void RelayStream(int fd, const net::ListenerRequest& request, const StreamRelayO
           break;
         }
         if (!got->has_value()) break;
-        if (Status sent = (*client)->SendText(**got); !sent.ok()) {
+        if (Status sent = relay(std::move(**got)); !sent.ok()) {
           spdlog::debug("event=relay_client_gone error=\"{}\"", sent.ToString());
           return;
         }

@@ -11,6 +11,8 @@
 // {"watcher", "reason": "reconnected", "at"} when some are pending: a wake fired while the
 // upstream was not open costs latency, never a notice, and at most one extra wake. A delivery
 // feed needs no such step: a slot offers every unacknowledged delivery again on each connect.
+// A wake feed of one watcher is windowed once more here (server/wake_window.h): one wake per
+// `wake_window_ms` across all partitions, the newest held one sent when the window ends.
 //
 // Runs on the listener's connection thread until the client closes, a write to it fails, or
 // `stop` is set (checked every 100 ms). One thread serves the client and all upstreams
@@ -38,6 +40,8 @@ struct StreamRelayOptions {
   const std::atomic<bool>* stop = nullptr;
   // The clock of the "reconnected" wake's "at" (the node's system clock).
   std::function<int64_t()> now_ms;
+  // A wake feed's window at this node (serve --wake-window-ms); 0: none.
+  int64_t wake_window_ms = 0;
 };
 
 // True when `request` asks to upgrade to a WebSocket.

@@ -126,11 +126,12 @@ TEST_F(ClusterNodeTest, AnyNodesPortAnswersEverySessionAndDrainsAcrossPartitions
     EXPECT_NE(w.body.find("\"watched\":true"), std::string::npos) << w.body;
     ASSERT_EQ(any.Post("/v1/events", HumanMessage(SessionOf(p))).status, 200);
   }
-  // A wake per target's partition: live (its context key), or the relay's catch-up
-  // ("reconnected") when its upstream opened after the notice did.
+  // One wake for the watcher across the partitions (the node's window, A4): live (a
+  // target's context key), or the relay's catch-up ("reconnected") when an upstream opened
+  // after the notice did; the other targets' wakes wait for the window's end (20 s).
   std::multiset<std::string> woken;
   std::string frames;
-  for (int i = 0; i < 8 && woken.size() < kPartitions - 1; ++i) {  // bounded: kWait each
+  for (int i = 0; i < 8 && woken.empty(); ++i) {  // bounded: kWait each
     frames += wakes.ReadUntil("}");
     for (std::size_t open = frames.find('{'); open != std::string::npos; open = frames.find('{')) {
       const std::size_t close = frames.find('}', open);
@@ -141,10 +142,12 @@ TEST_F(ClusterNodeTest, AnyNodesPortAnswersEverySessionAndDrainsAcrossPartitions
       woken.insert(std::string(w.at("reason").as_string()));
     }
   }
-  ASSERT_GE(woken.size(), kPartitions - 1u);
+  ASSERT_EQ(woken.size(), 1u);
+  bool known = woken.count("reconnected") > 0;
   for (uint32_t p = 1; p < kPartitions; ++p) {
-    EXPECT_TRUE(woken.count("session-state:" + SessionOf(p)) + woken.count("reconnected") > 0);
+    known = known || woken.count("session-state:" + SessionOf(p)) > 0;
   }
+  EXPECT_TRUE(known) << *woken.begin();
   auto peek = any.Get("/v1/notices?watcher=" + watcher);
   ASSERT_EQ(peek.status, 200) << peek.body;
   EXPECT_EQ(peek.body.find("incomplete"), std::string::npos) << peek.body;
