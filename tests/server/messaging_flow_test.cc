@@ -37,6 +37,11 @@ class MessagingFlowTest : public ServerTest {
     json::value v = r.json();
     return v.is_object() ? v.as_object() : json::object();
   }
+  // A sessions_send from kA to kB that does not wait (timeoutSeconds 0): its answer.
+  json::object SendWithoutWaiting(const std::string& message) {
+    return Ok(Tool(*http_, "sessions_send", kA,
+                   json::object{{"sessionKey", kB}, {"message", message}, {"timeoutSeconds", 0}}));
+  }
 };
 
 TEST_F(MessagingFlowTest, SendWaitsForTheReplyDeliveredAsInterSessionData) {
@@ -88,9 +93,7 @@ TEST_F(MessagingFlowTest, WaitingSendTimesOutWhenTheManualClockPassesItsDeadline
 TEST_F(MessagingFlowTest, FireAndForgetAnswersAcceptedAtOnce) {
   StartServer(/*ping_pong_turns=*/0);
   FeedAgent feed(server_->port(), "main");
-  json::object result =
-      Ok(Tool(*http_, "sessions_send", kA,
-              json::object{{"sessionKey", kB}, {"message", "fyi"}, {"timeoutSeconds", 0}}));
+  json::object result = SendWithoutWaiting("fyi");
   EXPECT_EQ(Str(result, "status"), "accepted");
   json::object d = feed.Next();
   EXPECT_EQ(Str(d, "text"), "fyi");
@@ -127,9 +130,7 @@ TEST_F(MessagingFlowTest, PingPongRunsExactlyTheConfiguredTurns) {
 TEST_F(MessagingFlowTest, ReplySkipStopsThePingPong) {
   StartServer(/*ping_pong_turns=*/5);
   FeedAgent feed(server_->port(), "main");
-  json::object sent =
-      Ok(Tool(*http_, "sessions_send", kA,
-              json::object{{"sessionKey", kB}, {"message", "hello"}, {"timeoutSeconds", 0}}));
+  json::object sent = SendWithoutWaiting("hello");
   std::string run = Str(sent, "runId");
   EXPECT_EQ(Str(feed.Next(), "sessionKey"), kB);
   json::object update = Ok(Reply(*http_, run, "hi A"));
@@ -210,10 +211,8 @@ TEST_F(MessagingFlowTest, UnacknowledgedDeliveriesAreOfferedAgainAfterARestart) 
   uint64_t first_id = 0;
   {
     FeedAgent feed(server_->port(), "main");
-    Ok(Tool(*http_, "sessions_send", kA,
-            json::object{{"sessionKey", kB}, {"message", "one"}, {"timeoutSeconds", 0}}));
-    Ok(Tool(*http_, "sessions_send", kA,
-            json::object{{"sessionKey", kB}, {"message", "two"}, {"timeoutSeconds", 0}}));
+    SendWithoutWaiting("one");
+    SendWithoutWaiting("two");
     json::object one = feed.Next();
     json::object two = feed.Next();
     first_id = one["deliveryId"].to_number<uint64_t>();
