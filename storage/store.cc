@@ -300,24 +300,24 @@ Status BoundLogFiles(Store::Rep* rep, std::size_t wal_files, std::size_t max_wal
 // right away, and says so once, here; a read-only open cannot retire it and says that.
 Status RetireTornLogs(Store::Rep* rep, const std::vector<TornTail>& torn) {
   if (torn.empty()) return Status::OK();
-  if (rep->read_only) {
-    for (const TornTail& t : torn) {
+  if (!rep->read_only) {
+    rocksdb::FlushOptions fo;
+    fo.wait = true;
+    SW_RETURN_IF_ERROR(FromRocks(rep->db->Flush(fo, rep->owned_handles),
+                                 "flushing the writes recovered before a torn log tail"));
+  }
+  for (const TornTail& t : torn) {
+    if (rep->read_only) {
       spdlog::info(
           "event=wal_tail_found file={} offset={} bytes={}: a write cut off by a crash; "
           "recovery skips it, and the next writable open retires the log",
           t.file, t.offset, t.dropped);
+    } else {
+      spdlog::warn(
+          "event=wal_tail_dropped file={} offset={} bytes={}: a write cut off by a crash was "
+          "dropped (never acknowledged under sync durability); the log is retired",
+          t.file, t.offset, t.dropped);
     }
-    return Status::OK();
-  }
-  rocksdb::FlushOptions fo;
-  fo.wait = true;
-  SW_RETURN_IF_ERROR(FromRocks(rep->db->Flush(fo, rep->owned_handles),
-                               "flushing the writes recovered before a torn log tail"));
-  for (const TornTail& t : torn) {
-    spdlog::warn(
-        "event=wal_tail_dropped file={} offset={} bytes={}: a write cut off by a crash was "
-        "dropped (never acknowledged under sync durability); the log is retired",
-        t.file, t.offset, t.dropped);
   }
   return Status::OK();
 }
