@@ -55,6 +55,21 @@ SendRunState LegacyState(const RunRecord& run) {
 
 SendRunState StateOf(const RunRecord& run) { return run.send ? *run.send : LegacyState(run); }
 
+// What a reply or an end starts from: the run's state, the update that says nothing changed
+// (returned as it is when the run is done), and whether it completes the parked call.
+struct SendStep {
+  SendRunState s;
+  RunUpdate u;
+  bool completes_call = false;
+};
+SendStep BeginStep(const RunRecord& run) {
+  SendStep step{StateOf(run), RunUpdate{}, false};
+  step.u.run_id = run.run_id;
+  step.u.status = run.status;
+  step.completes_call = step.s.phase == Phase::kAwaiting;
+  return step;
+}
+
 int64_t TurnTimeoutMs(const SendRunState& s) {
   return s.timeout_ms > 0 ? s.timeout_ms : kDefaultSendTimeoutSeconds * 1000;
 }
@@ -306,12 +321,8 @@ Result<ToolAnswer> SessionMessaging::Dispatch(const SessionName& caller, const S
 
 // A reply from the side the run waits for. REQUIRES: the run's stripe is held.
 Result<RunUpdate> SessionMessaging::ApplyReply(RunRecord run, std::string_view text, int64_t now) {
-  SendRunState s = StateOf(run);
-  RunUpdate u;
-  u.run_id = run.run_id;
-  u.status = run.status;
+  auto [s, u, completes_call] = BeginStep(run);
   if (s.phase == Phase::kDone) return u;
-  bool completes_call = s.phase == Phase::kAwaiting;
   bool forward = false;
   if (completes_call) {
     run.status = "ok";
@@ -373,12 +384,8 @@ Result<RunUpdate> SessionMessaging::ApplyReply(RunRecord run, std::string_view t
 // Ends a send run that did not get (all) its replies. REQUIRES: the run's stripe is held.
 Result<RunUpdate> SessionMessaging::EndSend(RunRecord run, const std::string& status,
                                             std::string_view error, int64_t now) {
-  SendRunState s = StateOf(run);
-  RunUpdate u;
-  u.run_id = run.run_id;
-  u.status = run.status;
+  auto [s, u, completes_call] = BeginStep(run);
   if (s.phase == Phase::kDone) return u;
-  bool completes_call = s.phase == Phase::kAwaiting;
   if (completes_call) {
     run.status = status;
     run.result = std::string(error);

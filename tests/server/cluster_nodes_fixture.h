@@ -13,6 +13,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "control/etcd_fixture.h"
 #include "control/operator.h"
@@ -49,8 +50,10 @@ class ClusterNodesFixture : public EtcdFixture {
     std::error_code ec;
     std::filesystem::remove_all(root_, ec);
   }
+  // The cluster's name in etcd: one per test (suite and name).
   static std::string Name() {
-    return std::string("c-") + ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    return std::string("c-") + info->test_suite_name() + "-" + info->name();
   }
 
   void StartNode(const std::string& id) {
@@ -59,6 +62,7 @@ class ClusterNodesFixture : public EtcdFixture {
     o.server.data_dir = root_ + "/" + id;
     o.server.tools.visibility = visibility_;
     o.server.tools.agent_to_agent.enabled = true;
+    o.server.messaging.tool_policy.allow_agents = allow_agents_;
     o.etcd = {url_};
     o.cluster = Name();
     o.node_id = id;
@@ -114,6 +118,7 @@ class ClusterNodesFixture : public EtcdFixture {
   }
 
   tools::Visibility visibility_ = tools::Visibility::kAll;
+  std::vector<std::string> allow_agents_;  // agents a session may spawn into besides its own
   std::string root_;
   std::unique_ptr<ClusterKeys> keys_;
   std::map<uint32_t, server::PartitionLogs> logs_;

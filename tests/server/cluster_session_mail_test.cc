@@ -8,23 +8,10 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <filesystem>
-#include <map>
-#include <memory>
 #include <string>
 #include <thread>
 
-#include "control/etcd_fixture.h"
-#include "control/operator.h"
-#include "control/placement.h"
-#include "engine/agent_partition.h"
-#include "http_helpers.h"
-#include "log/mem_checkpoint_store.h"
-#include "log/mem_log.h"
-#include "server/cluster_node.h"
-#include "status_matchers.h"
-#include "test_client.h"
-#include "test_server.h"
+#include "cluster_nodes_fixture.h"
 
 namespace statewatch::control {
 namespace {
@@ -33,64 +20,9 @@ using statewatch::testing::HttpClient;
 using statewatch::testing::Tool;
 namespace json = boost::json;
 
-constexpr uint32_t kPartitions = 3;
-
-class ClusterSessionMailTest : public EtcdFixture {
+class ClusterSessionMailTest : public ClusterNodesFixture {
  protected:
-  void SetUp() override {
-    EtcdFixture::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
-    root_ = statewatch::testing::MakeTempDir("statewatch-mail-test");
-    keys_ = std::make_unique<ClusterKeys>(Name());
-    for (uint32_t p = 0; p < kPartitions; ++p) {
-      logs_[p].stream = std::make_shared<log::MemLog>();
-      logs_[p].checkpoints = std::make_shared<log::MemCheckpointStore>();
-    }
-  }
-  void TearDown() override {
-    for (auto& [id, node] : nodes_) node.reset();
-    std::error_code ec;
-    std::filesystem::remove_all(root_, ec);
-  }
-  static std::string Name() {
-    return std::string("m-") + ::testing::UnitTest::GetInstance()->current_test_info()->name();
-  }
-
-  void StartNode(const std::string& id) {
-    server::ClusterNodeOptions o;
-    o.server = statewatch::testing::TestOptions();
-    o.server.data_dir = root_ + "/" + id;
-    o.server.tools.visibility = tools::Visibility::kAll;  // sends between agents
-    o.server.tools.agent_to_agent.enabled = true;
-    o.server.messaging.tool_policy.allow_agents = {"*"};  // spawns into any agent
-    o.etcd = {url_};
-    o.cluster = Name();
-    o.node_id = id;
-    o.partitions = kPartitions;
-    o.lease_ttl_seconds = 1;
-    o.poll = std::chrono::milliseconds(20);
-    o.open_partition = [this](uint32_t p) -> Result<server::PartitionLogs> { return logs_[p]; };
-    auto node = server::ClusterNode::Start(o);
-    ASSERT_OK(node);
-    nodes_[id] = std::move(*node);
-  }
-
-  // Polls (bounded: 30 s) until every partition is ready and the controller is done.
-  ClusterView WaitReady() {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    for (;;) {
-      auto view = ReadClusterView(*client_, *keys_);
-      EXPECT_OK(view);
-      if (!view.ok()) return {};
-      view->placement.warm_lag = 1000;
-      if (ClusterReady(*view) && Plan(view->placement).changes.empty()) return *view;
-      if (std::chrono::steady_clock::now() > deadline) {
-        ADD_FAILURE() << "not ready within 30 s: " << ClusterStatusJson(*view, Name());
-        return *view;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-  }
+  ClusterSessionMailTest() { allow_agents_ = {"*"}; }  // spawns into any agent
 
   static std::string AgentOf(uint32_t p) {
     for (int i = 0;; ++i) {
@@ -127,10 +59,6 @@ class ClusterSessionMailTest : public EtcdFixture {
     }
   }
 
-  std::string root_;
-  std::unique_ptr<ClusterKeys> keys_;
-  std::map<uint32_t, server::PartitionLogs> logs_;
-  std::map<std::string, std::unique_ptr<server::ClusterNode>> nodes_;
 };
 
 TEST_F(ClusterSessionMailTest, ASendCrossesPartitionsAndItsReplyComesBack) {
