@@ -7,6 +7,7 @@
 #include "engine/event_validation.h"
 #include "engine/flatbuffer_values.h"
 #include "engine/group_write.h"
+#include "engine/side_table_writes.h"
 #include "engine/table_codecs.h"
 #include "schema/session_mail_generated.h"
 #include "statewatch/session_key.h"
@@ -15,7 +16,6 @@
 namespace statewatch {
 
 namespace fb = schema::session_mail;
-using engine::GroupCounter;
 using engine::GroupWrite;
 using storage::Family;
 
@@ -211,7 +211,7 @@ Result<std::vector<Delivery>> SessionMailTables::Commit(HomeGroup group) {
     auto name = ResolveSession(d.session_key, d.agent_id);
     if (!name.ok()) return name.status();
     SW_RETURN_IF_ERROR(host_->CheckOwned(*name));
-    if (!IsValidUtf8(message.role) || !IsValidUtf8(message.content_json)) {
+    if (!engine::IsValidUtf8Message(message)) {
       return Status::InvalidArgument("delivery to " + d.session_key +
                                      ": its message is not valid UTF-8");
     }
@@ -230,16 +230,8 @@ Result<std::vector<Delivery>> SessionMailTables::Commit(HomeGroup group) {
     }
     for (std::size_t i = 0; i < group.deliveries.size(); ++i) {
       // The transcript first, then the delivery (as SessionMessaging's Enqueue orders them).
-      TranscriptMessage message = group.deliveries[i].second;
-      message.index = g.NextId(GroupCounter::kMessageIndex);
-      if (message.timestamp_ms == 0) message.timestamp_ms = g.now();
-      g.Put(Family::kTranscripts, storage::TranscriptKey(g.Intern(names[i]), message.index),
-            engine::EncodeTranscriptMessage(message));
-      Delivery d = group.deliveries[i].first;
-      d.id = g.NextId(GroupCounter::kDeliveryId);
-      if (d.created_at_ms == 0) d.created_at_ms = g.now();
-      g.Put(Family::kDeliveries, storage::DeliveryKey(d.id), engine::EncodeDelivery(d));
-      out.push_back(std::move(d));
+      engine::PutTranscriptMessage(g, names[i], group.deliveries[i].second);
+      out.push_back(engine::PutDelivery(g, group.deliveries[i].first));
     }
     return Status::OK();
   });
@@ -282,7 +274,7 @@ Result<bool> SessionMailTables::Apply(const SessionMail& mail,
   if (!name.ok()) return name.status();
   SW_RETURN_IF_ERROR(host_->CheckOwned(*name));
   for (const TranscriptMessage& message : messages) {
-    if (!IsValidUtf8(message.role) || !IsValidUtf8(message.content_json)) {
+    if (!engine::IsValidUtf8Message(message)) {
       return Status::InvalidArgument("session mail " + mail.key + ": message is not valid UTF-8");
     }
   }
@@ -292,22 +284,10 @@ Result<bool> SessionMailTables::Apply(const SessionMail& mail,
     auto mark = g.Get(Family::kWebhooks, MarkKey(mail.key));
     if (!mark.ok()) return mark.status();
     if (mark->has_value()) return Status::OK();
-    if (!messages.empty()) {
-      SessionRef ref = g.Intern(n);
-      for (TranscriptMessage& message : messages) {
-        message.index = g.NextId(GroupCounter::kMessageIndex);
-        if (message.timestamp_ms == 0) message.timestamp_ms = g.now();
-        g.Put(Family::kTranscripts, storage::TranscriptKey(ref, message.index),
-              engine::EncodeTranscriptMessage(message));
-      }
+    for (const TranscriptMessage& message : messages) {
+      engine::PutTranscriptMessage(g, n, message);
     }
-    if (mail.kind != kMailKindEvent) {
-      Delivery d = mail.delivery;
-      d.id = g.NextId(GroupCounter::kDeliveryId);
-      if (d.created_at_ms == 0) d.created_at_ms = g.now();
-      g.Put(Family::kDeliveries, storage::DeliveryKey(d.id), engine::EncodeDelivery(d));
-      enqueued = std::move(d);
-    }
+    if (mail.kind != kMailKindEvent) enqueued = engine::PutDelivery(g, mail.delivery);
     g.Put(Family::kWebhooks, MarkKey(mail.key), EncodeMark(g.now()));
     applied = true;
     return Status::OK();

@@ -9,13 +9,13 @@
 #include "engine/event_validation.h"
 #include "engine/group_write.h"
 #include "engine/side_table_reads.h"
+#include "engine/side_table_writes.h"
 #include "engine/table_codecs.h"
 #include "statewatch/session_key.h"
 #include "storage/key_codec.h"
 
 namespace statewatch {
 
-using engine::GroupCounter;
 using engine::GroupWrite;
 using storage::Family;
 
@@ -43,23 +43,12 @@ Status SessionTables::AppendTranscript(const SessionName& session,
   if (!name.ok()) return name.status();
   SW_RETURN_IF_ERROR(host().CheckOwned(*name));
   for (const TranscriptMessage& m : messages) {
-    bool provenance_ok =
-        !m.provenance ||
-        (IsValidUtf8(m.provenance->source_session_key) && IsValidUtf8(m.provenance->source_tool) &&
-         IsValidUtf8(m.provenance->source_channel) && IsValidUtf8(m.provenance->run_id));
-    if (!IsValidUtf8(m.role) || !IsValidUtf8(m.content_json) || !IsValidUtf8(m.tool_name) ||
-        !provenance_ok) {
+    if (!engine::IsValidUtf8Message(m)) {
       return Status::InvalidArgument("transcript message is not valid UTF-8");
     }
   }
   return host().WriteInGroup([&, n = *name](GroupWrite& g) {
-    SessionRef ref = g.Intern(n);
-    for (TranscriptMessage& m : messages) {
-      m.index = g.NextId(GroupCounter::kMessageIndex);
-      if (m.timestamp_ms == 0) m.timestamp_ms = g.now();
-      g.Put(Family::kTranscripts, storage::TranscriptKey(ref, m.index),
-            engine::EncodeTranscriptMessage(m));
-    }
+    for (const TranscriptMessage& m : messages) engine::PutTranscriptMessage(g, n, m);
     return Status::OK();
   });
 }
@@ -124,10 +113,7 @@ Result<std::vector<RunRecord>> SessionTablesView::ListRuns() const {
 Result<uint64_t> SessionTables::EnqueueDelivery(const Delivery& delivery) {
   uint64_t id = 0;
   Status st = host().WriteInGroup([&](GroupWrite& g) {
-    Delivery d = delivery;
-    d.id = id = g.NextId(GroupCounter::kDeliveryId);
-    if (d.created_at_ms == 0) d.created_at_ms = g.now();
-    g.Put(Family::kDeliveries, storage::DeliveryKey(d.id), engine::EncodeDelivery(d));
+    id = engine::PutDelivery(g, delivery).id;
     return Status::OK();
   });
   if (!st.ok()) return st;
