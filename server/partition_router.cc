@@ -279,6 +279,13 @@ net::ListenerAnswer PartitionRouter::Route(const net::ListenerRequest& request) 
                owners + ")");
 }
 
+std::optional<OwnerAddress> OwnerForAttempt(const OwnerLookup& owner, uint32_t partition,
+                                            int64_t attempt) {
+  std::optional<OwnerAddress> found = owner(partition, attempt > 0);
+  if (!found && attempt == 0) found = owner(partition, true);
+  return found;
+}
+
 net::ListenerAnswer PartitionRouter::ToPartition(uint32_t partition,
                                                  const net::ListenerRequest& request,
                                                  const std::string& body,
@@ -299,7 +306,7 @@ net::ListenerAnswer PartitionRouter::ToPartition(uint32_t partition,
   const int64_t attempts = std::max<int64_t>(1, retry_for / options_.retry_wait + 1);
   for (int64_t attempt = 0; attempt < attempts; ++attempt) {
     if (attempt > 0) options_.sleep(options_.retry_wait);
-    std::optional<OwnerAddress> owner = options_.owner(partition, attempt > 0);
+    std::optional<OwnerAddress> owner = OwnerForAttempt(options_.owner, partition, attempt);
     if (!owner) continue;
     sent = false;
     auto answer = options_.send(owner->url, method, target, body, call);

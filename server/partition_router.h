@@ -45,7 +45,8 @@
 // without an upgrade gets 426 here.
 //
 // A fan-out asks each partition once, without retries: a partition failing over is reported
-// missing rather than holding the answer up.
+// missing rather than holding the answer up (an owner the node has not read yet is read from
+// the directory before that one attempt: OwnerForAttempt).
 //
 // Forwarding: a request refused before it landed — the owner could not be reached, or answered
 // 503 standby / switching / partition_moved (a failover or a move under way) — is sent again
@@ -78,6 +79,13 @@ struct OwnerAddress {
 // The owner of partition p as last read, or nullopt while it has none. With refresh, the
 // directory is read again first (after a refusal).
 using OwnerLookup = std::function<std::optional<OwnerAddress>(uint32_t partition, bool refresh)>;
+
+// The owner to try on attempt `attempt` (0 first) of a forwarded call: the directory as last
+// read on the first attempt — read again at once when it names no owner yet (a node that
+// started a moment ago; a call of one attempt must not fail for that) — and read again before
+// every later attempt (they follow a refusal).
+std::optional<OwnerAddress> OwnerForAttempt(const OwnerLookup& owner, uint32_t partition,
+                                            int64_t attempt);
 
 // One HTTP exchange with an owner (SendOverHttp in production; a fake in tests).
 using OwnerSend = std::function<Result<net::HttpAnswer>(

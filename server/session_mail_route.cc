@@ -89,9 +89,8 @@ std::shared_ptr<RequestGate> WithSessionMail(std::shared_ptr<RequestGate> inner)
 }
 
 Status SendSessionMail(const SessionMailSenderOptions& options, const SessionMail& mail) {
-  // The directory as last read; after a refusal (the previous attempt's), read afresh.
-  auto owner = options.owner(mail.partition, /*refresh=*/false);
-  if (!owner) owner = options.owner(mail.partition, /*refresh=*/true);
+  // The directory as last read (read afresh after a refusal: below).
+  auto owner = OwnerForAttempt(options.owner, mail.partition, 0);
   if (!owner) {
     return Status::IOError("partition " + std::to_string(mail.partition) +
                                " has no owner in the directory");

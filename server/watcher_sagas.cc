@@ -219,7 +219,7 @@ Result<json::object> WatcherCoordinator::Call(uint32_t partition, const std::str
       std::max<int64_t>(1, options_.retry_for / options_.retry_wait + 1);
   for (int64_t attempt = 0; attempt < attempts; ++attempt) {
     if (attempt > 0) options_.sleep(options_.retry_wait);
-    std::optional<OwnerAddress> owner = options_.owner(partition, attempt > 0);
+    std::optional<OwnerAddress> owner = OwnerForAttempt(options_.owner, partition, attempt);
     if (!owner) continue;
     // Every internal route is idempotent: a lost answer is simply asked again.
     net::HttpRequestOptions signed_call = call;

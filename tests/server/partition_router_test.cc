@@ -7,6 +7,7 @@
 
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -42,7 +43,11 @@ class PartitionRouterTest : public ::testing::Test {
     o.partitions = kPartitions;
     o.owner = [this](uint32_t p, bool refresh) -> std::optional<OwnerAddress> {
       std::lock_guard lock(mu_);
-      if (refresh) ++refreshes_;
+      if (refresh) {
+        ++refreshes_;
+        unread_.erase(p);
+      }
+      if (unread_.count(p) != 0) return std::nullopt;
       auto it = owners_.find(p);
       if (it == owners_.end()) return std::nullopt;
       return it->second;
@@ -99,6 +104,7 @@ class PartitionRouterTest : public ::testing::Test {
 
   std::mutex mu_;
   std::map<uint32_t, OwnerAddress> owners_;
+  std::set<uint32_t> unread_;  // owners the node has not read yet: known after a refresh
   std::map<std::string, std::vector<net::HttpAnswer>> script_;  // status -1: refused, -2: lost
   std::vector<Call> calls_;
   int refreshes_ = 0;
@@ -215,6 +221,18 @@ TEST_F(PartitionRouterTest, ADrainAsksEveryPartitionAndSaysWhichDidNotAnswer) {
   auto all = router.Route(Request("GET", "/v1/notices?watcher=agent:w:main"));
   EXPECT_EQ(all.body, R"({"notices":[{"targetSessionKey":"from0"},{"targetSessionKey":"from1"},)"
                       R"({"targetSessionKey":"from2"}]})");
+}
+
+TEST_F(PartitionRouterTest, AFanOutReadsAnOwnerTheNodeHasNotReadYetBeforeItsOneAttempt) {
+  unread_ = {0, 1, 2};  // a node that started a moment ago
+  PartitionRouter router = Router();
+  auto a = router.Route(Request("POST", "/v1/notices/drain", R"({"watcher":"agent:w:main"})"));
+  EXPECT_EQ(a.status, 200);
+  EXPECT_EQ(a.body, R"({"notices":[{"targetSessionKey":"from0"},{"targetSessionKey":"from1"},)"
+                    R"({"targetSessionKey":"from2"}]})");
+  EXPECT_EQ(refreshes_, 3);
+  EXPECT_EQ(calls_.size(), 3u);
+  EXPECT_EQ(slept_, std::chrono::milliseconds(0));  // read at once, no wait
 }
 
 TEST_F(PartitionRouterTest, WholeEngineRoutesNeedAPartitionAndAWrongOneIs421) {
