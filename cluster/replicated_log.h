@@ -136,12 +136,19 @@ class ReplicatedLog final : public log::LogBackend {
       storage::Store* store, std::unique_ptr<log::LogBackend> local,
       std::shared_ptr<log::LogBackend> remote, const ReplicatedLogOptions& options);
 
-  // options.writes must be a storage::Batch of the store (or null).
+  // The stream first (the frame sealed into the chain, answered by a quorum), then the
+  // local log with options.writes and the applied state in one batch: the position returned
+  // is the local one. options.writes must be a storage::Batch of the store (or null).
+  // FailedPrecondition "partition moved" once fenced out; IOError when the stream's outcome
+  // stays unknown (see above).
   Result<log::LogPosition> Append(std::string_view data,
                                   const log::AppendOptions& options) override;
+  // The local log's records: what this node applied (a fold's frames included).
   Result<std::vector<log::LogRecord>> ReadFrom(log::LogPosition from,
                                                std::size_t max_records) override;
+  // The local log's tail.
   Result<log::LogPosition> Tail() override;
+  // The local log's purge, then a cluster checkpoint when one is due (see above).
   Status PurgeBelow(log::LogPosition position) override;
 
   uint64_t epoch() const { return writer_.epoch(); }

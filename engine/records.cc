@@ -12,7 +12,6 @@ namespace fb = statewatch::schema;
 using fbv::AlignedBytes;
 using fbv::Finish;
 using fbv::OptStr;
-using fbv::Str;
 using fbv::Verified;
 
 namespace {
@@ -281,7 +280,7 @@ Result<SessionName> DecodeSessionName(std::string_view bytes) {
   AlignedBytes aligned(bytes);
   auto r = Verified<fb::SessionName>(aligned, "session name");
   if (!r.ok()) return r.status();
-  return SessionName{Str((*r)->agent_id()), Str((*r)->session_key())};
+  return SessionName{fbv::Str((*r)->agent_id()), fbv::Str((*r)->session_key())};
 }
 
 // ---- log ------------------------------------------------------------------------------------

@@ -10,11 +10,9 @@
 namespace statewatch::engine {
 
 namespace fb = statewatch::schema;
-using fbv::AlignedBytes;
 using fbv::Finish;
 using fbv::OptStr;
 using fbv::Str;
-using fbv::Verified;
 
 namespace {
 
@@ -171,8 +169,8 @@ std::string EncodeSessionRecord(const SessionRecord& r) {
 }
 
 Result<SessionRecord> DecodeSessionRecord(std::string_view bytes) {
-  AlignedBytes aligned(bytes);
-  auto v = Verified<fb::SessionRecord>(aligned, "session registry");
+  fbv::AlignedBytes aligned(bytes);
+  auto v = fbv::Verified<fb::SessionRecord>(aligned, "session registry");
   if (!v.ok()) return v.status();
   const fb::SessionRecord* f = *v;
   SessionRecord r;
@@ -290,8 +288,8 @@ std::string EncodeTranscriptMessage(const TranscriptMessage& m) {
 }
 
 Result<TranscriptMessage> DecodeTranscriptMessage(std::string_view bytes) {
-  AlignedBytes aligned(bytes);
-  auto v = Verified<fb::TranscriptMessage>(aligned, "transcript message");
+  fbv::AlignedBytes aligned(bytes);
+  auto v = fbv::Verified<fb::TranscriptMessage>(aligned, "transcript message");
   if (!v.ok()) return v.status();
   const auto* f = *v;
   TranscriptMessage m{f->index(),          Str(f->role()), Str(f->content_json()),
@@ -328,8 +326,8 @@ std::string EncodeRun(const RunRecord& r) {
 }
 
 Result<RunRecord> DecodeRun(std::string_view bytes) {
-  AlignedBytes aligned(bytes);
-  auto v = Verified<fb::Run>(aligned, "run");
+  fbv::AlignedBytes aligned(bytes);
+  auto v = fbv::Verified<fb::Run>(aligned, "run");
   if (!v.ok()) return v.status();
   const auto* f = *v;
   RunRecord r;
@@ -368,8 +366,8 @@ std::string EncodeDelivery(const Delivery& d) {
 }
 
 Result<Delivery> DecodeDelivery(std::string_view bytes) {
-  AlignedBytes aligned(bytes);
-  auto v = Verified<fb::Delivery>(aligned, "delivery");
+  fbv::AlignedBytes aligned(bytes);
+  auto v = fbv::Verified<fb::Delivery>(aligned, "delivery");
   if (!v.ok()) return v.status();
   const auto* f = *v;
   Delivery d;
@@ -401,8 +399,8 @@ std::string EncodeUpstreamLink(const UpstreamLink& l) {
 }
 
 Result<UpstreamLink> DecodeUpstreamLink(std::string_view bytes) {
-  AlignedBytes aligned(bytes);
-  auto v = Verified<fb::UpstreamLink>(aligned, "upstream link");
+  fbv::AlignedBytes aligned(bytes);
+  auto v = fbv::Verified<fb::UpstreamLink>(aligned, "upstream link");
   if (!v.ok()) return v.status();
   const auto* f = *v;
   UpstreamLink l;

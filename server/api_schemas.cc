@@ -98,17 +98,11 @@ const char* ComponentSchemasJson() {
   "watching": {"type": "array", "items": {"$ref": "#/components/schemas/StatusCursor"}, "description": "Cursors the session held as watcher, by target key."},
   "watchers": {"type": "array", "items": {"$ref": "#/components/schemas/StatusCursor"}, "description": "Cursors on the session as target, by watcher key."},
   "pendingNotices": {"type": "array", "items": {"$ref": "#/components/schemas/Notice"}, "description": "The session's pending notices as watcher, oldest first, byte-exact text."}}},
-"SessionStatusAt": {"type": "object", "required": ["sessionKey", "agentId", "stateVersion", "stateChanges", "asOf", "lastSequence", "earliestAsOf", "watermark", "watching", "watchers", "pendingNotices"], "properties": {
+"SessionStatusAt": {"allOf": [{"$ref": "#/components/schemas/AsOfDetails"}, {"type": "object", "required": ["sessionKey", "agentId", "stateVersion", "stateChanges"], "properties": {
   "sessionKey": {"type": "string"}, "agentId": {"type": "string"},
   "stateVersion": {"type": "integer", "minimum": 0, "description": "The session's head at asOf."},
-  "stateChanges": {"$ref": "#/components/schemas/StateChanges"},
-  "asOf": {"type": "integer", "minimum": 0}, "lastSequence": {"type": "integer", "minimum": 0},
-  "earliestAsOf": {"type": "integer", "minimum": 0}, "watermark": {"type": "integer", "minimum": 0},
-  "deletedAt": {"type": "integer", "minimum": 1},
-  "watching": {"type": "array", "items": {"$ref": "#/components/schemas/StatusCursor"}},
-  "watchers": {"type": "array", "items": {"$ref": "#/components/schemas/StatusCursor"}},
-  "pendingNotices": {"type": "array", "items": {"$ref": "#/components/schemas/Notice"}}},
-  "description": "The members of AsOfDetails (described there) with the session's name, head and changes."},
+  "stateChanges": {"$ref": "#/components/schemas/StateChanges"}}}],
+  "description": "The members of AsOfDetails with the session's name, head and changes."},
 "VersionsRequest": {"type": "object", "required": ["sessions"], "properties": {
   "sessions": {"type": "array", "items": {"type": "string"}},
   "agentId": {"type": "string", "description": "The agent of the bare keys (default main)."}}},

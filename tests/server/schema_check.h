@@ -1,5 +1,5 @@
 // SchemaCheck: the subset of JSON Schema 2020-12 that docs/openapi.json uses — $ref into
-// components/schemas, type, properties, required, items, enum, const, oneOf, minimum,
+// components/schemas, type, properties, required, items, enum, const, oneOf, allOf, minimum,
 // maximum, minLength, maxLength — enough to check the daemon's real answers against the
 // document. Header-only: one test binary uses it.
 //
@@ -24,6 +24,11 @@ class SchemaCheck {
     const boost::json::object& s = schema.as_object();
     if (const auto* ref = s.if_contains("$ref")) return Check(value, Resolve(*ref), path);
     if (const auto* one = s.if_contains("oneOf")) return OneOf(value, one->as_array(), path);
+    if (const auto* all = s.if_contains("allOf")) {
+      for (const auto& part : all->as_array()) {
+        if (std::string why = Check(value, part, path); !why.empty()) return why;
+      }
+    }
     if (const auto* c = s.if_contains("const"); c && value != *c) {
       return path + ": expected " + boost::json::serialize(*c) + ", got " +
              boost::json::serialize(value);

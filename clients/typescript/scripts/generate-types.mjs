@@ -7,8 +7,9 @@
 //
 // It knows the subset of JSON Schema 2020-12 that the document uses: $ref into
 // components/schemas, type (one or a list), properties, required, additionalProperties,
-// items, enum, const and oneOf/anyOf. A keyword it does not know makes it fail, naming the
-// schema, rather than guess a type.
+// items, enum, const, oneOf/anyOf and allOf (an interface that extends the schemas it names,
+// an intersection inline). A keyword it does not know makes it fail, naming the schema,
+// rather than guess a type.
 //
 // Usage: node scripts/generate-types.mjs [--check] [OPENAPI_JSON [OUT_TS]]
 //   defaults: ../../docs/openapi.json and src/generated/schemas.ts, relative to the package.
@@ -31,7 +32,7 @@ const IGNORED = new Set([
 ]);
 const KNOWN = new Set([
   ...IGNORED, "$ref", "type", "properties", "required", "additionalProperties", "items",
-  "enum", "const", "oneOf", "anyOf",
+  "enum", "const", "oneOf", "anyOf", "allOf",
 ]);
 const REF_PREFIX = "#/components/schemas/";
 
@@ -72,6 +73,12 @@ function typeOf(schema, path, depth) {
   }
   if (schema.const !== undefined) return literal(schema.const);
   if (schema.enum !== undefined) return union(schema.enum.map(literal));
+  if (schema.allOf !== undefined) {
+    return schema.allOf.map((s, i) => {
+      const t = typeOf(s, `${path}/allOf/${i}`, depth);
+      return t.includes("|") ? `(${t})` : t;
+    }).join(" & ");
+  }
   const alternatives = schema.oneOf ?? schema.anyOf;
   if (alternatives !== undefined) {
     return union(alternatives.map((s, i) => typeOf(s, `${path}/oneOf/${i}`, depth)));
@@ -142,8 +149,20 @@ function generate(doc) {
     out += "\n" + comment(schema.description, "");
     const isInterface = schema.properties !== undefined && (schema.type === "object" || schema.type === undefined) &&
       schema.oneOf === undefined && schema.anyOf === undefined;
+    const parts = schema.allOf ?? [];
+    const bases = parts.filter((s) => s?.$ref !== undefined && Object.keys(s).length === 1);
+    const own = parts.filter((s) => !bases.includes(s));
+    const extendsOnly = parts.length > 0 && own.length <= 1 &&
+      own.every((s) => s?.type === "object" && s.properties !== undefined && s.oneOf === undefined &&
+        s.anyOf === undefined && s.allOf === undefined) &&
+      Object.keys(schema).every((k) => k === "allOf" || IGNORED.has(k));
     if (isInterface) {
       out += `export interface ${name} {\n${members(schema, path, 1)}}\n`;
+    } else if (extendsOnly) {
+      // allOf [{$ref: Base}…, {own members}]: an interface that extends its bases.
+      const names = bases.map((s, i) => typeOf(s, `${path}/allOf/${i}`, 1));
+      const body = own.length ? members(own[0], `${path}/allOf/${parts.indexOf(own[0])}`, 1) : "";
+      out += `export interface ${name} extends ${names.join(", ")} {\n${body}}\n`;
     } else {
       out += `export type ${name} = ${typeOf(schema, path, 1)};\n`;
     }

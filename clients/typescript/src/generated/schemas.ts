@@ -202,21 +202,13 @@ export interface AsOfDetails {
   pendingNotices: Notice[];
 }
 
-/** The members of AsOfDetails (described there) with the session's name, head and changes. */
-export interface SessionStatusAt {
+/** The members of AsOfDetails with the session's name, head and changes. */
+export interface SessionStatusAt extends AsOfDetails {
   sessionKey: string;
   agentId: string;
   /** The session's head at asOf. */
   stateVersion: number;
   stateChanges: StateChanges;
-  asOf: number;
-  lastSequence: number;
-  earliestAsOf: number;
-  watermark: number;
-  deletedAt?: number;
-  watching: StatusCursor[];
-  watchers: StatusCursor[];
-  pendingNotices: Notice[];
 }
 
 export interface VersionsRequest {
