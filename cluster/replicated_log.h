@@ -143,11 +143,11 @@ class ReplicatedLog final : public log::LogBackend {
   // stays unknown (see above).
   Result<log::LogPosition> Append(std::string_view data,
                                   const log::AppendOptions& options) override;
+  // The local log's tail.
+  Result<log::LogPosition> Tail() override;
   // The local log's records: what this node applied (a fold's frames included).
   Result<std::vector<log::LogRecord>> ReadFrom(log::LogPosition from,
                                                std::size_t max_records) override;
-  // The local log's tail.
-  Result<log::LogPosition> Tail() override;
   // The local log's purge, then a cluster checkpoint when one is due (see above).
   Status PurgeBelow(log::LogPosition position) override;
 

@@ -72,15 +72,16 @@ const char* ComponentSchemasJson() {
   "lastChannel": {"oneOf": [{"type": "string", "minLength": 1}, {"type": "null"}], "description": "The delivery route: where the gateway last posted for this session."},
   "lastTo": {"oneOf": [{"type": "string", "minLength": 1}, {"type": "null"}]}, "lastAccountId": {"oneOf": [{"type": "string", "minLength": 1}, {"type": "null"}]},
   "lastThreadId": {"oneOf": [{"type": "string", "minLength": 1}, {"type": "null"}], "description": "Set on a thread-bound child: its announcement goes back to this thread."}}},
-"SessionRecord": {"type": "object", "required": ["sessionKey", "agentId", "kind", "channel", "sandboxed"], "properties": {
+"SessionIdentity": {"type": "object", "required": ["sessionKey", "agentId", "kind", "channel"], "description": "A session's name and the registry's labels for it, as every session answer carries them.", "properties": {
   "sessionKey": {"type": "string"}, "agentId": {"type": "string"}, "sessionId": {"type": "string"},
-  "kind": {"type": "string"}, "channel": {"type": "string"}, "label": {"type": "string"}, "displayName": {"type": "string"},
+  "kind": {"type": "string"}, "channel": {"type": "string"}, "label": {"type": "string"}, "displayName": {"type": "string"}}},
+"SessionRecord": {"allOf": [{"$ref": "#/components/schemas/SessionIdentity"}, {"type": "object", "required": ["sandboxed"], "properties": {
   "model": {"type": "string"}, "modelOverride": {"type": "string"}, "thinking": {"type": "string"}, "runtime": {"type": "string"},
   "contextTokens": {"type": "integer"}, "totalTokens": {"type": "integer"}, "inputTokens": {"type": "integer"},
   "outputTokens": {"type": "integer"}, "cacheReadTokens": {"type": "integer"}, "cacheWriteTokens": {"type": "integer"},
   "parentSessionKey": {"type": "string"},
   "sandboxed": {"type": "boolean"}, "createdAt": {"type": "integer"}, "updatedAt": {"type": "integer"},
-  "lastChannel": {"type": "string"}, "lastTo": {"type": "string"}, "lastAccountId": {"type": "string"}, "lastThreadId": {"type": "string"}}},
+  "lastChannel": {"type": "string"}, "lastTo": {"type": "string"}, "lastAccountId": {"type": "string"}, "lastThreadId": {"type": "string"}}}]},
 "SessionAnswer": {"type": "object", "required": ["session"], "properties": {"session": {"$ref": "#/components/schemas/SessionRecord"}}},
 "SessionState": {"type": "object", "required": ["sessionKey", "agentId", "stateVersion"], "properties": {
   "sessionKey": {"type": "string"}, "agentId": {"type": "string"}, "stateVersion": {"type": "integer", "minimum": 0},
@@ -227,9 +228,7 @@ const char* ComponentSchemasJson() {
   "model": {"type": "string", "description": "Sets the session's model override; \"default\" clears it."},
   "asOf": {"oneOf": [{"type": "integer", "minimum": 0}, {"type": "string"}],
     "description": "Answers as of right after this sequence (post-mortems): stateVersion and stateChanges as they were then, and an asOf object with the cursors and pending notices. Not with model."}}},
-"SessionStatusAnswer": {"type": "object", "required": ["sessionKey", "agentId", "kind", "channel", "modelOverride", "usage", "sandboxed", "backgroundTasks", "stateVersion"], "properties": {
-  "sessionKey": {"type": "string"}, "agentId": {"type": "string"}, "sessionId": {"type": "string"}, "kind": {"type": "string"},
-  "channel": {"type": "string"}, "label": {"type": "string"}, "displayName": {"type": "string"},
+"SessionStatusAnswer": {"allOf": [{"$ref": "#/components/schemas/SessionIdentity"}, {"type": "object", "required": ["modelOverride", "usage", "sandboxed", "backgroundTasks", "stateVersion"], "properties": {
   "model": {"type": "string", "description": "The override when one is set, else the registry's model."},
   "modelOverride": {"type": "boolean"}, "defaultModel": {"type": "string", "description": "The registry's model under an override."},
   "runtime": {"type": "string"}, "thinking": {"type": "string"},
@@ -248,7 +247,7 @@ const char* ComponentSchemasJson() {
     "label": {"type": "string"}, "runtime": {"type": "string"}, "startedAt": {"type": "integer"}}}},
   "stateVersion": {"type": "integer", "minimum": 0},
   "stateChanges": {"$ref": "#/components/schemas/StateChanges"},
-  "asOf": {"$ref": "#/components/schemas/AsOfDetails", "description": "With the asOf parameter: the cursors and pending notices as of that sequence."}}},
+  "asOf": {"$ref": "#/components/schemas/AsOfDetails", "description": "With the asOf parameter: the cursors and pending notices as of that sequence."}}}]},
 "SessionsListParams": {"type": "object", "additionalProperties": false, "properties": {
   "kinds": {"oneOf": [{"type": "array", "items": {"type": "string", "enum": ["main", "group", "cron", "hook", "node", "other"]}},
                       {"type": "string", "enum": ["main", "group", "cron", "hook", "node", "other"]}]},

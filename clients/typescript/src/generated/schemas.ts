@@ -130,7 +130,8 @@ export interface SessionUpsert {
   lastThreadId?: string | null;
 }
 
-export interface SessionRecord {
+/** A session's name and the registry's labels for it, as every session answer carries them. */
+export interface SessionIdentity {
   sessionKey: string;
   agentId: string;
   sessionId?: string;
@@ -138,6 +139,9 @@ export interface SessionRecord {
   channel: string;
   label?: string;
   displayName?: string;
+}
+
+export interface SessionRecord extends SessionIdentity {
   model?: string;
   modelOverride?: string;
   thinking?: string;
@@ -557,14 +561,7 @@ export interface SessionStatusParams {
   asOf?: number | string;
 }
 
-export interface SessionStatusAnswer {
-  sessionKey: string;
-  agentId: string;
-  sessionId?: string;
-  kind: string;
-  channel: string;
-  label?: string;
-  displayName?: string;
+export interface SessionStatusAnswer extends SessionIdentity {
   /** The override when one is set, else the registry's model. */
   model?: string;
   modelOverride: boolean;
