@@ -36,36 +36,43 @@ std::vector<std::string> SampleFrames() {
   return frames;
 }
 
-// Runs frames through a verifier from genesis; the first error, or OK.
-Status VerifyAll(const std::vector<std::string>& frames) {
-  ChainVerifier verifier(GenesisChainState(kPartition, kPartitions, 1));
+// Runs frames through `verifier`, frames[i] at position i + 1; the first error, or OK.
+Status VerifyFrames(const std::vector<std::string>& frames, ChainVerifier* verifier) {
   for (size_t i = 0; i < frames.size(); ++i) {
-    Result<FrameView> frame = verifier.Next(i + 1, frames[i]);
+    Result<FrameView> frame = verifier->Next(i + 1, frames[i]);
     if (!frame.ok()) return frame.status();
   }
   return Status::OK();
 }
 
-// Appends to `frames` a batch sealed by a writer whose chain continues theirs but that
-// believes the last fence's epoch is `epoch`.
-void AppendBatchAtEpoch(uint64_t epoch, const std::string& payload,
-                        std::vector<std::string>* frames) {
+// Runs frames through a verifier from genesis; the first error, or OK.
+Status VerifyAll(const std::vector<std::string>& frames) {
+  ChainVerifier verifier(GenesisChainState(kPartition, kPartitions, 1));
+  return VerifyFrames(frames, &verifier);
+}
+
+// Verifies the sample frames followed by one more batch, sealed by a writer whose chain
+// continues theirs but that believes the last fence's epoch is `epoch`: the first error, or
+// OK. An error in forging that batch is returned too (and fails the caller's expectation).
+Status VerifyWithABatchAtEpoch(uint64_t epoch) {
+  std::vector<std::string> frames = SampleFrames();
   ChainVerifier upto(GenesisChainState(kPartition, kPartitions, 1));
-  for (size_t i = 0; i < frames->size(); ++i) ASSERT_OK(upto.Next(i + 1, (*frames)[i]));
+  Status sample = VerifyFrames(frames, &upto);
+  if (!sample.ok()) return sample;
   ChainState forged = upto.state();
   forged.fence_epoch = epoch;
   Result<ChainWriter> writer = ChainWriter::Make(forged, epoch);
-  ASSERT_OK(writer);
-  frames->push_back(writer->SealCommitGroup(payload, 1)->bytes);
+  if (!writer.ok()) return writer.status();
+  Result<SealedFrame> batch = writer->SealCommitGroup("epoch " + std::to_string(epoch), 1);
+  if (!batch.ok()) return batch.status();
+  frames.push_back(batch->bytes);
+  return VerifyAll(frames);
 }
 
 TEST(ChainVerifierTest, AcceptsWhatTheWriterSealed) {
   std::vector<std::string> frames = SampleFrames();
   ChainVerifier verifier(GenesisChainState(kPartition, kPartitions, 1));
-  for (size_t i = 0; i < frames.size(); ++i) {
-    Result<FrameView> frame = verifier.Next(i + 1, frames[i]);
-    ASSERT_OK(frame);
-  }
+  ASSERT_OK(VerifyFrames(frames, &verifier));
   EXPECT_EQ(verifier.state().batch_no, 11u);
   EXPECT_EQ(verifier.state().fence_epoch, 2u);
   EXPECT_EQ(verifier.state().next_n, 1u + 9 * 3);
@@ -110,19 +117,13 @@ TEST(ChainVerifierTest, DetectsABatchRewrittenWithTheSameNumber) {
 TEST(ChainVerifierTest, DetectsAFencedWritersBatch) {
   // The epoch-1 owner seals one more group as if it still owned the chain's tail (a zombie
   // whose append slipped in without the CAS).
-  std::vector<std::string> frames = SampleFrames();
-  ASSERT_NO_FATAL_FAILURE(AppendBatchAtEpoch(1, "zombie", &frames));  // what the zombie believes
-  Status s = VerifyAll(frames);
-  EXPECT_EQ(s.message(),
+  EXPECT_EQ(VerifyWithABatchAtEpoch(1).message(),  // what the zombie believes
             "position 12, batch 12: epoch 1 is below the last fence's epoch 2: a fenced "
             "writer's batch");
 }
 
 TEST(ChainVerifierTest, DetectsAnOwnerThatNeverFenced) {
-  std::vector<std::string> frames = SampleFrames();
-  ASSERT_NO_FATAL_FAILURE(AppendBatchAtEpoch(3, "unfenced", &frames));
-  Status s = VerifyAll(frames);
-  EXPECT_EQ(s.message(),
+  EXPECT_EQ(VerifyWithABatchAtEpoch(3).message(),
             "position 12, batch 12: epoch 3 is above the last fence's epoch 2: an owner that "
             "never fenced");
 }
