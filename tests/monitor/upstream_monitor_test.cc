@@ -32,6 +32,15 @@ class UpstreamMonitorTest : public MonitorTest {
     WatchSession(key);
     return path;
   }
+
+  // The next tick records the one turn waiting in `path` and moves kSession's marker to its
+  // end: what a test whose scan was held back (a partial line, an active run, a fault, a
+  // refresh) expects once the cause is gone.
+  void ExpectTheNextTickRecordsTheTurn(const std::string& path) {
+    TickReport r = Tick();
+    EXPECT_EQ(r.events_recorded, 1u);
+    EXPECT_EQ(MarkerOf(kSession), SizeOf(path));
+  }
 };
 
 TEST_F(UpstreamMonitorTest, OldHistoryIsNotNews) {
@@ -170,9 +179,7 @@ TEST_F(UpstreamMonitorTest, APartialLastLineWaitsForItsNewline) {
   EXPECT_EQ(MarkerOf(kSession), before);
   EXPECT_TRUE(Events(kSession).empty());
   Append(path, "\n");
-  r = Tick();
-  EXPECT_EQ(r.events_recorded, 1u);
-  EXPECT_EQ(MarkerOf(kSession), SizeOf(path));
+  ExpectTheNextTickRecordsTheTurn(path);
 }
 
 TEST_F(UpstreamMonitorTest, ALineOverOneMebibyteBlocksAndIsReported) {
@@ -268,9 +275,7 @@ TEST_F(UpstreamMonitorTest, ALinkRefreshedDuringAScanWins) {
   EXPECT_EQ(link->marker, SizeOf(other));  // not overwritten by the scan of the old file
   // The next tick follows the new source.
   AppendLine(other, UserLine("typed into the new thread"));
-  r = Tick();
-  EXPECT_EQ(r.events_recorded, 1u);
-  EXPECT_EQ(MarkerOf(kSession), SizeOf(other));
+  ExpectTheNextTickRecordsTheTurn(other);
 }
 
 TEST_F(UpstreamMonitorTest, AnActiveRunDefersTheScan) {
@@ -291,9 +296,7 @@ TEST_F(UpstreamMonitorTest, AnActiveRunDefersTheScan) {
   EXPECT_TRUE(Events(kSession).empty());
   run.status = "ok";
   ASSERT_OK(SessionTables(*engine_).PutRun(run));
-  r = Tick();
-  EXPECT_EQ(r.events_recorded, 1u);
-  EXPECT_EQ(MarkerOf(kSession), SizeOf(path));
+  ExpectTheNextTickRecordsTheTurn(path);
 }
 
 TEST_F(UpstreamMonitorTest, UnwatchedLinkedSessionsAreNotScanned) {
@@ -352,9 +355,7 @@ TEST_F(UpstreamMonitorTest, AFaultInjectedAppendKeepsTheMarker) {
   OpenEngine();
   EXPECT_EQ(MarkerOf(kSession), before);
   EXPECT_TRUE(Events(kSession).empty());
-  r = Tick();
-  EXPECT_EQ(r.events_recorded, 1u);
-  EXPECT_EQ(MarkerOf(kSession), SizeOf(path));
+  ExpectTheNextTickRecordsTheTurn(path);
 }
 
 // A retry of a tick whose marker write was lost (a crash between the two writes) finds the
