@@ -1,6 +1,7 @@
 #include "codecs/registry_codec.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <exception>
 #include <optional>
 #include <vector>
@@ -14,12 +15,16 @@ namespace json = boost::json;
 
 namespace {
 
-// One clearable string field of the registry: its JSON name, its member, its SessionField.
-struct StringSlot {
+// One clearable field of the registry: its JSON name, its member, its SessionField.
+template <typename T>
+struct Slot {
   const char* name;
-  std::optional<std::string> SessionRecord::*member;
+  std::optional<T> SessionRecord::*member;
   SessionField field;
 };
+using StringSlot = Slot<std::string>;
+using CountSlot = Slot<int64_t>;
+
 constexpr StringSlot kStrings[] = {
     {"sessionId", &SessionRecord::session_id, SessionField::kSessionId},
     {"kind", &SessionRecord::kind, SessionField::kKind},
@@ -37,11 +42,6 @@ constexpr StringSlot kStrings[] = {
     {"lastThreadId", &SessionRecord::last_thread_id, SessionField::kLastThreadId},
 };
 
-struct CountSlot {
-  const char* name;
-  std::optional<int64_t> SessionRecord::*member;
-  SessionField field;
-};
 constexpr CountSlot kCounts[] = {
     {"contextTokens", &SessionRecord::context_tokens, SessionField::kContextTokens},
     {"totalTokens", &SessionRecord::total_tokens, SessionField::kTotalTokens},
@@ -54,6 +54,22 @@ constexpr CountSlot kCounts[] = {
 bool IsNull(const json::object& o, std::string_view name) {
   const json::value* v = o.if_contains(name);
   return v != nullptr && v->is_null();
+}
+
+// A JSON null clears the field: records the clear in r->clear and answers true.
+template <typename T>
+bool ClearedByNull(const json::object& o, const Slot<T>& slot, SessionRecord* r) {
+  if (!IsNull(o, slot.name)) return false;
+  r->clear.push_back(slot.field);
+  return true;
+}
+
+// Writes each set field of `slots` under its JSON name.
+template <typename T, std::size_t N>
+void PutSet(const SessionRecord& r, const Slot<T> (&slots)[N], json::object& o) {
+  for (const Slot<T>& slot : slots) {
+    if (const auto& v = r.*slot.member) o[slot.name] = *v;
+  }
 }
 
 Status Refuse(std::string_view name, std::string_view expected, const json::value& v) {
@@ -90,10 +106,7 @@ Status CheckString(const StringSlot& slot, const json::object& o, std::string* v
 
 Status ReadStrings(const json::object& o, SessionRecord* r) {
   for (const StringSlot& slot : kStrings) {
-    if (IsNull(o, slot.name)) {
-      r->clear.push_back(slot.field);
-      continue;
-    }
+    if (ClearedByNull(o, slot, r)) continue;
     std::optional<std::string> v;
     SW_RETURN_IF_ERROR(Assign(StringField(o, slot.name), &v));
     if (!v) continue;
@@ -107,10 +120,7 @@ Status ReadStrings(const json::object& o, SessionRecord* r) {
 
 Status ReadCounts(const json::object& o, SessionRecord* r) {
   for (const CountSlot& slot : kCounts) {
-    if (IsNull(o, slot.name)) {
-      r->clear.push_back(slot.field);
-      continue;
-    }
+    if (ClearedByNull(o, slot, r)) continue;
     SW_RETURN_IF_ERROR(Assign(IntegerField(o, slot.name, 0, kMaxSafeInt, "a non-negative integer"),
                               &(r->*slot.member)));
   }
@@ -177,14 +187,10 @@ json::object SessionRecordToJson(const SessionRecord& r) {
   json::object o;
   o["sessionKey"] = r.name.session_key;
   o["agentId"] = r.name.agent_id;
-  for (const StringSlot& slot : kStrings) {
-    if (const auto& v = r.*slot.member) o[slot.name] = *v;
-  }
+  PutSet(r, kStrings, o);
   o["kind"] = SessionKindOf(r);
   o["channel"] = SessionChannelOf(r);
-  for (const CountSlot& slot : kCounts) {
-    if (const auto& v = r.*slot.member) o[slot.name] = *v;
-  }
+  PutSet(r, kCounts, o);
   o["sandboxed"] = r.sandboxed.value_or(false);
   if (r.created_at_ms) o["createdAt"] = *r.created_at_ms;
   if (r.updated_at_ms) o["updatedAt"] = *r.updated_at_ms;
