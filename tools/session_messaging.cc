@@ -38,6 +38,13 @@ std::string NewUuidV4() {
   return out;
 }
 
+Result<RunRecord> KnownRun(const Engine& engine, const std::string& run_id) {
+  auto run = SessionTablesView(engine).GetRun(run_id);
+  if (!run.ok()) return run.status();
+  if (!*run) return Status::NotFound("Unknown runId: " + run_id);
+  return std::move(**run);
+}
+
 json::object ParseObject(std::string_view text) {
   std::error_code ec;
   json::value v = json::parse(text, ec);
@@ -48,6 +55,22 @@ json::object ParseObject(std::string_view text) {
 std::size_t CountChars(std::string_view s) {
   return static_cast<std::size_t>(std::count_if(
       s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+
+Result<std::string> RequiredTextParam(const json::object& params, const char* name) {
+  const json::value* v = Param(params, name);
+  if (v == nullptr) return Status::InvalidArgument(std::string(name) + " is required");
+  if (!v->is_string()) {
+    return Status::InvalidArgument(std::string(name) + " must be a string (got " +
+                                   DescribeJson(*v) + ")");
+  }
+  std::string text(v->as_string());
+  if (text.size() > kMaxMessageBytes) {
+    return Status::InvalidArgument(std::string(name) + " is too large (" +
+                                   std::to_string(text.size()) + " bytes, max " +
+                                   std::to_string(kMaxMessageBytes) + ")");
+  }
+  return text;
 }
 
 bool StopsLoop(std::string_view reply) {

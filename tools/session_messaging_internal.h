@@ -43,12 +43,18 @@ auto Guarded(const char* what, F&& f) -> decltype(f()) {
   }
 }
 
+// The stored run `run_id`; NotFound "Unknown runId: <run_id>" when there is none.
+Result<RunRecord> KnownRun(const Engine& engine, const std::string& run_id);
 // A random RFC 4122 version-4 UUID (run ids, child session keys).
 std::string NewUuidV4();
 // `text` as a JSON object; an empty object when it is not one.
 boost::json::object ParseObject(std::string_view text);
 // Code points in valid UTF-8 `s`.
 std::size_t CountChars(std::string_view s);
+// The required string parameter `name` of a tool call, at most kMaxMessageBytes long (the
+// sessions_send message, the sessions_spawn task). InvalidArgument naming `name` when it is
+// missing, not a string, or too large.
+Result<std::string> RequiredTextParam(const boost::json::object& params, const char* name);
 // A reply that ends the ping-pong loop: exactly REPLY_SKIP (trimmed) or nothing.
 bool StopsLoop(std::string_view reply);
 // `traceparent`: the run's W3C trace context (RunRecord::traceparent), "" if none.

@@ -115,16 +115,7 @@ Result<SendParams> ReadSendParams(const json::object& params) {
   if (p.session_key && p.label) {
     return Status::InvalidArgument("Provide either sessionKey or label (not both).");
   }
-  const json::value* message = Param(params, "message");
-  if (message == nullptr) return Status::InvalidArgument("message is required");
-  if (!message->is_string()) {
-    return Status::InvalidArgument("message must be a string (got " + DescribeJson(*message) + ")");
-  }
-  p.message = std::string(message->as_string());
-  if (p.message.size() > kMaxMessageBytes) {
-    return Status::InvalidArgument("message is too large (" + std::to_string(p.message.size()) +
-                                   " bytes, max " + std::to_string(kMaxMessageBytes) + ")");
-  }
+  SW_RETURN_IF_ERROR(Assign(RequiredTextParam(params, "message"), &p.message));
   std::optional<int64_t> timeout;
   SW_RETURN_IF_ERROR(
       Assign(IntegerParam(params, "timeoutSeconds", 0, kMaxSendTimeoutSeconds), &timeout));
@@ -407,15 +398,14 @@ Result<RunUpdate> SessionMessaging::EndSend(RunRecord run, const std::string& st
 Result<RunUpdate> SessionMessaging::OnReply(const std::string& run_id, std::string_view text) {
   auto update = Guarded("reply", [&]() -> Result<RunUpdate> {
     std::lock_guard lock(StripeOf(run_id));
-    auto run = SessionTablesView(*engine_).GetRun(run_id);
+    auto run = KnownRun(*engine_, run_id);
     if (!run.ok()) return run.status();
-    if (!*run) return Status::NotFound("Unknown runId: " + run_id);
-    if ((*run)->kind != "send") {
-      return Status::InvalidArgument("run " + run_id + " is a " + (*run)->kind +
+    if (run->kind != "send") {
+      return Status::InvalidArgument("run " + run_id + " is a " + run->kind +
                                      " run: report its end with POST /v1/runs/" + run_id +
                                      "/finish");
     }
-    return ApplyReply(std::move(**run), text, engine_->clock().NowMs());
+    return ApplyReply(std::move(*run), text, engine_->clock().NowMs());
   });
   if (update.ok()) Deliver(*update, nullptr);
   return update;
@@ -424,15 +414,14 @@ Result<RunUpdate> SessionMessaging::OnReply(const std::string& run_id, std::stri
 Result<RunUpdate> SessionMessaging::TimeOut(const std::string& run_id, bool only_if_due) {
   auto update = Guarded("timeout", [&]() -> Result<RunUpdate> {
     std::lock_guard lock(StripeOf(run_id));
-    auto run = SessionTablesView(*engine_).GetRun(run_id);
+    auto run = KnownRun(*engine_, run_id);
     if (!run.ok()) return run.status();
-    if (!*run) return Status::NotFound("Unknown runId: " + run_id);
     int64_t now = engine_->clock().NowMs();
-    SendRunState s = StateOf(**run);
+    SendRunState s = StateOf(*run);
     RunUpdate not_due;
     not_due.run_id = run_id;
-    not_due.status = (*run)->status;
-    bool live = (*run)->kind == "send" && s.phase != Phase::kDone;
+    not_due.status = run->status;
+    bool live = run->kind == "send" && s.phase != Phase::kDone;
     // A reply may have renewed the deadline since ExpireDue picked the run: the stored state
     // is the truth, the in-memory index follows it.
     if (!live || (only_if_due && (s.deadline_ms == 0 || s.deadline_ms > now))) {
@@ -441,10 +430,10 @@ Result<RunUpdate> SessionMessaging::TimeOut(const std::string& run_id, bool only
     }
     std::string error;
     if (s.phase == Phase::kAwaiting) {
-      error = "No reply from " + (*run)->target.session_key + " within " +
+      error = "No reply from " + run->target.session_key + " within " +
               std::to_string(s.timeout_ms / 1000) + " s.";
     }
-    return EndSend(std::move(**run), "timeout", error, now);
+    return EndSend(std::move(*run), "timeout", error, now);
   });
   if (update.ok()) Deliver(*update, nullptr);
   return update;

@@ -36,16 +36,7 @@ Result<SpawnParams> ReadSpawnParams(const json::object& params) {
                                       {"task", "label", "runtime", "agentId", "model", "thinking",
                                        "thread", "sandbox", "context"}));
   SpawnParams p;
-  const json::value* task = Param(params, "task");
-  if (task == nullptr) return Status::InvalidArgument("task is required");
-  if (!task->is_string()) {
-    return Status::InvalidArgument("task must be a string (got " + DescribeJson(*task) + ")");
-  }
-  p.task = std::string(task->as_string());
-  if (p.task.size() > kMaxMessageBytes) {
-    return Status::InvalidArgument("task is too large (" + std::to_string(p.task.size()) +
-                                   " bytes, max " + std::to_string(kMaxMessageBytes) + ")");
-  }
+  SW_RETURN_IF_ERROR(Assign(RequiredTextParam(params, "task"), &p.task));
   SW_RETURN_IF_ERROR(Assign(StringParam(params, "label"), &p.label));
   if (p.label && CountChars(*p.label) > kMaxLabelChars) {
     return Status::InvalidArgument("label must be at most 128 characters");
@@ -252,10 +243,9 @@ Result<RunUpdate> SessionMessaging::OnRunFinish(const std::string& run_id, std::
                                    std::string(status) + "\")");
   }
   auto kind = Guarded("finish", [&]() -> Result<std::string> {
-    auto run = SessionTablesView(*engine_).GetRun(run_id);
+    auto run = KnownRun(*engine_, run_id);
     if (!run.ok()) return run.status();
-    if (!*run) return Status::NotFound("Unknown runId: " + run_id);
-    return (*run)->kind;
+    return run->kind;
   });
   if (!kind.ok()) return kind.status();
   if (*kind == "spawn") {
@@ -271,15 +261,14 @@ Result<RunUpdate> SessionMessaging::OnRunFinish(const std::string& run_id, std::
   }
   auto update = Guarded("finish", [&]() -> Result<RunUpdate> {
     std::lock_guard lock(StripeOf(run_id));
-    auto run = SessionTablesView(*engine_).GetRun(run_id);
+    auto run = KnownRun(*engine_, run_id);
     if (!run.ok()) return run.status();
-    if (!*run) return Status::NotFound("Unknown runId: " + run_id);
     int64_t now = engine_->clock().NowMs();
-    if (status == "ok") return ApplyReply(std::move(**run), result, now);
+    if (status == "ok") return ApplyReply(std::move(*run), result, now);
     std::string error(result);
     if (error.empty())
-      error = "the run of " + (*run)->target.session_key + " ended: " + std::string(status);
-    return EndSend(std::move(**run), std::string(status), error, now);
+      error = "the run of " + run->target.session_key + " ended: " + std::string(status);
+    return EndSend(std::move(*run), std::string(status), error, now);
   });
   if (update.ok()) Deliver(*update, nullptr);
   return update;
@@ -297,22 +286,20 @@ Result<RunUpdate> SessionMessaging::FinishSpawnRun(const std::string& run_id,
                                                    const std::string& actor_key, bool by_kill) {
   RunUpdate u;
   u.run_id = run_id;
-  auto first = SessionTablesView(*engine_).GetRun(run_id);
+  auto first = KnownRun(*engine_, run_id);
   if (!first.ok()) return first.status();
-  if (!*first) return Status::NotFound("Unknown runId: " + run_id);
   // The run's stripe and its requester's (the announcement, the yield record), together.
   std::mutex& run_mu = StripeOf(run_id);
-  std::mutex& requester_mu = StripeOf((*first)->requester.session_key);
+  std::mutex& requester_mu = StripeOf(first->requester.session_key);
   std::unique_lock<std::mutex> l1(run_mu, std::defer_lock), l2(requester_mu, std::defer_lock);
   if (&run_mu == &requester_mu) {
     l1.lock();
   } else {
     std::lock(l1, l2);
   }
-  auto stored = SessionTablesView(*engine_).GetRun(run_id);
+  auto stored = KnownRun(*engine_, run_id);
   if (!stored.ok()) return stored.status();
-  if (!*stored) return Status::NotFound("Unknown runId: " + run_id);
-  RunRecord run = std::move(**stored);
+  RunRecord run = std::move(*stored);
   u.status = run.status;
   if (run.status != "running") return u;
   EventInput ended;
