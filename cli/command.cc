@@ -184,4 +184,17 @@ Result<SessionName> SessionFromOptions(const Args& args, std::string_view key_op
   return ResolveSession(key, agent);
 }
 
+int PrintSessionRemoved(Command& c,
+                        const std::function<Status(Engine&, const SessionName&)>& remove) {
+  auto session = SessionFromOptions(c.args, "session", "agent");
+  if (!session.ok()) return RuntimeError(c, session.status());
+  return PrintEngineAnswer(
+      c,
+      [&](Engine& engine) -> Result<bool> {
+        SW_RETURN_IF_ERROR(remove(engine, *session));
+        return true;
+      },
+      [](bool) { return boost::json::object{{"deleted", true}}; });
+}
+
 }  // namespace statewatch::cli

@@ -12,6 +12,7 @@
 
 #include <boost/json.hpp>
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <memory>
 #include <optional>
@@ -121,6 +122,12 @@ Result<int64_t> ParseIntOption(std::string_view name, const std::string& value);
 // InvalidArgument for a malformed key or a conflicting agent (a runtime error).
 Result<SessionName> SessionFromOptions(const Args& args, std::string_view key_option,
                                        std::string_view agent_option);
+
+// A verb that removes something of one session (the session itself, its upstream link): reads
+// the session from --session and --agent, opens the database, calls `remove(engine,
+// session)` and prints {"deleted": true}; a bad session or a failed remove is a runtime error.
+int PrintSessionRemoved(Command& c,
+                        const std::function<Status(Engine&, const SessionName&)>& remove);
 
 }  // namespace statewatch::cli
 

@@ -143,15 +143,8 @@ int RunVersions(Command& c) {
 }
 
 int RunDeleteSession(Command& c) {
-  auto session = SessionFromOptions(c.args, "session", "agent");
-  if (!session.ok()) return RuntimeError(c, session.status());
-  return PrintEngineAnswer(
-      c,
-      [&](Engine& engine) -> Result<bool> {
-        SW_RETURN_IF_ERROR(engine.DeleteSession(*session));
-        return true;
-      },
-      [](bool) { return json::object{{"deleted", true}}; });
+  return PrintSessionRemoved(
+      c, [](Engine& engine, const SessionName& session) { return engine.DeleteSession(session); });
 }
 
 int RunPrune(Command& c) {

@@ -53,18 +53,12 @@ int RunUpstreamAdd(Command& c) {
 }
 
 int RunUpstreamRemove(Command& c) {
-  auto session = SessionFromOptions(c.args, "session", "agent");
-  if (!session.ok()) return RuntimeError(c, session.status());
-  return PrintEngineAnswer(
-      c,
-      [&](Engine& engine) -> Result<bool> {
-        auto removed = monitor::RemoveUpstreamLink(engine, *session);
-        if (removed.ok() && !*removed) {
-          return Status::NotFound("no upstream link for session " + session->session_key);
-        }
-        return removed;
-      },
-      [](bool) { return json::object{{"deleted", true}}; });
+  return PrintSessionRemoved(c, [](Engine& engine, const SessionName& session) {
+    auto removed = monitor::RemoveUpstreamLink(engine, session);
+    if (!removed.ok()) return removed.status();
+    if (!*removed) return Status::NotFound("no upstream link for session " + session.session_key);
+    return Status::OK();
+  });
 }
 
 }  // namespace statewatch::cli
