@@ -17,12 +17,8 @@ class SpawnDeliveryTest : public MessagingTest {
  protected:
   void SetUp() override {
     MessagingTest::SetUp();
-    SessionRecord main;
-    main.name = Name(kMain);
+    SessionRecord main = WithLastRoute(kMain, DeliveryRoute{"discord", "channel-1", "bot-a", ""});
     main.channel = "discord";
-    main.last_channel = "discord";
-    main.last_to = "channel-1";
-    main.last_account_id = "bot-a";
     ASSERT_OK(SessionTables(*engine_).UpsertSession(main));
   }
   std::vector<TranscriptMessage> TranscriptOf(const std::string& key) {
@@ -88,12 +84,8 @@ TEST_F(SpawnDeliveryTest, AnAnnouncementGoesToTheRequesterRouteOrTheBoundThread)
   auto [plain_run, plain] = Spawn(kMain, R"({"task": "a"})");
   auto [thread_run, threaded] = Spawn(kMain, R"({"task": "b", "thread": true})");
   // The gateway bound the thread-bound child to a thread it opened in the requester's channel.
-  SessionRecord bound;
-  bound.name = Name(threaded);
-  bound.last_channel = "discord";
-  bound.last_to = "channel-1";
-  bound.last_thread_id = "thread-77";
-  ASSERT_OK(SessionTables(*engine_).UpsertSession(bound));
+  ASSERT_OK(SessionTables(*engine_).UpsertSession(
+      WithLastRoute(threaded, DeliveryRoute{"discord", "channel-1", "", "thread-77"})));
 
   tools::RunUpdate u1 = *messaging_->OnRunFinish(plain_run, "ok", "A");
   tools::RunUpdate u2 = *messaging_->OnRunFinish(thread_run, "ok", "B");

@@ -204,13 +204,8 @@ TEST_F(SessionsListTest, TheBudgetDropsPreviewsFirstThenRows) {
 }
 
 TEST_F(SessionsListTest, RoutesNeverAppearInRows) {
-  SessionRecord r;
-  r.name = Name(kMain);
-  r.last_channel = "telegram";
-  r.last_to = "42";
-  r.last_account_id = "bot";
-  r.last_thread_id = "7";
-  ASSERT_OK(SessionTables(*engine_).UpsertSession(r));
+  ASSERT_OK(SessionTables(*engine_).UpsertSession(
+      WithLastRoute(kMain, DeliveryRoute{"telegram", "42", "bot", "7"})));
   std::string text = json::serialize(List("{}"));
   for (const char* field : {"lastChannel", "lastTo", "lastAccountId", "lastThreadId"}) {
     EXPECT_EQ(text.find(field), std::string::npos) << text;

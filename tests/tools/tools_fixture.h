@@ -45,6 +45,22 @@ class ToolsTest : public EngineTest {
     ASSERT_OK(SessionTables(*engine_).UpsertSession(r));
   }
 
+  // A registry record of `key` whose last delivery route (where the gateway last talked to
+  // it) is `route`; an empty part of the route stays unset, as SessionRecord::route() reads
+  // it. The caller may set more fields before upserting it.
+  static SessionRecord WithLastRoute(const std::string& key, const DeliveryRoute& route) {
+    auto part = [](const std::string& s) {
+      return s.empty() ? std::nullopt : std::optional<std::string>(s);
+    };
+    SessionRecord r;
+    r.name = Name(key);
+    r.last_channel = part(route.channel);
+    r.last_to = part(route.to);
+    r.last_account_id = part(route.account_id);
+    r.last_thread_id = part(route.thread_id);
+    return r;
+  }
+
   void Say(const std::string& key, const std::string& role, const boost::json::value& content,
            const std::string& tool = "") {
     TranscriptMessage m;
