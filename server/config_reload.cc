@@ -12,36 +12,37 @@ namespace statewatch::server {
 
 namespace asio = boost::asio;
 
+namespace {
+
+// The one list of what a DaemonConfig carries: copy(options' field, the config's field) for
+// each pair, so that ConfigOf and ApplyDaemonConfig cannot drift apart. `Options` and
+// `Config` are const where `copy` only reads them.
+template <typename Options, typename Config, typename Copy>
+void ForEachConfigField(Options& o, Config& c, Copy copy) {
+  copy(o.tools, c.sessions);
+  copy(o.messaging.tool_policy, c.tool_policy);
+  copy(o.messaging.max_ping_pong_turns, c.max_ping_pong_turns);
+  copy(o.upstream.first_tick_delay_ms, c.upstream_first_tick_ms);
+  copy(o.upstream.tick_interval_ms, c.upstream_interval_ms);
+  copy(o.upstream.roots, c.upstream_roots);
+  copy(o.tokens, c.tokens);
+  copy(o.open_metrics, c.open_metrics);
+  copy(o.retention_ms, c.retention_ms);
+  copy(o.prune_interval_ms, c.prune_interval_ms);
+  copy(o.webhooks, c.webhooks);
+  copy(o.messaging.guards, c.guards);
+}
+
+}  // namespace
+
 tools::DaemonConfig ConfigOf(const ServerOptions& o) {
   tools::DaemonConfig c;
-  c.sessions = o.tools;
-  c.tool_policy = o.messaging.tool_policy;
-  c.max_ping_pong_turns = o.messaging.max_ping_pong_turns;
-  c.upstream_first_tick_ms = o.upstream.first_tick_delay_ms;
-  c.upstream_interval_ms = o.upstream.tick_interval_ms;
-  c.upstream_roots = o.upstream.roots;
-  c.tokens = o.tokens;
-  c.open_metrics = o.open_metrics;
-  c.retention_ms = o.retention_ms;
-  c.prune_interval_ms = o.prune_interval_ms;
-  c.webhooks = o.webhooks;
-  c.guards = o.messaging.guards;
+  ForEachConfigField(o, c, [](const auto& from, auto& to) { to = from; });
   return c;
 }
 
 void ApplyDaemonConfig(const tools::DaemonConfig& c, ServerOptions* o) {
-  o->tools = c.sessions;
-  o->messaging.tool_policy = c.tool_policy;
-  o->messaging.max_ping_pong_turns = c.max_ping_pong_turns;
-  o->upstream.first_tick_delay_ms = c.upstream_first_tick_ms;
-  o->upstream.tick_interval_ms = c.upstream_interval_ms;
-  o->upstream.roots = c.upstream_roots;
-  o->tokens = c.tokens;
-  o->open_metrics = c.open_metrics;
-  o->retention_ms = c.retention_ms;
-  o->prune_interval_ms = c.prune_interval_ms;
-  o->webhooks = c.webhooks;
-  o->messaging.guards = c.guards;
+  ForEachConfigField(*o, c, [](auto& to, const auto& from) { to = from; });
 }
 
 std::vector<std::string> SettingsNeedingRestart(const ServerOptions& before,

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <span>
 #include <sstream>
 #include <utility>
 
@@ -54,6 +55,29 @@ void Header(std::string& out, const char* name, const char* type, const char* he
 void Single(std::string& out, const char* name, const char* type, const char* help, double v) {
   Header(out, name, type, help);
   Line(out, name, "", v);
+}
+
+std::string FormatBound(double bound) {
+  char le[32];
+  std::snprintf(le, sizeof(le), "%g", bound);
+  return le;
+}
+
+// The samples of one histogram series: the cumulative <name>_bucket lines (le="<bound>", then
+// le="+Inf" for the count past the last bound), <name>_sum and <name>_count, each with
+// `labels` (may be empty) before its own.
+void HistogramSamples(std::string& out, const std::string& name, const std::string& labels,
+                      std::span<const double> bounds, std::span<const uint64_t> counts,
+                      double sum, uint64_t count) {
+  const std::string prefix = labels.empty() ? labels : labels + ",";
+  uint64_t cumulative = 0;
+  for (std::size_t b = 0; b < counts.size(); ++b) {
+    cumulative += counts[b];
+    std::string le = b < bounds.size() ? FormatBound(bounds[b]) : "+Inf";
+    Line(out, (name + "_bucket").c_str(), prefix + "le=\"" + le + "\"", double(cumulative));
+  }
+  Line(out, (name + "_sum").c_str(), labels, sum);
+  Line(out, (name + "_count").c_str(), labels, double(count));
 }
 
 std::string EscapeLabel(const std::string& v) {
@@ -229,44 +253,18 @@ void Metrics::RenderHttp(std::string& out) const {
     const RouteCounters& r = routes_[i];
     uint64_t count = Load(r.count);
     if (count == 0) continue;
-    std::string route = RouteLabels(i);
-    uint64_t cumulative = 0;
-    for (int b = 0; b < kBuckets; ++b) {
-      cumulative += Load(r.buckets[b]);
-      char le[32];
-      if (b < kBuckets - 1) {
-        std::snprintf(le, sizeof(le), "%g", kBucketBounds[b]);
-      } else {
-        std::snprintf(le, sizeof(le), "+Inf");
-      }
-      Line(out, "statewatch_http_request_duration_seconds_bucket", route + ",le=\"" + le + "\"",
-           static_cast<double>(cumulative));
-    }
-    Line(out, "statewatch_http_request_duration_seconds_sum", route,
-         static_cast<double>(Load(r.sum_nanos)) / 1e9);
-    Line(out, "statewatch_http_request_duration_seconds_count", route, static_cast<double>(count));
+    uint64_t buckets[kBuckets];
+    for (int b = 0; b < kBuckets; ++b) buckets[b] = Load(r.buckets[b]);
+    HistogramSamples(out, "statewatch_http_request_duration_seconds", RouteLabels(i),
+                     kBucketBounds, buckets, static_cast<double>(Load(r.sum_nanos)) / 1e9, count);
   }
 }
 
 namespace {
 
-std::string FormatBound(double bound) {
-  char le[32];
-  std::snprintf(le, sizeof(le), "%g", bound);
-  return le;
-}
-
 void RenderHistogram(std::string& out, const char* name, const char* help, const HistogramData& h) {
   Header(out, name, "histogram", help);
-  const std::string base(name);
-  uint64_t cumulative = 0;
-  for (std::size_t b = 0; b < h.counts.size(); ++b) {
-    cumulative += h.counts[b];
-    std::string le = b < h.bounds.size() ? FormatBound(h.bounds[b]) : "+Inf";
-    Line(out, (base + "_bucket").c_str(), "le=\"" + le + "\"", double(cumulative));
-  }
-  Line(out, (base + "_sum").c_str(), "", h.sum);
-  Line(out, (base + "_count").c_str(), "", double(h.count));
+  HistogramSamples(out, name, "", h.bounds, h.counts, h.sum, h.count);
 }
 
 void RenderEngineHistograms(std::string& out, const EngineStats& s) {
