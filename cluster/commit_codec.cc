@@ -67,7 +67,7 @@ Result<std::string> EncodeClusterCommit(std::string_view record, const storage::
   }
   auto rec = b.CreateVector(reinterpret_cast<const uint8_t*>(record.data()), record.size());
   b.Finish(fb::CreateClusterCommit(b, rec, b.CreateVector(entries)));
-  return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
+  return engine::fbv::Finish(b);
 }
 
 Result<std::string> DecodeClusterCommit(std::string_view body, storage::Batch* writes) {

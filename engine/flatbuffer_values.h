@@ -12,6 +12,7 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "statewatch/status.h"
@@ -52,6 +53,34 @@ Result<const T*> Verified(const AlignedBytes& holder, const char* what) {
   return flatbuffers::GetRoot<T>(holder.data());
 }
 
+// What Decode answers for a reader that answers R: R itself when it is a Status or a
+// Result, Result<R> for a plain value.
+template <typename R>
+struct DecodeAnswer {
+  using type = Result<R>;
+};
+template <typename R>
+struct DecodeAnswer<Result<R>> {
+  using type = Result<R>;
+};
+template <>
+struct DecodeAnswer<Status> {
+  using type = Status;
+};
+
+// The one shape of every decoder: verifies `bytes` as a T (Corruption naming `what` when it
+// fails) and answers what `read` makes of the verified table. `read(const T&)` answers a
+// value, a Result or a Status; the table it is handed lives only during the call.
+template <typename T, typename Read>
+typename DecodeAnswer<std::invoke_result_t<Read, const T&>>::type Decode(std::string_view bytes,
+                                                                         const char* what,
+                                                                         Read read) {
+  AlignedBytes aligned(bytes);
+  auto v = Verified<T>(aligned, what);
+  if (!v.ok()) return v.status();
+  return read(**v);
+}
+
 // The element at `i` of a [ulong] vector. The verifier checks only that a vector's length
 // prefix is 4-byte aligned, so in a hostile (or damaged) record the 8-byte elements may sit
 // at an address that is not 8-byte aligned even inside an aligned buffer; Vector::Get would
@@ -70,9 +99,14 @@ inline std::string_view Bytes(const flatbuffers::Vector<uint8_t>* v) {
            : std::string_view();
 }
 
-inline std::string Finish(flatbuffers::FlatBufferBuilder& b) {
-  return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
+// The finished buffer of `b`, valid until `b` is cleared or built on again (for encoders
+// that keep one builder across calls).
+inline std::string_view Written(flatbuffers::FlatBufferBuilder& b) {
+  return std::string_view(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
 }
+
+// The finished buffer of `b`, copied.
+inline std::string Finish(flatbuffers::FlatBufferBuilder& b) { return std::string(Written(b)); }
 
 // Optional strings are omitted from the buffer when empty.
 inline flatbuffers::Offset<flatbuffers::String> OptStr(flatbuffers::FlatBufferBuilder& b,

@@ -9,10 +9,9 @@
 namespace statewatch::engine {
 
 namespace fb = statewatch::schema;
-using fbv::AlignedBytes;
+using fbv::Decode;
 using fbv::Finish;
 using fbv::OptStr;
-using fbv::Verified;
 
 namespace {
 
@@ -71,7 +70,7 @@ std::string_view EventEncoder::Encode(const Event& e, const EventFoldFields& fol
   auto& b = rep_->builder;
   b.Clear();
   BuildEvent(b, e, fold);
-  return std::string_view(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
+  return fbv::Written(b);
 }
 
 namespace {
@@ -108,20 +107,18 @@ Status CheckActorType(const fb::Event* f) {
 }  // namespace
 
 Status DecodeEventFold(std::string_view bytes, StoredEventFold* out) {
-  AlignedBytes aligned(bytes);
-  auto r = Verified<fb::Event>(aligned, "event");
-  if (!r.ok()) return r.status();
-  FillFold(*r, out);
-  return Status::OK();
+  return Decode<fb::Event>(bytes, "event", [out](const auto& f) {
+    FillFold(&f, out);
+    return Status::OK();
+  });
 }
 
 Status VerifyEventRow(std::string_view bytes, StoredEventFold* fold) {
-  AlignedBytes aligned(bytes);
-  auto r = Verified<fb::Event>(aligned, "event");
-  if (!r.ok()) return r.status();
-  SW_RETURN_IF_ERROR(CheckActorType(*r));
-  if (fold != nullptr) FillFold(*r, fold);
-  return Status::OK();
+  return Decode<fb::Event>(bytes, "event", [fold](const auto& f) {
+    SW_RETURN_IF_ERROR(CheckActorType(&f));
+    if (fold != nullptr) FillFold(&f, fold);
+    return Status::OK();
+  });
 }
 
 namespace {
@@ -185,12 +182,8 @@ Status DecodeEventView(std::string_view bytes, EventView* out) {
   }
   const fb::Event* f = flatbuffers::GetRoot<fb::Event>(data);
   out->sequence = f->sequence();
-  int at = static_cast<int>(f->actor_type());
-  if (at < static_cast<int>(ActorType::kHuman) || at > static_cast<int>(ActorType::kSystem)) {
-    return Status::Corruption("event " + std::to_string(out->sequence) +
-                              " has an unknown actor type " + std::to_string(at));
-  }
-  out->actor_type = static_cast<ActorType>(at);
+  SW_RETURN_IF_ERROR(CheckActorType(f));
+  out->actor_type = static_cast<ActorType>(f->actor_type());
   out->occurred_at_ms = f->occurred_at();
   bool inside = ViewOf(f->session_key(), data, end, &out->session_key) &&
                 ViewOf(f->agent_id(), data, end, &out->agent_id) &&
@@ -211,12 +204,11 @@ Status DecodeEventView(std::string_view bytes, EventView* out) {
 }
 
 Result<Event> DecodeEvent(std::string_view bytes) {
-  AlignedBytes aligned(bytes);
-  auto r = Verified<fb::Event>(aligned, "event");
-  if (!r.ok()) return r.status();
-  Event e;
-  SW_RETURN_IF_ERROR(FillEvent(*r, &e));
-  return e;
+  return Decode<fb::Event>(bytes, "event", [](const auto& f) -> Result<Event> {
+    Event e;
+    SW_RETURN_IF_ERROR(FillEvent(&f, &e));
+    return e;
+  });
 }
 
 std::string EncodeHead(const projections::HeadState& h) {
@@ -228,18 +220,16 @@ std::string EncodeHead(const projections::HeadState& h) {
 }
 
 Result<projections::HeadState> DecodeHead(std::string_view bytes) {
-  AlignedBytes aligned(bytes);
-  auto r = Verified<fb::Head>(aligned, "head");
-  if (!r.ok()) return r.status();
-  const fb::Head* f = *r;
-  return projections::HeadState{f->head(),
-                                f->watermark(),
-                                f->updated_at(),
-                                f->material_latest(),
-                                f->material_latest_actor(),
-                                f->material_latest_at(),
-                                f->material_other(),
-                                f->material_other_at()};
+  return Decode<fb::Head>(bytes, "head", [](const auto& f) {
+    return projections::HeadState{f.head(),
+                                  f.watermark(),
+                                  f.updated_at(),
+                                  f.material_latest(),
+                                  f.material_latest_actor(),
+                                  f.material_latest_at(),
+                                  f.material_other(),
+                                  f.material_other_at()};
+  });
 }
 
 std::string EncodeCursor(const projections::CursorRec& c) {
@@ -257,15 +247,13 @@ std::string_view CursorEncoder::Encode(const projections::CursorRec& c) {
   auto& b = rep_->builder;
   b.Clear();
   b.Finish(fb::CreateCursor(b, c.last_seen, c.notified, c.material, c.updated_at));
-  return std::string_view(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
+  return fbv::Written(b);
 }
 
 Result<projections::CursorRec> DecodeCursor(std::string_view bytes) {
-  AlignedBytes aligned(bytes);
-  auto r = Verified<fb::Cursor>(aligned, "cursor");
-  if (!r.ok()) return r.status();
-  const fb::Cursor* f = *r;
-  return projections::CursorRec{f->last_seen(), f->notified(), f->material(), f->updated_at()};
+  return Decode<fb::Cursor>(bytes, "cursor", [](const auto& f) {
+    return projections::CursorRec{f.last_seen(), f.notified(), f.material(), f.updated_at()};
+  });
 }
 
 std::string EncodeSessionName(const SessionName& n) {
@@ -277,10 +265,9 @@ std::string EncodeSessionName(const SessionName& n) {
 }
 
 Result<SessionName> DecodeSessionName(std::string_view bytes) {
-  AlignedBytes aligned(bytes);
-  auto r = Verified<fb::SessionName>(aligned, "session name");
-  if (!r.ok()) return r.status();
-  return SessionName{fbv::Str((*r)->agent_id()), fbv::Str((*r)->session_key())};
+  return Decode<fb::SessionName>(bytes, "session name", [](const auto& f) {
+    return SessionName{fbv::Str(f.agent_id()), fbv::Str(f.session_key())};
+  });
 }
 
 // ---- log ------------------------------------------------------------------------------------
@@ -425,29 +412,27 @@ std::string_view GroupEncoder::Encode(const GroupRec& g, bool with_first_sequenc
   b.Finish(fb::CreateGroupRecord(b, events, g.committed_at, ops,
                                  with_first_sequence ? g.first_sequence : 0, g.last_ref,
                                  g.last_delivery_id, g.last_message_index, g.rows_removed));
-  return std::string_view(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
+  return fbv::Written(b);
 }
 
 Status DecodeGroup(std::string_view bytes, GroupRec* out) {
-  AlignedBytes aligned(bytes);
-  auto v = Verified<fb::GroupRecord>(aligned, "commit group");
-  if (!v.ok()) return v.status();
-  const fb::GroupRecord* f = *v;
-  out->Clear();
-  out->first_sequence = f->first_sequence();
-  out->committed_at = f->committed_at();
-  Refs(f->events(), &out->events);
-  if (f->ops()) {
-    out->ops.resize(f->ops()->size());
-    for (flatbuffers::uoffset_t i = 0; i < f->ops()->size(); ++i) {
-      SW_RETURN_IF_ERROR(DecodeOp(f->ops()->Get(i), &out->ops[i]));
+  return Decode<fb::GroupRecord>(bytes, "commit group", [out](const auto& f) {
+    out->Clear();
+    out->first_sequence = f.first_sequence();
+    out->committed_at = f.committed_at();
+    Refs(f.events(), &out->events);
+    if (f.ops()) {
+      out->ops.resize(f.ops()->size());
+      for (flatbuffers::uoffset_t i = 0; i < f.ops()->size(); ++i) {
+        SW_RETURN_IF_ERROR(DecodeOp(f.ops()->Get(i), &out->ops[i]));
+      }
     }
-  }
-  out->last_ref = f->last_ref();
-  out->last_delivery_id = f->last_delivery_id();
-  out->last_message_index = f->last_message_index();
-  out->rows_removed = f->rows_removed();
-  return Status::OK();
+    out->last_ref = f.last_ref();
+    out->last_delivery_id = f.last_delivery_id();
+    out->last_message_index = f.last_message_index();
+    out->rows_removed = f.rows_removed();
+    return Status::OK();
+  });
 }
 
 std::string EncodeMeta(const MetaRec& m) {
@@ -461,16 +446,21 @@ std::string EncodeMeta(const MetaRec& m) {
 }
 
 Result<MetaRec> DecodeMeta(std::string_view bytes) {
-  AlignedBytes aligned(bytes);
-  auto r = Verified<fb::Meta>(aligned, "meta");
-  if (!r.ok()) return r.status();
-  const fb::Meta* f = *r;
-  return MetaRec{f->format_version(),      f->last_sequence(),
-                 f->last_ref(),            f->journal_rows(),
-                 f->checkpoint_sequence(), f->last_prune_at(),
-                 f->log_records_since_checkpoint(), f->last_delivery_id(),
-                 f->last_message_index(), f->row_cap_mark(), f->applied_position(),
-                 f->partition(),          f->partitions()};
+  return Decode<fb::Meta>(bytes, "meta", [](const auto& f) {
+    return MetaRec{f.format_version(),
+                   f.last_sequence(),
+                   f.last_ref(),
+                   f.journal_rows(),
+                   f.checkpoint_sequence(),
+                   f.last_prune_at(),
+                   f.log_records_since_checkpoint(),
+                   f.last_delivery_id(),
+                   f.last_message_index(),
+                   f.row_cap_mark(),
+                   f.applied_position(),
+                   f.partition(),
+                   f.partitions()};
+  });
 }
 
 Result<MetaRec> DecodeStoredMeta(const std::optional<std::string>& stored) {

@@ -6,8 +6,7 @@
 namespace statewatch::engine {
 
 namespace fb = statewatch::schema;
-using fbv::AlignedBytes;
-using fbv::Verified;
+using fbv::Decode;
 
 struct RowIndexEncoder::Rep {
   flatbuffers::FlatBufferBuilder builder{64};
@@ -22,22 +21,20 @@ std::string_view RowIndexEncoder::Encode(SessionRef session, int64_t occurred_at
   flatbuffers::Offset<flatbuffers::String> key = 0;
   if (!dedupe_key.empty()) key = b.CreateString(dedupe_key.data(), dedupe_key.size());
   b.Finish(fb::CreateRowIndex(b, session.value, occurred_at, key));
-  return std::string_view(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
+  return fbv::Written(b);
 }
 
 Status DecodeRowIndex(std::string_view bytes, IndexedRow* out) {
-  AlignedBytes aligned(bytes);
-  auto r = Verified<fb::RowIndex>(aligned, "row index");
-  if (!r.ok()) return r.status();
-  const fb::RowIndex* f = *r;
-  out->session = SessionRef{f->session()};
-  out->occurred_at = f->occurred_at();
-  if (f->dedupe_key()) {
-    out->dedupe_key.assign(f->dedupe_key()->data(), f->dedupe_key()->size());
-  } else {
-    out->dedupe_key.clear();
-  }
-  return Status::OK();
+  return Decode<fb::RowIndex>(bytes, "row index", [out](const auto& f) {
+    out->session = SessionRef{f.session()};
+    out->occurred_at = f.occurred_at();
+    if (f.dedupe_key()) {
+      out->dedupe_key.assign(f.dedupe_key()->data(), f.dedupe_key()->size());
+    } else {
+      out->dedupe_key.clear();
+    }
+    return Status::OK();
+  });
 }
 
 std::string EncodeDedupeEntry(SessionRef session, Sequence sequence) {
@@ -47,10 +44,9 @@ std::string EncodeDedupeEntry(SessionRef session, Sequence sequence) {
 }
 
 Result<DedupeEntryRec> DecodeDedupeEntry(std::string_view bytes) {
-  AlignedBytes aligned(bytes);
-  auto r = Verified<fb::DedupeEntry>(aligned, "dedupe entry");
-  if (!r.ok()) return r.status();
-  return DedupeEntryRec{SessionRef{(*r)->session()}, (*r)->sequence()};
+  return Decode<fb::DedupeEntry>(bytes, "dedupe entry", [](const auto& f) {
+    return DedupeEntryRec{SessionRef{f.session()}, f.sequence()};
+  });
 }
 
 }  // namespace statewatch::engine

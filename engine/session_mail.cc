@@ -7,6 +7,7 @@
 #include "engine/event_validation.h"
 #include "engine/flatbuffer_values.h"
 #include "engine/group_write.h"
+#include "engine/side_table_reads.h"
 #include "engine/side_table_writes.h"
 #include "engine/table_codecs.h"
 #include "schema/session_mail_generated.h"
@@ -17,11 +18,13 @@ namespace statewatch {
 
 namespace fb = schema::session_mail;
 using engine::GroupWrite;
+using engine::fbv::Bytes;
+using engine::fbv::Decode;
+using engine::fbv::Finish;
+using engine::fbv::Str;
 using storage::Family;
 
 namespace {
-
-std::string Str(const flatbuffers::String* s) { return s ? s->str() : std::string(); }
 
 std::string OutboxKey(std::string_view key) {
   std::string k(1, storage::kSessionMailTag);
@@ -54,7 +57,7 @@ flatbuffers::Offset<fb::MailEvent> EncodeEvent(flatbuffers::FlatBufferBuilder& b
                              e.occurred_at_ms.value_or(0));
 }
 
-Result<EventInput> DecodeEvent(const fb::MailEvent& f) {
+Result<EventInput> DecodeEvent(const auto& f) {
   EventInput e;
   e.session_key = Str(f.session_key());
   e.agent_id = Str(f.agent_id());
@@ -75,11 +78,6 @@ Result<EventInput> DecodeEvent(const fb::MailEvent& f) {
   }
   if (f.occurred_at() != 0) e.occurred_at_ms = f.occurred_at();
   return e;
-}
-
-std::string_view BytesOf(const flatbuffers::Vector<uint8_t>* v) {
-  return v ? std::string_view(reinterpret_cast<const char*>(v->data()), v->size())
-           : std::string_view();
 }
 
 }  // namespace
@@ -111,40 +109,39 @@ std::string EncodeSessionMail(const SessionMail& m) {
   if (m.event) event = EncodeEvent(b, *m.event);
   b.Finish(fb::CreateMail(b, key, m.partition, bytes, watcher, m.created_at_ms, kind, child,
                           transcript, event));
-  return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
+  return Finish(b);
 }
 
 Result<SessionMail> DecodeSessionMail(std::string_view bytes) {
-  engine::fbv::AlignedBytes aligned(bytes);
-  auto f = engine::fbv::Verified<fb::Mail>(aligned, "session mail");
-  if (!f.ok()) return f.status();
-  SessionMail m;
-  m.key = Str((*f)->key());
-  m.partition = (*f)->partition();
-  m.watcher = Str((*f)->watcher());
-  m.created_at_ms = (*f)->created_at();
-  m.kind = Str((*f)->kind());
-  auto delivery = engine::DecodeDelivery(BytesOf((*f)->delivery()));
-  if (!delivery.ok()) return delivery.status();
-  m.delivery = std::move(*delivery);
-  if ((*f)->child() != nullptr) {
-    auto child = engine::DecodeSessionRecord(BytesOf((*f)->child()));
-    if (!child.ok()) return child.status();
-    m.child = std::move(*child);
-  }
-  if ((*f)->transcript() != nullptr) {
-    for (const fb::Encoded* e : *(*f)->transcript()) {
-      auto t = engine::DecodeTranscriptMessage(BytesOf(e->bytes()));
-      if (!t.ok()) return t.status();
-      m.transcript.push_back(std::move(*t));
+  return Decode<fb::Mail>(bytes, "session mail", [](const auto& f) -> Result<SessionMail> {
+    SessionMail m;
+    m.key = Str(f.key());
+    m.partition = f.partition();
+    m.watcher = Str(f.watcher());
+    m.created_at_ms = f.created_at();
+    m.kind = Str(f.kind());
+    auto delivery = engine::DecodeDelivery(Bytes(f.delivery()));
+    if (!delivery.ok()) return delivery.status();
+    m.delivery = std::move(*delivery);
+    if (f.child() != nullptr) {
+      auto child = engine::DecodeSessionRecord(Bytes(f.child()));
+      if (!child.ok()) return child.status();
+      m.child = std::move(*child);
     }
-  }
-  if ((*f)->event() != nullptr) {
-    auto e = DecodeEvent(*(*f)->event());
-    if (!e.ok()) return e.status();
-    m.event = std::move(*e);
-  }
-  return m;
+    if (f.transcript() != nullptr) {
+      for (const fb::Encoded* e : *f.transcript()) {
+        auto t = engine::DecodeTranscriptMessage(Bytes(e->bytes()));
+        if (!t.ok()) return t.status();
+        m.transcript.push_back(std::move(*t));
+      }
+    }
+    if (f.event() != nullptr) {
+      auto e = DecodeEvent(*f.event());
+      if (!e.ok()) return e.status();
+      m.event = std::move(*e);
+    }
+    return m;
+  });
 }
 
 namespace {
@@ -152,7 +149,7 @@ namespace {
 std::string EncodeMark(int64_t applied_at_ms) {
   flatbuffers::FlatBufferBuilder b(32);
   b.Finish(fb::CreateMailMark(b, applied_at_ms));
-  return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
+  return Finish(b);
 }
 
 }  // namespace
@@ -240,17 +237,8 @@ Result<std::vector<Delivery>> SessionMailTables::Commit(HomeGroup group) {
 }
 
 Result<std::vector<SessionMail>> SessionMailTables::Outbox() const {
-  std::vector<SessionMail> out;
-  std::string begin(1, storage::kSessionMailTag);
-  std::string end(1, storage::kSessionMailTag + 1);
-  auto it = host_->store().NewIterator(Family::kWebhooks, begin, end);
-  for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    auto m = DecodeSessionMail(it->value());
-    if (!m.ok()) return m.status();
-    out.push_back(std::move(*m));
-  }
-  SW_RETURN_IF_ERROR(it->status());
-  return out;
+  return engine::ListDecoded<SessionMail>(host_->store(), Family::kWebhooks,
+                                          storage::kSessionMailTag, DecodeSessionMail);
 }
 
 Result<bool> SessionMailTables::Remove(const std::string& key) {

@@ -1,5 +1,5 @@
 // The two reads every side table makes of its own column family: one value by key, and
-// every value in the family, each decoded with the table's codec (engine/table_codecs.h).
+// every value under one key tag, each decoded with the table's codec (engine/table_codecs.h).
 //
 // Thread-safe: reads of the store only.
 #ifndef STATEWATCH_ENGINE_SIDE_TABLE_READS_H_
@@ -20,11 +20,12 @@ template <typename T>
 using Decoder = Result<T> (*)(std::string_view);
 
 // The value at `key` decoded, nullopt when there is none; a value that does not decode is
-// its Corruption.
-template <typename T>
-Result<std::optional<T>> ReadDecoded(const storage::Store& store, storage::Family family,
+// its Corruption. `from` is the store, or a commit group (engine/group_write.h) to read what
+// the group itself sees.
+template <typename T, typename Reader>
+Result<std::optional<T>> ReadDecoded(const Reader& from, storage::Family family,
                                      std::string_view key, Decoder<T> decode) {
-  auto stored = store.Get(family, key);
+  auto stored = from.Get(family, key);
   if (!stored.ok()) return stored.status();
   if (!stored->has_value()) return std::optional<T>();
   auto value = decode(**stored);

@@ -169,37 +169,35 @@ std::string EncodeSessionRecord(const SessionRecord& r) {
 }
 
 Result<SessionRecord> DecodeSessionRecord(std::string_view bytes) {
-  fbv::AlignedBytes aligned(bytes);
-  auto v = fbv::Verified<fb::SessionRecord>(aligned, "session registry");
-  if (!v.ok()) return v.status();
-  const fb::SessionRecord* f = *v;
-  SessionRecord r;
-  r.name = SessionName{Str(f->agent_id()), Str(f->session_key())};
-  r.session_id = OptString(f->session_id());
-  r.kind = OptString(f->kind());
-  r.channel = OptString(f->channel());
-  r.label = OptString(f->label());
-  r.model = OptString(f->model());
-  r.parent_session_key = OptString(f->parent_session_key());
-  if (f->has_context_tokens()) r.context_tokens = f->context_tokens();
-  if (f->has_total_tokens()) r.total_tokens = f->total_tokens();
-  r.sandboxed = f->sandboxed();  // a flag: cleared reads as false
-  r.created_at_ms = f->created_at();
-  r.updated_at_ms = f->updated_at();
-  r.extra_json = OptString(f->extra_json());
-  r.display_name = OptString(f->display_name());
-  r.model_override = OptString(f->model_override());
-  r.thinking = OptString(f->thinking());
-  r.runtime = OptString(f->runtime());
-  if (f->has_input_tokens()) r.input_tokens = f->input_tokens();
-  if (f->has_output_tokens()) r.output_tokens = f->output_tokens();
-  if (f->has_cache_read_tokens()) r.cache_read_tokens = f->cache_read_tokens();
-  if (f->has_cache_write_tokens()) r.cache_write_tokens = f->cache_write_tokens();
-  r.last_channel = OptString(f->last_channel());
-  r.last_to = OptString(f->last_to());
-  r.last_account_id = OptString(f->last_account_id());
-  r.last_thread_id = OptString(f->last_thread_id());
-  return r;
+  return fbv::Decode<fb::SessionRecord>(bytes, "session registry", [](const auto& f) {
+    SessionRecord r;
+    r.name = SessionName{Str(f.agent_id()), Str(f.session_key())};
+    r.session_id = OptString(f.session_id());
+    r.kind = OptString(f.kind());
+    r.channel = OptString(f.channel());
+    r.label = OptString(f.label());
+    r.model = OptString(f.model());
+    r.parent_session_key = OptString(f.parent_session_key());
+    if (f.has_context_tokens()) r.context_tokens = f.context_tokens();
+    if (f.has_total_tokens()) r.total_tokens = f.total_tokens();
+    r.sandboxed = f.sandboxed();  // a flag: cleared reads as false
+    r.created_at_ms = f.created_at();
+    r.updated_at_ms = f.updated_at();
+    r.extra_json = OptString(f.extra_json());
+    r.display_name = OptString(f.display_name());
+    r.model_override = OptString(f.model_override());
+    r.thinking = OptString(f.thinking());
+    r.runtime = OptString(f.runtime());
+    if (f.has_input_tokens()) r.input_tokens = f.input_tokens();
+    if (f.has_output_tokens()) r.output_tokens = f.output_tokens();
+    if (f.has_cache_read_tokens()) r.cache_read_tokens = f.cache_read_tokens();
+    if (f.has_cache_write_tokens()) r.cache_write_tokens = f.cache_write_tokens();
+    r.last_channel = OptString(f.last_channel());
+    r.last_to = OptString(f.last_to());
+    r.last_account_id = OptString(f.last_account_id());
+    r.last_thread_id = OptString(f.last_thread_id());
+    return r;
+  });
 }
 
 namespace {
@@ -288,22 +286,19 @@ std::string EncodeTranscriptMessage(const TranscriptMessage& m) {
 }
 
 Result<TranscriptMessage> DecodeTranscriptMessage(std::string_view bytes) {
-  fbv::AlignedBytes aligned(bytes);
-  auto v = fbv::Verified<fb::TranscriptMessage>(aligned, "transcript message");
-  if (!v.ok()) return v.status();
-  const auto* f = *v;
-  TranscriptMessage m{f->index(),          Str(f->role()), Str(f->content_json()),
-                      Str(f->tool_name()), f->timestamp(), std::nullopt,
-                      std::nullopt};
-  if (const auto* p = f->provenance()) {
-    m.provenance =
-        MessageProvenance{Str(p->kind()), Str(p->source_session_key()), Str(p->source_tool()),
-                          Str(p->source_channel()), Str(p->run_id())};
-  }
-  if (const auto* u = f->usage()) {
-    m.usage = TokenUsage{u->input(), u->output(), u->cache_read(), u->cache_write(), u->total()};
-  }
-  return m;
+  return fbv::Decode<fb::TranscriptMessage>(bytes, "transcript message", [](const auto& f) {
+    TranscriptMessage m{f.index(),     Str(f.role()), Str(f.content_json()), Str(f.tool_name()),
+                        f.timestamp(), std::nullopt,  std::nullopt};
+    if (const auto* p = f.provenance()) {
+      m.provenance =
+          MessageProvenance{Str(p->kind()), Str(p->source_session_key()), Str(p->source_tool()),
+                            Str(p->source_channel()), Str(p->run_id())};
+    }
+    if (const auto* u = f.usage()) {
+      m.usage = TokenUsage{u->input(), u->output(), u->cache_read(), u->cache_write(), u->total()};
+    }
+    return m;
+  });
 }
 
 std::string EncodeRun(const RunRecord& r) {
@@ -326,29 +321,27 @@ std::string EncodeRun(const RunRecord& r) {
 }
 
 Result<RunRecord> DecodeRun(std::string_view bytes) {
-  fbv::AlignedBytes aligned(bytes);
-  auto v = fbv::Verified<fb::Run>(aligned, "run");
-  if (!v.ok()) return v.status();
-  const auto* f = *v;
-  RunRecord r;
-  r.run_id = Str(f->run_id());
-  r.kind = Str(f->kind());
-  r.requester = SessionName{Str(f->requester_agent()), Str(f->requester_key())};
-  r.target = SessionName{Str(f->target_agent()), Str(f->target_key())};
-  r.status = Str(f->status());
-  r.label = Str(f->label());
-  r.task = Str(f->task());
-  r.created_at_ms = f->created_at();
-  r.ended_at_ms = f->ended_at();
-  r.result = Str(f->result());
-  r.reply = Str(f->reply());
-  r.last_steer_at_ms = f->last_steer_at();
-  r.extra_json = Str(f->extra_json());
-  SW_RETURN_IF_ERROR(DecodeSend(f->send(), r.run_id, &r.send));
-  r.spawn = DecodeSpawn(f->spawn());
-  r.requester_route = DecodeRoute(f->requester_route());
-  r.traceparent = Str(f->traceparent());
-  return r;
+  return fbv::Decode<fb::Run>(bytes, "run", [](const auto& f) -> Result<RunRecord> {
+    RunRecord r;
+    r.run_id = Str(f.run_id());
+    r.kind = Str(f.kind());
+    r.requester = SessionName{Str(f.requester_agent()), Str(f.requester_key())};
+    r.target = SessionName{Str(f.target_agent()), Str(f.target_key())};
+    r.status = Str(f.status());
+    r.label = Str(f.label());
+    r.task = Str(f.task());
+    r.created_at_ms = f.created_at();
+    r.ended_at_ms = f.ended_at();
+    r.result = Str(f.result());
+    r.reply = Str(f.reply());
+    r.last_steer_at_ms = f.last_steer_at();
+    r.extra_json = Str(f.extra_json());
+    SW_RETURN_IF_ERROR(DecodeSend(f.send(), r.run_id, &r.send));
+    r.spawn = DecodeSpawn(f.spawn());
+    r.requester_route = DecodeRoute(f.requester_route());
+    r.traceparent = Str(f.traceparent());
+    return r;
+  });
 }
 
 std::string EncodeDelivery(const Delivery& d) {
@@ -366,25 +359,23 @@ std::string EncodeDelivery(const Delivery& d) {
 }
 
 Result<Delivery> DecodeDelivery(std::string_view bytes) {
-  fbv::AlignedBytes aligned(bytes);
-  auto v = fbv::Verified<fb::Delivery>(aligned, "delivery");
-  if (!v.ok()) return v.status();
-  const auto* f = *v;
-  Delivery d;
-  d.id = f->id();
-  d.agent_id = Str(f->agent_id());
-  d.type = Str(f->type());
-  d.session_key = Str(f->session_key());
-  d.run_id = Str(f->run_id());
-  d.text = Str(f->text());
-  d.source_session_key = Str(f->source_session_key());
-  d.source_tool = Str(f->source_tool());
-  d.created_at_ms = f->created_at();
-  d.source_channel = Str(f->source_channel());
-  d.route = DecodeRoute(f->route());
-  d.spawn = DecodeSpawn(f->spawn());
-  d.traceparent = Str(f->traceparent());
-  return d;
+  return fbv::Decode<fb::Delivery>(bytes, "delivery", [](const auto& f) {
+    Delivery d;
+    d.id = f.id();
+    d.agent_id = Str(f.agent_id());
+    d.type = Str(f.type());
+    d.session_key = Str(f.session_key());
+    d.run_id = Str(f.run_id());
+    d.text = Str(f.text());
+    d.source_session_key = Str(f.source_session_key());
+    d.source_tool = Str(f.source_tool());
+    d.created_at_ms = f.created_at();
+    d.source_channel = Str(f.source_channel());
+    d.route = DecodeRoute(f.route());
+    d.spawn = DecodeSpawn(f.spawn());
+    d.traceparent = Str(f.traceparent());
+    return d;
+  });
 }
 
 std::string EncodeUpstreamLink(const UpstreamLink& l) {
@@ -399,21 +390,19 @@ std::string EncodeUpstreamLink(const UpstreamLink& l) {
 }
 
 Result<UpstreamLink> DecodeUpstreamLink(std::string_view bytes) {
-  fbv::AlignedBytes aligned(bytes);
-  auto v = fbv::Verified<fb::UpstreamLink>(aligned, "upstream link");
-  if (!v.ok()) return v.status();
-  const auto* f = *v;
-  UpstreamLink l;
-  l.session = SessionName{Str(f->agent_id()), Str(f->session_key())};
-  l.catalog_id = Str(f->catalog_id());
-  l.host_id = Str(f->host_id());
-  l.thread_id = Str(f->thread_id());
-  l.upstream_kind = Str(f->upstream_kind());
-  l.upstream_ref = Str(f->upstream_ref());
-  l.marker = f->marker();
-  l.last_scanned_at_ms = f->last_scanned_at();
-  l.missing_count = f->missing_count();
-  return l;
+  return fbv::Decode<fb::UpstreamLink>(bytes, "upstream link", [](const auto& f) {
+    UpstreamLink l;
+    l.session = SessionName{Str(f.agent_id()), Str(f.session_key())};
+    l.catalog_id = Str(f.catalog_id());
+    l.host_id = Str(f.host_id());
+    l.thread_id = Str(f.thread_id());
+    l.upstream_kind = Str(f.upstream_kind());
+    l.upstream_ref = Str(f.upstream_ref());
+    l.marker = f.marker();
+    l.last_scanned_at_ms = f.last_scanned_at();
+    l.missing_count = f.missing_count();
+    return l;
+  });
 }
 
 }  // namespace statewatch::engine

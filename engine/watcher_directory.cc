@@ -6,6 +6,7 @@
 
 #include "engine/flatbuffer_values.h"
 #include "engine/group_write.h"
+#include "engine/side_table_reads.h"
 #include "schema/watchers_generated.h"
 #include "statewatch/session_key.h"
 
@@ -13,7 +14,7 @@ namespace statewatch {
 
 namespace fb = schema::watchers;
 using engine::GroupWrite;
-using engine::fbv::AlignedBytes;
+using engine::fbv::Decode;
 using engine::fbv::Finish;
 using engine::fbv::Str;
 using storage::Family;
@@ -56,15 +57,11 @@ void Erase(std::vector<uint32_t>* set, uint32_t p) {
   if (at != set->end() && *at == p) set->erase(at);
 }
 
+// The row of `watcher` under `tag` as the commit group sees it.
 template <typename T>
 Result<std::optional<T>> ReadRow(const GroupWrite& g, char tag, const std::string& watcher,
-                                 Result<T> (*decode)(std::string_view)) {
-  auto stored = g.Get(Family::kSessions, RowKey(tag, watcher));
-  if (!stored.ok()) return stored.status();
-  if (!stored->has_value()) return std::optional<T>();
-  auto value = decode(**stored);
-  if (!value.ok()) return value.status();
-  return std::optional<T>(std::move(*value));
+                                 engine::Decoder<T> decode) {
+  return engine::ReadDecoded<T>(g, Family::kSessions, RowKey(tag, watcher), decode);
 }
 
 }  // namespace
@@ -80,14 +77,13 @@ std::string EncodeWatcherListing(const WatcherListing& l) {
 }
 
 Result<WatcherListing> DecodeWatcherListing(std::string_view bytes) {
-  AlignedBytes aligned(bytes);
-  auto v = engine::fbv::Verified<fb::WatcherPartitions>(aligned, "watcher directory");
-  if (!v.ok()) return v.status();
-  WatcherListing l;
-  l.watcher = Str((*v)->watcher());
-  l.partitions = Partitions((*v)->partitions());
-  l.version = (*v)->version();
-  return l;
+  return Decode<fb::WatcherPartitions>(bytes, "watcher directory", [](const auto& f) {
+    WatcherListing l;
+    l.watcher = Str(f.watcher());
+    l.partitions = Partitions(f.partitions());
+    l.version = f.version();
+    return l;
+  });
 }
 
 std::string EncodeWatcherSaga(const WatcherSaga& s) {
@@ -100,21 +96,19 @@ std::string EncodeWatcherSaga(const WatcherSaga& s) {
 }
 
 Result<WatcherSaga> DecodeWatcherSaga(std::string_view bytes) {
-  AlignedBytes aligned(bytes);
   // The root type of the file is WatcherPartitions; a saga is verified as its own table.
-  auto verified = engine::fbv::Verified<fb::WatcherSaga>(aligned, "watcher saga");
-  if (!verified.ok()) return verified.status();
-  const fb::WatcherSaga* f = *verified;
-  WatcherSaga s;
-  s.watcher = Str(f->watcher());
-  if (f->kind() != 1 && f->kind() != 2) {
-    return Status::Corruption("watcher saga of " + s.watcher + " has kind " +
-                              std::to_string(f->kind()) + " (1 reset, 2 delete)");
-  }
-  s.kind = static_cast<WatcherSagaKind>(f->kind());
-  s.partitions = Partitions(f->partitions());
-  s.started_at_ms = f->started_at();
-  return s;
+  return Decode<fb::WatcherSaga>(bytes, "watcher saga", [](const auto& f) -> Result<WatcherSaga> {
+    WatcherSaga s;
+    s.watcher = Str(f.watcher());
+    if (f.kind() != 1 && f.kind() != 2) {
+      return Status::Corruption("watcher saga of " + s.watcher + " has kind " +
+                                std::to_string(f.kind()) + " (1 reset, 2 delete)");
+    }
+    s.kind = static_cast<WatcherSagaKind>(f.kind());
+    s.partitions = Partitions(f.partitions());
+    s.started_at_ms = f.started_at();
+    return s;
+  });
 }
 
 const char* WatcherSagaKindName(WatcherSagaKind kind) {
@@ -214,16 +208,8 @@ Result<WatcherSaga> WatcherDirectory::Confirm(const std::string& watcher, uint32
 }
 
 Result<std::vector<WatcherSaga>> WatcherDirectory::Sagas() const {
-  std::vector<WatcherSaga> out;
-  auto it = host_->store().NewIterator(Family::kSessions, std::string(1, kSagaTag),
-                                       std::string(1, kSagaTag + 1));
-  for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    auto s = DecodeWatcherSaga(it->value());
-    if (!s.ok()) return s.status();
-    out.push_back(std::move(*s));
-  }
-  SW_RETURN_IF_ERROR(it->status());
-  return out;
+  return engine::ListDecoded<WatcherSaga>(host_->store(), Family::kSessions, kSagaTag,
+                                          DecodeWatcherSaga);
 }
 
 }  // namespace statewatch

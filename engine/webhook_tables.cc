@@ -7,6 +7,7 @@
 
 #include "engine/flatbuffer_values.h"
 #include "engine/group_write.h"
+#include "engine/side_table_reads.h"
 #include "schema/webhooks_generated.h"
 #include "statewatch/session_key.h"
 #include "storage/key_codec.h"
@@ -15,10 +16,9 @@ namespace statewatch {
 
 namespace fb = schema::webhooks;
 using engine::GroupWrite;
-using engine::fbv::AlignedBytes;
+using engine::fbv::Decode;
 using engine::fbv::Finish;
 using engine::fbv::Str;
-using engine::fbv::Verified;
 using storage::Family;
 
 // ---- codecs ---------------------------------------------------------------------------------
@@ -32,15 +32,14 @@ std::string EncodeWebhook(const Webhook& h) {
 }
 
 Result<Webhook> DecodeWebhook(std::string_view bytes) {
-  AlignedBytes aligned(bytes);
-  auto v = Verified<fb::Webhook>(aligned, "webhook");
-  if (!v.ok()) return v.status();
-  Webhook h;
-  h.watcher = Str((*v)->watcher());
-  h.url = Str((*v)->url());
-  h.secret = Str((*v)->secret());
-  h.created_at_ms = (*v)->created_at();
-  return h;
+  return Decode<fb::Webhook>(bytes, "webhook", [](const auto& f) {
+    Webhook h;
+    h.watcher = Str(f.watcher());
+    h.url = Str(f.url());
+    h.secret = Str(f.secret());
+    h.created_at_ms = f.created_at();
+    return h;
+  });
 }
 
 std::string EncodeWebhookDelivery(const WebhookDelivery& d) {
@@ -54,23 +53,21 @@ std::string EncodeWebhookDelivery(const WebhookDelivery& d) {
 }
 
 Result<WebhookDelivery> DecodeWebhookDelivery(std::string_view bytes) {
-  AlignedBytes aligned(bytes);
   // The root type of the file is Webhook; a delivery is verified as its own table.
-  auto verified = Verified<fb::WebhookDelivery>(aligned, "webhook delivery");
-  if (!verified.ok()) return verified.status();
-  const fb::WebhookDelivery* f = *verified;
-  WebhookDelivery d;
-  d.watcher = Str(f->watcher());
-  d.target = SessionName{Str(f->target_agent()), Str(f->target_key())};
-  d.since = f->since();
-  d.body = Str(f->body());
-  d.traceparent = Str(f->traceparent());
-  d.enqueued_at_ms = f->enqueued_at();
-  d.attempts = f->attempts();
-  d.next_attempt_at_ms = f->next_attempt_at();
-  d.last_error = Str(f->last_error());
-  d.dead_at_ms = f->dead_at();
-  return d;
+  return Decode<fb::WebhookDelivery>(bytes, "webhook delivery", [](const auto& f) {
+    WebhookDelivery d;
+    d.watcher = Str(f.watcher());
+    d.target = SessionName{Str(f.target_agent()), Str(f.target_key())};
+    d.since = f.since();
+    d.body = Str(f.body());
+    d.traceparent = Str(f.traceparent());
+    d.enqueued_at_ms = f.enqueued_at();
+    d.attempts = f.attempts();
+    d.next_attempt_at_ms = f.next_attempt_at();
+    d.last_error = Str(f.last_error());
+    d.dead_at_ms = f.dead_at();
+    return d;
+  });
 }
 
 std::string WebhookDelivery::IdempotencyKey() const {
@@ -126,15 +123,7 @@ std::string Be64(uint64_t v) {
 }
 
 Result<std::vector<WebhookDelivery>> ListRows(const storage::Store& store, char tag) {
-  std::vector<WebhookDelivery> out;
-  auto it = store.NewIterator(Family::kWebhooks, std::string(1, tag), std::string(1, tag + 1));
-  for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    auto d = DecodeWebhookDelivery(it->value());
-    if (!d.ok()) return d.status();
-    out.push_back(std::move(*d));
-  }
-  SW_RETURN_IF_ERROR(it->status());
-  return out;
+  return engine::ListDecoded<WebhookDelivery>(store, Family::kWebhooks, tag, DecodeWebhookDelivery);
 }
 
 }  // namespace
@@ -189,25 +178,13 @@ Result<bool> WebhookTables::DeleteWebhook(const std::string& watcher) {
 Result<std::optional<Webhook>> WebhookTables::GetWebhook(const std::string& watcher) const {
   auto parsed = ParseSessionKey(watcher);
   if (!parsed.ok()) return parsed.status();
-  auto v = host_->store().Get(Family::kWebhooks, HookKey(parsed->canonical));
-  if (!v.ok()) return v.status();
-  if (!v->has_value()) return std::optional<Webhook>();
-  auto h = DecodeWebhook(**v);
-  if (!h.ok()) return h.status();
-  return std::optional<Webhook>(std::move(*h));
+  return engine::ReadDecoded<Webhook>(host_->store(), Family::kWebhooks, HookKey(parsed->canonical),
+                                      DecodeWebhook);
 }
 
 Result<std::vector<Webhook>> WebhookTables::ListWebhooks() const {
-  std::vector<Webhook> out;
-  auto it = host_->store().NewIterator(Family::kWebhooks, std::string(1, storage::kWebhookTag),
-                                       std::string(1, storage::kWebhookTag + 1));
-  for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    auto h = DecodeWebhook(it->value());
-    if (!h.ok()) return h.status();
-    out.push_back(std::move(*h));
-  }
-  SW_RETURN_IF_ERROR(it->status());
-  return out;
+  return engine::ListDecoded<Webhook>(host_->store(), Family::kWebhooks, storage::kWebhookTag,
+                                      DecodeWebhook);
 }
 
 // ---- the outbox -----------------------------------------------------------------------------
@@ -239,13 +216,16 @@ Result<std::vector<WebhookDelivery>> WebhookTables::Outbox() const {
 
 namespace {
 
-// Applies `edit` to the outbox row of `d` in one commit group when the row is there, and
-// answers whether it was; nothing is written when it is not (a delivery settled meanwhile).
-Result<bool> EditOutboxRow(engine::SideTableHost* host, const WebhookDelivery& d,
-                           const std::function<void(GroupWrite& g, const std::string& key)>& edit) {
+using RowEdit = std::function<void(GroupWrite& g, const std::string& key)>;
+
+// Applies `edit` to the row of `d` under `tag` (the outbox or the dead letters) in one commit
+// group when the row is there, and answers whether it was; nothing is written when it is not
+// (a delivery settled, retried or dropped meanwhile).
+Result<bool> EditRow(engine::SideTableHost* host, char tag, const WebhookDelivery& d,
+                     const RowEdit& edit) {
   bool found = false;
   Status st = host->WriteInGroup([&](GroupWrite& g) {
-    const std::string key = RowKey(storage::kOutboxTag, d);
+    const std::string key = RowKey(tag, d);
     auto v = g.Get(Family::kWebhooks, key);
     if (!v.ok()) return v.status();
     found = v->has_value();
@@ -259,18 +239,18 @@ Result<bool> EditOutboxRow(engine::SideTableHost* host, const WebhookDelivery& d
 }  // namespace
 
 Result<bool> WebhookTables::UpdateOutbox(const WebhookDelivery& d) {
-  return EditOutboxRow(host_, d, [&](GroupWrite& g, const std::string& key) {
+  return EditRow(host_, storage::kOutboxTag, d, [&](GroupWrite& g, const std::string& key) {
     g.Put(Family::kWebhooks, key, EncodeWebhookDelivery(d));
   });
 }
 
 Result<bool> WebhookTables::RemoveFromOutbox(const WebhookDelivery& d) {
-  return EditOutboxRow(
-      host_, d, [](GroupWrite& g, const std::string& key) { g.Delete(Family::kWebhooks, key); });
+  return EditRow(host_, storage::kOutboxTag, d,
+                 [](GroupWrite& g, const std::string& key) { g.Delete(Family::kWebhooks, key); });
 }
 
 Result<bool> WebhookTables::MoveToDead(const WebhookDelivery& d) {
-  return EditOutboxRow(host_, d, [&](GroupWrite& g, const std::string& key) {
+  return EditRow(host_, storage::kOutboxTag, d, [&](GroupWrite& g, const std::string& key) {
     WebhookDelivery dead = d;
     dead.dead_at_ms = g.now();
     g.Delete(Family::kWebhooks, key);
@@ -286,57 +266,44 @@ Result<std::vector<WebhookDelivery>> WebhookTables::DeadLetters() const {
 
 namespace {
 
-Result<std::optional<WebhookDelivery>> FindDead(const storage::Store& store,
-                                                const std::string& idempotency_key) {
-  auto dead = ListRows(store, storage::kDeadLetterTag);
+using DeadEdit =
+    std::function<void(GroupWrite& g, const std::string& key, const WebhookDelivery& dead)>;
+
+// Applies `edit` to the dead letter whose idempotency key is `idempotency_key` as EditRow
+// does, handing it the letter; false when there is none.
+Result<bool> EditDead(engine::SideTableHost* host, const std::string& idempotency_key,
+                      const DeadEdit& edit) {
+  auto dead = ListRows(host->store(), storage::kDeadLetterTag);
   if (!dead.ok()) return dead.status();
-  for (WebhookDelivery& d : *dead) {
-    if (d.IdempotencyKey() == idempotency_key) return std::optional<WebhookDelivery>(std::move(d));
+  for (const WebhookDelivery& d : *dead) {
+    if (d.IdempotencyKey() != idempotency_key) continue;
+    return EditRow(host, storage::kDeadLetterTag, d,
+                   [&](GroupWrite& g, const std::string& key) { edit(g, key, d); });
   }
-  return std::optional<WebhookDelivery>();
+  return false;
 }
 
 }  // namespace
 
 Result<bool> WebhookTables::RetryDead(const std::string& idempotency_key) {
-  auto found = FindDead(host_->store(), idempotency_key);
-  if (!found.ok()) return found.status();
-  if (!found->has_value()) return false;
-  bool moved = false;
-  Status st = host_->WriteInGroup([&, d = **found](GroupWrite& g) {
-    const std::string key = RowKey(storage::kDeadLetterTag, d);
-    auto v = g.Get(Family::kWebhooks, key);
-    if (!v.ok()) return v.status();
-    if (!v->has_value()) return Status::OK();  // retried or dropped meanwhile
-    WebhookDelivery row = d;
-    row.attempts = 0;
-    row.dead_at_ms = 0;
-    row.next_attempt_at_ms = g.now();
-    row.enqueued_at_ms = g.now();  // the retry budget starts again
-    g.Delete(Family::kWebhooks, key);
-    g.Put(Family::kWebhooks, RowKey(storage::kOutboxTag, row), EncodeWebhookDelivery(row));
-    moved = true;
-    return Status::OK();
-  });
-  if (!st.ok()) return st;
-  return moved;
+  return EditDead(host_, idempotency_key,
+                  [](GroupWrite& g, const std::string& key, const WebhookDelivery& dead) {
+                    WebhookDelivery row = dead;
+                    row.attempts = 0;
+                    row.dead_at_ms = 0;
+                    row.next_attempt_at_ms = g.now();
+                    row.enqueued_at_ms = g.now();  // the retry budget starts again
+                    g.Delete(Family::kWebhooks, key);
+                    g.Put(Family::kWebhooks, RowKey(storage::kOutboxTag, row),
+                          EncodeWebhookDelivery(row));
+                  });
 }
 
 Result<bool> WebhookTables::DropDead(const std::string& idempotency_key) {
-  auto found = FindDead(host_->store(), idempotency_key);
-  if (!found.ok()) return found.status();
-  if (!found->has_value()) return false;
-  bool dropped = false;
-  Status st = host_->WriteInGroup([&, d = **found](GroupWrite& g) {
-    const std::string key = RowKey(storage::kDeadLetterTag, d);
-    auto v = g.Get(Family::kWebhooks, key);
-    if (!v.ok()) return v.status();
-    dropped = v->has_value();
-    if (dropped) g.Delete(Family::kWebhooks, key);
-    return Status::OK();
-  });
-  if (!st.ok()) return st;
-  return dropped;
+  return EditDead(host_, idempotency_key,
+                  [](GroupWrite& g, const std::string& key, const WebhookDelivery&) {
+                    g.Delete(Family::kWebhooks, key);
+                  });
 }
 
 }  // namespace statewatch
