@@ -23,10 +23,7 @@ class BrowserGuardTest : public ServerTest {
     if (!server_->options().token.empty()) {
       auth = {{"Authorization", "Bearer " + server_->options().token}};
     }
-    ASSERT_EQ(http_->Request("PUT", "/v1/sessions/" + kChild,
-                             json::serialize(json::object{{"parentSessionKey", kWatcher}}), auth)
-                  .status,
-              200);
+    PutSession(*http_, kChild, {{"parentSessionKey", kWatcher}}, auth);
   }
 
   // A watcher with one pending notice on kChild.

@@ -36,8 +36,7 @@ class ClusterNodeTest : public ClusterNodesFixture {
 };
 
 TEST_F(ClusterNodeTest, ThreeNodesGetEveryPartitionAnOwnerAndAStandby) {
-  for (const char* id : {"n1", "n2", "n3"}) StartNode(id);
-  ClusterView view = WaitReady();
+  ClusterView view = StartThreeNodes();
   ASSERT_TRUE(view.controller.has_value());
   std::map<std::string, int> owned;
   for (uint32_t p = 0; p < kPartitions; ++p) {
@@ -50,8 +49,7 @@ TEST_F(ClusterNodeTest, ThreeNodesGetEveryPartitionAnOwnerAndAStandby) {
 }
 
 TEST_F(ClusterNodeTest, AStoppedOwnersPartitionsFailOverWithEveryAcknowledgedEvent) {
-  for (const char* id : {"n1", "n2", "n3"}) StartNode(id);
-  ClusterView before = WaitReady();
+  ClusterView before = StartThreeNodes();
   const std::string victim = before.placement.assignments.at(0).owner;
   const int64_t epoch = before.placement.assignments.at(0).epoch;
   auto seqs = RecordOn(before, 0, 5);
@@ -71,8 +69,7 @@ TEST_F(ClusterNodeTest, AStoppedOwnersPartitionsFailOverWithEveryAcknowledgedEve
 }
 
 TEST_F(ClusterNodeTest, APlannedMoveAndADrainServeThePartitionsElsewhere) {
-  for (const char* id : {"n1", "n2", "n3"}) StartNode(id);
-  ClusterView view = WaitReady();
+  ClusterView view = StartThreeNodes();
   RecordOn(view, 1, 3);
   const std::string state = StateOn(view, 1);
   const std::string owner = view.placement.assignments.at(1).owner;
@@ -100,8 +97,7 @@ TEST_F(ClusterNodeTest, APlannedMoveAndADrainServeThePartitionsElsewhere) {
 // reads reach the partition's owner and say which one it is; a watcher on one partition
 // drains notices from targets on the others; a batch spanning partitions is refused whole.
 TEST_F(ClusterNodeTest, AnyNodesPortAnswersEverySessionAndDrainsAcrossPartitions) {
-  for (const char* id : {"n1", "n2", "n3"}) StartNode(id);
-  ClusterView view = WaitReady();
+  ClusterView view = StartThreeNodes();
   const std::string watcher = SessionOf(0);
   for (const auto& [id, node] : nodes_) {
     HttpClient http(node->port());

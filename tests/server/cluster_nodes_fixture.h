@@ -97,6 +97,12 @@ class ClusterNodesFixture : public EtcdFixture {
     }
   }
 
+  // Starts the nodes n1, n2 and n3 and waits until the cluster is ready (WaitReady).
+  ClusterView StartThreeNodes() {
+    for (const char* id : {"n1", "n2", "n3"}) StartNode(id);
+    return WaitReady();
+  }
+
   static uint16_t PortOf(const std::string& url) {
     return static_cast<uint16_t>(std::stoi(url.substr(url.rfind(':') + 1)));
   }

@@ -12,6 +12,7 @@
 namespace statewatch::control {
 namespace {
 
+using statewatch::testing::PutSession;
 using statewatch::testing::Tool;
 namespace json = boost::json;
 
@@ -28,21 +29,16 @@ class ClusterReadsTest : public ClusterNodesFixture {
     }
     return keys;
   }
-  static void Put(HttpClient& http, const std::string& key, const json::object& fields) {
-    auto r = http.Request("PUT", "/v1/sessions/" + key, json::serialize(fields));
-    ASSERT_EQ(r.status, 200) << key << ": " << r.body;
-  }
 };
 
 TEST_F(ClusterReadsTest, ListPagesEveryPartitionAndStatusReadsAnother) {
-  for (const char* id : {"n1", "n2", "n3"}) StartNode(id);
-  WaitReady();
+  StartThreeNodes();
   HttpClient any(nodes_.at("n2")->port());
   std::vector<std::string> keys;
   for (uint32_t p = 0; p < kPartitions; ++p) {
     for (int i = 0; i < 3; ++i) {
       keys.push_back("agent:" + AgentOf(p) + ":s" + std::to_string(i));
-      Put(any, keys.back(), json::object{{"label", "l" + std::to_string(i)}});
+      PutSession(any, keys.back(), json::object{{"label", "l" + std::to_string(i)}});
     }
   }
   const std::string caller = keys.front();
@@ -82,13 +78,12 @@ TEST_F(ClusterReadsTest, ListPagesEveryPartitionAndStatusReadsAnother) {
 // the caller's home does not know an id of another partition's session, so every partition
 // is asked (docs/cluster.md §15.9).
 TEST_F(ClusterReadsTest, ASessionIdOfAnotherPartitionIsFoundFromAnyNode) {
-  for (const char* id : {"n1", "n2", "n3"}) StartNode(id);
-  WaitReady();
+  StartThreeNodes();
   HttpClient any(nodes_.at("n3")->port());
   const std::string caller = SessionOf(0);
   const std::string remote = "agent:" + AgentOf(2) + ":held";
-  Put(any, caller, json::object{{"label", "caller"}});
-  Put(any, remote, json::object{{"sessionId", "4be1c0de-0000-4000-8000-000000000002"}});
+  PutSession(any, caller, json::object{{"label", "caller"}});
+  PutSession(any, remote, json::object{{"sessionId", "4be1c0de-0000-4000-8000-000000000002"}});
   for (const char* tool : {"session_status", "sessions_history"}) {
     auto r = Tool(any, tool, caller,
                   json::object{{"sessionKey", "4be1c0de-0000-4000-8000-000000000002"}});
@@ -118,12 +113,11 @@ TEST_F(ClusterReadsTest, ASessionIdOfAnotherPartitionIsFoundFromAnyNode) {
 // sessions_send by label in an agent of another partition finds the session there and
 // answers as a send by its key does (the access checks run after the lookup, as on one node).
 TEST_F(ClusterReadsTest, ASendByLabelFindsTheSessionInItsAgentsPartition) {
-  for (const char* id : {"n1", "n2", "n3"}) StartNode(id);
-  WaitReady();
+  StartThreeNodes();
   HttpClient any(nodes_.at("n2")->port());
   const std::string caller = SessionOf(0);
   const std::string scout = "agent:" + AgentOf(1) + ":scout";
-  Put(any, scout, json::object{{"label", "scout"}});
+  PutSession(any, scout, json::object{{"label", "scout"}});
   auto r = Tool(any, "sessions_send", caller,
                 json::object{{"label", "scout"}, {"agentId", AgentOf(1)}, {"message", "hi"},
                              {"timeoutSeconds", 0}});
@@ -142,15 +136,14 @@ TEST_F(ClusterReadsTest, ASendByLabelFindsTheSessionInItsAgentsPartition) {
 }
 
 TEST_F(ClusterReadsTest, ASandboxedCallerSeesOnlyItsTreeAcrossPartitions) {
-  for (const char* id : {"n1", "n2", "n3"}) StartNode(id);
-  WaitReady();
+  StartThreeNodes();
   HttpClient any(nodes_.at("n1")->port());
   const std::string caller = SessionOf(0);
   const std::string child = "agent:" + AgentOf(1) + ":child";
   const std::string stranger = "agent:" + AgentOf(2) + ":other";
-  Put(any, caller, json::object{{"sandboxed", true}});
-  Put(any, child, json::object{{"parentSessionKey", caller}});
-  Put(any, stranger, json::object{{"label", "x"}});
+  PutSession(any, caller, json::object{{"sandboxed", true}});
+  PutSession(any, child, json::object{{"parentSessionKey", caller}});
+  PutSession(any, stranger, json::object{{"label", "x"}});
   auto r = Tool(any, "sessions_list", caller, json::object{});
   ASSERT_EQ(r.status, 200) << r.body;
   json::object o = json::parse(r.body).as_object();

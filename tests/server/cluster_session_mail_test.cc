@@ -16,7 +16,6 @@
 namespace statewatch::control {
 namespace {
 
-using statewatch::testing::HttpClient;
 using statewatch::testing::Tool;
 namespace json = boost::json;
 
@@ -62,8 +61,7 @@ class ClusterSessionMailTest : public ClusterNodesFixture {
 };
 
 TEST_F(ClusterSessionMailTest, ASendCrossesPartitionsAndItsReplyComesBack) {
-  for (const char* id : {"n1", "n2", "n3"}) StartNode(id);
-  WaitReady();
+  StartThreeNodes();
   const std::string caller = SessionOf(0), target = SessionOf(1);
   HttpClient any(nodes_.at("n2")->port());
   auto sent = Tool(any, "sessions_send", caller,
@@ -89,8 +87,7 @@ TEST_F(ClusterSessionMailTest, ASendCrossesPartitionsAndItsReplyComesBack) {
 }
 
 TEST_F(ClusterSessionMailTest, AMessageToAStoppedOwnerLandsOnceAfterTheFailover) {
-  for (const char* id : {"n1", "n2", "n3"}) StartNode(id);
-  ClusterView view = WaitReady();
+  ClusterView view = StartThreeNodes();
   const uint32_t home = 0, dest = 1;
   const std::string home_owner = view.placement.assignments.at(home).owner;
   const std::string dest_owner = view.placement.assignments.at(dest).owner;
@@ -115,8 +112,7 @@ TEST_F(ClusterSessionMailTest, AMessageToAStoppedOwnerLandsOnceAfterTheFailover)
 // and the parent's cursor at the child's partition — seeded by child_spawned — drains the
 // child's notice through a node.
 TEST_F(ClusterSessionMailTest, ASpawnCrossesPartitionsAndItsEndIsAnnouncedOnce) {
-  for (const char* id : {"n1", "n2", "n3"}) StartNode(id);
-  WaitReady();
+  StartThreeNodes();
   const std::string parent = SessionOf(0);
   HttpClient via(nodes_.at("n2")->port());
   auto spawned = Tool(via, "sessions_spawn", parent,

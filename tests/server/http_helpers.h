@@ -41,9 +41,11 @@ inline std::vector<uint64_t> Record(HttpClient& http, const json::value& body) {
   return seqs;
 }
 
-inline void PutSession(HttpClient& http, const std::string& key, json::object fields) {
-  HttpResult r = http.Request("PUT", "/v1/sessions/" + key, json::serialize(fields));
-  ASSERT_EQ(r.status, 200) << r.body;
+// Registers `key` with `fields` (PUT /v1/sessions/{key}), failing the test unless it is 200.
+inline void PutSession(HttpClient& http, const std::string& key, json::object fields,
+                       const Headers& headers = {}) {
+  HttpResult r = http.Request("PUT", "/v1/sessions/" + key, json::serialize(fields), headers);
+  ASSERT_EQ(r.status, 200) << key << ": " << r.body;
 }
 
 inline Headers As(const std::string& caller, const std::string& agent = "") {

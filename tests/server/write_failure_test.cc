@@ -57,10 +57,7 @@ class WriteFailureTest : public ::testing::Test {
     thread_ = std::thread([s = server_.get()] { s->Run(); });
     http_ = std::make_unique<HttpClient>(server_->port());
     // The child in the parent's tree, so that the parent may read its status.
-    ASSERT_EQ(http_->Request("PUT", "/v1/sessions/" + kChild,
-                             json::serialize(json::object{{"parentSessionKey", kWatcher}}))
-                  .status,
-              200);
+    PutSession(*http_, kChild, {{"parentSessionKey", kWatcher}});
   }
   void TearDown() override {
     http_.reset();
