@@ -98,27 +98,18 @@ class FaultyWritableFile final : public rocksdb::FSWritableFileOwnerWrapper {
   std::shared_ptr<FaultState> state_;
 };
 
-class FaultyFileSystem final : public WrappingFileSystem {
- public:
-  FaultyFileSystem(std::shared_ptr<rocksdb::FileSystem> base, std::shared_ptr<FaultState> s)
-      : WrappingFileSystem(std::move(base)), state_(std::move(s)) {}
-  const char* Name() const override { return "StatewatchFaultyFileSystem"; }
-
- private:
-  void Wrap(const std::string&, std::unique_ptr<rocksdb::FSWritableFile>* file) override {
-    *file = std::make_unique<FaultyWritableFile>(std::move(*file), state_);
-  }
-  std::shared_ptr<FaultState> state_;
-};
-
 }  // namespace
 
 std::shared_ptr<FaultInjector> NewFaultInjector() { return std::make_shared<FaultState>(); }
 
 std::shared_ptr<rocksdb::FileSystem> NewFaultyFileSystem(std::shared_ptr<rocksdb::FileSystem> base,
                                                          std::shared_ptr<FaultInjector> faults) {
-  return std::make_shared<FaultyFileSystem>(std::move(base),
-                                            std::static_pointer_cast<FaultState>(faults));
+  return std::make_shared<WrappingFileSystem>(
+      std::move(base), "StatewatchFaultyFileSystem",
+      [state = std::static_pointer_cast<FaultState>(std::move(faults))](
+          const std::string&, std::unique_ptr<rocksdb::FSWritableFile>* file) {
+        *file = std::make_unique<FaultyWritableFile>(std::move(*file), state);
+      });
 }
 
 }  // namespace statewatch::storage

@@ -69,19 +69,6 @@ bool IsWalFile(std::string_view name) {
   return name.size() > 4 && name.substr(name.size() - 4) == ".log";
 }
 
-class WalSyncTimingFileSystem final : public WrappingFileSystem {
- public:
-  WalSyncTimingFileSystem(std::shared_ptr<rocksdb::FileSystem> base, std::shared_ptr<IoMetrics> m)
-      : WrappingFileSystem(std::move(base)), metrics_(std::move(m)) {}
-  const char* Name() const override { return "StatewatchWalSyncTimingFileSystem"; }
-
- private:
-  void Wrap(const std::string& name, std::unique_ptr<rocksdb::FSWritableFile>* file) override {
-    if (IsWalFile(name)) *file = std::make_unique<TimedSyncFile>(std::move(*file), metrics_);
-  }
-  std::shared_ptr<IoMetrics> metrics_;
-};
-
 class StallListener final : public rocksdb::EventListener {
  public:
   explicit StallListener(std::shared_ptr<IoMetrics> m) : metrics_(std::move(m)) {}
@@ -101,7 +88,12 @@ class StallListener final : public rocksdb::EventListener {
 
 std::shared_ptr<rocksdb::FileSystem> NewWalSyncTimingFileSystem(
     std::shared_ptr<rocksdb::FileSystem> base, std::shared_ptr<IoMetrics> metrics) {
-  return std::make_shared<WalSyncTimingFileSystem>(std::move(base), std::move(metrics));
+  return std::make_shared<WrappingFileSystem>(
+      std::move(base), "StatewatchWalSyncTimingFileSystem",
+      [metrics = std::move(metrics)](const std::string& name,
+                                     std::unique_ptr<rocksdb::FSWritableFile>* file) {
+        if (IsWalFile(name)) *file = std::make_unique<TimedSyncFile>(std::move(*file), metrics);
+      });
 }
 
 std::shared_ptr<rocksdb::EventListener> NewStallListener(std::shared_ptr<IoMetrics> metrics) {
