@@ -19,8 +19,6 @@ namespace statewatch {
 namespace fb = schema::session_mail;
 using engine::GroupWrite;
 using engine::fbv::Bytes;
-using engine::fbv::Decode;
-using engine::fbv::Finish;
 using engine::fbv::Str;
 using storage::Family;
 
@@ -109,39 +107,40 @@ std::string EncodeSessionMail(const SessionMail& m) {
   if (m.event) event = EncodeEvent(b, *m.event);
   b.Finish(fb::CreateMail(b, key, m.partition, bytes, watcher, m.created_at_ms, kind, child,
                           transcript, event));
-  return Finish(b);
+  return engine::fbv::Finish(b);
 }
 
 Result<SessionMail> DecodeSessionMail(std::string_view bytes) {
-  return Decode<fb::Mail>(bytes, "session mail", [](const auto& f) -> Result<SessionMail> {
-    SessionMail m;
-    m.key = Str(f.key());
-    m.partition = f.partition();
-    m.watcher = Str(f.watcher());
-    m.created_at_ms = f.created_at();
-    m.kind = Str(f.kind());
-    auto delivery = engine::DecodeDelivery(Bytes(f.delivery()));
-    if (!delivery.ok()) return delivery.status();
-    m.delivery = std::move(*delivery);
-    if (f.child() != nullptr) {
-      auto child = engine::DecodeSessionRecord(Bytes(f.child()));
-      if (!child.ok()) return child.status();
-      m.child = std::move(*child);
-    }
-    if (f.transcript() != nullptr) {
-      for (const fb::Encoded* e : *f.transcript()) {
-        auto t = engine::DecodeTranscriptMessage(Bytes(e->bytes()));
-        if (!t.ok()) return t.status();
-        m.transcript.push_back(std::move(*t));
-      }
-    }
-    if (f.event() != nullptr) {
-      auto e = DecodeEvent(*f.event());
-      if (!e.ok()) return e.status();
-      m.event = std::move(*e);
-    }
-    return m;
-  });
+  return engine::fbv::Decode<fb::Mail>(
+      bytes, "session mail", [](const auto& f) -> Result<SessionMail> {
+        SessionMail m;
+        m.key = Str(f.key());
+        m.partition = f.partition();
+        m.watcher = Str(f.watcher());
+        m.created_at_ms = f.created_at();
+        m.kind = Str(f.kind());
+        auto delivery = engine::DecodeDelivery(Bytes(f.delivery()));
+        if (!delivery.ok()) return delivery.status();
+        m.delivery = std::move(*delivery);
+        if (f.child() != nullptr) {
+          auto child = engine::DecodeSessionRecord(Bytes(f.child()));
+          if (!child.ok()) return child.status();
+          m.child = std::move(*child);
+        }
+        if (f.transcript() != nullptr) {
+          for (const fb::Encoded* e : *f.transcript()) {
+            auto t = engine::DecodeTranscriptMessage(Bytes(e->bytes()));
+            if (!t.ok()) return t.status();
+            m.transcript.push_back(std::move(*t));
+          }
+        }
+        if (f.event() != nullptr) {
+          auto e = DecodeEvent(*f.event());
+          if (!e.ok()) return e.status();
+          m.event = std::move(*e);
+        }
+        return m;
+      });
 }
 
 namespace {
@@ -149,7 +148,7 @@ namespace {
 std::string EncodeMark(int64_t applied_at_ms) {
   flatbuffers::FlatBufferBuilder b(32);
   b.Finish(fb::CreateMailMark(b, applied_at_ms));
-  return Finish(b);
+  return engine::fbv::Finish(b);
 }
 
 }  // namespace

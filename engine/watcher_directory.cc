@@ -120,22 +120,35 @@ const char* WatcherSagaKindName(WatcherSagaKind kind) {
 WatcherDirectory::WatcherDirectory(Engine& engine)
     : host_(&engine::SideTableHostOf(engine, "WatcherDirectory")) {}
 
-Result<WatcherListing> WatcherDirectory::Register(const std::string& watcher, uint32_t partition) {
+namespace {
+
+// Runs `write(g, w, &out)` in one commit group, `w` the canonical form of `watcher`, and
+// answers the `out` it left: the row as the group wrote it. An InvalidArgument names a
+// watcher that is not an agent-scoped key.
+template <typename T, typename Write>
+Result<T> WriteWatcherRows(engine::SideTableHost* host, const std::string& watcher, Write write) {
   auto w = CanonicalWatcher(watcher);
   if (!w.ok()) return w.status();
-  WatcherListing out;
-  Status st = host_->WriteInGroup([&](GroupWrite& g) -> Status {
-    auto row = ReadRow<WatcherListing>(g, kListingTag, *w, DecodeWatcherListing);
-    if (!row.ok()) return row.status();
-    out = row->value_or(WatcherListing{});
-    out.watcher = *w;
-    Insert(&out.partitions, partition);
-    ++out.version;
-    g.Put(Family::kSessions, RowKey(kListingTag, *w), EncodeWatcherListing(out));
-    return Status::OK();
-  });
+  T out;
+  Status st = host->WriteInGroup([&](GroupWrite& g) { return write(g, *w, &out); });
   if (!st.ok()) return st;
   return out;
+}
+
+}  // namespace
+
+Result<WatcherListing> WatcherDirectory::Register(const std::string& watcher, uint32_t partition) {
+  return WriteWatcherRows<WatcherListing>(
+      host_, watcher, [&](GroupWrite& g, const std::string& w, WatcherListing* out) -> Status {
+        auto row = ReadRow<WatcherListing>(g, kListingTag, w, DecodeWatcherListing);
+        if (!row.ok()) return row.status();
+        *out = row->value_or(WatcherListing{});
+        out->watcher = w;
+        Insert(&out->partitions, partition);
+        ++out->version;
+        g.Put(Family::kSessions, RowKey(kListingTag, w), EncodeWatcherListing(*out));
+        return Status::OK();
+      });
 }
 
 Result<WatcherListing> WatcherDirectory::Lookup(const std::string& watcher) const {
@@ -149,62 +162,54 @@ Result<WatcherListing> WatcherDirectory::Lookup(const std::string& watcher) cons
 
 Result<WatcherSaga> WatcherDirectory::BeginSaga(const std::string& watcher, WatcherSagaKind kind,
                                                 uint32_t home) {
-  auto w = CanonicalWatcher(watcher);
-  if (!w.ok()) return w.status();
-  WatcherSaga out;
-  Status st = host_->WriteInGroup([&](GroupWrite& g) -> Status {
-    auto listing = ReadRow<WatcherListing>(g, kListingTag, *w, DecodeWatcherListing);
-    if (!listing.ok()) return listing.status();
-    auto saga = ReadRow<WatcherSaga>(g, kSagaTag, *w, DecodeWatcherSaga);
-    if (!saga.ok()) return saga.status();
-    if (saga->has_value()) {
-      out = **saga;
-      if (kind == WatcherSagaKind::kDelete) out.kind = kind;
-    } else {
-      out = WatcherSaga{*w, kind, {}, g.now()};
-    }
-    Insert(&out.partitions, home);
-    if (listing->has_value()) {
-      for (uint32_t p : (*listing)->partitions) Insert(&out.partitions, p);
-    }
-    g.Put(Family::kSessions, RowKey(kSagaTag, *w), EncodeWatcherSaga(out));
-    return Status::OK();
-  });
-  if (!st.ok()) return st;
-  return out;
+  return WriteWatcherRows<WatcherSaga>(
+      host_, watcher, [&](GroupWrite& g, const std::string& w, WatcherSaga* out) -> Status {
+        auto listing = ReadRow<WatcherListing>(g, kListingTag, w, DecodeWatcherListing);
+        if (!listing.ok()) return listing.status();
+        auto saga = ReadRow<WatcherSaga>(g, kSagaTag, w, DecodeWatcherSaga);
+        if (!saga.ok()) return saga.status();
+        if (saga->has_value()) {
+          *out = **saga;
+          if (kind == WatcherSagaKind::kDelete) out->kind = kind;
+        } else {
+          *out = WatcherSaga{w, kind, {}, g.now()};
+        }
+        Insert(&out->partitions, home);
+        if (listing->has_value()) {
+          for (uint32_t p : (*listing)->partitions) Insert(&out->partitions, p);
+        }
+        g.Put(Family::kSessions, RowKey(kSagaTag, w), EncodeWatcherSaga(*out));
+        return Status::OK();
+      });
 }
 
 Result<WatcherSaga> WatcherDirectory::Confirm(const std::string& watcher, uint32_t partition,
                                               uint64_t version_before) {
-  auto w = CanonicalWatcher(watcher);
-  if (!w.ok()) return w.status();
-  WatcherSaga out{*w, WatcherSagaKind::kReset, {}, 0};
-  Status st = host_->WriteInGroup([&](GroupWrite& g) -> Status {
-    auto saga = ReadRow<WatcherSaga>(g, kSagaTag, *w, DecodeWatcherSaga);
-    if (!saga.ok()) return saga.status();
-    if (saga->has_value()) {
-      out = **saga;
-      Erase(&out.partitions, partition);
-      if (out.partitions.empty()) {
-        g.Delete(Family::kSessions, RowKey(kSagaTag, *w));
-      } else {
-        g.Put(Family::kSessions, RowKey(kSagaTag, *w), EncodeWatcherSaga(out));
-      }
-    }
-    auto listing = ReadRow<WatcherListing>(g, kListingTag, *w, DecodeWatcherListing);
-    if (!listing.ok()) return listing.status();
-    // A registration since the removal was asked may have a cursor behind it: keep it.
-    if (listing->has_value() && (*listing)->version == version_before) {
-      WatcherListing l = **listing;
-      Erase(&l.partitions, partition);
-      // Kept even when empty: the version lives on, so that a removal read before a later
-      // registration never matches the row that registration writes.
-      g.Put(Family::kSessions, RowKey(kListingTag, *w), EncodeWatcherListing(l));
-    }
-    return Status::OK();
-  });
-  if (!st.ok()) return st;
-  return out;
+  return WriteWatcherRows<WatcherSaga>(
+      host_, watcher, [&](GroupWrite& g, const std::string& w, WatcherSaga* out) -> Status {
+        auto saga = ReadRow<WatcherSaga>(g, kSagaTag, w, DecodeWatcherSaga);
+        if (!saga.ok()) return saga.status();
+        *out = saga->value_or(WatcherSaga{w, WatcherSagaKind::kReset, {}, 0});
+        if (saga->has_value()) {
+          Erase(&out->partitions, partition);
+          if (out->partitions.empty()) {
+            g.Delete(Family::kSessions, RowKey(kSagaTag, w));
+          } else {
+            g.Put(Family::kSessions, RowKey(kSagaTag, w), EncodeWatcherSaga(*out));
+          }
+        }
+        auto listing = ReadRow<WatcherListing>(g, kListingTag, w, DecodeWatcherListing);
+        if (!listing.ok()) return listing.status();
+        // A registration since the removal was asked may have a cursor behind it: keep it.
+        if (listing->has_value() && (*listing)->version == version_before) {
+          WatcherListing l = **listing;
+          Erase(&l.partitions, partition);
+          // Kept even when empty: the version lives on, so that a removal read before a later
+          // registration never matches the row that registration writes.
+          g.Put(Family::kSessions, RowKey(kListingTag, w), EncodeWatcherListing(l));
+        }
+        return Status::OK();
+      });
 }
 
 Result<std::vector<WatcherSaga>> WatcherDirectory::Sagas() const {
