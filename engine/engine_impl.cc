@@ -234,23 +234,28 @@ Result<std::vector<std::string>> EngineImpl::WatchersOf(const SessionName& targe
   return out;
 }
 
+template <typename Out>
+void EngineImpl::ReadPulseLocked(Out* out) const {
+  out->last_sequence = meta_.last_sequence;
+  out->pending_notices = state_.pending_count();
+  out->notices_opened = counters_.notices_opened.load();
+  out->write_error = WriteError(sticky_error_, space_error_);
+}
+
 Result<EngineStats> EngineImpl::Stats() const {
   EngineStats s;
   {
     std::shared_lock lock(state_mu_);
+    ReadPulseLocked(&s);
     s.journal_rows = meta_.journal_rows;
     s.sessions = state_.head_count();
     s.cursors = state_.cursor_count();
-    s.pending_notices = state_.pending_count();
-    s.last_sequence = meta_.last_sequence;
     s.log_records_since_checkpoint =  // sequences, not the span: they are P apart
         (meta_.last_sequence - meta_.checkpoint_sequence) / meta_.partitions;
     s.events_recorded = counters_.events_recorded.load();
-    s.notices_opened = counters_.notices_opened.load();
     s.rows_pruned = counters_.rows_pruned.load();
     s.cursors_expired = counters_.cursors_expired.load();
     s.commit_groups = counters_.commit_groups.load();
-    s.write_error = WriteError(sticky_error_, space_error_);
   }
   s.wal_bytes = store_->WalBytesWritten();
   s.wakes_sent = wakes_.wakes_sent();
@@ -268,10 +273,7 @@ Result<EnginePulse> EngineImpl::Pulse() const {
   EnginePulse p;
   {
     std::shared_lock lock(state_mu_);
-    p.last_sequence = meta_.last_sequence;
-    p.pending_notices = state_.pending_count();
-    p.notices_opened = counters_.notices_opened.load();
-    p.write_error = WriteError(sticky_error_, space_error_);
+    ReadPulseLocked(&p);
   }
   p.wakes_sent = wakes_.wakes_sent();
   return p;

@@ -310,6 +310,10 @@ class EngineImpl final : public Engine, public SideTableHost {
   // CheckOwned for a read: a name that does not resolve matches nothing on any node, so it is
   // answered as today (empty), not misdirected.
   Status CheckOwnedForRead(const SessionName& session) const;
+  // The fields of EnginePulse, which EngineStats has too, but wakes_sent (read outside the
+  // state lock). Out is EnginePulse or EngineStats. REQUIRES: state_mu_ held (shared).
+  template <typename Out>
+  void ReadPulseLocked(Out* out) const;
   Status PurgeLog(log::LogPosition below);
   // The fold inputs of journal rows by sequence, each with the session whose row it is.
   struct RowFold {
