@@ -1,6 +1,7 @@
-// Helpers shared by the value codecs (engine/records.cc, engine/table_codecs.cc, the cluster
-// codecs in cluster/): aligned verification of a stored FlatBuffers value and the string
-// conventions of the schema.
+// Helpers shared by the value codecs (engine/records.cc, row_index.cc, table_codecs.cc, the
+// webhook, watcher and session-mail tables, the cluster codecs in cluster/): aligned
+// verification of a stored FlatBuffers value (Decode, the shape of every decoder) and the
+// string conventions of the schema.
 //
 // Thread-safe: pure functions.
 #ifndef STATEWATCH_ENGINE_FLATBUFFER_VALUES_H_
