@@ -29,10 +29,16 @@ import uuid
 from cluster_lib import agents_of, wait_for
 
 # Every node runs with these: any session may see and message any other, and spawn into any
-# agent (semantics.md §9: visibility, agent-to-agent, agents.defaults.subagents.allowAgents).
+# agent (visibility, agent-to-agent, agents.defaults.subagents.allowAgents).
 NODE_ARGS = ["--visibility", "all", "--agent-to-agent"]
+# The loop guards' send and spawn rates are raised out of the way: this run tests failover,
+# not the guards (their own test is `make test-guards`), and with the default rates
+# (a burst of 20 spawns, then 12 a minute, per agent) a fast machine's messenger, calling
+# every 50 ms from six agents, is refused 429 loop_guard.
+UNGUARDED = {"perMinute": 600000, "burst": 100000}
 CONFIG = {"agents": {"defaults": {"subagents": {"allowAgents": ["*"],
-                                                "maxChildrenPerAgent": 20}}}}
+                                                "maxChildrenPerAgent": 20}}},
+          "guards": {"send": UNGUARDED, "spawn": UNGUARDED}}
 
 
 class Messenger(threading.Thread):
