@@ -30,7 +30,8 @@ class AlignedBytes {
       data_ = bytes.data();
       return;
     }
-    copy_.resize((bytes.size() + 7) / 8);
+    // Whole words, rounded up without overflow ((size + 7) / 8 wraps near SIZE_MAX).
+    copy_.resize(bytes.size() / 8 + (bytes.size() % 8 != 0 ? 1 : 0));
     std::memcpy(copy_.data(), bytes.data(), bytes.size());
     data_ = reinterpret_cast<const char*>(copy_.data());
   }

@@ -205,7 +205,9 @@ TEST_F(BoundedOpenTest, AFormat2DatabaseIsIndexedAtItsFirstWritableOpen) {
   std::vector<Sequence> seqs;
   for (int i = 0; i < 50; ++i) {
     // A checkpoint (the meta record) part-way: the rest is replayed by the migrating open.
-    if (i == 30) ASSERT_OK(engine_->Rebuild());
+    if (i == 30) {
+      ASSERT_OK(engine_->Rebuild());
+    }
     seqs.push_back(
         RecDeduped("agent:main:s" + std::to_string(i % 3), "d" + std::to_string(i), &dup));
   }

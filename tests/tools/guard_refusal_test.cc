@@ -227,7 +227,9 @@ class PingPongLoopTest : public GuardRefusalTest {
       clock_->Advance(50);
       auto a = Send(kA, kB, text(i));
       (a.ok() ? ab.admitted : ab.refused)++;
-      if (!a.ok()) EXPECT_EQ(a.status().code(), Status::Code::kResourceExhausted);
+      if (!a.ok()) {
+        EXPECT_EQ(a.status().code(), Status::Code::kResourceExhausted);
+      }
       while (Take(kB)) {
       }
       auto b = Send(kB, kA, text(i));
