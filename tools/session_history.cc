@@ -96,7 +96,6 @@ Status ReadUsage(const json::object& m, const std::string& where, TranscriptMess
                                    ")");
   }
   TokenUsage u;
-  std::optional<int64_t> total;
   for (auto [name, field] :
        {std::pair{"input", &u.input}, std::pair{"output", &u.output},
         std::pair{"cacheRead", &u.cache_read}, std::pair{"cacheWrite", &u.cache_write}}) {
