@@ -7,8 +7,8 @@
 //
 // It knows the subset of JSON Schema 2020-12 that the document uses: $ref into
 // components/schemas, type (one or a list), properties, required, additionalProperties,
-// items, enum, const, oneOf/anyOf and allOf (an interface that extends the schemas it names,
-// an intersection inline). A keyword it does not know makes it fail, naming the schema,
+// items, enum, const, oneOf/anyOf, and allOf as a whole component schema ($refs then one
+// object: an interface that extends them). A keyword it does not know makes it fail, naming the schema,
 // rather than guess a type.
 //
 // Usage: node scripts/generate-types.mjs [--check] [OPENAPI_JSON [OUT_TS]]
@@ -73,12 +73,7 @@ function typeOf(schema, path, depth) {
   }
   if (schema.const !== undefined) return literal(schema.const);
   if (schema.enum !== undefined) return union(schema.enum.map(literal));
-  if (schema.allOf !== undefined) {
-    return schema.allOf.map((s, i) => {
-      const t = typeOf(s, `${path}/allOf/${i}`, depth);
-      return t.includes("|") ? `(${t})` : t;
-    }).join(" & ");
-  }
+  if (schema.allOf !== undefined) throw new SchemaError(`${path}: allOf is supported only as a whole component schema`);
   const alternatives = schema.oneOf ?? schema.anyOf;
   if (alternatives !== undefined) {
     return union(alternatives.map((s, i) => typeOf(s, `${path}/oneOf/${i}`, depth)));
@@ -137,6 +132,20 @@ function objectType(schema, path, depth) {
   return `{\n${members(schema, path, depth)}${"  ".repeat(depth - 1)}}`;
 }
 
+// allOf [{$ref: Base}, …, {type: object, properties}]: an interface that extends its bases
+// and declares the last part's members. Any other allOf fails, naming the schema.
+function extendingInterface(name, parts, path) {
+  const own = parts.at(-1);
+  const bases = parts.slice(0, -1);
+  if (bases.length === 0 || !bases.every((s) => s?.$ref !== undefined && Object.keys(s).length === 1) ||
+      own?.type !== "object" || own.properties === undefined) {
+    throw new SchemaError(`${path}: allOf must be $refs then one object with properties`);
+  }
+  const names = bases.map((s, i) => typeOf(s, `${path}/allOf/${i}`, 1));
+  const body = members(own, `${path}/allOf/${parts.length - 1}`, 1);
+  return `export interface ${name} extends ${names.join(", ")} {\n${body}}\n`;
+}
+
 function generate(doc) {
   const schemas = doc?.components?.schemas;
   if (!schemas || typeof schemas !== "object") throw new SchemaError("the document has no components/schemas");
@@ -149,20 +158,10 @@ function generate(doc) {
     out += "\n" + comment(schema.description, "");
     const isInterface = schema.properties !== undefined && (schema.type === "object" || schema.type === undefined) &&
       schema.oneOf === undefined && schema.anyOf === undefined;
-    const parts = schema.allOf ?? [];
-    const bases = parts.filter((s) => s?.$ref !== undefined && Object.keys(s).length === 1);
-    const own = parts.filter((s) => !bases.includes(s));
-    const extendsOnly = parts.length > 0 && own.length <= 1 &&
-      own.every((s) => s?.type === "object" && s.properties !== undefined && s.oneOf === undefined &&
-        s.anyOf === undefined && s.allOf === undefined) &&
-      Object.keys(schema).every((k) => k === "allOf" || IGNORED.has(k));
     if (isInterface) {
       out += `export interface ${name} {\n${members(schema, path, 1)}}\n`;
-    } else if (extendsOnly) {
-      // allOf [{$ref: Base}…, {own members}]: an interface that extends its bases.
-      const names = bases.map((s, i) => typeOf(s, `${path}/allOf/${i}`, 1));
-      const body = own.length ? members(own[0], `${path}/allOf/${parts.indexOf(own[0])}`, 1) : "";
-      out += `export interface ${name} extends ${names.join(", ")} {\n${body}}\n`;
+    } else if (schema.allOf !== undefined) {
+      out += extendingInterface(name, schema.allOf, path);
     } else {
       out += `export type ${name} = ${typeOf(schema, path, 1)};\n`;
     }
