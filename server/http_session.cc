@@ -67,9 +67,10 @@ class HttpSession : public Connection, public std::enable_shared_from_this<HttpS
         return;
       }
       // Idle as far as this handler can tell, but the reactor may already have read the
-      // first bytes of a request whose completion is queued behind this handler (the socket
-      // then shows nothing available). Cancel the read and let its completion decide: bytes
-      // read mean busy (kept), an aborted empty read means idle (closed).
+      // first bytes of a request whose completion is queued behind this handler, or the
+      // bytes may sit in the socket unread. Cancel the read and let its completion decide:
+      // bytes read or waiting mean busy (kept), an aborted empty read with nothing waiting
+      // means idle (closed).
       self->evict_then_ = then ? std::move(then) : [](bool) {};
       self->Cancel();
     });
@@ -85,6 +86,11 @@ class HttpSession : public Connection, public std::enable_shared_from_this<HttpS
   void Cancel() {
     beast::error_code ignored;
     stream_.socket().cancel(ignored);
+  }
+  // Bytes the client sent that no read has taken yet (in the socket's receive buffer).
+  bool BytesWaiting() {
+    beast::error_code ec;
+    return stream_.socket().available(ec) > 0 && !ec;
   }
 
   // Phase 0 (TLS only): the handshake, within the handshake timeout — a client that never
@@ -130,6 +136,13 @@ class HttpSession : public Connection, public std::enable_shared_from_this<HttpS
                               self->idle_since_ms.store(kNotIdle);
                               self->buffer_.commit(n);
                               auto evicted = std::exchange(self->evict_then_, nullptr);
+                              if (evicted && n == 0 && ec == asio::error::operation_aborted &&
+                                  !self->timed_out_ && self->BytesWaiting()) {
+                                // The eviction's cancel beat the reactor to bytes the client
+                                // had already sent: busy, kept; its request is read now.
+                                evicted(false);
+                                return self->WaitForRequest();
+                              }
                               if (ec || n == 0) {
                                 self->Close();
                                 if (evicted) evicted(true);
