@@ -134,8 +134,18 @@ TEST_F(PartitionNumberingTest, AStandbyAndATakeoverOfPartitionOneContinueTheNumb
   EXPECT_EQ(Rec(*back, kOnOne), 11u);
 }
 
+// One misnumbered frame and the error the fold refuses it with.
+struct MisnumberedCase {
+  const char* name;
+  Sequence first;      // the first sequence the commit group names
+  std::size_t events;  // events in the commit group
+  uint32_t n_count;    // counter values the frame claims
+  const char* error;
+};
+
 // A stream written by a sealer whose header disagrees with its commit group.
-class MisnumberedFrameTest : public PartitionNumberingTest {
+class MisnumberedFrameTest : public PartitionNumberingTest,
+                             public ::testing::WithParamInterface<MisnumberedCase> {
  protected:
   // Appends a fence and then one commit group of `events` events that names `first` as its
   // first sequence, in a frame claiming `n_count` counter values.
@@ -167,21 +177,24 @@ class MisnumberedFrameTest : public PartitionNumberingTest {
   std::shared_ptr<log::MemLog> stream_ = NewStream();
 };
 
-TEST_F(MisnumberedFrameTest, AFrameWithMoreCountersThanItsGroupsSequencesIsRefused) {
-  Write(/*first=*/3, /*events=*/1, /*n_count=*/2);
-  Status st = Fold();
-  EXPECT_EQ(st.ToString(),
-            "Corruption: stream position 2: the frame says 2 sequences but its commit group "
-            "has 1");
+TEST_P(MisnumberedFrameTest, IsRefused) {
+  const MisnumberedCase& c = GetParam();
+  Write(c.first, c.events, c.n_count);
+  EXPECT_EQ(Fold().ToString(), c.error);
 }
 
-TEST_F(MisnumberedFrameTest, AFrameWhoseCounterIsNotItsGroupsFirstSequenceIsRefused) {
-  Write(/*first=*/5, /*events=*/1, /*n_count=*/1);
-  Status st = Fold();
-  EXPECT_EQ(st.ToString(),
-            "Corruption: stream position 2: the frame says counter 1 (sequence 3) but its "
-            "commit group starts at sequence 5");
-}
+INSTANTIATE_TEST_SUITE_P(
+    Frames, MisnumberedFrameTest,
+    ::testing::Values(
+        MisnumberedCase{"MoreCountersThanItsGroupsSequences", /*first=*/3, /*events=*/1,
+                        /*n_count=*/2,
+                        "Corruption: stream position 2: the frame says 2 sequences but its "
+                        "commit group has 1"},
+        MisnumberedCase{"CounterIsNotItsGroupsFirstSequence", /*first=*/5, /*events=*/1,
+                        /*n_count=*/1,
+                        "Corruption: stream position 2: the frame says counter 1 (sequence 3) "
+                        "but its commit group starts at sequence 5"}),
+    [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace
 }  // namespace statewatch::cluster
