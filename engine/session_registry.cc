@@ -55,11 +55,8 @@ Status SessionTables::UpsertSession(const SessionRecord& record) {
 }
 
 Result<std::optional<SessionRecord>> SessionTablesView::GetSession(const SessionName& name) const {
-  SessionRef ref = host().FindSession(engine::CanonicalSession(name));
-  if (!ref) return std::optional<SessionRecord>();
-  return engine::ReadDecoded<SessionRecord>(host().store(), Family::kSessions,
-                                            storage::RegistryKey(ref),
-                                            engine::DecodeSessionRecord);
+  return engine::ReadSessionRow<SessionRecord>(host(), name, Family::kSessions,
+                                               storage::RegistryKey, engine::DecodeSessionRecord);
 }
 
 Result<std::vector<SessionRecord>> SessionTablesView::ListSessions() const {

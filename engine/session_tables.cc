@@ -166,10 +166,8 @@ Status SessionTables::DeleteUpstreamLink(const SessionName& session) {
 
 Result<std::optional<UpstreamLink>> SessionTablesView::GetUpstreamLink(
     const SessionName& session) const {
-  SessionRef ref = host().FindSession(engine::CanonicalSession(session));
-  if (!ref) return std::optional<UpstreamLink>();
-  return engine::ReadDecoded<UpstreamLink>(host().store(), Family::kUpstream,
-                                           storage::UpstreamKey(ref), engine::DecodeUpstreamLink);
+  return engine::ReadSessionRow<UpstreamLink>(host(), session, Family::kUpstream,
+                                              storage::UpstreamKey, engine::DecodeUpstreamLink);
 }
 
 Result<std::vector<UpstreamLink>> SessionTablesView::ListUpstreamLinks() const {

@@ -1,5 +1,6 @@
 // The two reads every side table makes of its own column family: one value by key, and
-// every value under one key tag, each decoded with the table's codec (engine/table_codecs.h).
+// every value under one key tag, each decoded with the table's codec (engine/table_codecs.h);
+// and the one-value read of a row keyed by a session's ref.
 //
 // Thread-safe: reads of the store only.
 #ifndef STATEWATCH_ENGINE_SIDE_TABLE_READS_H_
@@ -11,6 +12,9 @@
 #include <utility>
 #include <vector>
 
+#include "engine/event_validation.h"
+#include "engine/group_write.h"
+#include "schema/session_ref.h"
 #include "statewatch/status.h"
 #include "storage/store.h"
 
@@ -31,6 +35,17 @@ Result<std::optional<T>> ReadDecoded(const Reader& from, storage::Family family,
   auto value = decode(**stored);
   if (!value.ok()) return value.status();
   return std::optional<T>(std::move(*value));
+}
+
+// The row of session `name` (canonicalised first) at `key_of` its ref in `family`, decoded;
+// nullopt when the engine never saw the session or the session has no such row.
+template <typename T>
+Result<std::optional<T>> ReadSessionRow(const SideTableHost& host, const SessionName& name,
+                                        storage::Family family, std::string (*key_of)(SessionRef),
+                                        Decoder<T> decode) {
+  SessionRef ref = host.FindSession(CanonicalSession(name));
+  if (!ref) return std::optional<T>();
+  return ReadDecoded<T>(host.store(), family, key_of(ref), decode);
 }
 
 // Every value under the key tag `tag` of `family` (keys [tag, tag + 1)) in key order,
