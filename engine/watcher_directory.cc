@@ -7,12 +7,13 @@
 #include "engine/flatbuffer_values.h"
 #include "engine/group_write.h"
 #include "engine/side_table_reads.h"
+#include "engine/watcher_key.h"
 #include "schema/watchers_generated.h"
-#include "statewatch/session_key.h"
 
 namespace statewatch {
 
 namespace fb = schema::watchers;
+using engine::CanonicalWatcher;
 using engine::GroupWrite;
 using engine::fbv::Decode;
 using engine::fbv::Finish;
@@ -29,16 +30,6 @@ std::string RowKey(char tag, const std::string& watcher) {
   std::string k(1, tag);
   k.append(watcher);
   return k;
-}
-
-Result<std::string> CanonicalWatcher(const std::string& watcher) {
-  auto parsed = ParseSessionKey(watcher);
-  if (!parsed.ok()) return parsed.status();
-  if (!parsed->agent_scoped) {
-    return Status::InvalidArgument("watcher must be an agent-scoped key agent:<id>:<rest> (got \"" +
-                                   watcher + "\")");
-  }
-  return parsed->canonical;
 }
 
 std::vector<uint32_t> Partitions(const flatbuffers::Vector<uint32_t>* v) {

@@ -8,6 +8,7 @@
 #include "engine/flatbuffer_values.h"
 #include "engine/group_write.h"
 #include "engine/side_table_reads.h"
+#include "engine/watcher_key.h"
 #include "schema/webhooks_generated.h"
 #include "statewatch/session_key.h"
 #include "storage/key_codec.h"
@@ -134,23 +135,19 @@ WebhookTables::WebhookTables(Engine& engine)
 // ---- registrations ------------------------------------------------------------------------
 
 Status WebhookTables::PutWebhook(const Webhook& hook) {
-  auto parsed = ParseSessionKey(hook.watcher);
-  if (!parsed.ok()) return parsed.status();
-  if (!parsed->agent_scoped) {
-    return Status::InvalidArgument("watcher must be an agent-scoped key agent:<id>:<rest> (got \"" +
-                                   hook.watcher + "\")");
-  }
+  auto watcher = engine::CanonicalWatcher(hook.watcher);
+  if (!watcher.ok()) return watcher.status();
   if (hook.url.empty() || !IsValidUtf8(hook.url)) {
     return Status::InvalidArgument("url must be a non-empty UTF-8 string");
   }
   if (hook.secret.empty() || !IsValidUtf8(hook.secret)) {
     return Status::InvalidArgument("secret must be a non-empty UTF-8 string");
   }
-  return host_->WriteInGroup([&, watcher = parsed->canonical](GroupWrite& g) {
+  return host_->WriteInGroup([&, w = *watcher](GroupWrite& g) {
     Webhook h = hook;
-    h.watcher = watcher;
+    h.watcher = w;
     if (h.created_at_ms == 0) h.created_at_ms = g.now();
-    g.Put(Family::kWebhooks, HookKey(watcher), EncodeWebhook(h));
+    g.Put(Family::kWebhooks, HookKey(w), EncodeWebhook(h));
     return Status::OK();
   });
 }
