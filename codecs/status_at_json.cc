@@ -8,15 +8,18 @@ namespace json = boost::json;
 
 namespace {
 
+// Appends `from`'s members to `to`, in their order.
+void AppendMembers(json::object from, json::object& to) {
+  for (auto& [k, v] : from) to[k] = std::move(v);
+}
+
+// The cursor's fields as CursorToJson writes them, after whose cursor it is.
 json::object CursorEntryToJson(const CursorEntry& e) {
   json::object o;
   o["watcherSessionKey"] = e.watcher.session_key;
   o["targetSessionKey"] = e.target.session_key;
   o["targetAgentId"] = e.target.agent_id;
-  o["lastSeen"] = e.cursor.last_seen;
-  o["notified"] = e.cursor.notified;
-  o["material"] = e.cursor.material;
-  o["updatedAt"] = e.cursor.updated_at_ms;
+  AppendMembers(CursorToJson(e.cursor), o);
   o["pending"] = e.cursor.pending();
   return o;
 }
@@ -47,11 +50,9 @@ json::object AsOfDetailsToJson(const SessionStatusAt& s) {
 }
 
 json::object SessionStatusAtToJson(const SessionName& session, const SessionStatusAt& s) {
-  json::object o;
-  o["sessionKey"] = session.session_key;
-  o["agentId"] = session.agent_id;
-  o["stateVersion"] = s.state_version;
-  for (auto& [k, v] : AsOfDetailsToJson(s)) o[k] = v;
+  // The state's head as GET /v1/sessions/{key}/state writes it, then the as-of details.
+  json::object o = SessionStateToJson(session, s.state_version, /*page=*/nullptr);
+  AppendMembers(AsOfDetailsToJson(s), o);
   o["stateChanges"] = ChangesPageToJson(s.changes);
   return o;
 }
