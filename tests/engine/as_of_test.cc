@@ -380,10 +380,7 @@ TEST(AsOfModelTest, StatusAsOfEveryThirdOperationEqualsTheModelStoppedThere) {
 class AsOfTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    options_.clock = clock_;
-    options_.durability = Durability::kBuffered;
-    options_.prune_on_open = false;
-    options_.prune_interval_ms = int64_t{1} << 60;
+    options_ = ModelRunOptions(clock_, Durability::kBuffered);
     Open();
   }
   void TearDown() override {

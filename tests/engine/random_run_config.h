@@ -11,6 +11,7 @@
 #include <string>
 
 #include "engine/model/ops.h"
+#include "engine/model_run_options.h"
 #include "engine/reference_model.h"
 #include "statewatch/clock.h"
 #include "statewatch/options.h"
@@ -33,18 +34,13 @@ inline RandomRunConfig DrawRunConfig(std::mt19937_64& rng, std::shared_ptr<Clock
   static const uint64_t kMaxRows[] = {25, 40, 60};
   static const uint64_t kCheckpoints[] = {8, 64, 100000};
   RandomRunConfig c;
+  c.options = ModelRunOptions(std::move(clock), Durability::kBuffered);
   c.options.retention_ms = kRetentions[rng() % 3];
   c.options.max_rows = kMaxRows[rng() % 3];
   c.options.checkpoint_min_records = kCheckpoints[rng() % 3];
-  c.options.prune_interval_ms = int64_t{1} << 60;
-  c.options.prune_on_open = false;
-  c.options.durability = Durability::kBuffered;
-  c.options.clock = std::move(clock);
-  c.model.retention_ms = c.options.retention_ms;
-  c.model.max_rows = c.options.max_rows;
-  OpMix mix;
-  mix.retention_ms = c.options.retention_ms;
-  c.generator = std::make_unique<OpGenerator>(generator_seed, Universe::Small(), mix, start_ms);
+  c.model = ModelOptionsFor(c.options);
+  c.generator = std::make_unique<OpGenerator>(generator_seed, Universe::Small(),
+                                              OpMixFor(c.options), start_ms);
   return c;
 }
 

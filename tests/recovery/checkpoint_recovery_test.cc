@@ -22,6 +22,7 @@
 #include "engine/model/ops.h"
 #include "engine/model/scratch_dir.h"
 #include "engine/model/state_check.h"
+#include "engine/model_run_options.h"
 #include "engine/reference_model.h"
 #include "statewatch/engine.h"
 #include "status_matchers.h"
@@ -41,25 +42,20 @@ struct CrashImage {
 };
 
 EngineOptions Options(std::shared_ptr<ManualClock> clock) {
-  EngineOptions o;
-  o.clock = std::move(clock);
-  o.durability = Durability::kBuffered;
-  o.prune_on_open = false;
-  o.prune_interval_ms = int64_t{1} << 60;
+  EngineOptions o = ModelRunOptions(std::move(clock), Durability::kBuffered);
   o.retention_ms = 2 * kDayMs;
-  o.max_rows = 15;              // the row cap moves its mark inside groups
+  o.max_rows = 15;               // the row cap moves its mark inside groups
   o.checkpoint_min_records = 5;  // checkpoints every few records
   return o;
 }
 
 OpMix Mix() {
-  OpMix mix;
+  OpMix mix = OpMixFor(Options(nullptr));
   mix.invalid_inputs = false;
   mix.prune = 5;
   mix.remove = 4;
   mix.sweep = 4;
   mix.big_step_percent = 4;
-  mix.retention_ms = 2 * kDayMs;
   mix.dedupe_pool = 5;
   return mix;
 }
@@ -74,10 +70,7 @@ class CrashPoints : public ::testing::TestWithParam<uint64_t> {
   // Runs the operations, taking a crash image at every point the engine reports.
   void Run() {
     auto clock = std::make_shared<ManualClock>(kStart);
-    ModelOptions mo;
-    mo.retention_ms = 2 * kDayMs;
-    mo.max_rows = 15;
-    models_.push_back(ReferenceModel(mo));
+    models_.push_back(ReferenceModel(ModelOptionsFor(Options(clock))));
     std::size_t op_index = 0;
     bool appended_in_op = false;
     engine::EngineTestHooks hooks;

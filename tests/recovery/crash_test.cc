@@ -38,6 +38,7 @@
 #include "engine/engine_fixture.h"
 #include "engine/model/ops.h"
 #include "engine/model/state_check.h"
+#include "engine/model_run_options.h"
 #include "engine/reference_model.h"
 #include "statewatch/engine.h"
 
@@ -58,8 +59,18 @@ struct Profile {
   bool maintenance;  // deletes, resets, pruning and a small row cap
 };
 
+EngineOptions OptionsFor(const Profile& p, std::shared_ptr<Clock> clock) {
+  EngineOptions o = ModelRunOptions(std::move(clock), Durability::kSync);
+  if (p.maintenance) {
+    o.retention_ms = 2 * kDayMs;
+    o.max_rows = 30;
+    o.checkpoint_min_records = 8;  // checkpoints (and their log truncation) under fire
+  }
+  return o;
+}
+
 OpMix MixFor(const Profile& p) {
-  OpMix mix;
+  OpMix mix = OpMixFor(OptionsFor(p, nullptr));
   mix.record = 55;
   mix.watch = 15;
   mix.drain = 15;
@@ -69,31 +80,8 @@ OpMix MixFor(const Profile& p) {
   mix.remove = p.maintenance ? 2 : 0;
   mix.prune = p.maintenance ? 4 : 0;
   mix.big_step_percent = p.maintenance ? 3 : 0;
-  mix.retention_ms = p.maintenance ? 2 * kDayMs : 30 * kDayMs;
   mix.dedupe_pool = 6;
   return mix;
-}
-
-EngineOptions OptionsFor(const Profile& p, std::shared_ptr<Clock> clock) {
-  EngineOptions o;
-  o.durability = Durability::kSync;
-  o.clock = std::move(clock);
-  o.prune_on_open = false;                 // the model then knows every state change
-  o.prune_interval_ms = int64_t{1} << 60;  // pruning only when an operation asks for it
-  if (p.maintenance) {
-    o.retention_ms = 2 * kDayMs;
-    o.max_rows = 30;
-    o.checkpoint_min_records = 8;  // checkpoints (and their log truncation) under fire
-  }
-  return o;
-}
-
-ModelOptions ModelOptionsFor(const Profile& p) {
-  EngineOptions o = OptionsFor(p, nullptr);
-  ModelOptions m;
-  m.retention_ms = o.retention_ms;
-  m.max_rows = o.max_rows;
-  return m;
 }
 
 const Profile kJournal{"journal", false};
@@ -237,7 +225,7 @@ class LineReader {
 class CrashRounds {
  public:
   CrashRounds(const Profile& p, uint64_t seed)
-      : profile_(p), seed_(seed), rng_(seed), model_(ModelOptionsFor(p)) {}
+      : profile_(p), seed_(seed), rng_(seed), model_(ModelOptionsFor(OptionsFor(p, nullptr))) {}
   ~CrashRounds() {
     std::filesystem::remove_all(dir_);
     std::filesystem::remove(dir_ + ".child.log");

@@ -22,6 +22,7 @@
 #include "engine/model/ops.h"
 #include "engine/model/scratch_dir.h"
 #include "engine/model/state_check.h"
+#include "engine/model_run_options.h"
 #include "engine/reference_model.h"
 #include "statewatch/engine.h"
 #include "storage/store.h"
@@ -36,13 +37,12 @@ constexpr int kOpsAfterFailure = 6;        // writes tried after the first failu
 
 enum class Fault { kAppend, kSync, kNoSpace };
 
-OpMix FaultMix() {
-  OpMix mix;
+OpMix FaultMix(const EngineOptions& options) {
+  OpMix mix = OpMixFor(options);
   mix.invalid_inputs = false;  // every operation reaches the write path
   mix.prune = 6;
   mix.sweep = 4;
   mix.big_step_percent = 3;
-  mix.retention_ms = 2 * kDayMs;
   mix.dedupe_pool = 6;
   return mix;
 }
@@ -51,17 +51,11 @@ class FaultCase {
  public:
   // `strict`: the failing call must leave no trace after the reopen, also for a failed sync.
   FaultCase(Fault fault, int n, bool strict = false) : fault_(fault), n_(n), strict_(strict) {
-    options_.clock = clock_;
-    options_.durability = Durability::kSync;
-    options_.prune_on_open = false;
-    options_.prune_interval_ms = int64_t{1} << 60;
+    options_ = ModelRunOptions(clock_, Durability::kSync);
     options_.retention_ms = 2 * kDayMs;
     options_.max_rows = 20;               // the row cap deletes inside write batches
     options_.checkpoint_min_records = 8;  // and checkpoints write too
-    ModelOptions mo;
-    mo.retention_ms = options_.retention_ms;
-    mo.max_rows = options_.max_rows;
-    model_ = ReferenceModel(mo);
+    model_ = ReferenceModel(ModelOptionsFor(options_));
   }
   ~FaultCase() {
     engine_.reset();
@@ -84,7 +78,8 @@ class FaultCase {
     } else {
       faults_->NoSpaceAfter(static_cast<uint64_t>(n_));
     }
-    OpGenerator gen(0xfa017 + static_cast<uint64_t>(n_), Universe::Small(), FaultMix(), kStart);
+    OpGenerator gen(0xfa017 + static_cast<uint64_t>(n_), Universe::Small(), FaultMix(options_),
+                    kStart);
     int after_failure = 0;
     for (int i = 0; i < kOps && after_failure < kOpsAfterFailure; ++i) {
       Op op = gen.Next();
