@@ -195,6 +195,24 @@ std::optional<json::value> ParseObjectBody(std::string_view body, ApiResponse* e
   return parsed;
 }
 
+namespace {
+
+// The one member a body carries, `name`, a required string (the body must be a JSON object);
+// nullopt with the error response in *error.
+std::optional<std::string> RequiredBodyString(const ApiRequest& req, std::string_view name,
+                                              ApiResponse* error) {
+  auto body = ParseObjectBody(req.body, error);
+  if (!body) return std::nullopt;
+  auto value = RequiredString(*body, name);
+  if (!value.ok()) {
+    *error = StatusResponse(value.status());
+    return std::nullopt;
+  }
+  return std::move(*value);
+}
+
+}  // namespace
+
 // ---- routes -------------------------------------------------------------------------------
 
 bool ReadToolCall(const ApiRequest& req, SessionName* caller, json::object* params,
@@ -350,10 +368,8 @@ ApiResponse HandlePeekNotices(const HandlerContext& ctx, std::string_view query)
 
 ApiResponse HandleDrainNotices(const HandlerContext& ctx, const ApiRequest& req) {
   ApiResponse error;
-  auto body = ParseObjectBody(req.body, &error);
-  if (!body) return error;
-  auto watcher = RequiredString(*body, "watcher");
-  if (!watcher.ok()) return StatusResponse(watcher.status());
+  auto watcher = RequiredBodyString(req, "watcher", &error);
+  if (!watcher) return error;
   auto notices = ctx.engine.Drain(*watcher);
   if (!notices.ok()) return StatusResponse(notices.status());
   ctx.metrics.AddNoticesDrained(notices->size());
@@ -451,10 +467,8 @@ ApiResponse HandleOpenApi(const HandlerContext&) {
 
 ApiResponse HandleBackup(const HandlerContext& ctx, const ApiRequest& req) {
   ApiResponse error;
-  auto body = ParseObjectBody(req.body, &error);
-  if (!body) return error;
-  auto to = RequiredString(*body, "to");
-  if (!to.ok()) return StatusResponse(to.status());
+  auto to = RequiredBodyString(req, "to", &error);
+  if (!to) return error;
   std::error_code ec;
   std::string dir = std::filesystem::absolute(*to, ec).lexically_normal().string();
   if (ec) return Api::Error(400, "invalid_argument", "to: " + ec.message() + " (" + *to + ")");
