@@ -6,22 +6,20 @@
 #include "http_helpers.h"
 #include "status_matchers.h"
 #include "test_client.h"
+#include "test_keys.h"
 #include "test_server.h"
 
 namespace statewatch::testing {
 namespace {
 
-const std::string kBoss = "agent:main:main";
-const std::string kChild = "agent:main:subagent:asof";
-
 class AsOfHttpTest : public ServerTest {
  protected:
   void SetUp() override {
-    StartWithChild(kBoss, {{"kind", "main"}}, kChild);
-    HttpResult w = http_->Post("/v1/watches", json::object{{"watcher", kBoss}, {"target", kChild}});
+    StartWithChild(kMain, {{"kind", "main"}}, kChild);
+    HttpResult w = http_->Post("/v1/watches", json::object{{"watcher", kMain}, {"target", kChild}});
     ASSERT_EQ(w.status, 200) << w.body;
     first_ = Record(*http_, Event(kChild, "goal_changed", "human", {{"summary", "goal one"}}))[0];
-    ASSERT_EQ(Drain(*http_, kBoss).size(), 1u);
+    ASSERT_EQ(Drain(*http_, kMain).size(), 1u);
     Record(*http_, Event(kChild, "run_failed", "system", {{"summary", "failed"}}));
     Record(*http_, Event(kChild, "goal_changed", "human", {{"summary", "goal two"}}));
   }
@@ -34,9 +32,9 @@ class AsOfHttpTest : public ServerTest {
 };
 
 TEST_F(AsOfHttpTest, TheWatcherAsItWasRightAfterTheFirstEvent) {
-  json::object then = StatusOf(kBoss, "?asOf=" + std::to_string(first_));
+  json::object then = StatusOf(kMain, "?asOf=" + std::to_string(first_));
   EXPECT_EQ(then["asOf"].to_number<uint64_t>(), first_);
-  EXPECT_EQ(then["sessionKey"].as_string(), kBoss);
+  EXPECT_EQ(then["sessionKey"].as_string(), kMain);
   const json::array& notices = then["pendingNotices"].as_array();
   ASSERT_EQ(notices.size(), 1u);
   EXPECT_EQ(notices[0].at("text").as_string(), NoticeTextFor(kChild, 0));
@@ -48,7 +46,7 @@ TEST_F(AsOfHttpTest, TheWatcherAsItWasRightAfterTheFirstEvent) {
   EXPECT_TRUE(watching[0].at("pending").as_bool());
 
   // Now: drained, and a new notice since the drain.
-  json::object now = StatusOf(kBoss, "");
+  json::object now = StatusOf(kMain, "");
   EXPECT_EQ(now["asOf"], now["lastSequence"]);
   const json::array& now_notices = now["pendingNotices"].as_array();
   ASSERT_EQ(now_notices.size(), 1u);
@@ -65,7 +63,7 @@ TEST_F(AsOfHttpTest, TheTargetsEventsArePagedUpToAsOf) {
   EXPECT_FALSE(page.at("historyGap").as_bool());
   const json::array& watchers = then["watchers"].as_array();
   ASSERT_EQ(watchers.size(), 1u);
-  EXPECT_EQ(watchers[0].at("watcherSessionKey").as_string(), kBoss);
+  EXPECT_EQ(watchers[0].at("watcherSessionKey").as_string(), kMain);
 
   json::object rest = StatusOf(
       kChild, "?asOf=" + std::to_string(first_ + 2) + "&changesSince=" + std::to_string(first_));
@@ -75,7 +73,7 @@ TEST_F(AsOfHttpTest, TheTargetsEventsArePagedUpToAsOf) {
 }
 
 TEST_F(AsOfHttpTest, SessionStatusToolTakesAsOf) {
-  HttpResult r = Tool(*http_, "session_status", kBoss,
+  HttpResult r = Tool(*http_, "session_status", kMain,
                       json::object{{"sessionKey", kChild}, {"asOf", first_}, {"changesSince", 0}});
   ASSERT_EQ(r.status, 200) << r.body;
   json::object card = r.json().as_object();
@@ -84,17 +82,17 @@ TEST_F(AsOfHttpTest, SessionStatusToolTakesAsOf) {
   const json::object& as_of = card["asOf"].as_object();
   EXPECT_EQ(as_of.at("asOf").to_number<uint64_t>(), first_);
   ASSERT_EQ(as_of.at("watchers").as_array().size(), 1u);
-  EXPECT_EQ(as_of.at("watchers").as_array()[0].at("watcherSessionKey").as_string(), kBoss);
+  EXPECT_EQ(as_of.at("watchers").as_array()[0].at("watcherSessionKey").as_string(), kMain);
 
-  HttpResult s = Tool(*http_, "session_status", kBoss,
+  HttpResult s = Tool(*http_, "session_status", kMain,
                       json::object{{"sessionKey", kChild}, {"asOf", std::to_string(first_)}});
   ASSERT_EQ(s.status, 200) << s.body;
   EXPECT_FALSE(s.json().as_object().contains("stateChanges"));
 
   HttpResult with_model =
-      Tool(*http_, "session_status", kBoss, json::object{{"asOf", first_}, {"model", "gpt"}});
+      Tool(*http_, "session_status", kMain, json::object{{"asOf", first_}, {"model", "gpt"}});
   EXPECT_EQ(with_model.status, 400) << with_model.body;
-  HttpResult bad = Tool(*http_, "session_status", kBoss, json::object{{"asOf", -1}});
+  HttpResult bad = Tool(*http_, "session_status", kMain, json::object{{"asOf", -1}});
   EXPECT_EQ(bad.status, 400) << bad.body;
 }
 
@@ -111,10 +109,10 @@ TEST_F(AsOfHttpTest, BeforeTheCheckpointIs410NamingTheEarliest) {
   // Deleting a session with rows no checkpoint covers checkpoints first.
   HttpResult d = http_->Request("DELETE", "/v1/sessions/" + kChild, "");
   ASSERT_EQ(d.status, 200) << d.body;
-  json::object now = StatusOf(kBoss, "");
+  json::object now = StatusOf(kMain, "");
   uint64_t earliest = now["earliestAsOf"].to_number<uint64_t>();
   ASSERT_GT(earliest, first_);
-  json::object gone = StatusOf(kBoss, "?asOf=" + std::to_string(first_), 410);
+  json::object gone = StatusOf(kMain, "?asOf=" + std::to_string(first_), 410);
   EXPECT_EQ(gone["error"].as_object().at("code").as_string(), "as_of_unavailable");
   EXPECT_NE(json::serialize(gone).find(", " + std::to_string(earliest) + " "), std::string::npos)
       << json::serialize(gone);

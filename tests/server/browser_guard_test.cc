@@ -6,13 +6,11 @@
 
 #include "http_helpers.h"
 #include "test_client.h"
+#include "test_keys.h"
 #include "test_server.h"
 
 namespace statewatch::testing {
 namespace {
-
-const std::string kWatcher = "agent:main:main";
-const std::string kChild = "agent:main:subagent:a1";
 
 class BrowserGuardTest : public ServerTest {
  protected:
@@ -23,20 +21,20 @@ class BrowserGuardTest : public ServerTest {
     if (!server_->options().token.empty()) {
       auth = {{"Authorization", "Bearer " + server_->options().token}};
     }
-    PutSession(*http_, kChild, {{"parentSessionKey", kWatcher}}, auth);
+    PutSession(*http_, kChild, {{"parentSessionKey", kMain}}, auth);
   }
 
   // A watcher with one pending notice on kChild.
   void OpenOneNotice() {
     Record(*http_, Event(kChild, "child_spawned", "agent",
-                         {{"actorId", kWatcher}, {"watchers", json::array{kWatcher}}}));
+                         {{"actorId", kMain}, {"watchers", json::array{kMain}}}));
     Record(*http_, HumanMessage(kChild));
-    ASSERT_EQ(Notices(*http_, kWatcher).size(), 1u);
+    ASSERT_EQ(Notices(*http_, kMain).size(), 1u);
   }
 
   // The session's state version, asked by its parent (a leaf sub-agent may not call tools).
   int64_t StateVersion(const std::string& key) {
-    HttpResult r = Tool(*http_, "session_status", kWatcher, json::object{{"sessionKey", key}});
+    HttpResult r = Tool(*http_, "session_status", kMain, json::object{{"sessionKey", key}});
     EXPECT_EQ(r.status, 200) << r.body;
     return r.status == 200 ? r.json().at("stateVersion").to_number<int64_t>() : -1;
   }
@@ -61,7 +59,7 @@ TEST_F(BrowserGuardTest, AForeignOriginIsRefusedOnRequestsAndUpgrades) {
   EXPECT_NE(error.find("forbidden_origin"), std::string::npos) << error;
   EXPECT_EQ(WsClient::Connect(server_->port(), "/v1/wakes", evil, &error), nullptr);
   EXPECT_EQ(error.substr(0, 3), "403") << error;
-  ExpectRefused(http_->Get("/v1/notices?watcher=" + kWatcher, evil), 403, "forbidden_origin",
+  ExpectRefused(http_->Get("/v1/notices?watcher=" + kMain, evil), 403, "forbidden_origin",
                 "\"http://evil.example\"");
   ExpectRefused(http_->Post("/v1/events", json::value(HumanMessage(kChild)), evil), 403,
                 "forbidden_origin", "--allow-origin");
@@ -76,12 +74,11 @@ TEST_F(BrowserGuardTest, AnAllowedOriginIsServedInAnyCase) {
   o.allow_origins = {"http://localhost:3000"};
   StartServer(o);
   const Headers ok{{"Origin", "HTTP://LocalHost:3000"}};
-  EXPECT_EQ(http_->Get("/v1/notices?watcher=" + kWatcher, ok).status, 200);
+  EXPECT_EQ(http_->Get("/v1/notices?watcher=" + kMain, ok).status, 200);
   std::string error;
   EXPECT_NE(WsClient::Connect(server_->port(), "/v1/wakes", ok, &error), nullptr) << error;
-  ExpectRefused(
-      http_->Get("/v1/notices?watcher=" + kWatcher, {{"Origin", "http://localhost:3001"}}), 403,
-      "forbidden_origin", "localhost:3001");
+  ExpectRefused(http_->Get("/v1/notices?watcher=" + kMain, {{"Origin", "http://localhost:3001"}}),
+                403, "forbidden_origin", "localhost:3001");
   ExpectRefused(http_->Get("/healthz", {{"Origin", "null"}}), 403, "forbidden_origin", "null");
 }
 
@@ -97,10 +94,9 @@ TEST_F(BrowserGuardTest, ABodyThatIsNotJsonIsRefusedWith415AndChangesNothing) {
   ExpectRefused(http_->Post("/v1/notices/drain", std::string("watcher=agent%3Amain%3Amain"),
                             {{"Content-Type", "application/x-www-form-urlencoded"}}),
                 415, "unsupported_media_type", "application/x-www-form-urlencoded");
-  ExpectRefused(
-      http_->Post("/v1/notices/drain", json::serialize(json::object{{"watcher", kWatcher}}),
-                  {{"Content-Type", "multipart/form-data; boundary=x"}}),
-      415, "unsupported_media_type", "multipart/form-data");
+  ExpectRefused(http_->Post("/v1/notices/drain", json::serialize(json::object{{"watcher", kMain}}),
+                            {{"Content-Type", "multipart/form-data; boundary=x"}}),
+                415, "unsupported_media_type", "multipart/form-data");
   // No Content-Type at all (a raw request).
   RawConnection raw(server_->port());
   ASSERT_TRUE(raw.Send("POST /v1/events HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: " +
@@ -108,13 +104,13 @@ TEST_F(BrowserGuardTest, ABodyThatIsNotJsonIsRefusedWith415AndChangesNothing) {
   HttpResult none = ParseRawResponse(raw.ReadUntil("}}\n"));
   ExpectRefused(none, 415, "unsupported_media_type", "(got none)");
   EXPECT_EQ(StateVersion(kChild), version);
-  EXPECT_EQ(Notices(*http_, kWatcher).size(), 1u);
+  EXPECT_EQ(Notices(*http_, kMain).size(), 1u);
   // application/json with parameters, in any case, is a JSON body.
   HttpResult charset =
-      http_->Post("/v1/notices/drain", json::serialize(json::object{{"watcher", kWatcher}}),
+      http_->Post("/v1/notices/drain", json::serialize(json::object{{"watcher", kMain}}),
                   {{"Content-Type", "Application/JSON; charset=utf-8"}});
   EXPECT_EQ(charset.status, 200) << charset.body;
-  EXPECT_TRUE(Notices(*http_, kWatcher).empty());
+  EXPECT_TRUE(Notices(*http_, kMain).empty());
   // A request without a body needs no Content-Type.
   EXPECT_EQ(http_->Request("POST", "/v1/prune").status, 200);
 }
@@ -158,12 +154,12 @@ TEST_F(BrowserGuardTest, TheBearerSchemeIsMatchedInAnyCase) {
   StartServer(o);
   for (const std::string auth : {"Bearer s3cret-token", "bearer s3cret-token",
                                  "BEARER s3cret-token", "Bearer   s3cret-token"}) {
-    EXPECT_EQ(http_->Get("/v1/notices?watcher=" + kWatcher, {{"Authorization", auth}}).status, 200)
+    EXPECT_EQ(http_->Get("/v1/notices?watcher=" + kMain, {{"Authorization", auth}}).status, 200)
         << auth;
   }
   for (const std::string auth : {"Bearer s3cret-tokeN", "Basic s3cret-token", "s3cret-token",
                                  "Bearers3cret-token", "Bearer"}) {
-    EXPECT_EQ(http_->Get("/v1/notices?watcher=" + kWatcher, {{"Authorization", auth}}).status, 401)
+    EXPECT_EQ(http_->Get("/v1/notices?watcher=" + kMain, {{"Authorization", auth}}).status, 401)
         << auth;
   }
 }

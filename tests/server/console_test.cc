@@ -10,25 +10,17 @@
 #include "server/openapi.h"
 #include "server/route_table.h"
 #include "test_client.h"
+#include "test_keys.h"
 #include "test_server.h"
 
 namespace statewatch::testing {
 namespace {
 
-const std::string kParent = "agent:main:main";
-const std::string kChild = "agent:main:subagent:c1";
-const std::string kGrandchild = "agent:main:subagent:c1:subagent:g1";
-const std::string kOps = "agent:ops:main";
+const std::string kGrandchild = kChild + ":subagent:g1";
 
-class ConsoleTest : public ::testing::Test {
+class ConsoleTest : public ServerTest {
  protected:
   void SetUp() override { StartServer(); }
-
-  void StartServer(server::ServerOptions o = TestOptions()) {
-    http_.reset();
-    server_ = std::make_unique<TestServer>(std::move(o));
-    http_ = std::make_unique<HttpClient>(server_->port());
-  }
 
   // GET `target`, expecting `status`; checks the answer against the document's schema.
   json::value Get(const std::string& target, int status = 200, const Headers& headers = {}) {
@@ -50,11 +42,11 @@ class ConsoleTest : public ::testing::Test {
 
   // A parent, its child and grandchild; the parent and ops watch the child.
   void SeedTree() {
-    PutSession(*http_, kParent, {{"kind", "main"}, {"label", "coordinator"}});
-    PutSession(*http_, kChild, {{"parentSessionKey", kParent}, {"sandboxed", true}});
+    PutSession(*http_, kMain, {{"kind", "main"}, {"label", "coordinator"}});
+    PutSession(*http_, kChild, {{"parentSessionKey", kMain}, {"sandboxed", true}});
     PutSession(*http_, kGrandchild, {{"parentSessionKey", kChild}});
     PutSession(*http_, kOps, {{"kind", "main"}});
-    HttpResult w = http_->Post("/v1/watches", json::object{{"watcher", kParent}, {"target", kChild}});
+    HttpResult w = http_->Post("/v1/watches", json::object{{"watcher", kMain}, {"target", kChild}});
     ASSERT_EQ(w.status, 200) << w.body;
     w = http_->Post("/v1/watches", json::object{{"watcher", kOps}, {"target", kChild}});
     ASSERT_EQ(w.status, 200) << w.body;
@@ -67,9 +59,6 @@ class ConsoleTest : public ::testing::Test {
     }
     return nullptr;
   }
-
-  std::unique_ptr<TestServer> server_;
-  std::unique_ptr<HttpClient> http_;  // destroyed first, while its server still runs
 };
 
 TEST_F(ConsoleTest, PageIsPublicWithAStrictContentSecurityPolicy) {
@@ -124,12 +113,12 @@ TEST_F(ConsoleTest, SessionsListTheTreeWithVersionsLastEventsAndVisibility) {
   const json::array& rows = answer.at("sessions").as_array();
   ASSERT_EQ(rows.size(), 4u);
   // Sorted by agent, then key.
-  EXPECT_EQ(rows[0].at("sessionKey"), json::value(kParent));
+  EXPECT_EQ(rows[0].at("sessionKey"), json::value(kMain));
   EXPECT_EQ(rows[3].at("sessionKey"), json::value(kOps));
 
   const json::object* child = Find(rows, "sessionKey", kChild);
   ASSERT_NE(child, nullptr);
-  EXPECT_EQ(child->at("parentSessionKey"), json::value(kParent));
+  EXPECT_EQ(child->at("parentSessionKey"), json::value(kMain));
   EXPECT_EQ(child->at("stateVersion"), json::value(seqs[0]));
   EXPECT_EQ(child->at("sandboxed"), json::value(true));
   EXPECT_EQ(child->at("visibility"), json::value("tree"));
@@ -149,14 +138,14 @@ TEST_F(ConsoleTest, SessionsListTheTreeWithVersionsLastEventsAndVisibility) {
 }
 
 TEST_F(ConsoleTest, SpawnedChildShowsItsRunState) {
-  PutSession(*http_, kParent, {{"kind", "main"}});
-  HttpResult spawned = Tool(*http_, "sessions_spawn", kParent, json::object{{"task", "look"}});
+  PutSession(*http_, kMain, {{"kind", "main"}});
+  HttpResult spawned = Tool(*http_, "sessions_spawn", kMain, json::object{{"task", "look"}});
   ASSERT_EQ(spawned.status, 200) << spawned.body;
   std::string child(spawned.json().at("childSessionKey").as_string());
   json::value answer = Get("/v1/console/sessions");
   const json::object* row = Find(answer.at("sessions").as_array(), "sessionKey", child);
   ASSERT_NE(row, nullptr) << answer;
-  EXPECT_EQ(row->at("parentSessionKey"), json::value(kParent));
+  EXPECT_EQ(row->at("parentSessionKey"), json::value(kMain));
   EXPECT_EQ(row->at("run").at("status"), json::value("running"));
   EXPECT_EQ(row->at("run").at("kind"), json::value("spawn"));
 }
@@ -225,8 +214,8 @@ TEST_F(ConsoleTest, BareKeyHasNoTargetsAndAMalformedKeyIsRefused) {
 TEST_F(ConsoleTest, PulseMovesWithEveryWrite) {
   json::value before = Get("/v1/console/pulse");
   EXPECT_EQ(before.at("cluster"), json::value(false));
-  PutSession(*http_, kParent, {{"kind", "main"}});
-  std::vector<uint64_t> seqs = Record(*http_, HumanMessage(kParent));
+  PutSession(*http_, kMain, {{"kind", "main"}});
+  std::vector<uint64_t> seqs = Record(*http_, HumanMessage(kMain));
   json::value after = Get("/v1/console/pulse");
   EXPECT_EQ(after.at("lastSequence"), json::value(seqs[0]));
   EXPECT_GT(after.at("lastSequence").to_number<uint64_t>(),

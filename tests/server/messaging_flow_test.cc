@@ -13,13 +13,13 @@
 #include "statewatch/session_tables.h"
 #include "status_matchers.h"
 #include "test_client.h"
+#include "test_keys.h"
 #include "test_server.h"
 
 namespace statewatch::testing {
 namespace {
 
-const std::string kA = "agent:main:main";
-const std::string kB = "agent:main:telegram:dm:bob";
+const std::string kBob = "agent:main:telegram:dm:bob";
 
 class MessagingFlowTest : public ServerTest {
  protected:
@@ -28,8 +28,8 @@ class MessagingFlowTest : public ServerTest {
     o.tools.visibility = tools::Visibility::kAll;
     o.messaging.max_ping_pong_turns = ping_pong_turns;
     ServerTest::StartServer(std::move(o));
-    PutSession(*http_, kA, {{"kind", "main"}});
-    PutSession(*http_, kB, {{"kind", "other"}});
+    PutSession(*http_, kMain, {{"kind", "main"}});
+    PutSession(*http_, kBob, {{"kind", "other"}});
   }
 
   json::object Ok(const HttpResult& r) {
@@ -37,10 +37,11 @@ class MessagingFlowTest : public ServerTest {
     json::value v = r.json();
     return v.is_object() ? v.as_object() : json::object();
   }
-  // A sessions_send from kA to kB that does not wait (timeoutSeconds 0): its answer.
+  // A sessions_send from kMain to kBob that does not wait (timeoutSeconds 0): its answer.
   json::object SendWithoutWaiting(const std::string& message) {
-    return Ok(Tool(*http_, "sessions_send", kA,
-                   json::object{{"sessionKey", kB}, {"message", message}, {"timeoutSeconds", 0}}));
+    return Ok(
+        Tool(*http_, "sessions_send", kMain,
+             json::object{{"sessionKey", kBob}, {"message", message}, {"timeoutSeconds", 0}}));
   }
 };
 
@@ -48,15 +49,15 @@ TEST_F(MessagingFlowTest, SendWaitsForTheReplyDeliveredAsInterSessionData) {
   StartServer(/*ping_pong_turns=*/0);
   FeedAgent feed(server_->port(), "main");
   ASSERT_TRUE(feed.connected());
-  auto call = ToolAsync(server_->port(), "sessions_send", kA,
-                        {{"sessionKey", kB}, {"message", "status?"}, {"timeoutSeconds", 30}});
+  auto call = ToolAsync(server_->port(), "sessions_send", kMain,
+                        {{"sessionKey", kBob}, {"message", "status?"}, {"timeoutSeconds", 30}});
 
   json::object d = feed.Next();
   EXPECT_EQ(Str(d, "type"), "message");
-  EXPECT_EQ(Str(d, "sessionKey"), kB);
+  EXPECT_EQ(Str(d, "sessionKey"), kBob);
   EXPECT_EQ(Str(d, "text"), "status?");
   json::object prov = d["provenance"].as_object();
-  EXPECT_EQ(Str(prov, "sourceSessionKey"), kA);
+  EXPECT_EQ(Str(prov, "sourceSessionKey"), kMain);
   EXPECT_EQ(Str(prov, "sourceTool"), "sessions_send");
   EXPECT_EQ(prov["isUser"], json::value(false));
 
@@ -77,8 +78,8 @@ TEST_F(MessagingFlowTest, SendWaitsForTheReplyDeliveredAsInterSessionData) {
 TEST_F(MessagingFlowTest, WaitingSendTimesOutWhenTheManualClockPassesItsDeadline) {
   StartServer(/*ping_pong_turns=*/0);
   FeedAgent feed(server_->port(), "main");
-  auto call = ToolAsync(server_->port(), "sessions_send", kA,
-                        {{"sessionKey", kB}, {"message", "anyone?"}, {"timeoutSeconds", 5}});
+  auto call = ToolAsync(server_->port(), "sessions_send", kMain,
+                        {{"sessionKey", kBob}, {"message", "anyone?"}, {"timeoutSeconds", 5}});
   json::object d = feed.Next();  // the call is parked once its message is out
   ASSERT_FALSE(Str(d, "runId").empty());
   SetClock(*http_, kStartMs + 5000);
@@ -103,17 +104,17 @@ TEST_F(MessagingFlowTest, FireAndForgetAnswersAcceptedAtOnce) {
 TEST_F(MessagingFlowTest, PingPongRunsExactlyTheConfiguredTurns) {
   StartServer(/*ping_pong_turns=*/3);
   FeedAgent feed(server_->port(), "main");
-  auto call = ToolAsync(server_->port(), "sessions_send", kA,
-                        {{"sessionKey", kB}, {"message", "ping 0"}, {"timeoutSeconds", 30}});
+  auto call = ToolAsync(server_->port(), "sessions_send", kMain,
+                        {{"sessionKey", kBob}, {"message", "ping 0"}, {"timeoutSeconds", 30}});
   json::object d = feed.Next();
-  ASSERT_EQ(Str(d, "sessionKey"), kB);
+  ASSERT_EQ(Str(d, "sessionKey"), kBob);
   std::string run = Str(d, "runId");
   json::object update = Ok(Reply(*http_, run, "pong 1"));
   ASSERT_EQ(call.wait_for(kWait), std::future_status::ready);
   EXPECT_EQ(Str(Ok(call.get()), "reply"), "pong 1");
 
   // Turns 1..3 alternate A, B, A; the reply to turn 3 ends the loop undelivered.
-  const std::string expected_to[] = {kA, kB, kA};
+  const std::string expected_to[] = {kMain, kBob, kMain};
   for (int turn = 1; turn <= 3; ++turn) {
     ASSERT_EQ(update["deliveries"].as_array().size(), 1u) << "turn " << turn;
     d = feed.Next();
@@ -132,10 +133,10 @@ TEST_F(MessagingFlowTest, ReplySkipStopsThePingPong) {
   FeedAgent feed(server_->port(), "main");
   json::object sent = SendWithoutWaiting("hello");
   std::string run = Str(sent, "runId");
-  EXPECT_EQ(Str(feed.Next(), "sessionKey"), kB);
+  EXPECT_EQ(Str(feed.Next(), "sessionKey"), kBob);
   json::object update = Ok(Reply(*http_, run, "hi A"));
   ASSERT_EQ(update["deliveries"].as_array().size(), 1u);
-  EXPECT_EQ(Str(feed.Next(), "sessionKey"), kA);
+  EXPECT_EQ(Str(feed.Next(), "sessionKey"), kMain);
   update = Ok(Reply(*http_, run, "  REPLY_SKIP \n"));
   EXPECT_EQ(update["applied"], json::value(true));
   EXPECT_TRUE(update["deliveries"].as_array().empty()) << json::serialize(update);
@@ -143,24 +144,24 @@ TEST_F(MessagingFlowTest, ReplySkipStopsThePingPong) {
 
 TEST_F(MessagingFlowTest, WatchTrueThenAHumanChangeGivesOneNotice) {
   StartServer(/*ping_pong_turns=*/0);
-  json::object result = Ok(Tool(*http_, "sessions_send", kA,
-                                json::object{{"sessionKey", kB},
+  json::object result = Ok(Tool(*http_, "sessions_send", kMain,
+                                json::object{{"sessionKey", kBob},
                                              {"message", "keep me posted"},
                                              {"timeoutSeconds", 0},
                                              {"watch", true}}));
   EXPECT_EQ(result["watched"], json::value(true));
-  EXPECT_TRUE(Notices(*http_, kA).empty());
-  Record(*http_, HumanMessage(kB));
-  Record(*http_, HumanMessage(kB));
-  json::array notices = Notices(*http_, kA);
+  EXPECT_TRUE(Notices(*http_, kMain).empty());
+  Record(*http_, HumanMessage(kBob));
+  Record(*http_, HumanMessage(kBob));
+  json::array notices = Notices(*http_, kMain);
   ASSERT_EQ(notices.size(), 1u);
-  EXPECT_EQ(notices[0].at("targetSessionKey"), json::value(kB)) << json::serialize(notices);
+  EXPECT_EQ(notices[0].at("targetSessionKey"), json::value(kBob)) << json::serialize(notices);
 }
 
 TEST_F(MessagingFlowTest, SpawnedRunFinishesAndIsAnnouncedToTheRequester) {
   StartServer(/*ping_pong_turns=*/0);
   FeedAgent feed(server_->port(), "main");
-  json::object spawned = Ok(Tool(*http_, "sessions_spawn", kA,
+  json::object spawned = Ok(Tool(*http_, "sessions_spawn", kMain,
                                  json::object{{"task", "summarize the logs"}, {"label", "logs"}}));
   EXPECT_EQ(Str(spawned, "status"), "accepted");
   std::string child = Str(spawned, "childSessionKey");
@@ -174,7 +175,7 @@ TEST_F(MessagingFlowTest, SpawnedRunFinishesAndIsAnnouncedToTheRequester) {
   EXPECT_EQ(Str(update, "status"), "ok");
   json::object announce = feed.Next();
   EXPECT_EQ(Str(announce, "type"), "announce");
-  EXPECT_EQ(Str(announce, "sessionKey"), kA);
+  EXPECT_EQ(Str(announce, "sessionKey"), kMain);
   EXPECT_NE(Str(announce, "text").find("3 errors found"), std::string::npos)
       << Str(announce, "text");
   // A second finish is not applied.
@@ -183,12 +184,13 @@ TEST_F(MessagingFlowTest, SpawnedRunFinishesAndIsAnnouncedToTheRequester) {
 
 TEST_F(MessagingFlowTest, KillCancelsTheRunningChild) {
   StartServer(/*ping_pong_turns=*/0);
-  json::object spawned = Ok(Tool(*http_, "sessions_spawn", kA, json::object{{"task", "long job"}}));
-  json::object killed = Ok(Tool(*http_, "subagents", kA,
+  json::object spawned =
+      Ok(Tool(*http_, "sessions_spawn", kMain, json::object{{"task", "long job"}}));
+  json::object killed = Ok(Tool(*http_, "subagents", kMain,
                                 json::object{{"action", "kill"}, {"target", spawned["runId"]}}));
   EXPECT_EQ(Str(killed, "status"), "ok");
   EXPECT_EQ(killed["killed"], json::value(1));
-  json::object list = Ok(Tool(*http_, "subagents", kA, json::object{{"action", "list"}}));
+  json::object list = Ok(Tool(*http_, "subagents", kMain, json::object{{"action", "list"}}));
   EXPECT_TRUE(list["active"].as_array().empty()) << json::serialize(list);
   ASSERT_EQ(list["recent"].as_array().size(), 1u);
   EXPECT_EQ(list["recent"].as_array()[0].at("status"), json::value("cancelled"));
@@ -196,14 +198,15 @@ TEST_F(MessagingFlowTest, KillCancelsTheRunningChild) {
 
 TEST_F(MessagingFlowTest, SteerIsRefusedByTheRateLimitUntilTwoSecondsPass) {
   StartServer(/*ping_pong_turns=*/0);
-  json::object spawned = Ok(Tool(*http_, "sessions_spawn", kA, json::object{{"task", "long job"}}));
+  json::object spawned =
+      Ok(Tool(*http_, "sessions_spawn", kMain, json::object{{"task", "long job"}}));
   json::object steer{{"action", "steer"}, {"target", spawned["runId"]}, {"message", "faster"}};
-  EXPECT_EQ(Str(Ok(Tool(*http_, "subagents", kA, steer)), "status"), "accepted");
-  json::object refused = Ok(Tool(*http_, "subagents", kA, steer));
+  EXPECT_EQ(Str(Ok(Tool(*http_, "subagents", kMain, steer)), "status"), "accepted");
+  json::object refused = Ok(Tool(*http_, "subagents", kMain, steer));
   EXPECT_EQ(Str(refused, "status"), "rate_limited");
   EXPECT_FALSE(Str(refused, "error").empty());
   SetClock(*http_, kStartMs + 2000);
-  EXPECT_EQ(Str(Ok(Tool(*http_, "subagents", kA, steer)), "status"), "accepted");
+  EXPECT_EQ(Str(Ok(Tool(*http_, "subagents", kMain, steer)), "status"), "accepted");
 }
 
 TEST_F(MessagingFlowTest, UnacknowledgedDeliveriesAreOfferedAgainAfterARestart) {
@@ -246,14 +249,14 @@ TEST_F(MessagingFlowTest, GatewayRoutesRefuseBadInput) {
 // the route the announcement carries.
 TEST_F(MessagingFlowTest, GatewaySimulationRunsASpawnFromTheTaskDeliveryOptions) {
   StartServer(/*ping_pong_turns=*/0);
-  PutSession(*http_, kA,
+  PutSession(*http_, kMain,
              {{"channel", "discord"},
               {"lastChannel", "discord"},
               {"lastTo", "channel-1"},
               {"lastAccountId", "bot-a"}});
   ASSERT_EQ(
       http_
-          ->Post("/v1/sessions/" + kA + "/messages",
+          ->Post("/v1/sessions/" + kMain + "/messages",
                  json::object{
                      {"messages",
                       json::array{json::object{{"role", "user"}, {"content", "we ship on friday"}},
@@ -262,7 +265,7 @@ TEST_F(MessagingFlowTest, GatewaySimulationRunsASpawnFromTheTaskDeliveryOptions)
       200);
   FeedAgent feed(server_->port(), "main");
   ASSERT_TRUE(feed.connected());
-  json::object spawned = Ok(Tool(*http_, "sessions_spawn", kA,
+  json::object spawned = Ok(Tool(*http_, "sessions_spawn", kMain,
                                  json::object{{"task", "draft the release notes"},
                                               {"label", "notes"},
                                               {"model", "opus"},
@@ -287,7 +290,7 @@ TEST_F(MessagingFlowTest, GatewaySimulationRunsASpawnFromTheTaskDeliveryOptions)
   EXPECT_EQ(Ack(*http_, task).status, 200);
 
   // 2. Fork: the child's history starts with the requester's conversation, then the task.
-  HttpResult history = Tool(*http_, "sessions_history", kA, json::object{{"sessionKey", child}});
+  HttpResult history = Tool(*http_, "sessions_history", kMain, json::object{{"sessionKey", child}});
   json::array messages = Ok(history).at("messages").as_array();
   ASSERT_EQ(messages.size(), 3u) << history.body;
   EXPECT_EQ(messages[0].at("content"), json::value("we ship on friday"));
@@ -305,7 +308,8 @@ TEST_F(MessagingFlowTest, GatewaySimulationRunsASpawnFromTheTaskDeliveryOptions)
                                     {"usage", json::object{{"input", 900}, {"output", 120}}}})
                 .status,
             200);
-  json::object card = Ok(Tool(*http_, "session_status", kA, json::object{{"sessionKey", child}}));
+  json::object card =
+      Ok(Tool(*http_, "session_status", kMain, json::object{{"sessionKey", child}}));
   EXPECT_EQ(card.at("activeRun").at("runId"), json::value(run));
   EXPECT_EQ(card.at("usage").at("inputTokens"), json::value(900));
   EXPECT_EQ(Str(card.at("usage").as_object(), "source"), "transcript");
@@ -315,7 +319,7 @@ TEST_F(MessagingFlowTest, GatewaySimulationRunsASpawnFromTheTaskDeliveryOptions)
   Ok(Finish(*http_, run, "ok", "Release notes: fixes and features."));
   json::object announce = feed.Next();
   ASSERT_EQ(Str(announce, "type"), "announce");
-  EXPECT_EQ(Str(announce, "sessionKey"), kA);
+  EXPECT_EQ(Str(announce, "sessionKey"), kMain);
   EXPECT_EQ(Str(announce, "runId"), run);
   EXPECT_EQ(json::serialize(announce.at("route")),
             R"({"channel":"discord","to":"channel-1","accountId":"bot-a","threadId":"thread-42"})");
@@ -326,7 +330,7 @@ TEST_F(MessagingFlowTest, GatewaySimulationRunsASpawnFromTheTaskDeliveryOptions)
   EXPECT_EQ(Ack(*http_, announce).status, 200);
 
   // The requester sees the child done in its list, titled by its task.
-  json::object list = Ok(Tool(*http_, "sessions_list", kA,
+  json::object list = Ok(Tool(*http_, "sessions_list", kMain,
                               json::object{{"includeDerivedTitles", true}, {"kinds", "other"}}));
   json::object row;
   for (const json::value& r : list.at("sessions").as_array()) {

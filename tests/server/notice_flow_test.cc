@@ -6,28 +6,26 @@
 #include "http_helpers.h"
 #include "statewatch/session_key.h"
 #include "test_client.h"
+#include "test_keys.h"
 #include "test_server.h"
 
 namespace statewatch::testing {
 namespace {
 
-const std::string kParent = "agent:main:main";
-const std::string kChild = "agent:main:subagent:7f3a";
-
 class NoticeFlowTest : public ServerTest {
  protected:
   void SetUp() override {
-    StartWithChild(kParent, {{"kind", "main"}, {"channel", "telegram"}}, kChild,
+    StartWithChild(kMain, {{"kind", "main"}, {"channel", "telegram"}}, kChild,
                    {{"label", "worker"}});
   }
 
   uint64_t Spawn() {
     auto seqs = Record(*http_, Event(kChild, "child_spawned", "agent",
-                                     {{"actorId", kParent},
+                                     {{"actorId", kMain},
                                       {"runId", "run-1"},
                                       {"summary", "child session spawned"},
                                       {"dedupeKey", "child-spawned:run-1"},
-                                      {"watchers", json::array{json::value(kParent)}}}));
+                                      {"watchers", json::array{json::value(kMain)}}}));
     return seqs.empty() ? 0 : seqs[0];
   }
 
@@ -59,30 +57,30 @@ void ExpectWake(WsClient& ws, const std::string& watcher, const std::string& tar
 }
 
 TEST_F(NoticeFlowTest, SpawnTwentyChangesOneNoticeOneWakeDrainFollowUpSelfSuppression) {
-  auto ws_parent = Wakes("?watcher=" + kParent);
+  auto ws_parent = Wakes("?watcher=" + kMain);
   auto ws_all = Wakes("");
   ASSERT_TRUE(ws_parent && ws_all);
 
   // Spawn seeds the parent's cursor: no notice.
   uint64_t seed = Spawn();
   ASSERT_GT(seed, 0u);
-  EXPECT_TRUE(Notices(*http_, kParent).empty());
+  EXPECT_TRUE(Notices(*http_, kMain).empty());
 
   // Twenty rapid human changes: one notice, byte-identical, changesSince the seed.
   std::vector<uint64_t> changes = TwentyHumanChanges();
   ASSERT_EQ(changes.size(), 20u);
-  json::array notices = Notices(*http_, kParent);
+  json::array notices = Notices(*http_, kMain);
   ASSERT_EQ(notices.size(), 1u);
   EXPECT_EQ(notices[0].at("text"), json::value(NoticeTextFor(kChild, seed)));
   EXPECT_EQ(notices[0].at("targetSessionKey"), json::value(kChild));
   EXPECT_EQ(notices[0].at("contextKey"), json::value(EncodeContextKey(kChild)));
 
   // One wake, on both streams (the filtered one and the unfiltered one).
-  ExpectWake(*ws_parent, kParent, kChild, kStartMs);
-  ExpectWake(*ws_all, kParent, kChild, kStartMs);
+  ExpectWake(*ws_parent, kMain, kChild, kStartMs);
+  ExpectWake(*ws_all, kMain, kChild, kStartMs);
 
   // Reconcile: exactly the twenty changes since the seed.
-  HttpResult status = Tool(*http_, "session_status", kParent,
+  HttpResult status = Tool(*http_, "session_status", kMain,
                            json::object{{"sessionKey", kChild}, {"changesSince", seed}});
   ASSERT_EQ(status.status, 200) << status.body;
   json::value card = status.json();
@@ -96,35 +94,35 @@ TEST_F(NoticeFlowTest, SpawnTwentyChangesOneNoticeOneWakeDrainFollowUpSelfSuppre
   EXPECT_EQ(delta.at("historyGap"), json::value(false));
   EXPECT_EQ(delta.at("truncated"), json::value(false));
   // Reading never moves a cursor: the notice is still pending.
-  EXPECT_EQ(Notices(*http_, kParent).size(), 1u);
+  EXPECT_EQ(Notices(*http_, kMain).size(), 1u);
 
   // Drain: the one notice comes out; the nineteen changes that arrived after it opened leave
   // exactly one follow-up, changesSince the frozen mark (the first change).
-  json::array drained = Drain(*http_, kParent);
+  json::array drained = Drain(*http_, kMain);
   ASSERT_EQ(drained.size(), 1u);
   EXPECT_EQ(drained[0].at("text"), json::value(NoticeTextFor(kChild, seed)));
-  notices = Notices(*http_, kParent);
+  notices = Notices(*http_, kMain);
   ASSERT_EQ(notices.size(), 1u);
   EXPECT_EQ(notices[0].at("text"), json::value(NoticeTextFor(kChild, changes.front())));
 
   // The follow-up's wake falls in the 20 s window of the first: it fires at the window's
   // end, once the manual clock gets there.
   SetClock(*http_, kStartMs + 20000);
-  ExpectWake(*ws_parent, kParent, kChild, kStartMs + 20000);
-  ExpectWake(*ws_all, kParent, kChild, kStartMs + 20000);
+  ExpectWake(*ws_parent, kMain, kChild, kStartMs + 20000);
+  ExpectWake(*ws_all, kMain, kChild, kStartMs + 20000);
 
   // Draining the follow-up opens nothing more: nothing intervened.
-  ASSERT_EQ(Drain(*http_, kParent).size(), 1u);
-  EXPECT_TRUE(Notices(*http_, kParent).empty());
+  ASSERT_EQ(Drain(*http_, kMain).size(), 1u);
+  EXPECT_TRUE(Notices(*http_, kMain).empty());
 
   // Self-suppression: the parent's own change to the child notifies nobody.
-  Record(*http_, Event(kChild, "goal_changed", "agent",
-                       {{"actorId", kParent}, {"summary", "goal updated"}}));
-  EXPECT_TRUE(Notices(*http_, kParent).empty());
+  Record(*http_,
+         Event(kChild, "goal_changed", "agent", {{"actorId", kMain}, {"summary", "goal updated"}}));
+  EXPECT_TRUE(Notices(*http_, kMain).empty());
 
   // Another actor's change opens a new notice from the last acknowledged position.
   uint64_t later = Record(*http_, HumanMessage(kChild)).at(0);
-  notices = Notices(*http_, kParent);
+  notices = Notices(*http_, kMain);
   ASSERT_EQ(notices.size(), 1u);
   EXPECT_EQ(notices[0].at("text"), json::value(NoticeTextFor(kChild, changes.back())));
   EXPECT_GT(later, changes.back());
@@ -132,14 +130,14 @@ TEST_F(NoticeFlowTest, SpawnTwentyChangesOneNoticeOneWakeDrainFollowUpSelfSuppre
   // Its wake is again merged into the window; the streams stay ordered, so receiving it
   // next proves no other wake was sent in between (one wake for twenty changes).
   SetClock(*http_, kStartMs + 40000);
-  ExpectWake(*ws_parent, kParent, kChild, kStartMs + 40000);
-  ExpectWake(*ws_all, kParent, kChild, kStartMs + 40000);
+  ExpectWake(*ws_parent, kMain, kChild, kStartMs + 40000);
+  ExpectWake(*ws_all, kMain, kChild, kStartMs + 40000);
   EXPECT_EQ(ws_parent->Buffered(), 0u);
 }
 
 TEST_F(NoticeFlowTest, TwoGatewayClientsReceiveTheSameWake) {
-  auto first = Wakes("?watcher=" + kParent);
-  auto second = Wakes("?watcher=" + kParent);
+  auto first = Wakes("?watcher=" + kMain);
+  auto second = Wakes("?watcher=" + kMain);
   auto other = Wakes("?watcher=agent:main:someone-else");
   ASSERT_TRUE(first && second && other);
   Spawn();
@@ -196,32 +194,32 @@ TEST_F(NoticeFlowTest, HistoryGapAfterPruningAcrossThirtyDays) {
 TEST_F(NoticeFlowTest, RestartInTheMiddleRecoversPendingNotices) {
   uint64_t seed = Spawn();
   std::vector<uint64_t> changes = TwentyHumanChanges();
-  ASSERT_EQ(Notices(*http_, kParent).size(), 1u);
+  ASSERT_EQ(Notices(*http_, kMain).size(), 1u);
 
   // Stop the daemon (as SIGTERM does) and start a new one on the same directory.
   RestartServer(kStartMs + 60000);
-  auto ws = Wakes("?watcher=" + kParent);
+  auto ws = Wakes("?watcher=" + kMain);
 
-  json::array notices = Notices(*http_, kParent);
+  json::array notices = Notices(*http_, kMain);
   ASSERT_EQ(notices.size(), 1u);
   EXPECT_EQ(notices[0].at("text"), json::value(NoticeTextFor(kChild, seed)));
 
   // Still one pending notice: a further change neither adds a line nor wakes.
   Record(*http_, HumanMessage(kChild));
-  EXPECT_EQ(Notices(*http_, kParent).size(), 1u);
+  EXPECT_EQ(Notices(*http_, kMain).size(), 1u);
 
   // Drain after the restart: the recovered notice, then one follow-up for the rest. The
   // restart sweep re-opened the pending notice at its material mark (semantics.md §3.2:
   // N = M), so the follow-up covers only the change made after the restart.
-  ASSERT_EQ(Drain(*http_, kParent).size(), 1u);
-  notices = Notices(*http_, kParent);
+  ASSERT_EQ(Drain(*http_, kMain).size(), 1u);
+  notices = Notices(*http_, kMain);
   ASSERT_EQ(notices.size(), 1u);
   EXPECT_EQ(notices[0].at("text"), json::value(NoticeTextFor(kChild, changes.back())));
   // The sweep re-announced the pending notice at start (a wake nobody was connected for), so
   // the follow-up's wake merges into that window and fires at its end. It is the first
   // message on the stream: the extra change above sent none.
   SetClock(*http_, kStartMs + 80000);
-  ExpectWake(*ws, kParent, kChild, kStartMs + 80000);
+  ExpectWake(*ws, kMain, kChild, kStartMs + 80000);
 
   HttpResult verify = http_->Get("/v1/verify");
   ASSERT_EQ(verify.status, 200);
@@ -237,15 +235,15 @@ TEST(WakeTimerTest, SystemClockTimerFiresTheMergedWake) {
   TestServer server(o);
   HttpClient http(server.port());
   std::string error;
-  auto ws = WsClient::Connect(server.port(), "/v1/wakes?watcher=" + kParent, {}, &error);
+  auto ws = WsClient::Connect(server.port(), "/v1/wakes?watcher=" + kMain, {}, &error);
   ASSERT_NE(ws, nullptr) << error;
   Record(http, Event(kChild, "child_spawned", "agent",
-                     {{"actorId", kParent}, {"watchers", json::array{json::value(kParent)}}}));
+                     {{"actorId", kMain}, {"watchers", json::array{json::value(kMain)}}}));
   Record(http, HumanMessage(kChild));
   Record(http, HumanMessage(kChild));
   auto first = ws->Next();
   ASSERT_TRUE(first.has_value());
-  ASSERT_EQ(Drain(http, kParent).size(), 1u);  // reopens for the second change: merged wake
+  ASSERT_EQ(Drain(http, kMain).size(), 1u);  // reopens for the second change: merged wake
   auto merged = ws->Next();
   ASSERT_TRUE(merged.has_value()) << "the wake timer never fired";
   EXPECT_GE(WakeJson(*merged)["at"].to_number<int64_t>(),

@@ -4,16 +4,14 @@
 
 #include "http_helpers.h"
 #include "test_client.h"
+#include "test_keys.h"
 #include "test_server.h"
 
 namespace statewatch::testing {
 namespace {
 
-const std::string kMain = "agent:main:main";
-const std::string kChild = "agent:main:subagent:c1";
 const std::string kSandboxed = "agent:main:subagent:sb";
 const std::string kGroup = "agent:main:telegram:group:g1";
-const std::string kOps = "agent:ops:main";
 
 std::string Refusal(const std::string& action, const std::string& setting) {
   if (setting == "self") {
