@@ -16,11 +16,28 @@ using statewatch::testing::PutSession;
 using statewatch::testing::Tool;
 namespace json = boost::json;
 
+// Every test reads across the three nodes n1, n2 and n3, started ready by SetUp.
 class ClusterReadsTest : public ClusterNodesFixture {
  protected:
+  void SetUp() override {
+    ClusterNodesFixture::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    StartThreeNodes();
+  }
+
   static std::string AgentOf(uint32_t p) {
     const std::string s = SessionOf(p);
     return s.substr(6, s.find(':', 6) - 6);
+  }
+  // The session `name` of partition p's agent: "agent:<agent>:<name>".
+  static std::string KeyIn(uint32_t p, const std::string& name) {
+    return "agent:" + AgentOf(p) + ":" + name;
+  }
+  // `r` is refused with `status` and a body that says `text`.
+  static void ExpectRefused(const statewatch::testing::HttpResult& r, int status,
+                            const std::string& text) {
+    EXPECT_EQ(r.status, status) << r.body;
+    EXPECT_NE(r.body.find(text), std::string::npos) << r.body;
   }
   static std::vector<std::string> Keys(const json::object& answer) {
     std::vector<std::string> keys;
@@ -32,12 +49,11 @@ class ClusterReadsTest : public ClusterNodesFixture {
 };
 
 TEST_F(ClusterReadsTest, ListPagesEveryPartitionAndStatusReadsAnother) {
-  StartThreeNodes();
   HttpClient any(nodes_.at("n2")->port());
   std::vector<std::string> keys;
   for (uint32_t p = 0; p < kPartitions; ++p) {
     for (int i = 0; i < 3; ++i) {
-      keys.push_back("agent:" + AgentOf(p) + ":s" + std::to_string(i));
+      keys.push_back(KeyIn(p, "s" + std::to_string(i)));
       PutSession(any, keys.back(), json::object{{"label", "l" + std::to_string(i)}});
     }
   }
@@ -69,19 +85,16 @@ TEST_F(ClusterReadsTest, ListPagesEveryPartitionAndStatusReadsAnother) {
   auto status = Tool(any, "session_status", caller, json::object{{"sessionKey", keys.back()}});
   ASSERT_EQ(status.status, 200) << status.body;
   EXPECT_NE(status.body.find("\"sessionKey\":\"" + keys.back() + "\""), std::string::npos);
-  auto bad = Tool(any, "sessions_list", caller, json::object{{"cursor", "zz"}});
-  EXPECT_EQ(bad.status, 400);
-  EXPECT_NE(bad.body.find("cursor"), std::string::npos) << bad.body;
+  ExpectRefused(Tool(any, "sessions_list", caller, json::object{{"cursor", "zz"}}), 400, "cursor");
 }
 
 // A single node finds a session by its session id among all its sessions; through a node,
 // the caller's home does not know an id of another partition's session, so every partition
 // is asked (docs/cluster.md §15.9).
 TEST_F(ClusterReadsTest, ASessionIdOfAnotherPartitionIsFoundFromAnyNode) {
-  StartThreeNodes();
   HttpClient any(nodes_.at("n3")->port());
   const std::string caller = SessionOf(0);
-  const std::string remote = "agent:" + AgentOf(2) + ":held";
+  const std::string remote = KeyIn(2, "held");
   PutSession(any, caller, json::object{{"label", "caller"}});
   PutSession(any, remote, json::object{{"sessionId", "4be1c0de-0000-4000-8000-000000000002"}});
   for (const char* tool : {"session_status", "sessions_history"}) {
@@ -97,26 +110,21 @@ TEST_F(ClusterReadsTest, ASessionIdOfAnotherPartitionIsFoundFromAnyNode) {
                                 {"timeoutSeconds", 0}});
   ASSERT_EQ(sent.status, 200) << sent.body;
   EXPECT_EQ(json::parse(sent.body).at("sessionKey"), json::value(remote)) << sent.body;
-  auto unknown = Tool(any, "session_status", caller,
-                      json::object{{"sessionKey", "4be1c0de-0000-4000-8000-00000000dead"}});
-  EXPECT_EQ(unknown.status, 404) << unknown.body;
-  EXPECT_NE(unknown.body.find("Unknown sessionKey: 4be1c0de-0000-4000-8000-00000000dead"),
-            std::string::npos)
-      << unknown.body;  // the home's answer, as on one node
-  auto nowhere = Tool(any, "sessions_send", caller,
-                      json::object{{"sessionKey", "4be1c0de-0000-4000-8000-00000000dead"},
-                                   {"message", "hi"}});
-  EXPECT_EQ(nowhere.status, 404) << nowhere.body;
-  EXPECT_NE(nowhere.body.find("Session not found"), std::string::npos) << nowhere.body;
+  const std::string unknown_id = "4be1c0de-0000-4000-8000-00000000dead";
+  // The home's answer, as on one node.
+  ExpectRefused(Tool(any, "session_status", caller, json::object{{"sessionKey", unknown_id}}),
+                404, "Unknown sessionKey: " + unknown_id);
+  ExpectRefused(Tool(any, "sessions_send", caller,
+                     json::object{{"sessionKey", unknown_id}, {"message", "hi"}}),
+                404, "Session not found");
 }
 
 // sessions_send by label in an agent of another partition finds the session there and
 // answers as a send by its key does (the access checks run after the lookup, as on one node).
 TEST_F(ClusterReadsTest, ASendByLabelFindsTheSessionInItsAgentsPartition) {
-  StartThreeNodes();
   HttpClient any(nodes_.at("n2")->port());
   const std::string caller = SessionOf(0);
-  const std::string scout = "agent:" + AgentOf(1) + ":scout";
+  const std::string scout = KeyIn(1, "scout");
   PutSession(any, scout, json::object{{"label", "scout"}});
   auto r = Tool(any, "sessions_send", caller,
                 json::object{{"label", "scout"}, {"agentId", AgentOf(1)}, {"message", "hi"},
@@ -128,19 +136,16 @@ TEST_F(ClusterReadsTest, ASendByLabelFindsTheSessionInItsAgentsPartition) {
                      json::object{{"sessionKey", scout}, {"message", "hi"}, {"timeoutSeconds", 0}});
   ASSERT_EQ(by_key.status, 200) << by_key.body;
   EXPECT_EQ(o.at("status"), json::parse(by_key.body).at("status")) << r.body << by_key.body;
-  auto none = Tool(any, "sessions_send", caller,
-                   json::object{{"label", "nobody"}, {"agentId", AgentOf(1)}, {"message", "hi"}});
-  EXPECT_EQ(none.status, 404) << none.body;
-  EXPECT_NE(none.body.find("No session found with label: nobody"), std::string::npos)
-      << none.body;
+  ExpectRefused(Tool(any, "sessions_send", caller,
+                     json::object{{"label", "nobody"}, {"agentId", AgentOf(1)}, {"message", "hi"}}),
+                404, "No session found with label: nobody");
 }
 
 TEST_F(ClusterReadsTest, ASandboxedCallerSeesOnlyItsTreeAcrossPartitions) {
-  StartThreeNodes();
   HttpClient any(nodes_.at("n1")->port());
   const std::string caller = SessionOf(0);
-  const std::string child = "agent:" + AgentOf(1) + ":child";
-  const std::string stranger = "agent:" + AgentOf(2) + ":other";
+  const std::string child = KeyIn(1, "child");
+  const std::string stranger = KeyIn(2, "other");
   PutSession(any, caller, json::object{{"sandboxed", true}});
   PutSession(any, child, json::object{{"parentSessionKey", caller}});
   PutSession(any, stranger, json::object{{"label", "x"}});
