@@ -9,7 +9,9 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <initializer_list>
 #include <sstream>
+#include <utility>
 
 #include "http_helpers.h"
 #include "statewatch/version.h"
@@ -58,6 +60,14 @@ double Sample(const std::string& text, const std::string& series) {
   return -1;
 }
 
+// Expects each sample of `want` (series, value) in the scrape `text`, exactly.
+void ExpectSamples(const std::string& text,
+                   std::initializer_list<std::pair<std::string, double>> want) {
+  for (const auto& [series, value] : want) {
+    EXPECT_EQ(Sample(text, series), value) << series << " in\n" << text;
+  }
+}
+
 TEST(MetricsTest, WritesShowInTheCommitFsyncGroupAndWakeHistograms) {
   server::ServerOptions options = TestOptions();
   options.durability = Durability::kSync;  // every group fsyncs the WAL
@@ -98,9 +108,9 @@ TEST(MetricsTest, RefusedWritesAreCountedByReason) {
   EXPECT_EQ(http.Post("/v1/events", std::string(4096, 'x')).status, 413);  // before dispatch
   EXPECT_EQ(http.Get("/v1/nowhere").status, 404);                          // a read: not counted
   m = http.Get("/metrics").body;
-  EXPECT_EQ(Sample(m, "statewatch_writes_refused_total{reason=\"bad_request\"}"), 1) << m;
-  EXPECT_EQ(Sample(m, "statewatch_writes_refused_total{reason=\"too_large\"}"), 1) << m;
-  EXPECT_EQ(Sample(m, "statewatch_writes_refused_total{reason=\"not_found\"}"), 0) << m;
+  ExpectSamples(m, {{"statewatch_writes_refused_total{reason=\"bad_request\"}", 1},
+                    {"statewatch_writes_refused_total{reason=\"too_large\"}", 1},
+                    {"statewatch_writes_refused_total{reason=\"not_found\"}", 0}});
 }
 
 TEST(MetricsTest, RefusalReasonsFollowTheErrorCode) {
@@ -126,11 +136,11 @@ TEST(MetricsTest, HistogramBucketsAreCumulative) {
   stats.commit_seconds.count = 3;
   stats.commit_seconds.sum = 0.5;
   std::string m = server::Metrics().Render(&stats);
-  EXPECT_EQ(Sample(m, "statewatch_commit_duration_seconds_bucket{le=\"0.001\"}"), 2) << m;
-  EXPECT_EQ(Sample(m, "statewatch_commit_duration_seconds_bucket{le=\"0.01\"}"), 2) << m;
-  EXPECT_EQ(Sample(m, "statewatch_commit_duration_seconds_bucket{le=\"+Inf\"}"), 3) << m;
-  EXPECT_EQ(Sample(m, "statewatch_commit_duration_seconds_count"), 3) << m;
-  EXPECT_EQ(Sample(m, "statewatch_commit_duration_seconds_sum"), 0.5) << m;
+  ExpectSamples(m, {{"statewatch_commit_duration_seconds_bucket{le=\"0.001\"}", 2},
+                    {"statewatch_commit_duration_seconds_bucket{le=\"0.01\"}", 2},
+                    {"statewatch_commit_duration_seconds_bucket{le=\"+Inf\"}", 3},
+                    {"statewatch_commit_duration_seconds_count", 3},
+                    {"statewatch_commit_duration_seconds_sum", 0.5}});
 }
 
 TEST(MetricsTest, ProcessFiguresArePlausible) {
