@@ -29,6 +29,7 @@
 #include "server/route_table.h"
 #include "status_matchers.h"
 #include "test_client.h"
+#include "test_keys.h"
 #include "test_server.h"
 
 namespace statewatch::testing {
@@ -36,7 +37,6 @@ namespace {
 
 using auth::Scope;
 
-const std::string kMain = "agent:main:main";
 const std::string kReadToken = "read-token-7f3a9c";
 const std::string kWriteToken = "write-token-51be02";
 const std::string kAdminToken = "admin-token-c94d17";

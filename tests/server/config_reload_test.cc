@@ -17,12 +17,12 @@
 #include "http_helpers.h"
 #include "status_matchers.h"
 #include "test_client.h"
+#include "test_keys.h"
 #include "test_server.h"
 
 namespace statewatch::testing {
 namespace {
 
-const std::string kMain = "agent:main:main";
 constexpr char kSpawnRefusal[] =
     "Tool sessions_spawn is not allowed by tools.profile=messaging (add it to tools.alsoAllow "
     "to allow it).";

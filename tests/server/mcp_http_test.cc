@@ -9,6 +9,7 @@
 #include "config/access_tokens.h"
 #include "status_matchers.h"
 #include "test_client.h"
+#include "test_keys.h"
 #include "test_server.h"
 
 namespace statewatch::testing {
@@ -16,7 +17,6 @@ namespace {
 namespace json = boost::json;
 using auth::Scope;
 
-const std::string kMain = "agent:main:main";
 const std::string kReadToken = "mcp-read-token-1a2b3c";
 const std::string kWriteToken = "mcp-write-token-4d5e6f";
 

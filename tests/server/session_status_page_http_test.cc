@@ -9,14 +9,12 @@
 #include "http_helpers.h"
 #include "status_matchers.h"
 #include "test_client.h"
+#include "test_keys.h"
 #include "test_server.h"
 #include "tools/session_tools.h"
 
 namespace statewatch::testing {
 namespace {
-
-const std::string kParent = "agent:main:main";
-const std::string kChild = "agent:main:subagent:page";
 
 std::string RandomSummary(std::mt19937_64& rng) {
   static const char* kPieces[] = {"human message via telegram", "\"quoted\"", "back\\slash",
@@ -33,7 +31,7 @@ json::object RandomEvent(std::mt19937_64& rng) {
   json::object extra;
   extra["summary"] = RandomSummary(rng);
   if (rng() % 2) extra["runId"] = "run-" + std::to_string(rng() % 1000);
-  if (rng() % 2) extra["actorId"] = kParent;
+  if (rng() % 2) extra["actorId"] = kMain;
   switch (rng() % 3) {
     case 0:
       extra["payload"] = json::object{{"channel", "telegram"}, {"turns", rng() % 100}};
@@ -50,13 +48,13 @@ json::object RandomEvent(std::mt19937_64& rng) {
 class SessionStatusPageHttpTest : public ServerTest {
  protected:
   void SetUp() override {
-    StartWithChild(kParent, {{"kind", "main"}}, kChild);
+    StartWithChild(kMain, {{"kind", "main"}}, kChild);
   }
 
   // What the DOM path would have answered, with JsonResponse's closing newline.
   std::string Dom(const json::object& params) {
     Engine& engine = server_->daemon().engine();
-    auto r = tools::SessionStatus(engine, server_->options().tools, SessionName{"main", kParent},
+    auto r = tools::SessionStatus(engine, server_->options().tools, SessionName{"main", kMain},
                                   params);
     EXPECT_OK(r);
     return r.ok() ? json::serialize(*r) + "\n" : "";
@@ -69,10 +67,10 @@ class SessionStatusPageHttpTest : public ServerTest {
     ASSERT_OK(head);
     for (int round = 0; round < rounds; ++round) {
       json::object params{{"sessionKey", kChild}, {"changesSince", rng() % (*head + 3)}};
-      HttpResult first = Tool(*http_, "session_status", kParent, params);
+      HttpResult first = Tool(*http_, "session_status", kMain, params);
       ASSERT_EQ(first.status, 200) << first.body;
       ASSERT_EQ(first.body, Dom(params)) << json::serialize(params);
-      HttpResult again = Tool(*http_, "session_status", kParent, params);
+      HttpResult again = Tool(*http_, "session_status", kMain, params);
       ASSERT_EQ(again.body, first.body) << json::serialize(params) << " (cached)";
     }
   }
@@ -97,12 +95,12 @@ TEST_F(SessionStatusPageHttpTest, CachedPagesNeverOutliveDeletion) {
   HttpResult del = http_->Request("DELETE", "/v1/sessions/" + kChild);
   ASSERT_EQ(del.status, 200) << del.body;
   // The session again, with three new events: a page from 0 holds those three only.
-  PutSession(*http_, kChild, {{"parentSessionKey", kParent}});
+  PutSession(*http_, kChild, {{"parentSessionKey", kMain}});
   json::array fresh;
   for (int i = 0; i < 3; ++i) fresh.push_back(RandomEvent(rng));
   Record(*http_, fresh);
   json::object params{{"sessionKey", kChild}, {"changesSince", 0}};
-  HttpResult after = Tool(*http_, "session_status", kParent, params);
+  HttpResult after = Tool(*http_, "session_status", kMain, params);
   ASSERT_EQ(after.status, 200) << after.body;
   EXPECT_EQ(after.body, Dom(params));
   EXPECT_EQ(after.json().at("stateChanges").at("events").as_array().size(), 3u) << after.body;

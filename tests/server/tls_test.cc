@@ -22,14 +22,12 @@
 #include "net/http_client.h"
 #include "server/daemon.h"
 #include "status_matchers.h"
+#include "test_keys.h"
 #include "test_server.h"
 #include "tls_certs.h"
 
 namespace statewatch::testing {
 namespace {
-
-const std::string kParent = "agent:main:main";
-const std::string kChild = "agent:main:subagent:7f3a";
 
 // A TCP connection to 127.0.0.1:port with 10 s send and receive timeouts (every wait of
 // these tests is bounded).
@@ -161,8 +159,8 @@ class TlsTest : public ::testing::Test {
   // The parent and child sessions of the wake tests, registered over HTTPS.
   void PutFamily(const std::string& url, const net::HttpRequestOptions& o) {
     for (const auto& [key, body] :
-         {std::pair<std::string, std::string>{kParent, R"({"kind":"main"})"},
-          {kChild, R"({"parentSessionKey":")" + kParent + R"("})"}}) {
+         {std::pair<std::string, std::string>{kMain, R"({"kind":"main"})"},
+          {kChild, R"({"parentSessionKey":")" + kMain + R"("})"}}) {
       auto put = net::HttpRequest(url, "PUT", "/v1/sessions/" + key, body, o);
       ASSERT_OK(put);
       ASSERT_EQ(put->status, 200) << put->body;
@@ -172,9 +170,9 @@ class TlsTest : public ::testing::Test {
   // the parent's wake.
   void WakeTheParent(const std::string& url, const net::HttpRequestOptions& o) {
     std::string spawn = R"({"sessionKey":")" + kChild +
-                        R"(","kind":"child_spawned","actorType":"agent","actorId":")" + kParent +
+                        R"(","kind":"child_spawned","actorType":"agent","actorId":")" + kMain +
                         R"(","runId":"run-1","summary":"child session spawned",)" +
-                        R"("dedupeKey":"s:1","watchers":[")" + kParent + R"("]})";
+                        R"("dedupeKey":"s:1","watchers":[")" + kMain + R"("]})";
     std::string human = R"({"sessionKey":")" + kChild +
                         R"(","kind":"human_direct_message","actorType":"human","summary":"hi"})";
     for (const std::string& event : {spawn, human}) {
@@ -262,11 +260,11 @@ TEST_F(TlsTest, WssWakeDelivered) {
 
   TlsConn ws(server.port(), pki_.ca_cert);
   ASSERT_TRUE(ws.ok());
-  ASSERT_TRUE(Upgrade(ws, server.port(), "/v1/wakes?watcher=" + kParent)) << ws.in();
+  ASSERT_TRUE(Upgrade(ws, server.port(), "/v1/wakes?watcher=" + kMain)) << ws.in();
   WakeTheParent(url, o);
 
   std::string wake = NextFrame(ws);
-  EXPECT_NE(wake.find("\"watcher\":\"" + kParent + "\""), std::string::npos) << wake;
+  EXPECT_NE(wake.find("\"watcher\":\"" + kMain + "\""), std::string::npos) << wake;
   EXPECT_NE(wake.find("session-state:" + kChild), std::string::npos) << wake;
 }
 
@@ -276,7 +274,7 @@ TEST_F(TlsTest, ParkedSendAnsweredOverTlsAndTheDeliveryFeedOverWss) {
   TestServer server(o);
   const std::string url = Url(server.port());
   auto trusting = Trusting(pki_.ca_cert);
-  for (const std::string& key : {kParent, kChild}) {
+  for (const std::string& key : {kMain, kChild}) {
     auto put = net::HttpRequest(url, "PUT", "/v1/sessions/" + key, "{}", trusting);
     ASSERT_OK(put);
     ASSERT_EQ(put->status, 200) << put->body;
@@ -289,7 +287,7 @@ TEST_F(TlsTest, ParkedSendAnsweredOverTlsAndTheDeliveryFeedOverWss) {
   ASSERT_TRUE(call.ok());
   std::string body = R"({"sessionKey":")" + kChild + R"(","message":"status?","timeoutSeconds":5})";
   ASSERT_TRUE(call.Write("POST /v1/tools/sessions_send HTTP/1.1\r\nHost: 127.0.0.1:" +
-                         std::to_string(server.port()) + "\r\nX-Session-Key: " + kParent +
+                         std::to_string(server.port()) + "\r\nX-Session-Key: " + kMain +
                          "\r\nContent-Type: application/json\r\nContent-Length: " +
                          std::to_string(body.size()) + "\r\n\r\n" + body));
   // The message on the feed: the call is parked.
@@ -441,14 +439,14 @@ TEST_F(TlsTest, CliWatchFollowsWakesOverWssWithCaFile) {
   const std::string url = Url(server.port());
   auto o = Trusting(pki_.ca_cert);
   PutFamily(url, o);
-  Follower watch({"--server", url, "--ca-file", pki_.ca_cert, "watch", "--watcher", kParent,
+  Follower watch({"--server", url, "--ca-file", pki_.ca_cert, "watch", "--watcher", kMain,
                   "--count", "1"});
   // The line comes once the upgrade was answered: the daemon subscribed the feed before.
-  ASSERT_NE(watch.ErrLineWith("following wakes of " + kParent + " at " + url), "")
+  ASSERT_NE(watch.ErrLineWith("following wakes of " + kMain + " at " + url), "")
       << watch.seen();
   WakeTheParent(url, o);
   std::string wake = watch.OutLine();
-  EXPECT_NE(wake.find("\"watcher\":\"" + kParent + "\""), std::string::npos) << wake;
+  EXPECT_NE(wake.find("\"watcher\":\"" + kMain + "\""), std::string::npos) << wake;
   EXPECT_NE(wake.find("session-state:" + kChild), std::string::npos) << wake;
   EXPECT_EQ(watch.Wait(), 0);
 }
@@ -456,7 +454,7 @@ TEST_F(TlsTest, CliWatchFollowsWakesOverWssWithCaFile) {
 TEST_F(TlsTest, CliWatchWithoutTheCaNamesTheVerificationError) {
   TestServer server(TlsOptions());
   const std::string url = Url(server.port());
-  Follower watch({"--server", url, "watch", "--watcher", kParent, "--count", "1"});
+  Follower watch({"--server", url, "watch", "--watcher", kMain, "--count", "1"});
   std::string message = watch.ErrLineWith("is not trusted");
   EXPECT_EQ(watch.Wait(), 1);
   EXPECT_NE(message.find("TLS: the certificate of 127.0.0.1:" + std::to_string(server.port()) +
@@ -476,18 +474,18 @@ TEST_F(TlsTest, CliWatchPresentsTheClientCertificateToAMutualTlsDaemon) {
   o.tls.key_file = pki_.client_key_file;
   PutFamily(url, o);
   Follower watch({"--server", url, "--ca-file", pki_.ca_cert, "--client-cert", pki_.client_cert,
-                  "--client-key", pki_.client_key_file, "watch", "--watcher", kParent, "--drain",
+                  "--client-key", pki_.client_key_file, "watch", "--watcher", kMain, "--drain",
                   "--count", "1"});
-  ASSERT_NE(watch.ErrLineWith("following wakes of " + kParent), "") << watch.seen();
+  ASSERT_NE(watch.ErrLineWith("following wakes of " + kMain), "") << watch.seen();
   WakeTheParent(url, o);
   std::string wake = watch.OutLine();
-  EXPECT_NE(wake.find("\"watcher\":\"" + kParent + "\""), std::string::npos) << wake;
+  EXPECT_NE(wake.find("\"watcher\":\"" + kMain + "\""), std::string::npos) << wake;
   // --drain's requests carry the certificate too: the notice follows the wake.
   std::string notice = watch.OutLine();
   EXPECT_NE(notice.find("\"targetSessionKey\":\"" + kChild + "\""), std::string::npos) << notice;
   EXPECT_EQ(watch.Wait(), 0);
 
-  Follower refused({"--server", url, "--ca-file", pki_.ca_cert, "watch", "--watcher", kParent,
+  Follower refused({"--server", url, "--ca-file", pki_.ca_cert, "watch", "--watcher", kMain,
                     "--count", "1"});
   EXPECT_EQ(refused.Wait(), 1);
 }

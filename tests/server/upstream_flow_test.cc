@@ -11,12 +11,12 @@
 #include "http_helpers.h"
 #include "status_matchers.h"
 #include "test_client.h"
+#include "test_keys.h"
 #include "test_server.h"
 
 namespace statewatch::testing {
 namespace {
 
-const std::string kWatcher = "agent:main:main";
 const std::string kAdopted = "agent:main:claude:thread-1";
 constexpr int64_t kFirstTick = kStartMs + 15000;
 constexpr int64_t kInterval = 60000;
@@ -31,10 +31,10 @@ class UpstreamFlowTest : public ServerTest {
     path_ = std::filesystem::canonical(root_).string() + "/transcript.jsonl";
     std::ofstream(path_) << R"({"type":"user","message":{"role":"user","content":"old"}})"
                          << "\n";
-    PutSession(*http_, kWatcher, {{"kind", "main"}});
+    PutSession(*http_, kMain, {{"kind", "main"}});
     PutSession(*http_, kAdopted, {{"kind", "other"}});
     HttpResult w =
-        http_->Post("/v1/watches", json::object{{"watcher", kWatcher}, {"target", kAdopted}});
+        http_->Post("/v1/watches", json::object{{"watcher", kMain}, {"target", kAdopted}});
     ASSERT_EQ(w.status, 200) << w.body;
   }
 
@@ -127,7 +127,7 @@ TEST_F(UpstreamFlowTest, ALinkOutsideTheUpstreamRootsIsRefused) {
 TEST_F(UpstreamFlowTest, AppendByAnotherProcessWakesTheWatcherAtTheTick) {
   ASSERT_EQ(Link().status, 200);
   std::string error;
-  auto ws = WsClient::Connect(server_->port(), "/v1/wakes?watcher=" + kWatcher, {}, &error);
+  auto ws = WsClient::Connect(server_->port(), "/v1/wakes?watcher=" + kMain, {}, &error);
   ASSERT_NE(ws, nullptr) << error;
   AppendFromAnotherProcess("did you fix it?");
   AppendFromAnotherProcess("hello?");
@@ -143,9 +143,9 @@ TEST_F(UpstreamFlowTest, AppendByAnotherProcessWakesTheWatcherAtTheTick) {
   auto wake = ws->Next();
   ASSERT_TRUE(wake.has_value()) << "no wake within the bounded wait";
   json::object w = WakeJson(*wake);
-  EXPECT_EQ(w["watcher"], json::value(kWatcher)) << *wake;
+  EXPECT_EQ(w["watcher"], json::value(kMain)) << *wake;
   EXPECT_EQ(w["reason"], json::value("session-state:" + kAdopted)) << *wake;
-  EXPECT_EQ(Notices(*http_, kWatcher).size(), 1u);
+  EXPECT_EQ(Notices(*http_, kMain).size(), 1u);
 
   HttpResult metrics = http_->Get("/metrics");
   EXPECT_NE(metrics.body.find("statewatch_upstream_ticks_total 1"), std::string::npos);

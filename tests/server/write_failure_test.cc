@@ -16,13 +16,11 @@
 #include "status_matchers.h"
 #include "storage/store.h"
 #include "test_client.h"
+#include "test_keys.h"
 #include "test_server.h"
 
 namespace statewatch::testing {
 namespace {
-
-const std::string kWatcher = "agent:main:main";
-const std::string kChild = "agent:main:subagent:a1";
 
 TEST(WriteFailureStatusTest, NoSpaceIsAnswered507WithTheErrorEnvelope) {
   server::ApiResponse r =
@@ -57,7 +55,7 @@ class WriteFailureTest : public ::testing::Test {
     thread_ = std::thread([s = server_.get()] { s->Run(); });
     http_ = std::make_unique<HttpClient>(server_->port());
     // The child in the parent's tree, so that the parent may read its status.
-    PutSession(*http_, kChild, {{"parentSessionKey", kWatcher}});
+    PutSession(*http_, kChild, {{"parentSessionKey", kMain}});
   }
   void TearDown() override {
     http_.reset();
@@ -84,7 +82,7 @@ TEST_F(WriteFailureTest, HealthzReportsRefusedWritesAndReadsAreStillServed) {
   EXPECT_EQ(health.status, 200);
   EXPECT_EQ(health.json().at("status"), json::value("ok")) << health.body;
   Record(*http_, Event(kChild, "child_spawned", "agent",
-                       {{"actorId", kWatcher}, {"watchers", json::array{kWatcher}}}));
+                       {{"actorId", kMain}, {"watchers", json::array{kMain}}}));
   Record(*http_, HumanMessage(kChild));
 
   faults_->FailWritesAfter(0);
@@ -103,7 +101,7 @@ TEST_F(WriteFailureTest, HealthzReportsRefusedWritesAndReadsAreStillServed) {
   EXPECT_EQ(h["writes"], json::value("refused")) << health.body;
   EXPECT_FALSE(h["writeError"].as_string().empty()) << health.body;
   // Reads: only acknowledged state.
-  EXPECT_EQ(Notices(*http_, kWatcher).size(), 1u);
+  EXPECT_EQ(Notices(*http_, kMain).size(), 1u);
   HttpResult status = http_->Get("/v1/sessions/" + kChild + "/state?changesSince=0");
   ASSERT_EQ(status.status, 200) << status.body;
   EXPECT_EQ(status.json().at("stateChanges").at("events").as_array().size(), 2u) << status.body;
