@@ -20,9 +20,6 @@ class SessionStatusTest : public MessagingTest {
     MessagingTest::SetUp();
     Register(kMain, std::nullopt, false, std::nullopt, /*session_id=*/"sid-main");
   }
-  json::object Card(std::string_view params, const std::string& caller = kMain) {
-    return Call("session_status", caller, params).result;
-  }
   void Put(const std::string& key, std::string_view fields) {
     auto r = tools::SessionRecordFromJson(json::parse(fields), Name(key));
     ASSERT_OK(r);
@@ -36,7 +33,7 @@ TEST_F(SessionStatusTest, CardShowsModelRuntimeThinkingUsageAndTimes) {
                  "cacheReadTokens": 3000, "cacheWriteTokens": 500, "displayName": "Main",
                  "lastChannel": "telegram", "lastTo": "42"})");
   clock_->Advance(90000);
-  json::object card = Card("{}");
+  json::object card = ResultOf("session_status", "{}");
   EXPECT_EQ(Str(card, "sessionKey"), kMain);
   EXPECT_EQ(Str(card, "sessionId"), "sid-main");
   EXPECT_EQ(Str(card, "model"), "opus");
@@ -67,14 +64,14 @@ TEST_F(SessionStatusTest, CardShowsModelRuntimeThinkingUsageAndTimes) {
 // it had switched models.
 TEST_F(SessionStatusTest, ModelSetsAPerSessionOverrideAndDefaultClearsIt) {
   Put(kMain, R"({"model": "opus"})");
-  json::object card = Card(R"({"model": "claude-x"})");
+  json::object card = ResultOf("session_status", R"({"model": "claude-x"})");
   EXPECT_EQ(Str(card, "model"), "claude-x");
   EXPECT_EQ(card.at("modelOverride"), true);
   EXPECT_EQ(Str(card, "defaultModel"), "opus");
   EXPECT_EQ((*SessionTablesView(*engine_).GetSession(Name(kMain)))->model_override, "claude-x");
-  EXPECT_EQ(Str(Card("{}"), "model"), "claude-x");  // it stays
+  EXPECT_EQ(Str(ResultOf("session_status", "{}"), "model"), "claude-x");  // it stays
 
-  card = Card(R"({"model": "Default"})");
+  card = ResultOf("session_status", R"({"model": "Default"})");
   EXPECT_EQ(Str(card, "model"), "opus");
   EXPECT_EQ(card.at("modelOverride"), false);
   EXPECT_FALSE((*SessionTablesView(*engine_).GetSession(Name(kMain)))->model_override);
@@ -90,7 +87,7 @@ TEST_F(SessionStatusTest, SparseCountersAreBackfilledFromTheLastUsageInTheTransc
       {"role": "user", "content": "thanks"}])"));
   ASSERT_OK(messages);
   ASSERT_OK(SessionTables(*engine_).AppendTranscript(Name(kMain), *messages));
-  const json::object usage = Card("{}").at("usage").as_object();
+  const json::object usage = ResultOf("session_status", "{}").at("usage").as_object();
   EXPECT_EQ(usage.at("inputTokens"), 7);  // the registry's own counter wins
   EXPECT_EQ(usage.at("outputTokens"), 50);
   EXPECT_EQ(usage.at("totalTokens"), 400);
@@ -104,14 +101,14 @@ TEST_F(SessionStatusTest, ActiveRunAndBackgroundTasks) {
       Call("sessions_spawn", kMain, R"({"task": "dig", "label": "digger", "runtime": "acp"})");
   std::string run = Str(spawned.result, "runId");
   std::string child = Str(spawned.result, "childSessionKey");
-  json::array tasks = Card("{}").at("backgroundTasks").as_array();
+  json::array tasks = ResultOf("session_status", "{}").at("backgroundTasks").as_array();
   ASSERT_EQ(tasks.size(), 1u);
   EXPECT_EQ(tasks[0].at("runId"), json::value(run));
   EXPECT_EQ(tasks[0].at("label"), "digger");
   EXPECT_EQ(tasks[0].at("runtime"), "acp");
   EXPECT_EQ(tasks[0].at("startedAt"), kStart);
 
-  json::object card = Card(R"({"sessionKey": ")" + child + R"("})");
+  json::object card = ResultOf("session_status", R"({"sessionKey": ")" + child + R"("})");
   ASSERT_TRUE(card.contains("activeRun")) << json::serialize(card);
   EXPECT_EQ(card.at("activeRun").at("runId"), json::value(run));
   EXPECT_EQ(card.at("activeRun").at("status"), "running");
@@ -119,14 +116,15 @@ TEST_F(SessionStatusTest, ActiveRunAndBackgroundTasks) {
   EXPECT_EQ(Str(card, "runtime"), "acp");
 
   ASSERT_OK(messaging_->OnRunFinish(run, "ok", "found it"));
-  EXPECT_TRUE(Card("{}").at("backgroundTasks").as_array().empty());
-  EXPECT_FALSE(Card(R"({"sessionKey": ")" + child + R"("})").contains("activeRun"));
+  EXPECT_TRUE(ResultOf("session_status", "{}").at("backgroundTasks").as_array().empty());
+  EXPECT_FALSE(
+      ResultOf("session_status", R"({"sessionKey": ")" + child + R"("})").contains("activeRun"));
 }
 
 TEST_F(SessionStatusTest, SessionKeyTakesASessionIdLikeHistory) {
   const std::string kid = "agent:main:subagent:k1";
   Register(kid, kMain, false, std::nullopt, /*session_id=*/"sid-kid");
-  EXPECT_EQ(Str(Card(R"({"sessionKey": "sid-kid"})"), "sessionKey"), kid);
+  EXPECT_EQ(Str(ResultOf("session_status", R"({"sessionKey": "sid-kid"})"), "sessionKey"), kid);
   EXPECT_EQ(CallError("session_status", kMain, R"({"sessionKey": "sid-nobody"})").message(),
             "Unknown sessionKey: sid-nobody");
 }

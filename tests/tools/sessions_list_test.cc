@@ -18,9 +18,6 @@ namespace json = boost::json;
 
 class SessionsListTest : public MainSessionTest {
  protected:
-  json::object List(std::string_view params, const std::string& caller = kMain) {
-    return Call("sessions_list", caller, params).result;
-  }
   // The row of `key` in a list answer (an empty object when absent).
   static json::object Row(const json::object& list, const std::string& key) {
     for (const json::value& row : list.at("sessions").as_array()) {
@@ -42,13 +39,14 @@ TEST_F(SessionsListTest, TitlesAndPreviewsAreCleanedOneLineAndBounded) {
       {"role": "assistant", "content": "ok"},
       {"role": "tool", "content": "tool output", "toolName": "bash"},
       {"role": "assistant", "content": [{"type": "text", "text": "Done: key sk-abcdefghijklmnopqrstuvwxyz0123456789 rotated"}]}])");
-  json::object row =
-      Row(List(R"({"includeDerivedTitles": true, "includeLastMessage": true})"), kMain);
+  json::object row = Row(
+      ResultOf("sessions_list", R"({"includeDerivedTitles": true, "includeLastMessage": true})"),
+      kMain);
   EXPECT_EQ(Str(row, "derivedTitle"),
             "Plan the migration of the billing database to the new cluste…");
   EXPECT_EQ(Str(row, "lastMessagePreview"), "Done: key [REDACTED] rotated");
   // Without the flags no transcript is read.
-  json::object plain = Row(List("{}"), kMain);
+  json::object plain = Row(ResultOf("sessions_list", "{}"), kMain);
   EXPECT_FALSE(plain.contains("derivedTitle"));
   EXPECT_FALSE(plain.contains("lastMessagePreview"));
 }
@@ -68,7 +66,7 @@ TEST_F(SessionsListTest, StatusChildSessionsAndDisplayName) {
   named.display_name = "Main chat";
   ASSERT_OK(SessionTables(*engine_).UpsertSession(named));
 
-  json::object list = List(R"({"limit": 50})");
+  json::object list = ResultOf("sessions_list", R"({"limit": 50})");
   EXPECT_EQ(Str(Row(list, done), "status"), "done");
   EXPECT_EQ(Str(Row(list, Str(running.result, "childSessionKey")), "status"), "running");
   EXPECT_EQ(Str(Row(list, Str(killed.result, "childSessionKey")), "status"), "killed");
@@ -81,7 +79,7 @@ TEST_F(SessionsListTest, StatusChildSessionsAndDisplayName) {
   // Under `self` the children are invisible, and so is the childSessions entry.
   options_messaging_.sessions.visibility = tools::Visibility::kSelf;
   OpenMessaging();
-  json::object self = List("{}");
+  json::object self = ResultOf("sessions_list", "{}");
   ASSERT_EQ(self.at("sessions").as_array().size(), 1u);
   EXPECT_FALSE(Row(self, kMain).contains("childSessions"));
   EXPECT_EQ(Str(self.at("visibility").as_object(), "mode"), "self");
@@ -103,7 +101,7 @@ TEST_F(SessionsListTest, ChannelIsDerivedWhenTheRegistryHasNone) {
       {"agent:main:node-7", "internal"},
       {"agent:main:telegram:dm:bob", "unknown"}};
   for (const auto& [key, channel] : keys) Register(key);
-  json::object list = List("{}");
+  json::object list = ResultOf("sessions_list", "{}");
   for (const auto& [key, channel] : keys) {
     EXPECT_EQ(Str(Row(list, key), "channel"), channel) << key;
   }
@@ -111,7 +109,8 @@ TEST_F(SessionsListTest, ChannelIsDerivedWhenTheRegistryHasNone) {
   r.name = Name("agent:main:telegram:dm:bob");
   r.channel = "telegram";
   ASSERT_OK(SessionTables(*engine_).UpsertSession(r));
-  EXPECT_EQ(Str(Row(List("{}"), "agent:main:telegram:dm:bob"), "channel"), "telegram");
+  EXPECT_EQ(Str(Row(ResultOf("sessions_list", "{}"), "agent:main:telegram:dm:bob"), "channel"),
+            "telegram");
 }
 
 // Regression: a nested key's channel was its rest's first segment, so
@@ -122,7 +121,7 @@ TEST_F(SessionsListTest, NestedAgentKeyHasAnUnknownChannel) {
   const std::string nested = "agent:main:agent:plugin:slack:channel:x";
   Register(nested);
   Register("agent:main:slack:channel:x");
-  json::object list = List("{}");
+  json::object list = ResultOf("sessions_list", "{}");
   EXPECT_EQ(Str(Row(list, nested), "channel"), "unknown");
   EXPECT_EQ(Str(Row(list, "agent:main:slack:channel:x"), "channel"), "slack");
 }
@@ -133,12 +132,12 @@ TEST_F(SessionsListTest, ActiveMinutesCountsEventsTranscriptsAndDeliveries) {
   const std::string a = "agent:main:a", b = "agent:main:b", c = "agent:main:c";
   for (const std::string& key : {a, b, c}) Register(key);
   clock_->Advance(3 * 3600 * 1000);  // every registry updatedAt is now 3 h old
-  EXPECT_EQ(List(R"({"activeMinutes": 60})").at("count"), 0);
+  EXPECT_EQ(ResultOf("sessions_list", R"({"activeMinutes": 60})").at("count"), 0);
   Human(a);                                                 // a recorded event
   Transcript(b, R"([{"role": "user", "content": "hi"}])");  // a transcript append
   Call("sessions_send", kMain,
        R"({"sessionKey": "agent:main:c", "message": "x", "timeoutSeconds": 0})");
-  json::object active = List(R"({"activeMinutes": 60})");
+  json::object active = ResultOf("sessions_list", R"({"activeMinutes": 60})");
   EXPECT_EQ(active.at("count"), 3) << json::serialize(active);  // a, b and c
   EXPECT_EQ(Row(active, a).at("updatedAt"), kStart + 3 * 3600 * 1000);
 }
@@ -150,20 +149,21 @@ TEST_F(SessionsListTest, PagesWithOffsetHasMoreAndNextOffset) {
     clock_->Advance(1000);
     Register("agent:main:s" + std::to_string(i));
   }
-  json::object first = List(R"({"limit": 2})");
+  json::object first = ResultOf("sessions_list", R"({"limit": 2})");
   EXPECT_EQ(first.at("count"), 2);
   EXPECT_EQ(first.at("hasMore"), true);
   EXPECT_EQ(first.at("nextOffset"), 2);
   EXPECT_EQ(first.at("limitApplied"), 2);
   EXPECT_EQ(Str(first.at("sessions").as_array()[0].as_object(), "key"), "agent:main:s3");
-  json::object second = List(R"({"limit": 2, "offset": 2})");
+  json::object second = ResultOf("sessions_list", R"({"limit": 2, "offset": 2})");
   EXPECT_EQ(Str(second.at("sessions").as_array()[0].as_object(), "key"), "agent:main:s1");
   EXPECT_EQ(second.at("nextOffset"), 4);
-  json::object last = List(R"({"limit": 2, "offset": 4})");
+  json::object last = ResultOf("sessions_list", R"({"limit": 2, "offset": 4})");
   EXPECT_EQ(last.at("count"), 1);  // the caller, oldest
   EXPECT_EQ(last.at("hasMore"), false);
   EXPECT_FALSE(last.contains("nextOffset"));
-  EXPECT_EQ(List(R"({"limit": 5000})").at("limitApplied"), tools::kMaxListLimit);
+  EXPECT_EQ(ResultOf("sessions_list", R"({"limit": 5000})").at("limitApplied"),
+            tools::kMaxListLimit);
   EXPECT_EQ(CallError("sessions_list", kMain, R"({"offset": -1})").message(),
             "offset must be a non-negative integer");
 }
@@ -178,7 +178,8 @@ TEST_F(SessionsListTest, TheBudgetDropsPreviewsFirstThenRows) {
     Transcript(key, R"([{"role": "user", "content": ")" + big + R"("}])");
   }
   // 31 rows of 20 messages of 3.5 KB each cannot fit: the messages go, the rows stay.
-  json::object trimmed = List(R"({"messageLimit": 20, "includeLastMessage": true})");
+  json::object trimmed =
+      ResultOf("sessions_list", R"({"messageLimit": 20, "includeLastMessage": true})");
   EXPECT_EQ(trimmed.at("enrichmentOmitted"), true);
   EXPECT_EQ(trimmed.at("count"), 31);
   EXPECT_FALSE(trimmed.contains("truncationReason"));
@@ -194,7 +195,7 @@ TEST_F(SessionsListTest, TheBudgetDropsPreviewsFirstThenRows) {
     r.label = label;
     ASSERT_OK(SessionTables(*engine_).UpsertSession(r));
   }
-  json::object cut = List(R"({"limit": 200})");
+  json::object cut = ResultOf("sessions_list", R"({"limit": 200})");
   EXPECT_EQ(Str(cut, "truncationReason"), "byte-limit");
   EXPECT_EQ(cut.at("hasMore"), true);
   int64_t count = cut.at("count").to_number<int64_t>();
@@ -206,7 +207,7 @@ TEST_F(SessionsListTest, TheBudgetDropsPreviewsFirstThenRows) {
 TEST_F(SessionsListTest, RoutesNeverAppearInRows) {
   ASSERT_OK(SessionTables(*engine_).UpsertSession(
       WithLastRoute(kMain, DeliveryRoute{"telegram", "42", "bot", "7"})));
-  std::string text = json::serialize(List("{}"));
+  std::string text = json::serialize(ResultOf("sessions_list", "{}"));
   for (const char* field : {"lastChannel", "lastTo", "lastAccountId", "lastThreadId"}) {
     EXPECT_EQ(text.find(field), std::string::npos) << text;
   }

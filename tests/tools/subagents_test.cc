@@ -13,12 +13,7 @@ namespace {
 
 namespace json = boost::json;
 
-class SubagentsTest : public MainSessionTest {
- protected:
-  json::object Sub(std::string_view params, const std::string& caller = kMain) {
-    return Call("subagents", caller, params).result;
-  }
-};
+using SubagentsTest = MainSessionTest;
 
 TEST_F(SubagentsTest, SpawnRegistersSeedsAndDeliversTheTask) {
   tools::ToolAnswer a =
@@ -122,7 +117,7 @@ TEST_F(SubagentsTest, KillCancelsJournalsAndTellsTheChild) {
   auto [second, second_child] = Spawn(kMain, R"({"task": "b", "label": "beta"})");
   ASSERT_TRUE(Take(first_child) && Take(second_child));
 
-  json::object killed = Sub(R"({"action": "kill", "target": "1"})");
+  json::object killed = ResultOf("subagents", R"({"action": "kill", "target": "1"})");
   EXPECT_EQ(Str(killed, "text"), "killed 1 subagent(s).");
   EXPECT_EQ(Str(killed, "runId"), first);
   auto events = Journal(first_child);
@@ -137,9 +132,11 @@ TEST_F(SubagentsTest, KillCancelsJournalsAndTellsTheChild) {
   EXPECT_EQ(stop->run_id, first);
   EXPECT_TRUE(For(kMain).empty());  // the killer is not told what it did
 
-  EXPECT_EQ(Str(Sub(R"({"action": "kill", "target": "alpha"})"), "status"), "done");
-  EXPECT_EQ(Str(Sub(R"({"action": "kill", "target": "all"})"), "text"), "killed 1 subagent(s).");
-  EXPECT_EQ(Str(Sub(R"({"action": "kill", "target": "all"})"), "text"),
+  EXPECT_EQ(Str(ResultOf("subagents", R"({"action": "kill", "target": "alpha"})"), "status"),
+            "done");
+  EXPECT_EQ(Str(ResultOf("subagents", R"({"action": "kill", "target": "all"})"), "text"),
+            "killed 1 subagent(s).");
+  EXPECT_EQ(Str(ResultOf("subagents", R"({"action": "kill", "target": "all"})"), "text"),
             "no running subagents to kill.");
 }
 
@@ -151,7 +148,7 @@ TEST_F(SubagentsTest, KillReachesTheChildrenOfAnOrchestrator) {
   EXPECT_EQ(CallError("sessions_spawn", grandchild, R"({"task": "deeper"})").message(),
             "Tool sessions_spawn is not available to leaf sub-agents (spawn depth 2, "
             "agents.defaults.subagents.maxSpawnDepth=2).");
-  json::object killed = Sub(R"({"action": "kill", "target": ")" + child + "\"}");
+  json::object killed = ResultOf("subagents", R"({"action": "kill", "target": ")" + child + "\"}");
   EXPECT_EQ(killed.at("killed"), 2);
   EXPECT_EQ(Str(killed, "text"), "killed 2 subagent(s).");
   EXPECT_EQ((*SessionTablesView(*engine_).GetRun(grand_run))->status, "cancelled");
@@ -160,7 +157,8 @@ TEST_F(SubagentsTest, KillReachesTheChildrenOfAnOrchestrator) {
 TEST_F(SubagentsTest, SteerIsLimitedToOneEveryTwoSecondsPerRun) {
   auto [run_id, child] = Spawn(kMain, R"({"task": "t", "label": "w"})");
   ASSERT_TRUE(Take(child));
-  json::object ok = Sub(R"({"action": "steer", "target": "w", "message": "focus on 2024"})");
+  json::object ok =
+      ResultOf("subagents", R"({"action": "steer", "target": "w", "message": "focus on 2024"})");
   EXPECT_EQ(Str(ok, "status"), "accepted");
   auto steer = Take(child);
   ASSERT_TRUE(steer);
@@ -170,15 +168,17 @@ TEST_F(SubagentsTest, SteerIsLimitedToOneEveryTwoSecondsPerRun) {
   EXPECT_EQ(ok.at("deliveryId").to_number<uint64_t>(), steer->id);
 
   clock_->Advance(1999);
-  json::object limited = Sub(R"({"action": "steer", "target": "1", "message": "again"})");
+  json::object limited =
+      ResultOf("subagents", R"({"action": "steer", "target": "1", "message": "again"})");
   EXPECT_EQ(Str(limited, "status"), "rate_limited");
   EXPECT_EQ(Str(limited, "error"),
             "Steer rate limit: at most one steer every 2 s per run (retry in 1 ms).");
   EXPECT_TRUE(For(child).empty());
   clock_->Advance(1);
-  EXPECT_EQ(
-      Str(Sub(R"({"action": "steer", "target": ")" + run_id + R"(", "message": "now"})"), "status"),
-      "accepted");
+  EXPECT_EQ(Str(ResultOf("subagents",
+                         R"({"action": "steer", "target": ")" + run_id + R"(", "message": "now"})"),
+                "status"),
+            "accepted");
 }
 
 TEST_F(SubagentsTest, SubagentRefusalsAreExact) {
@@ -216,7 +216,7 @@ TEST_F(SubagentsTest, ListShowsActiveThenRecentWithOneIndex) {
   clock_->Advance(100);
   ASSERT_OK(messaging_->OnRunFinish(a, "ok", "r"));
   clock_->Advance(100);
-  json::object list = Sub(R"({})");
+  json::object list = ResultOf("subagents", R"({})");
   EXPECT_EQ(list.at("total"), 2);
   ASSERT_EQ(list.at("active").as_array().size(), 1u);
   const json::object& active = list.at("active").as_array()[0].as_object();
@@ -228,8 +228,9 @@ TEST_F(SubagentsTest, ListShowsActiveThenRecentWithOneIndex) {
   EXPECT_EQ(Str(recent, "label"), "one");
   EXPECT_EQ(recent.at("runtimeMs"), 200);
   clock_->Advance(31 * 60 * 1000);
-  EXPECT_EQ(Sub(R"({"action": "list"})").at("recent").as_array().size(), 0u);
-  EXPECT_EQ(Sub(R"({"action": "list", "recentMinutes": 60})").at("recent").as_array().size(), 1u);
+  EXPECT_EQ(ResultOf("subagents", R"({"action": "list"})").at("recent").as_array().size(), 0u);
+  json::object wider = ResultOf("subagents", R"({"action": "list", "recentMinutes": 60})");
+  EXPECT_EQ(wider.at("recent").as_array().size(), 1u);
 }
 
 TEST_F(SubagentsTest, YieldHoldsAnnouncementsUntilTheLastChildEnds) {

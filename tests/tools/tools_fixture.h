@@ -23,6 +23,8 @@ namespace statewatch::testing {
 
 // The session most tool tests call as.
 inline constexpr char kMain[] = "agent:main:main";
+// A valid W3C traceparent for the calls that carry one.
+inline constexpr char kTraceparent[] = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 
 // The string at `key`, or "" when absent / not a string.
 inline std::string Str(const boost::json::object& o, std::string_view key) {
@@ -143,6 +145,11 @@ class MessagingTest : public ToolsTest {
     EXPECT_OK(a) << tool;
     return a.ok() ? *a : tools::ToolAnswer{};
   }
+  // The result object of `tool` called by `caller` (empty when the call fails).
+  boost::json::object ResultOf(const std::string& tool, std::string_view params,
+                               const std::string& caller = kMain) {
+    return Call(tool, caller, params).result;
+  }
   // A tool call carrying the caller's W3C traceparent, its result as it is (a refusal too).
   Result<tools::ToolAnswer> CallTraced(const std::string& tool, const std::string& caller,
                                        std::string_view params, std::string_view traceparent) {
@@ -179,6 +186,24 @@ class MainSessionTest : public MessagingTest {
     MessagingTest::SetUp();
     Register(kMain);
   }
+};
+
+// A MessagingTest whose sessions see the other sessions of their agent (Visibility::kAgent),
+// with `sessions` registered and at most `max_ping_pong_turns` turns a sessions_send run.
+class AgentPeersTest : public MessagingTest {
+ protected:
+  AgentPeersTest(std::vector<std::string> sessions, int max_ping_pong_turns)
+      : sessions_(std::move(sessions)), max_ping_pong_turns_(max_ping_pong_turns) {}
+  void SetUp() override {
+    options_messaging_.sessions.visibility = tools::Visibility::kAgent;
+    options_messaging_.max_ping_pong_turns = max_ping_pong_turns_;
+    MessagingTest::SetUp();
+    for (const std::string& key : sessions_) Register(key);
+  }
+
+ private:
+  const std::vector<std::string> sessions_;
+  const int max_ping_pong_turns_;
 };
 
 }  // namespace statewatch::testing
