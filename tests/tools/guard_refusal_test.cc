@@ -15,21 +15,14 @@ namespace json = boost::json;
 
 constexpr char kA[] = "agent:main:a";
 constexpr char kB[] = "agent:main:b";
-constexpr char kTrace[] = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 
 bool Contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
-class GuardRefusalTest : public MessagingTest {
+class GuardRefusalTest : public AgentPeersTest {
  protected:
-  void SetUp() override {
-    options_messaging_.sessions.visibility = tools::Visibility::kAgent;
-    options_messaging_.max_ping_pong_turns = 0;
-    MessagingTest::SetUp();
-    Register(kA);
-    Register(kB);
-  }
+  GuardRefusalTest() : AgentPeersTest({kA, kB}, /*max_ping_pong_turns=*/0) {}
   // Only the guards `set` turns on.
   void UseGuards(const std::function<void(tools::GuardOptions&)>& set) {
     tools::GuardOptions g;
@@ -44,7 +37,7 @@ class GuardRefusalTest : public MessagingTest {
   Result<tools::ToolAnswer> Send(const std::string& from, const std::string& to,
                                  const std::string& message, int timeout_seconds = 0) {
     json::object p{{"sessionKey", to}, {"message", message}, {"timeoutSeconds", timeout_seconds}};
-    return CallTraced("sessions_send", from, json::serialize(p), kTrace);
+    return CallTraced("sessions_send", from, json::serialize(p), kTraceparent);
   }
   std::vector<Event> Refusals(const std::string& key) {
     std::vector<Event> out;
@@ -84,7 +77,7 @@ TEST_F(GuardRefusalTest, SendRateRefusesAtTheBurstWithAnEventAndNothingElse) {
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].summary, "sessions_send to agent:main:b refused by loop guard send_rate");
   EXPECT_EQ(events[0].actor_type, ActorType::kSystem);
-  EXPECT_EQ(events[0].traceparent, kTrace);
+  EXPECT_EQ(events[0].traceparent, kTraceparent);
   json::object payload = json::parse(events[0].payload_json).as_object();
   EXPECT_EQ(Str(payload, "guard"), "send_rate");
   EXPECT_EQ(Str(payload, "tool"), "sessions_send");

@@ -13,66 +13,59 @@ namespace {
 namespace json = boost::json;
 
 constexpr char kPeer[] = "agent:main:peer";
-constexpr char kTrace[] = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 
-class TraceDeliveryTest : public MessagingTest {
+class TraceDeliveryTest : public AgentPeersTest {
  protected:
-  void SetUp() override {
-    options_messaging_.sessions.visibility = tools::Visibility::kAgent;
-    options_messaging_.max_ping_pong_turns = 2;
-    MessagingTest::SetUp();
-    Register(kMain);
-    Register(kPeer);
-  }
+  TraceDeliveryTest() : AgentPeersTest({kMain, kPeer}, /*max_ping_pong_turns=*/2) {}
 };
 
 TEST_F(TraceDeliveryTest, SendCarriesTheTraceIntoTheMessageAndEveryTurn) {
   auto a = CallTraced("sessions_send", kMain,
                       R"({"sessionKey": "agent:main:peer", "message": "hi", "timeoutSeconds": 0})",
-                      kTrace);
+                      kTraceparent);
   ASSERT_OK(a);
   auto message = Take(kPeer);
   ASSERT_TRUE(message);
-  EXPECT_EQ(message->traceparent, kTrace);
-  EXPECT_EQ(Str(tools::DeliveryToJson(*message), "traceparent"), kTrace);
+  EXPECT_EQ(message->traceparent, kTraceparent);
+  EXPECT_EQ(Str(tools::DeliveryToJson(*message), "traceparent"), kTraceparent);
   ASSERT_EQ(published_.size(), 1u);  // the live feed gets the same delivery
-  EXPECT_EQ(published_[0].traceparent, kTrace);
+  EXPECT_EQ(published_[0].traceparent, kTraceparent);
 
   // The peer's reply goes back to the caller as a ping-pong turn: the same trace.
   Reply(message->run_id, "hello back");
   auto turn = Take(kMain);
   ASSERT_TRUE(turn);
-  EXPECT_EQ(turn->traceparent, kTrace);
+  EXPECT_EQ(turn->traceparent, kTraceparent);
 
   auto run = SessionTablesView(*engine_).GetRun(message->run_id);
   ASSERT_OK(run);
   ASSERT_TRUE(run->has_value());
-  EXPECT_EQ((*run)->traceparent, kTrace);
+  EXPECT_EQ((*run)->traceparent, kTraceparent);
 }
 
 TEST_F(TraceDeliveryTest, SpawnCarriesTheTraceIntoTaskEventsAndAnnouncement) {
-  auto a = CallTraced("sessions_spawn", kMain, R"({"task": "look into it"})", kTrace);
+  auto a = CallTraced("sessions_spawn", kMain, R"({"task": "look into it"})", kTraceparent);
   ASSERT_OK(a);
   std::string child = Str(a->result, "childSessionKey");
   std::string run = Str(a->result, "runId");
   auto task = Take(child);
   ASSERT_TRUE(task);
   EXPECT_EQ(task->type, "task");
-  EXPECT_EQ(task->traceparent, kTrace);
+  EXPECT_EQ(task->traceparent, kTraceparent);
   auto spawned = Journal(child);
   ASSERT_EQ(spawned.size(), 1u);
   EXPECT_EQ(spawned[0].kind, "child_spawned");
-  EXPECT_EQ(spawned[0].traceparent, kTrace);
+  EXPECT_EQ(spawned[0].traceparent, kTraceparent);
 
   ASSERT_OK(messaging_->OnRunFinish(run, "ok", "done"));
   auto ended = Journal(child);
   ASSERT_EQ(ended.size(), 2u);
   EXPECT_EQ(ended[1].kind, "run_completed");
-  EXPECT_EQ(ended[1].traceparent, kTrace);
+  EXPECT_EQ(ended[1].traceparent, kTraceparent);
   auto announce = Take(kMain);
   ASSERT_TRUE(announce);
   EXPECT_EQ(announce->type, "announce");
-  EXPECT_EQ(announce->traceparent, kTrace);
+  EXPECT_EQ(announce->traceparent, kTraceparent);
 }
 
 TEST_F(TraceDeliveryTest, ALaterVersionTravelsAsVersion00) {
@@ -81,7 +74,7 @@ TEST_F(TraceDeliveryTest, ALaterVersionTravelsAsVersion00) {
                        "cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-more"));
   auto message = Take(kPeer);
   ASSERT_TRUE(message);
-  EXPECT_EQ(message->traceparent, kTrace);
+  EXPECT_EQ(message->traceparent, kTraceparent);
 }
 
 TEST_F(TraceDeliveryTest, AnInvalidTraceIsDroppedAndTheCallGoesOn) {
@@ -115,11 +108,11 @@ TEST_F(TraceDeliveryTest, NoTraceNoField) {
 TEST_F(TraceDeliveryTest, SurvivesARestart) {
   ASSERT_OK(CallTraced("sessions_send", kMain,
                        R"({"sessionKey": "agent:main:peer", "message": "hi", "timeoutSeconds": 0})",
-                       kTrace));
+                       kTraceparent));
   Restart();
   auto message = Take(kPeer);
   ASSERT_TRUE(message);
-  EXPECT_EQ(message->traceparent, kTrace);
+  EXPECT_EQ(message->traceparent, kTraceparent);
 }
 
 }  // namespace
