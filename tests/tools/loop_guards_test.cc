@@ -6,6 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <initializer_list>
+#include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -19,8 +22,27 @@ const SessionName kA{"main", "agent:main:a"};
 const SessionName kB{"main", "agent:main:b"};
 const SessionName kC{"main", "agent:main:c"};
 
-bool Contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
+// Whether `refused` is a refusal by `guard` that names `setting` and whose message holds each
+// of `parts`; a failure says what differs.
+::testing::AssertionResult IsRefusal(const std::optional<GuardRefusal>& refused, Guard guard,
+                                     const std::string& setting,
+                                     std::initializer_list<std::string> parts) {
+  if (!refused) return ::testing::AssertionFailure() << "admitted, not refused";
+  if (refused->guard != guard) {
+    return ::testing::AssertionFailure()
+           << "refused by " << GuardName(refused->guard) << ", not " << GuardName(guard);
+  }
+  if (refused->setting != setting) {
+    return ::testing::AssertionFailure()
+           << "setting \"" << refused->setting << "\", not \"" << setting << "\"";
+  }
+  for (const std::string& part : parts) {
+    if (refused->message.find(part) == std::string::npos) {
+      return ::testing::AssertionFailure()
+             << "message \"" << refused->message << "\" lacks \"" << part << "\"";
+    }
+  }
+  return ::testing::AssertionSuccess();
 }
 
 class LoopGuardsTest : public ::testing::Test {
@@ -68,14 +90,10 @@ TEST_F(LoopGuardsTest, SendRateRefusesAfterTheBurstAndRefillsAtTheRate) {
   EXPECT_EQ(SendUntilRefused(g, kA, kB), 5);
 
   auto refused = g.AdmitSend(kA, kB, "again", false);
-  ASSERT_TRUE(refused);
-  EXPECT_EQ(refused->guard, Guard::kSendRate);
+  ASSERT_TRUE(
+      IsRefusal(refused, Guard::kSendRate, "guards.send.perMinute=60, guards.send.burst=5",
+                {"loop guard send_rate", "agent:main:a", "agent:main:b", "guards.send.burst=5"}));
   EXPECT_EQ(refused->retry_after_ms, 1000);
-  EXPECT_EQ(refused->setting, "guards.send.perMinute=60, guards.send.burst=5");
-  EXPECT_TRUE(Contains(refused->message, "loop guard send_rate")) << refused->message;
-  EXPECT_TRUE(Contains(refused->message, "agent:main:a")) << refused->message;
-  EXPECT_TRUE(Contains(refused->message, "agent:main:b")) << refused->message;
-  EXPECT_TRUE(Contains(refused->message, "guards.send.burst=5")) << refused->message;
 
   // Another target has its own bucket; another caller too.
   EXPECT_FALSE(g.AdmitSend(kA, kC, "hi", false));
@@ -102,12 +120,10 @@ TEST_F(LoopGuardsTest, RepeatedMessageRefusesTheKthCopyWithinTheWindow) {
   EXPECT_FALSE(g.AdmitSend(kA, kB, "  ping\n", false));  // whitespace does not make it new
   EXPECT_FALSE(g.AdmitSend(kA, kB, "ping", false));
   auto refused = g.AdmitSend(kA, kB, "ping", false);
-  ASSERT_TRUE(refused);
-  EXPECT_EQ(refused->guard, Guard::kRepeatedMessage);
-  EXPECT_EQ(refused->setting, "guards.repeat.maxIdentical=3, guards.repeat.windowMs=60000");
+  ASSERT_TRUE(IsRefusal(refused, Guard::kRepeatedMessage,
+                        "guards.repeat.maxIdentical=3, guards.repeat.windowMs=60000",
+                        {"loop guard repeated_message", "3 times"}));
   EXPECT_EQ(refused->retry_after_ms, 50000);  // when the first copy leaves the window
-  EXPECT_TRUE(Contains(refused->message, "loop guard repeated_message")) << refused->message;
-  EXPECT_TRUE(Contains(refused->message, "3 times")) << refused->message;
 
   // Something new passes; the same to someone else passes.
   EXPECT_FALSE(g.AdmitSend(kA, kB, "pong", false));
@@ -127,12 +143,10 @@ TEST_F(LoopGuardsTest, SpawnRateIsPerAgent) {
   LoopGuards g(&clock_, o);
   for (int i = 0; i < 3; ++i) EXPECT_FALSE(g.AdmitSpawn(i % 2 ? kA : kB)) << i;
   auto refused = g.AdmitSpawn(kC);  // same agent "main": same bucket
-  ASSERT_TRUE(refused);
-  EXPECT_EQ(refused->guard, Guard::kSpawnRate);
+  ASSERT_TRUE(IsRefusal(refused, Guard::kSpawnRate,
+                        "guards.spawn.perMinute=6, guards.spawn.burst=3",
+                        {"loop guard spawn_rate", "agent main"}));
   EXPECT_EQ(refused->retry_after_ms, 10000);
-  EXPECT_EQ(refused->setting, "guards.spawn.perMinute=6, guards.spawn.burst=3");
-  EXPECT_TRUE(Contains(refused->message, "loop guard spawn_rate")) << refused->message;
-  EXPECT_TRUE(Contains(refused->message, "agent main")) << refused->message;
   EXPECT_FALSE(g.AdmitSpawn(SessionName{"ops", "agent:ops:main"}));  // another agent
   clock_.Advance(10000);
   EXPECT_FALSE(g.AdmitSpawn(kA));
@@ -150,10 +164,8 @@ TEST_F(LoopGuardsTest, OpenRunsCapsWhatOneSessionHasRunning) {
   EXPECT_EQ(g.OpenRuns(kA), 2);
 
   auto refused = g.AdmitSpawn(kA);
-  ASSERT_TRUE(refused);
-  EXPECT_EQ(refused->guard, Guard::kOpenRuns);
-  EXPECT_EQ(refused->setting, "guards.openRuns.maxPerSession=2");
-  EXPECT_TRUE(Contains(refused->message, "loop guard open_runs")) << refused->message;
+  EXPECT_TRUE(IsRefusal(refused, Guard::kOpenRuns, "guards.openRuns.maxPerSession=2",
+                        {"loop guard open_runs"}));
   refused = g.AdmitSend(kA, kB, "wait for me", /*opens_run=*/true);
   ASSERT_TRUE(refused);
   EXPECT_EQ(refused->guard, Guard::kOpenRuns);
