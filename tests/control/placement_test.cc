@@ -46,6 +46,14 @@ PlacementInput ThreeNodes(uint32_t partitions) {
   return in;
 }
 
+// The one change Plan(in) makes; fails the test (and answers an empty change) when it makes
+// none or several.
+PlacementChange OnlyChange(const PlacementInput& in) {
+  PlacementPlan plan = Plan(in);
+  EXPECT_EQ(plan.changes.size(), 1u);
+  return plan.changes.size() == 1 ? plan.changes[0] : PlacementChange{};
+}
+
 TEST(PlacementTest, FirstRoundAssignsEveryPartitionBalancedWithStandbysElsewhere) {
   PlacementPlan plan = Plan(ThreeNodes(6));
   ASSERT_EQ(plan.changes.size(), 6u);
@@ -88,9 +96,7 @@ TEST(PlacementTest, AnOwnerWhoseRecordIsGoneFailsOverToItsStandby) {
   PlacementInput in = ThreeNodes(1);
   in.nodes.erase("n1");
   in.assignments[0] = Assigned("n1", 11, "n2", 77);
-  PlacementPlan plan = Plan(in);
-  ASSERT_EQ(plan.changes.size(), 1u);
-  const PlacementChange& c = plan.changes[0];
+  const PlacementChange c = OnlyChange(in);
   EXPECT_EQ(c.reason, "failover");
   EXPECT_EQ(c.expected_epoch, 77);
   EXPECT_EQ(c.next.owner, "n2");
@@ -101,11 +107,10 @@ TEST(PlacementTest, AnOwnerWhoseRecordIsGoneFailsOverToItsStandby) {
 TEST(PlacementTest, AnOwnerThatRestartedUnderANewLeaseIsFailedOverToo) {
   PlacementInput in = ThreeNodes(1);
   in.assignments[0] = Assigned("n1", 999, "n2", 50);  // n1 now holds lease 11
-  PlacementPlan plan = Plan(in);
-  ASSERT_EQ(plan.changes.size(), 1u);
-  EXPECT_EQ(plan.changes[0].reason, "failover");
-  EXPECT_EQ(plan.changes[0].next.owner, "n2");
-  EXPECT_NE(plan.changes[0].next.standby, "n2");
+  const PlacementChange c = OnlyChange(in);
+  EXPECT_EQ(c.reason, "failover");
+  EXPECT_EQ(c.next.owner, "n2");
+  EXPECT_NE(c.next.standby, "n2");
 }
 
 TEST(PlacementTest, WithoutALiveStandbyAnotherLiveNodeOwnsIt) {
@@ -113,33 +118,30 @@ TEST(PlacementTest, WithoutALiveStandbyAnotherLiveNodeOwnsIt) {
   in.nodes.erase("n1");
   in.nodes.erase("n2");
   in.assignments[0] = Assigned("n1", 11, "n2", 5);
-  PlacementPlan plan = Plan(in);
-  ASSERT_EQ(plan.changes.size(), 1u);
-  EXPECT_EQ(plan.changes[0].next.owner, "n3");
-  EXPECT_EQ(plan.changes[0].next.standby, "");
+  const PlacementChange c = OnlyChange(in);
+  EXPECT_EQ(c.next.owner, "n3");
+  EXPECT_EQ(c.next.standby, "");
 }
 
 TEST(PlacementTest, AGoneStandbyIsReplacedAndTheOwnerKept) {
   PlacementInput in = ThreeNodes(1);
   in.nodes.erase("n2");
   in.assignments[0] = Assigned("n1", 11, "n2", 9);
-  PlacementPlan plan = Plan(in);
-  ASSERT_EQ(plan.changes.size(), 1u);
-  EXPECT_EQ(plan.changes[0].reason, "standby");
-  EXPECT_EQ(plan.changes[0].next.owner, "n1");
-  EXPECT_EQ(plan.changes[0].next.owner_lease, 11);
-  EXPECT_EQ(plan.changes[0].next.standby, "n3");
+  const PlacementChange c = OnlyChange(in);
+  EXPECT_EQ(c.reason, "standby");
+  EXPECT_EQ(c.next.owner, "n1");
+  EXPECT_EQ(c.next.owner_lease, 11);
+  EXPECT_EQ(c.next.standby, "n3");
 }
 
 TEST(PlacementTest, AMoveWarmsTheTargetUpAsStandbyFirst) {
   PlacementInput in = ThreeNodes(1);
   in.assignments[0] = Assigned("n1", 11, "n2", 9);
   in.moves[0] = "n3";
-  PlacementPlan plan = Plan(in);
-  ASSERT_EQ(plan.changes.size(), 1u);
-  EXPECT_EQ(plan.changes[0].reason, "warm-up");
-  EXPECT_EQ(plan.changes[0].next.owner, "n1");
-  EXPECT_EQ(plan.changes[0].next.standby, "n3");
+  const PlacementChange c = OnlyChange(in);
+  EXPECT_EQ(c.reason, "warm-up");
+  EXPECT_EQ(c.next.owner, "n1");
+  EXPECT_EQ(c.next.standby, "n3");
 }
 
 TEST(PlacementTest, AMovePromotesTheTargetOnlyOnceItFollowsWithinTheWarmLag) {
@@ -151,12 +153,11 @@ TEST(PlacementTest, AMovePromotesTheTargetOnlyOnceItFollowsWithinTheWarmLag) {
   EXPECT_TRUE(Plan(in).changes.empty());
 
   in.nodes["n3"].slots[0].position = 5000 - in.warm_lag + 1;
-  PlacementPlan plan = Plan(in);
-  ASSERT_EQ(plan.changes.size(), 1u);
-  EXPECT_EQ(plan.changes[0].reason, "move");
-  EXPECT_EQ(plan.changes[0].next.owner, "n3");
-  EXPECT_EQ(plan.changes[0].next.owner_lease, 13);
-  EXPECT_EQ(plan.changes[0].next.standby, "n1");  // the old owner stands by
+  const PlacementChange c = OnlyChange(in);
+  EXPECT_EQ(c.reason, "move");
+  EXPECT_EQ(c.next.owner, "n3");
+  EXPECT_EQ(c.next.owner_lease, 13);
+  EXPECT_EQ(c.next.standby, "n1");  // the old owner stands by
 }
 
 TEST(PlacementTest, BalancingWaitsWhileAMoveWarmsItsTargetUp) {
@@ -196,10 +197,9 @@ TEST(PlacementTest, TheBalancerLeavesAPinnedPartitionWhereTheOperatorPutIt) {
   PlacementPlan plan = Plan(in);  // n1 owns 3, n3 none: unbalanced, but pinned
   for (const PlacementChange& c : plan.changes) EXPECT_EQ(c.next.owner, in.assignments[c.partition].owner);
   in.moves.erase(2);
-  PlacementPlan unpinned = Plan(in);
-  ASSERT_EQ(unpinned.changes.size(), 1u);
-  EXPECT_EQ(unpinned.changes[0].partition, 2u);
-  EXPECT_EQ(unpinned.changes[0].reason, "balance");
+  const PlacementChange c = OnlyChange(in);
+  EXPECT_EQ(c.partition, 2u);
+  EXPECT_EQ(c.reason, "balance");
 }
 
 TEST(PlacementTest, ADrainMovesOwnershipOffAndEndsWhenTheNodeRestarts) {
@@ -226,10 +226,9 @@ TEST(PlacementTest, AJoiningNodeGetsAPartitionStandbyFirst) {
     in.assignments[p] = Assigned(first ? "n1" : "n2", first ? 11 : 12, first ? "n2" : "n1",
                                  100 + p);
   }
-  PlacementPlan plan = Plan(in);
-  ASSERT_EQ(plan.changes.size(), 1u);
-  EXPECT_EQ(plan.changes[0].reason, "warm-up");
-  EXPECT_EQ(plan.changes[0].next.standby, "n3");
+  const PlacementChange c = OnlyChange(in);
+  EXPECT_EQ(c.reason, "warm-up");
+  EXPECT_EQ(c.next.standby, "n3");
 }
 
 // Applies each round's plan; nodes report their slots as the assignments say, warm.
