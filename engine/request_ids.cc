@@ -1,13 +1,12 @@
 // RequestIds and the request seal (include/statewatch/request_ids.h, engine/request_seal.h).
 #include "statewatch/request_ids.h"
 
-#include <cstdio>
-#include <cstdlib>
-#include <typeinfo>
 #include <utility>
 
+#include "engine/flatbuffer_values.h"
 #include "engine/group_write.h"
 #include "engine/request_seal.h"
+#include "schema/request_ids_generated.h"
 #include "storage/key_codec.h"
 
 namespace statewatch {
@@ -19,7 +18,6 @@ namespace {
 
 // 'Q' <id> in the meta family (the engine's own key there is 'M' "engine").
 constexpr char kRequestTag = 'Q';
-constexpr unsigned char kFormat = 1;
 
 std::string RecordKey(std::string_view id) {
   std::string k(1, kRequestTag);
@@ -27,55 +25,32 @@ std::string RecordKey(std::string_view id) {
   return k;
 }
 
-void PutU32(std::string* out, uint32_t v) {
-  for (int shift = 24; shift >= 0; shift -= 8) out->push_back(static_cast<char>(v >> shift));
-}
-
-uint32_t GetU32(std::string_view in) {
-  uint32_t v = 0;
-  for (int i = 0; i < 4; ++i) v = (v << 8) | static_cast<unsigned char>(in[i]);
-  return v;
-}
-
 thread_local std::shared_ptr<RequestSeal> armed_seal;
 
-engine::SideTableHost* HostOf(Engine& engine) {
-  // EngineImpl is both an Engine and the side tables' host: a cross-cast finds it.
-  return dynamic_cast<engine::SideTableHost*>(&engine);
-}
+// ---- the record before FlatBuffers --------------------------------------------------------------
+// The builds of 2026-12-03 wrote the record as
+//   1 | digest length u32 BE | digest | created_at u64 BE | answered u8 | status u32 BE |
+//   content type length u32 BE | content type | body (the rest).
+// A record answers retries for 15 minutes, so such a record matters only across an upgrade
+// from those builds; it is read, never written. It can never pass as a FlatBuffer: its first
+// four bytes (little-endian) are 1, a root table offset the verifier refuses as misaligned.
+constexpr unsigned char kPreFlatBuffersFormat = 1;
 
-}  // namespace
-
-// ---- the record -------------------------------------------------------------------------------
-
-// format u8 | digest length u32 | digest | created_at u64 BE | answered u8 | status u32 |
-// content type length u32 | content type | body (the rest)
-std::string EncodeRequestRecord(const RequestRecord& r) {
-  std::string out;
-  out.reserve(24 + r.digest.size() + r.content_type.size() + r.body.size());
-  out.push_back(static_cast<char>(kFormat));
-  PutU32(&out, static_cast<uint32_t>(r.digest.size()));
-  out.append(r.digest);
-  storage::PutFixed64BE(&out, static_cast<uint64_t>(r.created_at_ms));
-  out.push_back(r.answered ? 1 : 0);
-  PutU32(&out, static_cast<uint32_t>(r.status));
-  PutU32(&out, static_cast<uint32_t>(r.content_type.size()));
-  out.append(r.content_type);
-  out.append(r.body);
-  return out;
-}
-
-Result<RequestRecord> DecodeRequestRecord(std::string_view in) {
+Result<RequestRecord> DecodePreFlatBuffersRecord(std::string_view in) {
   auto bad = [&](const char* what) {
     return Status::Corruption(std::string("request record: ") + what + " (" +
                               std::to_string(in.size()) + " bytes)");
   };
-  if (in.empty() || static_cast<unsigned char>(in[0]) != kFormat) return bad("unknown format");
+  auto take_u32 = [](std::string_view* rest) {
+    uint32_t v = 0;
+    for (int i = 0; i < 4; ++i) v = (v << 8) | static_cast<unsigned char>((*rest)[i]);
+    rest->remove_prefix(4);
+    return v;
+  };
   std::string_view rest = in.substr(1);
   RequestRecord r;
   if (rest.size() < 4) return bad("truncated");
-  uint32_t digest_size = GetU32(rest);
-  rest.remove_prefix(4);
+  uint32_t digest_size = take_u32(&rest);
   if (rest.size() < uint64_t{digest_size} + 8 + 1 + 4 + 4) return bad("truncated");
   r.digest.assign(rest.substr(0, digest_size));
   rest.remove_prefix(digest_size);
@@ -85,15 +60,49 @@ Result<RequestRecord> DecodeRequestRecord(std::string_view in) {
   rest.remove_prefix(8);
   r.answered = rest[0] != 0;
   rest.remove_prefix(1);
-  r.status = static_cast<int>(GetU32(rest));
-  rest.remove_prefix(4);
-  uint32_t type_size = GetU32(rest);
-  rest.remove_prefix(4);
+  r.status = static_cast<int>(take_u32(&rest));
+  uint32_t type_size = take_u32(&rest);
   if (rest.size() < type_size) return bad("truncated content type");
   r.content_type.assign(rest.substr(0, type_size));
   rest.remove_prefix(type_size);
   r.body.assign(rest);
   return r;
+}
+
+}  // namespace
+
+// ---- the record -------------------------------------------------------------------------------
+
+std::string EncodeRequestRecord(const RequestRecord& r) {
+  namespace fb = schema::requests;
+  flatbuffers::FlatBufferBuilder b(64 + r.digest.size() + r.content_type.size() + r.body.size());
+  auto bytes = [&b](const std::string& s) {
+    return b.CreateVector(reinterpret_cast<const uint8_t*>(s.data()), s.size());
+  };
+  auto digest = bytes(r.digest);
+  auto content_type = b.CreateString(r.content_type);
+  auto body = bytes(r.body);
+  b.Finish(fb::CreateRequestRecord(b, digest, r.created_at_ms, r.answered, r.status,
+                                   content_type, body));
+  return engine::fbv::Finish(b);
+}
+
+Result<RequestRecord> DecodeRequestRecord(std::string_view in) {
+  namespace fbv = engine::fbv;
+  auto record = fbv::Decode<schema::requests::RequestRecord>(in, "request record", [](const auto& f) {
+    RequestRecord r;
+    r.digest.assign(fbv::Bytes(f.digest()));
+    r.created_at_ms = f.created_at();
+    r.answered = f.answered();
+    r.status = f.status();
+    r.content_type = fbv::Str(f.content_type());
+    r.body.assign(fbv::Bytes(f.body()));
+    return r;
+  });
+  if (!record.ok() && !in.empty() && static_cast<unsigned char>(in[0]) == kPreFlatBuffersFormat) {
+    return DecodePreFlatBuffersRecord(in);
+  }
+  return record;
 }
 
 bool IsValidRequestId(std::string_view id) {
@@ -138,21 +147,8 @@ SideTableHost::WriteFn TakeRequestSeal() {
 
 // ---- RequestIds -------------------------------------------------------------------------------
 
-RequestIds::RequestIds(Engine& engine) : host_(HostOf(engine)) {
-  if (host_ == nullptr) {
-    std::fprintf(stderr,
-                 "statewatch: RequestIds needs an Engine made by Engine::Open; got another "
-                 "Engine subclass (%s)\n",
-                 typeid(engine).name());
-    std::abort();
-  }
-}
-
-std::unique_ptr<RequestIds> RequestIds::TryMake(Engine& engine) {
-  engine::SideTableHost* host = HostOf(engine);
-  if (host == nullptr) return nullptr;
-  return std::unique_ptr<RequestIds>(new RequestIds(host));
-}
+RequestIds::RequestIds(Engine& engine)
+    : host_(&engine::SideTableHostOf(engine, "RequestIds")) {}
 
 Result<std::optional<RequestRecord>> RequestIds::Get(std::string_view id) const {
   auto v = host_->store().Get(Family::kMeta, RecordKey(id));

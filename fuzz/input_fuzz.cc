@@ -36,6 +36,7 @@
 #include "monitor/upstream_link_json.h"
 #include "server/request_guard.h"
 #include "server/url.h"
+#include "statewatch/request_ids.h"
 #include "statewatch/session_key.h"
 #include "tools/history_sanitizer.h"
 #include "tools/session_messaging.h"
@@ -177,6 +178,7 @@ void FuzzRecords(std::string_view b) {
   RoundTrip(b, engine::DecodeDelivery, engine::EncodeDelivery, "Delivery re-decodes");
   RoundTrip(b, engine::DecodeUpstreamLink, engine::EncodeUpstreamLink, "UpstreamLink re-decodes");
   RoundTrip(b, engine::DecodeMeta, engine::EncodeMeta, "Meta re-decodes");
+  RoundTrip(b, DecodeRequestRecord, EncodeRequestRecord, "RequestRecord re-decodes");
 }
 
 void FuzzText(std::string_view text) {

@@ -33,7 +33,7 @@ std::string Printable(std::string_view id) {
 }  // namespace
 
 RequestLedger::RequestLedger(Engine& engine, int64_t ttl_ms)
-    : engine_(engine), table_(RequestIds::TryMake(engine)), ttl_ms_(ttl_ms) {}
+    : engine_(engine), table_(std::make_unique<RequestIds>(engine)), ttl_ms_(ttl_ms) {}
 
 std::string RequestLedger::Digest(const ApiRequest& request) {
   std::string text;
@@ -59,7 +59,6 @@ ApiResponse RequestLedger::Run(const ApiRequest& request, const Handler& handle)
                       "X-Request-Id must be 1 to 128 printable ASCII characters (got " +
                           std::to_string(raw.size()) + " bytes: \"" + Printable(raw) + "\")");
   }
-  if (table_ == nullptr) return handle(request);
   const std::string id(raw);
   const std::string digest = Digest(request);
   const int64_t now = engine_.clock().NowMs();
@@ -159,7 +158,6 @@ void RequestLedger::MaybeSweep(int64_t now) {
 }
 
 Result<uint64_t> RequestLedger::Sweep() {
-  if (table_ == nullptr) return uint64_t{0};
   return table_->RemoveCreatedBefore(engine_.clock().NowMs() - ttl_ms_);
 }
 

@@ -48,8 +48,9 @@ struct RequestRecord {
   std::string body;
 };
 
+// The stored record: a FlatBuffer (schema/request_ids.fbs).
 std::string EncodeRequestRecord(const RequestRecord& r);
-// Corruption for bytes that are not a record of this format.
+// Corruption for bytes that are not a record (the format of earlier builds is still read).
 Result<RequestRecord> DecodeRequestRecord(std::string_view bytes);
 
 // Whether `id` is a valid X-Request-Id: 1 to 128 printable ASCII characters (0x20..0x7E).
@@ -91,10 +92,9 @@ class RequestIds {
   // How long a record answers retries (engine clock).
   static constexpr int64_t kDefaultTtlMs = 15 * 60 * 1000;
 
-  // REQUIRES: as above. Aborts with a message for an Engine not made by Engine::Open.
+  // REQUIRES: as above. Aborts with a message for an Engine not made by Engine::Open (as
+  // every side table does: engine::SideTableHostOf).
   explicit RequestIds(Engine& engine);
-  // nullptr (instead of aborting) for an Engine not made by Engine::Open.
-  static std::unique_ptr<RequestIds> TryMake(Engine& engine);
 
   // The record of `id`, whatever its age (the caller compares created_at_ms with its window).
   Result<std::optional<RequestRecord>> Get(std::string_view id) const;
@@ -108,7 +108,6 @@ class RequestIds {
   Result<std::size_t> Count() const;
 
  private:
-  explicit RequestIds(engine::SideTableHost* host) : host_(host) {}
   engine::SideTableHost* host_;
 };
 

@@ -14,6 +14,7 @@
 
 #include "engine/engine_fixture.h"
 #include "engine/engine_impl.h"
+#include "schema/request_ids_generated.h"
 #include "status_matchers.h"
 #include "storage/store.h"
 
@@ -138,6 +139,47 @@ TEST(RequestRecordTest, CodecRoundTripsAndRefusesGarbage) {
   EXPECT_FALSE(DecodeRequestRecord("\x02xyz").ok());
   std::string cut = EncodeRequestRecord(r);
   EXPECT_FALSE(DecodeRequestRecord(cut.substr(0, 10)).ok());
+}
+
+// The stored bytes are a FlatBuffer, and a body that is not UTF-8 (an answer is any bytes)
+// comes back as it went.
+TEST(RequestRecordTest, TheRecordIsAFlatBufferAndKeepsAnyBodyBytes) {
+  RequestRecord r;
+  r.digest = std::string(32, '\xff');
+  r.created_at_ms = 5;
+  r.body = std::string("\0\xc3(\xff", 4);
+  const std::string bytes = EncodeRequestRecord(r);
+  flatbuffers::Verifier verifier(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+  EXPECT_TRUE(verifier.VerifyBuffer<schema::requests::RequestRecord>(nullptr));
+  auto back = DecodeRequestRecord(bytes);
+  ASSERT_OK(back);
+  EXPECT_EQ(back->digest, r.digest);
+  EXPECT_EQ(back->body, r.body);
+  EXPECT_FALSE(back->answered);
+}
+
+// A record written by the builds before the FlatBuffers record (2026-12-03) is still read: it
+// can answer a retry for 15 minutes after an upgrade.
+TEST(RequestRecordTest, ARecordOfThePreFlatBuffersFormatIsStillRead) {
+  auto be32 = [](uint32_t v) {
+    std::string s;
+    for (int shift = 24; shift >= 0; shift -= 8) s.push_back(static_cast<char>(v >> shift));
+    return s;
+  };
+  std::string old(1, '\x01');
+  old += be32(3) + std::string("\0\1\2", 3);                    // the digest
+  old += std::string("\0\0\x01\x9a\xd2\x0f\x28\x7b", 8);  // created_at 1764460800123
+  old += std::string(1, '\x01') + be32(422);                    // answered, status
+  old += be32(16) + "application/json" + "{\"error\":{}}";
+  auto back = DecodeRequestRecord(old);
+  ASSERT_OK(back);
+  EXPECT_EQ(back->digest, std::string("\0\1\2", 3));
+  EXPECT_EQ(back->created_at_ms, 1764460800123);
+  EXPECT_TRUE(back->answered);
+  EXPECT_EQ(back->status, 422);
+  EXPECT_EQ(back->content_type, "application/json");
+  EXPECT_EQ(back->body, "{\"error\":{}}");
+  EXPECT_FALSE(DecodeRequestRecord(old.substr(0, 12)).ok());  // cut inside created_at
 }
 
 TEST(RequestIdTest, ValidIdsAreOneTo128PrintableAsciiCharacters) {
