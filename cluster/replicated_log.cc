@@ -9,9 +9,11 @@
 
 #include "cluster/checkpoint_codec.h"
 #include "cluster/commit_codec.h"
+#include "engine/flatbuffer_values.h"
 #include "engine/records.h"
 #include "log/batch_frame.h"
 #include "log/chain_verifier.h"
+#include "schema/cluster_applied_generated.h"
 #include "storage/key_codec.h"
 #include "storage/local_log.h"
 
@@ -24,38 +26,52 @@ namespace {
 
 constexpr std::size_t kFoldChunk = 1024;
 
-void PutFixed64(std::string* out, uint64_t v) {
-  for (int i = 0; i < 8; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-}
-uint64_t Fixed64(std::string_view bytes) {
-  uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) v |= uint64_t{static_cast<uint8_t>(bytes[i])} << (8 * i);
-  return v;
+constexpr char kAppliedIdentifier[] = "SWAS";
+
+// The entry of the builds before 2026-12-05: stream position and local position (8 bytes
+// each, little-endian), then the ChainState's FlatBuffers bytes. Read (a database or a
+// cluster checkpoint of those builds), never written.
+Result<AppliedState> DecodePositionPrefixedAppliedState(std::string_view bytes) {
+  if (bytes.size() < 16) {
+    return Status::Corruption("the cluster applied-state entry has " +
+                              std::to_string(bytes.size()) + " bytes, fewer than 16");
+  }
+  auto fixed64 = [](std::string_view b) {
+    uint64_t v = 0;
+    for (int i = 0; i < 8; ++i) v |= uint64_t{static_cast<uint8_t>(b[i])} << (8 * i);
+    return v;
+  };
+  AppliedState s;
+  s.position = fixed64(bytes);
+  s.local_position = fixed64(bytes.substr(8));
+  auto chain = log::DecodeChainState(std::string(bytes.substr(16)));  // aligned copy
+  if (!chain.ok()) return chain.status();
+  s.chain = *chain;
+  return s;
 }
 
-// Stream position and local position (8 bytes each, little-endian), then the ChainState's
-// FlatBuffers bytes.
 std::string EncodeApplied(const AppliedState& s) {
-  std::string out;
-  PutFixed64(&out, s.position);
-  PutFixed64(&out, s.local_position);
-  return out + log::EncodeChainState(s.chain);
+  const std::string chain = log::EncodeChainState(s.chain);
+  flatbuffers::FlatBufferBuilder b(64 + chain.size());
+  auto chain_bytes = b.CreateVector(reinterpret_cast<const uint8_t*>(chain.data()), chain.size());
+  b.Finish(fb::CreateAppliedState(b, s.position, s.local_position, chain_bytes),
+           kAppliedIdentifier);
+  return engine::fbv::Finish(b);
 }
 
 }  // namespace
 
 Result<AppliedState> DecodeAppliedState(std::string_view bytes) {
-  if (bytes.size() < 16) {
-    return Status::Corruption("the cluster applied-state entry has " +
-                              std::to_string(bytes.size()) + " bytes, fewer than 16");
+  if (bytes.size() < 8 || !flatbuffers::BufferHasIdentifier(bytes.data(), kAppliedIdentifier)) {
+    return DecodePositionPrefixedAppliedState(bytes);
   }
-  AppliedState s;
-  s.position = Fixed64(bytes);
-  s.local_position = Fixed64(bytes.substr(8));
-  auto chain = log::DecodeChainState(std::string(bytes.substr(16)));  // aligned copy
-  if (!chain.ok()) return chain.status();
-  s.chain = *chain;
-  return s;
+  return engine::fbv::Decode<fb::AppliedState>(
+      bytes, "the cluster applied-state entry",
+      [](const fb::AppliedState& f) -> Result<AppliedState> {
+        auto chain = log::DecodeChainState(std::string(engine::fbv::Bytes(f.chain())));
+        if (!chain.ok()) return chain.status();
+        return AppliedState{f.position(), f.local_position(), *chain};
+      });
 }
 
 namespace {

@@ -3,6 +3,8 @@
 // written.
 #include "cluster/checkpoint_codec.h"
 
+#include <flatbuffers/flatbuffers.h>
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -11,6 +13,7 @@
 #include <vector>
 
 #include "engine/engine_fixture.h"
+#include "cluster/replicated_log.h"
 #include "log/chain_state.h"
 #include "status_matchers.h"
 #include "storage/store.h"
@@ -126,6 +129,48 @@ TEST_F(CheckpointCodecTest, ADamagedPartIsCorruptionAndChangesNothing) {
         << what << ": " << restored.status().ToString();
     EXPECT_EQ(Contents(to), before) << what;
   }
+}
+
+// The applied-state entry is a FlatBuffer with its own identifier; the entry of the builds
+// before it (two little-endian positions, then the ChainState) is still read, from a database
+// or from a checkpoint of those builds.
+TEST_F(CheckpointCodecTest, TheAppliedStateIsAFlatBufferAndTheOlderEntryIsStillRead) {
+  storage::Store& store = NewStore();
+  log::ChainState chain = log::GenesisChainState(1, 3, 7);
+  chain.batch_no = 9;
+  chain.epoch = 2;
+  storage::Batch b(store);
+  PutAppliedState(b, AppliedState{42, 40, chain});
+  ASSERT_OK(store.Write(b, false));
+  auto stored = store.Get(Family::kMeta, AppliedStateKey());
+  ASSERT_OK(stored);
+  ASSERT_TRUE(stored->has_value());
+  EXPECT_TRUE(flatbuffers::BufferHasIdentifier((*stored)->data(), "SWAS"));
+  auto back = DecodeAppliedState(**stored);
+  ASSERT_OK(back);
+  EXPECT_EQ(back->position, 42u);
+  EXPECT_EQ(back->local_position, 40u);
+  EXPECT_EQ(back->chain, chain);
+  auto loaded = LoadAppliedState(store, 1, 3);
+  ASSERT_OK(loaded);
+  EXPECT_EQ(loaded->chain, chain);
+
+  std::string older;
+  for (uint64_t v : {uint64_t{42}, uint64_t{40}}) {
+    for (int i = 0; i < 8; ++i) older.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  }
+  older += log::EncodeChainState(chain);
+  auto read = DecodeAppliedState(older);
+  ASSERT_OK(read);
+  EXPECT_EQ(read->position, 42u);
+  EXPECT_EQ(read->local_position, 40u);
+  EXPECT_EQ(read->chain, chain);
+
+  auto cut = DecodeAppliedState(older.substr(0, 12));
+  EXPECT_EQ(cut.status().code(), Status::Code::kCorruption) << cut.status().ToString();
+  std::string damaged = **stored;
+  damaged.resize(damaged.size() - 5);
+  EXPECT_EQ(DecodeAppliedState(damaged).status().code(), Status::Code::kCorruption);
 }
 
 }  // namespace
