@@ -32,9 +32,11 @@ thread_local std::shared_ptr<RequestSeal> armed_seal;
 //   1 | digest length u32 BE | digest | created_at u64 BE | answered u8 | status u32 BE |
 //   content type length u32 BE | content type | body (the rest).
 // A record answers retries for 15 minutes, so such a record matters only across an upgrade
-// from those builds; it is read, never written. It can never pass as a FlatBuffer: its first
-// four bytes (little-endian) are 1, a root table offset the verifier refuses as misaligned.
+// from those builds; it is read, never written. The FlatBuffers record carries the file
+// identifier "SWRQ" (bytes 4..7); this one starts with the byte 1 and its bytes 4..7 are the
+// low byte of the digest's length (32) and the digest's first bytes, never the identifier.
 constexpr unsigned char kPreFlatBuffersFormat = 1;
+constexpr char kRecordIdentifier[] = "SWRQ";
 
 Result<RequestRecord> DecodePreFlatBuffersRecord(std::string_view in) {
   auto bad = [&](const char* what) {
@@ -54,9 +56,7 @@ Result<RequestRecord> DecodePreFlatBuffersRecord(std::string_view in) {
   if (rest.size() < uint64_t{digest_size} + 8 + 1 + 4 + 4) return bad("truncated");
   r.digest.assign(rest.substr(0, digest_size));
   rest.remove_prefix(digest_size);
-  uint64_t created = 0;
-  for (int i = 0; i < 8; ++i) created = (created << 8) | static_cast<unsigned char>(rest[i]);
-  r.created_at_ms = static_cast<int64_t>(created);
+  r.created_at_ms = static_cast<int64_t>(storage::DecodeFixed64BE(rest.data()));
   rest.remove_prefix(8);
   r.answered = rest[0] != 0;
   rest.remove_prefix(1);
@@ -83,13 +83,21 @@ std::string EncodeRequestRecord(const RequestRecord& r) {
   auto content_type = b.CreateString(r.content_type);
   auto body = bytes(r.body);
   b.Finish(fb::CreateRequestRecord(b, digest, r.created_at_ms, r.answered, r.status,
-                                   content_type, body));
+                                   content_type, body),
+           kRecordIdentifier);
   return engine::fbv::Finish(b);
 }
 
 Result<RequestRecord> DecodeRequestRecord(std::string_view in) {
   namespace fbv = engine::fbv;
-  auto record = fbv::Decode<schema::requests::RequestRecord>(in, "request record", [](const auto& f) {
+  if (in.size() < 8 || !flatbuffers::BufferHasIdentifier(in.data(), kRecordIdentifier)) {
+    if (!in.empty() && static_cast<unsigned char>(in[0]) == kPreFlatBuffersFormat) {
+      return DecodePreFlatBuffersRecord(in);
+    }
+    return Status::Corruption("request record: not a record (" + std::to_string(in.size()) +
+                              " bytes without the identifier " + kRecordIdentifier + ")");
+  }
+  return fbv::Decode<schema::requests::RequestRecord>(in, "request record", [](const auto& f) {
     RequestRecord r;
     r.digest.assign(fbv::Bytes(f.digest()));
     r.created_at_ms = f.created_at();
@@ -99,10 +107,6 @@ Result<RequestRecord> DecodeRequestRecord(std::string_view in) {
     r.body.assign(fbv::Bytes(f.body()));
     return r;
   });
-  if (!record.ok() && !in.empty() && static_cast<unsigned char>(in[0]) == kPreFlatBuffersFormat) {
-    return DecodePreFlatBuffersRecord(in);
-  }
-  return record;
 }
 
 bool IsValidRequestId(std::string_view id) {
