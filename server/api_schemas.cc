@@ -135,7 +135,13 @@ const char* ComponentSchemasJson() {
   "targetSessionKey": {"type": "string"},
   "contextKey": {"type": "string", "description": "session-state:<lower-case hex of the UTF-8 target key>"},
   "text": {"type": "string", "description": "Session \"<key>\" changed (other actor). Reconcile before acting: session_status sessionKey \"<key>\" changesSince <L>."}}},
-"NoticesAnswer": {"type": "object", "required": ["notices"], "properties": {"notices": {"type": "array", "items": {"$ref": "#/components/schemas/Notice"}}}},
+"NoticesAnswer": {"type": "object", "required": ["notices"], "properties": {"notices": {"type": "array", "items": {"$ref": "#/components/schemas/Notice"}},
+  "incomplete": {"type": "boolean", "description": "Through a cluster node: some partitions did not give their notices (they stay pending there). The notices listed are every one the other partitions acknowledged."},
+  "missingPartitions": {"type": "array", "items": {"type": "integer", "minimum": 0}},
+  "partitionErrors": {"type": "array", "description": "Why each missing partition gave no notices: its own refusal (a 4xx is that partition's answer, never the whole answer) or the node's error for it.", "items": {"$ref": "#/components/schemas/PartitionError"}}}},
+"PartitionError": {"type": "object", "required": ["partition", "status", "error"], "properties": {
+  "partition": {"type": "integer", "minimum": 0}, "status": {"type": "integer"},
+  "error": {"type": "object", "required": ["code", "message"], "properties": {"code": {"type": "string"}, "message": {"type": "string"}}}}},
 "DrainRequest": {"type": "object", "required": ["watcher"], "properties": {"watcher": {"type": "string"}}},
 "Wake": {"type": "object", "required": ["watcher", "reason", "at"], "description": "One WebSocket text message of GET /v1/wakes.", "properties": {
   "watcher": {"type": "string"}, "reason": {"type": "string"}, "at": {"type": "integer"}}},

@@ -361,6 +361,28 @@ std::vector<uint32_t> PartitionRouter::NoticePartitions(const net::ListenerReque
   return out.empty() ? all : out;  // an unparsable watcher: every owner refuses it alike
 }
 
+namespace {
+
+// What partition p's part of a peek or drain failed with, for "partitionErrors": the owner's
+// own {"error": {...}} when it sent one, else what came instead.
+json::object PartitionError(uint32_t p, const net::ListenerAnswer& a) {
+  json::object error;
+  if (auto body = JsonObjectOf(a.body)) {
+    if (const json::value* e = body->if_contains("error"); e != nullptr && e->is_object()) {
+      error = e->as_object();
+    }
+  }
+  if (error.empty()) {
+    error["code"] = "bad_gateway";
+    error["message"] = "partition " + std::to_string(p) + " answered " + std::to_string(a.status) +
+                       (a.status == 200 ? " without a notices list: " : ": ") +
+                       a.body.substr(0, 200);
+  }
+  return json::object{{"partition", p}, {"status", a.status}, {"error", std::move(error)}};
+}
+
+}  // namespace
+
 net::ListenerAnswer PartitionRouter::Notices(const net::ListenerRequest& request) const {
   const std::vector<uint32_t> asked = NoticePartitions(request);
   std::vector<std::future<net::ListenerAnswer>> answers;
@@ -371,7 +393,10 @@ net::ListenerAnswer PartitionRouter::Notices(const net::ListenerRequest& request
   }
   json::array notices;
   json::array missing;
+  json::array errors;
   std::string owners;  // "p=node,…" of the partitions that answered
+  std::optional<net::ListenerAnswer> first_refusal;
+  std::size_t refusals = 0;
   for (std::size_t i = 0; i < asked.size(); ++i) {
     const uint32_t p = asked[i];
     net::ListenerAnswer a = answers[i].get();
@@ -380,19 +405,29 @@ net::ListenerAnswer PartitionRouter::Notices(const net::ListenerRequest& request
         owners += (owners.empty() ? "" : ",") + std::to_string(p) + "=" + value;
       }
     }
-    if (a.status >= 400 && a.status < 500) return a;  // a bad request: every partition says so
     auto body = a.status == 200 ? JsonObjectOf(a.body) : std::nullopt;
     const json::value* list = body ? body->if_contains("notices") : nullptr;
-    if (list == nullptr || !list->is_array()) {
-      missing.emplace_back(p);
+    if (list != nullptr && list->is_array()) {
+      for (const json::value& n : list->as_array()) notices.push_back(n);
       continue;
     }
-    for (const json::value& n : list->as_array()) notices.push_back(n);
+    // A partition's refusal (4xx) is its answer inside the whole, never the whole answer: the
+    // other partitions may have acknowledged notices that only this answer can deliver.
+    if (a.status >= 400 && a.status < 500) {
+      ++refusals;
+      if (!first_refusal) first_refusal = a;
+    }
+    missing.emplace_back(p);
+    errors.push_back(PartitionError(p, a));
   }
+  // Every partition refused (a malformed watcher, a bad body): nothing was acknowledged
+  // anywhere, and the refusal is the answer, as on one node.
+  if (first_refusal && refusals == asked.size()) return std::move(*first_refusal);
   json::object out{{"notices", std::move(notices)}};
   if (!missing.empty()) {
     out["incomplete"] = true;
     out["missingPartitions"] = std::move(missing);
+    out["partitionErrors"] = std::move(errors);
   }
   net::ListenerAnswer answer(200, json::serialize(out));
   answer.headers.emplace_back("X-Statewatch-Owners", owners);

@@ -34,7 +34,10 @@
 //                 it cannot be read), in parallel; the notices
 //                 in partition order. A partition that does not answer within fanout_timeout
 //                 leaves its notices pending and the answer says "incomplete": true with
-//                 "missingPartitions"; X-Statewatch-Owners lists "p=node" for those that answered;
+//                 "missingPartitions" and "partitionErrors" (each one's status and error); a
+//                 partition's refusal (4xx) is its part of the answer, never the whole answer
+//                 (the others' acknowledged notices are only in it), unless every partition
+//                 refused; X-Statewatch-Owners lists "p=node" for those that answered;
 //   /v1/runs/{id}/…, POST /v1/deliveries/{id}/ack  ?partition=p, else each partition in turn
 //                 until one does not answer 404 (ids are not partitioned);
 //   GET /v1/openapi.json, GET /v1/clock  any owner;

@@ -85,5 +85,70 @@ TEST_F(ClusterWatchersTest, ADrainAsksTheListedPartitionsAndAResetClearsEveryOne
   EXPECT_EQ(after.headers["x-statewatch-owners"], "0=" + view.placement.assignments.at(0).owner);
 }
 
+// The target of each notice of a peek's or drain's answer, in order.
+std::vector<std::string> NoticeTargets(const boost::json::object& answer) {
+  std::vector<std::string> out;
+  for (const boost::json::value& n : answer.at("notices").as_array()) {
+    out.emplace_back(n.at("targetSessionKey").as_string());
+  }
+  return out;
+}
+
+// Issue 37: one partition refuses its part of a drain (422 request_id_reused: the id was used
+// there by another request) after the others acknowledged theirs. The node answers every
+// notice the others acknowledged, with the refusal as partition 1's error; partition 1's
+// notice stays pending; the retry under the same id replays the same notices; a new drain
+// delivers the last one. Every notice reaches the client exactly once.
+TEST_F(ClusterWatchersTest, ADrainRefusedByOnePartitionLeavesEveryNoticeDeliverable) {
+  ClusterView view = WaitReady();
+  HttpClient any(nodes_.at("w2")->port());
+  const std::string watcher = SessionOf(0);
+  const std::string own = SessionOf(0, 1), t1 = SessionOf(1), t2 = SessionOf(2);
+  for (const std::string& t : {own, t1, t2}) {
+    auto w = any.Post("/v1/watches", boost::json::object{{"watcher", watcher}, {"target", t}});
+    ASSERT_EQ(w.status, 200) << w.body;
+    ASSERT_EQ(any.Post("/v1/events", HumanMessage(t)).status, 200);
+  }
+  // Every owner known to the node (a fan-out asks once; bounded: 100 polls of 20 ms).
+  statewatch::testing::HttpResult peek;
+  for (int i = 0; i < 100; ++i) {
+    peek = any.Get("/v1/notices?watcher=" + watcher);
+    if (peek.status == 200 && peek.body.find("incomplete") == std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_EQ(NoticeTargets(peek.json().as_object()), (std::vector<std::string>{own, t1, t2}))
+      << peek.body;
+
+  // The id "d-1" is taken at partition 1 by another request (an event sent to its slot).
+  HttpClient slot1(OwnerPort(view, 1));
+  auto taken = slot1.Post("/v1/events", HumanMessage(SessionOf(1, 2)), {{"X-Request-Id", "d-1"}});
+  ASSERT_EQ(taken.status, 200) << taken.body;
+
+  const statewatch::testing::Headers d1{{"X-Request-Id", "d-1"}};
+  auto drained = any.Post("/v1/notices/drain", boost::json::object{{"watcher", watcher}}, d1);
+  ASSERT_EQ(drained.status, 200) << drained.body;
+  const boost::json::object body = drained.json().as_object();
+  EXPECT_EQ(NoticeTargets(body), (std::vector<std::string>{own, t2})) << drained.body;
+  EXPECT_EQ(body.at("incomplete"), true);
+  EXPECT_EQ(boost::json::serialize(body.at("missingPartitions")), "[1]");
+  const boost::json::object& why = body.at("partitionErrors").as_array().at(0).as_object();
+  EXPECT_EQ(why.at("status"), 422);
+  EXPECT_EQ(why.at("error").at("code"), "request_id_reused") << drained.body;
+
+  // The retry under the same id: partitions 0 and 2 replay their recorded answers.
+  auto again = any.Post("/v1/notices/drain", boost::json::object{{"watcher", watcher}}, d1);
+  ASSERT_EQ(again.status, 200) << again.body;
+  EXPECT_EQ(NoticeTargets(again.json().as_object()), (std::vector<std::string>{own, t2}))
+      << again.body;
+
+  // Partition 1's notice was never acknowledged: a new drain delivers it, and only it.
+  auto fresh = any.Post("/v1/notices/drain", boost::json::object{{"watcher", watcher}},
+                        {{"X-Request-Id", "d-2"}});
+  ASSERT_EQ(fresh.status, 200) << fresh.body;
+  EXPECT_EQ(NoticeTargets(fresh.json().as_object()), (std::vector<std::string>{t1}))
+      << fresh.body;
+  EXPECT_EQ(fresh.body.find("incomplete"), std::string::npos) << fresh.body;
+}
+
 }  // namespace
 }  // namespace statewatch::control

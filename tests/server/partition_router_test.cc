@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <boost/json.hpp>
+
 #include <map>
 #include <mutex>
 #include <set>
@@ -15,6 +17,8 @@
 
 namespace statewatch::server {
 namespace {
+
+namespace json = boost::json;
 
 constexpr uint32_t kPartitions = 3;
 
@@ -213,14 +217,66 @@ TEST_F(PartitionRouterTest, ADrainAsksEveryPartitionAndSaysWhichDidNotAnswer) {
   PartitionRouter router = Router();
   auto a = router.Route(Request("POST", "/v1/notices/drain", R"({"watcher":"agent:w:main"})"));
   EXPECT_EQ(a.status, 200);
-  EXPECT_EQ(a.body,
-            R"({"notices":[{"targetSessionKey":"from0"},{"targetSessionKey":"from2"}],)"
-            R"("incomplete":true,"missingPartitions":[1]})");
+  const json::object body = json::parse(a.body).as_object();
+  EXPECT_EQ(json::serialize(body.at("notices")),
+            R"([{"targetSessionKey":"from0"},{"targetSessionKey":"from2"}])");
+  EXPECT_EQ(body.at("incomplete"), true);
+  EXPECT_EQ(json::serialize(body.at("missingPartitions")), "[1]");
+  const json::object& why = body.at("partitionErrors").as_array().at(0).as_object();
+  EXPECT_EQ(why.at("partition"), 1);
+  EXPECT_EQ(why.at("status"), 503);
+  EXPECT_EQ(why.at("error").at("code"), "unavailable") << a.body;
   EXPECT_EQ(calls_.size(), 3u);  // one attempt each: no retry holds a fan-out up
   EXPECT_EQ(HeaderOf(a, "X-Statewatch-Owners"), "0=n0,2=n2");  // who answered
   auto all = router.Route(Request("GET", "/v1/notices?watcher=agent:w:main"));
   EXPECT_EQ(all.body, R"({"notices":[{"targetSessionKey":"from0"},{"targetSessionKey":"from1"},)"
                       R"({"targetSessionKey":"from2"}]})");
+}
+
+// Issue 37: a refusal from one partition (here 422 request_id_reused) is that partition's
+// part of the answer. The other partitions acknowledged their notices; answering the refusal
+// alone would have lost them for good.
+TEST_F(PartitionRouterTest, ADrainRefusedByOnePartitionStillAnswersWhatTheOthersAcknowledged) {
+  const std::string refusal =
+      R"({"error":{"code":"request_id_reused","message":"X-Request-Id \"d1\" was used by another request"}})";
+  script_["http://owner1"] = {Answer(422, refusal)};
+  PartitionRouter router = Router();
+  auto a = router.Route(Request("POST", "/v1/notices/drain", R"({"watcher":"agent:w:main"})",
+                                {{"X-Request-Id", "d1"}}));
+  ASSERT_EQ(a.status, 200) << a.body;
+  const json::object body = json::parse(a.body).as_object();
+  EXPECT_EQ(json::serialize(body.at("notices")),
+            R"([{"targetSessionKey":"from0"},{"targetSessionKey":"from2"}])");
+  EXPECT_EQ(body.at("incomplete"), true);
+  EXPECT_EQ(json::serialize(body.at("missingPartitions")), "[1]");
+  EXPECT_EQ(json::serialize(body.at("partitionErrors")),
+            R"([{"partition":1,"status":422,"error":)" +
+                json::serialize(json::parse(refusal).at("error")) + "}]");
+  EXPECT_EQ(HeaderOf(a, "X-Statewatch-Owners"), "0=n0,2=n2");
+}
+
+TEST_F(PartitionRouterTest, ADrainEveryPartitionRefusesIsThatRefusal) {
+  const std::string refusal = R"({"error":{"code":"invalid_argument","message":"bad watcher"}})";
+  for (uint32_t p = 0; p < kPartitions; ++p) {
+    script_["http://owner" + std::to_string(p)] = {Answer(400, refusal)};
+  }
+  PartitionRouter router = Router();
+  auto a = router.Route(Request("POST", "/v1/notices/drain", R"({"watcher":"nope"})"));
+  EXPECT_EQ(a.status, 400);
+  EXPECT_EQ(a.body, refusal);  // nothing was acknowledged anywhere: the answer of one node
+}
+
+TEST_F(PartitionRouterTest, APartitionThatAnswersWithoutANoticesListIsMissingAndSaysWhat) {
+  script_["http://owner2"] = {Answer(200, R"({"surprise":true})")};
+  PartitionRouter router = Router();
+  auto a = router.Route(Request("POST", "/v1/notices/drain", R"({"watcher":"agent:w:main"})"));
+  ASSERT_EQ(a.status, 200) << a.body;
+  const json::object body = json::parse(a.body).as_object();
+  EXPECT_EQ(json::serialize(body.at("missingPartitions")), "[2]");
+  const json::object& why = body.at("partitionErrors").as_array().at(0).as_object();
+  EXPECT_EQ(why.at("error").at("code"), "bad_gateway");
+  EXPECT_EQ(why.at("error").at("message"),
+            R"(partition 2 answered 200 without a notices list: {"surprise":true})");
 }
 
 TEST_F(PartitionRouterTest, AFanOutReadsAnOwnerTheNodeHasNotReadYetBeforeItsOneAttempt) {

@@ -295,6 +295,20 @@ export interface Notice {
 
 export interface NoticesAnswer {
   notices: Notice[];
+  /** Through a cluster node: some partitions did not give their notices (they stay pending there). The notices listed are every one the other partitions acknowledged. */
+  incomplete?: boolean;
+  missingPartitions?: number[];
+  /** Why each missing partition gave no notices: its own refusal (a 4xx is that partition's answer, never the whole answer) or the node's error for it. */
+  partitionErrors?: PartitionError[];
+}
+
+export interface PartitionError {
+  partition: number;
+  status: number;
+  error: {
+    code: string;
+    message: string;
+  };
 }
 
 export interface DrainRequest {
