@@ -2,8 +2,8 @@
 # What X-Request-Id costs (docs/request-ids.md): one client posting single events back to
 # back on one keep-alive connection, without an id and with a fresh id per request (what the
 # CLI and the TypeScript client send), alternating, 3 rounds of N events (default 300) each.
-# Prints the medians and their ratio. A request with an id writes one more commit group for
-# its answer, so this is the price of exactly-once retries for a lone sequential writer.
+# Prints the medians and their ratio: the price of exactly-once retries for a lone sequential
+# writer. An event's record and answer ride in the event's own commit group (no second group).
 #
 # Usage: bench/request_id_bench.sh PATH/TO/statewatch [N]
 set -euo pipefail

@@ -116,8 +116,8 @@ struct Command {
       op;
   Status status;
   // The X-Request-Id seal armed on the thread that made the command (engine/request_seal.h):
-  // RunGroup runs it in the command's group once the command has built.
-  SideTableHost::WriteFn seal = TakeRequestSeal();
+  // RunGroup runs it in the command's group once the command has built, with its outcome.
+  SealWriteFn seal = TakeRequestSeal();
   // queue bookkeeping
   bool done = false;
   std::condition_variable cv;

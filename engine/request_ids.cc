@@ -126,7 +126,15 @@ struct RequestSealAccess {
     return seal.sealed_at_ms_.compare_exchange_strong(expected, now == 0 ? 1 : now,
                                                       std::memory_order_acq_rel);
   }
+  // The answer the seal's renderer makes of `outcome`, kept on the seal; nullopt without one.
+  static std::optional<RequestAnswer> Render(RequestSeal& seal, const SealedOutcome& outcome) {
+    if (!seal.render_) return std::nullopt;
+    seal.answer_in_group_ = seal.render_(outcome);
+    return seal.answer_in_group_;
+  }
 };
+
+RequestSeal* ArmedRequestSeal() { return armed_seal.get(); }
 
 ArmRequestSeal::ArmRequestSeal(std::shared_ptr<RequestSeal> seal)
     : previous_(std::exchange(armed_seal, std::move(seal))) {}
@@ -135,13 +143,19 @@ ArmRequestSeal::~ArmRequestSeal() { armed_seal = std::move(previous_); }
 
 namespace engine {
 
-SideTableHost::WriteFn TakeRequestSeal() {
+SealWriteFn TakeRequestSeal() {
   if (!armed_seal) return {};
-  return [seal = armed_seal](GroupWrite& g) -> Status {
+  return [seal = armed_seal](GroupWrite& g, const SealedOutcome& outcome) -> Status {
     if (!RequestSealAccess::Claim(*seal, g.now())) return Status::OK();  // an earlier command's
     RequestRecord r;
     r.digest = seal->digest();
     r.created_at_ms = g.now();
+    if (std::optional<RequestAnswer> a = RequestSealAccess::Render(*seal, outcome)) {
+      r.answered = true;  // the answer is durable with the effect: a retry always gets it
+      r.status = a->status;
+      r.content_type = std::move(a->content_type);
+      r.body = std::move(a->body);
+    }
     g.Put(Family::kMeta, RecordKey(seal->id()), EncodeRequestRecord(r));
     return Status::OK();
   };

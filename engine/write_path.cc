@@ -62,6 +62,16 @@ Joining JoiningOf(const Command& c) {
   return Joining::kFirstOnly;
 }
 
+// What a request's seal may render its answer from: the command's result, built and not yet
+// durable (it becomes durable with the record, or neither does).
+SealedOutcome SealedOutcomeOf(const Command& c) {
+  if (const auto* record = std::get_if<RecordCmd>(&c.op)) return &record->results;
+  if (const auto* ack = std::get_if<AckCmd>(&c.op); ack != nullptr && ack->all) {
+    return &ack->notices;
+  }
+  return std::monostate{};
+}
+
 }  // namespace
 
 // ---- 1. the caller ---------------------------------------------------------------------------
@@ -161,7 +171,7 @@ void EngineImpl::RunGroup(const std::vector<Command*>& group) {
     c->status = BuildCommand(*c);
     if (c->status.ok() && c->seal) {  // X-Request-Id: the record rides on the effect's group
       GroupWrite w = SideTableWrite();
-      c->status = c->seal(w);
+      c->status = c->seal(w, SealedOutcomeOf(*c));
     }
     // Invalid input fails its own command only; anything else fails the group.
     if (!c->status.ok() && !c->status.IsInvalidArgument()) {

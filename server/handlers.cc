@@ -15,6 +15,7 @@
 #include "codecs/json_fields.h"
 #include "codecs/registry_codec.h"
 #include "server/openapi.h"
+#include "server/request_ledger.h"
 #include "server/url.h"
 #include "server/webhook_handlers.h"
 #include "statewatch/session_key.h"
@@ -240,6 +241,23 @@ std::string RequestTraceparent(const ApiRequest& req) {
   return trace::NormalizeTraceparent(req.header("traceparent")).value_or("");
 }
 
+namespace {
+
+// The answers of POST /v1/events and of a drain: made from the engine call's result alone, so
+// that an X-Request-Id record keeps them in the effect's own group (AnswerInGroup).
+ApiResponse RecordedEventsAnswer(const std::vector<RecordResult>& results) {
+  json::array events;
+  events.reserve(results.size());
+  for (const RecordResult& r : results) events.emplace_back(tools::RecordResultToJson(r));
+  return JsonResponse(200, json::object{{"events", std::move(events)}});
+}
+
+ApiResponse DrainedAnswer(const std::vector<Notice>& notices) {
+  return JsonResponse(200, NoticesJson(notices));
+}
+
+}  // namespace
+
 ApiResponse HandleRecordEvents(const HandlerContext& ctx, const ApiRequest& req) {
   ApiResponse error;
   auto body = ParseBody(req.body, &error);
@@ -268,14 +286,12 @@ ApiResponse HandleRecordEvents(const HandlerContext& ctx, const ApiRequest& req)
       if (in.traceparent.empty()) in.traceparent = trace;
     }
   }
+  AnswerInGroup(&RecordedEventsAnswer);
   auto results = ctx.engine.RecordMany(inputs);
   if (!results.ok()) return StatusResponse(results.status());
   ctx.metrics.CountRecorded(*results);
   AfterWrite(ctx);
-  json::array events;
-  events.reserve(results->size());
-  for (const RecordResult& r : *results) events.emplace_back(tools::RecordResultToJson(r));
-  return JsonResponse(200, json::object{{"events", std::move(events)}});
+  return RecordedEventsAnswer(*results);
 }
 
 ApiResponse HandleUpsertSession(const HandlerContext& ctx, const ApiRequest& req,
@@ -370,11 +386,12 @@ ApiResponse HandleDrainNotices(const HandlerContext& ctx, const ApiRequest& req)
   ApiResponse error;
   auto watcher = RequiredBodyString(req, "watcher", &error);
   if (!watcher) return error;
+  AnswerInGroup(&DrainedAnswer);  // the answer is the data: durable with the cursors' moves
   auto notices = ctx.engine.Drain(*watcher);
   if (!notices.ok()) return StatusResponse(notices.status());
   ctx.metrics.AddNoticesDrained(notices->size());
   AfterWrite(ctx);  // a drain may reopen a notice for intervening changes: a merged wake
-  return JsonResponse(200, NoticesJson(*notices));
+  return DrainedAnswer(*notices);
 }
 
 ApiResponse HandlePrune(const HandlerContext& ctx) {

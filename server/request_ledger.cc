@@ -32,6 +32,12 @@ std::string Printable(std::string_view id) {
 
 }  // namespace
 
+RequestAnswer RecordedAnswer(const ApiResponse& answer) {
+  return RequestAnswer{answer.status,
+                       answer.content_type != nullptr ? answer.content_type : "application/json",
+                       answer.body};
+}
+
 RequestLedger::RequestLedger(Engine& engine, int64_t ttl_ms)
     : engine_(engine), table_(std::make_unique<RequestIds>(engine)), ttl_ms_(ttl_ms) {}
 
@@ -130,12 +136,20 @@ void RequestLedger::Finish(const std::string& id, const std::shared_ptr<RequestS
   // through POST (versions) costs no write and is answered afresh, a refusal that changed
   // nothing may come again under the same id.
   if (seal->sealed() && answer.events == nullptr) {
+    RequestAnswer given = RecordedAnswer(answer);
+    const RequestAnswer* kept = seal->answer_in_group();
+    if (kept != nullptr && kept->status == given.status &&
+        kept->content_type == given.content_type && kept->body == given.body) {
+      std::lock_guard<std::mutex> lock(mu_);  // written with the effect: nothing more to write
+      in_flight_.erase(id);
+      return;
+    }
     RequestRecord r;
     r.digest = seal->digest();
     r.created_at_ms = seal->sealed_at_ms();
-    r.status = answer.status;
-    r.content_type = answer.content_type != nullptr ? answer.content_type : "application/json";
-    r.body = answer.body;
+    r.status = given.status;
+    r.content_type = std::move(given.content_type);
+    r.body = std::move(given.body);
     Status st = table_->PutAnswer(id, std::move(r));
     if (!st.ok()) {
       spdlog::warn("event=request_id_answer_not_kept id=\"{}\" error=\"{}\"", id, st.message());

@@ -6,14 +6,16 @@
 // 400 invalid_argument naming the header) is applied at most once while its record lives
 // (15 minutes of the engine clock):
 //   - first time: the handler runs with the request's seal armed (include/statewatch/
-//     request_ids.h), so the record is committed in the same group as the first effect;
-//     then the answer is added to the record;
+//     request_ids.h), so the record is committed in the same group as the first effect —
+//     with the answer, when the handler rendered it there (AnswerInGroup: events, drains);
+//     otherwise the answer is added to the record in a group of its own;
 //   - again, same method, target, body and caller headers: the first answer, status and
 //     body, with `X-Statewatch-Replayed: true`; nothing is applied;
 //   - again with another request: 422 request_id_reused, nothing applied;
 //   - again while the first is still running here: 409 request_in_progress (Retry-After: 1);
 //   - again after the first was applied but its answer lost (the daemon stopped between the
-//     two writes): 409 request_answer_lost, nothing applied.
+//     two writes; never for an answer written in the effect's group): 409
+//     request_answer_lost, nothing applied.
 // Only requests that applied something through a commit group (their seal was written) keep
 // a record: a request that changed nothing — a refusal (400, 404, 503 …), a read through POST
 // (versions), or an operation outside the commit groups (backup, rebuild, the test clock) —
@@ -36,6 +38,26 @@
 #include "statewatch/request_ids.h"
 
 namespace statewatch::server {
+
+// The answer as a record keeps it.
+RequestAnswer RecordedAnswer(const ApiResponse& answer);
+
+// Has the calling thread's request seal, if one is armed, write the answer `render` makes of
+// the engine call's result in the effect's own commit group, so that the answer is durable
+// with the effect (a retry after a crash or a failover gets it, and no second group is
+// written). For a handler whose answer is `render` of one engine call's result: T is that
+// result, std::vector<RecordResult> (RecordMany) or std::vector<Notice> (Drain); call it just
+// before the engine call, and answer with `render` of the result.
+template <typename T>
+void AnswerInGroup(ApiResponse (*render)(const T&)) {
+  RequestSeal* seal = ArmedRequestSeal();
+  if (seal == nullptr) return;
+  seal->AnswerWith([render](const SealedOutcome& outcome) -> std::optional<RequestAnswer> {
+    const T* const* result = std::get_if<const T*>(&outcome);
+    if (result == nullptr) return std::nullopt;
+    return RecordedAnswer(render(**result));
+  });
+}
 
 class RequestLedger {
  public:

@@ -8,16 +8,19 @@
 // through the commit groups (engine/group_write.h): replayed after a crash, carried in a
 // cluster partition's replicated log, so a standby that takes over knows them.
 //
-// One request is two writes, and the first is the operation's own:
+// The record is written with the operation's own effect:
 //   1. the seal. While a RequestSeal is armed on a thread (ArmRequestSeal), every engine
 //      write command the thread makes carries it; the commit leader writes the record
-//      {digest, created_at, no answer} in the group of the first such command that builds
+//      {digest, created_at, answer} in the group of the first such command that builds
 //      (engine_impl.h's Command, engine/write_path.cc's RunGroup). The effect and the record
 //      are one atomic write: there is no moment where the effect is durable and the record
 //      is not, so a retry can never apply the request again.
-//   2. the answer. Once the handler has answered, PutAnswer adds the answer to the record.
-//      A crash (or a failover) between 1 and 2 loses the answer, not the record: a retry then
-//      learns that the request was applied and that its answer is gone.
+//   2. the answer. A handler whose answer is made from one engine call's result (events,
+//      drains) gives the seal a renderer first (AnswerWith); the leader renders the answer
+//      from the command's result and writes it in the same record, so a retry always gets
+//      the first answer. Otherwise, once the handler has answered, PutAnswer adds the answer
+//      in a group of its own: a crash (or a failover) between the two loses the answer, not
+//      the record, and a retry learns that the request was applied and its answer is gone.
 //
 // REQUIRES: the engine was made by Engine::Open and outlives the handle. Thread-safe.
 #ifndef STATEWATCH_REQUEST_IDS_H_
@@ -25,10 +28,13 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
+#include <vector>
 
 #include "statewatch/engine.h"
 #include "statewatch/status.h"
@@ -56,6 +62,24 @@ Result<RequestRecord> DecodeRequestRecord(std::string_view bytes);
 // Whether `id` is a valid X-Request-Id: 1 to 128 printable ASCII characters (0x20..0x7E).
 bool IsValidRequestId(std::string_view id);
 
+// What a request answered, as the record keeps it.
+struct RequestAnswer {
+  int status = 0;
+  std::string content_type;
+  std::string body;
+};
+
+// The result of the engine command a seal rides on, as the commit leader has it once the
+// command has built (before the group is durable): the events' results of Record/RecordMany,
+// the notices of Drain; monostate for the other commands.
+using SealedOutcome = std::variant<std::monostate, const std::vector<RecordResult>*,
+                                   const std::vector<Notice>*>;
+
+// Renders a request's answer from the outcome of its engine command, on the commit leader's
+// thread; nullopt when this outcome is not one it renders (the answer is then written after
+// the handler answers, in a group of its own).
+using AnswerRenderer = std::function<std::optional<RequestAnswer>(const SealedOutcome&)>;
+
 // The seal of one request: what the commit leader writes with the request's first effect.
 // Shared between the request's thread and the leader that writes it.
 class RequestSeal {
@@ -68,11 +92,26 @@ class RequestSeal {
   bool sealed() const { return sealed_at_ms_.load(std::memory_order_acquire) != 0; }
   int64_t sealed_at_ms() const { return sealed_at_ms_.load(std::memory_order_acquire); }
 
+  // Before the engine call, on the request's thread: the answer is rendered from the
+  // command's outcome and written in the effect's group. Only for a request whose answer is
+  // made from one engine call's result: the record keeps what `render` returns, and the
+  // request's answer must be the same (RequestLedger writes the real one over it if not).
+  void AnswerWith(AnswerRenderer render) { render_ = std::move(render); }
+  // The answer written with the seal, or nullptr. Read once the engine call has returned.
+  const RequestAnswer* answer_in_group() const {
+    return answer_in_group_ ? &*answer_in_group_ : nullptr;
+  }
+
  private:
   friend struct RequestSealAccess;
   std::string id_, digest_;
   std::atomic<int64_t> sealed_at_ms_{0};
+  AnswerRenderer render_;  // set before the engine call; run by the leader
+  std::optional<RequestAnswer> answer_in_group_;  // set by the leader before the call returns
 };
+
+// The seal armed on the calling thread, or nullptr (a request without X-Request-Id).
+RequestSeal* ArmedRequestSeal();
 
 // Arms the calling thread with `seal` for its lifetime (nested arming is not supported: the
 // inner one replaces the outer until it ends). Commands made on other threads never carry it.

@@ -101,6 +101,86 @@ TEST_F(RequestIdsTest, TheAnswerKeepsTheSealsTimeAndSurvivesAReopen) {
   EXPECT_EQ(r->content_type, "application/json");
 }
 
+// Issue 37: a seal with a renderer writes the answer in the effect's own group — the record
+// is whole at once, survives a reopen with no further write, and a retry gets the answer even
+// when the process stopped right after the effect.
+TEST_F(RequestIdsTest, ARenderedAnswerIsWrittenInTheEffectsGroup) {
+  ASSERT_OK(engine_->Watch("agent:main:w", Name("agent:main:a")));
+  Human("agent:main:a");
+  const uint64_t before = Groups();
+  auto seal = std::make_shared<RequestSeal>("req-6", "d6");
+  seal->AnswerWith([](const SealedOutcome& outcome) -> std::optional<RequestAnswer> {
+    auto* notices = std::get_if<const std::vector<Notice>*>(&outcome);
+    if (notices == nullptr) return std::nullopt;
+    std::string body = "drained";
+    for (const Notice& n : **notices) body += " " + n.target.session_key;
+    return RequestAnswer{200, "text/plain", body};
+  });
+  {
+    ArmRequestSeal armed(seal);
+    auto drained = engine_->Drain("agent:main:w");
+    ASSERT_OK(drained);
+    ASSERT_EQ(drained->size(), 1u);
+  }
+  EXPECT_EQ(Groups(), before + 1) << "the drain, its record and its answer are one group";
+  ASSERT_NE(seal->answer_in_group(), nullptr);
+  EXPECT_EQ(seal->answer_in_group()->body, "drained agent:main:a");
+  Reopen();  // what a crash right after the effect's group leaves
+  auto r = RecordOf("req-6");
+  ASSERT_TRUE(r.has_value());
+  EXPECT_TRUE(r->answered);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->content_type, "text/plain");
+  EXPECT_EQ(r->body, "drained agent:main:a");
+  EXPECT_EQ(r->created_at_ms, kStart);
+}
+
+TEST_F(RequestIdsTest, ARendererThatDoesNotRenderTheOutcomeLeavesTheAnswerToPutAnswer) {
+  auto seal = std::make_shared<RequestSeal>("req-7", "d7");
+  int calls = 0;
+  seal->AnswerWith([&calls](const SealedOutcome& outcome) -> std::optional<RequestAnswer> {
+    ++calls;
+    EXPECT_TRUE(std::holds_alternative<std::monostate>(outcome)) << "a watch has no result";
+    return std::nullopt;
+  });
+  {
+    ArmRequestSeal armed(seal);
+    ASSERT_OK(engine_->Watch("agent:main:w", Name("agent:main:a")));
+  }
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(seal->answer_in_group(), nullptr);
+  auto r = RecordOf("req-7");
+  ASSERT_TRUE(r.has_value());
+  EXPECT_FALSE(r->answered);
+}
+
+TEST_F(RequestIdsTest, EventsResultsAreTheOutcomeOfARecord) {
+  auto seal = std::make_shared<RequestSeal>("req-8", "d8");
+  seal->AnswerWith([](const SealedOutcome& outcome) -> std::optional<RequestAnswer> {
+    auto* results = std::get_if<const std::vector<RecordResult>*>(&outcome);
+    if (results == nullptr) return std::nullopt;
+    std::string body;
+    for (const RecordResult& r : **results) body += std::to_string(r.event.sequence) + ";";
+    return RequestAnswer{201, "text/plain", body};
+  });
+  std::vector<RecordResult> results;
+  {
+    ArmRequestSeal armed(seal);
+    auto recorded = engine_->RecordMany(
+        {Input("agent:main:a", "human_direct_message"), Input("agent:main:b", "human_direct_message")});
+    ASSERT_OK(recorded);
+    results = *recorded;
+  }
+  ASSERT_EQ(results.size(), 2u);
+  auto r = RecordOf("req-8");
+  ASSERT_TRUE(r.has_value());
+  EXPECT_TRUE(r->answered);
+  EXPECT_EQ(r->status, 201);
+  EXPECT_EQ(r->body, std::to_string(results[0].event.sequence) + ";" +
+                         std::to_string(results[1].event.sequence) + ";")
+      << "the sequences the caller got";
+}
+
 TEST_F(RequestIdsTest, RecordsOlderThanTheCutoffAreRemoved) {
   RequestIds ids(*engine_);
   RequestRecord r;

@@ -182,6 +182,45 @@ TEST_F(RequestIdTest, AnAnswerSurvivesAReopen) {
   EXPECT_EQ(fresh.body.find("agent:main:a"), std::string::npos) << fresh.body;
 }
 
+// Issue 37: the answers of events and drains are written in their effect's own group — one
+// group per request, with an id or without, and the record answers at once.
+TEST_F(RequestIdTest, EventsAndDrainsAnswersAreWrittenWithTheirEffect) {
+  auto groups = [&] { return engine_->Stats()->commit_groups; };
+  auto answered = [&](const std::string& id) {
+    auto r = RequestIds(*engine_).Get(id);
+    EXPECT_OK(r);
+    return r.ok() && r->has_value() && (*r)->answered ? (*r)->body : std::string("(none)");
+  };
+  ASSERT_EQ(
+      Send("POST", "/v1/watches", R"({"watcher":"agent:main:w","target":"agent:main:a"})", "w-1")
+          .status,
+      200);
+  uint64_t before = groups();
+  auto event = Send("POST", "/v1/events", kEvent, "e-1");
+  ASSERT_EQ(event.status, 200) << event.body;
+  EXPECT_EQ(groups(), before + 1) << "the answer took no group of its own";
+  EXPECT_EQ(answered("e-1"), event.body);
+  const std::string batch = "[" + kEvent + "," + kEvent + "]";
+  before = groups();
+  auto events = Send("POST", "/v1/events", batch, "e-2");
+  ASSERT_EQ(events.status, 200) << events.body;
+  EXPECT_EQ(groups(), before + 1);
+  EXPECT_EQ(answered("e-2"), events.body);
+  before = groups();
+  auto drained = Send("POST", "/v1/notices/drain", R"({"watcher":"agent:main:w"})", "d-1");
+  ASSERT_EQ(drained.status, 200);
+  ASSERT_NE(drained.body.find("agent:main:a"), std::string::npos) << drained.body;
+  EXPECT_EQ(groups(), before + 1) << "the cursors' moves and the notices, one group";
+  EXPECT_EQ(answered("d-1"), drained.body);
+  // A watch's answer is not rendered in the group: it is added after, as before.
+  before = groups();
+  ASSERT_EQ(
+      Send("POST", "/v1/watches", R"({"watcher":"agent:main:w","target":"agent:main:b"})", "w-2")
+          .status,
+      200);
+  EXPECT_EQ(groups(), before + 2);
+}
+
 TEST_F(RequestIdTest, AnAppliedRequestWhoseAnswerWasLostIsNotAppliedAgain) {
   // What a crash between the two writes leaves: the record sealed with the effect, no answer.
   {
