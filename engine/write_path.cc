@@ -69,6 +69,7 @@ SealedOutcome SealedOutcomeOf(const Command& c) {
   if (const auto* ack = std::get_if<AckCmd>(&c.op); ack != nullptr && ack->all) {
     return &ack->notices;
   }
+  if (const auto* watch = std::get_if<WatchCmd>(&c.op)) return &watch->watched;
   return std::monostate{};
 }
 

@@ -243,8 +243,8 @@ std::string RequestTraceparent(const ApiRequest& req) {
 
 namespace {
 
-// The answers of POST /v1/events and of a drain: made from the engine call's result alone, so
-// that an X-Request-Id record keeps them in the effect's own group (AnswerInGroup).
+// The answers of POST /v1/events, a drain and a watch: made from the engine call's result
+// alone, so that an X-Request-Id record keeps them in the effect's own group (AnswerInGroup).
 ApiResponse RecordedEventsAnswer(const std::vector<RecordResult>& results) {
   json::array events;
   events.reserve(results.size());
@@ -254,6 +254,10 @@ ApiResponse RecordedEventsAnswer(const std::vector<RecordResult>& results) {
 
 ApiResponse DrainedAnswer(const std::vector<Notice>& notices) {
   return JsonResponse(200, NoticesJson(notices));
+}
+
+ApiResponse WatchedAnswer(const bool& watched) {
+  return JsonResponse(200, json::object{{"watched", watched}});
 }
 
 }  // namespace
@@ -318,16 +322,20 @@ ApiResponse HandleDeleteSession(const HandlerContext& ctx, const ApiRequest& req
                                 const std::string& key, std::string_view query) {
   auto name = RouteSessionName(req, key, query);
   if (!name.ok()) return StatusResponse(name.status());
+  const ApiResponse deleted = JsonResponse(200, json::object{{"deleted", true}});
+  AnswerInGroupOnSuccess(deleted);
   if (Status s = ctx.engine.DeleteSession(*name); !s.ok()) return StatusResponse(s);
-  return JsonResponse(200, json::object{{"deleted", true}});
+  return deleted;
 }
 
 ApiResponse HandleResetSession(const HandlerContext& ctx, const ApiRequest& req,
                                const std::string& key, std::string_view query) {
   auto name = RouteSessionName(req, key, query);
   if (!name.ok()) return StatusResponse(name.status());
+  const ApiResponse reset = JsonResponse(200, json::object{{"reset", true}});
+  AnswerInGroupOnSuccess(reset);
   if (Status s = ctx.engine.ResetWatcher(name->session_key); !s.ok()) return StatusResponse(s);
-  return JsonResponse(200, json::object{{"reset", true}});
+  return reset;
 }
 
 ApiResponse HandleAppendMessages(const HandlerContext& ctx, const ApiRequest& req,
@@ -339,11 +347,12 @@ ApiResponse HandleAppendMessages(const HandlerContext& ctx, const ApiRequest& re
   if (!name.ok()) return StatusResponse(name.status());
   auto messages = tools::TranscriptMessagesFromJson(*body);
   if (!messages.ok()) return StatusResponse(messages.status());
-  std::size_t n = messages->size();
+  const ApiResponse appended = JsonResponse(200, json::object{{"appended", messages->size()}});
+  AnswerInGroupOnSuccess(appended);
   if (Status s = SessionTables(ctx.engine).AppendTranscript(*name, std::move(*messages)); !s.ok()) {
     return StatusResponse(s);
   }
-  return JsonResponse(200, json::object{{"appended", n}});
+  return appended;
 }
 
 ApiResponse HandleWatch(const HandlerContext& ctx, const ApiRequest& req) {
@@ -361,14 +370,13 @@ ApiResponse HandleWatch(const HandlerContext& ctx, const ApiRequest& req) {
   // semantics.md §3.1: a malformed key is a refused registration (false), not an error.
   auto target_name = ResolveSession(*target, target_agent);
   if (!target_name.ok()) return JsonResponse(200, json::object{{"watched", false}});
+  AnswerInGroup(&WatchedAnswer);
   auto watched = ctx.engine.Watch(*watcher, *target_name);
   if (!watched.ok()) {
-    if (watched.status().IsInvalidArgument()) {
-      return JsonResponse(200, json::object{{"watched", false}});
-    }
+    if (watched.status().IsInvalidArgument()) return WatchedAnswer(false);
     return StatusResponse(watched.status());
   }
-  return JsonResponse(200, json::object{{"watched", *watched}});
+  return WatchedAnswer(*watched);
 }
 
 ApiResponse HandlePeekNotices(const HandlerContext& ctx, std::string_view query) {

@@ -38,6 +38,14 @@ RequestAnswer RecordedAnswer(const ApiResponse& answer) {
                        answer.body};
 }
 
+void AnswerInGroupOnSuccess(const ApiResponse& answer) {
+  RequestSeal* seal = ArmedRequestSeal();
+  if (seal == nullptr) return;
+  seal->AnswerWith([kept = RecordedAnswer(answer)](const SealedOutcome&) {
+    return std::optional<RequestAnswer>(kept);
+  });
+}
+
 RequestLedger::RequestLedger(Engine& engine, int64_t ttl_ms)
     : engine_(engine), table_(std::make_unique<RequestIds>(engine)), ttl_ms_(ttl_ms) {}
 

@@ -46,8 +46,8 @@ RequestAnswer RecordedAnswer(const ApiResponse& answer);
 // the engine call's result in the effect's own commit group, so that the answer is durable
 // with the effect (a retry after a crash or a failover gets it, and no second group is
 // written). For a handler whose answer is `render` of one engine call's result: T is that
-// result, std::vector<RecordResult> (RecordMany) or std::vector<Notice> (Drain); call it just
-// before the engine call, and answer with `render` of the result.
+// result, std::vector<RecordResult> (RecordMany), std::vector<Notice> (Drain) or bool
+// (Watch); call it just before the engine call, and answer with `render` of the result.
 template <typename T>
 void AnswerInGroup(ApiResponse (*render)(const T&)) {
   RequestSeal* seal = ArmedRequestSeal();
@@ -58,6 +58,10 @@ void AnswerInGroup(ApiResponse (*render)(const T&)) {
     return RecordedAnswer(render(**result));
   });
 }
+
+// The same for a handler that makes one engine write (one command or one side-table group)
+// and answers `answer` whenever it succeeds (a deletion, a reset, a transcript append).
+void AnswerInGroupOnSuccess(const ApiResponse& answer);
 
 class RequestLedger {
  public:

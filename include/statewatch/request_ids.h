@@ -71,9 +71,10 @@ struct RequestAnswer {
 
 // The result of the engine command a seal rides on, as the commit leader has it once the
 // command has built (before the group is durable): the events' results of Record/RecordMany,
-// the notices of Drain; monostate for the other commands.
+// the notices of Drain, whether a Watch holds its cursor; monostate for the other commands
+// (acks, resets, deletions, side-table writes: their result is their success).
 using SealedOutcome = std::variant<std::monostate, const std::vector<RecordResult>*,
-                                   const std::vector<Notice>*>;
+                                   const std::vector<Notice>*, const bool*>;
 
 // Renders a request's answer from the outcome of its engine command, on the commit leader's
 // thread; nullopt when this outcome is not one it renders (the answer is then written after

@@ -140,12 +140,13 @@ TEST_F(RequestIdsTest, ARendererThatDoesNotRenderTheOutcomeLeavesTheAnswerToPutA
   int calls = 0;
   seal->AnswerWith([&calls](const SealedOutcome& outcome) -> std::optional<RequestAnswer> {
     ++calls;
-    EXPECT_TRUE(std::holds_alternative<std::monostate>(outcome)) << "a watch has no result";
+    EXPECT_TRUE(std::holds_alternative<std::monostate>(outcome)) << "a reset has no result";
     return std::nullopt;
   });
+  ASSERT_OK(engine_->Watch("agent:main:w", Name("agent:main:a")));
   {
     ArmRequestSeal armed(seal);
-    ASSERT_OK(engine_->Watch("agent:main:w", Name("agent:main:a")));
+    ASSERT_OK(engine_->ResetWatcher("agent:main:w"));
   }
   EXPECT_EQ(calls, 1);
   EXPECT_EQ(seal->answer_in_group(), nullptr);

@@ -7,9 +7,11 @@
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
+#include <array>
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "server/api.h"
 #include "server/request_ledger.h"
@@ -182,9 +184,10 @@ TEST_F(RequestIdTest, AnAnswerSurvivesAReopen) {
   EXPECT_EQ(fresh.body.find("agent:main:a"), std::string::npos) << fresh.body;
 }
 
-// Issue 37: the answers of events and drains are written in their effect's own group — one
-// group per request, with an id or without, and the record answers at once.
-TEST_F(RequestIdTest, EventsAndDrainsAnswersAreWrittenWithTheirEffect) {
+// Issue 37: the answers of events, drains, watches, appends, resets and deletions are written
+// in their effect's own group — one group per request, with an id or without, and the record
+// answers at once; an upsert's answer (read back after the write) still takes a second group.
+TEST_F(RequestIdTest, AnswersOfOneWriteAreWrittenWithIt) {
   auto groups = [&] { return engine_->Stats()->commit_groups; };
   auto answered = [&](const std::string& id) {
     auto r = RequestIds(*engine_).Get(id);
@@ -212,13 +215,28 @@ TEST_F(RequestIdTest, EventsAndDrainsAnswersAreWrittenWithTheirEffect) {
   ASSERT_NE(drained.body.find("agent:main:a"), std::string::npos) << drained.body;
   EXPECT_EQ(groups(), before + 1) << "the cursors' moves and the notices, one group";
   EXPECT_EQ(answered("d-1"), drained.body);
-  // A watch's answer is not rendered in the group: it is added after, as before.
+  // A watch, a transcript append, a reset and a deletion: one group each, answered at once.
+  const std::vector<std::array<std::string, 4>> one_group = {
+      {"POST", "/v1/watches", R"({"watcher":"agent:main:w","target":"agent:main:b"})", "w-2"},
+      {"POST", "/v1/sessions/agent:main:b/messages", R"([{"role":"user","content":"hi"}])",
+       "m-1"},
+      {"POST", "/v1/sessions/agent:main:w/reset", "", "x-1"},
+      {"DELETE", "/v1/sessions/agent:main:b", "", "x-2"},
+  };
+  for (const auto& [method, target, body, id] : one_group) {
+    before = groups();
+    auto answer = Send(method, target, body, id);
+    ASSERT_EQ(answer.status, 200) << target << ": " << answer.body;
+    EXPECT_EQ(groups(), before + 1) << method << " " << target;
+    EXPECT_EQ(answered(id), answer.body) << method << " " << target;
+  }
+  // A session upsert answers the record read back after its write: its answer takes a group
+  // of its own, as before.
   before = groups();
-  ASSERT_EQ(
-      Send("POST", "/v1/watches", R"({"watcher":"agent:main:w","target":"agent:main:b"})", "w-2")
-          .status,
-      200);
+  auto upserted = Send("PUT", "/v1/sessions/agent:main:c", R"({"label":"c"})", "u-1");
+  ASSERT_EQ(upserted.status, 200) << upserted.body;
   EXPECT_EQ(groups(), before + 2);
+  EXPECT_EQ(answered("u-1"), upserted.body);
 }
 
 TEST_F(RequestIdTest, AnAppliedRequestWhoseAnswerWasLostIsNotAppliedAgain) {
