@@ -5,9 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <optional>
-#include <random>
 #include <thread>
 #include <vector>
 
@@ -16,6 +14,7 @@
 #include "codecs/json_codec.h"
 #include "net/error_envelope.h"
 #include "server/url.h"
+#include "statewatch/request_ids.h"
 
 namespace statewatch::cli {
 namespace json = boost::json;
@@ -25,15 +24,6 @@ std::string ErrorMessage(const HttpAnswer& a) {
   std::string body = a.body;
   while (!body.empty() && body.back() == '\n') body.pop_back();
   return "HTTP " + std::to_string(a.status) + ": " + body;
-}
-
-std::string NewRequestId() {
-  static thread_local std::mt19937_64 bits{std::random_device{}() ^
-                                           (uint64_t{std::random_device{}()} << 32)};
-  char out[33];
-  std::snprintf(out, sizeof out, "%016llx%016llx", static_cast<unsigned long long>(bits()),
-                static_cast<unsigned long long>(bits()));
-  return out;
 }
 
 namespace {

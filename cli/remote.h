@@ -39,9 +39,6 @@ using net::HttpRequest;
 // <body>" when the body is not that envelope.
 std::string ErrorMessage(const HttpAnswer& a);
 
-// A fresh X-Request-Id: 32 random hex digits.
-std::string NewRequestId();
-
 // The remote form of each verb (see verb_table.cc).
 int RemoteRecord(Command& c);
 int RemoteStatus(Command& c);

@@ -1,6 +1,8 @@
 // RequestIds and the request seal (include/statewatch/request_ids.h, engine/request_seal.h).
 #include "statewatch/request_ids.h"
 
+#include <cstdio>
+#include <random>
 #include <utility>
 
 #include "engine/flatbuffer_values.h"
@@ -115,6 +117,15 @@ bool IsValidRequestId(std::string_view id) {
     if (c < 0x20 || c > 0x7e) return false;
   }
   return true;
+}
+
+std::string NewRequestId() {
+  static thread_local std::mt19937_64 bits{std::random_device{}() ^
+                                           (uint64_t{std::random_device{}()} << 32)};
+  char out[33];
+  std::snprintf(out, sizeof out, "%016llx%016llx", static_cast<unsigned long long>(bits()),
+                static_cast<unsigned long long>(bits()));
+  return out;
 }
 
 // ---- the seal -----------------------------------------------------------------------------------

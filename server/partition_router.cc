@@ -14,6 +14,7 @@
 #include "server/internal_call.h"
 #include "server/json_body.h"
 #include "server/url.h"
+#include "statewatch/request_ids.h"
 #include "statewatch/session_key.h"
 
 namespace statewatch::server {
@@ -365,6 +366,15 @@ namespace {
 
 // What partition p's part of a peek or drain failed with, for "partitionErrors": the owner's
 // own {"error": {...}} when it sent one, else what came instead.
+// Whether partition p's drain may have run without its answer reaching the node: the answer
+// was lost after the request was sent (502 answer_lost: the owner stalled past the fan-out's
+// timeout, or died), or the owner is still running the first one (409 request_in_progress).
+bool AnswerMayBeElsewhere(const net::ListenerAnswer& a) {
+  if (a.status != 502 && a.status != 409) return false;
+  const std::string code = net::ErrorCodeOf(a.body);
+  return code == "answer_lost" || code == "request_in_progress";
+}
+
 json::object PartitionError(uint32_t p, const net::ListenerAnswer& a) {
   json::object error;
   if (auto body = JsonObjectOf(a.body)) {
@@ -383,12 +393,32 @@ json::object PartitionError(uint32_t p, const net::ListenerAnswer& a) {
 
 }  // namespace
 
-net::ListenerAnswer PartitionRouter::Notices(const net::ListenerRequest& request) const {
-  const std::vector<uint32_t> asked = NoticePartitions(request);
+net::ListenerAnswer PartitionRouter::Notices(const net::ListenerRequest& in) const {
+  const std::vector<uint32_t> asked = NoticePartitions(in);
+  // A drain carries an X-Request-Id to every partition — the client's, else one minted here —
+  // so that a partition whose answer did not come back can be asked again under it: the
+  // notices it acknowledged exist only in its recorded answer, which the retry replays.
+  const bool drain = in.method == "POST";
+  net::ListenerRequest request = in;
+  std::string minted;
+  if (drain && request.Header("x-request-id").empty()) {
+    minted = NewRequestId();
+    request.headers.emplace_back("x-request-id", minted);
+  }
+  // Re-asks of one partition: each waits retry_wait and may take fanout_timeout, and all of
+  // them together stay within retry_for.
+  const int64_t reasks =
+      drain ? options_.retry_for / (options_.fanout_timeout + options_.retry_wait) : 0;
   std::vector<std::future<net::ListenerAnswer>> answers;
   for (uint32_t p : asked) {
-    answers.push_back(std::async(std::launch::async, [this, p, &request] {
-      return ToPartition(p, request, request.body, options_.fanout_timeout, kNoRetry);
+    answers.push_back(std::async(std::launch::async, [this, p, &request, reasks] {
+      net::ListenerAnswer a =
+          ToPartition(p, request, request.body, options_.fanout_timeout, kNoRetry);
+      for (int64_t i = 0; i < reasks && AnswerMayBeElsewhere(a); ++i) {
+        options_.sleep(options_.retry_wait);
+        a = ToPartition(p, request, request.body, options_.fanout_timeout, kNoRetry);
+      }
+      return a;
     }));
   }
   json::array notices;
@@ -431,6 +461,8 @@ net::ListenerAnswer PartitionRouter::Notices(const net::ListenerRequest& request
   }
   net::ListenerAnswer answer(200, json::serialize(out));
   answer.headers.emplace_back("X-Statewatch-Owners", owners);
+  // The id to retry an incomplete drain with, when the client sent none.
+  if (!minted.empty()) answer.headers.emplace_back("X-Request-Id", minted);
   return answer;
 }
 

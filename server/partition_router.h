@@ -32,7 +32,11 @@
 //   GET /v1/notices, POST /v1/notices/drain  the partitions the watcher directory lists
 //                 (a superset of those holding the watcher's cursors; every partition when
 //                 it cannot be read), in parallel; the notices
-//                 in partition order. A partition that does not answer within fanout_timeout
+//                 in partition order. A drain carries the client's X-Request-Id, else one
+//                 the node mints (answered in X-Request-Id), to every partition, and asks a
+//                 partition again under it while its answer was lost after sending or it
+//                 answers 409 request_in_progress (within retry_for): its acknowledged
+//                 notices are only in its recorded answer. A partition that does not answer
 //                 leaves its notices pending and the answer says "incomplete": true with
 //                 "missingPartitions" and "partitionErrors" (each one's status and error); a
 //                 partition's refusal (4xx) is its part of the answer, never the whole answer

@@ -62,6 +62,10 @@ Result<RequestRecord> DecodeRequestRecord(std::string_view bytes);
 // Whether `id` is a valid X-Request-Id: 1 to 128 printable ASCII characters (0x20..0x7E).
 bool IsValidRequestId(std::string_view id);
 
+// A fresh X-Request-Id: 32 random hex digits (the CLI's for each mutating request; a node's
+// for a drain a client sent without one).
+std::string NewRequestId();
+
 // What a request answered, as the record keeps it.
 struct RequestAnswer {
   int status = 0;

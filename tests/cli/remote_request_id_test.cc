@@ -10,6 +10,7 @@
 #include "cli/remote.h"
 #include "cli_fixture.h"
 #include "net/http_listener.h"
+#include "statewatch/request_ids.h"
 #include "status_matchers.h"
 
 namespace statewatch::cli {

@@ -86,6 +86,7 @@ class PartitionRouterTest : public ::testing::Test {
     o.sleep = [this](std::chrono::milliseconds d) { slept_ += d; };
     o.retry_for = std::chrono::milliseconds(1000);
     o.retry_wait = std::chrono::milliseconds(100);
+    o.fanout_timeout = fanout_timeout_;
     return PartitionRouter(std::move(o));
   }
 
@@ -113,6 +114,22 @@ class PartitionRouterTest : public ::testing::Test {
   std::vector<Call> calls_;
   int refreshes_ = 0;
   std::chrono::milliseconds slept_{0};
+  std::chrono::milliseconds fanout_timeout_{1000};
+
+  // The calls made to `url`, and the X-Request-Id each carried ("" without one).
+  std::vector<std::string> RequestIdsSentTo(const std::string& url) {
+    std::lock_guard lock(mu_);
+    std::vector<std::string> out;
+    for (const Call& c : calls_) {
+      if (c.url != url) continue;
+      std::string id;
+      for (const auto& [name, value] : c.options.headers) {
+        if (name == "x-request-id") id = value;
+      }
+      out.push_back(id);
+    }
+    return out;
+  }
 };
 
 net::HttpAnswer Answer(int status, std::string body) {
@@ -277,6 +294,63 @@ TEST_F(PartitionRouterTest, APartitionThatAnswersWithoutANoticesListIsMissingAnd
   EXPECT_EQ(why.at("error").at("code"), "bad_gateway");
   EXPECT_EQ(why.at("error").at("message"),
             R"(partition 2 answered 200 without a notices list: {"surprise":true})");
+}
+
+// A partition whose drain answer was lost after the request was sent may have acknowledged
+// notices that only its recorded answer holds: the node asks it again under the same
+// X-Request-Id (minted here when the client sent none, and named in the answer).
+TEST_F(PartitionRouterTest, ADrainWhoseAnswerWasLostIsAskedAgainUnderTheSameId) {
+  fanout_timeout_ = std::chrono::milliseconds(100);  // re-asks within retry_for: 1000/(100+100)
+  script_["http://owner1"] = {Answer(-2, "")};
+  PartitionRouter router = Router();
+  auto a = router.Route(Request("POST", "/v1/notices/drain", R"({"watcher":"agent:w:main"})"));
+  ASSERT_EQ(a.status, 200) << a.body;
+  EXPECT_EQ(a.body, R"({"notices":[{"targetSessionKey":"from0"},{"targetSessionKey":"from1"},)"
+                    R"({"targetSessionKey":"from2"}]})");
+  const std::vector<std::string> ids = RequestIdsSentTo("http://owner1");
+  ASSERT_EQ(ids.size(), 2u);
+  EXPECT_EQ(ids[0].size(), 32u) << "minted: " << ids[0];
+  EXPECT_EQ(ids[1], ids[0]);
+  EXPECT_EQ(RequestIdsSentTo("http://owner0"), std::vector<std::string>{ids[0]});
+  EXPECT_EQ(HeaderOf(a, "X-Request-Id"), ids[0]);
+  EXPECT_EQ(slept_, std::chrono::milliseconds(100));
+}
+
+TEST_F(PartitionRouterTest, ADrainStillInProgressAtAPartitionIsAskedAgainUnderTheClientsId) {
+  fanout_timeout_ = std::chrono::milliseconds(100);
+  script_["http://owner2"] = {
+      Answer(409, R"({"error":{"code":"request_in_progress","message":"still running"}})"),
+      Answer(409, R"({"error":{"code":"request_in_progress","message":"still running"}})")};
+  PartitionRouter router = Router();
+  auto a = router.Route(Request("POST", "/v1/notices/drain", R"({"watcher":"agent:w:main"})",
+                                {{"x-request-id", "c-1"}}));
+  ASSERT_EQ(a.status, 200) << a.body;
+  EXPECT_EQ(a.body.find("incomplete"), std::string::npos) << a.body;
+  EXPECT_EQ(RequestIdsSentTo("http://owner2"), (std::vector<std::string>{"c-1", "c-1", "c-1"}));
+  EXPECT_EQ(HeaderOf(a, "X-Request-Id"), "") << "the client's own id is not repeated back";
+}
+
+TEST_F(PartitionRouterTest, ADrainsReAsksStopAfterRetryForAndThePartitionIsMissing) {
+  fanout_timeout_ = std::chrono::milliseconds(100);
+  script_["http://owner1"] = std::vector<net::HttpAnswer>(20, Answer(-2, ""));
+  PartitionRouter router = Router();
+  auto a = router.Route(Request("POST", "/v1/notices/drain", R"({"watcher":"agent:w:main"})"));
+  ASSERT_EQ(a.status, 200) << a.body;
+  const json::object body = json::parse(a.body).as_object();
+  EXPECT_EQ(json::serialize(body.at("missingPartitions")), "[1]");
+  EXPECT_EQ(body.at("partitionErrors").at(0).at("error").at("code"), "answer_lost");
+  EXPECT_EQ(RequestIdsSentTo("http://owner1").size(), 1u + 5u);  // the ask and 5 re-asks
+  EXPECT_FALSE(HeaderOf(a, "X-Request-Id").empty()) << "the id to retry the drain with";
+}
+
+TEST_F(PartitionRouterTest, APeekIsAskedOnceAndCarriesNoId) {
+  fanout_timeout_ = std::chrono::milliseconds(100);
+  script_["http://owner1"] = {Answer(-2, "")};
+  PartitionRouter router = Router();
+  auto a = router.Route(Request("GET", "/v1/notices?watcher=agent:w:main"));
+  ASSERT_EQ(a.status, 200) << a.body;
+  EXPECT_NE(a.body.find(R"("missingPartitions":[1])"), std::string::npos) << a.body;
+  EXPECT_EQ(RequestIdsSentTo("http://owner1"), std::vector<std::string>{""});
 }
 
 TEST_F(PartitionRouterTest, AFanOutReadsAnOwnerTheNodeHasNotReadYetBeforeItsOneAttempt) {
