@@ -11,6 +11,7 @@
 
 #include "server/access_control.h"
 #include "server/handlers.h"
+#include "server/internal_call.h"
 #include "server/request_ledger.h"
 #include "server/request_guard.h"
 #include "server/route_table.h"
@@ -152,8 +153,15 @@ ApiResponse Api::Dispatch(const ApiRequest& req, std::size_t* route) {
   auth::Scope needed = row < routes.size() ? NeededScope(routes[row]) : auth::Scope::kRead;
   if (!found.route) needed = std::min(needed, auth::Scope::kRead);
   const char* shown = row < routes.size() ? routes[row].method : "";
-  if (auto refused = access_->Check(req.authorization, needed, found.route ? shown : req.method,
-                                    row < routes.size() ? routes[row].path : target.path)) {
+  // A cluster-internal call is authenticated by its signature under the cluster's secret, not
+  // by a token: the calls a node makes on its own (the watcher directory, a saga's steps, a
+  // partition's mail) carry no client's token. The internal route's gate checks it again.
+  const bool signed_internal = IsSignedInternalCall(req, target.path);
+  if (auto refused = signed_internal ? std::nullopt
+                                     : access_->Check(req.authorization, needed,
+                                                      found.route ? shown : req.method,
+                                                      row < routes.size() ? routes[row].path
+                                                                          : target.path)) {
     return Refused(*refused);
   }
   HandlerContext ctx{*engine_, options_, manual_clock_, *metrics_, after_write, services_};
@@ -180,6 +188,15 @@ ApiResponse Api::Dispatch(const ApiRequest& req, std::size_t* route) {
     if (auto moved = services_.gate->Intercept(ctx, req, target.path, found)) return *moved;
   }
   return answer;
+}
+
+bool Api::IsSignedInternalCall(const ApiRequest& req, std::string_view path) const {
+  if (!IsInternalPath(path) || options_.cluster_secret.empty() || !req.header) {
+    return false;
+  }
+  const std::string_view header = req.header(kInternalHeaderLower);
+  return !header.empty() &&
+         CheckInternal(options_.cluster_secret, req.method, req.target, req.body, header).ok();
 }
 
 auth::Scope Api::NeededScope(const RouteSpec& spec) const {

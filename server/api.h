@@ -222,6 +222,9 @@ class Api {
  private:
   ApiResponse Dispatch(const ApiRequest& request, std::size_t* route);
   auth::Scope NeededScope(const RouteSpec& spec) const;
+  // A call to /v1/internal/… that carries a valid X-Statewatch-Internal signature under the
+  // cluster's secret (server/internal_call.h): it needs no token.
+  bool IsSignedInternalCall(const ApiRequest& request, std::string_view path) const;
   static ApiResponse Refused(const Refusal& refusal);
 
   ApiServices services_;

@@ -10,6 +10,7 @@
 #include "control/operator.h"
 #include "server/access_control.h"
 #include "server/request_guard.h"
+#include "server/route_table.h"
 #include "server/stream_relay.h"
 
 namespace statewatch::server {
@@ -164,7 +165,24 @@ net::ListenerAnswer ClusterNode::Handle(const net::ListenerRequest& r) {
     return router_->Route(get);
   }
   // The watcher directory first lists where a watch's cursor goes; a reset or deletion of a
-  // watcher runs as a saga at its home partition (server/watcher_sagas.h).
+  // watcher runs as a saga at its home partition (server/watcher_sagas.h). The saga is
+  // journaled and driven across the partitions before the home answers, so the route's scope
+  // is checked here first, as the home would check it: a token the home refuses must not
+  // clear the watcher's cursors at the other partitions.
+  if (std::string watcher, kind; watchers_->IsRemoval(r, &watcher, &kind)) {
+    const std::string query = r.target.find('?') == std::string::npos
+                                  ? std::string()
+                                  : r.target.substr(r.target.find('?') + 1);
+    const RouteLookup route = MatchRoute(method, path, query, RouteScope::kCluster);
+    if (route.route) {
+      if (auto refused =
+              access_->Check(r.authorization, Routes()[*route.route].scope, method, path)) {
+        net::ListenerAnswer a = JsonErrorAnswer(refused->status, refused->code, refused->message);
+        if (refused->status == 401) a.headers.emplace_back("WWW-Authenticate", "Bearer");
+        return a;
+      }
+    }
+  }
   if (auto refused = watchers_->BeforeForward(r)) return *refused;
   return watchers_->Remove(r, [&] { return router_->Route(r); });
 }

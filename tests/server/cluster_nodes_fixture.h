@@ -61,6 +61,7 @@ class ClusterNodesFixture : public EtcdFixture {
     o.server = statewatch::testing::TestOptions();
     o.server.data_dir = root_ + "/" + id;
     o.server.tools.visibility = visibility_;
+    o.server.tokens = tokens_;
     o.server.tools.agent_to_agent.enabled = true;
     o.server.messaging.tool_policy.allow_agents = allow_agents_;
     o.etcd = {url_};
@@ -124,6 +125,7 @@ class ClusterNodesFixture : public EtcdFixture {
   }
 
   tools::Visibility visibility_ = tools::Visibility::kAll;
+  std::vector<auth::AccessToken> tokens_;  // none: requests need no token
   std::vector<std::string> allow_agents_;  // agents a session may spawn into besides its own
   std::string root_;
   std::unique_ptr<ClusterKeys> keys_;

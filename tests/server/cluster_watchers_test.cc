@@ -150,5 +150,55 @@ TEST_F(ClusterWatchersTest, ADrainRefusedByOnePartitionLeavesEveryNoticeDelivera
   EXPECT_EQ(fresh.body.find("incomplete"), std::string::npos) << fresh.body;
 }
 
+// Nodes that require tokens: a reader's (read scope) and a gateway's (write).
+class ClusterWatchersScopedTest : public ClusterWatchersTest {
+ protected:
+  static constexpr const char* kRead = "Bearer cluster-read-token-0a1b2c";
+  static constexpr const char* kWrite = "Bearer cluster-write-token-3d4e5f";
+  void SetUp() override {
+    tokens_ = {{"reader", auth::Sha256(std::string(kRead).substr(7)), auth::Scope::kRead},
+               {"gateway", auth::Sha256(std::string(kWrite).substr(7)), auth::Scope::kWrite}};
+    ClusterWatchersTest::SetUp();
+  }
+};
+
+// A reset or deletion through a node journals a saga at the watcher's home and clears the
+// other partitions before the home answers: a token the home would refuse (read scope) is
+// refused at the node first, and no cursor anywhere is touched; the gateway's token resets
+// every one.
+TEST_F(ClusterWatchersScopedTest, ARemovalTheTokenMayNotMakeClearsNothingAnywhere) {
+  ClusterView view = WaitReady();
+  HttpClient any(nodes_.at("w2")->port());
+  const statewatch::testing::Headers write{{"Authorization", kWrite}};
+  const statewatch::testing::Headers read{{"Authorization", kRead}};
+  const std::string watcher = SessionOf(0), t1 = SessionOf(1), t2 = SessionOf(2);
+  for (const std::string& t : {t1, t2}) {
+    auto w = any.Post("/v1/watches", boost::json::object{{"watcher", watcher}, {"target", t}},
+                      write);
+    ASSERT_EQ(w.status, 200) << w.body;
+  }
+  auto cursor_at = [&](const std::string& target) {
+    const uint32_t p = engine::PartitionOfAgent(target.substr(6, target.find(':', 6) - 6),
+                                                kPartitions);
+    return HttpClient(OwnerPort(view, p))
+        .Get("/v1/cursors?watcher=" + watcher + "&target=" + target, write)
+        .status;
+  };
+  for (const char* method : {"POST", "DELETE"}) {
+    const std::string target = std::string("/v1/sessions/") + watcher +
+                               (std::string(method) == "POST" ? "/reset" : "");
+    auto refused = any.Request(method, target, "", read);
+    EXPECT_EQ(refused.status, 403) << method << " " << refused.body;
+    EXPECT_EQ(refused.error_code(), "insufficient_scope") << refused.body;
+    EXPECT_EQ(cursor_at(t1), 200) << method << ": the cursor at partition 1 was cleared";
+    EXPECT_EQ(cursor_at(t2), 200) << method << ": the cursor at partition 2 was cleared";
+  }
+  auto reset = any.Request("POST", "/v1/sessions/" + watcher + "/reset", "", write);
+  ASSERT_EQ(reset.status, 200) << reset.body;
+  EXPECT_EQ(reset.headers["x-statewatch-saga"], "done");
+  EXPECT_EQ(cursor_at(t1), 404);
+  EXPECT_EQ(cursor_at(t2), 404);
+}
+
 }  // namespace
 }  // namespace statewatch::control
