@@ -24,27 +24,38 @@ The checker, once every fault is healed and every partition has an owner and a s
 every acknowledged event present exactly once, an unknown outcome at most once, nothing
 else; every sequence n*P+p of its partition, unique across partitions, increasing per
 session; each watcher's pending notices equal to what the reference model (the
-cluster_smoke_model binary) gives for the partition's operations; each owner's `verify` clean
-and its standby's projection digest equal to its own.
+cluster_smoke_model binary) gives for the partition's operations and the restart sweeps of
+the owners that took it over (placed among them by the takeover times the nodes logged);
+each drain's delivered notices equal to those the model's drain acknowledged (the cursors it
+moved): a notice acknowledged but never delivered is lost, one delivered twice duplicated;
+each owner's `verify` clean and its standby's projection digest equal to its own.
 
-Last line: `faults F, failovers K, acknowledged N, lost 0, duplicated 0, verify ok, digests
-equal, failover p50 X ms p99 Y ms` (a failover: a partition whose owner changed under an
-unplanned fault; its time: the longest write gap of that partition's writer in it). Exit 0
-only then.
+Last lines: `notices: delivered N, lost 0, duplicated 0, drains completed by a retry K,
+unknown U` and `faults F, failovers K, acknowledged N, lost 0, duplicated 0, verify ok,
+digests equal, failover p50 X ms p99 Y ms` (a failover: a partition whose owner changed
+under an unplanned fault; its time: the longest write gap of that partition's writer in it).
+Exit 0 only then.
 
   cluster-chaos.py [--statewatch BIN] [--model BIN] [--seed S] [--seconds D]
                    [--partitions P] [--lease-ttl T] [--dir DIR] [--keep] [--via-nodes]
 
 With --via-nodes the even partitions' writers go through random nodes' own ports, and a
 Messenger (scripts/chaos_messenger.py) sends messages and spawns children across partitions
-through them, checked for each message landing once and each completion announced once.
+through them, checked for each message landing once and each completion announced once;
+and every drain carries an X-Request-Id, kept on its retries (docs/request-ids.md): one
+whose answer was lost, or whose partition's part was missing from a node's fan-out, is
+asked again under the same id until that part comes back, replayed if it had applied.
 
 --statewatch defaults to $STATEWATCH_BIN; scripts/cluster-chaos.sh runs it on the build's.
 """
 import argparse
+import bisect
+import datetime
+import itertools
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -54,6 +65,8 @@ import threading
 import time
 import urllib.error
 import urllib.request
+import uuid
+from collections import Counter
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import chaos_messenger  # noqa: E402
@@ -69,6 +82,14 @@ def log(msg):
     print("[%7.1f] %s" % (time.monotonic() - T0, msg), flush=True)
 
 
+def error_code(body):
+    """The code of an {"error": {"code": ...}} answer, or None."""
+    try:
+        return json.loads(body)["error"]["code"]
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
 T0 = time.monotonic()
 
 
@@ -77,14 +98,23 @@ class Writer(threading.Thread):
     drains one watcher every DRAIN_EVERY events until stopped. It runs one request at a time,
     so the order of its operations is the partition's, and it logs them (self.ops) for the
     reference model as scripts/cluster-smoke.py does: watch, record (with the sequence the
-    engine gave), drain, and a sweep wherever the owner changed (the new owner's restart
-    sweep ran before anything it answered)."""
+    engine gave), drain. Each carries "t": [from, to], the wall-clock times between which the
+    partition applied it (from the start of the first try that may have landed to the
+    answer), which place the restart sweeps of the owners that took the partition over
+    among them (tenures_of). Each drain line carries its number ("id"), under which
+    self.delivered keeps the notices the drain delivered, for the checker.
+
+    With request_ids, a drain carries a fresh X-Request-Id and is retried under it until its
+    partition's part of the answer comes back (a partition applies it once and replays its
+    answer to a retry); without, a drain whose answer was lost is an unknown outcome."""
 
     DRAIN_EVERY = 25
+    PATH_DRAIN = "/v1/notices/drain"
 
-    def __init__(self, cluster, p, event_timeout, via_nodes=False, rng=None):
+    def __init__(self, cluster, p, event_timeout, via_nodes=False, rng=None, request_ids=False):
         super().__init__(daemon=True)
         self.cluster, self.p, self.event_timeout = cluster, p, event_timeout
+        self.request_ids = request_ids
         # Through nodes: each request goes to a random node's own port, which forwards it to
         # the owner (server/partition_router.h); "who answered" is the owner node the answer
         # names (X-Statewatch-Owner), and a drain asks every partition.
@@ -96,15 +126,20 @@ class Writer(threading.Thread):
         self.acked = []      # (summary, session, sequence, time acknowledged, url)
         self.unknown = []    # summaries whose answer was lost (no dedupe key)
         self.ops = []
+        self.drains = 0      # drains logged; a drain's number is its line's "id"
+        self.delivered = {}  # drain number -> the notices of self.sessions it delivered
+        self.drain_ids = {}  # drain number -> its X-Request-Id, for the problem lines
+        self.retried = 0     # drains lost or incomplete at first, then completed by a retry
+        self.unknown_drains = 0
         self.failure = None
         self.stop = threading.Event()
         self.url = None      # where the next request goes
-        self.owner = None    # the URL that answered last
+        self.sent_at = None  # when the try send() returned for began (time.time())
 
     def owner_url(self):
         return self.cluster.owner_urls(ready_only=False).get(self.p)
 
-    def send_via_node(self, path, body):
+    def send_via_node(self, path, body, headers=None):
         """(answer, owner node) through a random live node; NotLanded when nothing landed
         (the node refused, or its retries found no owner); "lost" when the answer was lost."""
         nodes = [n for n in self.cluster.node_names() if self.cluster.alive(n)]
@@ -112,7 +147,8 @@ class Writer(threading.Thread):
             raise NotLanded("no live node")
         url = self.cluster.node_url(self.rng.choice(nodes)) + path
         req = urllib.request.Request(url, data=json.dumps(body).encode(),
-                                     headers={"Content-Type": "application/json"})
+                                     headers=dict(headers or {},
+                                                  **{"Content-Type": "application/json"}))
         try:
             with urllib.request.urlopen(req, timeout=30) as r:
                 owner = r.headers.get("X-Statewatch-Owner")
@@ -141,6 +177,7 @@ class Writer(threading.Thread):
         (it may have landed at url); None when not within the event timeout."""
         deadline = time.monotonic() + self.event_timeout
         while self.via_nodes and time.monotonic() < deadline:
+            self.sent_at = time.time()
             try:
                 answer, owner = self.send_via_node(path, body)
                 return answer, owner
@@ -153,6 +190,7 @@ class Writer(threading.Thread):
                     time.sleep(0.1)
                     continue
             url = self.url
+            self.sent_at = time.time()
             try:
                 return call(lambda: post(url + path, body, timeout=10)), url
             except NotLanded:
@@ -165,23 +203,24 @@ class Writer(threading.Thread):
             self.p, what, self.event_timeout)
         return None
 
-    def answered_by(self, url):
-        """Logs the new owner's sweep when `url`, which just answered, is not the last owner."""
-        if self.owner is not None and url != self.owner:
-            self.ops.append({"op": "sweep", "url": url})
-        self.owner = url
+    def log_op(self, op, since, by=None):
+        """Logs `op`, applied (if at all) between `since` and now, by `by` when known (the
+        owner that answered the only try that may have landed)."""
+        self.ops.append(dict(op, t=[since, time.time()], by=by))
 
     def setup(self):
         w1, w2 = self.watchers
         for watcher, target in [(w1, t) for t in self.sessions] + [(w2, self.sessions[0])]:
+            since = None
             while True:  # a watch is idempotent: retry until acknowledged (bounded by send)
                 r = self.send("/v1/watches", {"watcher": watcher, "target": target}, "a watch")
                 if r is None:
                     return False
+                by = r[1] if since is None else None
+                since = since or self.sent_at
                 if r[0] != "lost":
-                    self.answered_by(r[1])
                     break
-            self.ops.append({"op": "watch", "watcher": watcher, "target": target})
+            self.log_op({"op": "watch", "watcher": watcher, "target": target}, since, by)
         return True
 
     def record(self, i):
@@ -193,46 +232,143 @@ class Writer(threading.Thread):
             ev["watchers"] = [self.watchers[1]]  # a producer's watcher
         op = dict(ev, op="record", session=ev["sessionKey"], sequence=None)
         del op["sessionKey"]
-        lost_at = None
+        since = None  # a lost try may have landed (at the old owner, before a takeover)
         while True:
             r = self.send("/v1/events", ev, "event %d" % i)
             if r is None:
                 return False
+            by = r[1] if since is None else None  # else it may have landed before
+            since = since or self.sent_at
             answer, url = r
             if answer == "lost":
-                # Through a node, where it landed is not known: the owner that answered last
-                # (the node forwards to the owner etcd names, which changes only on a fault).
-                url = url if url is not None else self.owner
                 if "dedupeKey" not in ev:
-                    self.ops.append(op)  # unknown outcome: the checker looks for it
+                    self.log_op(op, since)  # unknown outcome: the checker looks for it
                     self.unknown.append(ev["summary"])
                     return True
-                lost_at = lost_at or url
                 time.sleep(0.1)
                 continue
             e = answer["events"][0]
-            if e.get("deduplicated") and lost_at is not None and lost_at != url:
-                # It landed on the old owner, before the new owner's sweep.
-                self.ops.append(dict(op, sequence=e["sequence"]))
-                self.answered_by(url)
-            else:
-                self.answered_by(url)
-                self.ops.append(dict(op, sequence=e["sequence"]))
+            self.log_op(dict(op, sequence=e["sequence"]), since, by)
             self.acked.append((ev["summary"], ev["sessionKey"], e["sequence"],
                                time.monotonic(), url))
             return True
 
+    def mine(self, answer):
+        """The notices of a drain's answer whose targets are this writer's sessions: the
+        watcher watches nothing else, yet a node's answer gathers every partition's."""
+        return [n for n in answer.get("notices", []) if n["targetSessionKey"] in self.sessions]
+
     def drain(self):
-        r = self.send("/v1/notices/drain", {"watcher": self.watchers[0]}, "a drain")
+        n = self.drains
+        self.drains += 1
+        op = {"op": "drain", "watcher": self.watchers[0], "id": n}
+        if self.request_ids:
+            return self.drain_with_id(op)
+        r = self.send(self.PATH_DRAIN, {"watcher": self.watchers[0]}, "a drain")
         if r is None:
             return False
         if r[0] != "lost" and (self.p in r[0].get("missingPartitions", []) or r[1] is None):
             r = ("lost", r[1])  # this partition did not answer the fan-out: applied or not
         if r[0] == "lost":  # applied or not: the checker tries both
-            self.ops.append({"op": "drain", "watcher": self.watchers[0], "unknown": True})
+            self.log_op(dict(op, unknown=True), self.sent_at)
+            self.unknown_drains += 1
         else:
-            self.answered_by(r[1])
-            self.ops.append({"op": "drain", "watcher": self.watchers[0]})
+            self.log_op(op, self.sent_at, r[1])
+            self.delivered[n] = self.mine(r[0])
+        return True
+
+    def drain_once(self, body, rid):
+        """One try of a drain under X-Request-Id `rid`: (answer, owner) when an answer came,
+        ("lost", None) when it may have landed without one; NotLanded when it did not land,
+        an HTTPError when it was refused (409 while the first try still runs)."""
+        headers = {"X-Request-Id": rid}
+        if self.via_nodes:
+            return self.send_via_node(self.PATH_DRAIN, body, headers)
+        if self.url is None:
+            self.url = self.owner_url()
+            if self.url is None:
+                raise NotLanded("no owner")
+        url = self.url
+        req = urllib.request.Request(url + self.PATH_DRAIN, data=json.dumps(body).encode(),
+                                     headers=dict(headers, **{"Content-Type": "application/json"}))
+
+        def send():
+            with urllib.request.urlopen(req, timeout=10) as r:
+                return json.loads(r.read())
+        try:
+            return call(send), url
+        except NotLanded:
+            self.url = None
+            raise
+        except urllib.error.HTTPError:
+            raise
+        except (urllib.error.URLError, OSError, ValueError):
+            self.url = None
+            return "lost", None
+
+    def drain_with_id(self, op):
+        """A drain under a fresh X-Request-Id, asked again under the same id (short sleeps
+        between, within the event timeout) while its answer is lost, its partition still
+        runs it (409 request_in_progress) or a node's fan-out misses its partition: the
+        partition applies it once and replays its first answer, so the notices whose cursors
+        it moved reach the client however many tries it takes. What every try brought is
+        what the client received. Only when the tries run out is it an unknown outcome."""
+        n, body, rid = op["id"], {"watcher": self.watchers[0]}, uuid.uuid4().hex
+        self.drain_ids[n] = rid
+        deadline = time.monotonic() + self.event_timeout
+        received = []
+        since = None  # the start of the first try that may have landed at this partition
+        incomplete = False  # an answer was lost or came without this partition's part
+        while time.monotonic() < deadline:
+            t = time.time()
+            try:
+                answer, owner = self.drain_once(body, rid)
+            except NotLanded:
+                time.sleep(0.05)
+                continue
+            except urllib.error.HTTPError as e:
+                if e.code != 409:
+                    raise
+                # Every partition refused it (one node) or it is every partition's
+                # request_in_progress: the first try still runs somewhere.
+                since, incomplete = since or t, True
+                code = error_code(e.read())
+                if code != "request_in_progress":
+                    log("partition %d: drain %s answered 409 %s" % (self.p, rid, code))
+                    break
+                time.sleep(0.1)
+                continue
+            if answer == "lost":
+                since, incomplete = since or t, True
+                time.sleep(0.1)
+                continue
+            received += self.mine(answer)
+            if self.p in answer.get("missingPartitions", []) or owner is None:
+                incomplete = True
+                error = next((e for e in answer.get("partitionErrors", [])
+                              if e.get("partition") == self.p), {})
+                if error.get("status") not in (503, 421):  # those: nothing landed there
+                    since = since or t
+                code = error.get("error", {}).get("code")
+                if code in ("request_answer_lost", "request_id_reused"):
+                    # No retry brings this answer back (issue 37 says a drain's answer is
+                    # written with its effect: never expected).
+                    log("partition %d: drain %s: %s" % (self.p, rid, code))
+                    break
+                time.sleep(0.1)
+                continue
+            if incomplete:
+                self.retried += 1
+            # Applied by the first try that landed, or by this one (then `since` is now).
+            self.log_op(op, since or t, owner if since is None else None)
+            self.delivered[n] = received
+            return True
+        if since is None:
+            self.failure = "partition %d: a drain not acknowledged within %d s" % (
+                self.p, self.event_timeout)
+            return False
+        self.log_op(dict(op, unknown=True), since)  # applied or not: the checker tries both
+        self.unknown_drains += 1
         return True
 
     def run(self):
@@ -359,10 +495,63 @@ def session_sequences(url, session):
     return seqs
 
 
-def check_notices(w, url, seen, model, work):
+TAKEOVER = re.compile(r"^ts=(\S+) level=\w+ event=takeover partition=(\d+) ")
+SERVING = re.compile(r"^ts=\S+ level=\w+ event=owner_serving partition=(\d+) port=(\d+)")
+SLACK = 0.005  # s: a log line's time is its millisecond; the writer's are read around a try
+
+
+def owners_over_time(cluster):
+    """{partition: [(time, node), ...]}, oldest first: every takeover the nodes logged (a
+    node taking a partition over, server/standby_daemon.cc). The new owner's restart sweep
+    ran just before the line, and it applied nothing of the partition's before it; what it
+    applied came before the next takeover. And {(partition, port): node} of the owners'
+    slots, for a writer that names the owner by its URL."""
+    tenures, ports = {}, {}
+    for name in cluster.node_names():
+        path = os.path.join(cluster.dir, name + ".log")
+        if not os.path.exists(path):
+            continue
+        with open(path, errors="replace") as f:
+            for line in f:
+                m = TAKEOVER.match(line)
+                if m:
+                    t = datetime.datetime.strptime(m.group(1), "%Y-%m-%dT%H:%M:%S.%fZ")
+                    tenures.setdefault(int(m.group(2)), []).append(
+                        (t.replace(tzinfo=datetime.timezone.utc).timestamp(), name))
+                m = SERVING.match(line)
+                if m:
+                    ports[(int(m.group(1)), int(m.group(2)))] = name
+    return {p: sorted(x) for p, x in tenures.items()}, ports
+
+
+def tenures_of(ops, tenures, node_of):
+    """For each of the writer's `ops`, the tenures (indexes into `tenures`, from
+    owners_over_time) within which the partition may have applied it: those that overlap
+    the op's times, of the owner that answered it where the writer knows that one applied
+    it (op["by"], named by node_of). An op applied within tenure k came after its owner's
+    restart sweep and before the next owner's. One in flight across a takeover and applied
+    by an owner the writer cannot name (a lost answer, then a retry) has a choice.
+
+    The writer cannot place the sweeps itself from the owners that answer it: a partition
+    that moved away and back between two of its requests answers from the same owner."""
+    out = []
+    for op in ops:
+        a, b = op["t"]
+        near = [k for k, (t, _) in enumerate(tenures)
+                if t < b + SLACK and (k + 1 == len(tenures) or tenures[k + 1][0] > a - SLACK)]
+        node = node_of(op.get("by"))
+        out.append([k for k in near if tenures[k][1] == node] or near or [-1])
+    return out
+
+
+def check_notices(w, url, seen, model, work, tenures, node_of):
     """The watchers' pending notices at the owner equal the reference model's for the
-    writer's operations. An event whose answer was lost counts as the journal says; a drain
-    whose answer was lost may or may not have run: some choice of them must match."""
+    writer's operations and the owners' restart sweeps (tenures_of, from the partition's
+    `tenures`), and each drain delivered exactly the notices the model's drain acknowledged
+    (compare_drains). An event whose answer was lost counts as the journal says; a drain
+    whose outcome stayed unknown may or may not have run, and an op in flight across a
+    takeover may have been applied before or after its sweep: some choice of them must
+    match. Returns (problems, notice counts)."""
     got = {x: json.loads(get(url + "/v1/notices?watcher=" + x, 30))["notices"]
            for x in w.watchers}
     ops = []
@@ -373,33 +562,99 @@ def check_notices(w, url, seen, model, work):
                 continue  # never landed
             op = dict(op, sequence=rows[0][1])
         ops.append(op)
-    unknown = [i for i, op in enumerate(ops) if op.get("unknown")]
-    if len(unknown) > 6:
-        return ["partition %d: %d drains with a lost answer, too many to try every choice"
-                % (w.p, len(unknown))]
+    within = tenures_of(ops, tenures, node_of)
+    options = [[("in", i, k) for k in ks] for i, ks in enumerate(within) if len(ks) > 1]
+    options += [[("skip", i, None), ("run", i, None)] for i, op in enumerate(ops)
+                if op.get("unknown")]
+    counts = Counter(delivered=0, lost=0, duplicated=0)
+    tries = 1
+    for o in options:
+        tries *= len(o)
+    if tries > 4096:
+        return ["partition %d: %d ops in flight across a takeover or drains with a lost "
+                "answer, too many to try every choice" % (w.p, len(options))], counts
     path = os.path.join(work, "ops%d.jsonl" % w.p)
-    expected = None
-    for choice in range(1 << len(unknown)):
-        skip = {unknown[b] for b in range(len(unknown)) if not choice >> b & 1}
+    best = None
+    for choice in itertools.product(*options):
+        tenure = [ks[0] for ks in within]
+        for kind, i, k in choice:
+            if kind == "in":
+                tenure[i] = k
+        if best is not None and any(x > y for x, y in zip(tenure, tenure[1:])):
+            continue  # the writer's ops were applied in its order
+        # Tenure k's sweep comes before the first op applied within it or a later one.
+        at = {bisect.bisect_left(tenure, k) for k in range(len(tenures))}
+        skip = {i for kind, i, _ in choice if kind == "skip"}
         with open(path, "w") as f:
-            for i, op in enumerate(ops):
-                if i not in skip:
-                    f.write(json.dumps(op) + "\n")
+            for i, op in enumerate(ops + [None]):
+                if i in at:  # one sweep: a second one at the same place changes nothing
+                    f.write(json.dumps({"op": "sweep"}) + "\n")
+                if op is not None and i not in skip:
+                    f.write(json.dumps({k: v for k, v in op.items() if k not in ("t", "by")})
+                            + "\n")
         expected = json.loads(subprocess.check_output(
-            [model, path, str(int(time.time() * 1000))] + w.watchers))
-        if all(same(got[x], expected[x]) for x in w.watchers):
-            return []
-    return ["partition %d: watcher %s has pending notices %s, the model gives %s"
-            % (w.p, x, got[x], expected[x]) for x in w.watchers if not same(got[x], expected[x])]
+            [model, "--drains", path, str(int(time.time() * 1000))] + w.watchers))
+        problems = ["partition %d: watcher %s has pending notices %s, the model gives %s"
+                    % (w.p, x, got[x], expected["pending"][x]) for x in w.watchers
+                    if not same(got[x], expected["pending"][x])]
+        drain_problems, drain_counts = compare_drains(w, expected["drains"])
+        problems += drain_problems
+        if best is None or len(problems) < len(best[0]):
+            best = (problems, drain_counts)
+        if not problems:
+            break
+    return best
+
+
+def compare_drains(w, drains):
+    """Each drain the writer completed against the model's drain of the same id (`drains`,
+    the model's --drains output): the notices it delivered are those whose cursors it moved.
+    A notice the model's drain acknowledged that the client never received is lost (the
+    cursor moved without it); one received twice — within a drain, or again after an
+    earlier drain delivered it — is duplicated; any other difference is a problem as well.
+    Notices compare as same() does: target and text, in any order within one drain.
+
+    Texts are compared exactly, which needs every restart sweep in its place: a sweep moves
+    the mark the next drain leaves the cursor at, and so the changesSince of the drain after.
+    Hence the sweeps come from the nodes' takeover lines (tenures_of), not from the owners the
+    writer sees answer: a partition that moved away and back between two of its requests
+    left the next drains' texts differing. Targets and counts alone would check little: with
+    four targets and 25 events between drains every drain acknowledges all four, so a drain
+    applied twice — its first notices lost — delivers the same targets as the model's."""
+    counts = Counter(delivered=0, lost=0, duplicated=0)
+    problems, before = [], set()
+    key = lambda n: (n["targetSessionKey"], n["text"])  # noqa: E731
+    for d in drains:
+        n = d["id"]
+        if n not in w.delivered:
+            continue  # an unknown outcome: nothing delivered to compare (counted apart)
+        have = Counter(key(x) for x in w.delivered[n])
+        want = Counter(key(x) for x in d["notices"])
+        counts["delivered"] += sum(have.values())
+        what = "partition %d: drain %d of %s (X-Request-Id %s)" % (
+            w.p, n, d["watcher"], w.drain_ids.get(n, "none"))
+        for (target, text), k in (want - have).items():
+            counts["lost"] += k
+            problems.append("%s moved the cursor on %s without its notice reaching the "
+                            "client: %s" % (what, target, text))
+        for (target, text), k in (have - want).items():
+            if (target, text) in before or have[(target, text)] > 1:
+                counts["duplicated"] += k
+                problems.append("%s delivered again a notice on %s: %s" % (what, target, text))
+            else:
+                problems.append("%s delivered a notice on %s the model's drain did not "
+                                "acknowledge: %s" % (what, target, text))
+        before |= set(have)
+    return problems, counts
 
 
 def same(got, expected):
     """The same notices, texts included, in any order. Their order is by the notified mark,
-    which a restart sweep moves (N := M); the writer infers sweeps from owner changes it sees,
-    and misses one when a partition moves away and back between two of its requests, so the
-    model's marks — and hence the order — may differ where the notices do not. A sweep the
-    model missed before a drain still shows: the drain then acknowledges up to another mark,
-    and the next notice's changesSince differs."""
+    which a restart sweep moves (N := M); the model has the sweeps where their takeovers'
+    times put them among the writer's operations (tenures_of), a choice where one was in
+    flight, so its marks — and hence the order — may differ where the notices do not. A sweep
+    the model has in the wrong place before a drain still shows: the drain then
+    acknowledges up to another mark, and the next notice's changesSince differs."""
     key = lambda n: (n["targetSessionKey"], n["text"])  # noqa: E731
     return sorted(got, key=key) == sorted(expected, key=key)
 
@@ -409,6 +664,8 @@ def check(cluster, writers, model):
     problems, all_seqs = [], set()
     owners = cluster.owner_urls()
     acked_total = lost = dup = 0
+    notices = Counter(delivered=0, lost=0, duplicated=0, retried=0, unknown=0)
+    tenures, ports = owners_over_time(cluster)
     for w in writers:
         url = owners[w.p]
         seen = {}
@@ -449,7 +706,15 @@ def check(cluster, writers, model):
             if seqs != sorted(set(seqs)) or seqs != sorted(by_session.get(session, [])):
                 problems.append("session %s: sequences not unique, increasing and as exported"
                                 % session)
-        problems += check_notices(w, url, seen, model, cluster.dir)
+
+        def node_of(by, p=w.p):  # a node's name, or its owner slot's URL
+            m = re.match(r"^http://[^:/]+:(\d+)", by or "")
+            return ports.get((p, int(m.group(1)))) if m else by
+        notice_problems, counts = check_notices(w, url, seen, model, cluster.dir,
+                                                tenures.get(w.p, []), node_of)
+        problems += notice_problems
+        notices.update(counts)
+        notices.update(retried=w.retried, unknown=w.unknown_drains)
         if '"ok":true' not in get(url + "/v1/verify", timeout=120).replace(" ", ""):
             problems.append("partition %d: verify on the owner failed" % w.p)
 
@@ -463,9 +728,11 @@ def check(cluster, writers, model):
         except RuntimeError as e:
             problems.append(str(e))
         acked_total += len(w.acked)
-        print("partition %d: acknowledged %d, unknown %d, exported %d" %
-              (w.p, len(w.acked), len(w.unknown), len(seen)))
-    return acked_total, lost, dup, problems
+        print("partition %d: acknowledged %d, unknown %d, exported %d, drains %d "
+              "(completed by a retry %d, unknown %d), notices delivered %d" %
+              (w.p, len(w.acked), len(w.unknown), len(seen), w.drains, w.retried,
+               w.unknown_drains, counts["delivered"]))
+    return acked_total, lost, dup, problems, notices
 
 
 def gaps(writer, t0, t1):
@@ -519,8 +786,10 @@ def main():
         c.up()
         c.wait_ready(seconds=90)
         # --via-nodes: the even partitions' writers go through the nodes' own ports.
+        # --via-nodes: and every writer's drains carry an X-Request-Id, retried under it.
         writers = [Writer(c, p, a.event_timeout, via_nodes=a.via_nodes and p % 2 == 0,
-                          rng=random.Random(a.seed * 1000 + p)) for p in range(a.partitions)]
+                          rng=random.Random(a.seed * 1000 + p), request_ids=a.via_nodes)
+                   for p in range(a.partitions)]
         # --via-nodes: and the session tools across partitions (scripts/chaos_messenger.py).
         talk = [chaos_messenger.Messenger(c, a.event_timeout, random.Random(a.seed))] \
             if a.via_nodes else []
@@ -560,7 +829,7 @@ def main():
         # The balancer may still hand partitions back to the node restarted last: check once
         # the assignments have stayed put for a while.
         c.wait_settled(seconds=90, quiet=3)
-        acked, lost, dup, problems = check(c, writers, model)
+        acked, lost, dup, problems, notices = check(c, writers, model)
         for m in talk:
             talk_problems, line = chaos_messenger.check(c, m)
             problems += talk_problems
@@ -571,7 +840,11 @@ def main():
         print("longest write gap per fault: " +
               ", ".join("%s %.2f s" % kv for kv in sorted(worst.items())) +
               "; planned owner changes %d" % moves)
-        ok = not problems and lost == 0 and dup == 0
+        print("notices: delivered %d, lost %d, duplicated %d, drains completed by a retry %d, "
+              "unknown %d" % (notices["delivered"], notices["lost"], notices["duplicated"],
+                              notices["retried"], notices["unknown"]))
+        ok = (not problems and lost == 0 and dup == 0 and notices["lost"] == 0
+              and notices["duplicated"] == 0)
         tail = "verify ok, digests equal" if ok else "FAILED (%d problems)" % len(problems)
         fo = sorted(failovers) or [0.0]
         print("faults %d, failovers %d, acknowledged %d, lost %d, duplicated %d, %s, "

@@ -143,6 +143,8 @@ Result<ClusterGate::TakeoverResult> StandbyDaemon::TakeOver(uint64_t assignment_
     return opened.status();
   }
   const cluster::PartitionView view = state_->view();
+  // scripts/cluster-chaos.py reads this line (and event=owner_serving) to place the new
+  // owner's restart sweep among the writers' operations: keep its form.
   spdlog::info("event=takeover partition={} epoch={} position={}", view.partition, view.epoch,
                view.taken_over_at);
   {

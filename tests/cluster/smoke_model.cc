@@ -2,20 +2,27 @@
 // log, for scripts/cluster-smoke.sh's checker ("pending notices equal to what the model
 // test's reference model gives for the same log").
 //
-//   cluster_smoke_model OPLOG NOW_MS WATCHER...
+//   cluster_smoke_model [--drains] OPLOG NOW_MS WATCHER...
 //
 // OPLOG is JSON lines, in the order the partition applied them (the smoke's load driver is
 // the partition's only writer and runs one request at a time, so its order is the log's):
 //   {"op": "watch", "watcher": W, "target": T}
 //   {"op": "record", "session": S, "kind": K, "actorType": A, "summary": X,
 //    "dedupeKey"?: D, "watchers"?: [W...], "sequence": the engine's sequence}
-//   {"op": "drain", "watcher": W}
+//   {"op": "drain", "watcher": W, "id"?: anything, echoed with --drains}
 //   {"op": "sweep"}                      (a takeover: the new owner's restart sweep)
 // An event whose outcome the driver never learned must be resolved by the caller first
 // (kept with the sequence the engine gave it, or dropped when it never landed).
 //
 // Prints one JSON object: {"<watcher>": [notice, ...], ...} for each WATCHER, each notice as
 // GET /v1/notices shows it ({"targetSessionKey", "contextKey", "text"}), oldest first.
+//
+// With --drains it prints {"pending": that object, "drains": [...]} instead, one entry per
+// drain line, in the log's order: {"line": its line number, "watcher": W, "id": the line's
+// "id" as given (null without one), "notices": [notice, ...]} — the notices that drain
+// acknowledged (the cursors it moved), as the drain's answer shows them. A checker compares
+// them with what each drain delivered (scripts/cluster-chaos.py): a cursor that moved without
+// its notice reaching the client is a lost notice. Without the flag the output is as above.
 //
 // Sequences: the model numbers its own operations 1, 2, 3, … while a partition of a
 // cluster numbers n·P + p. A notice names a cursor's last-seen position, which is always
@@ -60,13 +67,28 @@ std::string Str(const json::object& o, const char* name) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 4) return Fail("usage: cluster_smoke_model OPLOG NOW_MS WATCHER...");
+  const bool with_drains = argc > 1 && std::string(argv[1]) == "--drains";
+  if (with_drains) {  // the rest as without it
+    --argc;
+    ++argv;
+  }
+  if (argc < 4) return Fail("usage: cluster_smoke_model [--drains] OPLOG NOW_MS WATCHER...");
   std::ifstream in(argv[1]);
   if (!in) return Fail(std::string("cannot read ") + argv[1]);
   const int64_t now = std::stoll(argv[2]);
 
   ReferenceModel model;
   std::map<Sequence, Sequence> engine_seq{{0, 0}};  // model's event sequence -> engine's
+  // A notice as the engine shows it: its text names the engine's sequence for the model's.
+  auto render = [&](const Notice& n, json::object* out) -> bool {
+    auto mapped = engine_seq.find(n.since);
+    if (mapped == engine_seq.end()) return false;
+    *out = json::object{{"targetSessionKey", n.target.session_key},
+                        {"contextKey", ModelContextKey(n.target.session_key)},
+                        {"text", ModelNoticeText(n.target.session_key, mapped->second)}};
+    return true;
+  };
+  json::array drains;  // --drains: what each drain line acknowledged
   std::string line;
   int line_no = 0;
   while (std::getline(in, line)) {
@@ -108,8 +130,25 @@ int main(int argc, char** argv) {
                     ", the engine answered " + std::to_string(engine));
       }
     } else if (op == "drain") {
-      if (!model.Drain(Str(o, "watcher"), now).ok()) {
+      auto acknowledged = model.Drain(Str(o, "watcher"), now);
+      if (!acknowledged.ok()) {
         return Fail("line " + std::to_string(line_no) + ": the model refuses the drain");
+      }
+      if (with_drains) {
+        json::array list;
+        for (const Notice& n : *acknowledged) {
+          json::object notice;
+          if (!render(n, &notice)) {
+            return Fail("line " + std::to_string(line_no) + ": a drained notice names model " +
+                        "sequence " + std::to_string(n.since) + ", which is no event's");
+          }
+          list.emplace_back(std::move(notice));
+        }
+        const json::value* id = o.if_contains("id");
+        drains.emplace_back(json::object{{"line", line_no},
+                                         {"watcher", Str(o, "watcher")},
+                                         {"id", id != nullptr ? *id : json::value()},
+                                         {"notices", std::move(list)}});
       }
     } else if (op == "sweep") {
       model.Sweep(now);
@@ -124,17 +163,17 @@ int main(int argc, char** argv) {
     if (!notices.ok()) return Fail(std::string("bad watcher ") + argv[i]);
     json::array list;
     for (const Notice& n : *notices) {
-      auto mapped = engine_seq.find(n.since);
-      if (mapped == engine_seq.end()) {
+      json::object notice;
+      if (!render(n, &notice)) {
         return Fail("a notice names model sequence " + std::to_string(n.since) +
                     ", which is no event's");
       }
-      list.emplace_back(json::object{
-          {"targetSessionKey", n.target.session_key},
-          {"contextKey", ModelContextKey(n.target.session_key)},
-          {"text", ModelNoticeText(n.target.session_key, mapped->second)}});
+      list.emplace_back(std::move(notice));
     }
     out[argv[i]] = std::move(list);
+  }
+  if (with_drains) {
+    out = json::object{{"pending", std::move(out)}, {"drains", std::move(drains)}};
   }
   std::cout << json::serialize(out) << "\n";
   return 0;
