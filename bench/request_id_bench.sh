@@ -5,14 +5,16 @@
 # Prints the medians and their ratio: the price of exactly-once retries for a lone sequential
 # writer. An event's record and answer ride in the event's own commit group (no second group).
 #
-# Usage: bench/request_id_bench.sh PATH/TO/statewatch [N]
+# Usage: [DURABILITY=sync|buffered] bench/request_id_bench.sh PATH/TO/statewatch [N]
+# (sync, the daemon's default: each request waits for its group's fsync; buffered shows the
+# CPU cost alone.)
 set -euo pipefail
 # shellcheck source=bench/lib.sh
 source "$(dirname "$0")/lib.sh"
 statewatch_argument "${1:-}"
 N="${2:-300}"
 make_scratch_dir statewatch-rid
-start_server --data "$WORK/data"
+start_server --data "$WORK/data" --durability "${DURABILITY:-sync}"
 python3 - "$PORT" "$N" <<'PY'
 import http.client, json, statistics, sys, time, uuid
 port, n = int(sys.argv[1]), int(sys.argv[2])
