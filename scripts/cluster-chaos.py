@@ -71,7 +71,7 @@ from collections import Counter
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import chaos_messenger  # noqa: E402
 from cluster_lib import (LocalCluster, NotLanded, agents_of, call, get, post,  # noqa: E402
-                         wait_for)
+                         print_log_tails, wait_for)
 
 KIND = "human_direct_message"
 FAULTS = ["kill-owner", "kill-controller", "pause-node", "kill-etcd", "kill-nats", "move",
@@ -853,11 +853,7 @@ def main():
                  fo[len(fo) // 2] * 1000, fo[min(len(fo) - 1, int(0.99 * len(fo)))] * 1000))
     except Exception as e:  # noqa: BLE001 — say what broke, with the logs' tails
         print("chaos run failed: %s" % e)
-        for name in c.node_names():
-            path = os.path.join(work, name + ".log")
-            if os.path.exists(path):
-                print("--- " + path)
-                print("".join(open(path, errors="replace").readlines()[-8:]))
+        print_log_tails(c, work)
     finally:
         c.down()
         if not a.keep and not a.dir:

@@ -73,7 +73,7 @@ import urllib.parse
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cluster_lib import LocalCluster, agents_of, wait_for, xxh64  # noqa: E402
+from cluster_lib import LocalCluster, agents_of, print_log_tails, wait_for, xxh64  # noqa: E402
 
 PARTITIONS = 6
 KIND = "human_direct_message"
@@ -620,11 +620,7 @@ def main():
               "duplicated %d" % (len(run.client.ledger), run.lost, run.duplicated), flush=True)
     except (Failure, RuntimeError, OSError, KeyError, ValueError) as e:
         print("drain faults FAILED: %s" % e, flush=True)
-        for name in c.node_names():
-            path = os.path.join(work, name + ".log")
-            if os.path.exists(path):
-                print("--- " + path)
-                print("".join(open(path, errors="replace").readlines()[-8:]), end="")
+        print_log_tails(c, work)
         delivered = len(run.client.ledger) if hasattr(run, "client") else 0
         print("drain faults FAILED: notices delivered %d, lost %d, duplicated %d" % (
             delivered, run.lost, run.duplicated), flush=True)

@@ -421,6 +421,16 @@ def wrk_events(work_dir, url, session, seconds):
     return float(out.split("Requests/sec:")[1].split()[0])
 
 
+def print_log_tails(cluster, work, lines=8):
+    """The last `lines` lines of each node's log in `work`: what a failed run shows."""
+    for name in cluster.node_names():
+        path = os.path.join(work, name + ".log")
+        if os.path.exists(path):
+            print("--- " + path)
+            with open(path, errors="replace") as f:
+                print("".join(f.readlines()[-lines:]), end="", flush=True)
+
+
 def report(result, out=None):
     """Prints a bench's result as one JSON line and, with `out`, writes it there indented."""
     print(json.dumps(result), flush=True)
