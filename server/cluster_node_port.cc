@@ -11,6 +11,7 @@
 #include "server/access_control.h"
 #include "server/request_guard.h"
 #include "server/route_table.h"
+#include "server/url.h"
 #include "server/stream_relay.h"
 
 namespace statewatch::server {
@@ -65,6 +66,17 @@ net::ListenerAnswer ClusterNode::Readiness() {
   return {503, json::serialize(body)};
 }
 
+namespace {
+
+// How the node's port answers a refused token: as a daemon would (401 with WWW-Authenticate).
+net::ListenerAnswer RefusalAnswer(const Refusal& refused) {
+  net::ListenerAnswer a = JsonErrorAnswer(refused.status, refused.code, refused.message);
+  if (refused.status == 401) a.headers.emplace_back("WWW-Authenticate", "Bearer");
+  return a;
+}
+
+}  // namespace
+
 net::ListenerAnswer ClusterNode::Handle(const net::ListenerRequest& r) {
   const std::string path = r.target.substr(0, r.target.find('?'));
   // HEAD is GET without the body (the listener leaves it out).
@@ -82,11 +94,7 @@ net::ListenerAnswer ClusterNode::Handle(const net::ListenerRequest& r) {
                std::holds_alternative<Refusal>(grant)) {
       refused = std::get<Refusal>(std::move(grant));
     }
-    if (refused) {
-      net::ListenerAnswer a = JsonErrorAnswer(refused->status, refused->code, refused->message);
-      if (refused->status == 401) a.headers.emplace_back("WWW-Authenticate", "Bearer");
-      return a;
-    }
+    if (refused) return RefusalAnswer(*refused);
   }
   if (path == "/readyz" && method == "GET") return Readiness();
   if (path == "/healthz" && method == "GET") {
@@ -170,16 +178,12 @@ net::ListenerAnswer ClusterNode::Handle(const net::ListenerRequest& r) {
   // is checked here first, as the home would check it: a token the home refuses must not
   // clear the watcher's cursors at the other partitions.
   if (std::string watcher, kind; watchers_->IsRemoval(r, &watcher, &kind)) {
-    const std::string query = r.target.find('?') == std::string::npos
-                                  ? std::string()
-                                  : r.target.substr(r.target.find('?') + 1);
-    const RouteLookup route = MatchRoute(method, path, query, RouteScope::kCluster);
+    const RouteLookup route =
+        MatchRoute(method, path, SplitTarget(r.target).query, RouteScope::kCluster);
     if (route.route) {
       if (auto refused =
               access_->Check(r.authorization, Routes()[*route.route].scope, method, path)) {
-        net::ListenerAnswer a = JsonErrorAnswer(refused->status, refused->code, refused->message);
-        if (refused->status == 401) a.headers.emplace_back("WWW-Authenticate", "Bearer");
-        return a;
+        return RefusalAnswer(*refused);
       }
     }
   }

@@ -364,8 +364,6 @@ std::vector<uint32_t> PartitionRouter::NoticePartitions(const net::ListenerReque
 
 namespace {
 
-// What partition p's part of a peek or drain failed with, for "partitionErrors": the owner's
-// own {"error": {...}} when it sent one, else what came instead.
 // Whether partition p's drain may have run without its answer reaching the node: the answer
 // was lost after the request was sent (502 answer_lost: the owner stalled past the fan-out's
 // timeout, or died), or the owner is still running the first one (409 request_in_progress).
@@ -375,6 +373,8 @@ bool AnswerMayBeElsewhere(const net::ListenerAnswer& a) {
   return code == "answer_lost" || code == "request_in_progress";
 }
 
+// What partition p's part of a peek or drain failed with, for "partitionErrors": the owner's
+// own {"error": {...}} when it sent one, else what came instead.
 json::object PartitionError(uint32_t p, const net::ListenerAnswer& a) {
   json::object error;
   if (auto body = JsonObjectOf(a.body)) {
