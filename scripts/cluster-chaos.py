@@ -392,6 +392,9 @@ class Chaos:
         return [n for n in self.c.node_names() if self.c.alive(n)]
 
     def restart_node(self, name):
+        if name in self.c.exited_on_their_own():  # restarting it would hide the crash
+            self.problems.append("%s exited on its own before a fault restarted it (a crash: "
+                                 "see %s.log)" % (name, name))
         if self.c.alive(name):
             self.c.kill(name)
         self.c.start_node(name)
@@ -826,6 +829,8 @@ def main():
         for w in writers + talk:
             w.join(a.event_timeout + 15)
         failures = [w.failure for w in writers + talk if w.failure]
+        failures += ["%s exited on its own (a crash: see the end of %s.log)" % (n, n)
+                     for n in c.exited_on_their_own()]
         # The balancer may still hand partitions back to the node restarted last: check once
         # the assignments have stayed put for a while.
         c.wait_settled(seconds=90, quiet=3)
@@ -854,6 +859,8 @@ def main():
     except Exception as e:  # noqa: BLE001 — say what broke, with the logs' tails
         print("chaos run failed: %s" % e)
         print_log_tails(c, work)
+        # Again below the tails: a CI log often shows only its last lines.
+        print("chaos run failed: %s (the nodes' log tails are above)" % e)
     finally:
         c.down()
         if not a.keep and not a.dir:

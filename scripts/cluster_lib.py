@@ -238,6 +238,11 @@ class LocalCluster:
         except OSError:
             return False
 
+    def exited_on_their_own(self):
+        """The nodes this cluster started and did not kill that are no longer running (a
+        crash): a chaos run's faults stop and restart nodes, never leave one dead."""
+        return [n for n in self.node_names() if self.pid(n) and not self.alive(n)]
+
     def signal(self, name, sig):
         pid = self.pid(name)
         if pid:
@@ -423,10 +428,11 @@ def wrk_events(work_dir, url, session, seconds):
 
 def print_log_tails(cluster, work, lines=8):
     """The last `lines` lines of each node's log in `work`: what a failed run shows."""
+    dead = set(cluster.exited_on_their_own())
     for name in cluster.node_names():
         path = os.path.join(work, name + ".log")
         if os.path.exists(path):
-            print("--- " + path)
+            print("--- " + path + (" (the process exited on its own)" if name in dead else ""))
             with open(path, errors="replace") as f:
                 print("".join(f.readlines()[-lines:]), end="", flush=True)
 

@@ -105,7 +105,8 @@ Status StandbyDaemon::WithSnapshot(const std::function<Status(Engine&, uint64_t)
   }
   if (!follower) {
     return Status::FailedPrecondition("partition " + std::to_string(options_.log.partition) +
-                                      " is being taken over by this node: retry");
+                                      " is not being followed here (a takeover by this node is under way, or "
+                                      "failed and following again failed too): retry");
   }
   return follower->Paused([&](const cluster::AppliedState& applied) {
     auto engine = OpenReadOnly(options_.server, snapshot_clock_);
@@ -126,8 +127,12 @@ Result<ClusterGate::TakeoverResult> StandbyDaemon::TakeOver(uint64_t assignment_
     std::lock_guard lock(mu_);
     follower = std::move(follower_);
   }
-  follower->Stop();  // closes the directory for the owner's engine
-  follower.reset();
+  // None when an earlier takeover failed and so did following again (the log was
+  // unreachable for both): then nothing holds the directory, and this is the retry.
+  if (follower) {
+    follower->Stop();  // closes the directory for the owner's engine
+    follower.reset();
+  }
   ServerOptions owner = options_.server;
   cluster::ReplicatedLogOptions log = options_.log;
   log.assignment_epoch = assignment_epoch;
@@ -137,8 +142,11 @@ Result<ClusterGate::TakeoverResult> StandbyDaemon::TakeOver(uint64_t assignment_
     spdlog::error("event=takeover_failed partition={} error=\"{}\"", options_.log.partition,
                   opened.status().ToString());
     state_->AbortTakeover();
+    // Not following is not fatal: reads here answer "retry", and the control plane's next
+    // takeover (or this one's retry) starts from the directory as it was.
     if (Status s = StartFollowing(); !s.ok()) {
-      spdlog::error("event=follow_restart_failed error=\"{}\"", s.ToString());
+      spdlog::error("event=follow_restart_failed partition={} error=\"{}\"",
+                    options_.log.partition, s.ToString());
     }
     return opened.status();
   }

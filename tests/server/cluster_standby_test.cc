@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <memory>
@@ -34,6 +35,39 @@ cluster::ReplicatedLogOptions LogOptions(const std::string& node) {
   return ro;
 }
 
+// The standby's view of the partition's stream, which a test can make unreachable (every
+// call an IOError, as a JetStream request timing out while its servers elect a leader).
+class ReachableLog final : public log::LogBackend {
+ public:
+  explicit ReachableLog(std::shared_ptr<log::LogBackend> log) : log_(std::move(log)) {}
+  void SetReachable(bool reachable) { reachable_ = reachable; }
+
+  Result<log::LogPosition> Append(std::string_view data,
+                                  const log::AppendOptions& options) override {
+    if (!reachable_) return Unreachable();
+    return log_->Append(data, options);
+  }
+  Result<std::vector<log::LogRecord>> ReadFrom(log::LogPosition from,
+                                               std::size_t max_records) override {
+    if (!reachable_) return Unreachable();
+    return log_->ReadFrom(from, max_records);
+  }
+  Result<log::LogPosition> Tail() override {
+    if (!reachable_) return Unreachable();
+    return log_->Tail();
+  }
+  Status PurgeBelow(log::LogPosition position) override {
+    if (!reachable_) return Unreachable();
+    return log_->PurgeBelow(position);
+  }
+
+ private:
+  static Status Unreachable() { return Status::IOError("stream info of SW_P0: Timeout"); }
+
+  std::shared_ptr<log::LogBackend> log_;
+  std::atomic<bool> reachable_{true};
+};
+
 class ClusterStandbyTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -51,7 +85,8 @@ class ClusterStandbyTest : public ::testing::Test {
     server::StandbyDaemonOptions so;
     so.server = TestOptions();
     so.server.data_dir = standby_root_ + "/data";
-    so.remote = remote_;
+    standby_log_ = std::make_shared<ReachableLog>(remote_);
+    so.remote = standby_log_;
     so.log = LogOptions("standby-b");
     so.follow_interval = std::chrono::milliseconds(1);
     auto standby = server::StandbyDaemon::Open(so);
@@ -78,6 +113,7 @@ class ClusterStandbyTest : public ::testing::Test {
   }
 
   std::shared_ptr<log::MemLog> remote_;
+  std::shared_ptr<ReachableLog> standby_log_;
   std::shared_ptr<PartitionState> owner_state_;
   std::unique_ptr<TestServer> owner_;
   std::unique_ptr<HttpClient> owner_http_;
@@ -194,6 +230,34 @@ TEST_F(ClusterStandbyTest, ARetryAfterATakeoverGetsTheFirstAnswer) {
   HttpResult exported = now_owner.Get("/v1/export");
   ASSERT_EQ(exported.status, 200);
   EXPECT_EQ(std::count(exported.body.begin(), exported.body.end(), '\n'), 1) << exported.body;
+}
+
+// A takeover while the stream is unreachable fails, and so does following it again: the
+// standby is left following nothing. The next takeover (the control plane retries while it
+// names this node owner) succeeds once the stream answers. It used to crash the node.
+TEST_F(ClusterStandbyTest, ATakeoverThatFailedWhileTheStreamWasUnreachableSucceedsLater) {
+  Record(*owner_http_, HumanMessage("agent:main:a"));
+  ASSERT_TRUE(WaitFor([&] { return StandbyCaughtUp(); }));
+
+  standby_log_->SetReachable(false);
+  HttpResult failed = standby_http_->Post("/v1/cluster/takeover", json::object{{"partition", 0}});
+  EXPECT_GE(failed.status, 500) << failed.body;
+  EXPECT_NE(failed.body.find("SW_P0: Timeout"), std::string::npos) << failed.body;
+  EXPECT_EQ(standby_->partition()->view().role, PartitionRole::kStandby);
+  HttpResult read = standby_http_->Get("/v1/export");  // following nothing: no stale answer
+  EXPECT_NE(read.status, 200) << read.body;
+
+  standby_log_->SetReachable(true);
+  HttpResult taken = standby_http_->Post("/v1/cluster/takeover", json::object{{"partition", 0}});
+  ASSERT_EQ(taken.status, 200) << taken.body;
+  EXPECT_EQ(taken.json().at("role").as_string(), "owner");
+  ASSERT_TRUE(WaitFor([&] { return standby_->owner() != nullptr; }));
+  HttpClient now_owner(standby_->port());
+  Record(now_owner, HumanMessage("agent:main:b"));
+  HttpResult exported = now_owner.Get("/v1/export");
+  ASSERT_EQ(exported.status, 200);
+  EXPECT_EQ(std::count(exported.body.begin(), exported.body.end(), '\n'), 2) << exported.body;
+  EXPECT_TRUE(now_owner.Get("/v1/verify").json().at("ok").as_bool());
 }
 
 TEST_F(ClusterStandbyTest, BadTakeoverRequestsChangeNothing) {
