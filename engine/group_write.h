@@ -45,24 +45,36 @@ struct GroupOverlay {
 // function or delete step. Runs on the commit leader only.
 class GroupWrite {
  public:
+  // `partition` of `partitions`: the engine's place in a cluster (1 partition: a single
+  // node), which delivery ids name (NextId).
   GroupWrite(storage::Batch& batch, const storage::Store& store, GroupOverlay& overlay, int64_t now,
-             uint64_t& message_index, uint64_t& delivery_id,
-             std::function<SessionRef(const SessionName&)> intern)
+             uint64_t& message_index, uint64_t& delivery_id, uint32_t partition,
+             uint32_t partitions, std::function<SessionRef(const SessionName&)> intern)
       : batch_(batch),
         store_(store),
         overlay_(overlay),
         now_(now),
         message_index_(message_index),
         delivery_id_(delivery_id),
+        partition_(partition),
+        partitions_(partitions < 1 ? 1 : partitions),
         intern_(std::move(intern)) {}
 
   // The group's time (the engine clock when the group began).
   int64_t now() const { return now_; }
   // The ref of a canonical session name, assigned in this group when it is new.
   SessionRef Intern(const SessionName& canonical) { return intern_(canonical); }
-  // The next value of a persisted counter; it moves with the group's log record.
+  // The next value of a persisted counter; it moves with the group's log record. Message
+  // indexes are dense. Delivery ids are the least n * P + partition above the last one, as
+  // sequences are (include/statewatch/options.h): an id names its partition, so a node routes
+  // an acknowledgement by the id alone (id mod P), and no two partitions of a cluster hand
+  // out the same id. With P = 1 they are dense. (A database from before numbered them densely
+  // in every partition: the next id is still above the last one.)
   uint64_t NextId(GroupCounter counter) {
-    return ++(counter == GroupCounter::kMessageIndex ? message_index_ : delivery_id_);
+    if (counter == GroupCounter::kMessageIndex) return ++message_index_;
+    uint64_t next = delivery_id_ / partitions_ * partitions_ + partition_;
+    if (next <= delivery_id_) next += partitions_;
+    return delivery_id_ = next;
   }
 
   // The value of `key` as the store plus this group's earlier writes leave it.
@@ -79,6 +91,8 @@ class GroupWrite {
   int64_t now_;
   uint64_t& message_index_;
   uint64_t& delivery_id_;
+  uint32_t partition_;
+  uint32_t partitions_;
   std::function<SessionRef(const SessionName&)> intern_;
 };
 

@@ -3,6 +3,7 @@
 #include <boost/json.hpp>
 
 #include <algorithm>
+#include <charconv>
 #include <future>
 #include <map>
 #include <utility>
@@ -72,6 +73,20 @@ std::optional<uint32_t> PartitionOf(std::string_view key, std::string_view agent
   auto name = ResolveSession(key, agent);
   if (!name.ok()) return std::nullopt;
   return engine::PartitionOfAgent(name->agent_id, partitions);
+}
+
+// The id of `POST /v1/deliveries/{id}/ack`, or nullopt for another path or an id that is not
+// a positive integer (which any partition refuses alike).
+std::optional<uint64_t> DeliveryIdOf(std::string_view path) {
+  constexpr std::string_view kPrefix = "/v1/deliveries/";
+  constexpr std::string_view kSuffix = "/ack";
+  if (!path.starts_with(kPrefix) || !path.ends_with(kSuffix)) return std::nullopt;
+  std::string_view digits =
+      path.substr(kPrefix.size(), path.size() - kPrefix.size() - kSuffix.size());
+  uint64_t id = 0;
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), id);
+  if (ec != std::errc() || end != digits.data() + digits.size() || id == 0) return std::nullopt;
+  return id;
 }
 
 // A fan-out asks each partition once: one that is failing over is reported missing (A5).
@@ -224,11 +239,16 @@ net::ListenerAnswer PartitionRouter::Route(const net::ListenerRequest& request) 
     t.kind = Kind::kVersions;
   } else if (path == "/v1/notices" || (path == "/v1/notices/drain" && method == "POST")) {
     t.kind = Kind::kNotices;
+  } else if (auto delivery = DeliveryIdOf(path)) {
+    // A delivery id names its partition (n * P + p, engine/group_write.h): probing would ack
+    // another partition's delivery of the same number, made before ids were numbered so.
+    t.kind = Kind::kOne;
+    t.partition = static_cast<uint32_t>(*delivery % P);
   } else if (path.rfind("/v1/runs/", 0) == 0 || path.rfind("/v1/deliveries/", 0) == 0) {
     if (path == "/v1/deliveries") {
       t.kind = Kind::kRefuse;
     } else {
-      t.kind = Kind::kProbe;
+      t.kind = Kind::kProbe;  // run ids are UUIDs: the one partition that knows it answers
     }
   } else if (path == "/v1/wakes") {
     t.kind = Kind::kRefuse;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <vector>
 
 #include "engine/agent_partition.h"
 #include "engine_fixture.h"
@@ -97,6 +98,33 @@ TEST_F(PartitionNumberingTest, ReopenContinuesAndReplayAndVerifyAreClean) {
   ASSERT_EQ(page->events.size(), 2u);
   EXPECT_EQ(page->events[0].sequence, 5u);
   EXPECT_EQ(page->events[1].sequence, 17u);
+}
+
+// Delivery ids are numbered like sequences (n * P + p): an id names its partition, which is
+// how a node routes an acknowledgement (POST /v1/deliveries/{id}/ack) without ?partition=.
+TEST_F(PartitionNumberingTest, DeliveryIdsAreNTimesPPlusPAcrossReopens) {
+  Delivery d;
+  d.agent_id = "a1";
+  d.type = "message";
+  d.session_key = "agent:a1:main";
+  d.text = "hello";
+  std::vector<uint64_t> ids;
+  for (int i = 0; i < 3; ++i) {
+    auto id = SessionTables(*engine_).EnqueueDelivery(d);
+    ASSERT_OK(id);
+    ids.push_back(*id);
+  }
+  EXPECT_EQ(ids, (std::vector<uint64_t>{2, 5, 8}));
+  Reopen();  // the counter replays with its group
+  auto next = SessionTables(*engine_).EnqueueDelivery(d);
+  ASSERT_OK(next);
+  EXPECT_EQ(*next, 11u);
+  auto pending = SessionTablesView(*engine_).PendingDeliveries("a1");
+  ASSERT_OK(pending);
+  ASSERT_EQ(pending->size(), 4u);
+  for (const Delivery& each : *pending) EXPECT_EQ(each.id % 3, 2u) << each.id;
+  EXPECT_TRUE(*SessionTables(*engine_).AckDelivery(5));
+  EXPECT_FALSE(*SessionTables(*engine_).AckDelivery(6));  // never handed out here
 }
 
 TEST_F(PartitionNumberingTest, AnotherNumberingAtReopenIsRefusedAndChangesNothing) {

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "cluster_nodes_fixture.h"
+#include "gateway_agents.h"
 
 namespace statewatch::control {
 namespace {
@@ -58,6 +59,18 @@ class ClusterSessionMailTest : public ClusterNodesFixture {
     }
   }
 
+  // The first delivery to partition p's agent, read on the feed at p's owner (bounded: three
+  // tries, each from a fresh view, as the balancer may still be moving the partition).
+  json::object FirstDelivery(uint32_t p) {
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      std::string error;
+      auto ws = statewatch::testing::WsClient::Connect(
+          OwnerPort(View(), p), "/v1/deliveries?agentId=" + AgentOf(p), {}, &error);
+      if (!ws) continue;
+      if (auto m = ws->Next()) return statewatch::testing::WakeJson(*m);
+    }
+    return {};
+  }
 };
 
 TEST_F(ClusterSessionMailTest, ASendCrossesPartitionsAndItsReplyComesBack) {
@@ -84,6 +97,34 @@ TEST_F(ClusterSessionMailTest, ASendCrossesPartitionsAndItsReplyComesBack) {
   ASSERT_EQ(again.status, 200) << again.body;
   EXPECT_EQ(WaitForText(any, target, "ping-2"), 1);
   EXPECT_EQ(Occurrences(any, target, "ping-1"), 1);  // still once
+}
+
+// Each partition numbers its deliveries n * P + p, so the id an agent reads on its feed names
+// its partition, and an acknowledgement through any node reaches that
+// one. (When each partition counted from 1, two messages to two partitions were both
+// delivery 1, and the node acknowledged the first partition's for both.)
+TEST_F(ClusterSessionMailTest, ADeliveryAcknowledgedThroughANodeIsTheOneItsIdNames) {
+  StartThreeNodes();
+  const std::string caller = SessionOf(0);
+  HttpClient any(nodes_.at("n2")->port());
+  for (uint32_t p : {1u, 2u}) {
+    auto sent = Tool(any, "sessions_send", caller,
+                     json::object{{"sessionKey", SessionOf(p)},
+                                  {"message", "for-p" + std::to_string(p)},
+                                  {"timeoutSeconds", 0}});
+    ASSERT_EQ(sent.status, 200) << sent.body;
+    EXPECT_EQ(WaitForText(any, SessionOf(p), "for-p" + std::to_string(p)), 1);  // landed
+  }
+  for (uint32_t p : {1u, 2u}) {
+    json::object delivery = FirstDelivery(p);
+    ASSERT_TRUE(delivery.contains("deliveryId")) << json::serialize(delivery);
+    const uint64_t id = delivery.at("deliveryId").to_number<uint64_t>();
+    EXPECT_EQ(id % kPartitions, p) << json::serialize(delivery);
+    EXPECT_NE(json::serialize(delivery).find("for-p" + std::to_string(p)), std::string::npos);
+    auto acked = statewatch::testing::Ack(any, delivery);
+    EXPECT_EQ(acked.status, 200) << acked.body;
+    EXPECT_EQ(statewatch::testing::Ack(any, delivery).status, 404);  // once, and only its own
+  }
 }
 
 TEST_F(ClusterSessionMailTest, AMessageToAStoppedOwnerLandsOnceAfterTheFailover) {

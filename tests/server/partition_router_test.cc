@@ -386,5 +386,20 @@ TEST_F(PartitionRouterTest, ARunIsLookedForPartitionByPartition) {
   EXPECT_EQ(calls_.size(), 2u);
 }
 
+// Delivery ids are n * P + p: the id alone names the partition. Probing partition 0 first
+// would acknowledge its delivery of the same number — another agent's, never delivered.
+TEST_F(PartitionRouterTest, ADeliveryAckGoesToThePartitionItsIdNames) {
+  PartitionRouter router = Router();
+  auto a = router.Route(Request("POST", "/v1/deliveries/7/ack", "{}"));
+  EXPECT_EQ(a.status, 200);
+  ASSERT_EQ(calls_.size(), 1u);
+  EXPECT_EQ(calls_.back().url, "http://owner1");  // 7 = 2 * 3 + 1
+  // One numbered before ids named their partition: the caller names it.
+  auto b = router.Route(Request("POST", "/v1/deliveries/7/ack?partition=0", "{}"));
+  EXPECT_EQ(b.status, 200);
+  ASSERT_EQ(calls_.size(), 2u);
+  EXPECT_EQ(calls_.back().url, "http://owner0");
+}
+
 }  // namespace
 }  // namespace statewatch::server
