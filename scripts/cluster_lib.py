@@ -167,14 +167,23 @@ class LocalCluster:
         os.makedirs(directory, exist_ok=True)
         if os.path.exists(os.path.join(directory, "cluster.json")):
             raise RuntimeError("%s already holds a cluster (stop it with --down first)" % directory)
+        taken = set()
+
+        def port():  # free now, and not handed to another member of this cluster
+            for _ in range(100):
+                p = free_port()
+                if p not in taken:
+                    taken.add(p)
+                    return p
+            raise RuntimeError("no free port not already taken by this cluster")
         st = {"statewatch": os.path.abspath(statewatch), "name": name, "partitions": partitions,
               "leaseTtl": lease_ttl, "checkpointEvery": checkpoint_every,
               "nodeArgs": list(node_args),
-              "etcd": [{"name": "e%d" % i, "client": free_port(), "peer": free_port()}
+              "etcd": [{"name": "e%d" % i, "client": port(), "peer": port()}
                        for i in range(etcd_members)],
-              "nats": [{"name": "n%d" % i, "client": free_port(), "route": free_port(),
-                        "monitor": free_port()} for i in range(nats_servers)],
-              "nodes": [{"name": "node%d" % i, "port": free_port()} for i in range(nodes)],
+              "nats": [{"name": "n%d" % i, "client": port(), "route": port(),
+                        "monitor": port()} for i in range(nats_servers)],
+              "nodes": [{"name": "node%d" % i, "port": port()} for i in range(nodes)],
               "pids": {}}
         c = cls(directory, st)
         c.save()
@@ -319,10 +328,31 @@ class LocalCluster:
             return False
         wait_for("an etcd member healthy", healthy, seconds)
 
-    def wait_nats(self, seconds=30):
-        mon = "http://127.0.0.1:%d/jsz" % self.state["nats"][0]["monitor"]
-        wait_for("a JetStream meta leader",
-                 lambda: json.loads(get(mon, 2)).get("meta_cluster", {}).get("leader"), seconds)
+    def wait_nats(self, seconds=60):
+        """Until a nats-server names a JetStream meta leader (any of them: one that could not
+        start, say its port was taken meanwhile, must not hide the others'); bounded. The
+        error names the servers not running, with their logs' last lines."""
+        def leader():
+            for n in self.state["nats"]:
+                try:
+                    jsz = json.loads(get("http://127.0.0.1:%d/jsz" % n["monitor"], 2))
+                except (urllib.error.URLError, OSError, ValueError):
+                    continue
+                if jsz.get("meta_cluster", {}).get("leader"):
+                    return True
+            return False
+        try:
+            wait_for("a JetStream meta leader", leader, seconds)
+        except RuntimeError as e:
+            dead = [n["name"] for n in self.state["nats"] if not self.alive(n["name"])]
+            tails = []
+            for n in self.state["nats"]:
+                path = os.path.join(self.dir, n["name"] + ".log")
+                if os.path.exists(path):
+                    with open(path, errors="replace") as f:
+                        tails.append("--- %s\n%s" % (path, "".join(f.readlines()[-5:])))
+            raise RuntimeError("%s; nats-servers not running: %s\n%s" % (
+                e, ", ".join(dead) or "none", "".join(tails)))
 
     def wait_node(self, name, seconds=30):
         port_file = os.path.join(self.dir, name + ".port")
