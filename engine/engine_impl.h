@@ -106,6 +106,7 @@ struct VerifyCmd {
 // A side table's write inside the commit group (SideTableHost::WriteInGroup).
 struct GroupWriteCmd {
   SideTableHost::WriteFn fn;
+  bool changed = true;  // false when the write said GroupWrite::ChangedNothing
 };
 
 struct Command {

@@ -77,6 +77,13 @@ class GroupWrite {
     return delivery_id_ = next;
   }
 
+  // Says that this write found nothing to change (an acknowledgement of an unknown id, the
+  // deletion of what is not there). An X-Request-Id answer rendered with the group
+  // (server/request_ledger.h, AnswerInGroupOnSuccess) is then not written with it: the
+  // handler's answer, a 404, is written after it.
+  void ChangedNothing() { changed_ = false; }
+  bool changed() const { return changed_; }
+
   // The value of `key` as the store plus this group's earlier writes leave it.
   Result<std::optional<std::string>> Get(storage::Family family, std::string_view key) const;
   void Put(storage::Family family, std::string_view key, std::string_view value);
@@ -93,6 +100,7 @@ class GroupWrite {
   uint64_t& delivery_id_;
   uint32_t partition_;
   uint32_t partitions_;
+  bool changed_ = true;
   std::function<SessionRef(const SessionName&)> intern_;
 };
 

@@ -126,7 +126,11 @@ Result<bool> SessionTables::AckDelivery(uint64_t id) {
     auto v = g.Get(Family::kDeliveries, storage::DeliveryKey(id));
     if (!v.ok()) return v.status();
     found = v->has_value();
-    if (found) g.Delete(Family::kDeliveries, storage::DeliveryKey(id));
+    if (found) {
+      g.Delete(Family::kDeliveries, storage::DeliveryKey(id));
+    } else {
+      g.ChangedNothing();
+    }
     return Status::OK();
   });
   if (!st.ok()) return st;

@@ -160,7 +160,10 @@ Result<bool> WebhookTables::DeleteWebhook(const std::string& watcher) {
     auto v = g.Get(Family::kWebhooks, HookKey(w));
     if (!v.ok()) return v.status();
     found = v->has_value();
-    if (!found) return Status::OK();
+    if (!found) {
+      g.ChangedNothing();
+      return Status::OK();
+    }
     g.Delete(Family::kWebhooks, HookKey(w));
     for (char tag : {storage::kOutboxTag, storage::kWebhookMarkTag}) {
       auto [begin, end] = WatcherRange(tag, w);
@@ -226,7 +229,11 @@ Result<bool> EditRow(engine::SideTableHost* host, char tag, const WebhookDeliver
     auto v = g.Get(Family::kWebhooks, key);
     if (!v.ok()) return v.status();
     found = v->has_value();
-    if (found) edit(g, key);
+    if (found) {
+      edit(g, key);
+    } else {
+      g.ChangedNothing();
+    }
     return Status::OK();
   });
   if (!st.ok()) return st;

@@ -70,6 +70,7 @@ SealedOutcome SealedOutcomeOf(const Command& c) {
     return &ack->notices;
   }
   if (const auto* watch = std::get_if<WatchCmd>(&c.op)) return &watch->watched;
+  if (const auto* write = std::get_if<GroupWriteCmd>(&c.op)) return &write->changed;
   return std::monostate{};
 }
 
@@ -270,6 +271,7 @@ Status EngineImpl::BuildCommand(Command& cmd) {
         if constexpr (std::is_same_v<T, GroupWriteCmd>) {
           GroupWrite w = SideTableWrite();
           st = op.fn(w);
+          op.changed = w.changed();
         }
         if constexpr (std::is_same_v<T, VerifyCmd>) {}  // RunGroup runs it
       },

@@ -8,6 +8,7 @@
 #include "monitor/upstream_link_json.h"
 #include "monitor/upstream_links.h"
 #include "server/handlers.h"
+#include "server/request_ledger.h"
 #include "statewatch/session_tables.h"
 
 namespace statewatch::server {
@@ -90,13 +91,15 @@ ApiResponse HandleDeliveryAck(const HandlerContext& ctx, std::string_view id_tex
         400, "invalid_argument",
         "the delivery id must be a positive integer (got \"" + std::string(id_text) + "\")");
   }
+  const ApiResponse answer = JsonResponse(200, json::object{{"acked", true}, {"deliveryId", id}});
+  AnswerInGroupOnSuccess(answer);
   auto acked = SessionTables(ctx.engine).AckDelivery(id);
   if (!acked.ok()) return StatusResponse(acked.status());
   if (!*acked) {
     return Api::Error(404, "not_found",
                       "Unknown deliveryId: " + std::to_string(id) + " (already acknowledged?)");
   }
-  return JsonResponse(200, json::object{{"acked", true}, {"deliveryId", id}});
+  return answer;
 }
 
 ApiResponse HandleRunReply(const HandlerContext& ctx, const ApiRequest& req,
@@ -143,12 +146,14 @@ ApiResponse HandleDeleteLink(const HandlerContext& ctx, const ApiRequest& req,
                              const std::string& key, std::string_view query) {
   auto name = RouteSessionName(req, key, query);
   if (!name.ok()) return StatusResponse(name.status());
+  const ApiResponse deleted = JsonResponse(200, json::object{{"deleted", true}});
+  AnswerInGroupOnSuccess(deleted);  // one group, only when there is a link to delete
   auto removed = monitor::RemoveUpstreamLink(ctx.engine, *name);
   if (!removed.ok()) return StatusResponse(removed.status());
   if (!*removed) {
     return Api::Error(404, "not_found", "no upstream link for session " + name->session_key);
   }
-  return JsonResponse(200, json::object{{"deleted", true}});
+  return deleted;
 }
 
 }  // namespace statewatch::server

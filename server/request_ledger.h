@@ -60,7 +60,10 @@ void AnswerInGroup(ApiResponse (*render)(const T&)) {
 }
 
 // The same for a handler that makes one engine write (one command or one side-table group)
-// and answers `answer` whenever it succeeds (a deletion, a reset, a transcript append).
+// and answers `answer` whenever it succeeds and changed something (a deletion, a reset, a
+// transcript append, an acknowledgement of a delivery). A side table's write that found
+// nothing to change says so (GroupWrite::ChangedNothing); the handler's other answer (a 404)
+// is then written after it, as for any answer not rendered with the group.
 void AnswerInGroupOnSuccess(const ApiResponse& answer);
 
 class RequestLedger {

@@ -4,6 +4,7 @@
 
 #include "statewatch/webhook_tables.h"
 #include "server/handlers.h"
+#include "server/request_ledger.h"
 #include "webhooks/url_policy.h"
 
 namespace statewatch::server {
@@ -93,11 +94,13 @@ ApiResponse HandleListWebhooks(const HandlerContext& ctx) {
 }
 
 ApiResponse HandleDeleteWebhook(const HandlerContext& ctx, const std::string& watcher) {
+  const ApiResponse deleted = JsonResponse(200, json::object{{"deleted", true}});
+  AnswerInGroupOnSuccess(deleted);
   auto removed = WebhookTables(ctx.engine).DeleteWebhook(watcher);
   if (!removed.ok()) return StatusResponse(removed.status());
   if (!*removed) return Api::Error(404, "not_found", "no webhook for watcher " + watcher);
   if (ctx.services.webhooks != nullptr) ctx.services.webhooks->Changed();
-  return JsonResponse(200, json::object{{"deleted", true}});
+  return deleted;
 }
 
 ApiResponse HandleListDeadLetters(const HandlerContext& ctx) {
@@ -112,12 +115,14 @@ ApiResponse OnDeadLetter(const HandlerContext& ctx, const ApiRequest& req, bool 
   if (!body) return error;
   auto key = StringField(*body, "idempotencyKey");
   if (!key.ok()) return StatusResponse(key.status());
+  const ApiResponse answer = JsonResponse(200, json::object{{retry ? "retried" : "dropped", true}});
+  AnswerInGroupOnSuccess(answer);
   WebhookTables tables(ctx.engine);
   auto done = retry ? tables.RetryDead(*key) : tables.DropDead(*key);
   if (!done.ok()) return StatusResponse(done.status());
   if (!*done) return Api::Error(404, "not_found", "no dead letter with idempotencyKey " + *key);
   if (ctx.services.webhooks != nullptr) ctx.services.webhooks->Changed();
-  return JsonResponse(200, json::object{{retry ? "retried" : "dropped", true}});
+  return answer;
 }
 
 }  // namespace

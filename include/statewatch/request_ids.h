@@ -75,8 +75,9 @@ struct RequestAnswer {
 
 // The result of the engine command a seal rides on, as the commit leader has it once the
 // command has built (before the group is durable): the events' results of Record/RecordMany,
-// the notices of Drain, whether a Watch holds its cursor; monostate for the other commands
-// (acks, resets, deletions, side-table writes: their result is their success).
+// the notices of Drain, whether a Watch holds its cursor, whether a side table's write
+// changed anything (GroupWrite::ChangedNothing); monostate for the other commands (acks,
+// resets, deletions: their result is their success).
 using SealedOutcome = std::variant<std::monostate, const std::vector<RecordResult>*,
                                    const std::vector<Notice>*, const bool*>;
 

@@ -14,8 +14,10 @@
 #include <vector>
 
 #include "server/api.h"
+#include "server/handlers.h"
 #include "server/request_ledger.h"
 #include "statewatch/request_ids.h"
+#include "statewatch/session_tables.h"
 #include "status_matchers.h"
 #include "test_server.h"
 
@@ -237,6 +239,58 @@ TEST_F(RequestIdTest, AnswersOfOneWriteAreWrittenWithIt) {
   ASSERT_EQ(upserted.status, 200) << upserted.body;
   EXPECT_EQ(groups(), before + 2);
   EXPECT_EQ(answered("u-1"), upserted.body);
+}
+
+// An acknowledgement of a delivery is one group with its answer; one of an id that is not
+// there changed nothing, so the answer of success is not what the group keeps: the 404 is
+// written after it, and a retry gets the 404.
+TEST_F(RequestIdTest, ADeliveryAckIsAnsweredInItsGroupAndAnUnknownOneGetsItsOwn404) {
+  auto groups = [&] { return engine_->Stats()->commit_groups; };
+  auto answered = [&](const std::string& id) {
+    auto r = RequestIds(*engine_).Get(id);
+    EXPECT_OK(r);
+    return r.ok() && r->has_value() && (*r)->answered ? (*r)->body : std::string("(none)");
+  };
+  Delivery d;
+  d.agent_id = "main";
+  d.type = "message";
+  d.session_key = "agent:main:a";
+  d.text = "hello";
+  auto id = SessionTables(*engine_).EnqueueDelivery(d);
+  ASSERT_OK(id);
+  const std::string target = "/v1/deliveries/" + std::to_string(*id) + "/ack";
+  uint64_t before = groups();
+  auto acked = Send("POST", target, "", "a-1");
+  ASSERT_EQ(acked.status, 200) << acked.body;
+  EXPECT_EQ(groups(), before + 1) << "the answer took no group of its own";
+  EXPECT_EQ(answered("a-1"), acked.body);
+  auto unknown = Send("POST", target, "", "a-2");  // acknowledged already
+  ASSERT_EQ(unknown.status, 404) << unknown.body;
+  EXPECT_EQ(answered("a-2"), unknown.body);
+  auto again = Send("POST", target, "", "a-2");
+  EXPECT_EQ(again.status, 404);
+  EXPECT_TRUE(Replayed(again));
+  EXPECT_EQ(Send("POST", target, "", "a-1").body, acked.body);
+
+  // What a crash right after the group would leave: with the effect, the answer of
+  // success; with nothing changed, no answer (a retry is told the answer was lost, never
+  // that an unknown id was acknowledged).
+  for (bool known : {true, false}) {
+    uint64_t ack_id = 424242;
+    if (known) {
+      auto fresh = SessionTables(*engine_).EnqueueDelivery(d);
+      ASSERT_OK(fresh);
+      ack_id = *fresh;
+    }
+    auto seal = std::make_shared<RequestSeal>(known ? "s-1" : "s-2", "digest");
+    ArmRequestSeal armed(seal);
+    server::AnswerInGroupOnSuccess(server::JsonResponse(200, json::object{{"acked", true}}));
+    auto found = SessionTables(*engine_).AckDelivery(ack_id);
+    ASSERT_OK(found);
+    EXPECT_EQ(*found, known);
+    EXPECT_TRUE(seal->sealed());
+    EXPECT_EQ(seal->answer_in_group() != nullptr, known);
+  }
 }
 
 TEST_F(RequestIdTest, AnAppliedRequestWhoseAnswerWasLostIsNotAppliedAgain) {
