@@ -11,6 +11,7 @@
 #include "base/trace_context.h"
 #include "codecs/json_fields.h"
 #include "engine/agent_partition.h"
+#include "statewatch/request_ids.h"
 #include "statewatch/session_key.h"
 #include "statewatch/session_tables.h"
 #include "tools/session_history.h"
@@ -36,6 +37,12 @@ std::string NewUuidV4() {
     hex::AppendByte(b[i], &out);
   }
   return out;
+}
+
+Result<WatcherListing> UnsealedRegister(Engine& engine, const std::string& watcher,
+                                        uint32_t partition) {
+  ArmRequestSeal unsealed(nullptr);  // the seal is back on the thread when this returns
+  return WatcherDirectory(engine).Register(watcher, partition);
 }
 
 Result<RunRecord> KnownRun(const Engine& engine, const std::string& run_id) {

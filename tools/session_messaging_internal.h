@@ -20,6 +20,7 @@
 #include "statewatch/status.h"
 #include "statewatch/session_records.h"
 #include "statewatch/types.h"
+#include "statewatch/watcher_directory.h"
 #include "tools/session_messaging.h"
 
 namespace statewatch::tools::messaging_internal {
@@ -43,6 +44,11 @@ auto Guarded(const char* what, F&& f) -> decltype(f()) {
   }
 }
 
+// WatcherDirectory::Register with the thread's X-Request-Id seal set aside: a send or a spawn
+// across partitions lists the target's partition first, in a group of its own, and its
+// request's record belongs with the mail that follows — the request's effect.
+Result<WatcherListing> UnsealedRegister(Engine& engine, const std::string& watcher,
+                                        uint32_t partition);
 // The stored run `run_id`; NotFound "Unknown runId: <run_id>" when there is none.
 Result<RunRecord> KnownRun(const Engine& engine, const std::string& run_id);
 // A random RFC 4122 version-4 UUID (run ids, child session keys).

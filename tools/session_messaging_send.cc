@@ -4,7 +4,6 @@
 #include "codecs/json_fields.h"
 #include "statewatch/session_key.h"
 #include "statewatch/session_tables.h"
-#include "statewatch/watcher_directory.h"
 #include "tools/session_history.h"
 #include "tools/session_messaging.h"
 #include "tools/session_messaging_internal.h"
@@ -251,8 +250,10 @@ Result<ToolAnswer> SessionMessaging::Dispatch(const SessionName& caller, const S
       // The caller's watcher directory lists the target's partition before the cursor can
       // exist there (docs/cluster.md §15.3: a superset, never a subset), so that a peek or
       // drain of the caller through a node asks that partition too. The caller's partition
-      // is this one: its home.
-      auto listed = WatcherDirectory(*engine_).Register(caller.session_key, **remote);
+      // is this one: its home. The listing is no effect of the request's own (idempotent, a
+      // superset): its X-Request-Id record rides on the mail's group below, so a crash
+      // between the two leaves no record, and the retry sends.
+      auto listed = UnsealedRegister(*engine_, caller.session_key, **remote);
       if (!listed.ok()) {
         SetDeadline(run.run_id, 0);
         (void)TakeCompletion(run.run_id);

@@ -4,7 +4,6 @@
 // kill's stop cancels, there, the runs the child spawned itself.
 #include "statewatch/session_key.h"
 #include "statewatch/session_tables.h"
-#include "statewatch/watcher_directory.h"
 #include "tools/session_messaging.h"
 #include "tools/session_messaging_internal.h"
 
@@ -24,10 +23,11 @@ constexpr std::size_t kMaxRemoteForkBytes = 1u << 20;
 // child_spawned there seeds the caller's cursor, and the directory stays a superset), then
 // the run and the mail are one group. The mail carries what the child's partition needs:
 // the registry row, child_spawned, the fork's copies (read here, where the caller's
-// transcript is) and the task with its route and options.
+// transcript is) and the task with its route and options. The request's X-Request-Id record
+// rides on that group, not on the listing's (UnsealedRegister).
 Status SessionMessaging::SpawnRemote(const SessionName& caller, const RunRecord& run,
                                      bool sandboxed, uint32_t partition) {
-  auto listed = WatcherDirectory(*engine_).Register(caller.session_key, partition);
+  auto listed = UnsealedRegister(*engine_, caller.session_key, partition);
   if (!listed.ok()) return listed.status();
   Delivery task = MakeDelivery(run.target, "task", run.run_id, run.task, caller.session_key,
                                "sessions_spawn", run.traceparent);

@@ -16,6 +16,7 @@
 
 #include "engine/agent_partition.h"
 #include "engine/engine_fixture.h"
+#include "engine/engine_impl.h"
 #include "statewatch/session_key.h"
 #include "statewatch/session_mail.h"
 #include "statewatch/session_tables.h"
@@ -71,8 +72,10 @@ class SessionMailFixture : public ::testing::Test {
     }
   }
 
-  // Opens (or reopens: a restart, or a new owner after a failover) partition p.
-  void Open(uint32_t p, bool cross_partition) {
+  // Opens (or reopens: a restart, or a new owner after a failover) partition p; with
+  // `faults`, its store's writes fail as they say.
+  void Open(uint32_t p, bool cross_partition,
+            std::shared_ptr<storage::FaultInjector> faults = nullptr) {
     MailPartition& part = parts_[p];
     part.messaging.reset();
     part.engine.reset();
@@ -81,7 +84,9 @@ class SessionMailFixture : public ::testing::Test {
     o.durability = Durability::kBuffered;
     o.partition = p;
     o.partitions = 2;
-    auto e = Engine::Open(o, part.dir);
+    engine::EngineTestHooks hooks;
+    hooks.faults = std::move(faults);
+    auto e = engine::OpenEngineWithHooks(o, part.dir, hooks);
     ASSERT_OK(e);
     part.engine = std::move(*e);
     tools::MessagingOptions m;

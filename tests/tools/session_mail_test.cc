@@ -4,6 +4,9 @@
 // wire is a fake MailSender that can be down or lose its answer (session_mail_fixture.h).
 #include "tools/session_mail_fixture.h"
 
+#include "statewatch/request_ids.h"
+#include "storage/store.h"
+
 namespace statewatch::testing {
 namespace {
 
@@ -164,6 +167,41 @@ TEST_F(SessionMailTest, WatchTravelsWithTheMessage) {
   auto cursor = dest().Cursor(caller_, SessionName{dest_agent_, target_});
   ASSERT_OK(cursor);
   EXPECT_TRUE(cursor->has_value());
+}
+
+// A watched send makes two groups at the home: the watcher directory lists the destination,
+// then the run and the mail. The request's X-Request-Id record rides on the mail's group —
+// the request's effect — not on the listing's (idempotent, a superset): whichever write fails,
+// the record is kept exactly when the mail is, so a retry after a crash between the two is
+// sent, never told it was applied.
+TEST_F(SessionMailTest, AWatchedSendsRequestRecordIsWrittenWithItsMail) {
+  int both = 0, neither = 0;
+  for (uint64_t n = 0; n < 8; ++n) {
+    auto faults = storage::NewFaultInjector();
+    forwarder_.reset();
+    Open(0, /*cross_partition=*/true, faults);
+    const std::string id = "send-" + std::to_string(n);
+    faults->FailWritesAfter(n);
+    {
+      auto seal = std::make_shared<RequestSeal>(id, "digest");
+      ArmRequestSeal armed(seal);
+      (void)Send(SendParams(0, /*watch=*/true));
+    }
+    faults->Heal();
+    forwarder_.reset();
+    Open(0, /*cross_partition=*/true);  // what a restart finds
+    forwarder_ = NewForwarder();
+    auto record = RequestIds(home()).Get(id);
+    ASSERT_OK(record);
+    auto rows = SessionMailTables(home()).Outbox();
+    ASSERT_OK(rows);
+    const bool mailed = !rows->empty();
+    EXPECT_EQ(record->has_value(), mailed) << "writes failing after " << n;
+    (mailed ? both : neither)++;
+    if (mailed) EXPECT_EQ(Pump().sent, 1);  // delivered: the next round starts with none
+  }
+  EXPECT_GT(neither, 0) << "the failures never hit the send";
+  EXPECT_GT(both, 0) << "the send never got through";
 }
 
 TEST_F(SessionMailTest, WithoutCrossPartitionMailASendIsMisdirected) {
