@@ -69,6 +69,13 @@ class RequestIdTest : public TempDirTest {
     EXPECT_OK(page);
     return page.ok() ? page->events.size() : 0;
   }
+  uint64_t Groups() { return engine_->Stats()->commit_groups; }
+  // The answer the record of `id` keeps, or "(none)".
+  std::string Answered(const std::string& id) {
+    auto r = RequestIds(*engine_).Get(id);
+    EXPECT_OK(r);
+    return r.ok() && r->has_value() && (*r)->answered ? (*r)->body : std::string("(none)");
+  }
   static bool Replayed(const server::ApiResponse& a) {
     for (const auto& [name, value] : a.headers) {
       if (name == "X-Statewatch-Replayed" && value == "true") return true;
@@ -190,33 +197,27 @@ TEST_F(RequestIdTest, AnAnswerSurvivesAReopen) {
 // in their effect's own group — one group per request, with an id or without, and the record
 // answers at once; an upsert's answer (read back after the write) still takes a second group.
 TEST_F(RequestIdTest, AnswersOfOneWriteAreWrittenWithIt) {
-  auto groups = [&] { return engine_->Stats()->commit_groups; };
-  auto answered = [&](const std::string& id) {
-    auto r = RequestIds(*engine_).Get(id);
-    EXPECT_OK(r);
-    return r.ok() && r->has_value() && (*r)->answered ? (*r)->body : std::string("(none)");
-  };
   ASSERT_EQ(
       Send("POST", "/v1/watches", R"({"watcher":"agent:main:w","target":"agent:main:a"})", "w-1")
           .status,
       200);
-  uint64_t before = groups();
+  uint64_t before = Groups();
   auto event = Send("POST", "/v1/events", kEvent, "e-1");
   ASSERT_EQ(event.status, 200) << event.body;
-  EXPECT_EQ(groups(), before + 1) << "the answer took no group of its own";
-  EXPECT_EQ(answered("e-1"), event.body);
+  EXPECT_EQ(Groups(), before + 1) << "the answer took no group of its own";
+  EXPECT_EQ(Answered("e-1"), event.body);
   const std::string batch = "[" + kEvent + "," + kEvent + "]";
-  before = groups();
+  before = Groups();
   auto events = Send("POST", "/v1/events", batch, "e-2");
   ASSERT_EQ(events.status, 200) << events.body;
-  EXPECT_EQ(groups(), before + 1);
-  EXPECT_EQ(answered("e-2"), events.body);
-  before = groups();
+  EXPECT_EQ(Groups(), before + 1);
+  EXPECT_EQ(Answered("e-2"), events.body);
+  before = Groups();
   auto drained = Send("POST", "/v1/notices/drain", R"({"watcher":"agent:main:w"})", "d-1");
   ASSERT_EQ(drained.status, 200);
   ASSERT_NE(drained.body.find("agent:main:a"), std::string::npos) << drained.body;
-  EXPECT_EQ(groups(), before + 1) << "the cursors' moves and the notices, one group";
-  EXPECT_EQ(answered("d-1"), drained.body);
+  EXPECT_EQ(Groups(), before + 1) << "the cursors' moves and the notices, one group";
+  EXPECT_EQ(Answered("d-1"), drained.body);
   // A watch, a transcript append, a reset and a deletion: one group each, answered at once.
   const std::vector<std::array<std::string, 4>> one_group = {
       {"POST", "/v1/watches", R"({"watcher":"agent:main:w","target":"agent:main:b"})", "w-2"},
@@ -226,31 +227,25 @@ TEST_F(RequestIdTest, AnswersOfOneWriteAreWrittenWithIt) {
       {"DELETE", "/v1/sessions/agent:main:b", "", "x-2"},
   };
   for (const auto& [method, target, body, id] : one_group) {
-    before = groups();
+    before = Groups();
     auto answer = Send(method, target, body, id);
     ASSERT_EQ(answer.status, 200) << target << ": " << answer.body;
-    EXPECT_EQ(groups(), before + 1) << method << " " << target;
-    EXPECT_EQ(answered(id), answer.body) << method << " " << target;
+    EXPECT_EQ(Groups(), before + 1) << method << " " << target;
+    EXPECT_EQ(Answered(id), answer.body) << method << " " << target;
   }
   // A session upsert answers the record read back after its write: its answer takes a group
   // of its own, as before.
-  before = groups();
+  before = Groups();
   auto upserted = Send("PUT", "/v1/sessions/agent:main:c", R"({"label":"c"})", "u-1");
   ASSERT_EQ(upserted.status, 200) << upserted.body;
-  EXPECT_EQ(groups(), before + 2);
-  EXPECT_EQ(answered("u-1"), upserted.body);
+  EXPECT_EQ(Groups(), before + 2);
+  EXPECT_EQ(Answered("u-1"), upserted.body);
 }
 
 // An acknowledgement of a delivery is one group with its answer; one of an id that is not
 // there changed nothing, so the answer of success is not what the group keeps: the 404 is
 // written after it, and a retry gets the 404.
 TEST_F(RequestIdTest, ADeliveryAckIsAnsweredInItsGroupAndAnUnknownOneGetsItsOwn404) {
-  auto groups = [&] { return engine_->Stats()->commit_groups; };
-  auto answered = [&](const std::string& id) {
-    auto r = RequestIds(*engine_).Get(id);
-    EXPECT_OK(r);
-    return r.ok() && r->has_value() && (*r)->answered ? (*r)->body : std::string("(none)");
-  };
   Delivery d;
   d.agent_id = "main";
   d.type = "message";
@@ -259,14 +254,14 @@ TEST_F(RequestIdTest, ADeliveryAckIsAnsweredInItsGroupAndAnUnknownOneGetsItsOwn4
   auto id = SessionTables(*engine_).EnqueueDelivery(d);
   ASSERT_OK(id);
   const std::string target = "/v1/deliveries/" + std::to_string(*id) + "/ack";
-  uint64_t before = groups();
+  uint64_t before = Groups();
   auto acked = Send("POST", target, "", "a-1");
   ASSERT_EQ(acked.status, 200) << acked.body;
-  EXPECT_EQ(groups(), before + 1) << "the answer took no group of its own";
-  EXPECT_EQ(answered("a-1"), acked.body);
+  EXPECT_EQ(Groups(), before + 1) << "the answer took no group of its own";
+  EXPECT_EQ(Answered("a-1"), acked.body);
   auto unknown = Send("POST", target, "", "a-2");  // acknowledged already
   ASSERT_EQ(unknown.status, 404) << unknown.body;
-  EXPECT_EQ(answered("a-2"), unknown.body);
+  EXPECT_EQ(Answered("a-2"), unknown.body);
   auto again = Send("POST", target, "", "a-2");
   EXPECT_EQ(again.status, 404);
   EXPECT_TRUE(Replayed(again));

@@ -9,6 +9,7 @@
 
 #include <boost/json.hpp>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -17,11 +18,13 @@
 #include "engine/agent_partition.h"
 #include "engine/engine_fixture.h"
 #include "engine/engine_impl.h"
+#include "statewatch/request_ids.h"
 #include "statewatch/session_key.h"
 #include "statewatch/session_mail.h"
 #include "statewatch/session_tables.h"
 #include "statewatch/watcher_directory.h"
 #include "status_matchers.h"
+#include "storage/store.h"
 #include "tools/session_mail_forwarder.h"
 #include "tools/session_messaging.h"
 
@@ -159,6 +162,35 @@ class SessionMailFixture : public ::testing::Test {
     auto page = engine.ChangesSince(*session, 0, 200);
     EXPECT_OK(page);
     return page.ok() ? page->events : std::vector<Event>{};
+  }
+  // Makes `call` (a tool call at the home) under an X-Request-Id seal with the home's writes
+  // failing after n = 0, 1, ... 7 of them, and reopens the home after each, as a restart
+  // would: the request's record is kept exactly when its mail is (then delivered, so that
+  // the next round starts with an empty outbox). Some rounds must keep neither, some both.
+  void ExpectTheRecordExactlyWithTheMail(const std::function<void()>& call) {
+    int both = 0, neither = 0;
+    for (uint64_t n = 0; n < 8; ++n) {
+      auto faults = storage::NewFaultInjector();
+      forwarder_.reset();
+      Open(0, /*cross_partition=*/true, faults);
+      const std::string id = "request-" + std::to_string(n);
+      faults->FailWritesAfter(n);
+      {
+        ArmRequestSeal armed(std::make_shared<RequestSeal>(id, "digest"));
+        call();
+      }
+      faults->Heal();
+      Open(0, /*cross_partition=*/true);
+      forwarder_ = NewForwarder();
+      auto record = RequestIds(home()).Get(id);
+      ASSERT_OK(record);
+      const bool mailed = OutboxSize() > 0;
+      EXPECT_EQ(record->has_value(), mailed) << "writes failing after " << n;
+      (mailed ? both : neither)++;
+      if (mailed) EXPECT_EQ(Pump().sent, 1);
+    }
+    EXPECT_GT(neither, 0) << "the failures never hit the call";
+    EXPECT_GT(both, 0) << "the call never got through";
   }
   std::string SendParams(int timeout, bool watch = false) {
     return "{\"sessionKey\":\"" + target_ + "\",\"message\":\"ping\",\"timeoutSeconds\":" +

@@ -5,9 +5,6 @@
 // lost answers and restarts. Two engines on one ManualClock (session_mail_fixture.h).
 #include "tools/session_mail_fixture.h"
 
-#include "statewatch/request_ids.h"
-#include "storage/store.h"
-
 namespace statewatch::testing {
 namespace {
 
@@ -128,31 +125,9 @@ TEST_F(SessionMailSpawnTest, TheChildIsCreatedAtItsPartitionExactlyOnce) {
 // then writes the run and the mail: its X-Request-Id record rides on the mail's group, so it
 // is kept exactly when the spawn was (as for a watched send, session_mail_test.cc).
 TEST_F(SessionMailSpawnTest, ASpawnsRequestRecordIsWrittenWithItsMail) {
-  const std::string params = "{\"task\":\"count the stars\",\"agentId\":\"" + dest_agent_ + "\"}";
-  int both = 0, neither = 0;
-  for (uint64_t n = 0; n < 8; ++n) {
-    auto faults = storage::NewFaultInjector();
-    forwarder_.reset();
-    Open(0, /*cross_partition=*/true, faults);
-    const std::string id = "spawn-" + std::to_string(n);
-    faults->FailWritesAfter(n);
-    {
-      auto seal = std::make_shared<RequestSeal>(id, "digest");
-      ArmRequestSeal armed(seal);
-      (void)Call("sessions_spawn", params);
-    }
-    faults->Heal();
-    Open(0, /*cross_partition=*/true);  // what a restart finds
-    forwarder_ = NewForwarder();
-    auto record = RequestIds(home()).Get(id);
-    ASSERT_OK(record);
-    const bool mailed = OutboxSize() > 0;
-    EXPECT_EQ(record->has_value(), mailed) << "writes failing after " << n;
-    (mailed ? both : neither)++;
-    if (mailed) EXPECT_EQ(Pump().sent, 1);  // delivered: the next round starts with none
-  }
-  EXPECT_GT(neither, 0) << "the failures never hit the spawn";
-  EXPECT_GT(both, 0) << "the spawn never got through";
+  const std::string params =
+      "{\"task\":\"count the stars\",\"agentId\":\"" + dest_agent_ + "\"}";
+  ExpectTheRecordExactlyWithTheMail([&] { (void)Call("sessions_spawn", params); });
 }
 
 TEST_F(SessionMailSpawnTest, ARestartedDestinationAndANewHomeOwnerStillApplyOnce) {

@@ -4,9 +4,6 @@
 // wire is a fake MailSender that can be down or lose its answer (session_mail_fixture.h).
 #include "tools/session_mail_fixture.h"
 
-#include "statewatch/request_ids.h"
-#include "storage/store.h"
-
 namespace statewatch::testing {
 namespace {
 
@@ -175,33 +172,7 @@ TEST_F(SessionMailTest, WatchTravelsWithTheMessage) {
 // the record is kept exactly when the mail is, so a retry after a crash between the two is
 // sent, never told it was applied.
 TEST_F(SessionMailTest, AWatchedSendsRequestRecordIsWrittenWithItsMail) {
-  int both = 0, neither = 0;
-  for (uint64_t n = 0; n < 8; ++n) {
-    auto faults = storage::NewFaultInjector();
-    forwarder_.reset();
-    Open(0, /*cross_partition=*/true, faults);
-    const std::string id = "send-" + std::to_string(n);
-    faults->FailWritesAfter(n);
-    {
-      auto seal = std::make_shared<RequestSeal>(id, "digest");
-      ArmRequestSeal armed(seal);
-      (void)Send(SendParams(0, /*watch=*/true));
-    }
-    faults->Heal();
-    forwarder_.reset();
-    Open(0, /*cross_partition=*/true);  // what a restart finds
-    forwarder_ = NewForwarder();
-    auto record = RequestIds(home()).Get(id);
-    ASSERT_OK(record);
-    auto rows = SessionMailTables(home()).Outbox();
-    ASSERT_OK(rows);
-    const bool mailed = !rows->empty();
-    EXPECT_EQ(record->has_value(), mailed) << "writes failing after " << n;
-    (mailed ? both : neither)++;
-    if (mailed) EXPECT_EQ(Pump().sent, 1);  // delivered: the next round starts with none
-  }
-  EXPECT_GT(neither, 0) << "the failures never hit the send";
-  EXPECT_GT(both, 0) << "the send never got through";
+  ExpectTheRecordExactlyWithTheMail([&] { (void)Send(SendParams(0, /*watch=*/true)); });
 }
 
 TEST_F(SessionMailTest, WithoutCrossPartitionMailASendIsMisdirected) {
