@@ -14,6 +14,7 @@
 
 #include "poll_until.h"
 #include "statewatch/engine.h"
+#include "statewatch/session_records.h"
 #include "status_matchers.h"
 
 namespace statewatch::testing {
@@ -41,6 +42,17 @@ inline EventInput HumanEvent(const std::string& key, const std::string& summary 
   in.actor_type = ActorType::kHuman;
   in.summary = summary;
   return in;
+}
+
+// A message for `agent`'s session `key` on the delivery feed (SessionTables::EnqueueDelivery).
+inline Delivery MessageDelivery(const std::string& agent, const std::string& key,
+                                const std::string& text = "hello") {
+  Delivery d;
+  d.agent_id = agent;
+  d.type = "message";
+  d.session_key = key;
+  d.text = text;
+  return d;
 }
 
 class EngineTest : public ::testing::Test {

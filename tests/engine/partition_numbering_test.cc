@@ -103,11 +103,7 @@ TEST_F(PartitionNumberingTest, ReopenContinuesAndReplayAndVerifyAreClean) {
 // Delivery ids are numbered like sequences (n * P + p): an id names its partition, which is
 // how a node routes an acknowledgement (POST /v1/deliveries/{id}/ack) without ?partition=.
 TEST_F(PartitionNumberingTest, DeliveryIdsAreNTimesPPlusPAcrossReopens) {
-  Delivery d;
-  d.agent_id = "a1";
-  d.type = "message";
-  d.session_key = "agent:a1:main";
-  d.text = "hello";
+  const Delivery d = MessageDelivery("a1", "agent:a1:main");
   std::vector<uint64_t> ids;
   for (int i = 0; i < 3; ++i) {
     auto id = SessionTables(*engine_).EnqueueDelivery(d);

@@ -32,11 +32,7 @@ TEST_F(ToolsStateTest, TranscriptKeepsOrderAndServesTheLastMessages) {
 }
 
 TEST_F(ToolsStateTest, DeliveriesSurviveReopenUntilAcknowledged) {
-  Delivery d;
-  d.agent_id = "main";
-  d.type = "message";
-  d.session_key = "agent:main:main";
-  d.text = "hello";
+  Delivery d = MessageDelivery("main", "agent:main:main");
   auto a = SessionTables(*engine_).EnqueueDelivery(d);
   d.agent_id = "ops";
   auto b = SessionTables(*engine_).EnqueueDelivery(d);

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/engine_fixture.h"
 #include "server/api.h"
 #include "server/handlers.h"
 #include "server/request_ledger.h"
@@ -246,11 +247,7 @@ TEST_F(RequestIdTest, AnswersOfOneWriteAreWrittenWithIt) {
 // there changed nothing, so the answer of success is not what the group keeps: the 404 is
 // written after it, and a retry gets the 404.
 TEST_F(RequestIdTest, ADeliveryAckIsAnsweredInItsGroupAndAnUnknownOneGetsItsOwn404) {
-  Delivery d;
-  d.agent_id = "main";
-  d.type = "message";
-  d.session_key = "agent:main:a";
-  d.text = "hello";
+  const Delivery d = MessageDelivery("main", "agent:main:a");
   auto id = SessionTables(*engine_).EnqueueDelivery(d);
   ASSERT_OK(id);
   const std::string target = "/v1/deliveries/" + std::to_string(*id) + "/ack";
