@@ -205,7 +205,8 @@ Status EngineImpl::WriteInGroup(WriteFn fn) {
 GroupWrite EngineImpl::SideTableWrite() {
   Group& g = group_;
   return GroupWrite(g.batch, *store_, g.side_writes, g.now, g.meta.last_message_index,
-                    g.meta.last_delivery_id, meta_.partition, meta_.partitions, [this](const SessionName& n) { return Intern(n); });
+                    g.meta.last_delivery_id, meta_.partition, meta_.partitions,
+                    [this](const SessionName& n) { return Intern(n); });
 }
 
 SessionRef EngineImpl::FindSession(const SessionName& canonical) const {

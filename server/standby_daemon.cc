@@ -104,9 +104,10 @@ Status StandbyDaemon::WithSnapshot(const std::function<Status(Engine&, uint64_t)
     follower = follower_;
   }
   if (!follower) {
-    return Status::FailedPrecondition("partition " + std::to_string(options_.log.partition) +
-                                      " is not being followed here (a takeover by this node is under way, or "
-                                      "failed and following again failed too): retry");
+    return Status::FailedPrecondition(
+        "partition " + std::to_string(options_.log.partition) +
+        " is not being followed here (a takeover by this node is under way, or failed and "
+        "following again failed too): retry");
   }
   return follower->Paused([&](const cluster::AppliedState& applied) {
     auto engine = OpenReadOnly(options_.server, snapshot_clock_);
