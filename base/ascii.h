@@ -12,7 +12,10 @@
 #ifndef STATEWATCH_BASE_ASCII_H_
 #define STATEWATCH_BASE_ASCII_H_
 
+#include <charconv>
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -64,6 +67,15 @@ constexpr std::string_view Trim(std::string_view s, std::string_view space = kSp
   if (begin == std::string_view::npos) return {};
   std::size_t end = s.find_last_not_of(space);
   return s.substr(begin, end - begin + 1);
+}
+
+// `s` as a base-10 unsigned integer when it is one whole (digits only, no sign or space,
+// within uint64_t); nullopt otherwise.
+inline std::optional<uint64_t> ParseDecimal(std::string_view s) {
+  uint64_t value = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (s.empty() || ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
+  return value;
 }
 
 }  // namespace statewatch::ascii

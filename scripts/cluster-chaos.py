@@ -857,10 +857,7 @@ def main():
               % (len(chaos.done), len(failovers), acked, lost, dup, tail,
                  fo[len(fo) // 2] * 1000, fo[min(len(fo) - 1, int(0.99 * len(fo)))] * 1000))
     except Exception as e:  # noqa: BLE001 — say what broke, with the logs' tails
-        print("chaos run failed: %s" % e)
-        print_log_tails(c, work)
-        # Again below the tails: a CI log often shows only its last lines.
-        print("chaos run failed: %s (the nodes' log tails are above)" % e)
+        print_log_tails(c, work, failure="chaos run failed: %s" % e)
     finally:
         c.down()
         if not a.keep and not a.dir:

@@ -619,8 +619,7 @@ def main():
         print("drain faults ok: refused 1, stopped 1, killed 1, notices delivered %d, lost %d, "
               "duplicated %d" % (len(run.client.ledger), run.lost, run.duplicated), flush=True)
     except (Failure, RuntimeError, OSError, KeyError, ValueError) as e:
-        print("drain faults FAILED: %s" % e, flush=True)
-        print_log_tails(c, work)
+        print_log_tails(c, work, failure="drain faults FAILED: %s" % e)
         delivered = len(run.client.ledger) if hasattr(run, "client") else 0
         print("drain faults FAILED: notices delivered %d, lost %d, duplicated %d" % (
             delivered, run.lost, run.duplicated), flush=True)

@@ -345,12 +345,9 @@ class LocalCluster:
             wait_for("a JetStream meta leader", leader, seconds)
         except RuntimeError as e:
             dead = [n["name"] for n in self.state["nats"] if not self.alive(n["name"])]
-            tails = []
-            for n in self.state["nats"]:
-                path = os.path.join(self.dir, n["name"] + ".log")
-                if os.path.exists(path):
-                    with open(path, errors="replace") as f:
-                        tails.append("--- %s\n%s" % (path, "".join(f.readlines()[-5:])))
+            tails = ["--- %s\n%s" % (path, log_tail(path, 5)) for path in
+                     (os.path.join(self.dir, n["name"] + ".log") for n in self.state["nats"])
+                     if os.path.exists(path)]
             raise RuntimeError("%s; nats-servers not running: %s\n%s" % (
                 e, ", ".join(dead) or "none", "".join(tails)))
 
@@ -456,15 +453,26 @@ def wrk_events(work_dir, url, session, seconds):
     return float(out.split("Requests/sec:")[1].split()[0])
 
 
-def print_log_tails(cluster, work, lines=8):
-    """The last `lines` lines of each node's log in `work`: what a failed run shows."""
+def log_tail(path, lines):
+    """The last `lines` lines of the file at `path`, as one string."""
+    with open(path, errors="replace") as f:
+        return "".join(f.readlines()[-lines:])
+
+
+def print_log_tails(cluster, work, failure=None, lines=8):
+    """The last `lines` lines of each node's log in `work`: what a failed run shows. With
+    `failure` (what broke), it is said above them and again below, as a CI log often shows
+    only its last lines."""
+    if failure:
+        print(failure, flush=True)
     dead = set(cluster.exited_on_their_own())
     for name in cluster.node_names():
         path = os.path.join(work, name + ".log")
         if os.path.exists(path):
             print("--- " + path + (" (the process exited on its own)" if name in dead else ""))
-            with open(path, errors="replace") as f:
-                print("".join(f.readlines()[-lines:]), end="", flush=True)
+            print(log_tail(path, lines), end="", flush=True)
+    if failure:
+        print(failure + " (the nodes' log tails are above)", flush=True)
 
 
 def report(result, out=None):

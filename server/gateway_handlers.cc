@@ -1,9 +1,9 @@
 // The handlers of the gateway's side of the session tools (the tools that move work, run
 // replies and ends, delivery acks) and of the upstream links. JSON in, engine or
 // SessionMessaging call, JSON out; no Beast.
-#include <charconv>
 #include <string>
 
+#include "base/ascii.h"
 #include "codecs/json_codec.h"
 #include "monitor/upstream_link_json.h"
 #include "monitor/upstream_links.h"
@@ -84,13 +84,13 @@ ApiResponse HandleMessagingTool(const HandlerContext& ctx, std::string_view tool
 }
 
 ApiResponse HandleDeliveryAck(const HandlerContext& ctx, std::string_view id_text) {
-  uint64_t id = 0;
-  auto [end, ec] = std::from_chars(id_text.data(), id_text.data() + id_text.size(), id);
-  if (ec != std::errc() || end != id_text.data() + id_text.size() || id == 0) {
+  const std::optional<uint64_t> parsed = ascii::ParseDecimal(id_text);
+  if (!parsed || *parsed == 0) {
     return Api::Error(
         400, "invalid_argument",
         "the delivery id must be a positive integer (got \"" + std::string(id_text) + "\")");
   }
+  const uint64_t id = *parsed;
   const ApiResponse answer = JsonResponse(200, json::object{{"acked", true}, {"deliveryId", id}});
   AnswerInGroupOnSuccess(answer);
   auto acked = SessionTables(ctx.engine).AckDelivery(id);

@@ -3,7 +3,6 @@
 #include <boost/json.hpp>
 
 #include <algorithm>
-#include <charconv>
 #include <future>
 #include <map>
 #include <utility>
@@ -81,11 +80,9 @@ std::optional<uint64_t> DeliveryIdOf(std::string_view path) {
   constexpr std::string_view kPrefix = "/v1/deliveries/";
   constexpr std::string_view kSuffix = "/ack";
   if (!path.starts_with(kPrefix) || !path.ends_with(kSuffix)) return std::nullopt;
-  std::string_view digits =
-      path.substr(kPrefix.size(), path.size() - kPrefix.size() - kSuffix.size());
-  uint64_t id = 0;
-  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), id);
-  if (ec != std::errc() || end != digits.data() + digits.size() || id == 0) return std::nullopt;
+  auto id = ascii::ParseDecimal(
+      path.substr(kPrefix.size(), path.size() - kPrefix.size() - kSuffix.size()));
+  if (!id || *id == 0) return std::nullopt;
   return id;
 }
 
