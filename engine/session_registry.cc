@@ -15,8 +15,8 @@ using storage::Family;
 
 namespace {
 
-// Merges `update` into the stored entry (or a new one) and writes it.
-Status UpsertInGroup(GroupWrite& g, const SessionRecord& update) {
+// Merges `update` into the stored entry (or a new one) and writes it; `written` gets it.
+Status UpsertInGroup(GroupWrite& g, const SessionRecord& update, SessionRecord* written) {
   std::string key = storage::RegistryKey(g.Intern(update.name));
   auto stored = g.Get(Family::kSessions, key);
   if (!stored.ok()) return stored.status();
@@ -39,19 +39,20 @@ Status UpsertInGroup(GroupWrite& g, const SessionRecord& update) {
     merged.created_at_ms = merged.updated_at_ms;
   }
   g.Put(Family::kSessions, key, engine::EncodeSessionRecord(merged));
+  if (written != nullptr) *written = std::move(merged);
   return Status::OK();
 }
 
 }  // namespace
 
-Status SessionTables::UpsertSession(const SessionRecord& record) {
+Status SessionTables::UpsertSession(const SessionRecord& record, SessionRecord* stored) {
   auto resolved = ResolveSession(record.name.session_key, record.name.agent_id);
   if (!resolved.ok()) return resolved.status();
   SW_RETURN_IF_ERROR(host().CheckOwned(*resolved));
   SessionRecord update = record;
   update.name = *resolved;
   return host().WriteInGroup(
-      [&update](GroupWrite& g) { return UpsertInGroup(g, update); });
+      [&update, stored](GroupWrite& g) { return UpsertInGroup(g, update, stored); });
 }
 
 Result<std::optional<SessionRecord>> SessionTablesView::GetSession(const SessionName& name) const {

@@ -146,7 +146,7 @@ Result<std::vector<Delivery>> SessionTablesView::PendingDeliveries(
 
 // ---- upstream links -------------------------------------------------------------------------
 
-Status SessionTables::PutUpstreamLink(const UpstreamLink& link) {
+Status SessionTables::PutUpstreamLink(const UpstreamLink& link, UpstreamLink* stored) {
   auto name = ResolveSession(link.session.session_key, link.session.agent_id);
   if (!name.ok()) return name.status();
   SW_RETURN_IF_ERROR(host().CheckOwned(*name));
@@ -154,6 +154,7 @@ Status SessionTables::PutUpstreamLink(const UpstreamLink& link) {
     UpstreamLink l = link;
     l.session = n;
     g.Put(Family::kUpstream, storage::UpstreamKey(g.Intern(n)), engine::EncodeUpstreamLink(l));
+    if (stored != nullptr) *stored = std::move(l);
     return Status::OK();
   });
 }

@@ -134,7 +134,7 @@ WebhookTables::WebhookTables(Engine& engine)
 
 // ---- registrations ------------------------------------------------------------------------
 
-Status WebhookTables::PutWebhook(const Webhook& hook) {
+Status WebhookTables::PutWebhook(const Webhook& hook, Webhook* stored) {
   auto watcher = engine::CanonicalWatcher(hook.watcher);
   if (!watcher.ok()) return watcher.status();
   if (hook.url.empty() || !IsValidUtf8(hook.url)) {
@@ -148,6 +148,7 @@ Status WebhookTables::PutWebhook(const Webhook& hook) {
     h.watcher = w;
     if (h.created_at_ms == 0) h.created_at_ms = g.now();
     g.Put(Family::kWebhooks, HookKey(w), EncodeWebhook(h));
+    if (stored != nullptr) *stored = std::move(h);
     return Status::OK();
   });
 }

@@ -180,9 +180,7 @@ Status CreateOrRefreshLink(Engine& engine, const ProviderRegistry& providers,
   }
   link.missing_count = 0;
   link.last_scanned_at_ms = engine.clock().NowMs();
-  SW_RETURN_IF_ERROR(SessionTables(engine).PutUpstreamLink(link));
-  if (stored) *stored = link;
-  return Status::OK();
+  return SessionTables(engine).PutUpstreamLink(link, stored);
 }
 
 Status CreateOrRefreshLink(Engine& engine, const std::vector<std::string>& roots,

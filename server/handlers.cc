@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <exception>
 #include <filesystem>
+#include <memory>
 #include <vector>
 
 #include "base/trace_context.h"
@@ -309,13 +310,16 @@ ApiResponse HandleUpsertSession(const HandlerContext& ctx, const ApiRequest& req
   if (!name.ok()) return StatusResponse(name.status());
   auto record = tools::SessionRecordFromJson(*body, *name);
   if (!record.ok()) return StatusResponse(record.status());
-  if (Status s = SessionTables(ctx.engine).UpsertSession(*record); !s.ok())
+  // The answer is the entry as this write stored it (merged with what was there), rendered
+  // in the write's own group so that a retry always gets it.
+  auto stored = std::make_shared<SessionRecord>();
+  auto answer = [stored] {
+    return JsonResponse(200, json::object{{"session", tools::SessionRecordToJson(*stored)}});
+  };
+  AnswerInGroupOnSuccess(answer);
+  if (Status s = SessionTables(ctx.engine).UpsertSession(*record, stored.get()); !s.ok())
     return StatusResponse(s);
-  auto stored = SessionTablesView(ctx.engine).GetSession(*name);
-  if (!stored.ok()) return StatusResponse(stored.status());
-  json::object out;
-  out["session"] = tools::SessionRecordToJson(stored->value_or(*record));
-  return JsonResponse(200, out);
+  return answer();
 }
 
 ApiResponse HandleDeleteSession(const HandlerContext& ctx, const ApiRequest& req,

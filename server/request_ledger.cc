@@ -39,16 +39,20 @@ RequestAnswer RecordedAnswer(const ApiResponse& answer) {
 }
 
 void AnswerInGroupOnSuccess(const ApiResponse& answer) {
+  AnswerInGroupOnSuccess([kept = answer] { return kept; });
+}
+
+void AnswerInGroupOnSuccess(std::function<ApiResponse()> render) {
   RequestSeal* seal = ArmedRequestSeal();
   if (seal == nullptr) return;
-  seal->AnswerWith([kept = RecordedAnswer(answer)](const SealedOutcome& outcome) {
+  seal->AnswerWith([render = std::move(render)](const SealedOutcome& outcome) {
     // A side table's write that found nothing to change (an unknown id): the handler
     // answers otherwise (404), and the ledger writes that answer after it.
     if (const bool* const* changed = std::get_if<const bool*>(&outcome);
         changed != nullptr && !**changed) {
       return std::optional<RequestAnswer>();
     }
-    return std::optional<RequestAnswer>(kept);
+    return std::optional<RequestAnswer>(RecordedAnswer(render()));
   });
 }
 

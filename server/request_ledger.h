@@ -66,6 +66,12 @@ void AnswerInGroup(ApiResponse (*render)(const T&)) {
 // is then written after it, as for any answer not rendered with the group.
 void AnswerInGroupOnSuccess(const ApiResponse& answer);
 
+// The same for a handler whose one write fills in what its answer shows (the merged session
+// record, the webhook as stored, the upstream link with its marker): `render` runs on the
+// commit leader once the write has built, and reads what the write filled in. Hold that in
+// a std::shared_ptr the closure keeps: the seal may outlive the handler's frame.
+void AnswerInGroupOnSuccess(std::function<ApiResponse()> render);
+
 class RequestLedger {
  public:
   using Handler = std::function<ApiResponse(const ApiRequest&)>;

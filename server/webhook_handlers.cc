@@ -1,5 +1,7 @@
 #include "server/webhook_handlers.h"
 
+#include <memory>
+
 #include <boost/json.hpp>
 
 #include "statewatch/webhook_tables.h"
@@ -80,13 +82,17 @@ ApiResponse HandlePutWebhook(const HandlerContext& ctx, const ApiRequest& req) {
     // A policy refusal is the caller's input: 400 naming the rule, nothing written.
     return Api::Error(400, "invalid_argument", allowed.message());
   }
-  WebhookTables tables(ctx.engine);
-  Status s = tables.PutWebhook(hook);
+  // The answer is the webhook as written (canonical watcher, createdAt), rendered in the
+  // write's own group so that a retry always gets it.
+  auto stored = std::make_shared<Webhook>();
+  auto answer = [stored] {
+    return JsonResponse(200, json::object{{"webhook", HookToJson(*stored)}});
+  };
+  AnswerInGroupOnSuccess(answer);
+  Status s = WebhookTables(ctx.engine).PutWebhook(hook, stored.get());
   if (!s.ok()) return StatusResponse(s);
-  auto stored = tables.GetWebhook(hook.watcher);
-  if (!stored.ok()) return StatusResponse(stored.status());
   ctx.services.webhooks->Changed();
-  return JsonResponse(200, json::object{{"webhook", HookToJson(stored->value_or(hook))}});
+  return answer();
 }
 
 ApiResponse HandleListWebhooks(const HandlerContext& ctx) {

@@ -96,8 +96,10 @@ class SessionTables : public SessionTablesView {
 
   // Creates or updates the registry entry of `record.name`; absent fields keep their stored
   // values, the fields in `record.clear` are removed. A new entry gets createdAt/updatedAt =
-  // now unless given; createdAt is lowered to updatedAt when it would be later.
-  Status UpsertSession(const SessionRecord& record);
+  // now unless given; createdAt is lowered to updatedAt when it would be later. `stored`, if
+  // given, receives the entry as written, inside the write's commit group (before the group
+  // is durable: a request's answer rendered there reads it; server/request_ledger.h).
+  Status UpsertSession(const SessionRecord& record, SessionRecord* stored = nullptr);
 
   // Appends messages to the session's transcript; assigns their indexes.
   Status AppendTranscript(const SessionName& session, std::vector<TranscriptMessage> messages);
@@ -110,7 +112,9 @@ class SessionTables : public SessionTablesView {
   // Removes an acknowledged delivery; false when there was none with that id.
   Result<bool> AckDelivery(uint64_t id);
 
-  Status PutUpstreamLink(const UpstreamLink& link);  // create or replace
+  // Creates or replaces the link; `stored`, if given, receives it as written, inside the
+  // write's commit group, as UpsertSession's.
+  Status PutUpstreamLink(const UpstreamLink& link, UpstreamLink* stored = nullptr);
   Status DeleteUpstreamLink(const SessionName& session);
 
  private:

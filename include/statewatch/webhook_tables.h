@@ -68,8 +68,10 @@ class WebhookTables {
   // ---- registrations ----
   // Creates or replaces the watcher's webhook. InvalidArgument (nothing written) for a
   // watcher that is not a well-formed agent-scoped key, or a URL or secret that is empty or
-  // not valid UTF-8. The URL policy is the caller's (webhooks/url_policy.h).
-  Status PutWebhook(const Webhook& hook);
+  // not valid UTF-8. The URL policy is the caller's (webhooks/url_policy.h). `stored`, if
+  // given, receives the webhook as written (canonical watcher, createdAt), inside the write's
+  // commit group, as SessionTables::UpsertSession's.
+  Status PutWebhook(const Webhook& hook, Webhook* stored = nullptr);
   // Removes the watcher's webhook, its outbox rows and its marks (dead letters stay until
   // retried or dropped); false when it had no webhook.
   Result<bool> DeleteWebhook(const std::string& watcher);

@@ -9,6 +9,7 @@
 #include <boost/json.hpp>
 #include <array>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,6 +22,8 @@
 #include "statewatch/session_tables.h"
 #include "status_matchers.h"
 #include "test_server.h"
+#include "webhooks/dispatcher.h"
+#include "webhooks/sender.h"
 
 namespace statewatch::testing {
 namespace {
@@ -56,6 +59,11 @@ class RequestIdTest : public TempDirTest {
   }
   server::ApiResponse Send(const std::string& method, const std::string& target,
                            const std::string& body, const std::string& id) {
+    return SendTo(*api_->api, method, target, body, id);
+  }
+  static server::ApiResponse SendTo(server::Api& api, const std::string& method,
+                                    const std::string& target, const std::string& body,
+                                    const std::string& id) {
     server::ApiRequest r;
     r.method = method;
     r.target = target;
@@ -63,7 +71,7 @@ class RequestIdTest : public TempDirTest {
     r.header = [id](std::string_view name) -> std::string_view {
       return name == "X-Request-Id" ? std::string_view(id) : std::string_view();
     };
-    return api_->api->Handle(r);
+    return api.Handle(r);
   }
   size_t Events(const std::string& key) {
     auto page = engine_->ChangesSince(SessionName{"main", key}, 0);
@@ -196,7 +204,7 @@ TEST_F(RequestIdTest, AnAnswerSurvivesAReopen) {
 
 // Issue 37: the answers of events, drains, watches, appends, resets and deletions are written
 // in their effect's own group — one group per request, with an id or without, and the record
-// answers at once; an upsert's answer (read back after the write) still takes a second group.
+// answers at once.
 TEST_F(RequestIdTest, AnswersOfOneWriteAreWrittenWithIt) {
   ASSERT_EQ(
       Send("POST", "/v1/watches", R"({"watcher":"agent:main:w","target":"agent:main:a"})", "w-1")
@@ -234,13 +242,56 @@ TEST_F(RequestIdTest, AnswersOfOneWriteAreWrittenWithIt) {
     EXPECT_EQ(Groups(), before + 1) << method << " " << target;
     EXPECT_EQ(Answered(id), answer.body) << method << " " << target;
   }
-  // A session upsert answers the record read back after its write: its answer takes a group
-  // of its own, as before.
-  before = Groups();
-  auto upserted = Send("PUT", "/v1/sessions/agent:main:c", R"({"label":"c"})", "u-1");
-  ASSERT_EQ(upserted.status, 200) << upserted.body;
-  EXPECT_EQ(Groups(), before + 2);
-  EXPECT_EQ(Answered("u-1"), upserted.body);
+}
+
+// Issue 37: an upsert answers with the row as its write stored it (merged with what was
+// there, dated, its marker chosen), rendered in that write's own group: one group per upsert,
+// the record answers at once, and a retry gets that answer — for sessions, webhooks and
+// upstream links.
+TEST_F(RequestIdTest, AnUpsertIsAnsweredInItsWritesGroup) {
+  const std::string up = root_ + "/upstream";
+  std::filesystem::create_directories(up);
+  const std::string source = std::filesystem::canonical(up).string() + "/t.jsonl";
+  std::ofstream(source) << R"({"type":"user","message":{"role":"user","content":"old"}})"
+                        << "\n";
+  webhooks::WebhookOptions hook_options;
+  hook_options.enabled = false;  // registrations only: nothing is delivered
+  webhooks::Dispatcher hooks(engine_.get(), clock_.get(), hook_options,
+                             webhooks::NewHttpSender(webhooks::UrlPolicy{}));
+  server::Metrics metrics;
+  server::ApiServices services;
+  services.engine = engine_.get();
+  services.metrics = &metrics;
+  services.webhooks = &hooks;
+  server::ServerOptions options = TestOptions();
+  options.manual_clock = false;
+  options.upstream.roots = {up};
+  server::Api api(services, options);
+
+  ASSERT_EQ(SendTo(api, "PUT", "/v1/sessions/agent:main:c", R"({"label":"first"})", "").status,
+            200);
+  const std::string link = R"({"sessionKey":"agent:main:c","catalogId":"claude-code",)"
+                           R"("hostId":"laptop","threadId":"t-1","upstreamKind":"jsonl",)"
+                           R"("upstreamRef":{"path":")" + source + R"("}})";
+  const std::vector<std::array<std::string, 5>> upserts = {
+      // method, target, body, id, what the answer shows that the request did not say
+      {"PUT", "/v1/sessions/agent:main:c", R"({"channel":"slack"})", "u-1", R"("first")"},
+      {"POST", "/v1/webhooks",
+       R"({"watcher":"agent:main:w","url":"https://gw.example/hook","secret":"s3cret"})", "h-1",
+       "\"createdAt\":" + std::to_string(kStartMs)},
+      {"POST", "/v1/upstream-links", link, "l-1", "\"marker\":"},
+  };
+  for (const auto& [method, target, body, id, shown] : upserts) {
+    uint64_t before = Groups();
+    auto answer = SendTo(api, method, target, body, id);
+    ASSERT_EQ(answer.status, 200) << target << ": " << answer.body;
+    EXPECT_NE(answer.body.find(shown), std::string::npos) << target << ": " << answer.body;
+    EXPECT_EQ(Groups(), before + 1) << target << ": the answer took no group of its own";
+    EXPECT_EQ(Answered(id), answer.body) << target;
+    auto again = SendTo(api, method, target, body, id);
+    EXPECT_TRUE(Replayed(again)) << target;
+    EXPECT_EQ(again.body, answer.body) << target;
+  }
 }
 
 // An acknowledgement of a delivery is one group with its answer; one of an id that is not
