@@ -79,7 +79,8 @@ Result<std::string> ResolveUnderRoots(const std::vector<std::string>& roots,
 // InvalidArgument for a malformed session, an empty or non-UTF-8 catalog id, an unknown
 // upstream kind, or a reference the provider refuses; PermissionDenied for a source outside
 // the roots (or no roots). Nothing is written on any error. `*stored` (if given) is the
-// link as stored, filled inside the write's commit group (SessionTables::PutUpstreamLink). CheckSource runs on the caller's thread (for JSONL, one stat(2)).
+// link as stored, filled inside the write's commit group (SessionTables::PutUpstreamLink).
+// CheckSource runs on the caller's thread (for JSONL, one stat(2)).
 Status CreateOrRefreshLink(Engine& engine, const ProviderRegistry& providers,
                            const std::vector<std::string>& roots, UpstreamLink requested,
                            bool marker_given, UpstreamLink* stored = nullptr);
