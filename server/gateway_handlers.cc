@@ -1,7 +1,6 @@
 // The handlers of the gateway's side of the session tools (the tools that move work, run
 // replies and ends, delivery acks) and of the upstream links. JSON in, engine or
 // SessionMessaging call, JSON out; no Beast.
-#include <memory>
 #include <string>
 
 #include "base/ascii.h"
@@ -135,18 +134,17 @@ ApiResponse HandlePutLink(const HandlerContext& ctx, const ApiRequest& req) {
   bool marker_given = false;
   auto link = monitor::UpstreamLinkFromJson(*body, &marker_given);
   if (!link.ok()) return StatusResponse(link.status());
-  // The answer is the link as written (its marker chosen above), rendered in the write's own
-  // group so that a retry always gets it.
-  auto stored = std::make_shared<UpstreamLink>();
-  auto answer = [stored] {
-    return JsonResponse(200, json::object{{"link", monitor::UpstreamLinkToJson(*stored)}});
-  };
-  AnswerInGroupOnSuccess(answer);
-  Status s = monitor::CreateOrRefreshLink(ctx.engine, ctx.options.upstream.providers,
-                                          ctx.options.upstream.roots, std::move(*link),
-                                          marker_given, stored.get());
-  if (!s.ok()) return StatusResponse(s);
-  return answer();
+  // The answer is the link as written (its marker chosen by CreateOrRefreshLink).
+  auto answer = AnswerStoredInGroup<UpstreamLink>(
+      [&](UpstreamLink* stored) {
+        return monitor::CreateOrRefreshLink(ctx.engine, ctx.options.upstream.providers,
+                                            ctx.options.upstream.roots, std::move(*link),
+                                            marker_given, stored);
+      },
+      [](const UpstreamLink& stored) {
+        return JsonResponse(200, json::object{{"link", monitor::UpstreamLinkToJson(stored)}});
+      });
+  return answer.ok() ? *answer : StatusResponse(answer.status());
 }
 
 ApiResponse HandleDeleteLink(const HandlerContext& ctx, const ApiRequest& req,

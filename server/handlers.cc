@@ -8,7 +8,6 @@
 #include <cstdio>
 #include <exception>
 #include <filesystem>
-#include <memory>
 #include <vector>
 
 #include "base/trace_context.h"
@@ -310,16 +309,15 @@ ApiResponse HandleUpsertSession(const HandlerContext& ctx, const ApiRequest& req
   if (!name.ok()) return StatusResponse(name.status());
   auto record = tools::SessionRecordFromJson(*body, *name);
   if (!record.ok()) return StatusResponse(record.status());
-  // The answer is the entry as this write stored it (merged with what was there), rendered
-  // in the write's own group so that a retry always gets it.
-  auto stored = std::make_shared<SessionRecord>();
-  auto answer = [stored] {
-    return JsonResponse(200, json::object{{"session", tools::SessionRecordToJson(*stored)}});
-  };
-  AnswerInGroupOnSuccess(answer);
-  if (Status s = SessionTables(ctx.engine).UpsertSession(*record, stored.get()); !s.ok())
-    return StatusResponse(s);
-  return answer();
+  // The answer is the entry as this write stored it (merged with what was there).
+  auto answer = AnswerStoredInGroup<SessionRecord>(
+      [&](SessionRecord* stored) {
+        return SessionTables(ctx.engine).UpsertSession(*record, stored);
+      },
+      [](const SessionRecord& stored) {
+        return JsonResponse(200, json::object{{"session", tools::SessionRecordToJson(stored)}});
+      });
+  return answer.ok() ? *answer : StatusResponse(answer.status());
 }
 
 ApiResponse HandleDeleteSession(const HandlerContext& ctx, const ApiRequest& req,

@@ -66,11 +66,22 @@ void AnswerInGroup(ApiResponse (*render)(const T&)) {
 // is then written after it, as for any answer not rendered with the group.
 void AnswerInGroupOnSuccess(const ApiResponse& answer);
 
-// The same for a handler whose one write fills in what its answer shows (the merged session
-// record, the webhook as stored, the upstream link with its marker): `render` runs on the
-// commit leader once the write has built, and reads what the write filled in. Hold that in
-// a std::shared_ptr the closure keeps: the seal may outlive the handler's frame.
+// The same with an answer made on the commit leader once the write has built (what
+// AnswerStoredInGroup builds on).
 void AnswerInGroupOnSuccess(std::function<ApiResponse()> render);
+
+// For a handler whose one write fills in what its answer shows (the merged session record,
+// the webhook as stored, the upstream link with its marker): runs `write(T* stored)`, which
+// fills `*stored` inside its commit group, with the answer `render(*stored)` written in that
+// group; returns that answer, or the write's error. `*stored` lives in a std::shared_ptr the
+// seal's renderer keeps, since the seal may outlive the handler's frame.
+template <typename T, typename Write, typename Render>
+Result<ApiResponse> AnswerStoredInGroup(Write&& write, Render render) {
+  auto stored = std::make_shared<T>();
+  AnswerInGroupOnSuccess([stored, render] { return render(*stored); });
+  if (Status s = write(stored.get()); !s.ok()) return s;
+  return render(*stored);
+}
 
 class RequestLedger {
  public:

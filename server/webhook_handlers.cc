@@ -1,7 +1,5 @@
 #include "server/webhook_handlers.h"
 
-#include <memory>
-
 #include <boost/json.hpp>
 
 #include "statewatch/webhook_tables.h"
@@ -82,17 +80,15 @@ ApiResponse HandlePutWebhook(const HandlerContext& ctx, const ApiRequest& req) {
     // A policy refusal is the caller's input: 400 naming the rule, nothing written.
     return Api::Error(400, "invalid_argument", allowed.message());
   }
-  // The answer is the webhook as written (canonical watcher, createdAt), rendered in the
-  // write's own group so that a retry always gets it.
-  auto stored = std::make_shared<Webhook>();
-  auto answer = [stored] {
-    return JsonResponse(200, json::object{{"webhook", HookToJson(*stored)}});
-  };
-  AnswerInGroupOnSuccess(answer);
-  Status s = WebhookTables(ctx.engine).PutWebhook(hook, stored.get());
-  if (!s.ok()) return StatusResponse(s);
+  // The answer is the webhook as written (canonical watcher, createdAt).
+  auto answer = AnswerStoredInGroup<Webhook>(
+      [&](Webhook* stored) { return WebhookTables(ctx.engine).PutWebhook(hook, stored); },
+      [](const Webhook& stored) {
+        return JsonResponse(200, json::object{{"webhook", HookToJson(stored)}});
+      });
+  if (!answer.ok()) return StatusResponse(answer.status());
   ctx.services.webhooks->Changed();
-  return answer();
+  return *answer;
 }
 
 ApiResponse HandleListWebhooks(const HandlerContext& ctx) {
