@@ -25,6 +25,7 @@ namespace {
 // The key tags in the sessions family (the registry's is 'G', storage/key_codec.h).
 constexpr char kListingTag = 'Y';
 constexpr char kSagaTag = 'Z';
+constexpr char kClearFenceTag = 'F';
 
 std::string RowKey(char tag, const std::string& watcher) {
   std::string k(1, tag);
@@ -82,7 +83,7 @@ std::string EncodeWatcherSaga(const WatcherSaga& s) {
   auto watcher = b.CreateString(s.watcher);
   auto partitions = b.CreateVector(s.partitions);
   b.Finish(fb::CreateWatcherSaga(b, watcher, static_cast<uint8_t>(s.kind), partitions,
-                                 s.started_at_ms));
+                                 s.started_at_ms, s.number));
   return Finish(b);
 }
 
@@ -98,9 +99,26 @@ Result<WatcherSaga> DecodeWatcherSaga(std::string_view bytes) {
     s.kind = static_cast<WatcherSagaKind>(f.kind());
     s.partitions = Partitions(f.partitions());
     s.started_at_ms = f.started_at();
+    s.number = f.number();
     return s;
   });
 }
+
+namespace {
+
+std::string EncodeClearFence(const std::string& watcher, uint64_t saga) {
+  flatbuffers::FlatBufferBuilder b(64 + watcher.size());
+  auto w = b.CreateString(watcher);
+  b.Finish(fb::CreateWatcherClearFence(b, w, saga));
+  return Finish(b);
+}
+
+Result<uint64_t> DecodeClearFence(std::string_view bytes) {
+  return Decode<fb::WatcherClearFence>(bytes, "watcher clear fence",
+                                       [](const auto& f) -> uint64_t { return f.saga(); });
+}
+
+}  // namespace
 
 const char* WatcherSagaKindName(WatcherSagaKind kind) {
   return kind == WatcherSagaKind::kDelete ? "delete" : "reset";
@@ -165,11 +183,15 @@ Result<WatcherSaga> WatcherDirectory::BeginSaga(const std::string& watcher, Watc
         } else {
           *out = WatcherSaga{w, kind, {}, g.now()};
         }
+        WatcherListing l = listing->value_or(WatcherListing{w, {}, 0});
         Insert(&out->partitions, home);
-        if (listing->has_value()) {
-          for (uint32_t p : (*listing)->partitions) Insert(&out->partitions, p);
-        }
+        for (uint32_t p : l.partitions) Insert(&out->partitions, p);
+        // A new number for every saga begun or extended: the listing's version, which only
+        // grows (the row is kept even when empty), so numbers never repeat for a watcher.
+        out->number = ++l.version;
+        g.Put(Family::kSessions, RowKey(kListingTag, w), EncodeWatcherListing(l));
         g.Put(Family::kSessions, RowKey(kSagaTag, w), EncodeWatcherSaga(*out));
+        g.Put(Family::kSessions, RowKey(kClearFenceTag, w), EncodeClearFence(w, out->number));
         return Status::OK();
       });
 }
@@ -206,6 +228,30 @@ Result<WatcherSaga> WatcherDirectory::Confirm(const std::string& watcher, uint32
 Result<std::vector<WatcherSaga>> WatcherDirectory::Sagas() const {
   return engine::ListDecoded<WatcherSaga>(host_->store(), Family::kSessions, kSagaTag,
                                           DecodeWatcherSaga);
+}
+
+Result<uint64_t> WatcherDirectory::ClearedThrough(const std::string& watcher) const {
+  auto w = CanonicalWatcher(watcher);
+  if (!w.ok()) return w.status();
+  auto fence = engine::ReadDecoded<uint64_t>(host_->store(), Family::kSessions,
+                                             RowKey(kClearFenceTag, *w), DecodeClearFence);
+  if (!fence.ok()) return fence.status();
+  return fence->value_or(0);
+}
+
+Status WatcherDirectory::MarkCleared(const std::string& watcher, uint64_t saga) {
+  return WriteWatcherRows<uint64_t>(
+             host_, watcher,
+             [&](GroupWrite& g, const std::string& w, uint64_t* out) -> Status {
+               auto fence = ReadRow<uint64_t>(g, kClearFenceTag, w, DecodeClearFence);
+               if (!fence.ok()) return fence.status();
+               *out = std::max(fence->value_or(0), saga);
+               if (*out != fence->value_or(0)) {
+                 g.Put(Family::kSessions, RowKey(kClearFenceTag, w), EncodeClearFence(w, *out));
+               }
+               return Status::OK();
+             })
+      .status();
 }
 
 }  // namespace statewatch

@@ -2,6 +2,7 @@
 
 #include <boost/json.hpp>
 
+#include <mutex>
 #include <set>
 #include <tuple>
 #include <utility>
@@ -13,6 +14,7 @@
 #include "server/request_guard.h"
 #include "server/route_table.h"
 #include "server/url.h"
+#include "statewatch/request_ids.h"
 #include "statewatch/session_key.h"
 #include "statewatch/watcher_directory.h"
 
@@ -31,7 +33,16 @@ json::object SagaJson(const WatcherSaga& s) {
   return json::object{{"watcher", s.watcher},
                       {"kind", WatcherSagaKindName(s.kind)},
                       {"partitions", PartitionArray(s.partitions)},
-                      {"startedAt", s.started_at_ms}};
+                      {"startedAt", s.started_at_ms},
+                      {"number", s.number}};
+}
+
+// Serialises the routes that remove cursors (clear, saga) in this process: a clear's check of
+// the fence, its removal and its raising of the fence are one step as far as another clear of
+// the same watcher can tell (a partition's writes all run in its serving owner's process).
+std::mutex& RemovalMutex() {
+  static std::mutex mu;
+  return mu;
 }
 
 std::optional<uint64_t> UintField(const json::object& o, std::string_view name) {
@@ -113,7 +124,24 @@ ApiResponse AnswerWatcherRoute(Engine& engine, const ApiRequest& request) {
                                           {"version", listing->version}});
   }
   if (route == "clear") {
+    // {"watcher", "saga": number}. A clear of a saga this partition already applied comes
+    // late (a second driver's, a retry) and removes nothing: since then the saga may have
+    // confirmed here and a watch of the watcher been acknowledged, which must stay.
+    const uint64_t number = UintField(*body, "saga").value_or(0);
+    std::lock_guard<std::mutex> lock(RemovalMutex());
+    if (number > 0) {
+      auto fence = directory.ClearedThrough(watcher);
+      if (!fence.ok()) return StatusResponse(fence.status());
+      if (*fence >= number) {
+        return JsonResponse(200, json::object{{"cleared", true}, {"late", true}});
+      }
+    }
     if (Status s = engine.ResetWatcher(watcher); !s.ok()) return StatusResponse(s);
+    // Removal first, fence second: a crash between them leaves the fence low, and the
+    // clear's retry removes again — nothing registered here meanwhile (the saga is pending).
+    if (number > 0) {
+      if (Status s = directory.MarkCleared(watcher, number); !s.ok()) return StatusResponse(s);
+    }
     return JsonResponse(200, json::object{{"cleared", true}});
   }
   if (route == "saga") {
@@ -122,6 +150,23 @@ ApiResponse AnswerWatcherRoute(Engine& engine, const ApiRequest& request) {
     if ((kind != "reset" && kind != "delete") || !home || *home > UINT32_MAX) {
       return BadRequest("saga needs {\"watcher\", \"kind\": \"reset\"|\"delete\", \"home\"}");
     }
+    std::lock_guard<std::mutex> lock(RemovalMutex());
+    // A retried removal under the X-Request-Id of one the home already applied is answered
+    // from its record there and removes nothing again: its saga (done, or still journaled
+    // and driven) must not run a second time over watches acknowledged since.
+    const std::string request_id = StringMember(*body, "requestId");
+    if (!request_id.empty()) {
+      auto record = RequestIds(engine).Get(request_id);
+      if (!record.ok()) return StatusResponse(record.status());
+      if (record->has_value() && engine.clock().NowMs() - (*record)->created_at_ms <
+                                     RequestIds::kDefaultTtlMs) {
+        return JsonResponse(200, json::object{{"replayed", true}});
+      }
+    }
+    // The home's cursors go now, before the saga is journaled with the home fenced at its
+    // number: no later copy of the saga's clear can reach a watch made at the home after
+    // the removal was answered (a watch there registers nothing that a saga would wait for).
+    if (Status s = engine.ResetWatcher(watcher); !s.ok()) return StatusResponse(s);
     auto saga = directory.BeginSaga(
         watcher, kind == "delete" ? WatcherSagaKind::kDelete : WatcherSagaKind::kReset,
         static_cast<uint32_t>(*home));
@@ -378,18 +423,25 @@ net::ListenerAnswer WatcherCoordinator::Remove(
   std::string watcher, kind;
   if (!IsRemoval(request, &watcher, &kind)) return forward();
   const uint32_t home = *HomeOf(watcher);
-  auto begun = Call(home, "POST", "/v1/internal/watchers/saga",
-                    json::serialize(json::object{{"watcher", watcher}, {"kind", kind},
-                                                 {"home", home}}));
+  json::object saga_body{{"watcher", watcher}, {"kind", kind}, {"home", home}};
+  const std::string request_id(request.Header("x-request-id"));
+  if (!request_id.empty()) saga_body["requestId"] = request_id;
+  auto begun = Call(home, "POST", "/v1/internal/watchers/saga", json::serialize(saga_body));
   if (!begun.ok()) {
     net::ListenerAnswer refused = JsonErrorAnswer(
         503, "unavailable",
         "the " + kind + " of " + watcher + " could not be journaled at its home partition " +
-            std::to_string(home) + ": " + begun.status().message() + "; nothing was removed");
+            std::to_string(home) + ": " + begun.status().message() +
+            "; no other partition was touched: retry it");
     refused.headers.emplace_back("Retry-After", "1");
     return refused;
   }
   net::ListenerAnswer answer = forward();
+  if (const json::value* replayed = begun->if_contains("replayed");
+      replayed != nullptr && replayed->is_bool() && replayed->as_bool()) {
+    answer.headers.emplace_back("X-Statewatch-Saga", "replayed");
+    return answer;
+  }
   const json::value* saga = begun->if_contains("saga");
   Status driven = saga != nullptr && saga->is_object()
                       ? Drive(home, saga->as_object(), UintField(*begun, "version").value_or(0))
@@ -405,7 +457,8 @@ Status WatcherCoordinator::Drive(uint32_t home, const json::object& saga, uint64
     return Status::Corruption("a saga of " + watcher + " without partitions");
   }
   Status first_error;
-  const std::string clear = json::serialize(json::object{{"watcher", watcher}});
+  const std::string clear = json::serialize(
+      json::object{{"watcher", watcher}, {"saga", UintField(saga, "number").value_or(0)}});
   for (const json::value& pv : partitions->as_array()) {
     auto p = pv.is_int64() ? std::optional<int64_t>(pv.as_int64())
                            : pv.is_uint64() ? std::optional<int64_t>(pv.as_uint64())

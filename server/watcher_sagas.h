@@ -7,8 +7,11 @@
 // moved partition, a lapsed lease refuse them as they refuse any write):
 //   GET  /v1/internal/watchers/partitions?watcher=W  -> {"watcher", "partitions", "version"}
 //   POST /v1/internal/watchers/register {"watcher", "partition"}           -> the listing
-//   POST /v1/internal/watchers/clear    {"watcher"}  removes W's cursors here -> {"cleared"}
-//   POST /v1/internal/watchers/saga     {"watcher", "kind", "home"}  -> {"saga", "version"}
+//   POST /v1/internal/watchers/clear    {"watcher", "saga": number}  removes W's cursors
+//        here once per saga number (a late copy removes nothing) -> {"cleared"[, "late"]}
+//   POST /v1/internal/watchers/saga     {"watcher", "kind", "home"[, "requestId"]}
+//        removes W's cursors at the home and journals the saga -> {"saga", "version"}, or
+//        {"replayed": true} when the home already has a record of that X-Request-Id
 //   POST /v1/internal/watchers/confirm  {"watcher", "partition", "version"} -> {"saga"}
 //   GET  /v1/internal/watchers/sagas    -> {"sagas": [{..., "version"}]}
 // Every one is idempotent. Authorization: a valid X-Statewatch-Internal header when the
@@ -27,7 +30,8 @@
 //   - Remove: POST /v1/sessions/{key}/reset and DELETE /v1/sessions/{key} of an agent-scoped
 //     key W journal a saga at W's home naming the home and every listed partition, forward
 //     the request to the home as before, then clear W's cursors at each partition and
-//     confirm each at the home; the answer carries X-Statewatch-Saga: done or pending.
+//     confirm each at the home; the answer carries X-Statewatch-Saga: done or pending
+//     (replayed, with no saga, for a retry the home answers from its X-Request-Id record).
 //   - ResumeOnce: drives every saga journaled at the partitions this node owns (the node
 //     runs it every second, so a restart or takeover of a home owner carries a saga on).
 // A saga step that cannot be done now stays journaled; every step is idempotent.

@@ -15,7 +15,7 @@
 //   auto v = dir.Register("agent:boss:main", 3);   // durable when it returns OK
 //   auto listed = dir.Lookup("agent:boss:main");   // {partitions {3}, version}
 //
-// Rows live in the engine's sessions column family ('Y' and 'Z' + the canonical watcher,
+// Rows live in the engine's sessions column family ('Y', 'Z', 'F' + the canonical watcher,
 // FlatBuffers records of schema/watchers.fbs) and every write goes through the engine's
 // commit groups (engine/group_write.h): atomic, durable when it returns OK, and in cluster
 // mode carried by the partition's replicated log like every other write.
@@ -50,6 +50,9 @@ struct WatcherSaga {
   WatcherSagaKind kind = WatcherSagaKind::kReset;
   std::vector<uint32_t> partitions;  // still to confirm, ascending
   int64_t started_at_ms = 0;
+  // The listing's version when the saga began or was last extended (0: journaled by a build
+  // before saga numbers). Each partition applies a clear of a given number at most once.
+  uint64_t number = 0;
 };
 
 class WatcherDirectory {
@@ -63,7 +66,10 @@ class WatcherDirectory {
   Result<WatcherListing> Lookup(const std::string& watcher) const;
 
   // Journals a removal of every cursor of `watcher`: the saga names `home` and every listed
-  // partition. A saga already pending for it is extended (a delete absorbs a reset).
+  // partition. A saga already pending for it is extended (a delete absorbs a reset). Either
+  // way the listing's version goes up by one and becomes the saga's number, and, in the same
+  // write, the home is fenced at that number (MarkCleared): the caller removed the watcher's
+  // cursors here just before, so the saga's own clear of the home is a late copy.
   Result<WatcherSaga> BeginSaga(const std::string& watcher, WatcherSagaKind kind, uint32_t home);
   // `partition` removed the watcher's cursors: it leaves the saga (the saga goes with its
   // last partition) and, when the listing's version is still `version_before` (read before
@@ -72,6 +78,14 @@ class WatcherDirectory {
                               uint64_t version_before);
   // Every pending saga, by watcher.
   Result<std::vector<WatcherSaga>> Sagas() const;
+
+  // The clear fence, kept at every partition ('F' + the watcher): the highest saga number
+  // whose clear of the watcher's cursors this partition applied (0 when none). A clear with a
+  // number at or below it comes late — another node's driver, or a retry — and must remove
+  // nothing: a watch acknowledged after the saga confirmed here would be undone.
+  Result<uint64_t> ClearedThrough(const std::string& watcher) const;
+  // Raises the fence to `saga` (never lowers it). Durable when OK.
+  Status MarkCleared(const std::string& watcher, uint64_t saga);
 
  private:
   engine::SideTableHost* host_;

@@ -20,6 +20,7 @@
 
 #include "engine/agent_partition.h"
 #include "statewatch/engine.h"
+#include "statewatch/request_ids.h"
 #include "statewatch/watcher_directory.h"
 #include "status_matchers.h"
 #include "test_server.h"
@@ -81,6 +82,7 @@ class WatcherSagasTest : public statewatch::testing::TempDirTest {
       const uint32_t p = static_cast<uint32_t>(url.back() - '0');
       asked_.push_back(p);
       if (down_.count(p) != 0) return Status::IOError("connection refused");
+      if (target == "/v1/internal/watchers/clear") clears_.emplace_back(p, body);
       ApiRequest r;
       r.method = method;
       r.target = target;
@@ -112,16 +114,32 @@ class WatcherSagasTest : public statewatch::testing::TempDirTest {
     return watched.ok() && *watched;
   }
 
-  // A reset through a node; the answer's X-Statewatch-Saga.
-  std::string Reset(const std::string& watcher) {
+  // A reset through a node; the answer's X-Statewatch-Saga. With `request_id`, the home
+  // answers it as its X-Request-Id ledger does: the first time it resets and keeps a record,
+  // after that it replays the record and applies nothing.
+  std::string Reset(const std::string& watcher, const std::string& request_id = "") {
     net::ListenerRequest r;
     r.method = "POST";
     r.target = "/v1/sessions/" + watcher + "/reset";
+    // The listener lowercases header names.
+    if (!request_id.empty()) r.headers.emplace_back("x-request-id", request_id);
     const uint32_t home = PartitionOfKey(watcher);
     net::ListenerAnswer a = coordinator_->Remove(r, [&] {
       if (down_.count(home) != 0) return net::ListenerAnswer(503, "{}");
+      net::ListenerAnswer reset(200, R"({"reset":true})");
+      if (!request_id.empty()) {
+        RequestIds ids(*engines_[home]);
+        auto record = ids.Get(request_id);
+        EXPECT_OK(record);
+        if (record.ok() && record->has_value()) return reset;  // replayed
+        RequestRecord first;
+        first.digest = "reset " + watcher;
+        first.status = reset.status;
+        first.body = reset.body;
+        EXPECT_OK(ids.PutAnswer(request_id, first));
+      }
       EXPECT_OK(engines_[home]->ResetWatcher(watcher));
-      return net::ListenerAnswer(200, R"({"reset":true})");
+      return reset;
     });
     for (const auto& [name, value] : a.headers) {
       if (name == "X-Statewatch-Saga") return value;
@@ -149,6 +167,7 @@ class WatcherSagasTest : public statewatch::testing::TempDirTest {
   std::unique_ptr<WatcherCoordinator> coordinator_;
   std::set<uint32_t> down_;
   std::vector<uint32_t> asked_;
+  std::vector<std::pair<uint32_t, std::string>> clears_;  // (partition, body) of each clear
   std::chrono::milliseconds slept_{0};
 };
 
@@ -265,6 +284,64 @@ TEST_F(WatcherSagasTest, AWatchWhileASagaIsPendingWaitsForItAndIsNotUndone) {
   EXPECT_EQ(Listed(w), (std::set<uint32_t>{0, 1}));
 }
 
+TEST_F(WatcherSagasTest, ALateCopyOfASagasClearDoesNotUndoAWatchMadeAfterIt) {
+  const std::string w = KeyIn(0, 0, "boss");
+  const std::string t0 = KeyIn(0, 1, "t"), t1 = KeyIn(1, 0, "t");
+  ASSERT_TRUE(Watch(w, t0));
+  ASSERT_TRUE(Watch(w, t1));
+  clears_.clear();
+  EXPECT_EQ(Reset(w), "done");
+  EXPECT_FALSE(HasCursor(w, t0));
+  EXPECT_FALSE(HasCursor(w, t1));
+  ASSERT_EQ(clears_.size(), 2u);  // the home's and partition 1's
+
+  // Watches acknowledged after the reset answered, at the home and elsewhere...
+  ASSERT_TRUE(Watch(w, t0));
+  ASSERT_TRUE(Watch(w, t1));
+  // ...then a second driver's copy of each clear arrives (it was slow, or its node retried).
+  for (const auto& [p, body] : clears_) {
+    ApiRequest r;
+    r.method = "POST";
+    r.target = "/v1/internal/watchers/clear";
+    r.body = body;
+    ApiResponse a = AnswerWatcherRoute(*engines_[p], r);
+    EXPECT_EQ(a.status, 200) << a.body;
+    EXPECT_NE(a.body.find(R"("late":true)"), std::string::npos) << "partition " << p << ": "
+                                                                  << a.body;
+  }
+  EXPECT_TRUE(HasCursor(w, t0));
+  EXPECT_TRUE(HasCursor(w, t1));
+
+  // A later reset is a saga of a higher number: it removes them.
+  EXPECT_EQ(Reset(w), "done");
+  EXPECT_FALSE(HasCursor(w, t0));
+  EXPECT_FALSE(HasCursor(w, t1));
+}
+
+TEST_F(WatcherSagasTest, ARetriedResetUnderItsRequestIdDoesNotRunItsSagaAgain) {
+  const std::string w = KeyIn(0, 0, "boss");
+  const std::string t0 = KeyIn(0, 1, "t"), t1 = KeyIn(1, 0, "t");
+  ASSERT_TRUE(Watch(w, t0));
+  ASSERT_TRUE(Watch(w, t1));
+  EXPECT_EQ(Reset(w, "reset-1"), "done");
+  EXPECT_FALSE(HasCursor(w, t1));
+
+  ASSERT_TRUE(Watch(w, t0));
+  ASSERT_TRUE(Watch(w, t1));
+  // The client lost the answer and retries under the same id: the home replays it, and no
+  // saga clears what was watched since.
+  EXPECT_EQ(Reset(w, "reset-1"), "replayed");
+  EXPECT_TRUE(HasCursor(w, t0));
+  EXPECT_TRUE(HasCursor(w, t1));
+  auto sagas = WatcherDirectory(*engines_[0]).Sagas();
+  ASSERT_OK(sagas);
+  EXPECT_TRUE(sagas->empty());
+
+  EXPECT_EQ(Reset(w, "reset-2"), "done");  // a new request removes them
+  EXPECT_FALSE(HasCursor(w, t0));
+  EXPECT_FALSE(HasCursor(w, t1));
+}
+
 TEST_F(WatcherSagasTest, NoticePartitionsAreTheHomeAndTheListedOnesElseNone) {
   const std::string w = KeyIn(2, 0, "boss");
   EXPECT_EQ(coordinator_->NoticePartitions(w), std::vector<uint32_t>{2});
@@ -297,11 +374,12 @@ TEST(WatcherDirectoryCodec, RoundTripsAndRefusesDamage) {
   ASSERT_OK(back);
   EXPECT_EQ(back->partitions, l.partitions);
   EXPECT_EQ(back->version, 7u);
-  WatcherSaga s{"agent:a:main", WatcherSagaKind::kDelete, {0, 2}, 5};
+  WatcherSaga s{"agent:a:main", WatcherSagaKind::kDelete, {0, 2}, 5, 9};
   auto saga = DecodeWatcherSaga(EncodeWatcherSaga(s));
   ASSERT_OK(saga);
   EXPECT_EQ(saga->kind, WatcherSagaKind::kDelete);
   EXPECT_EQ(saga->partitions, s.partitions);
+  EXPECT_EQ(saga->number, 9u);
   EXPECT_FALSE(DecodeWatcherListing("not a record").ok());
   EXPECT_FALSE(DecodeWatcherSaga("").ok());
 }
