@@ -166,7 +166,8 @@ class PartitionRouter {
   net::ListenerAnswer SendByLabel(const net::ListenerRequest& request, uint32_t home,
                                   uint32_t partition) const;
   // sessions_send naming a session id its home does not know: looked up in the other
-  // partitions, then the call to the home by key (partition_router_reads.cc).
+  // partitions, then the call to the home by key, under an X-Request-Id made from the
+  // client's so that a retry replays it (partition_router_reads.cc).
   net::ListenerAnswer SendBySessionId(const net::ListenerRequest& request, uint32_t home) const;
   // Fan-outs (server/partition_router.cc).
   net::ListenerAnswer Notices(const net::ListenerRequest& request) const;

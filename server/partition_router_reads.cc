@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/sha256.h"
 #include "server/json_body.h"
 #include "tools/session_tools.h"
 #include "tools/sessions_list_window.h"
@@ -358,6 +359,33 @@ net::ListenerAnswer PartitionRouter::SendByLabel(const net::ListenerRequest& req
                      options_.retry_for);
 }
 
+namespace {
+
+// The send by key that follows a home's 404 for a session id is a second request at the home
+// (another body). Under the client's own X-Request-Id the home keeps that one's record, so a
+// retry's first call — the body naming the id — would be refused as the id reused (422). It
+// goes under an id made from the client's: the retry's second call then replays its answer.
+net::ListenerRequest ByKeyRequest(const net::ListenerRequest& request) {
+  static constexpr std::string_view kSuffix = "~by-key";
+  net::ListenerRequest by_key = request;
+  for (auto& [name, value] : by_key.headers) {
+    if (name != "x-request-id" || value.empty()) continue;
+    if (value.size() + kSuffix.size() > 128) {  // the longest X-Request-Id
+      static constexpr char kHex[] = "0123456789abcdef";
+      const sha256::Digest digest = sha256::Of(value);
+      value.clear();
+      for (std::size_t i = 0; i < 16; ++i) {
+        value.push_back(kHex[digest[i] >> 4]);
+        value.push_back(kHex[digest[i] & 0xf]);
+      }
+    }
+    value.append(kSuffix);
+  }
+  return by_key;
+}
+
+}  // namespace
+
 // sessions_send naming a session id (a `sessionKey` that is not an agent-scoped key) that
 // the caller's home does not know: a single node finds an id among all its sessions. The
 // home answers first, as before; on its 404 "Session not found" the other partitions are
@@ -384,8 +412,8 @@ net::ListenerAnswer PartitionRouter::SendBySessionId(const net::ListenerRequest&
     const std::string key = card ? StringMember(*card, "sessionKey") : std::string();
     if (key.empty()) continue;
     (*params)["sessionKey"] = key;
-    return ToPartition(home, request, json::serialize(*params), options_.tool_timeout,
-                       options_.retry_for);
+    return ToPartition(home, ByKeyRequest(request), json::serialize(*params),
+                       options_.tool_timeout, options_.retry_for);
   }
   return at_home;
 }

@@ -110,6 +110,21 @@ TEST_F(ClusterReadsTest, ASessionIdOfAnotherPartitionIsFoundFromAnyNode) {
                                 {"timeoutSeconds", 0}});
   ASSERT_EQ(sent.status, 200) << sent.body;
   EXPECT_EQ(json::parse(sent.body).at("sessionKey"), json::value(remote)) << sent.body;
+  // Under an X-Request-Id, a retry (the answer was lost) gets the first answer, not a 422 for
+  // the id reused: the home saw the id with two bodies, the one naming the id and the one by
+  // key (a short id, and one so long that the second call's id is derived from its digest).
+  for (const std::string id : {std::string("send-by-id-1"), std::string(120, 'r')}) {
+    statewatch::testing::Headers with_id = statewatch::testing::As(caller);
+    with_id.emplace_back("X-Request-Id", id);
+    const json::object params{{"sessionKey", "4be1c0de-0000-4000-8000-000000000002"},
+                              {"message", "once"},
+                              {"timeoutSeconds", 0}};
+    auto first = any.Post("/v1/tools/sessions_send", params, with_id);
+    ASSERT_EQ(first.status, 200) << first.body;
+    auto retried = any.Post("/v1/tools/sessions_send", params, with_id);
+    EXPECT_EQ(retried.status, 200) << retried.body;
+    EXPECT_EQ(retried.body, first.body);
+  }
   const std::string unknown_id = "4be1c0de-0000-4000-8000-00000000dead";
   // The home's answer, as on one node.
   ExpectRefused(Tool(any, "session_status", caller, json::object{{"sessionKey", unknown_id}}),
