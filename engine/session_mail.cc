@@ -106,7 +106,7 @@ std::string EncodeSessionMail(const SessionMail& m) {
   }
   if (m.event) event = EncodeEvent(b, *m.event);
   b.Finish(fb::CreateMail(b, key, m.partition, bytes, watcher, m.created_at_ms, kind, child,
-                          transcript, event));
+                          transcript, event, m.watcher_listing));
   return engine::fbv::Finish(b);
 }
 
@@ -117,6 +117,7 @@ Result<SessionMail> DecodeSessionMail(std::string_view bytes) {
         m.key = Str(f.key());
         m.partition = f.partition();
         m.watcher = Str(f.watcher());
+        m.watcher_listing = f.watcher_listing();
         m.created_at_ms = f.created_at();
         m.kind = Str(f.kind());
         auto delivery = engine::DecodeDelivery(Bytes(f.delivery()));

@@ -230,6 +230,13 @@ Result<std::vector<WatcherSaga>> WatcherDirectory::Sagas() const {
                                           DecodeWatcherSaga);
 }
 
+Result<std::optional<WatcherSaga>> WatcherDirectory::SagaOf(const std::string& watcher) const {
+  auto w = CanonicalWatcher(watcher);
+  if (!w.ok()) return w.status();
+  return engine::ReadDecoded<WatcherSaga>(host_->store(), Family::kSessions,
+                                          RowKey(kSagaTag, *w), DecodeWatcherSaga);
+}
+
 Result<uint64_t> WatcherDirectory::ClearedThrough(const std::string& watcher) const {
   auto w = CanonicalWatcher(watcher);
   if (!w.ok()) return w.status();

@@ -31,6 +31,7 @@ json::object MailToJson(const SessionMail& mail) {
                  {"partition", mail.partition},
                  {"watcher", mail.watcher},
                  {"delivery", std::move(delivery)}};
+  if (mail.watcher_listing != 0) o["watcherListing"] = mail.watcher_listing;
   if (!mail.kind.empty() || mail.delivery.spawn || !mail.delivery.route.empty()) {
     // What the fields above leave out (a spawn's child, event, copies; a task's route and
     // options): the whole record, as the outbox keeps it.
@@ -96,6 +97,15 @@ Result<SessionMail> MailFromJson(const json::value& body) {
   }
   m.partition = static_cast<uint32_t>(partition);
   SW_RETURN_IF_ERROR(ReadString(o, "watcher", &m.watcher));
+  if (o.contains("watcherListing")) {  // absent in mail from a build before clear fences
+    int64_t listing = 0;
+    SW_RETURN_IF_ERROR(ReadInt(o, "watcherListing", &listing));
+    if (listing < 0) {
+      return Status::InvalidArgument("session mail: watcherListing must not be negative (got " +
+                                     std::to_string(listing) + ")");
+    }
+    m.watcher_listing = static_cast<uint64_t>(listing);
+  }
   const json::value* dv = o.if_contains("delivery");
   if (dv == nullptr || !dv->is_object()) {
     return Status::InvalidArgument("session mail: delivery must be an object");

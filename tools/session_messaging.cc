@@ -42,7 +42,18 @@ std::string NewUuidV4() {
 Result<WatcherListing> UnsealedRegister(Engine& engine, const std::string& watcher,
                                         uint32_t partition) {
   ArmRequestSeal unsealed(nullptr);  // the seal is back on the thread when this returns
-  return WatcherDirectory(engine).Register(watcher, partition);
+  WatcherDirectory directory(engine);
+  // As a node's registration (server/watcher_sagas.h): a cursor made while a removal of the
+  // watcher is still clearing partitions could be cleared by it after this request answered.
+  auto pending = directory.SagaOf(watcher);
+  if (!pending.ok()) return pending.status();
+  if (pending->has_value()) {
+    return Status::Busy("a " + std::string(WatcherSagaKindName((*pending)->kind)) + " of " +
+                        (*pending)->watcher + " is still removing its cursors from " +
+                        std::to_string((*pending)->partitions.size()) +
+                        " partition(s); retry once it has finished");
+  }
+  return directory.Register(watcher, partition);
 }
 
 Result<RunRecord> KnownRun(const Engine& engine, const std::string& run_id) {
@@ -331,9 +342,11 @@ SessionMail SessionMessaging::NewMail(Delivery delivery, uint32_t partition,
 }
 
 Status SessionMessaging::PostMail(Delivery delivery, uint32_t partition, const std::string& step,
-                                  const std::string& watcher, const RunRecord* run) {
+                                  const std::string& watcher, const RunRecord* run,
+                                  uint64_t watcher_listing) {
   SessionMail mail = NewMail(std::move(delivery), partition, step);
   mail.watcher = watcher;
+  mail.watcher_listing = watcher_listing;
   SW_RETURN_IF_ERROR(SessionMailTables(*engine_).Post(mail, run));
   if (run != nullptr) guards_->TrackRun(*run);
   return Status::OK();
@@ -360,7 +373,19 @@ Result<bool> SessionMessaging::ApplyMail(const SessionMail& mail) {
     if (*applied) return false;
     // The watch first: setting it again after a lost acknowledgement changes nothing, and
     // it is in place before the gateway can see the message.
-    if (!mail.watcher.empty()) {
+    bool watch = !mail.watcher.empty();
+    if (watch && mail.watcher_listing != 0) {
+      // A reset of the watcher that began after this send listed us (its saga's number, the
+      // listing's version then, is above the mail's) cleared this partition already, or
+      // will; the cursor would outlive it, unlisted. The send came first: no watch.
+      auto fence = WatcherDirectory(*engine_).ClearedThrough(mail.watcher);
+      if (fence.ok()) {
+        watch = *fence <= mail.watcher_listing;
+      } else if (fence.status().code() != Status::Code::kInvalidArgument) {
+        return fence.status();  // (not agent-scoped: Watch below refuses it, as before)
+      }
+    }
+    if (watch) {
       auto watched = engine_->Watch(mail.watcher, to);
       if (!watched.ok() && watched.status().code() != Status::Code::kInvalidArgument) {
         return watched.status();

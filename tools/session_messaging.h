@@ -333,8 +333,10 @@ class SessionMessaging {
   Result<std::optional<uint32_t>> RemotePartition(const SessionName& session) const;
   // Writes a mail for `delivery` (to another partition's session) keyed `<runId>:<step>`,
   // with `run` in the same group when not null, and wakes the forwarder.
+  // `watcher_listing`: the watcher's listing version (SessionMail::watcher_listing).
   Status PostMail(Delivery delivery, uint32_t partition, const std::string& step,
-                  const std::string& watcher, const RunRecord* run);
+                  const std::string& watcher, const RunRecord* run,
+                  uint64_t watcher_listing = 0);
   // The mail of `delivery` keyed `<runId>:<step>` (its time and source channel filled in).
   SessionMail NewMail(Delivery delivery, uint32_t partition, const std::string& step) const;
   // Writes `group` in one commit group (SessionMailTables::Commit) and tells the guards

@@ -246,6 +246,7 @@ Result<ToolAnswer> SessionMessaging::Dispatch(const SessionName& caller, const S
         completions_[run.run_id] = std::move(on_complete);
       }
     }
+    uint64_t listing = 0;
     if (watch) {
       // The caller's watcher directory lists the target's partition before the cursor can
       // exist there (docs/cluster.md §15.3: a superset, never a subset), so that a peek or
@@ -259,10 +260,12 @@ Result<ToolAnswer> SessionMessaging::Dispatch(const SessionName& caller, const S
         (void)TakeCompletion(run.run_id);
         return listed.status();
       }
+      listing = listed->version;
     }
     Status posted = PostMail(MakeDelivery(target, "message", run.run_id, message,
                                           caller.session_key, "sessions_send", run.traceparent),
-                             **remote, "m", watch ? caller.session_key : std::string(), &run);
+                             **remote, "m", watch ? caller.session_key : std::string(), &run,
+                             listing);
     if (!posted.ok()) {
       SetDeadline(run.run_id, 0);
       (void)TakeCompletion(run.run_id);

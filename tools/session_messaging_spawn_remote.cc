@@ -37,6 +37,7 @@ Status SessionMessaging::SpawnRemote(const SessionName& caller, const RunRecord&
   mail.kind = kMailKindSpawn;
   mail.child = ChildRecord(caller, run, sandboxed);
   mail.event = ChildSpawned(caller, run);
+  mail.watcher_listing = listed->version;
   if (run.spawn->context == "fork") {
     auto messages = SessionTablesView(*engine_).RecentTranscript(caller, kMaxForkMessages);
     if (!messages.ok()) return messages.status();
@@ -75,7 +76,22 @@ Status SessionMessaging::ApplyChildAndEvent(const SessionMail& mail) {
     SW_RETURN_IF_ERROR(SessionTables(*engine_).UpsertSession(child));
   }
   if (mail.event) {
-    auto recorded = engine_->Record(*mail.event);
+    EventInput event = *mail.event;
+    if (mail.watcher_listing != 0) {
+      // As a watched send's watch (ApplyMail): a watcher whose reset began after the spawn
+      // listed this partition is not seeded a cursor that would outlive the reset.
+      WatcherDirectory directory(*engine_);
+      std::vector<std::string> kept;
+      for (std::string& w : event.watchers) {
+        auto fence = directory.ClearedThrough(w);  // InvalidArgument: not agent-scoped, kept
+        if (!fence.ok() && fence.status().code() != Status::Code::kInvalidArgument) {
+          return fence.status();
+        }
+        if (!fence.ok() || *fence <= mail.watcher_listing) kept.push_back(std::move(w));
+      }
+      event.watchers = std::move(kept);
+    }
+    auto recorded = engine_->Record(event);
     if (!recorded.ok()) return recorded.status();
   }
   return Status::OK();

@@ -51,6 +51,13 @@ struct SessionMail {
   // only, nothing is enqueued.
   Delivery delivery;
   std::string watcher;     // non-empty: the destination also runs Watch(watcher, session)
+  // The watcher's listing version at its home once this mail's destination was listed there
+  // (WatcherDirectory::Register) — for a spawn, the caller's, the one watcher its event
+  // names; 0 when not recorded. The destination skips the watch (a spawn: leaves the caller
+  // out of the event's watchers) when its clear fence for the watcher is above it: a reset
+  // of the watcher began after the send, and would have removed the cursor had the mail
+  // arrived first.
+  uint64_t watcher_listing = 0;
   int64_t created_at_ms = 0;  // set by Post when 0
   std::string kind;        // "" (a message) | kMailKindSpawn | kMailKindEvent
   // Spawn: the child's registry row (its name is the delivery's session).

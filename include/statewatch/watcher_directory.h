@@ -25,6 +25,7 @@
 #define STATEWATCH_WATCHER_DIRECTORY_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -78,6 +79,8 @@ class WatcherDirectory {
                               uint64_t version_before);
   // Every pending saga, by watcher.
   Result<std::vector<WatcherSaga>> Sagas() const;
+  // The pending saga of `watcher`, if any.
+  Result<std::optional<WatcherSaga>> SagaOf(const std::string& watcher) const;
 
   // The clear fence, kept at every partition ('F' + the watcher): the highest saga number
   // whose clear of the watcher's cursors this partition applied (0 when none). A clear with a

@@ -187,10 +187,25 @@ class SessionMailFixture : public ::testing::Test {
       const bool mailed = OutboxSize() > 0;
       EXPECT_EQ(record->has_value(), mailed) << "writes failing after " << n;
       (mailed ? both : neither)++;
-      if (mailed) EXPECT_EQ(Pump().sent, 1);
+      if (mailed) {
+        EXPECT_EQ(Pump().sent, 1);
+      }
     }
     EXPECT_GT(neither, 0) << "the failures never hit the call";
     EXPECT_GT(both, 0) << "the call never got through";
+  }
+  // A reset of the caller as a node's saga runs it (server/watcher_sagas.h): journaled at the
+  // home (whose cursors go first), then the destination cleared and fenced at the saga's
+  // number, then both confirmed.
+  void ResetCallerAsASagaDoes() {
+    WatcherDirectory directory(home());
+    ASSERT_OK(home().ResetWatcher(caller_));
+    auto saga = directory.BeginSaga(caller_, WatcherSagaKind::kReset, 0);
+    ASSERT_OK(saga);
+    ASSERT_OK(dest().ResetWatcher(caller_));
+    ASSERT_OK(WatcherDirectory(dest()).MarkCleared(caller_, saga->number));
+    ASSERT_OK(directory.Confirm(caller_, 1, saga->number));
+    ASSERT_OK(directory.Confirm(caller_, 0, saga->number));
   }
   std::string SendParams(int timeout, bool watch = false) {
     return "{\"sessionKey\":\"" + target_ + "\",\"message\":\"ping\",\"timeoutSeconds\":" +

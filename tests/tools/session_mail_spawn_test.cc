@@ -56,6 +56,24 @@ class SessionMailSpawnTest : public SessionMailFixture {
   }
 };
 
+// child_spawned seeds the caller's cursor on the child; a reset of the caller that began
+// after the spawn, while its mail was still in the outbox, removes that cursor too.
+TEST_F(SessionMailSpawnTest, AResetAfterASpawnIsNotOutlivedByTheSeededCursor) {
+  Spawned s = SpawnRemote();
+  ResetCallerAsASagaDoes();
+  EXPECT_EQ(Pump().sent, 1);
+  EXPECT_EQ(EventsOfKind(dest(), s.child, "child_spawned").size(), 1u);
+  auto cursor = dest().Cursor(caller_, SessionName{dest_agent_, s.child});
+  ASSERT_OK(cursor);
+  EXPECT_FALSE(cursor->has_value());
+
+  Spawned later = SpawnRemote();  // after the reset: seeded
+  EXPECT_EQ(Pump().sent, 1);
+  cursor = dest().Cursor(caller_, SessionName{dest_agent_, later.child});
+  ASSERT_OK(cursor);
+  EXPECT_TRUE(cursor->has_value());
+}
+
 TEST_F(SessionMailSpawnTest, TheChildIsCreatedAtItsPartitionExactlyOnce) {
   Spawned s = SpawnRemote(",\"label\":\"stars\",\"model\":\"m-1\"");
   EXPECT_EQ(s.child.rfind("agent:" + dest_agent_ + ":subagent:", 0), 0u) << s.child;

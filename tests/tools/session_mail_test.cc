@@ -166,6 +166,50 @@ TEST_F(SessionMailTest, WatchTravelsWithTheMessage) {
   EXPECT_TRUE(cursor->has_value());
 }
 
+// A reset of the caller that begins after a watched send was answered, while its mail is
+// still in the home's outbox, removes that watch too: the destination, fenced by the reset's
+// clear, applies the message without the cursor, which would otherwise outlive the reset,
+// unlisted at the home. A reset that ended before the send leaves its watch in place.
+TEST_F(SessionMailTest, AResetAfterAWatchedSendIsNotOutlivedByTheMailsCursor) {
+  const SessionName target{dest_agent_, target_};
+  WatcherDirectory directory(home());
+  ASSERT_OK(Send(SendParams(0, /*watch=*/true)));
+  ResetCallerAsASagaDoes();  // the mail has not left yet
+  EXPECT_EQ(Pump().sent, 1);
+  EXPECT_EQ(DeliveriesTo(dest(), target_).size(), 1u);  // the message itself is delivered
+  auto cursor = dest().Cursor(caller_, target);
+  ASSERT_OK(cursor);
+  EXPECT_FALSE(cursor->has_value());
+  auto listed = directory.Lookup(caller_);
+  ASSERT_OK(listed);
+  EXPECT_TRUE(listed->partitions.empty());  // and the home lists nothing: consistent
+
+  ASSERT_OK(Send(SendParams(0, /*watch=*/true)));  // after the reset: the watch holds
+  EXPECT_EQ(Pump().sent, 1);
+  cursor = dest().Cursor(caller_, target);
+  ASSERT_OK(cursor);
+  EXPECT_TRUE(cursor->has_value());
+}
+
+// A watched send while a reset of the caller is still clearing partitions (one of them is
+// unreachable) is refused with nothing written, as a watch through a node is: its cursor
+// could be cleared by that reset after the send was answered.
+TEST_F(SessionMailTest, AWatchedSendWhileAResetIsPendingIsRefused) {
+  WatcherDirectory directory(home());
+  auto saga = directory.BeginSaga(caller_, WatcherSagaKind::kReset, 0);
+  ASSERT_OK(saga);
+  auto refused = Send(SendParams(0, /*watch=*/true));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), Status::Code::kBusy) << refused.status().ToString();
+  EXPECT_NE(refused.status().message().find("still removing its cursors"), std::string::npos)
+      << refused.status().ToString();
+  EXPECT_EQ(OutboxSize(), 0u);
+  ASSERT_OK(Send(SendParams(0)));  // an unwatched send is not held up
+  EXPECT_EQ(Pump().sent, 1);
+  ASSERT_OK(directory.Confirm(caller_, 0, saga->number));
+  ASSERT_OK(Send(SendParams(0, /*watch=*/true)));
+}
+
 // A watched send makes two groups at the home: the watcher directory lists the destination,
 // then the run and the mail. The request's X-Request-Id record rides on the mail's group —
 // the request's effect — not on the listing's (idempotent, a superset): whichever write fails,
