@@ -124,6 +124,11 @@ const char* WatcherSagaKindName(WatcherSagaKind kind) {
   return kind == WatcherSagaKind::kDelete ? "delete" : "reset";
 }
 
+std::string WatcherSagaPendingMessage(const WatcherSaga& saga) {
+  return "a " + std::string(WatcherSagaKindName(saga.kind)) + " of " + saga.watcher +
+         " is still removing its cursors";
+}
+
 // ---- the table --------------------------------------------------------------------------------
 
 WatcherDirectory::WatcherDirectory(Engine& engine)
@@ -244,6 +249,14 @@ Result<uint64_t> WatcherDirectory::ClearedThrough(const std::string& watcher) co
                                              RowKey(kClearFenceTag, *w), DecodeClearFence);
   if (!fence.ok()) return fence.status();
   return fence->value_or(0);
+}
+
+Result<bool> WatcherDirectory::ClearedSince(const std::string& watcher,
+                                           uint64_t listing_version) const {
+  if (listing_version == 0 || !CanonicalWatcher(watcher).ok()) return false;
+  auto fence = ClearedThrough(watcher);
+  if (!fence.ok()) return fence.status();
+  return *fence > listing_version;
 }
 
 Status WatcherDirectory::MarkCleared(const std::string& watcher, uint64_t saga) {

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/hex.h"
 #include "base/sha256.h"
 #include "server/json_body.h"
 #include "tools/session_tools.h"
@@ -371,13 +372,7 @@ net::ListenerRequest ByKeyRequest(const net::ListenerRequest& request) {
   for (auto& [name, value] : by_key.headers) {
     if (name != "x-request-id" || value.empty()) continue;
     if (value.size() + kSuffix.size() > 128) {  // the longest X-Request-Id
-      static constexpr char kHex[] = "0123456789abcdef";
-      const sha256::Digest digest = sha256::Of(value);
-      value.clear();
-      for (std::size_t i = 0; i < 16; ++i) {
-        value.push_back(kHex[digest[i] >> 4]);
-        value.push_back(kHex[digest[i] & 0xf]);
-      }
+      value = hex::Encode(sha256::BytesOf(value).substr(0, 16));
     }
     value.append(kSuffix);
   }

@@ -100,22 +100,17 @@ ApiResponse AnswerWatcherRoute(Engine& engine, const ApiRequest& request) {
     if (!p || *p > UINT32_MAX) return BadRequest("register needs {\"watcher\", \"partition\"}");
     // A watch after a pending removal must not be undone by it: the node drives the saga
     // first (server/watcher_sagas.h), then registers again.
-    auto sagas = directory.Sagas();
-    if (!sagas.ok()) return StatusResponse(sagas.status());
-    auto canonical = ParseSessionKey(watcher);
-    for (const WatcherSaga& s : *sagas) {
-      if (canonical.ok() && s.watcher == canonical->canonical) {
-        auto listing = directory.Lookup(s.watcher);
-        if (!listing.ok()) return StatusResponse(listing.status());
-        json::object o{{"error", json::object{{"code", "saga_pending"},
-                                              {"message", "a " +
-                                                              std::string(WatcherSagaKindName(s.kind)) +
-                                                              " of " + s.watcher +
-                                                              " is still removing its cursors"}}},
-                       {"saga", SagaJson(s)},
-                       {"version", listing->version}};
-        return JsonResponse(409, o);
-      }
+    auto pending = directory.SagaOf(watcher);
+    if (!pending.ok()) return StatusResponse(pending.status());
+    if (pending->has_value()) {
+      const WatcherSaga& s = **pending;
+      auto listing = directory.Lookup(s.watcher);
+      if (!listing.ok()) return StatusResponse(listing.status());
+      json::object o{{"error", json::object{{"code", "saga_pending"},
+                                            {"message", WatcherSagaPendingMessage(s)}}},
+                     {"saga", SagaJson(s)},
+                     {"version", listing->version}};
+      return JsonResponse(409, o);
     }
     auto listing = directory.Register(watcher, static_cast<uint32_t>(*p));
     if (!listing.ok()) return StatusResponse(listing.status());

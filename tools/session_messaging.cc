@@ -48,10 +48,7 @@ Result<WatcherListing> UnsealedRegister(Engine& engine, const std::string& watch
   auto pending = directory.SagaOf(watcher);
   if (!pending.ok()) return pending.status();
   if (pending->has_value()) {
-    return Status::Busy("a " + std::string(WatcherSagaKindName((*pending)->kind)) + " of " +
-                        (*pending)->watcher + " is still removing its cursors from " +
-                        std::to_string((*pending)->partitions.size()) +
-                        " partition(s); retry once it has finished");
+    return Status::Busy(WatcherSagaPendingMessage(**pending) + "; retry once it has finished");
   }
   return directory.Register(watcher, partition);
 }
@@ -373,22 +370,17 @@ Result<bool> SessionMessaging::ApplyMail(const SessionMail& mail) {
     if (*applied) return false;
     // The watch first: setting it again after a lost acknowledgement changes nothing, and
     // it is in place before the gateway can see the message.
-    bool watch = !mail.watcher.empty();
-    if (watch && mail.watcher_listing != 0) {
-      // A reset of the watcher that began after this send listed us (its saga's number, the
-      // listing's version then, is above the mail's) cleared this partition already, or
-      // will; the cursor would outlive it, unlisted. The send came first: no watch.
-      auto fence = WatcherDirectory(*engine_).ClearedThrough(mail.watcher);
-      if (fence.ok()) {
-        watch = *fence <= mail.watcher_listing;
-      } else if (fence.status().code() != Status::Code::kInvalidArgument) {
-        return fence.status();  // (not agent-scoped: Watch below refuses it, as before)
-      }
-    }
-    if (watch) {
-      auto watched = engine_->Watch(mail.watcher, to);
-      if (!watched.ok() && watched.status().code() != Status::Code::kInvalidArgument) {
-        return watched.status();
+    if (!mail.watcher.empty()) {
+      // A reset of the watcher that began after this send listed us cleared this partition
+      // already; the cursor would outlive it, unlisted at the home. The send came first: no
+      // watch (a reset not yet here removes the cursor when it comes).
+      auto reset = WatcherDirectory(*engine_).ClearedSince(mail.watcher, mail.watcher_listing);
+      if (!reset.ok()) return reset.status();
+      if (!*reset) {
+        auto watched = engine_->Watch(mail.watcher, to);
+        if (!watched.ok() && watched.status().code() != Status::Code::kInvalidArgument) {
+          return watched.status();
+        }
       }
     }
     // A spawn's child row and child_spawned, or an event: before the group, repeatable.

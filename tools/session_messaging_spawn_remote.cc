@@ -77,20 +77,16 @@ Status SessionMessaging::ApplyChildAndEvent(const SessionMail& mail) {
   }
   if (mail.event) {
     EventInput event = *mail.event;
-    if (mail.watcher_listing != 0) {
-      // As a watched send's watch (ApplyMail): a watcher whose reset began after the spawn
-      // listed this partition is not seeded a cursor that would outlive the reset.
-      WatcherDirectory directory(*engine_);
-      std::vector<std::string> kept;
-      for (std::string& w : event.watchers) {
-        auto fence = directory.ClearedThrough(w);  // InvalidArgument: not agent-scoped, kept
-        if (!fence.ok() && fence.status().code() != Status::Code::kInvalidArgument) {
-          return fence.status();
-        }
-        if (!fence.ok() || *fence <= mail.watcher_listing) kept.push_back(std::move(w));
-      }
-      event.watchers = std::move(kept);
+    // As a watched send's watch (ApplyMail): a watcher whose reset began after the spawn
+    // listed this partition is not seeded a cursor that would outlive the reset.
+    WatcherDirectory directory(*engine_);
+    std::vector<std::string> kept;
+    for (std::string& w : event.watchers) {
+      auto reset = directory.ClearedSince(w, mail.watcher_listing);
+      if (!reset.ok()) return reset.status();
+      if (!*reset) kept.push_back(std::move(w));
     }
+    event.watchers = std::move(kept);
     auto recorded = engine_->Record(event);
     if (!recorded.ok()) return recorded.status();
   }

@@ -89,6 +89,11 @@ class WatcherDirectory {
   Result<uint64_t> ClearedThrough(const std::string& watcher) const;
   // Raises the fence to `saga` (never lowers it). Durable when OK.
   Status MarkCleared(const std::string& watcher, uint64_t saga);
+  // Whether a removal of `watcher` that began after its listing had `listing_version` has
+  // cleared this partition (the fence is above it): a cursor promised before that removal
+  // must not be made now. False when `listing_version` is 0 (not recorded) and for a key
+  // that is not agent-scoped (it has no fence).
+  Result<bool> ClearedSince(const std::string& watcher, uint64_t listing_version) const;
 
  private:
   engine::SideTableHost* host_;
@@ -100,6 +105,8 @@ Result<WatcherListing> DecodeWatcherListing(std::string_view bytes);
 std::string EncodeWatcherSaga(const WatcherSaga& saga);
 Result<WatcherSaga> DecodeWatcherSaga(std::string_view bytes);
 const char* WatcherSagaKindName(WatcherSagaKind kind);
+// "a reset of <watcher> is still removing its cursors" (a delete: "a delete of …").
+std::string WatcherSagaPendingMessage(const WatcherSaga& saga);
 
 }  // namespace statewatch
 
