@@ -230,6 +230,7 @@ Result<std::vector<Delivery>> SessionMailTables::Commit(HomeGroup group) {
       engine::PutTranscriptMessage(g, names[i], group.deliveries[i].second);
       out.push_back(engine::PutDelivery(g, group.deliveries[i].first));
     }
+    if (group.built) group.built(out);
     return Status::OK();
   });
   if (!st.ok()) return st;

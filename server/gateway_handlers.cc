@@ -27,7 +27,9 @@ ApiResponse RunUpdateResponse(const HandlerContext& ctx, const Result<tools::Run
   return JsonResponse(200, update->ToJson());
 }
 
-// POST /v1/runs/{id}/reply and /finish: the body read by `decode`, applied by `apply`.
+// POST /v1/runs/{id}/reply and /finish: the body read by `decode`, applied by `apply`
+// (`apply(messaging, update, in_group)`). The answer is written with the run's step, in its
+// group (an X-Request-Id retry always gets it).
 template <typename Decode, typename Apply>
 ApiResponse RunUpdateFromBody(const HandlerContext& ctx, const ApiRequest& req, Decode decode,
                               Apply apply) {
@@ -37,7 +39,12 @@ ApiResponse RunUpdateFromBody(const HandlerContext& ctx, const ApiRequest& req, 
   if (!body) return error;
   auto update = decode(*body);
   if (!update.ok()) return StatusResponse(update.status());
-  return RunUpdateResponse(ctx, apply(*ctx.services.messaging, *update));
+  tools::RunAnswer in_group;
+  if (auto answer = AnswerFilledInGroup<json::object>(
+          [](const json::object& o) { return JsonResponse(200, o); })) {
+    in_group = [answer](const tools::RunUpdate& u) { *answer = u.ToJson(); };
+  }
+  return RunUpdateResponse(ctx, apply(*ctx.services.messaging, *update, in_group));
 }
 
 }  // namespace
@@ -105,16 +112,19 @@ ApiResponse HandleDeliveryAck(const HandlerContext& ctx, std::string_view id_tex
 ApiResponse HandleRunReply(const HandlerContext& ctx, const ApiRequest& req,
                            const std::string& run_id) {
   return RunUpdateFromBody(ctx, req, tools::RunReplyFromJson,
-                           [&](tools::SessionMessaging& m, const std::string& text) {
-                             return m.OnReply(run_id, text);
+                           [&](tools::SessionMessaging& m, const std::string& text,
+                               const tools::RunAnswer& in_group) {
+                             return m.OnReply(run_id, text, in_group);
                            });
 }
 
 ApiResponse HandleRunFinish(const HandlerContext& ctx, const ApiRequest& req,
                             const std::string& run_id) {
   return RunUpdateFromBody(ctx, req, tools::RunFinishFromJson,
-                           [&](tools::SessionMessaging& m, const tools::RunFinish& finish) {
-                             return m.OnRunFinish(run_id, finish.status, finish.result);
+                           [&](tools::SessionMessaging& m, const tools::RunFinish& finish,
+                               const tools::RunAnswer& in_group) {
+                             return m.OnRunFinish(run_id, finish.status, finish.result,
+                                                  in_group);
                            });
 }
 

@@ -7,8 +7,9 @@
 // (15 minutes of the engine clock):
 //   - first time: the handler runs with the request's seal armed (include/statewatch/
 //     request_ids.h), so the record is committed in the same group as the first effect —
-//     with the answer, when the handler rendered it there (AnswerInGroup: events, drains);
-//     otherwise the answer is added to the record in a group of its own;
+//     with the answer, when the handler rendered it there (AnswerInGroup: events, drains;
+//     AnswerFilledInGroup: run replies and ends); otherwise the answer is added to the
+//     record in a group of its own;
 //   - again, same method, target, body and caller headers: the first answer, status and
 //     body, with `X-Statewatch-Replayed: true`; nothing is applied;
 //   - again with another request: 422 request_id_reused, nothing applied;
@@ -30,6 +31,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -81,6 +83,24 @@ Result<ApiResponse> AnswerStoredInGroup(Write&& write, Render render) {
   AnswerInGroupOnSuccess([stored, render] { return render(*stored); });
   if (Status s = write(stored.get()); !s.ok()) return s;
   return render(*stored);
+}
+
+// For a handler whose answer the layer below makes inside the group that applies it (a run's
+// reply or end: the update with the ids its deliveries got, known only there): returns the
+// slot that layer fills on the commit leader, before the seal writes `render(**slot)` into
+// the same group — or nullptr when no seal is armed (nothing to fill). A group that carries
+// the seal before the slot is filled writes the record without the answer (the handler's
+// answer is then written after it).
+template <typename T, typename Render>
+std::shared_ptr<std::optional<T>> AnswerFilledInGroup(Render render) {
+  RequestSeal* seal = ArmedRequestSeal();
+  if (seal == nullptr) return nullptr;
+  auto slot = std::make_shared<std::optional<T>>();
+  seal->AnswerWith([slot, render](const SealedOutcome&) -> std::optional<RequestAnswer> {
+    if (!slot->has_value()) return std::nullopt;
+    return RecordedAnswer(render(**slot));
+  });
+  return slot;
 }
 
 class RequestLedger {

@@ -173,6 +173,13 @@ struct RunUpdate {
 // `pending` once this has run.
 using CallCompletion = std::function<void(const boost::json::object& result)>;
 
+// Receives, inside the commit group that applies a reply or a run's end (on the commit
+// leader, before the group is durable), the update as OnReply / OnRunFinish will return it,
+// its deliveries' ids included: how the daemon writes a request's X-Request-Id answer with
+// its effect (server/request_ledger.h). Not called when nothing is applied; may be called
+// again if the group is built again. Must not write.
+using RunAnswer = std::function<void(const RunUpdate& update)>;
+
 class SessionMessaging {
  public:
   // Validates the options and loads the deadlines of the send runs still waiting (after a
@@ -267,7 +274,8 @@ class SessionMessaging {
 
   // POST /v1/runs/{runId}/reply: the awaited side's reply in a send run. NotFound
   // `Unknown runId: <id>`; InvalidArgument for a spawn run.
-  Result<RunUpdate> OnReply(const std::string& run_id, std::string_view text);
+  Result<RunUpdate> OnReply(const std::string& run_id, std::string_view text,
+                            const RunAnswer& in_group = {});
 
   // POST /v1/runs/{runId}/finish. A spawn run journals `run_completed` / `run_failed`
   // ({"outcome"}, summary `child run failed` | `child run timed out` | `child run
@@ -279,8 +287,9 @@ class SessionMessaging {
   // deduplicated), so a retry after a failure anywhere announces exactly once. A send run: ok
   // counts as the reply `result`; error / cancelled / timeout end it. A second finish is
   // not applied. InvalidArgument for a status other than ok | error | timeout | cancelled.
+  // Either way the run's step is one group, the last (`in_group` is called in it).
   Result<RunUpdate> OnRunFinish(const std::string& run_id, std::string_view status,
-                                std::string_view result);
+                                std::string_view result, const RunAnswer& in_group = {});
 
   // Times a waiting send run out now, whatever its deadline.
   Result<RunUpdate> OnTimeout(const std::string& run_id);
@@ -354,9 +363,16 @@ class SessionMessaging {
                               const std::string& message, int64_t timeout_seconds, bool watch,
                               int max_turns, CallCompletion on_complete,
                               std::string_view traceparent);
-  Result<RunUpdate> ApplyReply(RunRecord run, std::string_view text, int64_t now);
+  // A reply or an end of a send run: the run, and the forwarded turn (a delivery with its
+  // transcript message, or mail), in one group.
+  Result<RunUpdate> ApplyReply(RunRecord run, std::string_view text, int64_t now,
+                               const RunAnswer& in_group);
   Result<RunUpdate> EndSend(RunRecord run, const std::string& status, std::string_view error,
-                            int64_t now);
+                            int64_t now, const RunAnswer& in_group);
+  // Commits a run's step, `group`, with `*u` (applied, status and any mail already set) and
+  // adds the deliveries the group enqueued to `u->deliveries`; `in_group` gets the update
+  // inside the group.
+  Status CommitRunStep(HomeGroup group, const RunAnswer& in_group, RunUpdate* u);
   Result<RunUpdate> TimeOut(const std::string& run_id, bool only_if_due);
 
   // sessions_spawn, run ends, yield
@@ -379,7 +395,7 @@ class SessionMessaging {
   Status ForkTranscript(const SessionName& from, const SessionName& to);
   Result<RunUpdate> FinishSpawnRun(const std::string& run_id, const std::string& status,
                                    std::string_view result, const std::string& actor_key,
-                                   bool by_kill);
+                                   bool by_kill, const RunAnswer& in_group = {});
   // Adds the announcement of the ended `run` to `group`: its requester's delivery, or the
   // result collected into the yield record (and the combined delivery when it was the last
   // running child). REQUIRES: the requester's stripe is held.

@@ -315,7 +315,8 @@ Result<ToolAnswer> SessionMessaging::Dispatch(const SessionName& caller, const S
 }
 
 // A reply from the side the run waits for. REQUIRES: the run's stripe is held.
-Result<RunUpdate> SessionMessaging::ApplyReply(RunRecord run, std::string_view text, int64_t now) {
+Result<RunUpdate> SessionMessaging::ApplyReply(RunRecord run, std::string_view text, int64_t now,
+                                               const RunAnswer& in_group) {
   auto [s, u, completes_call] = BeginStep(run);
   if (s.phase == Phase::kDone) return u;
   bool forward = false;
@@ -354,31 +355,32 @@ Result<RunUpdate> SessionMessaging::ApplyReply(RunRecord run, std::string_view t
     if (!p.ok()) return p.status();
     remote = *p;
   }
+  HomeGroup group;
   if (remote) {
     // Cluster mode: the turn goes as mail to the other partition, in the run's group.
     Delivery d = MakeDelivery(to, "message", run.run_id, std::string(text), from.session_key,
                               "sessions_send", run.traceparent);
-    SW_RETURN_IF_ERROR(PostMail(d, *remote, "t" + std::to_string(s.turn), "", &run));
+    group.mails.push_back(NewMail(d, *remote, "t" + std::to_string(s.turn)));
     u.deliveries.push_back(std::move(d));  // id 0: mail (Publish wakes the forwarder)
-  } else {
-    SW_RETURN_IF_ERROR(StoreRun(run));
-    if (forward) {
-      auto d = Enqueue(MakeDelivery(to, "message", run.run_id, std::string(text),
-                                    from.session_key, "sessions_send", run.traceparent));
-      if (!d.ok()) return d.status();
-      u.deliveries.push_back(*d);
-    }
+  } else if (forward) {
+    Delivery d = MakeDelivery(to, "message", run.run_id, std::string(text), from.session_key,
+                              "sessions_send", run.traceparent);
+    TranscriptMessage m = PrepareDelivery(&d);
+    group.deliveries.emplace_back(std::move(d), std::move(m));
   }
-  SetDeadline(run.run_id, s.deadline_ms);
+  group.runs.push_back(run);
   u.applied = true;
   u.status = run.status;
   if (completes_call) u.call_result = SendResultJson(run, s.watch, s.watched);
+  SW_RETURN_IF_ERROR(CommitRunStep(std::move(group), in_group, &u));
+  SetDeadline(run.run_id, s.deadline_ms);
   return u;
 }
 
 // Ends a send run that did not get (all) its replies. REQUIRES: the run's stripe is held.
 Result<RunUpdate> SessionMessaging::EndSend(RunRecord run, const std::string& status,
-                                            std::string_view error, int64_t now) {
+                                            std::string_view error, int64_t now,
+                                            const RunAnswer& in_group) {
   auto [s, u, completes_call] = BeginStep(run);
   if (s.phase == Phase::kDone) return u;
   if (completes_call) {
@@ -391,15 +393,33 @@ Result<RunUpdate> SessionMessaging::EndSend(RunRecord run, const std::string& st
   s.deadline_ms = 0;
   run.ended_at_ms = now;
   run.send = s;
-  SW_RETURN_IF_ERROR(StoreRun(run));
-  SetDeadline(run.run_id, 0);
   u.applied = true;
   u.status = run.status;
   if (completes_call) u.call_result = SendResultJson(run, s.watch, s.watched);
+  HomeGroup group;
+  group.runs.push_back(run);
+  SW_RETURN_IF_ERROR(CommitRunStep(std::move(group), in_group, &u));
+  SetDeadline(run.run_id, 0);
   return u;
 }
 
-Result<RunUpdate> SessionMessaging::OnReply(const std::string& run_id, std::string_view text) {
+Status SessionMessaging::CommitRunStep(HomeGroup group, const RunAnswer& in_group,
+                                       RunUpdate* u) {
+  if (in_group) {
+    group.built = [&in_group, u](const std::vector<Delivery>& sent) {
+      RunUpdate answered = *u;  // the group may be built again: *u is left as it is
+      answered.deliveries.insert(answered.deliveries.end(), sent.begin(), sent.end());
+      in_group(answered);
+    };
+  }
+  auto sent = CommitHome(std::move(group));
+  if (!sent.ok()) return sent.status();
+  u->deliveries.insert(u->deliveries.end(), sent->begin(), sent->end());
+  return Status::OK();
+}
+
+Result<RunUpdate> SessionMessaging::OnReply(const std::string& run_id, std::string_view text,
+                                            const RunAnswer& in_group) {
   auto update = Guarded("reply", [&]() -> Result<RunUpdate> {
     std::lock_guard lock(StripeOf(run_id));
     auto run = KnownRun(*engine_, run_id);
@@ -409,7 +429,7 @@ Result<RunUpdate> SessionMessaging::OnReply(const std::string& run_id, std::stri
                                      " run: report its end with POST /v1/runs/" + run_id +
                                      "/finish");
     }
-    return ApplyReply(std::move(*run), text, engine_->clock().NowMs());
+    return ApplyReply(std::move(*run), text, engine_->clock().NowMs(), in_group);
   });
   if (update.ok()) Deliver(*update, nullptr);
   return update;
@@ -437,7 +457,7 @@ Result<RunUpdate> SessionMessaging::TimeOut(const std::string& run_id, bool only
       error = "No reply from " + run->target.session_key + " within " +
               std::to_string(s.timeout_ms / 1000) + " s.";
     }
-    return EndSend(std::move(*run), "timeout", error, now);
+    return EndSend(std::move(*run), "timeout", error, now, /*in_group=*/{});
   });
   if (update.ok()) Deliver(*update, nullptr);
   return update;

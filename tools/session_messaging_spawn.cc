@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "codecs/json_fields.h"
+#include "statewatch/request_ids.h"
 #include "statewatch/session_key.h"
 #include "statewatch/session_tables.h"
 #include "tools/session_messaging.h"
@@ -237,7 +238,8 @@ Status SessionMessaging::ForkTranscript(const SessionName& from, const SessionNa
 // ---- run ends ----------------------------------------------------------------------------------
 
 Result<RunUpdate> SessionMessaging::OnRunFinish(const std::string& run_id, std::string_view status,
-                                                std::string_view result) {
+                                                std::string_view result,
+                                                const RunAnswer& in_group) {
   if (status != "ok" && status != "error" && status != "timeout" && status != "cancelled") {
     return Status::InvalidArgument("status must be one of ok, error, timeout, cancelled (got \"" +
                                    std::string(status) + "\")");
@@ -250,7 +252,8 @@ Result<RunUpdate> SessionMessaging::OnRunFinish(const std::string& run_id, std::
   if (!kind.ok()) return kind.status();
   if (*kind == "spawn") {
     auto update = Guarded("finish", [&]() -> Result<RunUpdate> {
-      return FinishSpawnRun(run_id, std::string(status), result, "", /*by_kill=*/false);
+      return FinishSpawnRun(run_id, std::string(status), result, "", /*by_kill=*/false,
+                            in_group);
     });
     if (update.ok()) Deliver(*update, nullptr);
     return update;
@@ -264,11 +267,11 @@ Result<RunUpdate> SessionMessaging::OnRunFinish(const std::string& run_id, std::
     auto run = KnownRun(*engine_, run_id);
     if (!run.ok()) return run.status();
     int64_t now = engine_->clock().NowMs();
-    if (status == "ok") return ApplyReply(std::move(*run), result, now);
+    if (status == "ok") return ApplyReply(std::move(*run), result, now, in_group);
     std::string error(result);
     if (error.empty())
       error = "the run of " + run->target.session_key + " ended: " + std::string(status);
-    return EndSend(std::move(*run), std::string(status), error, now);
+    return EndSend(std::move(*run), std::string(status), error, now, in_group);
   });
   if (update.ok()) Deliver(*update, nullptr);
   return update;
@@ -283,7 +286,8 @@ Result<RunUpdate> SessionMessaging::OnRunFinish(const std::string& run_id, std::
 Result<RunUpdate> SessionMessaging::FinishSpawnRun(const std::string& run_id,
                                                    const std::string& status,
                                                    std::string_view result,
-                                                   const std::string& actor_key, bool by_kill) {
+                                                   const std::string& actor_key, bool by_kill,
+                                                   const RunAnswer& in_group) {
   RunUpdate u;
   u.run_id = run_id;
   auto first = KnownRun(*engine_, run_id);
@@ -334,6 +338,10 @@ Result<RunUpdate> SessionMessaging::FinishSpawnRun(const std::string& run_id,
     mail.event = ended;
     group.mails.push_back(std::move(mail));
   } else {
+    // A request's X-Request-Id record rides on the group below, with its answer, not on
+    // this event: a retry after a crash between the two records no second event (dedupe)
+    // and writes the group, where the answer is.
+    ArmRequestSeal not_here(nullptr);
     auto recorded = engine_->Record(ended);
     if (!recorded.ok()) return recorded.status();
   }
@@ -355,11 +363,9 @@ Result<RunUpdate> SessionMessaging::FinishSpawnRun(const std::string& run_id,
   }
   SW_RETURN_IF_ERROR(PlanAnnouncement(run, /*individual=*/!by_kill, &group));
   u.mailed = !group.mails.empty();
-  auto sent = CommitHome(std::move(group));
-  if (!sent.ok()) return sent.status();
   u.applied = true;
   u.status = status;
-  u.deliveries = std::move(*sent);
+  SW_RETURN_IF_ERROR(CommitRunStep(std::move(group), in_group, &u));
   return u;
 }
 

@@ -24,6 +24,7 @@
 #define STATEWATCH_SESSION_MAIL_H_
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -86,6 +87,11 @@ struct HomeGroup {
   std::vector<RunRecord> runs;
   std::vector<SessionMail> mails;
   std::vector<std::pair<Delivery, TranscriptMessage>> deliveries;
+  // When set, runs inside the group once its writes are built (on the commit leader, before
+  // they are durable), with the deliveries and the ids they got: what an answer written with
+  // the group needs (an X-Request-Id answer, statewatch/request_ids.h). It may run more than
+  // once if the group is built again; it must not write.
+  std::function<void(const std::vector<Delivery>& sent)> built;
 };
 
 class SessionMailTables {

@@ -22,6 +22,7 @@
 #include "statewatch/session_tables.h"
 #include "status_matchers.h"
 #include "test_server.h"
+#include "tools/session_messaging.h"
 #include "webhooks/dispatcher.h"
 #include "webhooks/sender.h"
 
@@ -334,6 +335,81 @@ TEST_F(RequestIdTest, ADeliveryAckIsAnsweredInItsGroupAndAnUnknownOneGetsItsOwn4
     EXPECT_TRUE(seal->sealed());
     EXPECT_EQ(seal->answer_in_group() != nullptr, known);
   }
+}
+
+// Issue 37: a run's reply and its end are each one group — the run, the turn a reply
+// forwards (its transcript message and delivery), a spawn's announcement — and their answer,
+// the update with the ids its deliveries got, is written in that group: no group of its own,
+// and a retry gets it. A spawn's end journals the child's event first, without the record: a
+// retry after a crash between the two journals nothing again (the event is deduplicated, no
+// group) and is answered.
+TEST_F(RequestIdTest, ARunsReplyAndEndAreAnsweredInTheirGroup) {
+  tools::MessagingOptions mo;
+  mo.sessions.visibility = tools::Visibility::kAll;
+  mo.max_ping_pong_turns = 2;
+  auto messaging = tools::SessionMessaging::Open(engine_.get(), std::move(mo));
+  ASSERT_OK(messaging);
+  server::Metrics metrics;
+  server::ApiServices services;
+  services.engine = engine_.get();
+  services.metrics = &metrics;
+  services.messaging = messaging->get();
+  server::ServerOptions options = TestOptions();
+  options.manual_clock = false;
+  server::Api api(services, options);
+  const SessionName a{"main", "agent:main:a"}, b{"main", "agent:main:b"};
+  for (const SessionName& n : {a, b}) {
+    ASSERT_EQ(SendTo(api, "PUT", "/v1/sessions/" + n.session_key, "{}", "").status, 200);
+  }
+  auto sent = (*messaging)->CallTool("sessions_send", a,
+                                     json::object{{"sessionKey", b.session_key},
+                                                  {"message", "status?"},
+                                                  {"timeoutSeconds", 30}});
+  ASSERT_OK(sent);
+  ASSERT_TRUE(sent->pending);
+  const std::string run = sent->run_id;
+  auto spawned = (*messaging)->CallTool("sessions_spawn", a, json::object{{"task", "t"}});
+  ASSERT_OK(spawned);
+  const std::string spawn_run(spawned->result.at("runId").as_string());
+  const std::string child(spawned->result.at("childSessionKey").as_string());
+  // What a crash after the child's event and before the finish's group leaves.
+  EventInput ended;
+  ended.session_key = child;
+  ended.agent_id = "main";
+  ended.kind = "run_completed";
+  ended.actor_type = ActorType::kAgent;
+  ended.run_id = spawn_run;
+  ended.summary = "child run completed";
+  ended.dedupe_key = "run-terminal:" + spawn_run;
+  ASSERT_OK(engine_->Record(ended));
+
+  const std::vector<std::array<std::string, 3>> steps = {
+      // target, body, id
+      {"/v1/runs/" + run + "/reply", R"({"text":"all green"})", "r-1"},  // forwards a turn
+      {"/v1/runs/" + run + "/finish", R"({"status":"error"})", "r-2"},
+      {"/v1/runs/" + spawn_run + "/finish", R"({"status":"ok","result":"done"})", "r-3"},
+  };
+  for (const auto& [target, body, id] : steps) {
+    uint64_t before = Groups();
+    auto answer = SendTo(api, "POST", target, body, id);
+    ASSERT_EQ(answer.status, 200) << target << ": " << answer.body;
+    json::object o = json::parse(answer.body).as_object();
+    EXPECT_EQ(o.at("applied"), json::value(true)) << target;
+    EXPECT_EQ(Groups(), before + 1) << target << ": the step or its answer took more groups";
+    EXPECT_EQ(Answered(id), answer.body) << target;
+    if (id != "r-2") {  // the reply's turn to a, the spawn's announcement: each an id here
+      ASSERT_EQ(o.at("deliveries").as_array().size(), 1u) << answer.body;
+      EXPECT_NE(o.at("deliveries").as_array()[0], json::value(0)) << answer.body;
+    }
+    auto again = SendTo(api, "POST", target, body, id);
+    EXPECT_TRUE(Replayed(again)) << target;
+    EXPECT_EQ(again.body, answer.body) << target;
+  }
+  size_t completed = 0;
+  for (const Event& e : engine_->ChangesSince(SessionName{"main", child}, 0)->events) {
+    completed += e.kind == "run_completed";
+  }
+  EXPECT_EQ(completed, 1u);
 }
 
 TEST_F(RequestIdTest, AnAppliedRequestWhoseAnswerWasLostIsNotAppliedAgain) {
