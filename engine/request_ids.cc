@@ -137,6 +137,7 @@ struct RequestSealAccess {
     return seal.sealed_at_ms_.compare_exchange_strong(expected, now == 0 ? 1 : now,
                                                       std::memory_order_acq_rel);
   }
+  static bool Answered(const RequestSeal& seal) { return seal.answer_in_group_.has_value(); }
   // The answer the seal's renderer makes of `outcome`, kept on the seal; nullopt without one.
   static std::optional<RequestAnswer> Render(RequestSeal& seal, const SealedOutcome& outcome) {
     if (!seal.render_) return std::nullopt;
@@ -157,10 +158,24 @@ namespace engine {
 SealWriteFn TakeRequestSeal() {
   if (!armed_seal) return {};
   return [seal = armed_seal](GroupWrite& g, const SealedOutcome& outcome) -> Status {
-    if (!RequestSealAccess::Claim(*seal, g.now())) return Status::OK();  // an earlier command's
     RequestRecord r;
     r.digest = seal->digest();
     r.created_at_ms = g.now();
+    if (!RequestSealAccess::Claim(*seal, g.now())) {
+      // An earlier command of the request wrote the record, without its answer: the answer
+      // rides on the first later command whose outcome the renderer renders (an operation
+      // of several writes knows its answer before its last one).
+      if (RequestSealAccess::Answered(*seal)) return Status::OK();
+      std::optional<RequestAnswer> a = RequestSealAccess::Render(*seal, outcome);
+      if (!a) return Status::OK();
+      r.created_at_ms = seal->sealed_at_ms();
+      r.answered = true;
+      r.status = a->status;
+      r.content_type = std::move(a->content_type);
+      r.body = std::move(a->body);
+      g.Put(Family::kMeta, RecordKey(seal->id()), EncodeRequestRecord(r));
+      return Status::OK();
+    }
     if (std::optional<RequestAnswer> a = RequestSealAccess::Render(*seal, outcome)) {
       r.answered = true;  // the answer is durable with the effect: a retry always gets it
       r.status = a->status;

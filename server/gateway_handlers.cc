@@ -64,9 +64,16 @@ ApiResponse HandleMessagingTool(const HandlerContext& ctx, std::string_view tool
       respond(JsonResponse(200, result));
     };
   }
+  // A call that knows its answer before its last write has it written in that write's
+  // group (an X-Request-Id retry always gets it).
+  tools::AnswerKnown answer_known;
+  if (auto slot = AnswerFilledInGroup<json::object>(
+          [](const json::object& o) { return JsonResponse(200, o); })) {
+    answer_known = [slot](const json::object& result) { *slot = result; };
+  }
   auto answer = ctx.services.messaging->CallTool(tool, caller, params, on_complete,
                                                   tools::AnswerForm::kText,
-                                                  RequestTraceparent(req));
+                                                  RequestTraceparent(req), answer_known);
   if (!answer.ok()) return StatusResponse(answer.status(), /*tool=*/true);
   AfterWrite(ctx);  // notices (watch, spawn seeds) and the send deadline timer
   if (answer->pending && req.respond) {

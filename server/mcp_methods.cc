@@ -7,6 +7,7 @@
 #include "server/mcp_session.h"
 #include "server/route_table.h"
 #include "server/url.h"
+#include "statewatch/request_ids.h"
 #include "statewatch/session_key.h"
 
 namespace statewatch::server {
@@ -167,7 +168,13 @@ ApiResponse McpServer::Dispatch(const Caller& caller, std::string_view method, s
     return ascii::EqualsIgnoreCase(name, "traceparent") ? std::string_view(traceparent)
                                                           : std::string_view();
   };
-  return services_.dispatch(inner);
+  // The inner route's answer is not this request's: under an X-Request-Id its writes carry
+  // this request's seal, but it renders nothing into it (the ledger writes the MCP answer).
+  RequestSeal* seal = ArmedRequestSeal();
+  if (seal != nullptr) seal->HoldAnswers(true);
+  ApiResponse answer = services_.dispatch(inner);
+  if (seal != nullptr) seal->HoldAnswers(false);
+  return answer;
 }
 
 namespace {

@@ -86,11 +86,13 @@ Result<ApiResponse> AnswerStoredInGroup(Write&& write, Render render) {
 }
 
 // For a handler whose answer the layer below makes inside the group that applies it (a run's
-// reply or end: the update with the ids its deliveries got, known only there): returns the
-// slot that layer fills on the commit leader, before the seal writes `render(**slot)` into
-// the same group — or nullptr when no seal is armed (nothing to fill). A group that carries
-// the seal before the slot is filled writes the record without the answer (the handler's
-// answer is then written after it).
+// reply or end: the update with the ids its deliveries got, known only there) or before its
+// last write (a session tool's result): returns the slot that layer fills — on the commit
+// leader, or on the request's thread before that write — and the seal writes
+// `render(**slot)` into the group of the first write after it is filled; nullptr when no
+// seal is armed (nothing to fill). A group that carries the seal before the slot is filled
+// writes the record without the answer; a slot never filled leaves the answer to be written
+// after the handler answers.
 template <typename T, typename Render>
 std::shared_ptr<std::optional<T>> AnswerFilledInGroup(Render render) {
   RequestSeal* seal = ArmedRequestSeal();

@@ -300,16 +300,16 @@ TranscriptMessage SessionMessaging::PrepareDelivery(Delivery* delivery) const {
   return m;
 }
 
-// The transcript first, then the delivery: a gateway that takes the delivery and reads the
-// session's history already finds the message there, marked with where it came from.
+// The transcript entry and the delivery in one group: a gateway that takes the delivery and
+// reads the session's history already finds the message there, marked with where it came
+// from, and a crash leaves both or neither.
 Result<Delivery> SessionMessaging::Enqueue(Delivery delivery) {
   TranscriptMessage m = PrepareDelivery(&delivery);
-  SW_RETURN_IF_ERROR(SessionTables(*engine_).AppendTranscript(
-      SessionName{delivery.agent_id, delivery.session_key}, {std::move(m)}));
-  auto id = SessionTables(*engine_).EnqueueDelivery(delivery);
-  if (!id.ok()) return id.status();
-  delivery.id = *id;
-  return delivery;
+  HomeGroup group;
+  group.deliveries.emplace_back(std::move(delivery), std::move(m));
+  auto sent = CommitHome(std::move(group));
+  if (!sent.ok()) return sent.status();
+  return std::move(sent->front());
 }
 
 // ---- cluster mode: session mail --------------------------------------------------------------
@@ -470,7 +470,8 @@ Result<std::vector<RunRecord>> SessionMessaging::ChildRuns(const SessionName& re
 Result<ToolAnswer> SessionMessaging::CallTool(std::string_view tool, const SessionName& caller,
                                               const json::object& params,
                                               CallCompletion on_complete, AnswerForm form,
-                                              std::string_view traceparent) {
+                                              std::string_view traceparent,
+                                              const AnswerKnown& answer_known) {
   // Cluster mode: a caller of another partition is served by that partition's owner, whose
   // node holds its registry entry, children and transcript.
   SW_RETURN_IF_ERROR(SessionTablesView(*engine_).CheckOwned(caller));
@@ -478,7 +479,9 @@ Result<ToolAnswer> SessionMessaging::CallTool(std::string_view tool, const Sessi
   auto depth = SpawnDepth(*engine_, caller);
   if (!depth.ok()) return depth.status();
   SW_RETURN_IF_ERROR(CheckToolAllowed(policy->tool_policy.ForAgent(caller.agent_id), tool, *depth));
-  if (tool == "sessions_send") return Send(caller, params, std::move(on_complete), traceparent);
+  if (tool == "sessions_send") {
+    return Send(caller, params, std::move(on_complete), traceparent, answer_known);
+  }
   if (tool == "session_status" && form == AnswerForm::kText) {
     auto text = SessionStatusJson(*engine_, policy->sessions, caller, params);
     if (!text.ok()) return text.status();
@@ -494,9 +497,9 @@ Result<ToolAnswer> SessionMessaging::CallTool(std::string_view tool, const Sessi
   } else if (tool == "sessions_history") {
     result = SessionsHistory(*engine_, policy->sessions, caller, params);
   } else if (tool == "sessions_spawn") {
-    result = Spawn(caller, params, traceparent);
+    result = Spawn(caller, params, traceparent, answer_known);
   } else if (tool == "subagents") {
-    result = Subagents(caller, params);
+    result = Subagents(caller, params, answer_known);
   } else if (tool == "sessions_yield") {
     result = Yield(caller, params);
   }

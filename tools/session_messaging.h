@@ -173,6 +173,15 @@ struct RunUpdate {
 // `pending` once this has run.
 using CallCompletion = std::function<void(const boost::json::object& result)>;
 
+// Receives a tool call's result once it is final, before or in the call's last write: how
+// the daemon writes the call's X-Request-Id answer in that write's group
+// (server/request_ledger.h). Called by a call that writes and knows its answer before its
+// last write (a sessions_send that does not wait for the reply, a sessions_spawn: once, on
+// the calling thread) or only inside it (a steer, whose answer names its delivery's id: on
+// the commit leader, again if the group is built again); a call that does not call it is
+// answered as before. Must not write.
+using AnswerKnown = std::function<void(const boost::json::object& result)>;
+
 // Receives, inside the commit group that applies a reply or a run's end (on the commit
 // leader, before the group is durable), the update as OnReply / OnRunFinish will return it,
 // its deliveries' ids included: how the daemon writes a request's X-Request-Id answer with
@@ -200,7 +209,7 @@ class SessionMessaging {
   // Any of the seven session tools (tool_profiles.h names), after the profile check for the
   // caller's agent and spawn depth: session_status, sessions_list and sessions_history answer
   // through tools/session_tools.h and tools/session_history.h. `on_complete` only matters
-  // for a pending sessions_send.
+  // for a pending sessions_send; `answer_known` is called as AnswerKnown says.
   // REQUIRES: `caller` is resolved (ResolveSession).
   //
   // `traceparent`: the caller's W3C trace context (base/trace_context.h), "" if none; an
@@ -210,7 +219,8 @@ class SessionMessaging {
   Result<ToolAnswer> CallTool(std::string_view tool, const SessionName& caller,
                               const boost::json::object& params, CallCompletion on_complete = {},
                               AnswerForm form = AnswerForm::kObject,
-                              std::string_view traceparent = {});
+                              std::string_view traceparent = {},
+                              const AnswerKnown& answer_known = {});
 
   // sessions_send: `sessionKey?` (key or session id) | `label?` (exact, in the caller's agent
   // or `agentId`'s) | `agentId?` alone (that agent's `agent:<id>:main`), `message`,
@@ -224,7 +234,8 @@ class SessionMessaging {
   // (by full key or agentId) gets the message as session mail (ApplyMail there); the run,
   // its wait and its ping-pong turns stay here (docs/cluster.md §15.8).
   Result<ToolAnswer> Send(const SessionName& caller, const boost::json::object& params,
-                          CallCompletion on_complete = {}, std::string_view traceparent = {});
+                          CallCompletion on_complete = {}, std::string_view traceparent = {},
+                          const AnswerKnown& answer_known = {});
 
   // sessions_spawn: `task` (at most kMaxMessageBytes), `label?`, `runtime?` (subagent |
   // acp), `agentId?`, `model?`, `thinking?` (off | minimal | low | medium | high | xhigh),
@@ -241,7 +252,8 @@ class SessionMessaging {
   // child_spawned, the fork's copies and the task, applied once); the run stays here
   // (docs/cluster.md §15.8).
   Result<boost::json::object> Spawn(const SessionName& caller, const boost::json::object& params,
-                                    std::string_view traceparent = {});
+                                    std::string_view traceparent = {},
+                                    const AnswerKnown& answer_known = {});
 
   // subagents: `action` (list | steer | kill; default list), `target?`, `message?` (steer),
   // `recentMinutes?` (1..1440, default 30). A target is `last`, a 1-based index of the list,
@@ -262,7 +274,8 @@ class SessionMessaging {
   // `Message too long (<n> chars, max 4000).`, `Unknown subagent session: <x>` (NotFound),
   // `Ambiguous subagent label: <x>`.
   Result<boost::json::object> Subagents(const SessionName& caller,
-                                        const boost::json::object& params);
+                                        const boost::json::object& params,
+                                        const AnswerKnown& answer_known = {});
 
   // sessions_yield: `message?`. Answers {"status": "yielded", "message", "waitingFor": n}.
   // With n > 0 running children, their announcements are held back and the caller's next
@@ -362,7 +375,7 @@ class SessionMessaging {
   Result<ToolAnswer> Dispatch(const SessionName& caller, const SessionName& target,
                               const std::string& message, int64_t timeout_seconds, bool watch,
                               int max_turns, CallCompletion on_complete,
-                              std::string_view traceparent);
+                              std::string_view traceparent, const AnswerKnown& answer_known);
   // A reply or an end of a send run: the run, and the forwarded turn (a delivery with its
   // transcript message, or mail), in one group.
   Result<RunUpdate> ApplyReply(RunRecord run, std::string_view text, int64_t now,
@@ -408,7 +421,8 @@ class SessionMessaging {
   // subagents
   Result<boost::json::object> ListChildren(const SessionName& caller, int64_t recent_ms);
   Result<boost::json::object> Steer(const SessionName& caller, const std::string& target,
-                                    const std::string& message, int64_t recent_ms);
+                                    const std::string& message, int64_t recent_ms,
+                                    const AnswerKnown& answer_known);
   Result<boost::json::object> Kill(const SessionName& caller, const std::string& target,
                                    int64_t recent_ms);
   Result<int64_t> KillTree(const std::string& run_id, const std::string& killer, int depth);

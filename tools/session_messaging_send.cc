@@ -157,7 +157,8 @@ Result<SessionName> SendTarget(const Engine& engine, const SessionName& caller,
 
 Result<ToolAnswer> SessionMessaging::Send(const SessionName& caller, const json::object& params,
                                           CallCompletion on_complete,
-                                          std::string_view traceparent) {
+                                          std::string_view traceparent,
+                                          const AnswerKnown& answer_known) {
   return Guarded("sessions_send", [&]() -> Result<ToolAnswer> {
     auto p = ReadSendParams(params);
     if (!p.ok()) return p.status();
@@ -203,7 +204,8 @@ Result<ToolAnswer> SessionMessaging::Send(const SessionName& caller, const json:
       return RefuseByGuard(*refused, "sessions_send", caller, &*target, traceparent);
     }
     return Dispatch(caller, *target, p->message, p->timeout_seconds, p->watch,
-                    policy->max_ping_pong_turns, std::move(on_complete), traceparent);
+                    policy->max_ping_pong_turns, std::move(on_complete), traceparent,
+                    answer_known);
   });
 }
 
@@ -211,7 +213,8 @@ Result<ToolAnswer> SessionMessaging::Dispatch(const SessionName& caller, const S
                                               const std::string& message, int64_t timeout_seconds,
                                               bool watch, int max_turns,
                                               CallCompletion on_complete,
-                                              std::string_view traceparent) {
+                                              std::string_view traceparent,
+                                              const AnswerKnown& answer_known) {
   int64_t now = engine_->clock().NowMs();
   SendRunState state;
   state.max_turns = max_turns;
@@ -262,6 +265,10 @@ Result<ToolAnswer> SessionMessaging::Dispatch(const SessionName& caller, const S
       }
       listing = listed->version;
     }
+    // A send that does not wait knows its answer now: it rides on the mail's group.
+    if (state.deadline_ms == 0 && answer_known) {
+      answer_known(SendResultJson(run, state.watch, state.watched));
+    }
     Status posted = PostMail(MakeDelivery(target, "message", run.run_id, message,
                                           caller.session_key, "sessions_send", run.traceparent),
                              **remote, "m", watch ? caller.session_key : std::string(), &run,
@@ -273,10 +280,22 @@ Result<ToolAnswer> SessionMessaging::Dispatch(const SessionName& caller, const S
     }
     sent.emplace_back();  // id 0: wakes the forwarder (Publish)
   } else {
-    // The run and the wait exist before the delivery does: a reply can only name a run the
-    // gateway saw, and it may arrive (on another thread) before this returns.
+    // The run, the message's transcript entry and its delivery are one group, and the wait
+    // exists before a reply can come: a reply (on another thread) takes the run's stripe.
     std::lock_guard lock(StripeOf(run.run_id));
-    SW_RETURN_IF_ERROR(StoreRun(run));
+    Delivery d = MakeDelivery(target, "message", run.run_id, message, caller.session_key,
+                              "sessions_send", run.traceparent);
+    TranscriptMessage m = PrepareDelivery(&d);
+    HomeGroup group;
+    group.runs.push_back(run);
+    group.deliveries.emplace_back(std::move(d), std::move(m));
+    // A send that neither waits nor watches knows its answer now: it rides on this group.
+    if (state.deadline_ms == 0 && !watch && answer_known) {
+      answer_known(SendResultJson(run, state.watch, state.watched));
+    }
+    auto committed = CommitHome(std::move(group));
+    if (!committed.ok()) return committed.status();
+    sent = std::move(*committed);
     if (state.deadline_ms > 0) {
       SetDeadline(run.run_id, state.deadline_ms);
       if (on_complete) {
@@ -284,21 +303,15 @@ Result<ToolAnswer> SessionMessaging::Dispatch(const SessionName& caller, const S
         completions_[run.run_id] = std::move(on_complete);
       }
     }
-    auto d = Enqueue(
-        MakeDelivery(target, "message", run.run_id, message, caller.session_key, "sessions_send",
-                     run.traceparent));
-    if (!d.ok()) {
-      SetDeadline(run.run_id, 0);
-      (void)TakeCompletion(run.run_id);
-      return d.status();
-    }
-    sent.push_back(*d);
     if (watch) {
       // semantics.md §3.1: after the dispatch, at the target's current state version. A key
       // the engine cannot watch (bare, malformed, the sender itself) is a refusal: false.
       auto watched = engine_->Watch(caller.session_key, target);
       state.watched = watched.ok() && *watched;
       run.send = state;
+      if (state.deadline_ms == 0 && answer_known) {
+        answer_known(SendResultJson(run, state.watch, state.watched));  // the run's last write
+      }
       SW_RETURN_IF_ERROR(StoreRun(run));
     }
   }

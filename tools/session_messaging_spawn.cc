@@ -121,7 +121,8 @@ RunRecord NewSpawnRun(const SessionName& caller, const std::string& agent, const
 
 Result<json::object> SessionMessaging::Spawn(const SessionName& caller,
                                              const json::object& params,
-                                             std::string_view traceparent) {
+                                             std::string_view traceparent,
+                                             const AnswerKnown& answer_known) {
   return Guarded("sessions_spawn", [&]() -> Result<json::object> {
     auto p = ReadSpawnParams(params);
     if (!p.ok()) return p.status();
@@ -144,6 +145,8 @@ Result<json::object> SessionMessaging::Spawn(const SessionName& caller,
     auto remote = RemotePartition(run.target);
     if (!remote.ok()) return remote.status();
     if (caller_record->has_value()) run.requester_route = (*caller_record)->route();
+    const json::object accepted{
+        {"status", "accepted"}, {"runId", run.run_id}, {"childSessionKey", run.target.session_key}};
 
     std::vector<Delivery> sent;
     {
@@ -159,7 +162,11 @@ Result<json::object> SessionMessaging::Spawn(const SessionName& caller,
             std::to_string(active) + "/" + std::to_string(policy.max_children_per_agent) + ", " +
             policy.ChildrenKey() + ").");
       }
+      // The answer is known before the spawn's last write and rides on it: the mail's group
+      // (the only one the request's record can ride on: the listing is unsealed), or the
+      // task's delivery after the child, its run, its event and a fork's transcript.
       if (*remote) {
+        if (answer_known) answer_known(accepted);
         SW_RETURN_IF_ERROR(SpawnRemote(caller, run, sandboxed, **remote));
         sent.emplace_back();  // id 0: wakes the forwarder (Publish)
       } else {
@@ -169,14 +176,14 @@ Result<json::object> SessionMessaging::Spawn(const SessionName& caller,
                                      "sessions_spawn", run.traceparent);
         task.route = run.requester_route;
         task.spawn = run.spawn;
+        if (answer_known) answer_known(accepted);
         auto d = Enqueue(std::move(task));
         if (!d.ok()) return d.status();
         sent.push_back(*d);
       }
     }
     Publish(sent);
-    return json::object{
-        {"status", "accepted"}, {"runId", run.run_id}, {"childSessionKey", run.target.session_key}};
+    return accepted;
   });
 }
 

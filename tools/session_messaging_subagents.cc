@@ -116,7 +116,8 @@ json::object NotRunning(const char* action, const RunRecord& run) {
 }  // namespace
 
 Result<json::object> SessionMessaging::Subagents(const SessionName& caller,
-                                                 const json::object& params) {
+                                                 const json::object& params,
+                                                 const AnswerKnown& answer_known) {
   return Guarded("subagents", [&]() -> Result<json::object> {
     SW_RETURN_IF_ERROR(
         CheckKnownParams(params, "subagents", {"action", "target", "message", "recentMinutes"}));
@@ -144,7 +145,7 @@ Result<json::object> SessionMessaging::Subagents(const SessionName& caller,
       return Status::InvalidArgument("Message too long (" + std::to_string(chars) +
                                      " chars, max 4000).");
     }
-    return Steer(caller, *target, text, recent_ms);
+    return Steer(caller, *target, text, recent_ms, answer_known);
   });
 }
 
@@ -176,7 +177,8 @@ Result<json::object> SessionMessaging::ListChildren(const SessionName& caller, i
 }
 
 Result<json::object> SessionMessaging::Steer(const SessionName& caller, const std::string& target,
-                                             const std::string& message, int64_t recent_ms) {
+                                             const std::string& message, int64_t recent_ms,
+                                             const AnswerKnown& answer_known) {
   auto runs = ChildRuns(caller);
   if (!runs.ok()) return runs.status();
   auto child =
@@ -210,21 +212,35 @@ Result<json::object> SessionMessaging::Steer(const SessionName& caller, const st
       // its delivery id is assigned there (0 here, as a ping-pong turn's).
       char stamp[24];
       std::snprintf(stamp, sizeof(stamp), "%016lld", static_cast<long long>(now));
+      out["status"] = "accepted";
+      out["deliveryId"] = 0;
+      if (answer_known) answer_known(out);  // rides on the mail's group
       SW_RETURN_IF_ERROR(PostMail(
           MakeDelivery(run.target, "steer", run.run_id, message, caller.session_key,
                        "subagents", run.traceparent),
           **remote, std::string(kMailStepSteer) + ":" + stamp + ":" + NewUuidV4(), "", &run));
       sent.emplace_back();  // id 0: wakes the forwarder (Publish)
-      out["status"] = "accepted";
-      out["deliveryId"] = 0;
     } else {
-      SW_RETURN_IF_ERROR(StoreRun(run));
-      auto d = Enqueue(MakeDelivery(run.target, "steer", run.run_id, message,
-                                    caller.session_key, "subagents", run.traceparent));
-      if (!d.ok()) return d.status();
-      sent.push_back(*d);
+      // The run's steer time, the message's transcript entry and its delivery: one group,
+      // whose answer names the delivery's id (assigned in it).
       out["status"] = "accepted";
-      out["deliveryId"] = d->id;
+      Delivery d = MakeDelivery(run.target, "steer", run.run_id, message, caller.session_key,
+                                "subagents", run.traceparent);
+      TranscriptMessage m = PrepareDelivery(&d);
+      HomeGroup group;
+      group.runs.push_back(run);
+      group.deliveries.emplace_back(std::move(d), std::move(m));
+      if (answer_known) {
+        group.built = [&out, &answer_known](const std::vector<Delivery>& stored) {
+          json::object answer = out;
+          answer["deliveryId"] = stored.front().id;
+          answer_known(answer);
+        };
+      }
+      auto committed = CommitHome(std::move(group));
+      if (!committed.ok()) return committed.status();
+      sent = std::move(*committed);
+      out["deliveryId"] = sent.front().id;
     }
   }
   Publish(sent);

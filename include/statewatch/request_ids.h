@@ -82,8 +82,8 @@ using SealedOutcome = std::variant<std::monostate, const std::vector<RecordResul
                                    const std::vector<Notice>*, const bool*>;
 
 // Renders a request's answer from the outcome of its engine command, on the commit leader's
-// thread; nullopt when this outcome is not one it renders (the answer is then written after
-// the handler answers, in a group of its own).
+// thread; nullopt when this outcome is not one it renders (a later command of the request
+// may carry the answer; else it is written after the handler answers, in a group of its own).
 using AnswerRenderer = std::function<std::optional<RequestAnswer>(const SealedOutcome&)>;
 
 // The seal of one request: what the commit leader writes with the request's first effect.
@@ -99,10 +99,20 @@ class RequestSeal {
   int64_t sealed_at_ms() const { return sealed_at_ms_.load(std::memory_order_acquire); }
 
   // Before the engine call, on the request's thread: the answer is rendered from the
-  // command's outcome and written in the effect's group. Only for a request whose answer is
-  // made from one engine call's result: the record keeps what `render` returns, and the
-  // request's answer must be the same (RequestLedger writes the real one over it if not).
-  void AnswerWith(AnswerRenderer render) { render_ = std::move(render); }
+  // command's outcome and written in the effect's group. When the group that wrote the
+  // record did not render it (nullopt), each later command of the request offers its own
+  // outcome, and the first one rendered is written, in that command's group, into the
+  // record (its time kept): an operation of several writes answers in its last. The record
+  // keeps what `render` returns, and the request's answer must be the same (RequestLedger
+  // writes the real one over it if not).
+  void AnswerWith(AnswerRenderer render) {
+    if (!answers_held_) render_ = std::move(render);
+  }
+  // While held, AnswerWith is ignored: a handler that dispatches another route on its own
+  // thread (the MCP endpoint's tool calls) lets that route's writes carry the seal, but that
+  // route's answer is not the request's. On the request's thread, around the inner call.
+  void HoldAnswers(bool held) { answers_held_ = held; }
+  bool answers_held() const { return answers_held_; }
   // The answer written with the seal, or nullptr. Read once the engine call has returned.
   const RequestAnswer* answer_in_group() const {
     return answer_in_group_ ? &*answer_in_group_ : nullptr;
@@ -113,6 +123,7 @@ class RequestSeal {
   std::string id_, digest_;
   std::atomic<int64_t> sealed_at_ms_{0};
   AnswerRenderer render_;  // set before the engine call; run by the leader
+  bool answers_held_ = false;
   std::optional<RequestAnswer> answer_in_group_;  // set by the leader before the call returns
 };
 

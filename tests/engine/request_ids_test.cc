@@ -155,6 +155,61 @@ TEST_F(RequestIdsTest, ARendererThatDoesNotRenderTheOutcomeLeavesTheAnswerToPutA
   EXPECT_FALSE(r->answered);
 }
 
+// Issue 37: an operation of several writes answers in its last. The record is written with
+// the first write; the answer, once the renderer has it, in the group of the next write, the
+// record's time kept; no group of its own, and nothing more once it is written.
+TEST_F(RequestIdsTest, AnAnswerKnownBeforeALaterWriteRidesOnIt) {
+  auto seal = std::make_shared<RequestSeal>("req-9", "d9");
+  bool known = false;
+  int calls = 0;
+  seal->AnswerWith([&](const SealedOutcome&) -> std::optional<RequestAnswer> {
+    ++calls;
+    if (!known) return std::nullopt;
+    return RequestAnswer{200, "application/json", "{\"ok\":true}\n"};
+  });
+  const uint64_t before = Groups();
+  {
+    ArmRequestSeal armed(seal);
+    Human("agent:main:a");
+    EXPECT_EQ(seal->answer_in_group(), nullptr);
+    clock_->Advance(5);
+    known = true;
+    Human("agent:main:b");
+    ASSERT_NE(seal->answer_in_group(), nullptr);
+    Human("agent:main:c");
+  }
+  EXPECT_EQ(Groups(), before + 3) << "the answer took no group of its own";
+  EXPECT_EQ(calls, 2) << "rendered once it was known, then never again";
+  Reopen();  // what a crash right after the last write leaves
+  auto r = RecordOf("req-9");
+  ASSERT_TRUE(r.has_value());
+  EXPECT_TRUE(r->answered);
+  EXPECT_EQ(r->body, "{\"ok\":true}\n");
+  EXPECT_EQ(r->digest, "d9");
+  EXPECT_EQ(r->created_at_ms, kStart) << "the record's time is the first write's";
+}
+
+// A seal whose answers are held (a route dispatched inside another request, as the MCP
+// endpoint's tool calls are) still rides on that route's writes, but keeps none of its
+// answer: the outer request's answer is not the inner route's.
+TEST_F(RequestIdsTest, AHeldSealRidesOnTheWriteButKeepsNoInnerAnswer) {
+  auto seal = std::make_shared<RequestSeal>("req-10", "d10");
+  seal->HoldAnswers(true);
+  seal->AnswerWith([](const SealedOutcome&) -> std::optional<RequestAnswer> {
+    return RequestAnswer{200, "application/json", "{\"inner\":true}\n"};
+  });
+  {
+    ArmRequestSeal armed(seal);
+    Human("agent:main:a");
+  }
+  seal->HoldAnswers(false);
+  EXPECT_TRUE(seal->sealed());
+  EXPECT_EQ(seal->answer_in_group(), nullptr);
+  auto r = RecordOf("req-10");
+  ASSERT_TRUE(r.has_value());
+  EXPECT_FALSE(r->answered);
+}
+
 TEST_F(RequestIdsTest, EventsResultsAreTheOutcomeOfARecord) {
   auto seal = std::make_shared<RequestSeal>("req-8", "d8");
   seal->AnswerWith([](const SealedOutcome& outcome) -> std::optional<RequestAnswer> {

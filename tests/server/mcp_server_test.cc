@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "server/route_table.h"
+#include "statewatch/request_ids.h"
 
 namespace statewatch::server {
 namespace {
@@ -258,6 +259,31 @@ TEST_F(McpServerTest, ToolsCallRunsTheHttpToolAsTheInitializedCaller) {
   EXPECT_FALSE(result.at("isError").as_bool());
   EXPECT_EQ(result.at("structuredContent").at("sessionKey"), "agent:main:main");
   EXPECT_EQ(result.at("content").at(0).at("text"), R"({"sessionKey":"agent:main:main"})");
+}
+
+// Under an X-Request-Id, the tool's route runs with the request's seal armed (its writes
+// carry the record) and its answers held: the tool's HTTP answer is not the MCP answer.
+TEST_F(McpServerTest, AToolsRouteCarriesTheSealButNotItsAnswer) {
+  const RequestSeal* armed_inside = nullptr;
+  bool held_inside = false;
+  McpServer::Services services;
+  services.dispatch = [&](const ApiRequest&) {
+    armed_inside = ArmedRequestSeal();
+    held_inside = armed_inside != nullptr && armed_inside->answers_held();
+    return Ok(R"({"sessions":[]})");
+  };
+  services.pending_targets = [this](const std::string&) { return pending_; };
+  services.clock = &clock_;
+  mcp_ = std::make_unique<McpServer>(std::move(services), Small());
+  std::string id = Initialize("agent:main:main");
+  auto seal = std::make_shared<RequestSeal>("m-1", "digest");
+  {
+    ArmRequestSeal armed(seal);
+    Call(id, "tools/call", R"({"name":"sessions_list","arguments":{}})");
+  }
+  EXPECT_EQ(armed_inside, seal.get());
+  EXPECT_TRUE(held_inside);
+  EXPECT_FALSE(seal->answers_held()) << "released when the tool answered";
 }
 
 TEST_F(McpServerTest, ToolsCallPassesTheRequestsTraceparentToTheTool) {

@@ -34,6 +34,54 @@ namespace json = boost::json;
 const std::string kEvent =
     R"({"sessionKey":"agent:main:a","kind":"human_direct_message","actorType":"human","summary":"hi"})";
 
+// An Api over `engine` with the session tools (every session visible, two ping-pong turns)
+// and two registered sessions, a and b.
+struct MessagingApi {
+  explicit MessagingApi(Engine* engine) {
+    tools::MessagingOptions mo;
+    mo.sessions.visibility = tools::Visibility::kAll;
+    mo.max_ping_pong_turns = 2;
+    auto opened = tools::SessionMessaging::Open(engine, std::move(mo));
+    EXPECT_OK(opened);
+    if (!opened.ok()) return;
+    messaging = std::move(*opened);
+    server::ApiServices services;
+    services.engine = engine;
+    services.metrics = &metrics;
+    services.messaging = messaging.get();
+    server::ServerOptions options = TestOptions();
+    options.manual_clock = false;
+    api = std::make_unique<server::Api>(services, options);
+    for (const SessionName& n : {a, b}) {
+      const std::string target = "/v1/sessions/" + n.session_key;
+      server::ApiRequest r;
+      r.method = "PUT";
+      r.target = target;
+      r.body = "{}";
+      EXPECT_EQ(api->Handle(r).status, 200);
+    }
+  }
+  // `tool` called by a with `params`, under X-Request-Id `id`.
+  server::ApiResponse Tool(const std::string& tool, const std::string& params,
+                           const std::string& id) {
+    const std::string target = "/v1/tools/" + tool;
+    server::ApiRequest r;
+    r.method = "POST";
+    r.target = target;
+    r.body = params;
+    r.session_key = a.session_key;
+    r.header = [id](std::string_view name) -> std::string_view {
+      return name == "X-Request-Id" ? std::string_view(id) : std::string_view();
+    };
+    return api->Handle(r);
+  }
+
+  const SessionName a{"main", "agent:main:a"}, b{"main", "agent:main:b"};
+  server::Metrics metrics;
+  std::unique_ptr<tools::SessionMessaging> messaging;
+  std::unique_ptr<server::Api> api;
+};
+
 class RequestIdTest : public TempDirTest {
  protected:
   RequestIdTest() : TempDirTest("statewatch-request-id") {}
@@ -344,31 +392,18 @@ TEST_F(RequestIdTest, ADeliveryAckIsAnsweredInItsGroupAndAnUnknownOneGetsItsOwn4
 // retry after a crash between the two journals nothing again (the event is deduplicated, no
 // group) and is answered.
 TEST_F(RequestIdTest, ARunsReplyAndEndAreAnsweredInTheirGroup) {
-  tools::MessagingOptions mo;
-  mo.sessions.visibility = tools::Visibility::kAll;
-  mo.max_ping_pong_turns = 2;
-  auto messaging = tools::SessionMessaging::Open(engine_.get(), std::move(mo));
-  ASSERT_OK(messaging);
-  server::Metrics metrics;
-  server::ApiServices services;
-  services.engine = engine_.get();
-  services.metrics = &metrics;
-  services.messaging = messaging->get();
-  server::ServerOptions options = TestOptions();
-  options.manual_clock = false;
-  server::Api api(services, options);
-  const SessionName a{"main", "agent:main:a"}, b{"main", "agent:main:b"};
-  for (const SessionName& n : {a, b}) {
-    ASSERT_EQ(SendTo(api, "PUT", "/v1/sessions/" + n.session_key, "{}", "").status, 200);
-  }
-  auto sent = (*messaging)->CallTool("sessions_send", a,
+  MessagingApi m(engine_.get());
+  ASSERT_TRUE(m.messaging);
+  server::Api& api = *m.api;
+  const SessionName a = m.a, b = m.b;
+  auto sent = m.messaging->CallTool("sessions_send", a,
                                      json::object{{"sessionKey", b.session_key},
                                                   {"message", "status?"},
                                                   {"timeoutSeconds", 30}});
   ASSERT_OK(sent);
   ASSERT_TRUE(sent->pending);
   const std::string run = sent->run_id;
-  auto spawned = (*messaging)->CallTool("sessions_spawn", a, json::object{{"task", "t"}});
+  auto spawned = m.messaging->CallTool("sessions_spawn", a, json::object{{"task", "t"}});
   ASSERT_OK(spawned);
   const std::string spawn_run(spawned->result.at("runId").as_string());
   const std::string child(spawned->result.at("childSessionKey").as_string());
@@ -410,6 +445,59 @@ TEST_F(RequestIdTest, ARunsReplyAndEndAreAnsweredInTheirGroup) {
     completed += e.kind == "run_completed";
   }
   EXPECT_EQ(completed, 1u);
+}
+
+// Issue 37: a tool that knows its answer before its last write has the answer ride on it.
+// A sessions_send that does not wait: the run, the message's transcript entry and its
+// delivery are one group with the record and the answer; with watch: true the watch and the
+// run's watched flag follow, the answer on the last. A sessions_spawn: the child, its run,
+// its event, then the task (its transcript entry and delivery, one group) with the answer.
+// A steer: one group, its answer made inside it. No group of its own for the answer, and a
+// retry gets it.
+TEST_F(RequestIdTest, AToolThatKnowsItsAnswerBeforeItsLastWriteIsAnsweredInIt) {
+  MessagingApi m(engine_.get());
+  ASSERT_TRUE(m.messaging);
+  const std::vector<std::array<std::string, 4>> calls = {
+      // tool, params, id, groups written
+      {"sessions_send", R"({"sessionKey":"agent:main:b","message":"fyi","timeoutSeconds":0})",
+       "s-1", "1"},
+      {"sessions_send",
+       R"({"sessionKey":"agent:main:b","message":"fyi","timeoutSeconds":0,"watch":true})", "s-2",
+       "3"},
+      {"sessions_spawn", R"({"task":"t"})", "s-3", "4"},
+  };
+  for (const auto& [tool, params, id, groups] : calls) {
+    uint64_t before = Groups();
+    auto answer = m.Tool(tool, params, id);
+    ASSERT_EQ(answer.status, 200) << answer.body;
+    EXPECT_EQ(json::parse(answer.body).at("status"), json::value("accepted")) << answer.body;
+    EXPECT_EQ(Groups(), before + std::stoull(groups)) << params;
+    EXPECT_EQ(Answered(id), answer.body) << params;
+    auto again = m.Tool(tool, params, id);
+    EXPECT_TRUE(Replayed(again)) << params;
+    EXPECT_EQ(again.body, answer.body) << params;
+  }
+  // A steer of the spawned child: the run's steer time, the message's transcript entry and
+  // its delivery are one group, and the answer names the delivery's id, assigned in it.
+  auto children = m.messaging->CallTool("subagents", m.a, json::object{{"action", "list"}});
+  ASSERT_OK(children);
+  const json::array& active = children->result.at("active").as_array();
+  ASSERT_EQ(active.size(), 1u) << json::serialize(children->result);
+  const std::string steer = R"({"action":"steer","target":")" +
+                            std::string(active[0].at("sessionKey").as_string()) +
+                            R"(","message":"focus"})";
+  uint64_t before = Groups();
+  auto steered = m.Tool("subagents", steer, "s-4");
+  ASSERT_EQ(steered.status, 200) << steered.body;
+  EXPECT_NE(json::parse(steered.body).at("deliveryId"), json::value(0)) << steered.body;
+  EXPECT_EQ(Groups(), before + 1);
+  EXPECT_EQ(Answered("s-4"), steered.body);
+  auto again = m.Tool("subagents", steer, "s-4");
+  EXPECT_TRUE(Replayed(again));
+  EXPECT_EQ(again.body, steered.body);
+  auto pending = SessionTablesView(*engine_).PendingDeliveries("main");
+  ASSERT_OK(pending);
+  EXPECT_EQ(pending->size(), 4u) << "each call delivered once";
 }
 
 TEST_F(RequestIdTest, AnAppliedRequestWhoseAnswerWasLostIsNotAppliedAgain) {
