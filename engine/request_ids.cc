@@ -158,25 +158,18 @@ namespace engine {
 SealWriteFn TakeRequestSeal() {
   if (!armed_seal) return {};
   return [seal = armed_seal](GroupWrite& g, const SealedOutcome& outcome) -> Status {
+    // The first command of the request to build writes the record. A later one writes it
+    // again only to add the answer an earlier group could not render: it rides on the first
+    // later command whose outcome the renderer renders (an operation of several writes
+    // knows its answer before, or in, its last one).
+    const bool first = RequestSealAccess::Claim(*seal, g.now());
+    if (!first && RequestSealAccess::Answered(*seal)) return Status::OK();
+    std::optional<RequestAnswer> a = RequestSealAccess::Render(*seal, outcome);
+    if (!first && !a) return Status::OK();
     RequestRecord r;
     r.digest = seal->digest();
-    r.created_at_ms = g.now();
-    if (!RequestSealAccess::Claim(*seal, g.now())) {
-      // An earlier command of the request wrote the record, without its answer: the answer
-      // rides on the first later command whose outcome the renderer renders (an operation
-      // of several writes knows its answer before its last one).
-      if (RequestSealAccess::Answered(*seal)) return Status::OK();
-      std::optional<RequestAnswer> a = RequestSealAccess::Render(*seal, outcome);
-      if (!a) return Status::OK();
-      r.created_at_ms = seal->sealed_at_ms();
-      r.answered = true;
-      r.status = a->status;
-      r.content_type = std::move(a->content_type);
-      r.body = std::move(a->body);
-      g.Put(Family::kMeta, RecordKey(seal->id()), EncodeRequestRecord(r));
-      return Status::OK();
-    }
-    if (std::optional<RequestAnswer> a = RequestSealAccess::Render(*seal, outcome)) {
+    r.created_at_ms = first ? g.now() : seal->sealed_at_ms();
+    if (a) {
       r.answered = true;  // the answer is durable with the effect: a retry always gets it
       r.status = a->status;
       r.content_type = std::move(a->content_type);
