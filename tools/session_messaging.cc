@@ -501,7 +501,7 @@ Result<ToolAnswer> SessionMessaging::CallTool(std::string_view tool, const Sessi
   } else if (tool == "subagents") {
     result = Subagents(caller, params, answer_known);
   } else if (tool == "sessions_yield") {
-    result = Yield(caller, params);
+    result = Yield(caller, params, answer_known);
   }
   if (!result.ok()) return result.status();
   ToolAnswer answer;

@@ -176,10 +176,10 @@ using CallCompletion = std::function<void(const boost::json::object& result)>;
 // Receives a tool call's result once it is final, before or in the call's last write: how
 // the daemon writes the call's X-Request-Id answer in that write's group
 // (server/request_ledger.h). Called by a call that writes and knows its answer before its
-// last write (a sessions_send that does not wait for the reply, a sessions_spawn: once, on
-// the calling thread) or only inside it (a steer, whose answer names its delivery's id: on
-// the commit leader, again if the group is built again); a call that does not call it is
-// answered as before. Must not write.
+// last write (a sessions_send that does not wait for the reply, a sessions_spawn, a
+// sessions_yield: once, on the calling thread) or only inside it (a steer, whose answer
+// names its delivery's id: on the commit leader, again if the group is built again); a call
+// that does not call it is answered as before. Must not write.
 using AnswerKnown = std::function<void(const boost::json::object& result)>;
 
 // Receives, inside the commit group that applies a reply or a run's end (on the commit
@@ -281,7 +281,8 @@ class SessionMessaging {
   // With n > 0 running children, their announcements are held back and the caller's next
   // delivery is one "announce" carrying every child result, sent when the last one ends
   // (its runId and provenance are those of the run that ended last).
-  Result<boost::json::object> Yield(const SessionName& caller, const boost::json::object& params);
+  Result<boost::json::object> Yield(const SessionName& caller, const boost::json::object& params,
+                                    const AnswerKnown& answer_known = {});
 
   // ---- the gateway's side ----------------------------------------------------------------
 

@@ -457,39 +457,39 @@ DeliveryRoute SessionMessaging::AnnounceRoute(const RunRecord& run) const {
 // ---- sessions_yield ----------------------------------------------------------------------------
 
 Result<json::object> SessionMessaging::Yield(const SessionName& caller,
-                                             const json::object& params) {
+                                             const json::object& params,
+                                             const AnswerKnown& answer_known) {
   return Guarded("sessions_yield", [&]() -> Result<json::object> {
     SW_RETURN_IF_ERROR(CheckKnownParams(params, "sessions_yield", {"message"}));
     std::optional<std::string> message;
     SW_RETURN_IF_ERROR(Assign(StringParam(params, "message"), &message));
-    int64_t running = 0;
-    {
-      std::lock_guard lock(StripeOf(caller.session_key));
-      auto children = ChildRuns(caller);
-      if (!children.ok()) return children.status();
-      running = std::count_if(children->begin(), children->end(),
-                              [](const RunRecord& r) { return r.status == "running"; });
-      if (running > 0) {
-        auto existing = SessionTablesView(*engine_).GetRun(YieldRunId(caller));
-        if (!existing.ok()) return existing.status();
-        RunRecord mark;
-        if (*existing && (*existing)->status == "yielded") mark = std::move(**existing);
-        if (mark.run_id.empty()) {
-          mark.run_id = YieldRunId(caller);
-          mark.kind = "yield";
-          mark.requester = caller;
-          mark.status = "yielded";
-          mark.created_at_ms = engine_->clock().NowMs();
-          mark.extra_json = R"({"results":[]})";
-        }
-        SW_RETURN_IF_ERROR(StoreRun(mark));
-      }
-    }
+    std::lock_guard lock(StripeOf(caller.session_key));
+    auto children = ChildRuns(caller);
+    if (!children.ok()) return children.status();
+    const int64_t running = std::count_if(children->begin(), children->end(),
+                                          [](const RunRecord& r) { return r.status == "running"; });
     std::string text = message.value_or(
         running > 0 ? "Turn yielded. The results of your " + std::to_string(running) +
                           " running sub-agent(s) arrive together as your next message."
                     : std::string("Turn yielded. No sub-agents are running."));
-    return json::object{{"status", "yielded"}, {"message", text}, {"waitingFor", running}};
+    json::object yielded{{"status", "yielded"}, {"message", text}, {"waitingFor", running}};
+    if (running > 0) {
+      auto existing = SessionTablesView(*engine_).GetRun(YieldRunId(caller));
+      if (!existing.ok()) return existing.status();
+      RunRecord mark;
+      if (*existing && (*existing)->status == "yielded") mark = std::move(**existing);
+      if (mark.run_id.empty()) {
+        mark.run_id = YieldRunId(caller);
+        mark.kind = "yield";
+        mark.requester = caller;
+        mark.status = "yielded";
+        mark.created_at_ms = engine_->clock().NowMs();
+        mark.extra_json = R"({"results":[]})";
+      }
+      if (answer_known) answer_known(yielded);  // the yield record's write is the only one
+      SW_RETURN_IF_ERROR(StoreRun(mark));
+    }
+    return yielded;
   });
 }
 

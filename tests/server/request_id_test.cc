@@ -452,8 +452,8 @@ TEST_F(RequestIdTest, ARunsReplyAndEndAreAnsweredInTheirGroup) {
 // delivery are one group with the record and the answer; with watch: true the watch and the
 // run's watched flag follow, the answer on the last. A sessions_spawn: the child, its run,
 // its event, then the task (its transcript entry and delivery, one group) with the answer.
-// A steer: one group, its answer made inside it. No group of its own for the answer, and a
-// retry gets it.
+// A steer: one group, its answer made inside it. A yield: its mark, answer in it. No group
+// of its own for the answer, and a retry gets it.
 TEST_F(RequestIdTest, AToolThatKnowsItsAnswerBeforeItsLastWriteIsAnsweredInIt) {
   MessagingApi m(engine_.get());
   ASSERT_TRUE(m.messaging);
@@ -495,6 +495,14 @@ TEST_F(RequestIdTest, AToolThatKnowsItsAnswerBeforeItsLastWriteIsAnsweredInIt) {
   auto again = m.Tool("subagents", steer, "s-4");
   EXPECT_TRUE(Replayed(again));
   EXPECT_EQ(again.body, steered.body);
+  // A yield while the child runs: its record (the yield mark) is its one write, answer in it.
+  before = Groups();
+  auto yielded = m.Tool("sessions_yield", "{}", "s-5");
+  ASSERT_EQ(yielded.status, 200) << yielded.body;
+  EXPECT_EQ(json::parse(yielded.body).at("waitingFor"), json::value(1)) << yielded.body;
+  EXPECT_EQ(Groups(), before + 1);
+  EXPECT_EQ(Answered("s-5"), yielded.body);
+  EXPECT_EQ(m.Tool("sessions_yield", "{}", "s-5").body, yielded.body);
   auto pending = SessionTablesView(*engine_).PendingDeliveries("main");
   ASSERT_OK(pending);
   EXPECT_EQ(pending->size(), 4u) << "each call delivered once";
