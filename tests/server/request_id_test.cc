@@ -440,10 +440,10 @@ TEST_F(RequestIdTest, ARunsReplyAndEndAreAnsweredInTheirGroup) {
     EXPECT_TRUE(Replayed(again)) << target;
     EXPECT_EQ(again.body, answer.body) << target;
   }
+  auto journal = engine_->ChangesSince(SessionName{"main", child}, 0);
+  ASSERT_OK(journal);
   size_t completed = 0;
-  for (const Event& e : engine_->ChangesSince(SessionName{"main", child}, 0)->events) {
-    completed += e.kind == "run_completed";
-  }
+  for (const Event& e : journal->events) completed += e.kind == "run_completed";
   EXPECT_EQ(completed, 1u);
 }
 
