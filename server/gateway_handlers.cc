@@ -1,6 +1,8 @@
 // The handlers of the gateway's side of the session tools (the tools that move work, run
 // replies and ends, delivery acks) and of the upstream links. JSON in, engine or
 // SessionMessaging call, JSON out; no Beast.
+#include <memory>
+#include <optional>
 #include <string>
 
 #include "base/ascii.h"
@@ -27,6 +29,13 @@ ApiResponse RunUpdateResponse(const HandlerContext& ctx, const Result<tools::Run
   return JsonResponse(200, update->ToJson());
 }
 
+// Where a handler's layer below puts its JSON answer (200) for the X-Request-Id seal to
+// write with the effect; nullptr without an id.
+std::shared_ptr<std::optional<json::object>> JsonAnswerSlot() {
+  return AnswerFilledInGroup<json::object>(
+      [](const json::object& o) { return JsonResponse(200, o); });
+}
+
 // POST /v1/runs/{id}/reply and /finish: the body read by `decode`, applied by `apply`
 // (`apply(messaging, update, in_group)`). The answer is written with the run's step, in its
 // group (an X-Request-Id retry always gets it).
@@ -40,9 +49,8 @@ ApiResponse RunUpdateFromBody(const HandlerContext& ctx, const ApiRequest& req, 
   auto update = decode(*body);
   if (!update.ok()) return StatusResponse(update.status());
   tools::RunAnswer in_group;
-  if (auto answer = AnswerFilledInGroup<json::object>(
-          [](const json::object& o) { return JsonResponse(200, o); })) {
-    in_group = [answer](const tools::RunUpdate& u) { *answer = u.ToJson(); };
+  if (auto slot = JsonAnswerSlot()) {
+    in_group = [slot](const tools::RunUpdate& u) { *slot = u.ToJson(); };
   }
   return RunUpdateResponse(ctx, apply(*ctx.services.messaging, *update, in_group));
 }
@@ -67,8 +75,7 @@ ApiResponse HandleMessagingTool(const HandlerContext& ctx, std::string_view tool
   // A call that knows its answer before its last write has it written in that write's
   // group (an X-Request-Id retry always gets it).
   tools::AnswerKnown answer_known;
-  if (auto slot = AnswerFilledInGroup<json::object>(
-          [](const json::object& o) { return JsonResponse(200, o); })) {
+  if (auto slot = JsonAnswerSlot()) {
     answer_known = [slot](const json::object& result) { *slot = result; };
   }
   auto answer = ctx.services.messaging->CallTool(tool, caller, params, on_complete,

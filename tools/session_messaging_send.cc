@@ -369,17 +369,17 @@ Result<RunUpdate> SessionMessaging::ApplyReply(RunRecord run, std::string_view t
     remote = *p;
   }
   HomeGroup group;
-  if (remote) {
-    // Cluster mode: the turn goes as mail to the other partition, in the run's group.
+  if (forward) {
     Delivery d = MakeDelivery(to, "message", run.run_id, std::string(text), from.session_key,
                               "sessions_send", run.traceparent);
-    group.mails.push_back(NewMail(d, *remote, "t" + std::to_string(s.turn)));
-    u.deliveries.push_back(std::move(d));  // id 0: mail (Publish wakes the forwarder)
-  } else if (forward) {
-    Delivery d = MakeDelivery(to, "message", run.run_id, std::string(text), from.session_key,
-                              "sessions_send", run.traceparent);
-    TranscriptMessage m = PrepareDelivery(&d);
-    group.deliveries.emplace_back(std::move(d), std::move(m));
+    if (remote) {
+      // Cluster mode: the turn goes as mail to the other partition, in the run's group.
+      group.mails.push_back(NewMail(d, *remote, "t" + std::to_string(s.turn)));
+      u.deliveries.push_back(std::move(d));  // id 0: mail (Publish wakes the forwarder)
+    } else {
+      TranscriptMessage m = PrepareDelivery(&d);
+      group.deliveries.emplace_back(std::move(d), std::move(m));
+    }
   }
   group.runs.push_back(run);
   u.applied = true;
