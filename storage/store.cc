@@ -18,6 +18,7 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <memory>
 #include <thread>
 
 #include "storage/db_directory.h"
@@ -130,9 +131,31 @@ namespace {
 // domain (the extractor sees the internal key: user key + 8 bytes) trips assertions in
 // InlineSkipList. So families that take DeleteRange (transcripts, log, base) get no hints,
 // and the hinted families are never range-deleted (Rebuild deletes their keys one by one).
+//
+// A hint is worth keeping only for a prefix written again and again. The meta family's
+// X-Request-Id records ('Q' <id>) are the opposite: each id is new and random, so a prefix
+// hint would cost each record a hash-map entry and a splice in the memtable's arena and save
+// no search. Those keys take the plain insert (HintPrefix::InDomain is false for them).
+class HintPrefix final : public rocksdb::SliceTransform {
+ public:
+  HintPrefix(std::size_t prefix, char unhinted_tag) : prefix_(prefix), unhinted_(unhinted_tag) {}
+  const char* Name() const override { return "statewatch.HintPrefix"; }
+  rocksdb::Slice Transform(const rocksdb::Slice& key) const override {
+    return rocksdb::Slice(key.data(), prefix_);
+  }
+  bool InDomain(const rocksdb::Slice& key) const override {
+    return key.size() >= prefix_ && (unhinted_ == '\0' || key[0] != unhinted_);
+  }
+
+ private:
+  const std::size_t prefix_;
+  const char unhinted_;  // '\0': every key long enough is hinted
+};
+
 rocksdb::ColumnFamilyOptions FamilyOptions(Family f, const rocksdb::ColumnFamilyOptions& base) {
   rocksdb::ColumnFamilyOptions o = base;
   std::size_t prefix = 0;
+  char unhinted = '\0';
   switch (f) {
     case Family::kJournal:  // 'J' session
     case Family::kHeads:    // 'H' session: the whole key
@@ -144,6 +167,7 @@ rocksdb::ColumnFamilyOptions FamilyOptions(Family f, const rocksdb::ColumnFamily
       break;
     case Family::kMeta:  // 'M' "engine": the whole key
       prefix = 7;
+      unhinted = 'Q';
       // Every request with an X-Request-Id first looks its record ('Q' <id>) up here, and a
       // fresh id is not there: a whole-key bloom filter answers that miss without searching
       // the memtable's skiplist (its SSTs get one too: OpenRocks).
@@ -154,7 +178,7 @@ rocksdb::ColumnFamilyOptions FamilyOptions(Family f, const rocksdb::ColumnFamily
       break;  // by_seq, log, deliveries: keys already arrive in order
   }
   if (prefix > 0) {
-    o.memtable_insert_with_hint_prefix_extractor.reset(rocksdb::NewFixedPrefixTransform(prefix));
+    o.memtable_insert_with_hint_prefix_extractor = std::make_shared<HintPrefix>(prefix, unhinted);
   }
   return o;
 }
