@@ -3,7 +3,9 @@
 
 #include <cstdio>
 #include <random>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "engine/flatbuffer_values.h"
 #include "engine/group_write.h"
@@ -212,27 +214,45 @@ Status RequestIds::PutAnswer(std::string_view id, RequestRecord r) {
   });
 }
 
-Result<uint64_t> RequestIds::RemoveCreatedBefore(int64_t cutoff_ms, std::size_t limit) {
+Result<uint64_t> RequestIds::RemoveCreatedBefore(int64_t cutoff_ms, std::size_t group_limit) {
+  // Once a minute the daemon drops what expired; a lone busy client makes hundreds of
+  // thousands of records within the window, so the scan runs on the iterator's snapshot, not
+  // inside a group, and no cap on the total leaves a backlog to grow.
+  if (group_limit == 0) group_limit = 1;
   uint64_t removed = 0;
-  Status st = host_->WriteInGroup([&](GroupWrite& g) -> Status {
-    removed = 0;
-    auto it = host_->store().NewIterator(Family::kMeta, std::string(1, kRequestTag),
-                                         std::string(1, kRequestTag + 1));
-    for (it->SeekToFirst(); it->Valid() && removed < limit; it->Next()) {
-      auto r = DecodeRequestRecord(it->value());
-      // A record that does not decode is not kept either: it can never answer a retry.
-      if (r.ok() && r->created_at_ms >= cutoff_ms) continue;
-      const std::string key(it->key());
-      // This group's earlier writes (a seal or an answer of the same group) win.
-      auto now = g.Get(Family::kMeta, key);
-      if (!now.ok()) return now.status();
-      if (now->has_value() && **now != it->value()) continue;
-      g.Delete(Family::kMeta, key);
-      ++removed;
-    }
-    return it->status();
-  });
-  if (!st.ok()) return st;
+  std::vector<std::pair<std::string, std::string>> expired;  // key, value as scanned
+  auto remove_expired = [&]() -> Status {
+    if (expired.empty()) return Status::OK();
+    uint64_t n = 0;
+    Status st = host_->WriteInGroup([&](GroupWrite& g) -> Status {
+      n = 0;
+      for (const auto& [key, scanned] : expired) {
+        // A record rewritten since the scan (a seal or an answer of a newer request under
+        // the same id) is not this one.
+        auto now = g.Get(Family::kMeta, key);
+        if (!now.ok()) return now.status();
+        if (!now->has_value() || **now != scanned) continue;
+        g.Delete(Family::kMeta, key);
+        ++n;
+      }
+      return Status::OK();
+    });
+    if (!st.ok()) return st;
+    removed += n;
+    expired.clear();
+    return Status::OK();
+  };
+  auto it = host_->store().NewIterator(Family::kMeta, std::string(1, kRequestTag),
+                                       std::string(1, kRequestTag + 1));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    auto r = DecodeRequestRecord(it->value());
+    // A record that does not decode is not kept either: it can never answer a retry.
+    if (r.ok() && r->created_at_ms >= cutoff_ms) continue;
+    expired.emplace_back(std::string(it->key()), std::string(it->value()));
+    if (expired.size() >= group_limit) SW_RETURN_IF_ERROR(remove_expired());
+  }
+  SW_RETURN_IF_ERROR(it->status());
+  SW_RETURN_IF_ERROR(remove_expired());
   return removed;
 }
 

@@ -157,9 +157,10 @@ class RequestIds {
   // Writes `r` (answered) as the record of `id`, in a group of its own; keeps the created_at
   // of a sealed record. Must not run while a seal is armed on this thread.
   Status PutAnswer(std::string_view id, RequestRecord r);
-  // Removes the records created before `cutoff_ms`, at most `limit` of them per call, in one
-  // group; returns how many went.
-  Result<uint64_t> RemoveCreatedBefore(int64_t cutoff_ms, std::size_t limit = 1000);
+  // Removes every record created before `cutoff_ms`; returns how many went. Reads the
+  // records outside any commit group (writers do not wait for the scan) and deletes them in
+  // groups of at most `group_limit`; a record rewritten since the scan read it is kept.
+  Result<uint64_t> RemoveCreatedBefore(int64_t cutoff_ms, std::size_t group_limit = 1000);
   // How many records there are, expired or not (tests, operators).
   Result<std::size_t> Count() const;
 

@@ -255,6 +255,28 @@ TEST_F(RequestIdsTest, RecordsOlderThanTheCutoffAreRemoved) {
   EXPECT_EQ(*n, 1u);
 }
 
+// The daemon sweeps once a minute; a client sending more ids than one group's worth per
+// minute must not leave a backlog that grows (a cap per call did).
+TEST_F(RequestIdsTest, EveryExpiredRecordGoesInOneCallInBoundedGroups) {
+  RequestIds ids(*engine_);
+  RequestRecord r;
+  r.digest = "d";
+  r.status = 200;
+  for (int i = 0; i < 25; ++i) ASSERT_OK(ids.PutAnswer("old-" + std::to_string(i), r));
+  clock_->Advance(RequestIds::kDefaultTtlMs);
+  ASSERT_OK(ids.PutAnswer("new", r));
+  const uint64_t groups_before = Groups();
+  auto removed = ids.RemoveCreatedBefore(clock_->NowMs() - RequestIds::kDefaultTtlMs + 1,
+                                         /*group_limit=*/10);
+  ASSERT_OK(removed);
+  EXPECT_EQ(*removed, 25u);
+  EXPECT_EQ(Groups() - groups_before, 3u) << "groups of 10, 10 and 5";
+  auto n = ids.Count();
+  ASSERT_OK(n);
+  EXPECT_EQ(*n, 1u);
+  EXPECT_TRUE(RecordOf("new").has_value());
+}
+
 TEST(RequestRecordTest, CodecRoundTripsAndRefusesGarbage) {
   RequestRecord r;
   r.digest = std::string("\0\1\2", 3);
