@@ -21,7 +21,7 @@ using storage::Family;
 namespace {
 
 // 'Q' <id> in the meta family (the engine's own key there is 'M' "engine").
-constexpr char kRequestTag = 'Q';
+constexpr char kRequestTag = storage::kRequestRecordTag;
 
 std::string RecordKey(std::string_view id) {
   std::string k(1, kRequestTag);

@@ -22,6 +22,8 @@
 //   meta           'M' "replacing"                              empty: a whole-store
 //                                                               replacement is under way
 //                                                               (storage/store_replace.h)
+//   meta           'Q' request-id bytes                         RequestRecord: an X-Request-Id's
+//                                                               record (statewatch/request_ids.h)
 //   transcripts    'T' session:u64 index:u64                    TranscriptMessage
 //   runs           'U' run-id bytes                             Run
 //   deliveries     'V' id:u64                                   Delivery
@@ -74,6 +76,7 @@ inline constexpr char kOutboxTag = 'O';
 inline constexpr char kDeadLetterTag = 'X';
 inline constexpr char kSessionMailTag = 'Q';      // include/statewatch/session_mail.h
 inline constexpr char kSessionMailMarkTag = 'K';
+inline constexpr char kRequestRecordTag = 'Q';     // meta: include/statewatch/request_ids.h
 
 void PutFixed64BE(std::string* dst, uint64_t v);
 uint64_t DecodeFixed64BE(const char* p);

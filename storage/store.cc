@@ -23,6 +23,7 @@
 
 #include "storage/db_directory.h"
 #include "storage/fault_file_system.h"
+#include "storage/key_codec.h"
 #include "storage/io_metrics.h"
 #include "storage/rocks_logger.h"
 #include "storage/store_rep.h"
@@ -167,7 +168,7 @@ rocksdb::ColumnFamilyOptions FamilyOptions(Family f, const rocksdb::ColumnFamily
       break;
     case Family::kMeta:  // 'M' "engine": the whole key
       prefix = 7;
-      unhinted = 'Q';
+      unhinted = kRequestRecordTag;
       // Every request with an X-Request-Id first looks its record ('Q' <id>) up here, and a
       // fresh id is not there: a whole-key bloom filter answers that miss without searching
       // the memtable's skiplist (its SSTs get one too: OpenRocks).
