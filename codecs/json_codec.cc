@@ -85,6 +85,9 @@ Status ReadWatchers(const json::object& o, EventInput* in) {
 }
 
 Status ReadEventInput(const json::object& o, EventInput* in) {
+  SW_RETURN_IF_ERROR(CheckKnownFields(
+      o, {"sessionKey", "agentId", "sessionId", "kind", "actorType", "actorId", "runId",
+          "occurredAt", "summary", "payload", "dedupeKey", "traceparent", "watchers"}));
   SW_RETURN_IF_ERROR(ReadString(o, "sessionKey", &in->session_key));
   SW_RETURN_IF_ERROR(ReadString(o, "agentId", &in->agent_id));
   SW_RETURN_IF_ERROR(ReadString(o, "sessionId", &in->session_id));

@@ -88,8 +88,9 @@ boost::json::object EventInputToJson(const EventInput& input);
 
 // Reads one event input from a JSON object with the fields sessionKey, agentId, sessionId,
 // kind, actorType, actorId, runId, occurredAt (integer ms), summary, payload, dedupeKey,
-// traceparent and watchers (array of strings). A null field counts as absent; unknown fields
-// are ignored (forward compatibility with newer producers). `actorType` is required because the
+// traceparent and watchers (array of strings). A null field counts as absent; any other field
+// is refused (`unknown field wacthers (known: ...)`): a misspelt `watchers` must not answer
+// 200 and register no watch. `actorType` is required because the
 // engine cannot tell an absent one from "system". A payload object is serialized into
 // payload_json; any other payload is dropped (§2.1). Everything else (empty keys, unknown
 // kinds, clamping) is the engine's to validate.

@@ -152,6 +152,25 @@ Status CheckKnownParams(const json::object& params, std::string_view tool,
 
 // ---- gateway bodies --------------------------------------------------------------------------
 
+Status CheckKnownFields(const json::object& o, std::span<const std::string_view> known,
+                        std::string_view parent) {
+  for (const auto& entry : o) {
+    std::string_view key = entry.key();
+    if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+    const bool plain = !key.empty() && key.size() <= 64 &&
+                       std::all_of(key.begin(), key.end(), [](char c) {
+                         return ascii::IsAlnum(c) || c == '_' || c == '-' || c == '.';
+                       });
+    std::string list;
+    for (std::string_view k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+    return Status::InvalidArgument(
+        "unknown field " + (parent.empty() ? "" : std::string(parent) + ".") +
+        (plain ? std::string(key) : DescribeJson(json::string(key))) +
+        " (known: " + (list.empty() ? "none" : list) + ")");
+  }
+  return Status::OK();
+}
+
 Result<std::optional<std::string>> StringField(const json::object& o, std::string_view name) {
   const json::value* v = Field(o, name, FieldStyle::kBody);
   if (v == nullptr) return std::optional<std::string>();

@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -103,6 +104,20 @@ Status CheckKnownParams(const boost::json::object& params, std::string_view tool
                         std::initializer_list<std::string_view> known);
 
 // ---- gateway bodies (FieldStyle::kBody) ------------------------------------------------------
+
+// Refuses a member of a body that its reader does not take, so that a misspelt field never
+// reads as applied and nothing is written: `unknown field wacthers (known: sessionKey, kind)`.
+// A name is quoted as DescribeJson quotes strings when it is not a plain identifier, and
+// shortened past 64 bytes. `parent` names a nested object's member: with "upstreamRef", the
+// message says `unknown field upstreamRef.paht (known: path)`.
+Status CheckKnownFields(const boost::json::object& o, std::span<const std::string_view> known,
+                        std::string_view parent = {});
+inline Status CheckKnownFields(const boost::json::object& o,
+                               std::initializer_list<std::string_view> known,
+                               std::string_view parent = {}) {
+  return CheckKnownFields(o, std::span<const std::string_view>(known.begin(), known.size()),
+                          parent);
+}
 
 // A string field, untrimmed; nullopt when absent or null. `<name> must be a string (got X)`.
 Result<std::optional<std::string>> StringField(const boost::json::object& o, std::string_view name);

@@ -127,7 +127,21 @@ Status ReadCounts(const json::object& o, SessionRecord* r) {
   return Status::OK();
 }
 
+// Every field an upsert body may carry: the slots, the three others, and agentId (the route
+// reads it to name the session).
+const std::vector<std::string_view>& KnownFields() {
+  static const std::vector<std::string_view> known = [] {
+    std::vector<std::string_view> names{"agentId"};
+    for (const StringSlot& slot : kStrings) names.push_back(slot.name);
+    for (const CountSlot& slot : kCounts) names.push_back(slot.name);
+    for (const char* other : {"sandboxed", "createdAt", "updatedAt"}) names.push_back(other);
+    return names;
+  }();
+  return known;
+}
+
 Status ReadRecord(const json::object& o, SessionRecord* r) {
+  SW_RETURN_IF_ERROR(CheckKnownFields(o, KnownFields()));
   SW_RETURN_IF_ERROR(ReadStrings(o, r));
   SW_RETURN_IF_ERROR(ReadCounts(o, r));
   if (IsNull(o, "sandboxed")) r->clear.push_back(SessionField::kSandboxed);

@@ -11,7 +11,9 @@
 // In an upsert, a missing field keeps the stored value and `null` clears it (createdAt and
 // updatedAt cannot be cleared: null keeps them). An empty string is refused
 // (`model must be a non-empty string, or null to clear it (got "")`): "" would otherwise be
-// stored and listed as a value nobody meant. Unknown fields are ignored (newer gateways).
+// stored and listed as a value nobody meant. Any other field but agentId (which names the
+// session's agent) is refused (`unknown field modle (known: agentId, sessionId, ...)`): a
+// misspelt field must not read as stored.
 //
 // Thread-safe: pure functions.
 #ifndef STATEWATCH_CODECS_REGISTRY_CODEC_H_

@@ -42,6 +42,9 @@ Result<UpstreamLink> UpstreamLinkFromJson(const json::value& body, bool* marker_
                                    tools::DescribeJson(body) + ")");
   }
   const json::object& o = body.as_object();
+  SW_RETURN_IF_ERROR(tools::CheckKnownFields(o, {"sessionKey", "agentId", "catalogId", "hostId",
+                                                 "threadId", "upstreamKind", "upstreamRef",
+                                                 "marker"}));
   UpstreamLink link;
   auto key = StringField(o, "sessionKey", true);
   if (!key.ok()) return key.status();
@@ -63,6 +66,7 @@ Result<UpstreamLink> UpstreamLinkFromJson(const json::value& body, bool* marker_
                                    (ref ? tools::DescribeJson(*ref) : std::string("nothing")) +
                                    ")");
   }
+  SW_RETURN_IF_ERROR(tools::CheckKnownFields(ref->as_object(), {"path"}, "upstreamRef"));
   auto path = StringField(ref->as_object(), "path", true);
   if (!path.ok()) return Status::InvalidArgument("upstreamRef." + path.status().message());
   link.upstream_ref = std::move(*path);

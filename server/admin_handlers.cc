@@ -4,6 +4,7 @@
 // encoders in codecs/json_codec.h.
 
 #include "codecs/json_codec.h"
+#include "codecs/json_fields.h"
 #include "server/handlers.h"
 #include "server/url.h"
 #include "statewatch/session_key.h"
@@ -44,6 +45,9 @@ ApiResponse HandleVersions(const HandlerContext& ctx, const ApiRequest& req) {
     return Api::Error(400, "invalid_argument",
                       "the body must be {\"sessions\": [key...], \"agentId\"?} (got " +
                           tools::DescribeJson(*body) + ")");
+  }
+  if (Status s = tools::CheckKnownFields(*o, {"sessions", "agentId"}); !s.ok()) {
+    return StatusResponse(s);
   }
   std::string agent;
   if (const json::value* a = o->if_contains("agentId"); a && a->is_string()) {

@@ -15,7 +15,7 @@ const char* ComponentSchemasJson() {
 "Kind": {"type": "string", "description": "An event kind of the engine's kind table (docs/semantics.md section 2.2).",
   "examples": ["human_direct_message", "upstream_missing", "goal_changed", "child_spawned", "run_completed", "run_failed", "compacted", "adopted", "created", "guard_refused"]},
 "ActorType": {"type": "string", "enum": ["human", "agent", "system"]},
-"EventInput": {"type": "object", "required": ["sessionKey", "kind", "actorType"], "properties": {
+"EventInput": {"type": "object", "additionalProperties": false, "required": ["sessionKey", "kind", "actorType"], "properties": {
   "sessionKey": {"type": "string"},
   "agentId": {"type": "string", "description": "The agent of a bare sessionKey (default main)."},
   "sessionId": {"type": "string"},
@@ -54,7 +54,7 @@ const char* ComponentSchemasJson() {
   "events": {"type": "array", "items": {"$ref": "#/components/schemas/ChangeEvent"}},
   "truncated": {"type": "boolean"}, "earliestAvailableSequence": {"type": "integer"},
   "historyGap": {"type": "boolean", "description": "true exactly when changesSince is below the session's prune watermark."}}},
-"SessionUpsert": {"type": "object", "description": "A missing field keeps its stored value, null clears it (createdAt/updatedAt: null keeps them); an empty string is refused. Unknown fields are ignored.", "properties": {
+"SessionUpsert": {"type": "object", "additionalProperties": false, "description": "A missing field keeps its stored value, null clears it (createdAt/updatedAt: null keeps them); an empty string is refused. Any other field is refused (400, naming it).", "properties": {
   "agentId": {"type": "string", "description": "The agent of a bare key (else ?agentId=, X-Agent-Id, main)."},
   "sessionId": {"oneOf": [{"type": "string", "minLength": 1}, {"type": "null"}]}, "kind": {"enum": ["main", "group", "cron", "hook", "node", "other", null]},
   "channel": {"oneOf": [{"type": "string", "minLength": 1}, {"type": "null"}]}, "label": {"oneOf": [{"type": "string", "minLength": 1}, {"type": "null"}]},
@@ -104,7 +104,7 @@ const char* ComponentSchemasJson() {
   "stateVersion": {"type": "integer", "minimum": 0, "description": "The session's head at asOf."},
   "stateChanges": {"$ref": "#/components/schemas/StateChanges"}}}],
   "description": "The members of AsOfDetails with the session's name, head and changes."},
-"VersionsRequest": {"type": "object", "required": ["sessions"], "properties": {
+"VersionsRequest": {"type": "object", "additionalProperties": false, "required": ["sessions"], "properties": {
   "sessions": {"type": "array", "items": {"type": "string"}},
   "agentId": {"type": "string", "description": "The agent of the bare keys (default main)."}}},
 "VersionsAnswer": {"type": "object", "required": ["versions"], "properties": {
@@ -114,21 +114,21 @@ const char* ComponentSchemasJson() {
 "SweepAnswer": {"type": "object", "required": ["pendingNotices"], "properties": {"pendingNotices": {"type": "integer"}}},
 "Deleted": {"type": "object", "required": ["deleted"], "properties": {"deleted": {"const": true}}},
 "Reset": {"type": "object", "required": ["reset"], "properties": {"reset": {"const": true}}},
-"TranscriptMessage": {"type": "object", "required": ["role", "content"], "properties": {
+"TranscriptMessage": {"type": "object", "additionalProperties": false, "required": ["role", "content"], "properties": {
   "role": {"type": "string", "minLength": 1},
   "content": {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "object"}}, {"type": "object"}]},
   "toolName": {"type": "string"}, "timestamp": {"type": "integer", "minimum": 0},
-  "provenance": {"type": "object", "required": ["sourceSessionKey"], "description": "Marks a message another session sent (inter-session data).", "properties": {
+  "provenance": {"type": "object", "additionalProperties": false, "required": ["sourceSessionKey"], "description": "Marks a message another session sent (inter-session data).", "properties": {
     "sourceSessionKey": {"type": "string", "minLength": 1}, "sourceTool": {"type": "string"}, "sourceChannel": {"type": "string"}, "runId": {"type": "string"}}},
-  "usage": {"type": "object", "description": "Token counts of the model call that produced the message; session_status backfills from the last one.", "properties": {
+  "usage": {"type": "object", "additionalProperties": false, "description": "Token counts of the model call that produced the message; session_status backfills from the last one.", "properties": {
     "input": {"type": "integer", "minimum": 0}, "output": {"type": "integer", "minimum": 0}, "cacheRead": {"type": "integer", "minimum": 0},
     "cacheWrite": {"type": "integer", "minimum": 0}, "total": {"type": "integer", "minimum": 0, "description": "Default input + output."}}}}},
 "TranscriptAppend": {"oneOf": [
-  {"type": "object", "required": ["messages"], "properties": {"messages": {"type": "array", "items": {"$ref": "#/components/schemas/TranscriptMessage"}}}},
+  {"type": "object", "additionalProperties": false, "required": ["messages"], "properties": {"messages": {"type": "array", "items": {"$ref": "#/components/schemas/TranscriptMessage"}}}},
   {"type": "array", "items": {"$ref": "#/components/schemas/TranscriptMessage"}},
   {"$ref": "#/components/schemas/TranscriptMessage"}]},
 "Appended": {"type": "object", "required": ["appended"], "properties": {"appended": {"type": "integer", "minimum": 0}}},
-"WatchRequest": {"type": "object", "required": ["watcher", "target"], "properties": {
+"WatchRequest": {"type": "object", "additionalProperties": false, "required": ["watcher", "target"], "properties": {
   "watcher": {"type": "string"}, "target": {"type": "string"}, "targetAgentId": {"type": "string"}}},
 "WatchAnswer": {"type": "object", "required": ["watched"], "properties": {"watched": {"type": "boolean"}}},
 "Notice": {"type": "object", "required": ["targetSessionKey", "contextKey", "text"], "properties": {
@@ -142,7 +142,7 @@ const char* ComponentSchemasJson() {
 "PartitionError": {"type": "object", "required": ["partition", "status", "error"], "properties": {
   "partition": {"type": "integer", "minimum": 0}, "status": {"type": "integer"},
   "error": {"type": "object", "required": ["code", "message"], "properties": {"code": {"type": "string"}, "message": {"type": "string"}}}}},
-"DrainRequest": {"type": "object", "required": ["watcher"], "properties": {"watcher": {"type": "string"}}},
+"DrainRequest": {"type": "object", "additionalProperties": false, "required": ["watcher"], "properties": {"watcher": {"type": "string"}}},
 "Wake": {"type": "object", "required": ["watcher", "reason", "at"], "description": "One WebSocket text message of GET /v1/wakes.", "properties": {
   "watcher": {"type": "string"}, "reason": {"type": "string"}, "at": {"type": "integer"}}},
 "Provenance": {"type": "object", "required": ["kind", "sourceSessionKey", "sourceTool", "isUser"], "properties": {
@@ -168,17 +168,17 @@ const char* ComponentSchemasJson() {
   "createdAt": {"type": "integer"},
   "traceparent": {"type": "string", "description": "The W3C traceparent of the sessions_send / sessions_spawn call whose run this delivery belongs to, when it had one."}}},
 "AckAnswer": {"type": "object", "required": ["acked", "deliveryId"], "properties": {"acked": {"const": true}, "deliveryId": {"type": "integer"}}},
-"RunReply": {"type": "object", "required": ["text"], "properties": {"text": {"type": "string"}}},
-"RunFinish": {"type": "object", "required": ["status"], "properties": {
+"RunReply": {"type": "object", "additionalProperties": false, "required": ["text"], "properties": {"text": {"type": "string"}}},
+"RunFinish": {"type": "object", "additionalProperties": false, "required": ["status"], "properties": {
   "status": {"type": "string", "enum": ["ok", "error", "timeout", "cancelled"]},
   "result": {"description": "A string as is; any other JSON is stored serialized."}}},
 "RunUpdate": {"type": "object", "required": ["runId", "applied", "status", "deliveries"], "properties": {
   "runId": {"type": "string"}, "applied": {"type": "boolean"}, "status": {"type": "string"},
   "deliveries": {"type": "array", "items": {"type": "integer"}}}},
-"UpstreamLinkInput": {"type": "object", "required": ["sessionKey", "catalogId", "hostId", "threadId", "upstreamRef"], "properties": {
+"UpstreamLinkInput": {"type": "object", "additionalProperties": false, "required": ["sessionKey", "catalogId", "hostId", "threadId", "upstreamRef"], "properties": {
   "sessionKey": {"type": "string"}, "agentId": {"type": "string"}, "catalogId": {"type": "string"}, "hostId": {"type": "string"},
   "threadId": {"type": "string"}, "upstreamKind": {"type": "string", "enum": ["jsonl"]},
-  "upstreamRef": {"type": "object", "required": ["path"], "properties": {"path": {"type": "string"}}},
+  "upstreamRef": {"type": "object", "additionalProperties": false, "required": ["path"], "properties": {"path": {"type": "string"}}},
   "marker": {"type": "integer", "minimum": 0, "description": "Byte offset to scan from (default: the source's current end)."}}},
 "UpstreamLink": {"type": "object", "required": ["sessionKey", "agentId", "catalogId", "hostId", "threadId", "upstreamKind", "upstreamRef", "marker"], "properties": {
   "sessionKey": {"type": "string"}, "agentId": {"type": "string"}, "catalogId": {"type": "string"}, "hostId": {"type": "string"},
@@ -200,7 +200,7 @@ const char* ComponentSchemasJson() {
   "attempts": {"type": "integer"}, "lastError": {"type": "string"}, "enqueuedAt": {"type": "integer"},
   "deadAt": {"type": "integer"}, "body": {"type": "string", "description": "The exact body the calls carried."}}},
 "DeadLetters": {"type": "object", "required": ["deadLetters"], "properties": {"deadLetters": {"type": "array", "items": {"$ref": "#/components/schemas/DeadLetter"}}}},
-"DeadLetterRef": {"type": "object", "required": ["idempotencyKey"], "properties": {"idempotencyKey": {"type": "string", "minLength": 1}}},
+"DeadLetterRef": {"type": "object", "additionalProperties": false, "required": ["idempotencyKey"], "properties": {"idempotencyKey": {"type": "string", "minLength": 1}}},
 "DeadLetterRetried": {"type": "object", "required": ["retried"], "properties": {"retried": {"const": true}}},
 "DeadLetterDropped": {"type": "object", "required": ["dropped"], "properties": {"dropped": {"const": true}}},
 "UpstreamLinkAnswer": {"type": "object", "required": ["link"], "properties": {"link": {"$ref": "#/components/schemas/UpstreamLink"}}},
@@ -218,11 +218,11 @@ const char* ComponentSchemasJson() {
   "walBytes": {"type": "integer", "description": "Write-ahead log bytes since this engine was opened."},
   "walBytesPerEvent": {"type": "number"},
   "writeError": {"type": "string", "description": "Present while writes are refused: why."}}},
-"BackupRequest": {"type": "object", "required": ["to"], "properties": {
+"BackupRequest": {"type": "object", "additionalProperties": false, "required": ["to"], "properties": {
   "to": {"type": "string", "description": "A directory that does not exist yet, on the daemon's machine (relative to its working directory)."}}},
 "BackupAnswer": {"type": "object", "required": ["path"], "properties": {"path": {"type": "string", "description": "The absolute backup directory."}}},
 "Clock": {"type": "object", "required": ["now"], "properties": {"now": {"type": "integer"}, "manual": {"type": "boolean"}}},
-"ClockSet": {"type": "object", "required": ["now"], "properties": {"now": {"type": "integer", "minimum": 0, "description": "ms since the epoch; never backwards."}}},
+"ClockSet": {"type": "object", "additionalProperties": false, "required": ["now"], "properties": {"now": {"type": "integer", "minimum": 0, "description": "ms since the epoch; never backwards."}}},
 "Health": {"type": "object", "required": ["status", "version"], "properties": {"status": {"enum": ["ok", "degraded"]}, "version": {"type": "string"}, "writes": {"enum": ["refused", "unknown"]}, "writeError": {"type": "string"}, "error": {"type": "string"}}},
 "Readiness": {"type": "object", "required": ["status", "version", "checks"], "properties": {"status": {"enum": ["ready", "not_ready"]}, "version": {"type": "string"}, "checks": {"type": "object", "description": "Each check: \"ok\" or why it is not ready.", "properties": {"storage": {"type": "string"}}}}},
 "OpenApiDocument": {"type": "object", "required": ["openapi", "info", "paths"], "description": "An OpenAPI 3.1 document.", "properties": {
@@ -391,7 +391,7 @@ const char* ComponentSchemasJson() {
   "position": {"type": "integer", "minimum": 0, "description": "The stream position the export was read at."},
   "digest": {"type": "string", "pattern": "^[0-9a-f]{64}$", "description": "SHA-256 of GET /v1/export's body, in hex."},
   "bytes": {"type": "integer", "minimum": 0, "description": "The export's length."}}},
-"TakeoverRequest": {"type": "object", "properties": {
+"TakeoverRequest": {"type": "object", "additionalProperties": false, "properties": {
   "partition": {"type": "integer", "minimum": 0, "description": "When given, the partition this node serves."}}},
 "TakeoverAnswer": {"type": "object", "required": ["partition", "role", "epoch", "position"], "properties": {
   "partition": {"type": "integer", "minimum": 0}, "role": {"const": "owner"},

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "codecs/json_fields.h"
 #include "log/batch_frame.h"
 #include "server/handlers.h"
 #include "server/route_table.h"
@@ -235,6 +236,9 @@ ApiResponse ClusterGate::Takeover(const ApiRequest& request, const PartitionView
   if (!body) return bad;
   if (!body->is_object()) {
     return Api::Error(400, "invalid_argument", "the takeover body must be a JSON object");
+  }
+  if (Status s = tools::CheckKnownFields(body->as_object(), {"partition"}); !s.ok()) {
+    return StatusResponse(s);
   }
   if (const json::value* p = body->as_object().if_contains("partition")) {
     if (!p->is_int64() || p->as_int64() != static_cast<int64_t>(view.partition)) {

@@ -198,12 +198,16 @@ std::optional<json::value> ParseObjectBody(std::string_view body, ApiResponse* e
 
 namespace {
 
-// The one member a body carries, `name`, a required string (the body must be a JSON object);
-// nullopt with the error response in *error.
+// The one member a body carries, `name`, a required string (the body must be a JSON object
+// with no other member); nullopt with the error response in *error.
 std::optional<std::string> RequiredBodyString(const ApiRequest& req, std::string_view name,
                                               ApiResponse* error) {
   auto body = ParseObjectBody(req.body, error);
   if (!body) return std::nullopt;
+  if (Status s = tools::CheckKnownFields(body->as_object(), {name}); !s.ok()) {
+    *error = StatusResponse(s);
+    return std::nullopt;
+  }
   auto value = RequiredString(*body, name);
   if (!value.ok()) {
     *error = StatusResponse(value.status());
@@ -361,6 +365,11 @@ ApiResponse HandleWatch(const HandlerContext& ctx, const ApiRequest& req) {
   ApiResponse error;
   auto body = ParseObjectBody(req.body, &error);
   if (!body) return error;
+  if (Status s =
+          tools::CheckKnownFields(body->as_object(), {"watcher", "target", "targetAgentId"});
+      !s.ok()) {
+    return StatusResponse(s);
+  }
   auto watcher = RequiredString(*body, "watcher");
   if (!watcher.ok()) return StatusResponse(watcher.status());
   auto target = RequiredString(*body, "target");
@@ -519,6 +528,9 @@ ApiResponse HandleSetClock(const HandlerContext& ctx, const ApiRequest& req) {
   ApiResponse error;
   auto body = ParseObjectBody(req.body, &error);
   if (!body) return error;
+  if (Status s = tools::CheckKnownFields(body->as_object(), {"now"}); !s.ok()) {
+    return StatusResponse(s);
+  }
   auto ms = tools::IntegerField(body->as_object(), "now", 0, tools::kMaxSafeInt,
                                 "a non-negative integer (ms since the epoch)");
   if (!ms.ok()) return StatusResponse(ms.status());

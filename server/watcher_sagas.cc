@@ -1,5 +1,6 @@
 #include "server/watcher_sagas.h"
 
+#include <algorithm>
 #include <boost/json.hpp>
 
 #include <mutex>
@@ -7,6 +8,8 @@
 #include <tuple>
 #include <utility>
 
+#include "codecs/json_codec.h"
+#include "codecs/json_fields.h"
 #include "engine/agent_partition.h"
 #include "server/handlers.h"
 #include "server/internal_call.h"
@@ -323,9 +326,13 @@ std::optional<net::ListenerAnswer> WatcherCoordinator::BeforeForward(
   boost::system::error_code ec;
   json::value v = json::parse(request.body, ec);
   if (ec) return std::nullopt;
+  // A body the owner will refuse lists nothing: a refused request writes nothing anywhere.
   if (path == "/v1/watches") {
     if (!v.is_object()) return std::nullopt;
     const json::object& o = v.as_object();
+    if (!tools::CheckKnownFields(o, {"watcher", "target", "targetAgentId"}).ok()) {
+      return std::nullopt;
+    }
     add(StringMember(o, "watcher"), StringMember(o, "target"), StringMember(o, "targetAgentId"));
   } else {
     std::vector<const json::value*> events;
@@ -333,6 +340,13 @@ std::optional<net::ListenerAnswer> WatcherCoordinator::BeforeForward(
       for (const json::value& e : v.as_array()) events.push_back(&e);
     } else {
       events.push_back(&v);
+    }
+    const bool lists = std::any_of(events.begin(), events.end(), [](const json::value* e) {
+      return e->is_object() && e->as_object().contains("watchers");
+    });
+    if (!lists) return std::nullopt;
+    for (const json::value* e : events) {
+      if (!tools::EventInputFromJson(*e).ok()) return std::nullopt;  // the batch is refused
     }
     for (const json::value* e : events) {
       if (!e->is_object()) continue;

@@ -2,6 +2,7 @@
 
 #include <boost/json.hpp>
 
+#include "codecs/json_fields.h"
 #include "statewatch/webhook_tables.h"
 #include "server/handlers.h"
 #include "server/request_ledger.h"
@@ -60,12 +61,9 @@ ApiResponse HandlePutWebhook(const HandlerContext& ctx, const ApiRequest& req) {
   ApiResponse error;
   auto body = ParseObjectBody(req.body, &error);
   if (!body) return error;
-  for (const auto& entry : body->as_object()) {
-    if (entry.key() != "watcher" && entry.key() != "url" && entry.key() != "secret") {
-      return Api::Error(400, "invalid_argument",
-                        "unknown field " + std::string(entry.key()) +
-                            " (known: watcher, url, secret)");
-    }
+  if (Status s = tools::CheckKnownFields(body->as_object(), {"watcher", "url", "secret"});
+      !s.ok()) {
+    return StatusResponse(s);
   }
   Webhook hook;
   for (auto [name, out] : {std::pair{"watcher", &hook.watcher}, std::pair{"url", &hook.url},
@@ -115,6 +113,9 @@ ApiResponse OnDeadLetter(const HandlerContext& ctx, const ApiRequest& req, bool 
   ApiResponse error;
   auto body = ParseObjectBody(req.body, &error);
   if (!body) return error;
+  if (Status s = tools::CheckKnownFields(body->as_object(), {"idempotencyKey"}); !s.ok()) {
+    return StatusResponse(s);
+  }
   auto key = StringField(*body, "idempotencyKey");
   if (!key.ok()) return StatusResponse(key.status());
   const ApiResponse answer = JsonResponse(200, json::object{{retry ? "retried" : "dropped", true}});

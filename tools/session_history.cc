@@ -71,6 +71,8 @@ Status ReadProvenance(const json::object& m, const std::string& where, Transcrip
                                    DescribeJson(*v) + ")");
   }
   const json::object& o = v->as_object();
+  SW_RETURN_IF_ERROR(CheckKnownFields(
+      o, {"sourceSessionKey", "sourceTool", "sourceChannel", "runId"}, where + ".provenance"));
   MessageProvenance p;
   auto key = RequiredStringField(o, "sourceSessionKey");
   if (!key.ok()) return Status::InvalidArgument(where + ".provenance." + key.status().message());
@@ -95,6 +97,8 @@ Status ReadUsage(const json::object& m, const std::string& where, TranscriptMess
     return Status::InvalidArgument(where + ".usage must be an object (got " + DescribeJson(*v) +
                                    ")");
   }
+  SW_RETURN_IF_ERROR(CheckKnownFields(
+      v->as_object(), {"input", "output", "cacheRead", "cacheWrite", "total"}, where + ".usage"));
   TokenUsage u;
   for (auto [name, field] :
        {std::pair{"input", &u.input}, std::pair{"output", &u.output},
@@ -116,6 +120,8 @@ Result<TranscriptMessage> MessageFromJson(const json::value& value, std::size_t 
     return Status::InvalidArgument(where + " must be an object (got " + DescribeJson(value) + ")");
   }
   const json::object& m = value.as_object();
+  SW_RETURN_IF_ERROR(CheckKnownFields(
+      m, {"role", "content", "toolName", "timestamp", "provenance", "usage"}, where));
   TranscriptMessage out;
   auto role = MessageString(m, "role", i, /*required=*/true);
   if (!role.ok()) return role.status();
@@ -249,6 +255,7 @@ Result<std::vector<TranscriptMessage>> TranscriptMessagesFromJson(const json::va
     json::array single;
     if (body.is_object()) {
       if (const json::value* m = body.as_object().if_contains("messages")) {
+        SW_RETURN_IF_ERROR(CheckKnownFields(body.as_object(), {"messages"}));
         list = m;
       } else {
         single.push_back(body);

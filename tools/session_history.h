@@ -70,7 +70,9 @@ Result<boost::json::object> SessionsHistory(const Engine& engine,
 // messages, or one message. A message is {"role", "content", "toolName"?, "timestamp"?}:
 // role a non-empty string; content a string or an array of content blocks (one block
 // object is taken as an array of one); timestamp integer ms (absent or 0: the engine's now).
-// Unknown fields are ignored. InvalidArgument names the message and field:
+// provenance and usage (below) are the other fields; any other is refused, named with its
+// place: `unknown field messages[0].tolName (known: role, ...)`. InvalidArgument names the
+// message and field:
 // `messages[2].content must be a string or an array of content blocks (got 7)`.
 Result<std::vector<TranscriptMessage>> TranscriptMessagesFromJson(const boost::json::value& body);
 

@@ -83,6 +83,7 @@ json::object DeliveryToJson(const Delivery& d) {
 
 Result<std::string> RunReplyFromJson(const json::value& body) {
   if (!body.is_object()) return Status::InvalidArgument("text is required");
+  SW_RETURN_IF_ERROR(CheckKnownFields(body.as_object(), {"text"}));
   auto text = StringField(body.as_object(), "text");  // "" is a reply: it ends the loop
   if (!text.ok()) return text.status();
   if (!*text) return Status::InvalidArgument("text is required");
@@ -95,6 +96,7 @@ Result<RunFinish> RunFinishFromJson(const json::value& body) {
                                    ")");
   }
   const json::object& o = body.as_object();
+  SW_RETURN_IF_ERROR(CheckKnownFields(o, {"status", "result"}));
   const json::value* status = o.if_contains("status");
   RunFinish finish;
   if (status != nullptr && status->is_string()) finish.status = std::string(status->as_string());

@@ -189,13 +189,23 @@ TEST(EventInputFromJsonTest, ReadsEveryField) {
 
 TEST(EventInputFromJsonTest, NullAndAbsentFieldsAreNotGiven) {
   auto in = Input(R"({"sessionKey":"global","kind":"created","actorType":"human",
-      "agentId":null,"occurredAt":null,"payload":null,"watchers":null,"extra":[1]})");
+      "agentId":null,"occurredAt":null,"payload":null,"watchers":null})");
   ASSERT_OK(in);
   EXPECT_EQ(in->actor_type, ActorType::kHuman);
   EXPECT_EQ(in->agent_id, "");
   EXPECT_FALSE(in->occurred_at_ms.has_value());
   EXPECT_EQ(in->payload_json, "");
   EXPECT_TRUE(in->watchers.empty());
+}
+
+// A misspelt field must not answer 200 and register no watch.
+TEST(EventInputFromJsonTest, RefusesAnUnknownFieldNamingTheKnownOnes) {
+  auto in = Input(R"({"sessionKey":"global","actorType":"human","wacthers":["agent:a:main"]})");
+  ASSERT_FALSE(in.ok());
+  EXPECT_TRUE(in.status().IsInvalidArgument());
+  EXPECT_EQ(in.status().message(),
+            "unknown field wacthers (known: sessionKey, agentId, sessionId, kind, actorType, "
+            "actorId, runId, occurredAt, summary, payload, dedupeKey, traceparent, watchers)");
 }
 
 TEST(EventInputFromJsonTest, DropsAPayloadThatIsNotAnObject) {

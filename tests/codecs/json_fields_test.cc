@@ -177,5 +177,23 @@ TEST(JsonFieldsTest, UnknownParametersAreNamed) {
             "parameters)");
 }
 
+TEST(JsonFieldsTest, UnknownBodyFieldsAreNamedWithTheKnownOnes) {
+  json::object o = Params(R"({"url": "x", "secert": "y"})");
+  EXPECT_OK(tools::CheckKnownFields(o, {"url", "secert"}));
+  EXPECT_EQ(tools::CheckKnownFields(o, {"url", "secret"}).message(),
+            "unknown field secert (known: url, secret)");
+  EXPECT_EQ(tools::CheckKnownFields(o, {}).message(), "unknown field url (known: none)");
+  EXPECT_EQ(tools::CheckKnownFields(o, {"url"}, "upstreamRef").message(),
+            "unknown field upstreamRef.secert (known: url)");
+  // A name that is not a plain identifier is quoted, and a long one shortened.
+  EXPECT_EQ(tools::CheckKnownFields(Params(R"({"a b\n": 1})"), {"url"}).message(),
+            R"(unknown field "a b\n" (known: url))");
+  const std::string long_name(100, 'x');
+  std::string message =
+      tools::CheckKnownFields(json::object{{long_name, 1}}, {"url"}).message();
+  EXPECT_LT(message.size(), 100u) << message;
+  EXPECT_NE(message.find("... (known: url)"), std::string::npos) << message;
+}
+
 }  // namespace
 }  // namespace statewatch::testing

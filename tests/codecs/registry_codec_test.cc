@@ -47,7 +47,7 @@ TEST(RegistryCodecTest, FieldsAreCheckedAndRoundTrip) {
                     "parentSessionKey": "AGENT:Main:main", "sandboxed": true,
                     "createdAt": 5, "updatedAt": 9, "lastChannel": "discord",
                     "lastTo": "c1", "lastAccountId": "bot", "lastThreadId": "t1",
-                    "futureField": {"ignored": true}})");
+                    "agentId": "main"})");
   ASSERT_OK(r);
   EXPECT_EQ(r->parent_session_key, "agent:main:main");  // canonical
   json::object out = tools::SessionRecordToJson(*r);
@@ -56,7 +56,12 @@ TEST(RegistryCodecTest, FieldsAreCheckedAndRoundTrip) {
         "cacheWriteTokens", "lastChannel", "lastTo", "lastAccountId", "lastThreadId"}) {
     EXPECT_TRUE(out.contains(field)) << field;
   }
-  EXPECT_FALSE(out.contains("futureField"));
+  // A misspelt field is refused, never stored as nothing.
+  EXPECT_EQ(Read(R"({"modle": "opus"})").status().message(),
+            "unknown field modle (known: agentId, sessionId, kind, channel, label, displayName, "
+            "model, modelOverride, thinking, runtime, parentSessionKey, lastChannel, lastTo, "
+            "lastAccountId, lastThreadId, contextTokens, totalTokens, inputTokens, outputTokens, "
+            "cacheReadTokens, cacheWriteTokens, sandboxed, createdAt, updatedAt)");
   EXPECT_EQ(Read(R"({"thinking": "max"})").status().message(),
             R"(thinking must be one of off, minimal, low, medium, high, xhigh (got "max"))");
   EXPECT_EQ(Read(R"({"runtime": "docker"})").status().message(),

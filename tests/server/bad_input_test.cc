@@ -80,6 +80,73 @@ TEST_F(BadInputTest, MalformedJsonAndWrongTypes) {
   ExpectServing();
 }
 
+// A misspelt field never reads as applied: every JSON body refuses a member its route does
+// not take, naming it and the known ones, and writes nothing.
+TEST_F(BadInputTest, EveryBodyRefusesAnUnknownFieldAndWritesNothing) {
+  StartServer();
+  const std::string main = "agent:main:main";
+  json::value event = HumanMessage(main);
+  event.as_object()["wacthers"] = json::array{"agent:ops:main"};
+  ExpectError(http_->Post("/v1/events", event), 400, "invalid_argument",
+              "unknown field wacthers (known: sessionKey, agentId, sessionId, kind, actorType, "
+              "actorId, runId, occurredAt, summary, payload, dedupeKey, traceparent, watchers)");
+  ExpectError(http_->Post("/v1/events", json::array{HumanMessage(main), event}), 400,
+              "invalid_argument", "events[1]: unknown field wacthers");
+  ExpectError(http_->Request("PUT", "/v1/sessions/" + main, R"({"modle": "opus"})"), 400,
+              "invalid_argument", "unknown field modle (known: agentId, sessionId,");
+  ExpectError(http_->Post("/v1/sessions/" + main + "/messages",
+                          std::string(R"({"messages": [], "sessionKey": "x"})")),
+              400, "invalid_argument", "unknown field sessionKey (known: messages)");
+  ExpectError(http_->Post("/v1/sessions/" + main + "/messages",
+                          std::string(R"([{"role": "user", "content": "hi", "tolName": "x"}])")),
+              400, "invalid_argument", "unknown field messages[0].tolName (known: role,");
+  ExpectError(http_->Post("/v1/sessions/" + main + "/messages",
+                          std::string(R"({"role": "user", "content": "hi",
+                                          "usage": {"input": 1, "ouput": 2}})")),
+              400, "invalid_argument", "unknown field messages[0].usage.ouput (known: input,");
+  ExpectError(http_->Post("/v1/watches", json::object{{"watcher", "agent:ops:main"},
+                                                      {"target", main},
+                                                      {"targetAgent", "main"}}),
+              400, "invalid_argument",
+              "unknown field targetAgent (known: watcher, target, targetAgentId)");
+  ExpectError(http_->Post("/v1/notices/drain",
+                          json::object{{"watcher", "agent:ops:main"}, {"limit", 1}}),
+              400, "invalid_argument", "unknown field limit (known: watcher)");
+  ExpectError(http_->Post("/v1/versions", json::object{{"sessions", json::array{main}},
+                                                       {"agent", "main"}}),
+              400, "invalid_argument", "unknown field agent (known: sessions, agentId)");
+  ExpectError(http_->Post("/v1/runs/r1/reply", json::object{{"text", "hi"}, {"txt", "hi"}}), 400,
+              "invalid_argument", "unknown field txt (known: text)");
+  ExpectError(http_->Post("/v1/runs/r1/finish", json::object{{"status", "ok"}, {"reason", 1}}),
+              400, "invalid_argument", "unknown field reason (known: status, result)");
+  ExpectError(http_->Post("/v1/upstream-links",
+                          json::object{{"sessionKey", main},
+                                       {"catalogId", "c"},
+                                       {"hostId", "h"},
+                                       {"threadId", "t"},
+                                       {"upstreamKind", "jsonl"},
+                                       {"upstreamRef", json::object{{"paht", "/x"}}}}),
+              400, "invalid_argument", "unknown field upstreamRef.paht (known: path)");
+  ExpectError(http_->Post("/v1/backup", json::object{{"to", "/tmp/x"}, {"overwrite", true}}), 400,
+              "invalid_argument", "unknown field overwrite (known: to)");
+  ExpectError(http_->Post("/v1/clock", json::object{{"now", kStartMs + 1}, {"tz", "UTC"}}), 400,
+              "invalid_argument", "unknown field tz (known: now)");
+  // Nothing was written: no event, no session entry, no transcript, no watch, no link, and
+  // the clock did not move.
+  EXPECT_EQ(Tool(*http_, "session_status", main, json::object{}).json().at("stateVersion"),
+            json::value(0));
+  EXPECT_EQ(Tool(*http_, "sessions_list", main, json::object{}).json().at("sessions"),
+            json::array{});
+  EXPECT_EQ(Tool(*http_, "sessions_history", main, json::object{{"sessionKey", main}})
+                .json()
+                .at("messages"),
+            json::array{});
+  EXPECT_EQ(http_->Get("/v1/cursors?watcher=agent:ops:main&target=" + main).status, 404);
+  EXPECT_EQ(http_->Get("/v1/upstream-links").json().at("links").as_array().size(), 0u);
+  EXPECT_EQ(http_->Get("/v1/clock").json().at("now"), json::value(kStartMs));
+  ExpectServing();
+}
+
 TEST_F(BadInputTest, UnknownPathsToolsAndMethods) {
   StartServer();
   ExpectError(http_->Get("/v2/everything"), 404, "not_found", "no route for GET /v2/everything");

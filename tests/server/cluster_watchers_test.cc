@@ -49,6 +49,17 @@ TEST_F(ClusterWatchersTest, ADrainAsksTheListedPartitionsAndAResetClearsEveryOne
   EXPECT_EQ(peek.headers["x-statewatch-owners"],
             "0=" + view.placement.assignments.at(0).owner)
       << peek.body;
+  // A watch or an event the owner refuses (a misspelt field) lists no partition either.
+  auto misspelt = any.Post("/v1/watches", boost::json::object{{"watcher", watcher},
+                                                              {"target", SessionOf(2)},
+                                                              {"targetAgent", "main"}});
+  EXPECT_EQ(misspelt.status, 400) << misspelt.body;
+  boost::json::value listed = HumanMessage(SessionOf(1));
+  listed.as_object()["watchers"] = boost::json::array{watcher.c_str()};
+  listed.as_object()["summry"] = "x";
+  EXPECT_EQ(any.Post("/v1/events", listed).status, 400);
+  EXPECT_EQ(any.Get("/v1/notices?watcher=" + watcher).headers["x-statewatch-owners"],
+            "0=" + view.placement.assignments.at(0).owner);
 
   // A watch on partition 2's session: the home and partition 2, not partition 1.
   const std::string t2 = SessionOf(2), t1 = SessionOf(1);

@@ -358,8 +358,17 @@ TEST_F(WatcherSagasTest, EventsNamingAWatcherRegisterTheirPartitionFirst) {
   net::ListenerRequest r;
   r.method = "POST";
   r.target = "/v1/events";
-  r.body = json::serialize(json::array{json::object{
-      {"sessionKey", KeyIn(1, 0, "t")}, {"kind", "x"}, {"watchers", json::array{w}}}});
+  json::object event{{"sessionKey", KeyIn(1, 0, "t")},
+                     {"kind", "x"},
+                     {"actorType", "human"},
+                     {"watchers", json::array{w}}};
+  // A batch the owner refuses (a misspelt field in one event) lists nothing.
+  json::object misspelt = event;
+  misspelt["sessionKy"] = KeyIn(2, 0, "t");
+  r.body = json::serialize(json::array{event, misspelt});
+  EXPECT_EQ(coordinator_->BeforeForward(r), std::nullopt);
+  EXPECT_EQ(Listed(w), (std::set<uint32_t>{0}));  // the home alone
+  r.body = json::serialize(json::array{event});
   EXPECT_EQ(coordinator_->BeforeForward(r), std::nullopt);
   EXPECT_EQ(Listed(w), (std::set<uint32_t>{0, 1}));
   down_ = {0};

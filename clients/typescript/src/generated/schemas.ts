@@ -94,7 +94,7 @@ export interface StateChanges {
   historyGap: boolean;
 }
 
-/** A missing field keeps its stored value, null clears it (createdAt/updatedAt: null keeps them); an empty string is refused. Unknown fields are ignored. */
+/** A missing field keeps its stored value, null clears it (createdAt/updatedAt: null keeps them); an empty string is refused. Any other field is refused (400, naming it). */
 export interface SessionUpsert {
   /** The agent of a bare key (else ?agentId=, X-Agent-Id, main). */
   agentId?: string;
