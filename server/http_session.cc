@@ -305,6 +305,8 @@ class HttpSession : public Connection, public std::enable_shared_from_this<HttpS
     const auto& req = parser_->get();
     RequestHead head;
     head.version = req.version();
+    head.method = std::string_view(req.method_string().data(), req.method_string().size());
+    head.target = std::string_view(req.target().data(), req.target().size());
     head.host = OptionalHeader(req, http::field::host);
     head.origin = OptionalHeader(req, http::field::origin);
     head.content_type = OptionalHeader(req, http::field::content_type);

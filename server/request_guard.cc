@@ -57,6 +57,13 @@ bool NameMatches(std::string_view entry, std::string_view name) {
          name[name.size() - suffix.size() - 1] != '.';
 }
 
+// GET or HEAD of /healthz or /readyz, with or without a query.
+bool IsHealthProbe(const RequestHead& head) {
+  if (head.method != "GET" && head.method != "HEAD") return false;
+  std::string_view path = head.target.substr(0, head.target.find('?'));
+  return path == "/healthz" || path == "/readyz";
+}
+
 Refusal Refuse(int status, std::string code, std::string message) {
   return Refusal{status, std::move(code), std::move(message)};
 }
@@ -110,7 +117,7 @@ std::optional<Refusal> RequestGuard::Check(const RequestHead& head) const {
     if (head.version >= 11) {
       return Refuse(400, "bad_request", "an HTTP/1.1 request needs a Host header");
     }
-  } else if (!HostAllowed(*head.host)) {
+  } else if (!IsHealthProbe(head) && !HostAllowed(*head.host)) {
     return Refuse(421, "misdirected_request",
                   "this server does not answer for Host \"" + std::string(*head.host) +
                       "\" (it answers " + listen_host_ +

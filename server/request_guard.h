@@ -15,6 +15,11 @@
 //                               (browsers reach those), or where --allow-host narrows a
 //                               listener that requires a token: such a listener otherwise
 //                               answers any Host (containers, pod IPs, service names).
+//                               A health probe — GET or HEAD of /healthz or /readyz —
+//                               passes whatever its Host: Kubernetes probes name the pod IP,
+//                               which no --allow-host list can hold, and these answers
+//                               carry only a status and the version, nothing a page could
+//                               use.
 //   403 forbidden_origin        an Origin header that is not in --allow-origin (compared
 //                               case-insensitively); WebSocket upgrades too. Requests without
 //                               an Origin (curl, gateways, SDKs) are not affected, nor those
@@ -47,6 +52,8 @@ namespace statewatch::server {
 // What the guard reads of a request: its header only, so a refused body is never read.
 struct RequestHead {
   unsigned version = 11;                   // 10 for HTTP/1.0, 11 for HTTP/1.1
+  std::string_view method;                 // "GET", "POST", ...
+  std::string_view target;                 // the request target: path and query
   std::optional<std::string_view> host;    // the Host header, when present
   std::optional<std::string_view> origin;  // the Origin header, when present
   std::optional<std::string_view> content_type;

@@ -84,7 +84,7 @@ TEST(HostPolicyTest, ATokenListenerAnswersContainerHostsAndALoopbackOneRefusesTh
   HttpClient plain(guarded.port());
   for (const std::string& host : {"statewatch:" + std::to_string(guarded.port()),
                                   "10.244.1.7:" + std::to_string(guarded.port())}) {
-    HttpResult r = plain.Get("/healthz", {{"Host", host}});
+    HttpResult r = plain.Get("/v1/clock", {{"Host", host}});
     EXPECT_EQ(r.status, 421) << host;
     EXPECT_EQ(r.error_code(), "misdirected_request") << r.body;
   }

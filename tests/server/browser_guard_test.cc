@@ -122,7 +122,7 @@ TEST_F(BrowserGuardTest, AHostNotNamingThisServerIsRefusedWith421) {
   o.allow_hosts = {"statewatch.internal", "gw.example:8080"};
   StartServer(o);
   std::string port = std::to_string(server_->port());
-  ExpectRefused(http_->Get("/healthz", {{"Host", "rebind.evil.example:" + port}}), 421,
+  ExpectRefused(http_->Get("/v1/clock", {{"Host", "rebind.evil.example:" + port}}), 421,
                 "misdirected_request", "rebind.evil.example");
   ExpectRefused(http_->Post("/v1/events", json::value(HumanMessage(kChild)),
                             {{"Host", "rebind.evil.example"}}),
@@ -132,16 +132,19 @@ TEST_F(BrowserGuardTest, AHostNotNamingThisServerIsRefusedWith421) {
       WsClient::Connect(server_->port(), "/v1/wakes", {{"Host", "rebind.evil.example"}}, &error),
       nullptr);
   EXPECT_EQ(error.substr(0, 3), "421") << error;
-  ExpectRefused(http_->Get("/healthz", {{"Host", "localhost:1"}}), 421, "misdirected_request",
+  ExpectRefused(http_->Get("/v1/clock", {{"Host", "localhost:1"}}), 421, "misdirected_request",
                 "localhost:1");
-  ExpectRefused(http_->Get("/healthz", {{"Host", "gw.example:8081"}}), 421, "misdirected_request",
+  ExpectRefused(http_->Get("/v1/clock", {{"Host", "gw.example:8081"}}), 421, "misdirected_request",
                 "gw.example:8081");
   EXPECT_EQ(StateVersion(kChild), 0);
   for (const std::string& host : std::vector<std::string>{
            "127.0.0.1", "127.0.0.1:" + port, "localhost:" + port, "LOCALHOST", "[::1]:" + port,
            "statewatch.internal", "statewatch.internal:9999", "gw.example:8080"}) {
-    EXPECT_EQ(http_->Get("/healthz", {{"Host", host}}).status, 200) << host;
+    EXPECT_EQ(http_->Get("/v1/clock", {{"Host", host}}).status, 200) << host;
   }
+  // A health probe passes whatever its Host (Kubernetes names the pod IP).
+  EXPECT_EQ(http_->Get("/healthz", {{"Host", "10.244.1.7:" + port}}).status, 200);
+  EXPECT_EQ(http_->Get("/readyz", {{"Host", "10.244.1.7"}}).status, 200);
   // HTTP/1.1 requires a Host.
   RawConnection raw(server_->port());
   ASSERT_TRUE(raw.Send("GET /healthz HTTP/1.1\r\n\r\n"));

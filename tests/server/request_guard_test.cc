@@ -50,6 +50,32 @@ TEST(RequestGuardTest, TheListenAddressIsAName) {
   EXPECT_FALSE(guard.HostAllowed("10.1.2.3:9001"));
 }
 
+// Kubernetes probes name the pod IP as Host; --allow-host cannot list it.
+TEST(RequestGuardTest, HealthProbesPassWhateverTheirHost) {
+  ServerOptions o;
+  o.host = "0.0.0.0";
+  o.token = "t";
+  o.allow_hosts = {"statewatch.internal"};
+  RequestGuard guard(o, 7411);
+  auto probe = [](std::string_view method, std::string_view target) {
+    RequestHead h;
+    h.host = "10.244.1.7:7411";
+    h.method = method;
+    h.target = target;
+    return h;
+  };
+  for (auto [method, target] :
+       {std::pair{"GET", "/healthz"}, std::pair{"HEAD", "/healthz"}, std::pair{"GET", "/readyz"},
+        std::pair{"GET", "/readyz?verbose=1"}}) {
+    EXPECT_EQ(StatusOf(guard.Check(probe(method, target))), 0) << method << " " << target;
+  }
+  for (auto [method, target] :
+       {std::pair{"POST", "/healthz"}, std::pair{"GET", "/healthz/x"},
+        std::pair{"GET", "/v1/notices"}, std::pair{"GET", "/readyzz"}}) {
+    EXPECT_EQ(StatusOf(guard.Check(probe(method, target))), 421) << method << " " << target;
+  }
+}
+
 TEST(RequestGuardTest, ChecksInOrderHostOriginContentType) {
   ServerOptions o;
   o.allow_origins = {"http://localhost:3000"};
