@@ -8,6 +8,9 @@ namespace statewatch::server {
 
 Result<std::unique_ptr<Daemon>> Daemon::Open(const ServerOptions& options) {
   SW_RETURN_IF_ERROR(ValidateServerOptions(options));
+  // Before the database: a port in use must not leave a new data directory behind. (Another
+  // process may still take the port in between; then Bind says so, after the open.)
+  SW_RETURN_IF_ERROR(HttpServer::CheckBindable(options));
   auto opened = OpenEngine(options);
   if (!opened.ok()) return opened.status();
   return Open(options, std::move(*opened));

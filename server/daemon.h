@@ -32,9 +32,10 @@ namespace statewatch::server {
 
 class Daemon {
  public:
-  // Validates the options, opens the engine on options.data_dir, runs its start step (the
-  // restart sweep), and binds. Errors: InvalidArgument (options), Busy (the database is
-  // held by another process), IOError (bind), and whatever Engine::Open returns.
+  // Validates the options, checks that the address can be bound (a port in use is an IOError
+  // before the data directory is touched), opens the engine on options.data_dir, runs its
+  // start step (the restart sweep), and binds. Errors: InvalidArgument (options), Busy (the
+  // database is held by another process), IOError (bind), and whatever Engine::Open returns.
   static Result<std::unique_ptr<Daemon>> Open(const ServerOptions& options);
 
   // The engine as Open opens it (started: the restart sweep done), with the manual clock

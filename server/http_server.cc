@@ -323,6 +323,31 @@ struct HttpServer::Impl {
   uint16_t port = 0;
 };
 
+Status HttpServer::CheckBindable(const ServerOptions& options) {
+  if (options.port == 0) return Status::OK();
+  try {
+    beast::error_code ec;
+    auto address = asio::ip::make_address(options.host, ec);
+    if (ec) {
+      return Status::InvalidArgument("cannot listen on \"" + options.host + "\": " +
+                                     ec.message());
+    }
+    asio::io_context io;
+    tcp::acceptor probe(io);
+    tcp::endpoint endpoint(address, options.port);
+    probe.open(endpoint.protocol());
+    probe.set_option(asio::socket_base::reuse_address(true));  // as Bind: TIME_WAIT is fine
+    probe.bind(endpoint, ec);
+    if (ec) {
+      return Status::IOError("cannot bind " + options.host + ":" + std::to_string(options.port) +
+                             ": " + ec.message());
+    }
+  } catch (const std::exception& e) {
+    return Status::IOError(std::string("cannot listen: ") + e.what());
+  }
+  return Status::OK();
+}
+
 Result<std::unique_ptr<HttpServer>> HttpServer::Bind(Engine* engine, Api* api, Metrics* metrics,
                                                      const ServerOptions& options) {
   auto tls = LoadTls(options);

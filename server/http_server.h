@@ -58,6 +58,11 @@ class HttpServer {
   // must outlive the server. IOError when the address cannot be bound.
   static Result<std::unique_ptr<HttpServer>> Bind(Engine* engine, Api* api, Metrics* metrics,
                                                   const ServerOptions& options);
+
+  // Whether Bind could bind options.host:options.port now: the same IOError it would return,
+  // without listening. A daemon asks before it opens (and perhaps creates) its database, so
+  // that a port already in use leaves no data directory behind. Port 0 always can.
+  static Status CheckBindable(const ServerOptions& options);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;

@@ -2,7 +2,11 @@
 // gracefully on SIGTERM (exit 0, database closed so that another process can open it), and
 // refuses unsafe listen options before touching the network.
 #include <gtest/gtest.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -80,6 +84,28 @@ TEST_F(ServeBinaryTest, RefusesUnsafeListenOptions) {
                    "--max-ping-pong-turns must be from 0 to 20 (got 21)");
   ExpectUsageError({"serve", "--data", root_ + "/d6", "--upstream-interval-ms", "0"},
                    "--upstream-interval-ms must be positive");
+}
+
+// A port in use is refused before the database is opened: no data directory is left behind.
+TEST_F(ServeBinaryTest, APortInUseLeavesNoDataDirectory) {
+  int taken = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(taken, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(taken, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(listen(taken, 1), 0);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(getsockname(taken, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const std::string port = std::to_string(ntohs(addr.sin_port));
+  const std::string data = root_ + "/fresh/data";
+  std::string err = root_ + "/stderr";
+  Child child = Spawn({"serve", "--data", data, "--listen", "127.0.0.1:" + port}, err);
+  EXPECT_EQ(Wait(child.pid), 1) << Slurp(err);
+  close(child.stdout_fd);
+  close(taken);
+  EXPECT_NE(Slurp(err).find("cannot bind 127.0.0.1:" + port), std::string::npos) << Slurp(err);
+  EXPECT_FALSE(std::filesystem::exists(root_ + "/fresh")) << "a data directory was created";
 }
 
 // --token-file keeps the token out of the process's command line (ps shows --token T).
