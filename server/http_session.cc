@@ -9,6 +9,8 @@
 #include <optional>
 #include <utility>
 
+#include <boost/beast/core/detect_ssl.hpp>
+
 #include "server/event_stream.h"
 #include "server/transport.h"
 
@@ -95,14 +97,44 @@ class HttpSession : public Connection, public std::enable_shared_from_this<HttpS
 
   // Phase 0 (TLS only): the handshake, within the handshake timeout — a client that never
   // finishes it cannot hold the connection. Failures are logged once a second with a count
-  // (OpenSSL's reason and the peer's address; never key material).
+  // (OpenSSL's reason and the peer's address; never key material). The first bytes are
+  // read before: a plain HTTP request (curl http:// to an https:// port) is answered, in
+  // plain HTTP, that this port speaks TLS, instead of a closed connection.
   void Handshake() {
     phase_ = Phase::kHandshake;
     SetDeadline(ctx_.options.tls_handshake_timeout_ms);
-    stream_.tls().async_handshake(asio::ssl::stream_base::server,
-                                  [self = shared_from_this()](beast::error_code ec) {
-                                    self->OnHandshake(ec);
-                                  });
+    beast::async_detect_ssl(stream_.next_layer(), buffer_,
+                            [self = shared_from_this()](beast::error_code ec, bool tls) {
+                              self->OnDetected(ec, tls);
+                            });
+  }
+
+  void OnDetected(beast::error_code ec, bool tls) {
+    if (ec || timed_out_) return OnHandshake(ec ? ec : asio::error::timed_out);
+    if (!tls) return RefusePlainHttp();
+    // The bytes detection read go to the handshake. (`used` has a default only because Beast
+    // 1.81 checks this overload's handler against the one-argument signature.)
+    stream_.tls().async_handshake(
+        asio::ssl::stream_base::server, buffer_.cdata(),
+        [self = shared_from_this()](beast::error_code ec, std::size_t used = 0) {
+          self->buffer_.consume(used);
+          self->OnHandshake(ec);
+        });
+  }
+
+  // 400 in plain HTTP, then close: the client spoke HTTP to a TLS port.
+  void RefusePlainHttp() {
+    const std::string body =
+        R"({"error":{"code":"tls_required","message":"this port speaks HTTPS (TLS): )"
+        R"(send the request to https://, not http://"}})"
+        "\n";
+    auto answer = std::make_shared<std::string>(
+        "HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: " +
+        std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body);
+    asio::async_write(stream_.next_layer(), asio::buffer(*answer),
+                      [self = shared_from_this(), answer](beast::error_code, std::size_t) {
+                        self->Close();
+                      });
   }
 
   void OnHandshake(beast::error_code ec) {

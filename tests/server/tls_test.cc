@@ -342,6 +342,24 @@ TEST_F(TlsTest, HandshakeTimeoutClosesASilentClient) {
   EXPECT_EQ(answer->status, 200);
 }
 
+// curl http:// to an https:// port: told so in plain HTTP, not a connection closed unexplained.
+TEST_F(TlsTest, PlainHttpToTheTlsPortIsToldItSpeaksTls) {
+  TestServer server(TlsOptions());
+  RawConnection raw(server.port());
+  ASSERT_TRUE(raw.Send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"));
+  bool closed = false;
+  const std::string answer = raw.ReadUntilClosed(kWait, &closed);
+  EXPECT_TRUE(closed);
+  EXPECT_EQ(answer.rfind("HTTP/1.1 400 Bad Request\r\n", 0), 0u) << answer;
+  EXPECT_NE(answer.find(R"({"error":{"code":"tls_required","message":"this port speaks HTTPS)"),
+            std::string::npos)
+      << answer;
+  // The server still serves TLS.
+  auto https = net::HttpRequest(Url(server.port()), "GET", "/healthz", "", Trusting(pki_.ca_cert));
+  ASSERT_OK(https);
+  EXPECT_EQ(https->status, 200);
+}
+
 TEST_F(TlsTest, FilesThatCannotBeUsedAreAnErrorNamingThem) {
   std::string root = MakeTempDir();
   auto open = [&](server::ServerOptions o) {
