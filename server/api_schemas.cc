@@ -334,6 +334,8 @@ const char* ComponentSchemasJson() {
   "recent": {"type": "array", "items": {"$ref": "#/components/schemas/SubagentRow"}, "description": "list: the children that ended within recentMinutes, newest first."},
   "total": {"type": "integer", "minimum": 0},
   "deliveryId": {"type": "integer"}, "error": {"type": "string"}}},
+"ConsoleAccess": {"type": "object", "required": ["tokenRequired"], "properties": {
+  "tokenRequired": {"type": "boolean", "description": "false: every request is answered without a token (a loopback daemon started without one)."}}},
 "ConsolePulse": {"type": "object", "required": ["lastSequence", "wakesSent", "noticesOpened", "pendingNotices", "cluster"], "properties": {
   "lastSequence": {"type": "integer", "minimum": 0, "description": "The engine's highest sequence: any write moves it."},
   "wakesSent": {"type": "integer", "minimum": 0, "description": "Wakes sent since the daemon started."},

@@ -213,6 +213,10 @@ ApiResponse HandleConsoleFile(std::string_view file) {
                         "\" (its page is GET /console)");
 }
 
+ApiResponse HandleConsoleAccess(const HandlerContext& ctx) {
+  return JsonResponse(200, json::object{{"tokenRequired", TokenConfigured(ctx.options)}});
+}
+
 ApiResponse HandleConsolePulse(const HandlerContext& ctx) {
   auto pulse = ctx.engine.Pulse();
   if (!pulse.ok()) return StatusResponse(pulse.status());

@@ -28,6 +28,10 @@ namespace statewatch::server {
 
 // GET /console ("index.html") and GET /console/{file}: 404 for a file the console has not.
 ApiResponse HandleConsoleFile(std::string_view file);
+// GET /v1/console/access (public): {"tokenRequired": bool}, so that the page connects at
+// once to a daemon without a token instead of asking for one. It says no more than a 401
+// would.
+ApiResponse HandleConsoleAccess(const HandlerContext& ctx);
 ApiResponse HandleConsolePulse(const HandlerContext& ctx);
 ApiResponse HandleConsoleSessions(const HandlerContext& ctx, std::string_view query);
 ApiResponse HandleConsoleLinks(const HandlerContext& ctx, const ApiRequest& req,

@@ -119,6 +119,11 @@ void AddConsoleRoutes(std::vector<RouteSpec>& r) {
                {{"file", "path", true, kString, "The file's name."}}, nullptr, false, nullptr,
                "text/javascript", {404}, false, kPublic,
                [](C, R, M m) { return HandleConsoleFile(m.params[0]); }});
+  r.push_back({"GET", "/v1/console/access", "consoleAccess", "console",
+               "Whether this daemon requires a bearer token: the page connects at once when it "
+               "does not, and asks for one when it does.",
+               "Public: it says no more than a 401 would.", {}, nullptr, false, "ConsoleAccess",
+               kJson, {}, false, kPublic, [](C c, R, M) { return HandleConsoleAccess(c); }});
   r.push_back({"GET", "/v1/console/pulse", "consolePulse", "console",
                "The engine's last sequence and its wake and notice counters: one cheap read the "
                "console polls to notice any change.",

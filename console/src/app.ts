@@ -32,10 +32,11 @@ function status(text: string, error = false): void {
 
 function report(e: unknown): void {
   if (e instanceof ApiError && e.status === 401) {
+    const none = savedToken() === "";
     stop();
     saveToken(null);
     showTokenForm(true);
-    status(`The daemon refused the token: ${e.message}`, true);
+    status(none ? "This daemon requires a token." : `The daemon refused the token: ${e.message}`, !none);
     return;
   }
   status(e instanceof Error ? e.message : String(e), true);
@@ -125,8 +126,19 @@ function init(): void {
     showTokenForm(true);
     status("Token forgotten.");
   });
-  if (savedToken() !== null) start();
-  else showTokenForm(true);
+  if (savedToken() !== null) return start();
+  // A daemon started without a token (loopback) is connected to at once: no form to click
+  // through. One that requires a token shows the form.
+  get<{ tokenRequired: boolean }>("/v1/console/access")
+    .then((access) => {
+      if (access.tokenRequired) return showTokenForm(true);
+      saveToken("");
+      start();
+    })
+    .catch((e: unknown) => {
+      showTokenForm(true);
+      report(e);
+    });
 }
 
 init();

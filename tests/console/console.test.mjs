@@ -242,7 +242,9 @@ test("the console, live, against a real daemon", async (t) => {
       method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(events), signal: AbortSignal.timeout(WAIT_MS) });
     assert.equal(recorded.status, 200);
     await page.goto(`${smallBase}/console`);
-    await page.click("#connect"); // an empty token: this daemon needs none
+    // No form: the page connects at once to a daemon that needs no token.
+    await page.locator(`li[data-session-key="${chatty}"]`).first().waitFor();
+    assert.equal(await page.locator("#token-form").isHidden(), true);
     await page.locator(`li[data-session-key="${chatty}"] > .row button.session`).click();
     const gap = page.locator("#timeline .history-gap");
     await gap.waitFor();

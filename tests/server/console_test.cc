@@ -100,6 +100,13 @@ TEST_F(ConsoleTest, DataRoutesNeedTheTokenThePageDoesNot) {
     EXPECT_EQ(refused.headers["www-authenticate"], "Bearer") << route;
     Get(route, 200, {{"Authorization", "Bearer console-token-5e1d"}});
   }
+  // The page asks, without a token, whether it needs one: here it does.
+  EXPECT_EQ(Get("/v1/console/access", 200), json::parse(R"({"tokenRequired":true})"));
+}
+
+// A daemon started without a token: the page connects at once, asking for nothing.
+TEST_F(ConsoleTest, ATokenlessDaemonTellsThePageItNeedsNone) {
+  EXPECT_EQ(Get("/v1/console/access", 200), json::parse(R"({"tokenRequired":false})"));
 }
 
 TEST_F(ConsoleTest, SessionsListTheTreeWithVersionsLastEventsAndVisibility) {

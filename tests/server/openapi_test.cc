@@ -218,6 +218,7 @@ TEST_F(ConformanceTest, EveryRouteAnswersAsDocumented) {
   Call("GET", "/console", "", 200);
   Call("GET", "/console/app.js", "", 200);
   Call("GET", "/console/nope.js", "", 404);
+  Call("GET", "/v1/console/access", "", 200);
   Call("GET", "/v1/console/pulse", "", 200);
   Call("GET", "/v1/console/sessions?limit=5", "", 200);
   Call("GET", "/v1/console/sessions?limit=0", "", 400);

@@ -806,6 +806,11 @@ export interface SubagentsAnswer {
   error?: string;
 }
 
+export interface ConsoleAccess {
+  /** false: every request is answered without a token (a loopback daemon started without one). */
+  tokenRequired: boolean;
+}
+
 export interface ConsolePulse {
   /** The engine's highest sequence: any write moves it. */
   lastSequence: number;
