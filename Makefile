@@ -35,6 +35,7 @@ CMAKE_COMMON = -DCMAKE_CXX_COMPILER_LAUNCHER="$$(command -v ccache || true)"
         bench cluster-bench cluster-smoke cluster-drain-faults soak test-openapi \
         clean format openapi cluster-up cluster-down cluster-chaos cluster-failover-bench \
         cluster-one-api cluster-forward-bench cluster-scaling-bench test-metrics test-console test-webhooks test-guards \
+        test-doc-examples \
         bench-webhooks
 
 deps:
@@ -100,6 +101,11 @@ test-metrics: build-bin
 # delivery feed (scripts/test-guards.py).
 test-guards: build-bin
 	@bash scripts/test-guards.sh $(BUILD)/statewatch
+
+# The shell examples README.md and docs/ mark with <!-- example -->, run in order against a
+# fresh daemon of the plain build, as a reader pastes them (scripts/test-doc-examples.py).
+test-doc-examples: build-bin
+	@python3 scripts/test-doc-examples.py $(BUILD)/statewatch
 
 # MCP conformance (tests/mcp, scripts/test-mcp.sh): the official TypeScript SDK client,
 # pinned by tests/mcp/package-lock.json, against the plain build's daemon over /mcp and
@@ -193,7 +199,7 @@ fuzz: deps
 soak: deps
 	@JOBS=$(JOBS) bash scripts/soak.sh $(BUILD)
 
-test: test-openapi test-plain test-cluster test-client test-console test-metrics test-mcp test-webhooks test-guards test-client-install test-package test-asan test-fuzz
+test: test-openapi test-doc-examples test-plain test-cluster test-client test-console test-metrics test-mcp test-webhooks test-guards test-client-install test-package test-asan test-fuzz
 
 run: build-bin
 	@bash scripts/run.sh $(BUILD)
