@@ -135,14 +135,23 @@ Result<std::optional<std::string>> EnumParam(const json::object& params, std::st
   return Status::InvalidArgument(what + " (got " + DescribeJson(*v) + ")");
 }
 
+namespace {
+
+// "a, b, c"; `none` when there are no names.
+std::string JoinedNames(std::span<const std::string_view> names, std::string_view none) {
+  std::string list;
+  for (std::string_view n : names) list += (list.empty() ? "" : ", ") + std::string(n);
+  return list.empty() ? std::string(none) : list;
+}
+
+}  // namespace
+
 Status CheckKnownParams(const json::object& params, std::string_view tool,
                         std::initializer_list<std::string_view> known) {
   for (const auto& entry : params) {
     std::string_view key = entry.key();
     if (std::find(known.begin(), known.end(), key) != known.end()) continue;
-    std::string list;
-    for (std::string_view k : known) list += (list.empty() ? "" : ", ") + std::string(k);
-    if (list.empty()) list = "no parameters";
+    const std::string list = JoinedNames({known.begin(), known.size()}, "no parameters");
     return Status::InvalidArgument("Unknown parameter for " + std::string(tool) + ": " +
                                    std::string(key) + " (" + std::string(tool) + " takes " + list +
                                    ")");
@@ -161,12 +170,10 @@ Status CheckKnownFields(const json::object& o, std::span<const std::string_view>
                        std::all_of(key.begin(), key.end(), [](char c) {
                          return ascii::IsAlnum(c) || c == '_' || c == '-' || c == '.';
                        });
-    std::string list;
-    for (std::string_view k : known) list += (list.empty() ? "" : ", ") + std::string(k);
     return Status::InvalidArgument(
         "unknown field " + (parent.empty() ? "" : std::string(parent) + ".") +
         (plain ? std::string(key) : DescribeJson(json::string(key))) +
-        " (known: " + (list.empty() ? "none" : list) + ")");
+        " (known: " + JoinedNames(known, "none") + ")");
   }
   return Status::OK();
 }

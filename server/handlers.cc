@@ -365,9 +365,7 @@ ApiResponse HandleWatch(const HandlerContext& ctx, const ApiRequest& req) {
   ApiResponse error;
   auto body = ParseObjectBody(req.body, &error);
   if (!body) return error;
-  if (Status s =
-          tools::CheckKnownFields(body->as_object(), {"watcher", "target", "targetAgentId"});
-      !s.ok()) {
+  if (Status s = tools::CheckKnownFields(body->as_object(), kWatchFields); !s.ok()) {
     return StatusResponse(s);
   }
   auto watcher = RequiredString(*body, "watcher");

@@ -79,6 +79,9 @@ ApiResponse HandleResetSession(const HandlerContext& ctx, const ApiRequest& req,
                                const std::string& key, std::string_view query);
 ApiResponse HandleAppendMessages(const HandlerContext& ctx, const ApiRequest& req,
                                  const std::string& key, std::string_view query);
+// POST /v1/watches; its body's fields, which a cluster node checks too before it lists the
+// watcher's partition (watcher_sagas.cc).
+inline constexpr std::string_view kWatchFields[] = {"watcher", "target", "targetAgentId"};
 ApiResponse HandleWatch(const HandlerContext& ctx, const ApiRequest& req);
 ApiResponse HandlePeekNotices(const HandlerContext& ctx, std::string_view query);
 ApiResponse HandleDrainNotices(const HandlerContext& ctx, const ApiRequest& req);

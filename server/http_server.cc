@@ -323,29 +323,38 @@ struct HttpServer::Impl {
   uint16_t port = 0;
 };
 
+namespace {
+
+// Opens `acceptor` and binds it to options.host:options.port (reusing an address in
+// TIME_WAIT), not yet listening. Throws what Asio throws on open.
+Status BindAcceptor(tcp::acceptor& acceptor, const ServerOptions& options) {
+  beast::error_code ec;
+  auto address = asio::ip::make_address(options.host, ec);
+  if (ec) {
+    return Status::InvalidArgument("cannot listen on \"" + options.host + "\": " + ec.message());
+  }
+  tcp::endpoint endpoint(address, options.port);
+  acceptor.open(endpoint.protocol());
+  acceptor.set_option(asio::socket_base::reuse_address(true));
+  acceptor.bind(endpoint, ec);
+  if (ec) {
+    return Status::IOError("cannot bind " + options.host + ":" + std::to_string(options.port) +
+                           ": " + ec.message());
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
 Status HttpServer::CheckBindable(const ServerOptions& options) {
   if (options.port == 0) return Status::OK();
   try {
-    beast::error_code ec;
-    auto address = asio::ip::make_address(options.host, ec);
-    if (ec) {
-      return Status::InvalidArgument("cannot listen on \"" + options.host + "\": " +
-                                     ec.message());
-    }
     asio::io_context io;
     tcp::acceptor probe(io);
-    tcp::endpoint endpoint(address, options.port);
-    probe.open(endpoint.protocol());
-    probe.set_option(asio::socket_base::reuse_address(true));  // as Bind: TIME_WAIT is fine
-    probe.bind(endpoint, ec);
-    if (ec) {
-      return Status::IOError("cannot bind " + options.host + ":" + std::to_string(options.port) +
-                             ": " + ec.message());
-    }
+    return BindAcceptor(probe, options);  // closed on return: nothing listens
   } catch (const std::exception& e) {
     return Status::IOError(std::string("cannot listen: ") + e.what());
   }
-  return Status::OK();
 }
 
 Result<std::unique_ptr<HttpServer>> HttpServer::Bind(Engine* engine, Api* api, Metrics* metrics,
@@ -355,18 +364,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Bind(Engine* engine, Api* api, M
   auto impl = std::make_unique<Impl>(engine, api, metrics, options);
   impl->ctx.SetTls(std::move(*tls));
   try {
-    beast::error_code ec;
-    auto address = asio::ip::make_address(options.host, ec);
-    if (ec)
-      return Status::InvalidArgument("cannot listen on \"" + options.host + "\": " + ec.message());
-    tcp::endpoint endpoint(address, options.port);
-    impl->acceptor.open(endpoint.protocol());
-    impl->acceptor.set_option(asio::socket_base::reuse_address(true));
-    impl->acceptor.bind(endpoint, ec);
-    if (ec) {
-      return Status::IOError("cannot bind " + options.host + ":" + std::to_string(options.port) +
-                             ": " + ec.message());
-    }
+    SW_RETURN_IF_ERROR(BindAcceptor(impl->acceptor, options));
     impl->acceptor.listen(asio::socket_base::max_listen_connections);
     impl->port = impl->acceptor.local_endpoint().port();
     impl->ctx.guard.emplace(options, impl->port);

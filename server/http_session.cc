@@ -125,9 +125,9 @@ class HttpSession : public Connection, public std::enable_shared_from_this<HttpS
   // 400 in plain HTTP, then close: the client spoke HTTP to a TLS port.
   void RefusePlainHttp() {
     const std::string body =
-        R"({"error":{"code":"tls_required","message":"this port speaks HTTPS (TLS): )"
-        R"(send the request to https://, not http://"}})"
-        "\n";
+        Api::Error(400, "tls_required",
+                   "this port speaks HTTPS (TLS): send the request to https://, not http://")
+            .body;
     auto answer = std::make_shared<std::string>(
         "HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: " +
         std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body);

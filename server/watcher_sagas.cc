@@ -330,9 +330,7 @@ std::optional<net::ListenerAnswer> WatcherCoordinator::BeforeForward(
   if (path == "/v1/watches") {
     if (!v.is_object()) return std::nullopt;
     const json::object& o = v.as_object();
-    if (!tools::CheckKnownFields(o, {"watcher", "target", "targetAgentId"}).ok()) {
-      return std::nullopt;
-    }
+    if (!tools::CheckKnownFields(o, kWatchFields).ok()) return std::nullopt;
     add(StringMember(o, "watcher"), StringMember(o, "target"), StringMember(o, "targetAgentId"));
   } else {
     std::vector<const json::value*> events;
