@@ -7,7 +7,7 @@ run's metadata (bench/results/meta.json: load average before and after, duration
 markdown on stdout: the figure table (figure, statewatch, baseline, ratio) and the goals
 table (goal, measured, met / not met); writes <out-dir>/summary.json and
 <out-dir>/summary.png (a bar chart of the ratios, drawn by gnuplot when it is installed).
-With --readme FILE, replaces the text between the lines `<!-- bench:begin -->` and
+With --table FILE, replaces the text between the lines `<!-- bench:begin -->` and
 `<!-- bench:end -->` of FILE with the same tables.
 
 Benchmark names and counters are defined in bench/*_bench.cc (see bench/bench_registry.h);
@@ -25,7 +25,7 @@ A figure whose repetitions disagree â€” spread (max - min) / median over 25 % â€
 
 The pieces: report_figures.py reads the results and formats figures, report_rows.py turns
 each benchmark family into table rows, report_goals.py judges the goals; this file draws the
-plot, writes the README block and summary.json.
+plot, writes the table block and summary.json.
 """
 
 import argparse
@@ -85,7 +85,7 @@ unset multiplot
     return True
 
 
-# ---- the README block ----------------------------------------------------------------------
+# ---- the table block ----------------------------------------------------------------------
 
 BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
 
@@ -134,7 +134,7 @@ def main(argv=None):
     ap.add_argument("--meta", help="scripts/bench.sh's meta.json")
     ap.add_argument("--out-dir", default=None, help="where summary.json/.png go "
                     "(default: the directory of the first input)")
-    ap.add_argument("--readme", help="replace this file's bench:begin/end block")
+    ap.add_argument("--table", help="replace this file's bench:begin/end block")
     args = ap.parse_args(argv)
     out_dir = args.out_dir or os.path.dirname(os.path.abspath(args.raw[0]))
     os.makedirs(out_dir, exist_ok=True)
@@ -179,17 +179,17 @@ def main(argv=None):
     with open(os.path.join(out_dir, "summary.json"), "w") as out:
         json.dump(summary, out, indent=2, ensure_ascii=False)
         out.write("\n")
-    if args.readme:
-        with open(args.readme) as fh:
+    if args.table:
+        with open(args.table) as fh:
             text = fh.read()
         try:
             text = replace_block(text, block)
         except ValueError as e:
-            print(f"report: {args.readme}: {e}", file=sys.stderr)
+            print(f"report: {args.table}: {e}", file=sys.stderr)
             return 1
-        with open(args.readme, "w") as fh:
+        with open(args.table, "w") as fh:
             fh.write(text)
-        print(f"report: updated {args.readme}", file=sys.stderr)
+        print(f"report: updated {args.table}", file=sys.stderr)
     return 0
 
 

@@ -13,9 +13,9 @@
 #      nats-servers it starts itself; 8 writers on a JetStream R3 partition vs the local log,
 #      then a takeover), BENCH_REPS runs -> bench/results/cluster_engine.json.
 #   4. bench/report.py -> the tables on stdout, bench/results/summary.json and summary.png,
-#      and the README's performance block (between <!-- bench:begin --> and
+#      and the table of docs/benchmarks.md (between <!-- bench:begin --> and
 #      <!-- bench:end -->) — by default only from a complete run: no BENCH_FILTER,
-#      BENCH_SCALE 1, the HTTP benchmark included (see BENCH_README).
+#      BENCH_SCALE 1, the HTTP benchmark included (see BENCH_TABLE).
 # Takes ~15-25 minutes on a shared 2-core machine (docs/benchmarks.md). Progress on stderr.
 #
 # Environment:
@@ -28,7 +28,7 @@
 #   BENCH_HTTP        0 skips the HTTP benchmark (default 1)
 #   BENCH_RESTART     0 skips the restart benchmark (default 1; ~3 min)
 #   BENCH_CLUSTER     0 skips the cluster figures (default 1; needs nats-server)
-#   BENCH_README      auto (default): rewrite README.md's block after a full run only;
+#   BENCH_TABLE       auto (default): rewrite docs/benchmarks.md's table after a full run only;
 #                     1: also after a partial run (its header says so); 0: never
 #   BENCH_RESULTS     where the results go (default bench/results)
 set -euo pipefail
@@ -116,24 +116,24 @@ json.dump({"started_at": started, "finished_at": datetime.datetime.now(datetime.
           open(out, "w"), indent=2)
 PY
 
-# A partial run rewrites the README block only when asked (BENCH_README=1); its header then
-# says "NOT a full run", so a short look is never mistaken for the measured figures.
-README_ARGS=()
+# A partial run rewrites the table of docs/benchmarks.md only when asked (BENCH_TABLE=1); its
+# header then says "NOT a full run", so a short look is never mistaken for the measured figures.
+TABLE_ARGS=()
 FULL_RUN=0
 if [ -z "${BENCH_FILTER:-}" ] && [ "$SCALE" = 1 ] && [ "${#HTTP_ARGS[@]}" -gt 0 ]; then
   FULL_RUN=1
 fi
-case "${BENCH_README:-auto}" in
-  1) README_ARGS=(--readme "$ROOT/README.md") ;;
-  auto) if [ "$FULL_RUN" = 1 ]; then README_ARGS=(--readme "$ROOT/README.md"); fi ;;
+case "${BENCH_TABLE:-auto}" in
+  1) TABLE_ARGS=(--table "$ROOT/docs/benchmarks.md") ;;
+  auto) if [ "$FULL_RUN" = 1 ]; then TABLE_ARGS=(--table "$ROOT/docs/benchmarks.md"); fi ;;
 esac
-if [ "${#README_ARGS[@]}" -eq 0 ]; then
-  echo "bench: a partial run (filter, scale or no HTTP): README.md left as it is" \
-    "(BENCH_README=1 writes it anyway, marked NOT a full run)" >&2
+if [ "${#TABLE_ARGS[@]}" -eq 0 ]; then
+  echo "bench: a partial run (filter, scale or no HTTP): docs/benchmarks.md left as it is" \
+    "(BENCH_TABLE=1 writes it anyway, marked NOT a full run)" >&2
 fi
 python3 -B "$ROOT/bench/report.py" "$RESULTS/raw.json" "${HTTP_ARGS[@]}" "${CLUSTER_ARGS[@]}" \
   "${RESTART_ARGS[@]}" \
-  --meta "$RESULTS/meta.json" --out-dir "$RESULTS" "${README_ARGS[@]}"
+  --meta "$RESULTS/meta.json" --out-dir "$RESULTS" "${TABLE_ARGS[@]}"
 echo "bench: wrote $RESULTS/raw.json, http.json, cluster_engine.json, meta.json, summary.json," \
   "summary.png" \
   "(${SECONDS}s in all; load average $LOAD_BEFORE before, $LOAD_AFTER after)" >&2

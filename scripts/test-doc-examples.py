@@ -21,6 +21,18 @@ follower a reader starts in a second terminal) and waits for its first output li
 CLI's `following ...`), runs the file's other blocks, then requires TEXT in the block's
 output within 10 s before stopping it.
 
+Every other ```sh block must say why it is not run, on the line before its fence:
+`<!-- not run: needs nats-server and etcd; make test runs the cluster smoke -->`. A shell
+block with neither mark fails the run, so a new example cannot be left out by accident.
+
+The blocks may use `$URL` (the daemon's address) and `$TOKEN` (a bearer token: the scratch
+daemon requires none, and accepts any), which the docs ask a reader to set.
+
+A file that starts its own daemon in an example (`statewatch --data pm serve --listen
+127.0.0.1:7411 &`) says `<!-- examples: own daemon -->` once: no daemon is started for it,
+its 127.0.0.1:7411 is rewritten to a free port, and whatever its blocks leave running is
+stopped at the end.
+
 Usage: scripts/test-doc-examples.py PATH/TO/statewatch [FILE.md ...]
 """
 import os
@@ -28,6 +40,7 @@ import re
 import shlex
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -36,6 +49,9 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # TEXT runs to the comment's last quote: it may hold quotes itself.
 MARK = re.compile(r'^<!-- example(?::\s*(background)(?:,\s*expect\s+"(.*)")?)?\s*-->$')
+NOT_RUN = re.compile(r'^<!-- not run: \S.*-->$')
+OWN_DAEMON = "<!-- examples: own daemon -->"
+SHELL_FENCES = ("```sh", "```bash", "```shell")
 WAIT_S = 10
 BLOCK_TIMEOUT_S = 60
 
@@ -53,11 +69,19 @@ def marked_blocks(path):
     """The marked ```sh blocks of a Markdown file, in order."""
     lines = open(path, encoding="utf-8").read().split("\n")
     blocks = []
+    inside = False
     for i, line in enumerate(lines):
+        if line.strip().startswith("```"):
+            if not inside and line.strip() in SHELL_FENCES:
+                before = lines[i - 1].strip() if i > 0 else ""
+                if not MARK.match(before) and not NOT_RUN.match(before):
+                    sys.exit("%s:%d: a shell block needs <!-- example --> or <!-- not run: "
+                             "WHY --> on the line before its fence" % (path, i + 1))
+            inside = not inside
         m = MARK.match(line.strip())
         if not m:
             continue
-        if i + 1 >= len(lines) or lines[i + 1].strip() not in ("```sh", "```bash"):
+        if i + 1 >= len(lines) or lines[i + 1].strip() not in SHELL_FENCES:
             sys.exit("%s:%d: an example mark must stand on the line before a ```sh fence"
                      % (path, i + 1))
         end = i + 2
@@ -93,7 +117,15 @@ def start_daemon(binary, scratch):
 
 PRELUDE = """set -euo pipefail
 curl() { command curl --fail-with-body --max-time 30 "$@"; }
+URL=http://127.0.0.1:7411
+TOKEN=doc-examples-token
 """
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def localize(text, port):
@@ -109,12 +141,13 @@ def run_file(binary, path):
     os.mkdir(bindir)
     os.symlink(binary, os.path.join(bindir, "statewatch"))
     env = dict(os.environ, PATH=bindir + os.pathsep + os.environ.get("PATH", ""))
-    daemon, port = start_daemon(binary, scratch)
+    own_daemon = OWN_DAEMON in open(path, encoding="utf-8").read()
+    daemon, port = (None, free_port()) if own_daemon else start_daemon(binary, scratch)
     followers = []
     try:
         for b in [b for b in blocks if b.background]:
             out = open(os.path.join(scratch, "background-%d.out" % b.line), "w+")
-            p = subprocess.Popen(["bash", "-c", PRELUDE + localize(b.text, port)], cwd=scratch,
+            p = subprocess.Popen(["bash", "-c", localize(PRELUDE + b.text, port)], cwd=scratch,
                                  env=env, stdout=out, stderr=subprocess.STDOUT,
                                  start_new_session=True)
             followers.append((b, p, out))
@@ -127,11 +160,24 @@ def run_file(binary, path):
                 if os.path.getsize(out.name) > 0:
                     break
                 time.sleep(0.05)
-        script = PRELUDE
+        script = localize(PRELUDE, port)
         for b in [b for b in blocks if not b.background]:
             script += "echo %s\n%s\n" % (shlex.quote("### " + b.where()), localize(b.text, port))
-        r = subprocess.run(["bash", "-c", script], cwd=scratch, env=env, capture_output=True,
-                           text=True, timeout=BLOCK_TIMEOUT_S * len(blocks))
+        # Output to files, not pipes: a daemon a block leaves running keeps a pipe open.
+        with open(os.path.join(scratch, "examples.out"), "w+") as out, \
+                open(os.path.join(scratch, "examples.err"), "w+") as err:
+            main = subprocess.Popen(["bash", "-c", script], cwd=scratch, env=env, stdout=out,
+                                    stderr=err, start_new_session=True)
+            try:
+                main.wait(timeout=BLOCK_TIMEOUT_S * len(blocks))
+            finally:
+                try:  # what the blocks left running (a daemon of their own) stops with them
+                    os.killpg(main.pid, signal.SIGTERM)
+                except ProcessLookupError:
+                    pass
+            out.seek(0)
+            err.seek(0)
+            r = subprocess.CompletedProcess(main.args, main.returncode, out.read(), err.read())
         if r.returncode != 0:
             print("test-doc-examples: FAILED in %s (exit %d)\n--- output:\n%s%s"
                   % (os.path.relpath(path, ROOT), r.returncode, r.stdout, r.stderr))
@@ -162,11 +208,12 @@ def run_file(binary, path):
                 os.killpg(p.pid, signal.SIGTERM)
             p.wait()
             out.close()
-        daemon.send_signal(signal.SIGTERM)
-        try:
-            daemon.wait(WAIT_S)
-        except subprocess.TimeoutExpired:
-            daemon.kill()
+        if daemon:
+            daemon.send_signal(signal.SIGTERM)
+            try:
+                daemon.wait(WAIT_S)
+            except subprocess.TimeoutExpired:
+                daemon.kill()
         shutil.rmtree(scratch, ignore_errors=True)
 
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """bench/report.py: medians and the noise mark over repetitions, goal verdicts, and the
-README block it replaces. Runs under CTest (bench_report_test) with no benchmark run: the
+table block it replaces. Runs under CTest (bench_report_test) with no benchmark run: the
 inputs are small synthetic Google Benchmark files."""
 
 import json
@@ -155,7 +155,7 @@ class ReadmeBlock(unittest.TestCase):
         filtered = report.header({}, {"bench_scale": 1, "filter": "record/"}, 3)
         self.assertIn("NOT a full run (filter 'record/')", filtered)
 
-    def test_main_writes_summary_and_readme(self):
+    def test_main_writes_summary_and_table(self):
         with tempfile.TemporaryDirectory() as tmp:
             raw = os.path.join(tmp, "raw.json")
             with open(raw, "w") as f:
@@ -168,7 +168,7 @@ class ReadmeBlock(unittest.TestCase):
             old = sys.stdout
             sys.stdout = devnull
             try:
-                rc = report.main([raw, "--out-dir", tmp, "--readme", readme])
+                rc = report.main([raw, "--out-dir", tmp, "--table", readme])
             finally:
                 sys.stdout = old
                 devnull.close()
