@@ -124,8 +124,9 @@ Fixture* BuildOnce(benchmark::State& state, std::unique_ptr<Fixture>* slot,
 int64_t NowMs();
 
 // The environment's BENCH_SCALE (default 1): benchmarks with a fixed amount of work multiply
-// it by this, so that a development run can be short (BENCH_SCALE=0.05). A full run —
-// the one the README quotes — uses 1; bench/report.py says when it was not.
+// it by this, so that a development run can be short (BENCH_SCALE=0.05). A full run (the
+// one quoted in docs/benchmarks.md, "The last run") uses 1; bench/report.py says when it
+// was not.
 double BenchScale();
 // `n` scaled by BenchScale(), at least 1.
 int64_t Scaled(int64_t n);

@@ -1,7 +1,8 @@
-// A changesSince page (semantics.md §4): 200 events of one session, read from the middle of
-// its history (the page is truncated and the earliest retained sequence is not the first row
-// read), from a journal of 300,000 events over 1,000 sessions recorded in random order, so
-// that one session's rows are scattered through the journal as a gateway's are.
+// A changesSince page (docs/semantics.md, "Catching up: `changesSince`"): 200 events of one
+// session, read from the middle of its history (the page is truncated and the earliest
+// retained sequence is not the first row read), from a journal of 300,000 events over 1,000
+// sessions recorded in random order, so that one session's rows are scattered through the
+// journal as a gateway's are.
 //
 // Two places the rows can be, each measured against SQLite on the same data:
 //   sst       an old session: after the fill the engine is closed and its database is

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Where the time of one benchmark goes, as instruction counts (callgrind): repeatable on a
-# shared machine where wall-clock profiles are not. Backs the README's "what limits it".
+# shared machine where wall-clock profiles are not. Backs the "what limits each" of
+# docs/benchmarks.md, "The last run".
 #
 # Usage: bench/profile.sh FILTER [BUILD_DIR]   e.g.  bench/profile.sh '^record/single/buffered/'
 #   Runs BUILD_DIR/bench/statewatch_bench (default build-release) once under

@@ -1,5 +1,5 @@
-// Pruning at the row cap (semantics.md §5: "it must keep up with the append rate at the row
-// cap"), like with like.
+// Pruning at the row cap (docs/semantics.md, "Retention":
+// "it must keep up with the append rate at the row cap"), like with like.
 //
 // statewatch enforces EngineOptions::max_rows on every commit group, in the same atomic
 // batch as the appends that overflow it. Two engines are filled alike with 50,000 rows (the

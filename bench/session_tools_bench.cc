@@ -1,4 +1,5 @@
-// What the session tools cost on large registries and transcripts (the README's figures).
+// What the session tools cost on large registries and transcripts (the figures in
+// docs/benchmarks.md, "The last run").
 //
 //   sessions_list/<variant>      tools::SessionsList over 10,000 registered sessions (and
 //                                the caller), each with a journal event and a transcript

@@ -53,7 +53,7 @@ CREATE INDEX IF NOT EXISTS idx_session_watch_cursors_target
   ON session_watch_cursors(target_session_key);
 )sql";
 
-// semantics.md §2.2: the kinds that open notices, and the one that seeds cursors.
+// docs/semantics.md, "Kinds": the kinds that open notices, and the one that seeds cursors.
 bool IsNotifyingKind(const std::string& kind) {
   return kind == "human_direct_message" || kind == "upstream_missing" || kind == "goal_changed";
 }
@@ -348,9 +348,9 @@ Result<RefRecordResult> SqliteReference::RecordLocked(const RefEventInput& in, i
   return RefRecordResult{seq, /*deduplicated=*/false};
 }
 
-// semantics.md §2.3 step 3 and the §3.2 transition table, one cursor at a time: the
-// reference reads each watcher's cursor and upserts it, also when the notice is already
-// pending (only M moves then) — the per-watcher write statewatch's coalescing avoids.
+// docs/semantics.md, "Recording is one atomic step" (step 3) and "The transition table", one
+// cursor at a time: the reference reads each watcher's cursor and upserts it, also when the notice
+// is already pending (only M moves then) — the per-watcher write statewatch's coalescing avoids.
 Status SqliteReference::UpdateCursorsLocked(const RefEventInput& in, int64_t seq, int64_t now,
                                             std::vector<RefNotice>* pending) {
   bool notifying = IsNotifyingKind(in.kind);

@@ -4,8 +4,9 @@
 // It keeps session state awareness the way the reference gateway does: three STRICT tables in
 // one WAL-mode database, every operation a fixed sequence of prepared statements inside one
 // write transaction, notices queued in memory after the commit. It is written to do the same
-// logical work as statewatch per operation (semantics.md §2.3, §3.2, §4, §5), not to be
-// clever: the point is to measure the design as it is.
+// logical work as statewatch per operation (docs/semantics.md,
+// "Recording is one atomic step", "The transition table", "Catching up: `changesSince`" and
+// "Retention"), not to be clever: the point is to measure the design as it is.
 //
 // Deliberate simplifications, none of which changes the work done per operation:
 //  - inputs are taken as already normalised (no summary folding, no key parsing beyond the
@@ -79,7 +80,7 @@ struct RefNotice {
   std::string watcher_key;
   std::string target_key;
   int64_t since = 0;
-  std::string text;  // semantics.md §3.3, byte-exact
+  std::string text;  // docs/semantics.md, "One notice, not many", byte-exact
 };
 
 struct RefChangesPage {
@@ -116,8 +117,9 @@ class SqliteReference {
   Result<std::vector<RefRecordResult>> RecordBatch(const std::vector<RefEventInput>& inputs,
                                                    std::vector<RefNotice>* notices = nullptr);
 
-  // Explicit registration (semantics.md §3.1): a cursor at the target's head unless one
-  // exists. False when the watcher equals the target or either key is not agent-scoped.
+  // Explicit registration (docs/semantics.md, "How a watcher starts watching"): a cursor
+  // at the target's head unless one exists. False when the watcher equals the target or
+  // either key is not agent-scoped.
   Result<bool> Watch(const std::string& watcher_key, const std::string& target_key,
                      const std::string& target_agent_id);
 
@@ -175,7 +177,7 @@ class SqliteReference {
   std::map<std::string, std::map<std::string, RefNotice>> queue_;
 };
 
-// The notice text of semantics.md §3.3.
+// The notice text of docs/semantics.md, "One notice, not many".
 std::string RefNoticeText(const std::string& target_key, int64_t since);
 
 }  // namespace statewatch::bench

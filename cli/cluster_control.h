@@ -1,4 +1,4 @@
-// The control plane from the command line (docs/cluster.md §13):
+// The control plane from the command line (docs/cluster-internals.md, "Ownership on etcd"):
 //
 // `statewatch serve --cluster NATS --etcd ETCD --node-id ID --partitions P
 //      [--cluster-name NAME] [--lease-ttl S]`: a node under the control plane

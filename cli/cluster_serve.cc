@@ -62,8 +62,9 @@ Result<PartitionArgs> ReadPartitionArgs(const Args& args) {
 
 #ifdef STATEWATCH_HAVE_NATS
 // Store::Open(connection, options with the partition) on a connection of its own to the
-// partition's NATS servers: the stream and the checkpoints (SW_CKPT, docs/cluster.md §7)
-// each get one, so that a checkpoint's publish never queues behind the commit path's appends.
+// partition's NATS servers: the stream and the checkpoints (SW_CKPT,
+// docs/cluster-internals.md, "Checkpoints and purge") each get one, so that a checkpoint's
+// publish never queues behind the commit path's appends.
 template <typename Interface, typename Store, typename StoreOptions>
 Result<std::shared_ptr<Interface>> OpenOnOwnConnection(const PartitionArgs& p) {
   log::NatsConnectionOptions co;

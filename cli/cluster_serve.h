@@ -1,7 +1,8 @@
 // `statewatch serve --cluster`: the daemon as the owner or the standby of one partition whose
-// log is a NATS JetStream stream (docs/cluster.md §8). Opening as owner folds what the data
-// directory has not applied of the stream and fences the previous owner out: starting it on
-// a standby's node is the takeover after a restart; `statewatch takeover` is the live one.
+// log is a NATS JetStream stream (docs/cluster-internals.md,
+// "`statewatch serve --cluster … --partition p --role owner|standby`"). Opening as owner folds what
+// the data directory has not applied of the stream and fences the previous owner out: starting it
+// on a standby's node is the takeover after a restart; `statewatch takeover` is the live one.
 //
 // Options: --cluster nats://HOST:PORT[,...] (the NATS servers; without it the daemon is a
 // single node), --partition p (default 0), --partitions P (default 1), --role owner|standby.

@@ -34,8 +34,8 @@ inline constexpr int kExitRuntimeError = 1;
 inline constexpr int kExitUsageError = 2;
 
 // How a verb uses the database. Inspecting verbs open it read-only, so that looking at a
-// database never changes it (no file created, deleted or appended; semantics.md §6), works
-// while `statewatch serve` holds it, and never creates one.
+// database never changes it (no file created, deleted or appended; docs/semantics.md,
+// "Restarts and crashes"), works while `statewatch serve` holds it, and never creates one.
 enum class Access {
   kReadOnly,      // read-only open: no pruning, no lock, no database created
   kWrite,         // pruning at open, as any writer
@@ -117,9 +117,9 @@ int PrintEngineAnswer(Command& c, Ask ask, ToJson to_json) {
 // An integer option value; a usage error (InvalidArgument) when it is not one.
 Result<int64_t> ParseIntOption(std::string_view name, const std::string& value);
 
-// The session named by --<key_option> and --<agent_option> (semantics.md §1): an
-// agent-scoped key brings its agent; a bare key takes the agent option or "main".
-// InvalidArgument for a malformed key or a conflicting agent (a runtime error).
+// The session named by --<key_option> and --<agent_option> (docs/semantics.md,
+// "Sessions and their keys"): an agent-scoped key brings its agent; a bare key takes the agent
+// option or "main". InvalidArgument for a malformed key or a conflicting agent (a runtime error).
 Result<SessionName> SessionFromOptions(const Args& args, std::string_view key_option,
                                        std::string_view agent_option);
 

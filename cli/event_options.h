@@ -22,7 +22,7 @@ const std::vector<std::string>& EventOptionNames();
 // One event from --session, --agent, --kind, --actor-type, ... . InvalidArgument is a usage
 // error: a missing required option, an unknown actor type, a non-integer --occurred-at or a
 // --payload that is not JSON. A JSON payload that is not an object is dropped, as in
-// tools::EventInputFromJson (semantics.md §2.1).
+// tools::EventInputFromJson (docs/semantics.md, "What an event holds").
 Result<EventInput> EventInputFromOptions(const Args& args);
 
 // Events from a batch document: a JSON array of objects, a single object, or one object per

@@ -69,7 +69,8 @@ Result<int64_t> NonNegativeOption(const cli::Args& args, std::string_view name,
   return *n;
 }
 
-// --max-ping-pong-turns: the sessions_send reply-back loop, 0..20 (semantics.md §9).
+// --max-ping-pong-turns: the sessions_send reply-back loop, 0..20
+// (docs/semantics.md, "Session tools").
 Status ReadPingPongTurns(const cli::Args& args, ServerOptions* o) {
   auto text = args.Get("max-ping-pong-turns");
   if (!text) return Status::OK();

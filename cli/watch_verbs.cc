@@ -21,8 +21,8 @@ std::string Watcher(const Command& c) { return c.args.Get("watcher").value_or(""
 }  // namespace
 
 int RunWatch(Command& c) {
-  // semantics.md §3.1: a malformed or conflicting target is a refused registration
-  // (watched: false), not an error — the same answer sessions_send gives.
+  // docs/semantics.md, "How a watcher starts watching": a malformed or conflicting target is a
+  // refused registration (watched: false), not an error — the same answer sessions_send gives.
   auto target = SessionFromOptions(c.args, "target", "target-agent");
   if (!target.ok()) return PrintJson(c, json::object{{"watched", false}});
   auto engine = c.OpenEngine();

@@ -1,8 +1,8 @@
-// A cluster checkpoint's snapshot (docs/cluster.md §7): every key/value of every family of a
-// node's RocksDB, read through one snapshot, with the node's applied state {stream
-// position, local position, ChainState} from the same snapshot — so a node that restores it
-// holds exactly what the node that took it held after that stream position (journal rows,
-// projections, names, side tables, its local log and the engine's own checkpoint meta).
+// A cluster checkpoint's snapshot (docs/cluster-internals.md, "Checkpoints and purge"): every
+// key/value of every family of a node's RocksDB, read through one snapshot, with the node's applied
+// state {stream position, local position, ChainState} from the same snapshot — so a node that
+// restores it holds exactly what the node that took it held after that stream position (journal
+// rows, projections, names, side tables, its local log and the engine's own checkpoint meta).
 //
 // Encoding: FlatBuffers SnapshotParts (schema/cluster_checkpoint.fbs), each size-prefixed
 // and of about `part_bytes` of keys and values (an entry larger than that goes alone in its

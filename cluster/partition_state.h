@@ -3,7 +3,8 @@
 // newer owner) — with the epoch and stream position that go with it. The commit path
 // (ReplicatedLog), the standby's follow loop (cluster/follower.h) and the daemon's cluster
 // gate (server/cluster_routes.h) share one, so that the moment a node is fenced out its
-// reads stop too: a fenced node's data may already be stale (docs/cluster.md §6).
+// reads stop too: a fenced node's data may already be stale (docs/cluster-internals.md,
+// "Fencing and `statewatch takeover --partition p`").
 //
 // Thread-safe.
 #ifndef STATEWATCH_CLUSTER_PARTITION_STATE_H_

@@ -1,15 +1,17 @@
-// ReplicatedLog: the engine's log in cluster mode (docs/cluster.md §4-§6). A commit group is
-// made durable on the partition's replicated stream (JetStreamLog; MemLog in tests) first —
-// one LogFrame sealed into the partition's hash chain, appended with the expected last
-// position and the Msg-Id "<p>/<epoch>/<batchNo>", answered once a quorum holds it — and
-// then applied to the node's own RocksDB through its local log, together with
-// meta {remote position, ChainState}. The engine answers its callers only after both.
+// ReplicatedLog: the engine's log in cluster mode (docs/cluster-internals.md,
+// "The owner: append, then apply" through "Fencing and `statewatch takeover --partition p`").
+// A commit group is made durable on the partition's replicated stream (JetStreamLog; MemLog
+// in tests) first — one LogFrame sealed into the partition's hash chain, appended with the
+// expected last position and the Msg-Id "<p>/<epoch>/<batchNo>", answered once a quorum holds
+// it — and then applied to the node's own RocksDB through its local log, together with meta
+// {remote position, ChainState}. The engine answers its callers only after both.
 //
-// Opening one makes this node the partition's owner, which is also the takeover of §6:
-// fold every frame the node has not applied yet (a standby's or a restarted owner's
-// catch-up), append Fence{last fence's epoch + 1} at the tail, apply it. From then on an
-// owner that appended before the fence is refused at its next append; it closes: every
-// later append fails with FailedPrecondition "partition moved", acknowledging nothing.
+// Opening one makes this node the partition's owner, which is also the takeover of
+// "Fencing and `statewatch takeover --partition p`": fold every frame the node has not
+// applied yet (a standby's or a restarted owner's catch-up), append Fence{last fence's
+// epoch + 1} at the tail, apply it. From then on an owner that appended before the fence is
+// refused at its next append; it closes: every later append fails with FailedPrecondition
+// "partition moved", acknowledging nothing.
 //
 // An append whose outcome stays unknown after the retry policy (IOError) is returned as
 // it is: the engine then refuses writes until it is reopened, and the reopen's fold applies
@@ -20,8 +22,9 @@
 // options.checkpoints is set and checkpoint_every stream positions were applied since the
 // last one, writes a cluster checkpoint — the node's whole state through one RocksDB
 // snapshot (cluster/checkpoint_codec.h) — and purges the stream below its position + 1
-// (docs/cluster.md §7). A failed snapshot, write or purge is logged and retried at the next
-// engine checkpoint; it never fails the commit path (the stream keeps everything).
+// (docs/cluster-internals.md, "Checkpoints and purge"). A failed snapshot, write or purge
+// is logged and retried at the next engine checkpoint; it never fails the commit path (the
+// stream keeps everything).
 //
 // Thread contract: as LogBackend — one appender at a time.
 #ifndef STATEWATCH_CLUSTER_REPLICATED_LOG_H_
@@ -51,14 +54,15 @@ struct ReplicatedLogOptions {
   std::string node = "statewatch";
   // Settles appends whose outcome is unknown. Default: RetryPolicy::Backoff() (~15 s).
   log::RetryPolicy retry{20, log::RetryPolicy::Backoff()};
-  // Fence attempts while another owner keeps appending (§6 step 3).
+  // Fence attempts while another owner keeps appending
+  // ("Fencing and `statewatch takeover --partition p`", step 3).
   int fence_rounds = 10;
-  // The control plane's assignment this node fences under (docs/cluster.md §13): the etcd
-  // mod_revision of the partition's assignment key. 0 (a manual takeover, a stage-1 owner):
-  // the fence's epoch is the last fence's + 1. Otherwise it is max(last + 1, this), and a
-  // stream whose last fence is newer than this assignment refuses the fence with
-  // FailedPrecondition — a node acting on a stale assignment cannot fence out the owner a
-  // newer one named.
+  // The control plane's assignment this node fences under (docs/cluster-internals.md,
+  // "Ownership on etcd"): the etcd mod_revision of the partition's assignment key. 0 (a
+  // manual takeover, a stage-1 owner): the fence's epoch is the last fence's + 1. Otherwise
+  // it is max(last + 1, this), and a stream whose last fence is newer than this assignment
+  // refuses the fence with FailedPrecondition — a node acting on a stale assignment cannot
+  // fence out the owner a newer one named.
   uint64_t assignment_epoch = 0;
   // When set, kept current: Owned at the fence, Appended after each append, Moved when a
   // newer owner fences this one out (the daemon's gate then refuses reads too).

@@ -1,9 +1,9 @@
 // Standby: a node that folds a partition's stream into its own data directory without
-// owning the partition (docs/cluster.md §5). It never appends. Its directory then holds the
-// same journal, names, side tables and local log as the owner's at the same position, so
-// `statewatch verify` (a read-only open, allowed while the standby runs) checks it, and
-// opening it as the owner (ReplicatedLog::OpenAsOwner, `serve --cluster --role owner`) is a
-// takeover that has little left to fold.
+// owning the partition (docs/cluster-internals.md, "The standby: fold the stream"). It never
+// appends. Its directory then holds the same journal, names, side tables and local log as
+// the owner's at the same position, so `statewatch verify` (a read-only open, allowed while
+// the standby runs) checks it, and opening it as the owner (ReplicatedLog::OpenAsOwner,
+// `serve --cluster --role owner`) is a takeover that has little left to fold.
 //
 // Thread contract: one thread at a time per Standby.
 #ifndef STATEWATCH_CLUSTER_STANDBY_H_

@@ -12,8 +12,9 @@ namespace json = boost::json;
 
 namespace {
 
-// Only these payload keys are part of the reconciliation view (§4): they carry the outcome
-// of runs and the channel of human messages, never message content.
+// Only these payload keys are part of the reconciliation view (docs/semantics.md,
+// "Catching up: `changesSince`"): they carry the outcome of runs and the channel of human
+// messages, never message content.
 constexpr std::string_view kChangePayloadKeys[] = {"outcome", "channel", "turns"};
 
 // The stored payload as an object, or nullopt when it is absent or (against the engine's
@@ -67,7 +68,7 @@ Status ReadActorType(const json::object& o, EventInput* in) {
   return Status::OK();
 }
 
-// §2.1: a payload that is not an object is dropped, not refused.
+// "What an event holds": a payload that is not an object is dropped, not refused.
 void ReadPayload(const json::object& o, EventInput* in) {
   const json::value* v = FindField(o, "payload");
   if (v != nullptr && v->is_object()) in->payload_json = json::serialize(*v);

@@ -1,11 +1,12 @@
 // JSON codec of the statewatch API values: events, pages of changes, notices, cursors and
 // maintenance reports out; event inputs and `changesSince` in. Field names are the camelCase
-// names of semantics.md §2.1 / §4. Shared by the CLI and (later) the daemon.
+// names of docs/semantics.md, "What an event holds" and "Catching up: `changesSince`".
+// Shared by the CLI and (later) the daemon.
 //
 // No exception escapes: Boost.JSON errors are caught here and returned as a Status. Every
 // error message names the field and the offending value, except the byte-exact
-// `changesSince` refusal (semantics.md §4), whose detailed variant is
-// ChangesSinceErrorDetail().
+// `changesSince` refusal (docs/semantics.md, "Catching up: `changesSince`"), whose detailed
+// variant is ChangesSinceErrorDetail().
 //
 // Thread-safe: pure functions.
 #ifndef STATEWATCH_CODECS_JSON_CODEC_H_
@@ -23,19 +24,20 @@
 
 namespace statewatch::tools {
 
-// The tool-facing refusal of a bad `changesSince`, byte-exact (semantics.md §4).
+// The tool-facing refusal of a bad `changesSince`, byte-exact (docs/semantics.md,
+// "Catching up: `changesSince`").
 inline constexpr char kChangesSinceError[] = "changesSince must be a non-negative integer";
 
 // ---- out -------------------------------------------------------------------------------
 
-// A stored event with every field of §2.1 and its traceparent; empty optional fields
-// (sessionId, actorId, runId, payload, dedupeKey, traceparent) are omitted. `payload` is the
-// parsed object (omitted if it is not one).
+// A stored event with every field of "What an event holds" and its traceparent; empty
+// optional fields (sessionId, actorId, runId, payload, dedupeKey, traceparent) are omitted.
+// `payload` is the parsed object (omitted if it is not one).
 boost::json::object EventToJson(const Event& event);
 
-// The reconciliation view of §4: sequence, kind, actorType, occurredAt, summary and, when
-// present, actorId, runId, payload limited to the keys outcome, channel and turns
-// (payload omitted when none of them is there) and the write's W3C traceparent.
+// The reconciliation view of "Catching up: `changesSince`": sequence, kind, actorType,
+// occurredAt, summary and, when present, actorId, runId, payload limited to the keys outcome,
+// channel and turns (payload omitted when none of them is there) and the write's W3C traceparent.
 boost::json::object ChangeEventToJson(const Event& event);
 boost::json::object ChangeEventToJson(const EventView& event);
 
@@ -92,8 +94,8 @@ boost::json::object EventInputToJson(const EventInput& input);
 // is refused (`unknown field wacthers (known: ...)`): a misspelt `watchers` must not answer
 // 200 and register no watch. `actorType` is required because the
 // engine cannot tell an absent one from "system". A payload object is serialized into
-// payload_json; any other payload is dropped (§2.1). Everything else (empty keys, unknown
-// kinds, clamping) is the engine's to validate.
+// payload_json; any other payload is dropped ("What an event holds"). Everything else
+// (empty keys, unknown kinds, clamping) is the engine's to validate.
 // InvalidArgument names the field and the value: `occurredAt must be an integer (got "abc")`.
 Result<EventInput> EventInputFromJson(const boost::json::value& value);
 

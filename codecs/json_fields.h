@@ -1,7 +1,7 @@
-// The one set of JSON field readers: every session tool's parameters (semantics.md §9) and
-// every gateway body the daemon and the CLI read (registry upserts, events, transcript
-// messages, run replies, upstream links) go through these, so that a field is refused the
-// same way, with the same words, wherever it arrives.
+// The one set of JSON field readers: every session tool's parameters (docs/semantics.md,
+// "Session tools") and every gateway body the daemon and the CLI read (registry upserts,
+// events, transcript messages, run replies, upstream links) go through these, so that a
+// field is refused the same way, with the same words, wherever it arrives.
 //
 // Two styles, because agents and gateways write JSON differently:
 //   FieldStyle::kToolParam — what an agent passes to a tool. Absent, null and a blank

@@ -29,7 +29,7 @@
 
 namespace statewatch::tools {
 
-// The registry kinds of semantics.md §9, in the order error messages list them.
+// The registry kinds of docs/semantics.md, "Session tools", in the order error messages list them.
 inline constexpr std::string_view kSessionKinds[] = {"main", "group", "cron",
                                                      "hook", "node",  "other"};
 bool IsSessionKind(std::string_view kind);

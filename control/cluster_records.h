@@ -1,6 +1,6 @@
-// The control plane's keys and records in etcd (docs/cluster.md §13). Everything a node, the
-// controller and the operator verbs read or write there goes through these names and
-// codecs, so the layout is written down once:
+// The control plane's keys and records in etcd (docs/cluster-internals.md,
+// "Ownership on etcd"). Everything a node, the controller and the operator verbs read or
+// write there goes through these names and codecs, so the layout is written down once:
 //
 //   /sw/<cluster>/config            {"partitions": P}            written once, by the first node
 //   /sw/<cluster>/nodes/<id>        NodeRecord                   bound to the node's lease

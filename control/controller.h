@@ -1,5 +1,5 @@
-// Controller: the one node that writes assignments (docs/cluster.md §13). Every node runs
-// one and calls Round() on a timer; a round
+// Controller: the one node that writes assignments (docs/cluster-internals.md,
+// "Ownership on etcd"). Every node runs one and calls Round() on a timer; a round
 //   1. campaigns when no node leads: a transaction creates /sw/<cluster>/controller with
 //      this node's id, bound to its lease — whoever creates it leads until its lease ends;
 //   2. when this node leads, reads the whole cluster prefix once (ReadClusterView), runs

@@ -1,8 +1,8 @@
-// EtcdClient: the control plane's store (docs/cluster.md §13), spoken through etcd's v3 JSON
-// gateway (POST /v3/kv/range, /v3/kv/put, /v3/kv/txn, /v3/kv/deleterange, /v3/lease/grant,
-// /v3/lease/keepalive, /v3/lease/revoke, /v3/lease/timetolive) over plain HTTP/1.1
-// (net/http_client.h). No C++ etcd client is packaged by Debian; the gateway is part of every
-// etcd 3.4 member, so nothing beyond the HTTP client is needed. Keys and values are sent
+// EtcdClient: the control plane's store (docs/cluster-internals.md, "Ownership on etcd"), spoken
+// through etcd's v3 JSON gateway (POST /v3/kv/range, /v3/kv/put, /v3/kv/txn, /v3/kv/deleterange,
+// /v3/lease/grant, /v3/lease/keepalive, /v3/lease/revoke, /v3/lease/timetolive) over plain
+// HTTP/1.1 (net/http_client.h). No C++ etcd client is packaged by Debian; the gateway is part of
+// every etcd 3.4 member, so nothing beyond the HTTP client is needed. Keys and values are sent
 // base64-encoded, 64-bit numbers arrive as JSON strings: both stay inside this file.
 //
 // Several endpoints (members of one etcd cluster) may be given: a call goes to the member

@@ -1,7 +1,7 @@
-// LeaseKeeper: this node's lease in etcd (docs/cluster.md §13), kept alive every TTL/3 on a
-// thread of its own. Everything the node holds in etcd — its record, the controller key
-// when it leads — is bound to this lease, so a node that dies (kill -9, a lost machine)
-// disappears from the control plane one TTL later and the controller fails it over.
+// LeaseKeeper: this node's lease in etcd (docs/cluster-internals.md, "Ownership on etcd"), kept
+// alive every TTL/3 on a thread of its own. Everything the node holds in etcd — its record, the
+// controller key when it leads — is bound to this lease, so a node that dies (kill -9, a lost
+// machine) disappears from the control plane one TTL later and the controller fails it over.
 //
 // What the node may serve follows from the last keep-alive:
 //   held         a keep-alive sent at t answered with TTL s: the lease holds until t + s.

@@ -1,7 +1,7 @@
-// The operator's view and verbs on the control plane (docs/cluster.md §13): what
-// `statewatch cluster status|move|drain` print and what a node's port answers at
-// GET /v1/cluster/status, POST /v1/cluster/move and POST /v1/cluster/drain. They read etcd
-// and write requests there; the controller does the moving.
+// The operator's view and verbs on the control plane (docs/cluster-internals.md,
+// "Ownership on etcd"): what `statewatch cluster status|move|drain` print and what a node's
+// port answers at GET /v1/cluster/status, POST /v1/cluster/move and POST /v1/cluster/drain.
+// They read etcd and write requests there; the controller does the moving.
 //
 // Status JSON:
 //   {"cluster", "revision", "controller": id|null, "partitionCount",

@@ -1,10 +1,10 @@
 // Placement: what the controller decides, as a pure function of what it read from etcd
-// (docs/cluster.md §13). Given the live nodes (those whose lease-bound record exists), the
-// current assignments and the pending move and drain requests, Plan() returns the
-// assignment changes to make now. The controller writes them in one transaction each,
-// guarded by its election key and each assignment's mod_revision, and runs Plan() again on
-// what it reads next: every rule below makes progress from one read to the next, so no
-// state lives outside etcd and a new controller carries on where the old one stopped.
+// (docs/cluster-internals.md, "Ownership on etcd"). Given the live nodes (those whose
+// lease-bound record exists), the current assignments and the pending move and drain requests,
+// Plan() returns the assignment changes to make now. The controller writes them in one
+// transaction each, guarded by its election key and each assignment's mod_revision, and runs
+// Plan() again on what it reads next: every rule below makes progress from one read to the next,
+// so no state lives outside etcd and a new controller carries on where the old one stopped.
 //
 // Rules, partition by partition (p = 0, 1, ...):
 //   1. No assignment: the least loaded eligible node owns it, the next least loaded stands by.

@@ -1,6 +1,7 @@
-// Which partition of a cluster a session belongs to (docs/cluster.md §3): XXH64 (seed 0) of
-// the session's agent id, mod the partition count. Every session of one agent lands in one
-// partition, so an agent's watchers and targets are usually together.
+// Which partition of a cluster a session belongs to (docs/cluster-internals.md,
+// "Frames, the hash chain, sequence numbers"): XXH64 (seed 0) of the session's agent id,
+// mod the partition count. Every session of one agent lands in one partition, so an agent's
+// watchers and targets are usually together.
 //
 // DO NOT CHANGE the function (hash, seed, input bytes): it decides where every session's
 // history lives; changing it strands each session's history on another partition. When

@@ -1,6 +1,7 @@
-// ChangesReader: the read side of changesSince (semantics.md §4). A page comes from the row
-// cache when a cached run covers it, and otherwise from RocksDB through an iterator kept
-// for reuse (a pool: creating a RocksDB iterator costs more than the page's first rows).
+// ChangesReader: the read side of changesSince (docs/semantics.md,
+// "Catching up: `changesSince`"). A page comes from the row cache when a cached run covers
+// it, and otherwise from RocksDB through an iterator kept for reuse (a pool: creating a
+// RocksDB iterator costs more than the page's first rows).
 //
 // A read has two steps. Begin() runs under the engine's shared lock, with the head,
 // watermark and row-cap mark the engine read there: it samples the cache's generation,

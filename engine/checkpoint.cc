@@ -78,7 +78,8 @@ Status EngineImpl::LoadState(bool* had_meta_out, bool* migrate_out) {
     if (!wrapped.ok()) return wrapped.status();
     log_ = std::move(*wrapped);
     // A fold that restored a cluster checkpoint replaced the whole store, the engine's own
-    // checkpoint meta included (docs/cluster.md §7); an ordinary fold leaves it as it was.
+    // checkpoint meta included (docs/cluster-internals.md, "Checkpoints and purge"); an
+    // ordinary fold leaves it as it was.
     SW_RETURN_IF_ERROR(read_meta());
   }
   SW_RETURN_IF_ERROR(LoadNames());

@@ -100,7 +100,8 @@ Result<std::string> NormalizePayload(const std::string& text) {
   boost::json::monotonic_resource arena(buffer, sizeof(buffer));
   boost::json::value v = boost::json::parse(text, ec, &arena);
   if (ec) return Status::InvalidArgument("payload is not valid JSON (got " + Quote(text) + ")");
-  if (!v.is_object()) return std::string();  // semantics §2.1: non-objects are dropped
+  // docs/semantics.md, "What an event holds": non-objects are dropped.
+  if (!v.is_object()) return std::string();
   std::size_t keys = 0;
   if (LooksCanonical(text, &keys) && keys == CountMembers(v)) return text;
   return boost::json::serialize(v);
@@ -195,10 +196,10 @@ Result<PreparedEvent> PrepareEvent(const EventInput& in, const KindTable& kinds,
       e.actor_id = actor->canonical;
     }
   }
-  // semantics.md §1: a bare target gets the journal, a state version and changesSince,
-  // but never a cursor, a notice or a wake — whichever way the watcher comes (a producer's
-  // list or a child_spawned seed), exactly as Watch() refuses a bare target. The watchers
-  // are still validated, so a malformed key is refused the same way for every target.
+  // docs/semantics.md, "Sessions and their keys": a bare target gets the journal, a state version
+  // and changesSince, but never a cursor, a notice or a wake — whichever way the watcher comes (a
+  // producer's list or a child_spawned seed), exactly as Watch() refuses a bare target. The
+  // watchers are still validated, so a malformed key is refused the same way for every target.
   const bool bare_target = out.session.session_key.rfind("agent:", 0) != 0;
   for (const std::string& w : in.watchers) {
     auto parsed = ParseWatcherKey(w);

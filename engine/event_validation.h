@@ -1,5 +1,6 @@
 // Event validation: turns a producer's EventInput into a normalised, checked event
-// (semantics.md §2.1) before it reaches the sequencer, so bad input never changes anything.
+// (docs/semantics.md, "What an event holds") before it reaches the sequencer, so bad
+// input never changes anything.
 //
 // Thread-safe: pure functions.
 #ifndef STATEWATCH_ENGINE_EVENT_VALIDATION_H_

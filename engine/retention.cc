@@ -1,4 +1,4 @@
-// EngineImpl: retention (semantics.md §5).
+// EngineImpl: retention (docs/semantics.md, "Retention").
 //
 // The row cap is enforced inside every commit group, in the same record as the appends that
 // overflow it, so the journal never grows past it. It deletes nothing by key: the rows it

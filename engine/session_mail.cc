@@ -1,7 +1,7 @@
 // SessionMailTables: the outbox and the applied marks of the session tools' mail between
-// partitions (include/statewatch/session_mail.h, docs/cluster.md §15.8). Rows in the
-// webhooks column family under the tags 'Q' (outbox) and 'K' (marks), written through the
-// engine's commit-group hook (engine/group_write.h).
+// partitions (include/statewatch/session_mail.h, docs/cluster-internals.md,
+// "Session tools across partitions"). Rows in the webhooks column family under the tags 'Q'
+// (outbox) and 'K' (marks), written through the engine's commit-group hook (engine/group_write.h).
 #include "statewatch/session_mail.h"
 
 #include "engine/event_validation.h"

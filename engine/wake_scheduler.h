@@ -1,4 +1,4 @@
-// WakeScheduler: coalesces wakes per watcher (semantics.md §3.4). The first wake fires at
+// WakeScheduler: coalesces wakes per watcher (docs/semantics.md, "Wakes"). The first wake fires at
 // once; further ones within the window merge into one at the window's end. Time comes from
 // the caller (the engine's clock), so tests move a ManualClock and call RunDue().
 //

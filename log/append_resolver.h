@@ -1,5 +1,5 @@
 // AppendResolved: one append that settles an unknown outcome before it returns, as the
-// owner's commit path must (docs/cluster.md §4):
+// owner's commit path must (docs/cluster-internals.md, "The owner: append, then apply"):
 //
 //   - IOError (timeout, lost connection, leader election): retry the same bytes with the
 //     same dedupe id and the same expected_last. Within the dedupe window a retry of an

@@ -1,5 +1,5 @@
 // ChainVerifier: checks a partition's frames in log order and finds what the hash chain and
-// the fences rule out (docs/cluster.md §3):
+// the fences rule out (docs/cluster-internals.md, "Frames, the hash chain, sequence numbers"):
 //
 //   - a lost batch          (batchNo skips ahead, or prevHash is not the last frame's hash),
 //   - a duplicated batch    (batchNo repeats),

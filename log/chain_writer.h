@@ -2,11 +2,11 @@
 // next batch number, the next sequence counter, the hash of the last frame, the owner's
 // epoch — and names each one's dedupe id "<p>/<epoch>/<batchNo>" (the JetStream Msg-Id).
 //
-// Protocol (docs/cluster.md): fold the log up to its tail through a ChainVerifier, Make() a
-// writer from the verifier's state with the owner's epoch, append SealFence() with
-// expected_last = tail, then one SealCommitGroup() per commit group. Advance() only after the
-// log acknowledged the sealed frame; after an append whose outcome is unknown, retry the
-// same sealed frame (same bytes, same dedupe id) — never reseal it.
+// Protocol (docs/cluster-internals.md): fold the log up to its tail through a
+// ChainVerifier, Make() a writer from the verifier's state with the owner's epoch, append
+// SealFence() with expected_last = tail, then one SealCommitGroup() per commit group.
+// Advance() only after the log acknowledged the sealed frame; after an append whose outcome
+// is unknown, retry the same sealed frame (same bytes, same dedupe id) — never reseal it.
 //
 // Not thread-safe: runs on the owner's commit leader.
 #ifndef STATEWATCH_LOG_CHAIN_WRITER_H_

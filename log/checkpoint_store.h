@@ -1,6 +1,6 @@
 // CheckpointStore: where a partition's owner leaves snapshots of its projections, so that
 // a new node restores the latest one and folds only the log after it — and so that the log
-// below it can be purged (docs/cluster.md §7).
+// below it can be purged (docs/cluster-internals.md, "Checkpoints and purge").
 //
 //   - MemCheckpointStore (log/mem_checkpoint_store.h): in memory, for tests;
 //   - JetStreamCheckpoints (log/jetstream/jetstream_checkpoints.h): chunks plus an end marker

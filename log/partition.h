@@ -46,7 +46,7 @@ class PartitionId {
 
   // The first counter value for a partition migrated from a single node whose largest
   // sequence was `max_existing`: ceil(max_existing / P) + 1, so every new sequence is above
-  // every migrated one (docs/cluster.md §3).
+  // every migrated one (docs/cluster-internals.md, "Frames, the hash chain, sequence numbers").
   uint64_t FirstCounterAfter(Sequence max_existing) const;
 
   bool operator==(const PartitionId&) const = default;

@@ -1,6 +1,6 @@
-// Self-echo (semantics.md §7): an upstream user text equal — whitespace collapsed, trimmed —
-// to one of the session's own recent user messages is the session's own message mirrored
-// into the upstream source, not a human turning to the session.
+// Self-echo (docs/semantics.md, "Upstream monitor (adopted sessions)"): an upstream user text
+// equal — whitespace collapsed, trimmed — to one of the session's own recent user messages is the
+// session's own message mirrored into the upstream source, not a human turning to the session.
 //
 // Thread-safe: pure functions and engine reads.
 #ifndef STATEWATCH_MONITOR_SELF_ECHO_H_

@@ -1,5 +1,6 @@
-// Upstream links as the monitor and the daemon see them (semantics.md §7): the source hash,
-// the dedupe keys the monitor records with, and the link writes the daemon makes.
+// Upstream links as the monitor and the daemon see them (docs/semantics.md,
+// "Upstream monitor (adopted sessions)"): the source hash, the dedupe keys the monitor
+// records with, and the link writes the daemon makes.
 //
 // Every link write of this module and of UpstreamMonitor is made under one process-wide
 // lock (LockLinkWrites), so the monitor's re-read-then-write of a marker and a daemon's

@@ -1,6 +1,7 @@
-// UpstreamMonitor: watches the upstream sources of adopted sessions (semantics.md §7) and
-// turns what it finds into journal events: `human_direct_message` when a person typed into
-// the external thread, `upstream_missing` when the source is gone.
+// UpstreamMonitor: watches the upstream sources of adopted sessions (docs/semantics.md,
+// "Upstream monitor (adopted sessions)") and turns what it finds into journal events:
+// `human_direct_message` when a person typed into the external thread,
+// `upstream_missing` when the source is gone.
 //
 // A tick:
 //   1. lists the upstream links; a link is scanned only when some cursor watches its

@@ -1,6 +1,7 @@
 // UpstreamProvider: how the upstream monitor reads one kind of external catalog source
-// (semantics.md §7). The monitor owns the cadence, the timeouts, self-echo, the outcomes and
-// every write; a provider only answers two questions about one link's source:
+// (docs/semantics.md, "Upstream monitor (adopted sessions)"). The monitor owns the cadence,
+// the timeouts, self-echo, the outcomes and every write; a provider only answers two
+// questions about one link's source:
 //
 //   CheckSource(link)     does the source exist, and where does it end now?
 //   Scan(link, max_bytes) which human turns lie between link.marker and at most max_bytes

@@ -29,7 +29,8 @@ inline std::string ErrorCodeOf(std::string_view body) {
 }
 
 // A cluster's 503 refusal before anything landed: the partition's owner is a standby, is
-// switching, or was fenced out / lost its lease (docs/cluster.md §15.2).
+// switching, or was fenced out / lost its lease (docs/cluster-internals.md,
+// "Refusals, retries, lost answers").
 inline bool ClusterRefusedBeforeLanding(int status, std::string_view code) {
   return status == 503 && (code == "standby" || code == "switching" || code == "partition_moved");
 }

@@ -1,9 +1,10 @@
-"""The session tools across partitions under chaos (docs/cluster.md §14.2, §15.8): a thread
-of scripts/cluster-chaos.py that, through random live nodes' own ports while the faults run,
-has sessions of every partition message sessions of other partitions (`sessions_send`,
-fire and forget) and spawn children in other partitions' agents (`sessions_spawn`), and
-ends each child's run (`POST /v1/runs/{id}/finish`) one spawn later, so a spawn's mail and
-its completion are in flight when a fault strikes either side.
+"""The session tools across partitions under chaos (docs/cluster-internals.md, "Chaos" and
+"Session tools across partitions"): a thread of scripts/cluster-chaos.py that, through random
+live nodes' own ports while the faults run, has sessions of every partition message sessions
+of other partitions (`sessions_send`, fire and forget) and spawn children in other
+partitions' agents (`sessions_spawn`), and ends each child's run (`POST /v1/runs/{id}/finish`)
+one spawn later, so a spawn's mail and its completion are in flight when a fault strikes
+either side.
 
 Every mutating request carries an `X-Request-Id` kept across its attempts: a request
 refused before it landed (503, 421, connection refused) or whose answer was lost (502, a

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Seeded chaos against a local stage-2a cluster (docs/cluster.md §14).
+"""Seeded chaos against a local stage-2a cluster (docs/cluster-internals.md,
+"A local cluster, chaos, and what a client measures").
 
 Starts a LocalCluster (cluster_lib.py: three etcd members, three nats-servers, three nodes),
 keeps a writer per partition busy and, one after another, injects faults drawn from a seeded

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Seeded chaos against a local stage-2a cluster, with the checker (scripts/cluster-chaos.py
-# says what it does; docs/cluster.md §14).
+# says what it does; docs/cluster-internals.md,
+# "A local cluster, chaos, and what a client measures").
 #
 #   scripts/cluster-chaos.sh [--seed S] [--seconds D] [--partitions P] [--lease-ttl T] [--keep]
 #

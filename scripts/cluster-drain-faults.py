@@ -272,7 +272,7 @@ class Run:
                                                                      json.dumps(body)))
         # One notice per target, drained whole, so that each scenario starts with nothing
         # pending (an event while a notice is pending opens another one after its drain:
-        # docs/semantics.md §3.2).
+        # docs/semantics.md, "The transition table").
         sc = self.client.scenario = "set-up"
         self.fresh_events(sc)
         self.drain_until("setup-1", self.f, "set-up: drain")

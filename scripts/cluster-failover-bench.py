@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""What a client sees when ownership changes under stage 2a (docs/cluster.md §14).
+"""What a client sees when ownership changes under stage 2a (docs/cluster-internals.md,
+"A local cluster, chaos, and what a client measures").
 
 On a LocalCluster (cluster_lib.py: three etcd members, three nats-servers, three nodes,
 two partitions) one client records events into partition 0 back to back, each with a

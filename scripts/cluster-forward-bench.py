@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""What forwarding costs (docs/cluster.md §15): on a local cluster of three nodes, the same
-load sent straight to a partition's owner (its slot URL) and through another node's own
-port, which forwards it; alternating, `--rounds` times, medians reported as ratios.
+"""What forwarding costs (docs/cluster-internals.md,
+"One address per node: any node answers any session"): on a local cluster of three nodes,
+the same load sent straight to a partition's owner (its slot URL) and through another node's
+own port, which forwards it; alternating, `--rounds` times, medians reported as ratios.
 
   events   wrk, 4 connections, one event per request into one session of partition 0
   drains   one client draining a watcher, back to back: on the owner's slot a drain reads

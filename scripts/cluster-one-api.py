@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""One cluster, one API (docs/cluster.md §15): the same seeded workload through the nodes'
-own ports of a local cluster and through one single-node daemon, compared answer by answer.
+"""One cluster, one API (docs/cluster-internals.md,
+"One address per node: any node answers any session"): the same seeded workload through the
+nodes' own ports of a local cluster and through one single-node daemon, compared answer by
+answer.
 
 Agents are spread over every partition (two per partition, two sessions each), so most
 watches and session tool calls cross a partition boundary. Both sides run with
@@ -24,18 +26,18 @@ The answers must agree, up to what a cluster changes on purpose:
       in its target (the same on both), never by N itself;
   A5  notices come in partition order, not oldest first: a drain's or a peek's notices are
       compared as a set of target keys;
-  §15.8 messages of different sends to one partition may arrive in another order than they
-      were sent: a transcript is compared as a sorted list of its messages' texts; run ids
-      and spawned children's ids (random UUIDs) are replaced by one placeholder wherever
-      they appear (keys, notices, announcement texts).
+  Mail  messages of different sends to one partition may arrive in another order than they
+      were sent ("Session tools across partitions"): a transcript is compared as a sorted
+      list of its messages' texts; run ids and spawned children's ids (random UUIDs) are
+      replaced by one placeholder wherever they appear (keys, notices, announcement texts).
   A list's order is by last activity, whose milliseconds differ between the two: a
       `sessions_list` answer is compared as a set of rows (key, agent, kind, label,
       parent), with its count.
 
 At the end every session's whole change list and every watcher's pending notices are
-compared the same way. Resets (the saga of §15.3) and deletions (each followed by the
-session's registration again) are steps too. Last line: "steps S, events E, drains D
-(notices N), resets X, deletes Z, tool calls T
+compared the same way. Resets (the saga of "Watchers across partitions") and deletions
+(each followed by the session's registration again) are steps too. Last line: "steps S,
+events E, drains D (notices N), resets X, deletes Z, tool calls T
 (reads R, sends M, spawns C, finishes F, yields Y; combined announcements K), one API ok".
 
   scripts/cluster-one-api.py --statewatch build/statewatch [--seed S] [--steps N]
@@ -130,7 +132,8 @@ def status_view(body):
 
 
 def history_texts(url, caller, key):
-    """The texts of `key`'s transcript as `caller` reads it, sorted (§15.8's order)."""
+    """The texts of `key`'s transcript as `caller` reads it, sorted (mail keeps no order
+    across sends: "Session tools across partitions")."""
     st, body, _ = tool(url, "sessions_history", caller, {"sessionKey": key, "limit": 200})
     if st != 200:
         raise Mismatch("sessions_history of %s at %s: %d %s" % (key, url, st, body))
@@ -171,7 +174,8 @@ def notice_view(pair_url, notices):
 
 def tool_args(work):
     """Both sides let every session see and message every other and spawn into any agent
-    (semantics.md §9: visibility, agent-to-agent, agents.defaults.subagents.allowAgents)."""
+    (docs/semantics.md, "Session tools": visibility, agent-to-agent,
+    agents.defaults.subagents.allowAgents)."""
     os.makedirs(work, exist_ok=True)
     path = os.path.join(os.path.abspath(work), "tools-config.json")
     with open(path, "w") as f:
@@ -228,9 +232,9 @@ def tool_step(pair, rng, sessions, step):
     if (c[1].get("status"), c[1].get("sessionKey")) != (s[1].get("status"), s[1].get("sessionKey")):
         raise Mismatch("step %d: sessions_send %s -> %s: %s vs %s" % (step, caller, other, c[1], s[1]))
     if c[0] == 200:
-        # Mail is asynchronous (§15.8): wait, bounded, until the cluster's transcript holds it.
-        # Asked at a node of its own choosing, not the seeded generator, so the workload's
-        # sequence does not depend on how many polls that took.
+        # Mail is asynchronous ("Session tools across partitions"): wait, bounded, until the
+        # cluster's transcript holds it. Asked at a node of its own choosing, not the seeded
+        # generator, so the workload's sequence does not depend on how many polls that took.
         want = history_texts(pair.single, caller, other)
         node = pair.nodes[step % len(pair.nodes)]
         cl.wait_for("step %d's message in %s" % (step, other),
@@ -247,7 +251,7 @@ def children_view(body):
 
 def settle_child(pair, child, step):
     """Waits (bounded) until the cluster's journal of a spawned child — written at its own
-    partition by mail (§15.8) — equals the single node's."""
+    partition by mail ("Session tools across partitions") — equals the single node's."""
     want = changes(pair.single, child[1])
     node = pair.nodes[step % len(pair.nodes)]
     cl.wait_for("step %d: the journal of %s" % (step, child[0]),
@@ -384,9 +388,9 @@ def run(args):
                     raise Mismatch("step %d: versions %s vs %s" % (step, c[1], s[1]))
             elif r < 0.93:
                 # A reset (a saga over the partitions listing the session's cursors as a
-                # watcher, §15.3) or a deletion, after which the session is registered again
-                # (a send to an unknown key of another partition is accepted in a cluster
-                # where one node answers 404: §15.8).
+                # watcher, "Watchers across partitions") or a deletion, after which the session
+                # is registered again (a send to an unknown key of another partition is accepted
+                # in a cluster where one node answers 404: "Session tools across partitions").
                 key = rng.choice(sessions)
                 if rng.random() < 0.5:
                     (c, s) = pair.both("POST", "/v1/sessions/%s/reset" % key, {})

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""CPU-normalised scaling from 1 to 3 nodes (docs/cluster.md §15): on one 2-core machine
-wall-clock scaling cannot show, CPU efficiency can. For 1 node, then 3 nodes, each with
+"""CPU-normalised scaling from 1 to 3 nodes (docs/cluster-internals.md,
+"One address per node: any node answers any session"): on one 2-core machine wall-clock
+scaling cannot show, CPU efficiency can. For 1 node, then 3 nodes, each with
 P partitions (default 12) on a local cluster: one client thread per partition records events
 back to back into a session of that partition at its owner's slot (keep-alive connections,
 a batch of `--batch` events per request), for `--seconds`; the statewatch nodes' CPU time

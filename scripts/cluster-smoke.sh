@@ -20,7 +20,7 @@
 # The daemons checkpoint every 100 stream positions (SW_SMOKE_CHECKPOINT_EVERY), so each
 # stream is purged as it goes (the checker asks each new owner for its last checkpoint's
 # position) and the refold of an old owner's directory restores from SW_CKPT
-# (docs/cluster.md §7).
+# (docs/cluster-internals.md, "Checkpoints and purge").
 # Last line: `acknowledged N, lost 0, duplicated 0, verify ok, digests equal`.
 #
 #   scripts/cluster-smoke.sh [BUILD_DIR]      (default build; needs nats-server, python3, curl,

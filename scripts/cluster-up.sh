@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# A local cluster in one command (docs/cluster.md §14): three etcd members, three
-# nats-servers with JetStream and N statewatch nodes (stage 2a: the controller assigns the
-# partitions), all on free loopback ports, all state under DIR. It waits until every
-# partition has a serving owner and a standby, prints one line per node
-# (`node <id> http://127.0.0.1:<port>`) and where the rest is, writes DIR/env (source it:
-# STATEWATCH_ETCD, STATEWATCH_NATS, STATEWATCH_NODES, STATEWATCH_CLUSTER_NAME) and returns;
-# the processes keep running.
+# A local cluster in one command (docs/cluster-internals.md,
+# "A local cluster, chaos, and what a client measures"): three etcd members, three nats-servers
+# with JetStream and N statewatch nodes (stage 2a: the controller assigns the partitions), all
+# on free loopback ports, all state under DIR. It waits until every partition has a serving
+# owner and a standby, prints one line per node (`node <id> http://127.0.0.1:<port>`) and where
+# the rest is, writes DIR/env (source it: STATEWATCH_ETCD, STATEWATCH_NATS, STATEWATCH_NODES,
+# STATEWATCH_CLUSTER_NAME) and returns; the processes keep running.
 #
 #   scripts/cluster-up.sh DIR [--nodes N] [--partitions P] [--lease-ttl S]
 #   scripts/cluster-up.sh DIR --down     stop every process it started (by pid), keep DIR

@@ -6,7 +6,7 @@
 # Usage: scripts/run.sh BUILD_DIR [extra serve options...]
 # Env:   STATEWATCH_DATA (default ./data), STATEWATCH_LISTEN (default 127.0.0.1:7411).
 #
-# Then, from another terminal (see the README for more):
+# Then, from another terminal (see docs/daemon.md for more):
 #   curl -s http://127.0.0.1:7411/healthz
 #   curl -s http://127.0.0.1:7411/v1/tools/session_status -H 'Content-Type: application/json' \
 #     -H 'X-Session-Key: agent:main:main' -d '{}'

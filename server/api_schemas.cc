@@ -11,8 +11,8 @@ const char* ComponentSchemasJson() {
 "Error": {"type": "object", "required": ["error"], "properties": {
   "error": {"type": "object", "required": ["code", "message"], "properties": {
     "code": {"type": "string", "description": "Machine-readable: invalid_argument, invalid_json, invalid_parameter, invalid_caller, bad_request, unauthorized, insufficient_scope, forbidden, not_found, unknown_session, unknown_tool, method_not_allowed, request_timeout, body_too_large, header_too_large, upgrade_required, not_ready, forbidden_origin, misdirected_request, unsupported_media_type, unavailable, too_many_connections, too_many_streams, shutting_down, insufficient_storage, internal; in cluster mode also misdirected, standby, partition_moved, switching, already_owner, not_standby, and at a node's own port cross_partition_batch, partition_required, answer_lost."},
-    "message": {"type": "string", "description": "What was wrong and with what value; tool refusals are byte-exact (docs/semantics.md section 9)."}}}}},
-"Kind": {"type": "string", "description": "An event kind of the engine's kind table (docs/semantics.md section 2.2).",
+    "message": {"type": "string", "description": "What was wrong and with what value; tool refusals are byte-exact (docs/semantics.md, \"Session tools\")."}}}}},
+"Kind": {"type": "string", "description": "An event kind of the engine's kind table (docs/semantics.md, \"Kinds\").",
   "examples": ["human_direct_message", "upstream_missing", "goal_changed", "child_spawned", "run_completed", "run_failed", "compacted", "adopted", "created", "guard_refused"]},
 "ActorType": {"type": "string", "enum": ["human", "agent", "system"]},
 "EventInput": {"type": "object", "additionalProperties": false, "required": ["sessionKey", "kind", "actorType"], "properties": {
@@ -380,7 +380,7 @@ const char* ComponentSchemasJson() {
   "jsonrpc": {"const": "2.0"}, "id": {"oneOf": [{"type": "string"}, {"type": "integer"}]}, "method": {"type": "string"},
   "params": {"type": "object"}, "result": {"type": "object"},
   "error": {"type": "object", "required": ["code", "message"], "properties": {"code": {"type": "integer"}, "message": {"type": "string"}, "data": {}}}}},
-"PartitionRole": {"type": "string", "enum": ["standby", "switching", "owner", "moved"], "description": "A node's role in its partition (docs/cluster.md section 6)."},
+"PartitionRole": {"type": "string", "enum": ["standby", "switching", "owner", "moved"], "description": "A node's role in its partition (docs/cluster-internals.md, \"Fencing and `statewatch takeover --partition p`\")."},
 "ClusterStatus": {"type": "object", "required": ["partition", "role", "epoch", "position", "checkpointPosition"], "properties": {
   "partition": {"type": "integer", "minimum": 0}, "role": {"$ref": "#/components/schemas/PartitionRole"},
   "epoch": {"type": "integer", "minimum": 0, "description": "The owner's epoch this node knows (0: no owner has fenced the stream yet)."},

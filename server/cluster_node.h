@@ -1,5 +1,5 @@
 // ClusterNode: `statewatch serve --cluster NATS --etcd ETCD --node-id ID --partitions P`
-// (docs/cluster.md §13) — a node under the control plane. It
+// (docs/cluster-internals.md, "Ownership on etcd") — a node under the control plane. It
 //   - holds a lease in etcd (control/lease_keeper.h) and registers /sw/<cluster>/nodes/<id>
 //     under it: its own URL and, for every partition it serves, the slot's role, URL,
 //     stream position and epoch;

@@ -54,7 +54,8 @@ Status ClusterNode::OpenSlot(uint32_t p) {
   so.server.port = ports_.count(p) ? ports_[p] : 0;
   so.server.port_file.clear();  // the node's port goes there, not a slot's
   so.server.cluster_secret = secret_;
-  // Session mail to another partition goes straight to that partition's owner slot (§15.8).
+  // Session mail to another partition goes straight to that partition's owner slot
+  // (docs/cluster-internals.md, "Session tools across partitions").
   SessionMailSenderOptions mail;
   mail.owner = [this](uint32_t to, bool refresh) { return OwnerOf(to, refresh); };
   mail.send = SendOverHttp;

@@ -1,5 +1,6 @@
-// ClusterGate: the daemon's cluster mode at the HTTP edge (docs/cluster.md §8). It runs
-// after authentication and before the route's handler, and
+// ClusterGate: the daemon's cluster mode at the HTTP edge (docs/cluster-internals.md,
+// "`statewatch serve --cluster … --partition p --role owner|standby`"). It runs after
+// authentication and before the route's handler, and
 //   - answers the cluster routes, the route table's cluster-only rows (server/route_table.h;
 //     the router matches them only when a gate is installed, and the OpenAPI document marks
 //     them x-statewatch-cluster-only), in every role:

@@ -265,7 +265,8 @@ ApiResponse HandleConsoleLinks(const HandlerContext& ctx, const ApiRequest& req,
   o["agentId"] = name->agent_id;
   o["stateVersion"] = *version;
   o["watchers"] = std::move(*watchers);
-  // Only an agent-scoped key can watch (semantics.md §3.1): a bare one has no targets.
+  // Only an agent-scoped key can watch (docs/semantics.md,
+  // "How a watcher starts watching"): a bare one has no targets.
   auto parsed = ParseSessionKey(name->session_key);
   json::array targets, notices;
   json::value last_wake = nullptr;

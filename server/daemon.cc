@@ -42,7 +42,8 @@ Result<Daemon::OpenedEngine> Daemon::OpenEngine(const ServerOptions& options) {
   auto engine = Engine::Open(engine_options, options.data_dir);
   if (!engine.ok()) return engine.status();
   out.engine = std::move(engine).value();
-  SW_RETURN_IF_ERROR(out.engine->Start());  // the restart sweep (semantics.md §3.2)
+  // The restart sweep (docs/semantics.md, "The transition table").
+  SW_RETURN_IF_ERROR(out.engine->Start());
   return out;
 }
 
@@ -95,8 +96,9 @@ Status Daemon::OpenServices() {
   // Deliveries become durable inside SessionMessaging; the hub pushes them to live feeds.
   messaging.on_delivery = [hub = &deliveries_](const Delivery& d) { hub->Publish(d); };
   if (options_.session_mail) {
-    // docs/cluster.md §15.8: sends to other partitions go through the outbox; the forwarder
-    // starts with every row due (a new owner resends what the old one left).
+    // docs/cluster-internals.md, "Session tools across partitions": sends to other
+    // partitions go through the outbox; the forwarder starts with every row due (a new
+    // owner resends what the old one left).
     mail_forwarder_ =
         std::make_unique<tools::SessionMailForwarder>(engine_.get(), options_.session_mail);
     messaging.cross_partition = true;

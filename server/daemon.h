@@ -81,7 +81,8 @@ class Daemon {
   std::unique_ptr<Engine> engine_;
   DeliveryHub deliveries_;
   std::unique_ptr<tools::SessionMessaging> messaging_;
-  // Cluster mode with options_.session_mail: carries the session mail outbox (§15.8).
+  // Cluster mode with options_.session_mail: carries the session mail outbox
+  // (docs/cluster-internals.md, "Session tools across partitions").
   std::unique_ptr<tools::SessionMailForwarder> mail_forwarder_;
   std::unique_ptr<monitor::UpstreamMonitor> monitor_;
   std::unique_ptr<MonitorDriver> monitor_driver_;

@@ -376,7 +376,8 @@ ApiResponse HandleWatch(const HandlerContext& ctx, const ApiRequest& req) {
   if (Status s = OptionalString(*body, "targetAgentId", &target_agent); !s.ok()) {
     return StatusResponse(s);
   }
-  // semantics.md §3.1: a malformed key is a refused registration (false), not an error.
+  // docs/semantics.md, "How a watcher starts watching": a malformed key is a refused
+  // registration (false), not an error.
   auto target_name = ResolveSession(*target, target_agent);
   if (!target_name.ok()) return JsonResponse(200, json::object{{"watched", false}});
   AnswerInGroup(&WatchedAnswer);

@@ -1,7 +1,7 @@
-// Requests between a cluster's own processes (docs/cluster.md §15.9): a node's router asking
-// a slot to answer under a context the client could not be trusted to state — a caller's
-// visibility resolved at its home partition, a send on behalf of another partition. Such a
-// request carries
+// Requests between a cluster's own processes (docs/cluster-internals.md,
+// "Reads across partitions"): a node's router asking a slot to answer under a context the
+// client could not be trusted to state — a caller's visibility resolved at its home
+// partition, a send on behalf of another partition. Such a request carries
 //   X-Statewatch-Internal: v1=<hex HMAC-SHA256(secret, METHOD "\n" TARGET "\n" hex SHA-256(BODY))>
 // keyed with the cluster's secret: the first node of a cluster generates 32 random bytes and
 // stores them in etcd beside the partition count; every other node reads them (a

@@ -1,9 +1,9 @@
-// The cluster-internal routes a slot answers for its node's router (docs/cluster.md §15.9).
-// Each needs a valid X-Statewatch-Internal header (server/internal_call.h) besides the
-// client's token (a read token): 403 forbidden without one, naming what was wrong. They
-// are not rows of the route table (not in the OpenAPI document): a slot's gate
-// (server/cluster_routes.h) answers them, after refusing as a standby or a moved partition
-// refuses; a single node answers them 404 as any unknown path.
+// The cluster-internal routes a slot answers for its node's router (docs/cluster-internals.md,
+// "Reads across partitions"). Each needs a valid X-Statewatch-Internal header
+// (server/internal_call.h) besides the client's token (a read token): 403 forbidden without
+// one, naming what was wrong. They are not rows of the route table (not in the OpenAPI
+// document): a slot's gate (server/cluster_routes.h) answers them, after refusing as a standby
+// or a moved partition refuses; a single node answers them 404 as any unknown path.
 //
 //   POST /v1/internal/caller-context {"tool"}   caller in X-Session-Key / X-Agent-Id
 //     At the caller's home partition: the tool policy check CallTool makes first (profile,

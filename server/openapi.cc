@@ -60,7 +60,8 @@ json::value Parse(const char* text) { return json::parse(text); }
 
 constexpr const char* kClusterOnlySentence =
     "Cluster mode only: answered only by a daemon started with serve --cluster, in every role "
-    "(docs/cluster.md section 8); a single node answers 404 not_found.";
+    "(docs/cluster.md, \"A partition's log on JetStream\"); a single node answers 404 "
+    "not_found.";
 
 json::object SchemaRef(const char* name) {
   return json::object{{"$ref", std::string("#/components/schemas/") + name}};

@@ -142,8 +142,9 @@ net::ListenerAnswer PartitionRouter::Route(const net::ListenerRequest& request) 
         PartitionOf(request.Header("x-session-key"), header_agent, P);
     one(home);
     t.tool = true;
-    // Reads across partitions (§15.9): only with a secret to sign the internal calls, only
-    // when more than one partition, and never with ?partition= (that names one engine).
+    // Reads across partitions (docs/cluster-internals.md, "Reads across partitions"): only
+    // with a secret to sign the internal calls, only when more than one partition, and
+    // never with ?partition= (that names one engine).
     const bool across = home && P > 1 && !options_.secret.empty() && method == "POST" &&
                         !named && !malformed;
     if (across && path == "/v1/tools/sessions_list") return ListAcross(request, *home);

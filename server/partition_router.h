@@ -1,8 +1,9 @@
-// PartitionRouter: any node answers any session's request (docs/cluster.md §15). A node's
-// own port (server/cluster_node.h) hands it every request that is not one of the node's own
-// routes; the router finds the partitions the request concerns and forwards it over HTTP to
-// each one's owner — the slot URL the owner publishes in its etcd record — relaying the
-// answer with two headers, so that a client may go direct next time:
+// PartitionRouter: any node answers any session's request (docs/cluster-internals.md,
+// "One address per node: any node answers any session"). A node's own port
+// (server/cluster_node.h) hands it every request that is not one of the node's own routes;
+// the router finds the partitions the request concerns and forwards it over HTTP to each
+// one's owner — the slot URL the owner publishes in its etcd record — relaying the answer
+// with two headers, so that a client may go direct next time:
 //   X-Statewatch-Partition: p      X-Statewatch-Owner: <node id>
 //
 // Which partitions, by route (the partition of a session is XXH64(agentId) mod P):

@@ -1,7 +1,7 @@
-// The router's reads across partitions (docs/cluster.md §15.9): sessions_list merged from
-// every partition's window under the caller's visibility, and session_status /
-// sessions_history of a session in another partition, answered there under the caller's
-// context. The routing itself: server/partition_router.cc.
+// The router's reads across partitions (docs/cluster-internals.md, "Reads across partitions"):
+// sessions_list merged from every partition's window under the caller's visibility, and
+// session_status / sessions_history of a session in another partition, answered there under
+// the caller's context. The routing itself: server/partition_router.cc.
 
 #include "server/partition_router.h"
 

@@ -75,8 +75,9 @@ using M = const RouteMatch&;
 using C = const HandlerContext&;
 using R = const ApiRequest&;
 
-// The rows only `serve --cluster` answers (docs/cluster.md §8), in every role: a standby and
-// a fenced-out owner answer them too.
+// The rows only `serve --cluster` answers (docs/cluster-internals.md,
+// "`statewatch serve --cluster … --partition p --role owner|standby`"), in every role: a
+// standby and a fenced-out owner answer them too.
 void AddClusterRoutes(std::vector<RouteSpec>& r) {
   const std::size_t first = r.size();
   r.push_back({"GET", "/v1/cluster/status", "clusterStatus", "cluster",

@@ -102,10 +102,11 @@ struct ServerOptions {
   // Cluster mode: the key of the X-Statewatch-Internal header (server/internal_call.h) that
   // the internal routes (/v1/internal/…) require. Empty: they answer 403.
   std::string cluster_secret;
-  // Cluster mode, on a control-plane node's owner slot (docs/cluster.md §15.8): hands one
-  // session mail to its destination partition's owner (server/session_mail_route.h). When
-  // set, sessions_send reaches sessions of other partitions through this partition's
-  // outbox and a forwarder the daemon runs; empty: such a send is 421 misdirected.
+  // Cluster mode, on a control-plane node's owner slot (docs/cluster-internals.md,
+  // "Session tools across partitions"): hands one session mail to its destination
+  // partition's owner (server/session_mail_route.h). When set, sessions_send reaches
+  // sessions of other partitions through this partition's outbox and a forwarder the daemon
+  // runs; empty: such a send is 421 misdirected.
   std::function<Status(const SessionMail&)> session_mail;
 
   // When set, one line per answered request (method, target, route, status, bytes, time) is

@@ -1,5 +1,5 @@
 // Session mail between partitions: the internal route and the sender
-// (server/session_mail_route.h, docs/cluster.md §15.8).
+// (server/session_mail_route.h, docs/cluster-internals.md, "Session tools across partitions").
 #include "server/session_mail_route.h"
 
 #include <boost/json.hpp>

@@ -1,6 +1,6 @@
-// Session mail between the partitions of a cluster (docs/cluster.md §15.8), the server's
-// side: the owner slot's internal route that applies a mail, and the sender a node gives its
-// slots to reach another partition's owner.
+// Session mail between the partitions of a cluster (docs/cluster-internals.md,
+// "Session tools across partitions"), the server's side: the owner slot's internal route that
+// applies a mail, and the sender a node gives its slots to reach another partition's owner.
 //
 //   POST /v1/internal/session-mail     body: tools::MailToJson(mail)
 //     200 {"applied": true|false}  (false: applied before — the retry of a lost answer)

@@ -187,7 +187,8 @@ Status StandbyDaemon::Run() {
   owner_hooks.stepping_down = options_.stepping_down;
   // The owner also answers the watcher directory's internal routes (server/watcher_sagas.h).
   o.gate = WithWatcherDirectory(std::make_shared<ClusterGate>(state_, std::move(owner_hooks)));
-  // A node's owner slot also takes session mail from other partitions (§15.8).
+  // A node's owner slot also takes session mail from other partitions
+  // (docs/cluster-internals.md, "Session tools across partitions").
   if (o.session_mail) o.gate = WithSessionMail(std::move(o.gate));
   auto daemon = Daemon::Open(o, std::move(*engine));
   if (!daemon.ok()) {

@@ -1,8 +1,10 @@
 // StandbyDaemon: `statewatch serve --cluster URLS --partition p --role standby`
-// (docs/cluster.md §5, §6, §8). It folds the partition's stream into its data directory
-// continuously (cluster::Follower), serves the read routes from that directory and refuses
-// writes with 503 (server/cluster_routes.h), and on POST /v1/cluster/takeover becomes the
-// partition's owner without a restart:
+// (docs/cluster-internals.md, "The standby: fold the stream",
+// "Fencing and `statewatch takeover --partition p`" and
+// "`statewatch serve --cluster … --partition p --role owner|standby`"). It folds the
+// partition's stream into its data directory continuously (cluster::Follower), serves the
+// read routes from that directory and refuses writes with 503 (server/cluster_routes.h),
+// and on POST /v1/cluster/takeover becomes the partition's owner without a restart:
 //   1. the follow loop stops and the directory is closed;
 //   2. the owner's engine opens on it through cluster::OwnerLog — it folds to the stream's
 //      tail, appends Fence{last epoch + 1} (the previous owner's next append fails), replays,

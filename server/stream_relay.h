@@ -1,8 +1,8 @@
 // RelayStream: the WebSocket feeds (GET /v1/wakes, GET /v1/deliveries) at a node's own port
-// (docs/cluster.md §15). A partition's wakes and deliveries come from its owner's slot, so
-// the relay keeps one upstream WebSocket per partition — to the owner the directory names,
-// with the client's path and query — and sends every message of any of them on to the
-// client, as it came.
+// (docs/cluster-internals.md, "One address per node: any node answers any session"). A
+// partition's wakes and deliveries come from its owner's slot, so the relay keeps one
+// upstream WebSocket per partition — to the owner the directory names, with the client's
+// path and query — and sends every message of any of them on to the client, as it came.
 //
 // An upstream that drops (the owner failed over, moved, or closed) is opened again at the
 // owner the directory names after a refresh, at most every 500 ms per partition. Whenever an

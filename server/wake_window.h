@@ -1,11 +1,11 @@
 // WakeWindow: the 20 s wake window of one watcher's wake feed at a node's own port
-// (docs/cluster.md §15.3, A4). Each partition's owner already merges its wakes of a watcher
-// into at most one per window; a watcher whose targets span k partitions would still get up
-// to k wakes in one window through a node. The node holding the client's WebSocket (the
-// relay, server/stream_relay.h) therefore windows the wakes it relays once more: the first
-// wake goes out at once; a wake within `window_ms` of the last one sent is held, and the
-// newest held wake goes out when the window ends — one wake per window per watcher, and a
-// held wake is never dropped (a wake costs latency, never a notice).
+// (docs/cluster-internals.md, "Wakes and deliveries through a node", A4). Each partition's
+// owner already merges its wakes of a watcher into at most one per window; a watcher whose
+// targets span k partitions would still get up to k wakes in one window through a node. The
+// node holding the client's WebSocket (the relay, server/stream_relay.h) therefore windows the
+// wakes it relays once more: the first wake goes out at once; a wake within `window_ms` of the
+// last one sent is held, and the newest held wake goes out when the window ends — one wake per
+// window per watcher, and a held wake is never dropped (a wake costs latency, never a notice).
 //
 // Pure: the caller gives the time (steady milliseconds), so tests drive it with a manual
 // clock. Not thread-safe: one relay thread owns it.

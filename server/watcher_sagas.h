@@ -1,5 +1,5 @@
 // The watcher directory and the watcher-removal sagas across a cluster's partitions
-// (docs/cluster.md §15.3). Two halves:
+// (docs/cluster-internals.md, "Watchers across partitions"). Two halves:
 //
 // At a slot — WatcherDirectoryGate, a RequestGate around the partition's ClusterGate that
 // answers the cluster-internal routes of the directory (include/statewatch/watcher_directory.h)

@@ -1,12 +1,12 @@
-// Replacing the whole contents of a store: a cluster checkpoint restore (docs/cluster.md §7)
-// deletes every key and writes the snapshot's, in many batches. A crash part-way would leave
-// part of the old state beside part of the new, which no open can make sense of. So the
-// replacement is bracketed by a marker: BeginReplace writes it (synced) before the first key
-// is deleted, and the batch that writes the last new key removes it (FinishReplace). A store
-// that holds the marker was cut off mid-replacement; only its source (the partition's stream
-// and checkpoint store) can rebuild it. ClearInterruptedReplace empties such a store so that
-// the next fold starts from nothing and restores again; a single-node or read-only open
-// refuses it (engine/checkpoint.cc).
+// Replacing the whole contents of a store: a cluster checkpoint restore
+// (docs/cluster-internals.md, "Checkpoints and purge") deletes every key and writes the
+// snapshot's, in many batches. A crash part-way would leave part of the old state beside part
+// of the new, which no open can make sense of. So the replacement is bracketed by a marker:
+// BeginReplace writes it (synced) before the first key is deleted, and the batch that writes
+// the last new key removes it (FinishReplace). A store that holds the marker was cut off
+// mid-replacement; only its source (the partition's stream and checkpoint store) can rebuild
+// it. ClearInterruptedReplace empties such a store so that the next fold starts from nothing
+// and restores again; a single-node or read-only open refuses it (engine/checkpoint.cc).
 //
 // Thread contract: as Store::Write — one writer at a time, no engine open on the store.
 #ifndef STATEWATCH_STORAGE_STORE_REPLACE_H_

@@ -1,7 +1,7 @@
-// The cleaned, bounded view of a transcript that sessions_history serves (semantics.md §9).
-// A transcript written by one model is read by another: whatever the first one leaked —
-// reasoning, memory scaffolding, plain-text tool calls, chat-template tokens, credentials —
-// must not reach the reader as if it were conversation.
+// The cleaned, bounded view of a transcript that sessions_history serves (docs/semantics.md,
+// "Session tools"). A transcript written by one model is read by another: whatever the first
+// one leaked — reasoning, memory scaffolding, plain-text tool calls, chat-template tokens,
+// credentials — must not reach the reader as if it were conversation.
 //
 // Text cleaning, in this order (each step documented at its function):
 //   1. StripScaffolding — removes

@@ -182,7 +182,7 @@ Result<SessionName> ResolveSessionReference(const Engine& engine, const SessionN
   if (name.ok()) {
     // Cluster mode: another partition's session is not unknown, it is elsewhere — unless
     // the reference is a session id of a session here (a node asks every partition for an
-    // id the caller's home does not know: docs/cluster.md §15.9).
+    // id the caller's home does not know: docs/cluster-internals.md, "Reads across partitions").
     elsewhere = SessionTablesView(engine).CheckOwned(*name);
     if (elsewhere.ok() && (*name == caller || SessionExists(engine, *name))) return *name;
   }

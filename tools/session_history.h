@@ -1,11 +1,11 @@
-// sessions_history (semantics.md §9): a bounded, cleaned view of a visible session's
-// transcript, plus the JSON codec of the transcript messages the gateway appends
-// (POST /v1/sessions/{key}/messages) and the session reference resolver the messaging
-// tools share.
+// sessions_history (docs/semantics.md, "Session tools"): a bounded, cleaned view of a
+// visible session's transcript, plus the JSON codec of the transcript messages the gateway
+// appends (POST /v1/sessions/{key}/messages) and the session reference resolver the
+// messaging tools share.
 //
 // Errors are values:
 //   InvalidArgument  — a bad parameter (`limit must be a positive integer`, ...);
-//   PermissionDenied — a visibility refusal, byte-exact as in §9 (action "history");
+//   PermissionDenied — a visibility refusal, byte-exact as in "Session tools" (action "history");
 //   NotFound         — `Session not found: <id> (use the full sessionKey from sessions_list)`;
 //   anything else    — the engine failed.
 //

@@ -1,5 +1,5 @@
 // SessionMailForwarder: the outbox rows of this partition to their destinations' owners
-// (tools/session_mail_forwarder.h, docs/cluster.md §15.8).
+// (tools/session_mail_forwarder.h, docs/cluster-internals.md, "Session tools across partitions").
 #include "tools/session_mail_forwarder.h"
 
 #include <algorithm>

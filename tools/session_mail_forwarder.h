@@ -1,7 +1,8 @@
-// The forwarder of session mail (docs/cluster.md §15.8): carries the rows of this
-// partition's outbox (statewatch/session_mail.h) to their destination partitions' owners and
-// removes each once acknowledged. Runs on the owner of a partition only; a new owner (after
-// a takeover) starts with every row due, so nothing a failed owner wrote is left behind.
+// The forwarder of session mail (docs/cluster-internals.md,
+// "Session tools across partitions"): carries the rows of this partition's outbox
+// (statewatch/session_mail.h) to their destination partitions' owners and removes each once
+// acknowledged. Runs on the owner of a partition only; a new owner (after a takeover)
+// starts with every row due, so nothing a failed owner wrote is left behind.
 //
 //   SessionMailForwarder fwd(engine, send);   // send: POST the mail to partition p's owner
 //   fwd.Start();                              // its own thread; Wake() after each new mail

@@ -1,9 +1,9 @@
-// The session tools that move work between sessions (semantics.md §9): sessions_send,
-// sessions_spawn, subagents, sessions_yield — and the gateway's side of them: replies, run
-// results, timeouts and the delivery feed. CallTool is the one entry point of all seven tools
-// (the profile check, then the tool). JSON in, JSON out; no HTTP and no threads here: the
-// daemon (or an embedding gateway) calls these from its own threads and timers. The code is
-// split by concern: session_messaging{,_send,_spawn,_spawn_remote,_subagents,_json}.cc.
+// The session tools that move work between sessions (docs/semantics.md, "Session tools"):
+// sessions_send, sessions_spawn, subagents, sessions_yield — and the gateway's side of them:
+// replies, run results, timeouts and the delivery feed. CallTool is the one entry point of all
+// seven tools (the profile check, then the tool). JSON in, JSON out; no HTTP and no threads
+// here: the daemon (or an embedding gateway) calls these from its own threads and timers. The
+// code is split by concern: session_messaging{,_send,_spawn,_spawn_remote,_subagents,_json}.cc.
 //
 // The gateway runs the models. statewatch hands it work as Deliveries (durable until
 // acknowledged: SessionTables::EnqueueDelivery / PendingDeliveries / AckDelivery) and takes back
@@ -38,8 +38,8 @@
 // semantics.md gives them; an unknown parameter is refused by name), NotFound for unknown
 // sessions / runs / sub-agent targets, PermissionDenied for profile, spawn-depth, allow-list
 // and visibility refusals — except that sessions_send answers a visibility refusal as its
-// result {"runId", "status": "forbidden", "error", "sessionKey"} as §9 lists. Other errors
-// come from the engine.
+// result {"runId", "status": "forbidden", "error", "sessionKey"} as "Session tools" lists.
+// Other errors come from the engine.
 //
 // Time is the engine's clock (a ManualClock in tests).
 //
@@ -116,12 +116,12 @@ struct MessagingOptions {
   // no lock held). The daemon pushes it to the connected feeds. May be empty.
   std::function<void(const Delivery&)> on_delivery;
 
-  // Cluster mode (docs/cluster.md §15.8). false: a sessions_send naming a session of another
-  // partition is Misdirected, as on a stage-1 slot. true: it is sent as session mail — the
-  // run stays here, the message goes to this partition's outbox (SessionMailTables) in the
-  // run's commit group, and a forwarder (tools/session_mail_forwarder.h) carries it to the
-  // destination's owner, which applies it with ApplyMail. Replies come back as POST
-  // /v1/runs/{runId}/reply, which a node routes to the partition holding the run.
+  // Cluster mode (docs/cluster-internals.md, "Session tools across partitions"). false: a
+  // sessions_send naming a session of another partition is Misdirected, as on a stage-1 slot. true:
+  // it is sent as session mail — the run stays here, the message goes to this partition's outbox
+  // (SessionMailTables) in the run's commit group, and a forwarder (tools/session_mail_forwarder.h)
+  // carries it to the destination's owner, which applies it with ApplyMail. Replies come back as
+  // POST /v1/runs/{runId}/reply, which a node routes to the partition holding the run.
   bool cross_partition = false;
   // The cluster's partition count P (EngineOptions::partitions), to address the mail.
   uint32_t partitions = 1;
@@ -232,7 +232,8 @@ class SessionMessaging {
   // most kMaxMessageBytes.
   // Cluster mode with MessagingOptions::cross_partition: a target of another partition
   // (by full key or agentId) gets the message as session mail (ApplyMail there); the run,
-  // its wait and its ping-pong turns stay here (docs/cluster.md §15.8).
+  // its wait and its ping-pong turns stay here (docs/cluster-internals.md,
+  // "Session tools across partitions").
   Result<ToolAnswer> Send(const SessionName& caller, const boost::json::object& params,
                           CallCompletion on_complete = {}, std::string_view traceparent = {},
                           const AnswerKnown& answer_known = {});
@@ -250,7 +251,7 @@ class SessionMessaging {
   // Cluster mode with MessagingOptions::cross_partition: a child of an agent of another
   // partition is created there by session mail (kind "spawn": the registry row,
   // child_spawned, the fork's copies and the task, applied once); the run stays here
-  // (docs/cluster.md §15.8).
+  // (docs/cluster-internals.md, "Session tools across partitions").
   Result<boost::json::object> Spawn(const SessionName& caller, const boost::json::object& params,
                                     std::string_view traceparent = {},
                                     const AnswerKnown& answer_known = {});
@@ -314,7 +315,7 @@ class SessionMessaging {
   // Forgets the on_complete of a pending call (its HTTP client went away). The run goes on.
   void Abandon(const std::string& run_id);
 
-  // ---- cluster mode: session mail (docs/cluster.md §15.8) ---------------------------------
+  // ---- cluster mode: session mail ("Session tools across partitions") ---------------------
 
   // The destination's side of a mail another partition's forwarder carried here: appends
   // the message to the session's transcript and enqueues its delivery once (the mail's key

@@ -166,7 +166,8 @@ Result<ToolAnswer> SessionMessaging::Send(const SessionName& caller, const json:
       return Status::InvalidArgument(kThreadSendRefusal);
     }
     // Cluster mode: a full key of another partition's session is taken as it is — only the
-    // destination could say whether the session exists (docs/cluster.md §15.8).
+    // destination could say whether the session exists (docs/cluster-internals.md,
+    // "Session tools across partitions").
     Result<SessionName> target = Status::NotFound("no target");
     std::optional<SessionName> remote_key;
     if (p->session_key) {
@@ -183,7 +184,8 @@ Result<ToolAnswer> SessionMessaging::Send(const SessionName& caller, const json:
     }
     if (!target.ok()) return target.status();
     // Cluster mode: another partition's session (by key, label or agentId) is Misdirected,
-    // unless cross-partition mail is on (docs/cluster.md §15.8): Dispatch finds it again.
+    // unless cross-partition mail is on (docs/cluster-internals.md,
+    // "Session tools across partitions"): Dispatch finds it again.
     auto remote = RemotePartition(*target);
     if (!remote.ok()) return remote.status();
     if (ThreadParentKey(target->session_key)) return Status::InvalidArgument(kThreadSendRefusal);
@@ -235,8 +237,9 @@ Result<ToolAnswer> SessionMessaging::Dispatch(const SessionName& caller, const S
   if (!remote.ok()) return remote.status();
   std::vector<Delivery> sent;
   if (*remote) {
-    // Cluster mode (docs/cluster.md §15.8): the run here, the message (and the watch) as
-    // mail to the target's partition — one group, so a run never exists without its mail.
+    // Cluster mode (docs/cluster-internals.md, "Session tools across partitions"): the run
+    // here, the message (and the watch) as mail to the target's partition — one group, so a
+    // run never exists without its mail.
     std::lock_guard lock(StripeOf(run.run_id));
     if (watch) {
       state.watched = true;  // set by the destination when the message lands, exactly once
@@ -252,11 +255,11 @@ Result<ToolAnswer> SessionMessaging::Dispatch(const SessionName& caller, const S
     uint64_t listing = 0;
     if (watch) {
       // The caller's watcher directory lists the target's partition before the cursor can
-      // exist there (docs/cluster.md §15.3: a superset, never a subset), so that a peek or
-      // drain of the caller through a node asks that partition too. The caller's partition
-      // is this one: its home. The listing is no effect of the request's own (idempotent, a
-      // superset): its X-Request-Id record rides on the mail's group below, so a crash
-      // between the two leaves no record, and the retry sends.
+      // exist there (docs/cluster-internals.md, "Watchers across partitions": a superset,
+      // never a subset), so that a peek or drain of the caller through a node asks that
+      // partition too. The caller's partition is this one: its home. The listing is no effect
+      // of the request's own (idempotent, a superset): its X-Request-Id record rides on the
+      // mail's group below, so a crash between the two leaves no record, and the retry sends.
       auto listed = UnsealedRegister(*engine_, caller.session_key, **remote);
       if (!listed.ok()) {
         SetDeadline(run.run_id, 0);
@@ -304,8 +307,9 @@ Result<ToolAnswer> SessionMessaging::Dispatch(const SessionName& caller, const S
       }
     }
     if (watch) {
-      // semantics.md §3.1: after the dispatch, at the target's current state version. A key
-      // the engine cannot watch (bare, malformed, the sender itself) is a refusal: false.
+      // docs/semantics.md, "How a watcher starts watching": after the dispatch, at the
+      // target's current state version. A key the engine cannot watch (bare, malformed, the
+      // sender itself) is a refusal: false.
       auto watched = engine_->Watch(caller.session_key, target);
       state.watched = watched.ok() && *watched;
       run.send = state;

@@ -141,7 +141,8 @@ Result<json::object> SessionMessaging::Spawn(const SessionName& caller,
     RunRecord run = NewSpawnRun(caller, agent, *p, *depth, engine_->clock().NowMs());
     run.traceparent = CallerTrace(traceparent);
     // Cluster mode: a child of an agent of another partition lives there — created by
-    // session mail when cross-partition mail is on, else Misdirected (docs/cluster.md §15.8).
+    // session mail when cross-partition mail is on, else Misdirected
+    // (docs/cluster-internals.md, "Session tools across partitions").
     auto remote = RemotePartition(run.target);
     if (!remote.ok()) return remote.status();
     if (caller_record->has_value()) run.requester_route = (*caller_record)->route();
@@ -223,7 +224,8 @@ EventInput SessionMessaging::ChildSpawned(const SessionName& caller, const RunRe
   spawned.run_id = run.run_id;
   spawned.summary = "child session spawned";
   spawned.dedupe_key = "child-spawned:" + run.run_id;
-  spawned.watchers = {caller.session_key};  // seeds the spawner's cursor (semantics.md §3.1)
+  // Seeds the spawner's cursor (docs/semantics.md, "How a watcher starts watching").
+  spawned.watchers = {caller.session_key};
   spawned.traceparent = run.traceparent;
   return spawned;
 }

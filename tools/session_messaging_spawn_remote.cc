@@ -1,7 +1,8 @@
-// SessionMessaging: sessions_spawn into an agent of another partition (docs/cluster.md
-// §15.8). The run stays at the requester's partition (its home); the child is created at
-// its agent's partition by one session mail of kind "spawn", applied there exactly once; a
-// kill's stop cancels, there, the runs the child spawned itself.
+// SessionMessaging: sessions_spawn into an agent of another partition
+// (docs/cluster-internals.md, "Session tools across partitions"). The run stays at the
+// requester's partition (its home); the child is created at its agent's partition by one
+// session mail of kind "spawn", applied there exactly once; a kill's stop cancels, there,
+// the runs the child spawned itself.
 #include "statewatch/session_key.h"
 #include "statewatch/session_tables.h"
 #include "tools/session_messaging.h"

@@ -44,10 +44,10 @@ Result<StatusParams> ReadStatusParams(const json::object& params) {
 }
 
 // The session the card is about: the caller, or what sessionKey names (a key or a
-// sessionId, like sessions_history), with the byte-exact refusal of §9 when it names none.
-// An unknown agent-scoped key the caller may not see gets the visibility refusal instead, so
-// that the answer never tells a caller whether a session outside its visibility exists (a
-// bare reference may be a sessionId, which has no tree to check).
+// sessionId, like sessions_history), with the byte-exact refusal of docs/semantics.md,
+// "Session tools" when it names none. An unknown agent-scoped key the caller may not see gets the
+// visibility refusal instead, so that the answer never tells a caller whether a session outside
+// its visibility exists (a bare reference may be a sessionId, which has no tree to check).
 Result<SessionName> StatusTarget(const Engine& engine, const SessionToolsOptions& options,
                                  const SessionName& caller, const StatusParams& p) {
   if (!p.session_key) return caller;

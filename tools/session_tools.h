@@ -1,9 +1,9 @@
-// The session tools of semantics.md §9 that the engine answers on its own: `session_status`
-// (tools/session_status.cc) and `sessions_list` (tools/sessions_list.cc). JSON in (the
-// tool's parameters, exactly as an agent passes them), JSON out (the tool's result). No HTTP
-// here, and no profile check: SessionMessaging::CallTool (tools/session_messaging.h) is the
-// one entry point that checks the caller's tool policy first; the daemon and an embedding
-// gateway call that.
+// The session tools of docs/semantics.md, "Session tools" that the engine answers on its
+// own: `session_status` (tools/session_status.cc) and `sessions_list`
+// (tools/sessions_list.cc). JSON in (the tool's parameters, exactly as an agent passes
+// them), JSON out (the tool's result). No HTTP here, and no profile check:
+// SessionMessaging::CallTool (tools/session_messaging.h) is the one entry point that checks
+// the caller's tool policy first; the daemon and an embedding gateway call that.
 //
 // Errors are values:
 //   InvalidArgument  — a bad or unknown parameter; the message is byte-exact as in

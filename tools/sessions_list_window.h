@@ -1,9 +1,9 @@
-// sessions_list across a cluster's partitions (docs/cluster.md §15.9). A node's router asks
-// every partition for one window of its sessions_list — the rows after a sort key, at most
-// `take` of them, under the caller's visibility as the caller's home partition resolved it —
-// merges the windows in the single node's order and cuts the page, then fits it to the same
-// byte budget. These are the pieces both sides share, so that the order, the filters and the
-// budget are the single node's by construction.
+// sessions_list across a cluster's partitions (docs/cluster-internals.md,
+// "Reads across partitions"). A node's router asks every partition for one window of its
+// sessions_list — the rows after a sort key, at most `take` of them, under the caller's
+// visibility as the caller's home partition resolved it — merges the windows in the single node's
+// order and cuts the page, then fits it to the same byte budget. These are the pieces both sides
+// share, so that the order, the filters and the budget are the single node's by construction.
 //
 // Thread-safe: reads the engine; pure functions otherwise.
 #ifndef STATEWATCH_TOOLS_SESSIONS_LIST_WINDOW_H_

@@ -1,6 +1,7 @@
 // ToolPolicy: which session tools a calling session may call, and how far it may spawn —
-// the gateway settings of semantics.md §9 under the reference's own key names, so that a
-// refusal naming a key is literally true of the configuration file (config/config_file.h):
+// the gateway settings of docs/semantics.md, "Session tools" under the reference's own key
+// names, so that a refusal naming a key is literally true of the configuration file
+// (config/config_file.h):
 //
 //   tools.profile                          minimal | coding | messaging | full
 //   tools.alsoAllow / tools.deny           tool names (or "group:sessions") added / removed

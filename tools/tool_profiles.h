@@ -1,5 +1,5 @@
-// Tool profiles (semantics.md §9): which of the seven session tools a calling session may
-// call at all, under a resolved ToolPolicy (tools/tool_policy.h: ToolPolicy::ForAgent).
+// Tool profiles (docs/semantics.md, "Session tools"): which of the seven session tools a calling
+// session may call at all, under a resolved ToolPolicy (tools/tool_policy.h: ToolPolicy::ForAgent).
 // Visibility (tools/visibility.h) then decides which sessions a permitted call may act on.
 //
 //   minimal   — session_status

@@ -1,5 +1,5 @@
-// Visibility of the session tools (semantics.md §9): which sessions a calling session may
-// look at with session_status, sessions_history, sessions_send and sessions_list.
+// Visibility of the session tools (docs/semantics.md, "Session tools"): which sessions a calling
+// session may look at with session_status, sessions_history, sessions_send and sessions_list.
 //
 //   self  — only the caller;
 //   tree  — the caller and the sessions it spawned (registry parentSessionKey == caller);
@@ -8,7 +8,7 @@
 //           enabled and both agents in its allow list.
 //
 // A sandboxed caller is clamped to `tree` (never widened: `self` stays `self`). A refusal is
-// PermissionDenied whose message says which setting refuses it, byte-exact as in §9.
+// PermissionDenied whose message says which setting refuses it, byte-exact as in "Session tools".
 //
 // Thread-safe: pure functions and immutable values.
 #ifndef STATEWATCH_TOOLS_VISIBILITY_H_

@@ -59,7 +59,7 @@ class ChangesView {
   ChangesView(const ChangesView&) = delete;
   ChangesView& operator=(const ChangesView&) = delete;
 
-  // The fields of semantics.md §4, as in ChangesPage.
+  // The fields of docs/semantics.md, "Catching up: `changesSince`", as in ChangesPage.
   Sequence state_version = 0;
   bool truncated = false;
   Sequence earliest_available_sequence = 0;

@@ -66,14 +66,15 @@ class Engine {
   Engine& operator=(const Engine&) = delete;
 
   // The start step of a long-lived process (daemon or gateway): runs the restart sweep
-  // (pending notices re-opened from durable cursors, semantics.md §3.2). One-shot tools
-  // that only inspect the database do not call it.
+  // (pending notices re-opened from durable cursors, docs/semantics.md,
+  // "The transition table"). One-shot tools that only inspect the database do not call it.
   virtual Status Start() = 0;
 
   // ---- the journal ---------------------------------------------------------------------
 
-  // Records one event atomically (semantics.md §2.3). With a dedupe key already present,
-  // returns the existing event with deduplicated = true and changes nothing.
+  // Records one event atomically (docs/semantics.md, "Recording is one atomic step"). With a
+  // dedupe key already present, returns the existing event with deduplicated = true and
+  // changes nothing.
   // InvalidArgument names the bad field and value; nothing is written then.
   virtual Result<RecordResult> Record(const EventInput& input) = 0;
 
@@ -90,13 +91,13 @@ class Engine {
 
   // The one read of a session's changes: the events of `session` with sequence > after,
   // ascending, at most `limit` (clamped to 1..200), with truncated /
-  // earliestAvailableSequence / historyGap (semantics.md §4), into `*page` without a copy
-  // per field (include/statewatch/changes_view.h): events are views into rows the page
-  // holds, shared with the engine's cache of recent rows when it has them. `*page` is
-  // refilled (reuse one page to keep its capacity). With `render`, page->rendered(i) holds
-  // render(event i), memoized with each cached row, so a row is rendered once however often
-  // it is read. nullptr: no rendering. Never moves a cursor. InvalidArgument for a malformed
-  // name; the page is then unspecified.
+  // earliestAvailableSequence / historyGap (docs/semantics.md, "Catching up: `changesSince`"),
+  // into `*page` without a copy per field (include/statewatch/changes_view.h): events are
+  // views into rows the page holds, shared with the engine's cache of recent rows when it has
+  // them. `*page` is refilled (reuse one page to keep its capacity). With `render`,
+  // page->rendered(i) holds render(event i), memoized with each cached row, so a row is
+  // rendered once however often it is read. nullptr: no rendering. Never moves a cursor.
+  // InvalidArgument for a malformed name; the page is then unspecified.
   virtual Status ReadChanges(const SessionName& session, Sequence after, int limit,
                              RowRenderer render, ChangesView* page) const = 0;
   // ReadChanges copied out into owning values (one page per thread is reused underneath):
@@ -110,9 +111,10 @@ class Engine {
 
   // ---- watchers and notices ------------------------------------------------------------
 
-  // Explicit registration (semantics.md §3.1): the watcher follows `target` from its current
-  // state version. Returns false (and changes nothing) when the watcher equals the target or
-  // either key is bare or malformed; an existing cursor keeps its positions (true).
+  // Explicit registration (docs/semantics.md, "How a watcher starts watching"): the watcher
+  // follows `target` from its current state version. Returns false (and changes nothing)
+  // when the watcher equals the target or either key is bare or malformed; an existing
+  // cursor keeps its positions (true).
   virtual Result<bool> Watch(const std::string& watcher_key, const SessionName& target) = 0;
 
   // The watcher's pending notices, oldest first. No side effects.

@@ -40,7 +40,7 @@ struct KindSpec {
   bool seeds_cursor = false;  // seeds the producer-passed watchers' cursors (child_spawned)
 };
 
-// The kinds of semantics.md §2.2.
+// The kinds of docs/semantics.md, "Kinds".
 std::vector<KindSpec> DefaultKinds();
 
 struct EngineOptions {

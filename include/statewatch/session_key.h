@@ -1,5 +1,5 @@
-// Session keys (semantics.md §1): strict parsing of agent-scoped keys, bare keys, sub-agent
-// depth, thread parents, and the notice context key codec.
+// Session keys (docs/semantics.md, "Sessions and their keys"): strict parsing of agent-scoped
+// keys, bare keys, sub-agent depth, thread parents, and the notice context key codec.
 //
 // Thread-safe: pure functions.
 #ifndef STATEWATCH_SESSION_KEY_H_
@@ -45,7 +45,7 @@ std::string EncodeContextKey(std::string_view target_key);
 // invalid UTF-8 (a leading BOM is kept as is).
 std::optional<std::string> DecodeContextKey(std::string_view context_key);
 
-// The byte-exact notice text of semantics.md §3.3.
+// The byte-exact notice text of docs/semantics.md, "One notice, not many".
 std::string NoticeText(std::string_view target_key, uint64_t since);
 
 bool IsValidUtf8(std::string_view s);

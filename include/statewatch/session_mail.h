@@ -1,5 +1,5 @@
 // statewatch::SessionMailTables — the durable mail of the session tools between the
-// partitions of a cluster (docs/cluster.md §15.8).
+// partitions of a cluster (docs/cluster-internals.md, "Session tools across partitions").
 //
 //   statewatch::SessionMailTables mail(*engine);
 //   auto st = mail.Post(m, &run);          // home: the outbox row (and the run), one group
@@ -7,16 +7,16 @@
 //   auto gone = mail.Remove(m.key);        // home: the destination acknowledged it
 //
 // A mail is one delivery (a sessions_send message or ping-pong turn, a steer, a kill's stop)
-// addressed to a session of another partition — or, for sessions_spawn (docs/cluster.md
-// §15.8), a child to create there (kind "spawn": its registry row, its child_spawned event,
-// the fork's transcript copies and the task) or an event to record on a session there
-// (kind "event": a child run's end). The home partition keeps it in its outbox until the destination's
-// owner acknowledges it; the destination applies it — the transcript message, the delivery
-// and a mark under the mail's key, in one group — at most once: a mail whose mark exists is
-// acknowledged again and changes nothing. Both rows live in the engine's `webhooks` column
-// family under their own tags (storage/key_codec.h: 'Q' outbox, 'K' marks) and are written
-// through the engine's commit groups, so in cluster mode they travel in the partition's
-// replicated log and survive a failover.
+// addressed to a session of another partition — or, for sessions_spawn (docs/cluster-internals.md,
+// "Session tools across partitions"), a child to create there (kind "spawn": its registry
+// row, its child_spawned event, the fork's transcript copies and the task) or an event to
+// record on a session there (kind "event": a child run's end). The home partition keeps it
+// in its outbox until the destination's owner acknowledges it; the destination applies it —
+// the transcript message, the delivery and a mark under the mail's key, in one group — at
+// most once: a mail whose mark exists is acknowledged again and changes nothing. Both rows
+// live in the engine's `webhooks` column family under their own tags (storage/key_codec.h:
+// 'Q' outbox, 'K' marks) and are written through the engine's commit groups, so in cluster
+// mode they travel in the partition's replicated log and survive a failover.
 //
 // REQUIRES: the engine was made by Engine::Open and outlives the handle.
 // Thread-safe.

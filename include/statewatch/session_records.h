@@ -133,7 +133,7 @@ struct SpawnOptions {
   int depth = 1;  // the child's spawn depth
 };
 
-// The state of a sessions_send run (the reply-back loop of semantics.md §9).
+// The state of a sessions_send run (the reply-back loop of docs/semantics.md, "Session tools").
 struct SendRunState {
   // Persisted (runs): DO NOT CHANGE the values; retired values are never reused. A stored
   // value outside them is Corruption.
@@ -190,7 +190,8 @@ struct Delivery {
   std::string traceparent;  // the W3C traceparent of the call that caused it ("" if none)
 };
 
-// The upstream link of an adopted session (semantics.md §7).
+// The upstream link of an adopted session (docs/semantics.md,
+// "Upstream monitor (adopted sessions)").
 struct UpstreamLink {
   SessionName session;
   std::string catalog_id;

@@ -43,7 +43,7 @@ class SessionTablesView {
   // engine's side-table host (the commit-group hook and the store), found once.
   explicit SessionTablesView(const Engine& engine);
 
-  // ---- cluster mode (README "Cluster mode") ----
+  // ---- cluster mode (docs/cluster.md, "A partition's log on JetStream") ----
   // OK when this node's partition holds `session`: always on a single node; with
   // EngineOptions::partitions P > 1, when XXH64(agentId) mod P is this node's partition.
   // Otherwise Misdirected, naming the session's partition and this node's. InvalidArgument
@@ -73,7 +73,7 @@ class SessionTablesView {
   // Unacknowledged deliveries for an agent ("" = all), oldest first.
   Result<std::vector<Delivery>> PendingDeliveries(const std::string& agent_id) const;
 
-  // ---- upstream links (semantics.md §7) ----
+  // ---- upstream links (docs/semantics.md, "Upstream monitor (adopted sessions)") ----
   Result<std::optional<UpstreamLink>> GetUpstreamLink(const SessionName& session) const;
   Result<std::vector<UpstreamLink>> ListUpstreamLinks() const;
 

@@ -72,7 +72,7 @@ struct RecordResult {
   bool deduplicated = false;  // an existing event with the same dedupe key came back
 };
 
-// The answer of ChangesSince (semantics.md §4).
+// The answer of ChangesSince (docs/semantics.md, "Catching up: `changesSince`").
 struct ChangesPage {
   Sequence state_version = 0;
   std::vector<Event> events;

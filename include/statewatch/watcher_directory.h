@@ -1,10 +1,10 @@
 // statewatch::WatcherDirectory — where a watcher's cursors live, kept at the watcher's home
-// partition (docs/cluster.md §15.3). A cursor (W, T) lives in T's partition; the home
-// partition of W (the partition of W's agent) keeps the set of other partitions that may
-// hold cursors of W, so that a peek or drain of W asks only those and the home. The set is a
-// superset, never a subset: a watch registers T's partition here BEFORE its cursor commits
-// at T's partition, and an entry goes only when that partition confirmed, after a removal of
-// W's cursors there, with no registration in between (the record's version).
+// partition (docs/cluster-internals.md, "Watchers across partitions"). A cursor (W, T) lives in
+// T's partition; the home partition of W (the partition of W's agent) keeps the set of other
+// partitions that may hold cursors of W, so that a peek or drain of W asks only those and the
+// home. The set is a superset, never a subset: a watch registers T's partition here BEFORE its
+// cursor commits at T's partition, and an entry goes only when that partition confirmed, after
+// a removal of W's cursors there, with no registration in between (the record's version).
 //
 // It also journals the sagas that remove a watcher's cursors everywhere — a reset of W or a
 // deletion of its session: the saga names every partition still to confirm (the home

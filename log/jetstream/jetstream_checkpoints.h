@@ -1,4 +1,5 @@
-// JetStreamCheckpoints: a partition's checkpoints in JetStream (docs/cluster.md §7).
+// JetStreamCheckpoints: a partition's checkpoints in JetStream (docs/cluster-internals.md,
+// "Checkpoints and purge").
 //
 //   stream   SW_CKPT (one for all partitions), subjects sw.p.*.ckpt.>; R3, file storage,
 //            DenyDelete, Discard=New.

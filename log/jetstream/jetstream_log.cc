@@ -124,8 +124,9 @@ Status JetStreamLog::EnsureStream() {
 }
 
 Result<LogPosition> JetStreamLog::Append(std::string_view data, const AppendOptions& options) {
-  // Keyed writes travel in the cluster step's frames (docs/cluster.md §4), not yet here:
-  // refuse them rather than make the record durable without them.
+  // Keyed writes travel in the cluster step's frames (docs/cluster-internals.md,
+  // "The owner: append, then apply"), not yet here: refuse them rather than make the
+  // record durable without them.
   if (options.writes != nullptr && options.writes->Count() > 0) {
     return Status::InvalidArgument("JetStreamLog does not carry keyed writes yet (" +
                                    std::to_string(options.writes->Count()) +

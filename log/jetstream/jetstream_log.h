@@ -1,5 +1,5 @@
 // JetStreamLog: a partition's log as a NATS JetStream stream, replicated by JetStream's
-// Raft across servers (docs/cluster.md §2).
+// Raft across servers (docs/cluster-internals.md, "JetStream layout").
 //
 //   stream   SW_P<p>, subject sw.p.<p>.log, one message per record (commit group);
 //            R3 (configurable), file storage, duplicate window 10 min, DenyDelete,

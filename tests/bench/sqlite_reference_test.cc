@@ -1,7 +1,8 @@
 // The SQLite reference does the work the benchmarks charge it with: the transition table of
-// semantics.md §3.2 (open, coalesce, self-suppress, drain and reopen), pages with the exact
-// historyGap, a prune pass run after the table has outgrown the cap (the hourly schedule of
-// bench/prune_bench.cc), and contention reported as Busy rather than as a failure.
+// docs/semantics.md, "The transition table" (open, coalesce, self-suppress, drain and
+// reopen), pages with the exact historyGap, a prune pass run after the table has outgrown
+// the cap (the hourly schedule of bench/prune_bench.cc), and contention reported as Busy
+// rather than as a failure.
 #include "bench/sqlite_reference.h"
 
 #include <gtest/gtest.h>

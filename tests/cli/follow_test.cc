@@ -29,7 +29,7 @@ constexpr int kWaitMs = 30000;  // the bound on any one wait for a line
 constexpr char kWatcher[] = "agent:main:main";
 constexpr char kTarget[] = "agent:main:subagent:f1";
 // The notice a human's event on kTarget gives kWatcher, registered at the target's head 0
-// (docs/semantics.md §4), byte for byte.
+// (docs/semantics.md, "Catching up: `changesSince`"), byte for byte.
 constexpr char kNoticeText[] =
     "Session \"agent:main:subagent:f1\" changed (other actor). Reconcile before acting: "
     "session_status sessionKey \"agent:main:subagent:f1\" changesSince 0.";

@@ -120,7 +120,8 @@ TEST_F(CheckpointCodecTest, ADamagedPartIsCorruptionAndChangesNothing) {
     auto restored = RestoreSnapshot(to, damaged);
     if (what == "flipped" && inspected.ok()) {
       // A flip inside a key's or value's bytes passes FlatBuffers' verifier: the store's
-      // digest (SW_CKPT's SHA-256, docs/cluster.md §7) is what catches those.
+      // digest (SW_CKPT's SHA-256, docs/cluster-internals.md,
+      // "Checkpoints and purge") is what catches those.
       continue;
     }
     EXPECT_EQ(inspected.status().code(), Status::Code::kCorruption) << what;

@@ -1,5 +1,6 @@
-// Cluster checkpoints (docs/cluster.md §7): an owner writes them off the commit path and
-// purges the stream below them; a new owner or a standby that fell behind restores from them.
+// Cluster checkpoints (docs/cluster-internals.md, "Checkpoints and purge"): an owner writes
+// them off the commit path and purges the stream below them; a new owner or a standby that
+// fell behind restores from them.
 
 #include "cluster/replicated_log_fixture.h"
 

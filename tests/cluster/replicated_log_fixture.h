@@ -153,7 +153,7 @@ class ReplicatedLogTest : public ::testing::Test {
   std::vector<std::string> dirs_;
 };
 
-// ---- cluster checkpoints (docs/cluster.md §7) ----------------------------------------------
+// ---- cluster checkpoints (docs/cluster-internals.md, "Checkpoints and purge") --------------
 
 class ClusterCheckpointTest : public ReplicatedLogTest {
  protected:

@@ -1,6 +1,7 @@
 // The engine on a replicated partition log (cluster/replicated_log.h), with MemLog as the
-// stream: the fast tier of docs/cluster.md §4-§6. tests/log/jetstream runs the same log
-// contract against real nats-servers.
+// stream: the fast tier of docs/cluster-internals.md, "The owner: append, then apply"
+// through "Fencing and `statewatch takeover --partition p`". tests/log/jetstream runs the
+// same log contract against real nats-servers.
 
 #include "cluster/replicated_log_fixture.h"
 

@@ -1,5 +1,5 @@
 // codecs/json_codec: every field out and in, type errors naming field and value, and the
-// changesSince parsing table of semantics.md §4.
+// changesSince parsing table of docs/semantics.md, "Catching up: `changesSince`".
 #include "codecs/json_codec.h"
 
 #include <gtest/gtest.h>
@@ -267,7 +267,7 @@ TEST(DescribeJsonTest, CutsLongValuesOnACharacterBoundary) {
   EXPECT_EQ(body.size() % 2, 0u) << "a UTF-8 sequence was split";
 }
 
-// ---- ParseChangesSince (semantics.md §4) ---------------------------------------------------
+// ---- ParseChangesSince (docs/semantics.md, "Catching up: `changesSince`") ------------------
 
 struct SinceCase {
   const char* json;                  // the value, as JSON text

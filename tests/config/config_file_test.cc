@@ -1,6 +1,6 @@
-// The daemon's configuration file: the example of the README parses into the policy it
-// describes; every unknown key and bad value is refused with its path; the effective policy
-// prints per agent.
+// The daemon's configuration file: the example in docs/session-tools.md, "Tool policy"
+// parses into the policy it describes; every unknown key and bad value is refused with its
+// path; the effective policy prints per agent.
 #include "config/config_file.h"
 
 #include <gtest/gtest.h>

@@ -1,5 +1,6 @@
-// The signal journal (semantics.md §2, §4, §5): validation, sequences, heads, dedupe,
-// changesSince and the exact historyGap, retention.
+// The signal journal (docs/semantics.md, "The journal", "Catching up: `changesSince`" and
+// "Retention"): validation, sequences, heads, dedupe, changesSince and the exact
+// historyGap, retention.
 #include <gtest/gtest.h>
 
 #include "engine/engine_fixture.h"

@@ -1,5 +1,6 @@
-// Scenario tests: every row of the cursor transition table (semantics.md §3.2) and every
-// bullet of §3.3 (one notice, pinned mark, drain, self-suppression, restart recovery).
+// Scenario tests: every row of the cursor transition table (docs/semantics.md,
+// "The transition table") and every bullet of "One notice, not many" (one notice, pinned
+// mark, drain, self-suppression, restart recovery).
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -1,8 +1,9 @@
-// ReferenceModel: semantics.md §1-§5 as a small in-memory state machine, for the model test
-// (tests/engine/model_test.cc) and the recovery tests (tests/recovery/). It is written from
-// the spec, not from the engine: each rule names the spec line it states. Where the spec
-// leaves a choice open, the choice is marked "MODEL CHOICE" next to the code. The small
-// rules (keys, event fields, kinds, notice text) are in engine/model/spec_rules.h.
+// ReferenceModel: docs/semantics.md, "Sessions and their keys" through "Retention", as a
+// small in-memory state machine, for the model test (tests/engine/model_test.cc) and the
+// recovery tests (tests/recovery/). It is written from the spec, not from the engine: each
+// rule names the spec line it states. Where the spec leaves a choice open, the choice is
+// marked "MODEL CHOICE" next to the code. The small rules (keys, event fields, kinds,
+// notice text) are in engine/model/spec_rules.h.
 //
 // Sequences. The spec only promises that the one global counter is strictly increasing and
 // never reused ("a session's sequences are increasing but not contiguous"). The engine also
@@ -38,8 +39,8 @@
 namespace statewatch::model {
 
 struct ModelOptions {
-  int64_t retention_ms = 30 * kDayMs;  // §5 default
-  uint64_t max_rows = 50000;           // §5 default
+  int64_t retention_ms = 30 * kDayMs;  // the default of "Retention"
+  uint64_t max_rows = 50000;           // the default of "Retention"
   std::size_t summary_max_bytes = 512;
   std::vector<KindSpec> kinds = SpecKinds();
 };
@@ -50,8 +51,8 @@ class ReferenceModel {
  public:
   explicit ReferenceModel(ModelOptions options = {}) : options_(std::move(options)) {}
 
-  // §2.3 for each input in order, then the row cap (§5). All inputs are validated first;
-  // one bad input refuses the call and nothing changes.
+  // "Recording is one atomic step" for each input in order, then the row cap ("Retention").
+  // All inputs are validated first; one bad input refuses the call and nothing changes.
   Result<std::vector<RecordResult>> RecordMany(const std::vector<EventInput>& inputs, int64_t now) {
     std::vector<Prepared> prepared;
     for (const EventInput& in : inputs) {
@@ -65,7 +66,7 @@ class ReferenceModel {
     return out;
   }
 
-  // §3.1 explicit registration.
+  // Explicit registration ("How a watcher starts watching").
   bool Watch(const std::string& watcher_key, const SessionName& target, int64_t now) {
     WatcherKey w = ParseWatcher(watcher_key);
     std::optional<Key> tk = ParseKey(target.session_key);
@@ -80,8 +81,8 @@ class ReferenceModel {
     return true;
   }
 
-  // §3.3: the pending notices (before the acknowledgement), then L = N and, where M > N,
-  // exactly one new notice (N = M).
+  // "One notice, not many": the pending notices (before the acknowledgement), then L = N
+  // and, where M > N, exactly one new notice (N = M).
   Result<std::vector<Notice>> Drain(const std::string& watcher_key, int64_t now) {
     auto notices = PendingNotices(watcher_key);
     if (!notices.ok() || notices->empty()) return notices;
@@ -115,7 +116,7 @@ class ReferenceModel {
     return Status::OK();
   }
 
-  // §3.2 watcher session reset: every cursor *of* the watcher.
+  // "The transition table", watcher session reset: every cursor *of* the watcher.
   Status ResetWatcher(const std::string& watcher_key) {
     WatcherKey w = ParseWatcher(watcher_key);
     if (w.malformed) return Status::InvalidArgument("model: malformed watcher");
@@ -126,7 +127,7 @@ class ReferenceModel {
     return Status::OK();
   }
 
-  // §5: events, head and every cursor naming it; its dedupe keys are freed. Rows removed
+  // "Retention": events, head and every cursor naming it; its dedupe keys are freed. Rows removed
   // this way never raise a watermark (the head and its watermark go).
   Status DeleteSession(const SessionName& session) {
     std::optional<SessionName> s = Resolve(session.session_key, session.agent_id);
@@ -147,7 +148,7 @@ class ReferenceModel {
     return Status::OK();
   }
 
-  // §5 on demand (also at open): the age pass, the row cap (newest survive), idle cursors.
+  // "Retention" on demand (also at open): the age pass, the row cap (newest survive), idle cursors.
   PruneStats Prune(int64_t now) {
     int64_t cutoff = now - options_.retention_ms;
     std::set<Sequence> doomed;
@@ -159,15 +160,15 @@ class ReferenceModel {
       if (doomed.insert(it->first).second) --survivors;
     }
     PruneStats stats = DeleteForRetention({doomed.begin(), doomed.end()});
-    // §3.2 expiry: updatedAt older than the retention period.
+    // "The transition table", expiry: updatedAt older than the retention period.
     stats.cursors_expired =
         EraseCursorsIf([&](const CursorId&, const CursorM& c) { return c.updated_at < cutoff; });
     if (stats.rows_deleted > 0 || stats.cursors_expired > 0) ++last_;
     return stats;
   }
 
-  // §3.2 restart sweep: M > L -> N = M (pending again, `changesSince L`). Returns the number
-  // of pending notices after it (each is (re)announced).
+  // "The transition table", restart sweep: M > L -> N = M (pending again,
+  // `changesSince L`). Returns the number of pending notices after it (each is (re)announced).
   uint64_t Sweep(int64_t now) {
     bool changed = false;
     uint64_t pending = 0;
@@ -190,7 +191,7 @@ class ReferenceModel {
     return s ? HeadOf(Id(*s)) : 0;
   }
 
-  // §4.
+  // "Catching up: `changesSince`".
   ChangesPage ChangesSince(const SessionName& session, Sequence after, int limit) const {
     limit = std::clamp(limit, 1, kMaxPageLimit);
     ChangesPage page;
@@ -254,7 +255,7 @@ class ReferenceModel {
     return std::optional<CursorState>(CursorState{c.l, c.n, c.m, c.updated_at});
   }
 
-  // §5 prune mark of the session (0 when it has no head).
+  // The prune mark of the session ("Retention"; 0 when it has no head).
   Sequence Watermark(const SessionName& session) const {
     std::optional<SessionName> s = Resolve(session.session_key, session.agent_id);
     auto it = s ? heads_.find(Id(*s)) : heads_.end();
@@ -281,12 +282,12 @@ class ReferenceModel {
   using SessionId = std::pair<std::string, std::string>;  // (agentId, sessionKey)
   using CursorId = std::pair<SessionId, SessionId>;       // (watcher, target)
   struct CursorM {
-    Sequence l = 0, n = 0, m = 0;  // §3: L, N, M
+    Sequence l = 0, n = 0, m = 0;  // "Cursors": L, N, M
     int64_t updated_at = 0;
   };
   struct HeadM {
-    Sequence head = 0;       // §2.3 state version
-    Sequence watermark = 0;  // §5 prune mark
+    Sequence head = 0;       // state version ("Recording is one atomic step")
+    Sequence watermark = 0;  // prune mark ("Retention")
   };
   struct Prepared {
     SessionName session;
@@ -298,7 +299,7 @@ class ReferenceModel {
 
   static SessionId Id(const SessionName& s) { return {s.agent_id, s.session_key}; }
   static SessionName Name(const SessionId& id) { return SessionName{id.first, id.second}; }
-  static bool Pending(const CursorM& c) { return c.n > c.l; }  // §3: pending iff N > L
+  static bool Pending(const CursorM& c) { return c.n > c.l; }  // "Cursors": pending iff N > L
 
   static Notice MakeNotice(const SessionName& watcher, const SessionName& target, Sequence since) {
     Notice n;
@@ -332,8 +333,10 @@ class ReferenceModel {
     for (const std::string& key : in.watchers) {
       WatcherKey w = ParseWatcher(key);
       if (w.malformed) return std::nullopt;
-      // §2.3 step 3: agent-scoped keys only; the target itself is no watcher of itself.
-      // §1: a bare target never gets a cursor or a notice, whoever names the watcher.
+      // "Recording is one atomic step", step 3: agent-scoped keys only; the target itself
+      // is no watcher of itself.
+      // "Sessions and their keys": a bare target never gets a cursor or a notice, whoever
+      // names the watcher.
       std::optional<Key> target = ParseKey(p.session.session_key);
       if (!w.session || *w.session == p.session || !target || !target->agent_scoped) continue;
       if (std::find(p.watchers.begin(), p.watchers.end(), *w.session) == p.watchers.end()) {
@@ -359,7 +362,7 @@ class ReferenceModel {
     return p;
   }
 
-  // §2.3 steps 1-4.
+  // "Recording is one atomic step", steps 1-4.
   RecordResult RecordOne(Prepared& p, int64_t now) {
     const std::string& dk = p.event.dedupe_key;
     if (auto d = dedupe_.find(dk); !dk.empty() && d != dedupe_.end()) {
@@ -376,7 +379,7 @@ class ReferenceModel {
     return RecordResult{p.event, false};
   }
 
-  // §3.1 spawn seed and the event rows of the §3.2 table.
+  // The spawn seed of "How a watcher starts watching" and the event rows of "The transition table".
   void ApplyCursorRules(const Prepared& p, Sequence e, int64_t now) {
     SessionId target = Id(p.session);
     if (p.kind.seeds_cursor) {
@@ -403,7 +406,7 @@ class ReferenceModel {
     }
   }
 
-  // §3.2 acknowledge: L = N; M > N reopens exactly one notice.
+  // "The transition table", acknowledge: L = N; M > N reopens exactly one notice.
   static void Ack(CursorM& c, int64_t now) {
     c.l = c.n;
     if (c.m > c.n) c.n = c.m;
@@ -420,7 +423,7 @@ class ReferenceModel {
     rows_by_seq_.erase(seq);
   }
 
-  // §5: raise each session's watermark to the highest sequence about to be deleted, then
+  // "Retention": raise each session's watermark to the highest sequence about to be deleted, then
   // delete. Never creates a head, never lowers one.
   PruneStats DeleteForRetention(const std::vector<Sequence>& seqs) {
     std::map<SessionId, Sequence> marks;
@@ -439,7 +442,7 @@ class ReferenceModel {
     return stats;
   }
 
-  // §5 row cap after a write: the oldest rows past max_rows go.
+  // The row cap ("Retention") after a write: the oldest rows past max_rows go.
   void CapRows() {
     std::vector<Sequence> doomed;
     for (auto it = rows_by_seq_.begin(); rows_by_seq_.size() - doomed.size() > options_.max_rows;
@@ -467,11 +470,12 @@ class ReferenceModel {
   }
 
   ModelOptions options_;
-  Sequence last_ = 0;  // §2.1: one counter for the whole engine
+  Sequence last_ = 0;  // "What an event holds": one counter for the whole engine
   std::map<SessionId, HeadM> heads_;
   std::map<SessionId, std::map<Sequence, Event>> journal_;
   std::map<Sequence, SessionId> rows_by_seq_;  // every retained row, in sequence order
-  std::map<std::string, Sequence> dedupe_;     // §2.3: global, freed with its row
+  // Dedupe keys: global, freed with its row ("Recording is one atomic step").
+  std::map<std::string, Sequence> dedupe_;
   std::map<CursorId, CursorM> cursors_;
 };
 

@@ -1,4 +1,5 @@
-// Session key parsing (semantics.md §1) and the notice context key codec (§3.3).
+// Session key parsing (docs/semantics.md, "Sessions and their keys") and the notice context
+// key codec ("One notice, not many").
 #include "statewatch/session_key.h"
 
 #include <gtest/gtest.h>

@@ -1,6 +1,7 @@
-// The upstream monitor (semantics.md §7) on real JSONL files, driven by a ManualClock and
-// explicit ticks: human turns, notices, self-echo, partial and oversized lines, missing
-// sources, refreshes during a scan, active runs, failed appends, stop, unwatched links.
+// The upstream monitor (docs/semantics.md, "Upstream monitor (adopted sessions)") on real
+// JSONL files, driven by a ManualClock and explicit ticks: human turns, notices, self-echo,
+// partial and oversized lines, missing sources, refreshes during a scan, active runs,
+// failed appends, stop, unwatched links.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -477,7 +478,8 @@ TEST_F(UpstreamMonitorTest, CadenceFirstTickAfterFifteenSecondsThenEverySixty) {
   EXPECT_FALSE(m.ShouldRunAt(kStart + 999999));
 }
 
-// A bare key never has a cursor (semantics.md §1), so its link is never scanned.
+// A bare key never has a cursor (docs/semantics.md, "Sessions and their keys"), so
+// its link is never scanned.
 TEST_F(UpstreamMonitorTest, BareSessionLinksAreNeverScanned) {
   std::string path = File("bare.jsonl");
   AppendLine(path, UserLine("history"));

@@ -1,4 +1,4 @@
-// Crash test (docs/semantics.md §6): a child process runs seeded random
+// Crash test (docs/semantics.md, "Restarts and crashes"): a child process runs seeded random
 // operations against the engine with Durability::kSync and reports each acknowledged result
 // through a pipe; the parent SIGKILLs it after a random number of acknowledgements, reopens
 // the database and checks it against the ReferenceModel replaying the acknowledged prefix:

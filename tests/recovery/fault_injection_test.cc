@@ -1,4 +1,4 @@
-// Fault injection (docs/semantics.md §2.4): the Nth file append or
+// Fault injection (docs/semantics.md, "Failures never break the gateway"): the Nth file append or
 // sync of the database fails, for N over a range, while seeded random operations run.
 // Every call either succeeds or returns a non-OK Status; the first failure makes every later
 // write fail with FailedPrecondition (sticky) while reads keep working and show exactly the

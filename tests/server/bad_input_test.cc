@@ -72,7 +72,8 @@ TEST_F(BadInputTest, MalformedJsonAndWrongTypes) {
               "now must be a non-negative integer");
   ExpectError(http_->Post("/v1/clock", json::object{{"now", kStartMs - 1}}), 400,
               "invalid_argument", "never goes backwards");
-  // A malformed watch key is a refused registration, not an error (semantics.md §3.1).
+  // A malformed watch key is a refused registration, not an error (docs/semantics.md,
+  // "How a watcher starts watching").
   HttpResult refused =
       http_->Post("/v1/watches", json::object{{"watcher", "global"}, {"target", "agent:main:a"}});
   EXPECT_EQ(refused.status, 200);

@@ -1,8 +1,8 @@
-// Reads across partitions through a node's port (docs/cluster.md §15.9), on three
-// ClusterNodes and a real etcd: sessions_list lists every partition's sessions, a cursor
-// pages through them with no skip or repeat, a sandboxed caller sees what it would on one
-// node (itself and its children, one of them in another partition), and session_status of
-// another partition's session answers from any node.
+// Reads across partitions through a node's port (docs/cluster-internals.md,
+// "Reads across partitions"), on three ClusterNodes and a real etcd: sessions_list lists
+// every partition's sessions, a cursor pages through them with no skip or repeat, a sandboxed
+// caller sees what it would on one node (itself and its children, one of them in another
+// partition), and session_status of another partition's session answers from any node.
 #include <algorithm>
 #include <set>
 #include <vector>
@@ -90,7 +90,7 @@ TEST_F(ClusterReadsTest, ListPagesEveryPartitionAndStatusReadsAnother) {
 
 // A single node finds a session by its session id among all its sessions; through a node,
 // the caller's home does not know an id of another partition's session, so every partition
-// is asked (docs/cluster.md §15.9).
+// is asked (docs/cluster-internals.md, "Reads across partitions").
 TEST_F(ClusterReadsTest, ASessionIdOfAnotherPartitionIsFoundFromAnyNode) {
   HttpClient any(nodes_.at("n3")->port());
   const std::string caller = SessionOf(0);

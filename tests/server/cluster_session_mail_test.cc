@@ -1,10 +1,10 @@
-// sessions_send across partitions through a node's port (docs/cluster.md §15.8): three
-// ClusterNodes on a real etcd (tests/control/etcd_fixture.h), each partition's stream a
-// MemLog shared by the nodes, as in cluster_node_test.cc. A send from a session of one
-// partition to a session of another is accepted at the caller's partition and lands in the
-// target's transcript once; the reply to its run, posted at any node, reaches the run's
-// home, and the ping-pong turn back crosses again. With the target's owner stopped between
-// the send and the apply, the message lands once the partition failed over.
+// sessions_send across partitions through a node's port (docs/cluster-internals.md,
+// "Session tools across partitions"): three ClusterNodes on a real etcd
+// (tests/control/etcd_fixture.h), each partition's stream a MemLog shared by the nodes, as in
+// cluster_node_test.cc. A send from a session of one partition to a session of another is accepted
+// at the caller's partition and lands in the target's transcript once; the reply to its run, posted
+// at any node, reaches the run's home, and the ping-pong turn back crosses again. With the target's
+// owner stopped between the send and the apply, the message lands once the partition failed over.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -147,11 +147,11 @@ TEST_F(ClusterSessionMailTest, AMessageToAStoppedOwnerLandsOnceAfterTheFailover)
   EXPECT_EQ(WaitForText(http, SessionOf(dest), "after-failover"), 1);
 }
 
-// sessions_spawn into an agent of another partition (docs/cluster.md §15.8): the child is
-// created at its partition (the task in its transcript once); the child's run end, posted
-// at yet another node, is announced to the parent once (a retried finish changes nothing),
-// and the parent's cursor at the child's partition — seeded by child_spawned — drains the
-// child's notice through a node.
+// sessions_spawn into an agent of another partition (docs/cluster-internals.md,
+// "Session tools across partitions"): the child is created at its partition (the task in
+// its transcript once); the child's run end, posted at yet another node, is announced to
+// the parent once (a retried finish changes nothing), and the parent's cursor at the
+// child's partition — seeded by child_spawned — drains the child's notice through a node.
 TEST_F(ClusterSessionMailTest, ASpawnCrossesPartitionsAndItsEndIsAnnouncedOnce) {
   StartThreeNodes();
   const std::string parent = SessionOf(0);

@@ -78,7 +78,8 @@ inline json::array Drain(HttpClient& http, const std::string& watcher) {
   return r.json().at("notices").as_array();
 }
 
-// semantics.md §3.3, byte-exact (written out here, not taken from the engine).
+// docs/semantics.md, "One notice, not many", byte-exact (written out here, not taken from
+// the engine).
 inline std::string NoticeTextFor(const std::string& target, uint64_t since) {
   return "Session \"" + target +
          "\" changed (other actor). Reconcile before acting: "

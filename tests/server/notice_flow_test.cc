@@ -1,4 +1,4 @@
-// End to end over real HTTP and WebSocket: the notice scenario of semantics.md §3 as a
+// End to end over real HTTP and WebSocket: the notice scenario of docs/semantics.md, "Cursors" as a
 // gateway drives it, historyGap across 30 days with the manual clock, two clients receiving
 // the same wake, and a daemon restart with pending notices recovered.
 #include <gtest/gtest.h>
@@ -209,8 +209,8 @@ TEST_F(NoticeFlowTest, RestartInTheMiddleRecoversPendingNotices) {
   EXPECT_EQ(Notices(*http_, kMain).size(), 1u);
 
   // Drain after the restart: the recovered notice, then one follow-up for the rest. The
-  // restart sweep re-opened the pending notice at its material mark (semantics.md §3.2:
-  // N = M), so the follow-up covers only the change made after the restart.
+  // restart sweep re-opened the pending notice at its material mark (docs/semantics.md,
+  // "The transition table": N = M), so the follow-up covers only the change made after the restart.
   ASSERT_EQ(Drain(*http_, kMain).size(), 1u);
   notices = Notices(*http_, kMain);
   ASSERT_EQ(notices.size(), 1u);

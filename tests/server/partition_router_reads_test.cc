@@ -1,8 +1,9 @@
-// Reads across partitions through PartitionRouter (docs/cluster.md §15.8), against fake
-// partitions that check the X-Statewatch-Internal signature: sessions_list merged from every
-// partition in the single node's order and paged with a cursor without a skip or a repeat,
-// a bad cursor refused, a client's internal header never forwarded, and session_status of
-// another partition's session answered there under the context the caller's home resolved.
+// Reads across partitions through PartitionRouter (docs/cluster-internals.md,
+// "Reads across partitions"), against fake partitions that check the X-Statewatch-Internal
+// signature: sessions_list merged from every partition in the single node's order and paged
+// with a cursor without a skip or a repeat, a bad cursor refused, a client's internal
+// header never forwarded, and session_status of another partition's session answered there
+// under the context the caller's home resolved.
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -1,5 +1,6 @@
 // End to end over HTTP: session_status and sessions_list — visibility refusals (byte-exact
-// texts of semantics.md §9), every parameter error, the list filters and stateVersion rows.
+// texts of docs/semantics.md, "Session tools"), every parameter error, the list
+// filters and stateVersion rows.
 #include <gtest/gtest.h>
 
 #include "http_helpers.h"
@@ -89,8 +90,8 @@ TEST_F(SessionToolsHttpTest, TreeIsTheDefault) {
   EXPECT_EQ(ListKeys(kMain), (std::vector<std::string>{kMain, kChild, kSandboxed}));
 }
 
-// Regression: session_status and sessions_list bypassed the profile check, so a leaf
-// sub-agent (depth 1, maxSpawnDepth 1) got both although §9 gives leaves no session tool.
+// Regression: session_status and sessions_list bypassed the profile check, so a leaf sub-agent
+// (depth 1, maxSpawnDepth 1) got both although "Session tools" gives leaves no session tool.
 TEST_F(SessionToolsHttpTest, LeafSubAgentsGetNoSessionToolByDefault) {
   StartServer(tools::Visibility::kTree, false, {}, /*subagent_tools=*/{});
   for (const char* tool : {"session_status", "sessions_list"}) {

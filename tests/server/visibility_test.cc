@@ -1,6 +1,6 @@
-// Unit tests of tools/visibility.h: the decision table of semantics.md §9 without HTTP
-// (tests/ has no tools/ directory of this issue's own; the end-to-end refusals are in
-// session_tools_http_test.cc).
+// Unit tests of tools/visibility.h: the decision table of docs/semantics.md,
+// "Session tools" without HTTP (tests/ has no tools/ directory of this issue's own; the
+// end-to-end refusals are in session_tools_http_test.cc).
 #include "tools/visibility.h"
 
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
-// The two-partition setup of the session mail tests (docs/cluster.md §15.8): two in-process
-// engines (partitions 0 and 1 of 2) on one ManualClock, each with its SessionMessaging in
-// cluster mode, and partition 0's forwarder on a fake wire (the JSON wire form, then
-// partition 1's ApplyMail) that can be down or lose its answer.
+// The two-partition setup of the session mail tests (docs/cluster-internals.md,
+// "Session tools across partitions"): two in-process engines (partitions 0 and 1 of 2) on one
+// ManualClock, each with its SessionMessaging in cluster mode, and partition 0's forwarder on a
+// fake wire (the JSON wire form, then partition 1's ApplyMail) that can be down or lose its answer.
 #ifndef STATEWATCH_TESTS_TOOLS_SESSION_MAIL_FIXTURE_H_
 #define STATEWATCH_TESTS_TOOLS_SESSION_MAIL_FIXTURE_H_
 

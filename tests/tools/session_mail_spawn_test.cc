@@ -1,8 +1,9 @@
 // sessions_spawn, its run's end, subagents and sessions_yield across partitions
-// (docs/cluster.md §15.8): the run stays at the requester's partition (0), the child lives
-// at its agent's partition (1) and is created there by one spawn mail; the child's run end
-// goes back as an event mail, the announcement stays at home. Exactly once under resends,
-// lost answers and restarts. Two engines on one ManualClock (session_mail_fixture.h).
+// (docs/cluster-internals.md, "Session tools across partitions"): the run stays at the
+// requester's partition (0), the child lives at its agent's partition (1) and is created
+// there by one spawn mail; the child's run end goes back as an event mail, the announcement
+// stays at home. Exactly once under resends, lost answers and restarts. Two engines on one
+// ManualClock (session_mail_fixture.h).
 #include "tools/session_mail_fixture.h"
 
 namespace statewatch::testing {

@@ -1,7 +1,8 @@
-// sessions_send across partitions (docs/cluster.md §15.8): the home partition keeps the run
-// and an outbox row; the forwarder carries the mail to the destination, which applies it
-// exactly once. Two in-process engines (partitions 0 and 1 of 2) on one ManualClock; the
-// wire is a fake MailSender that can be down or lose its answer (session_mail_fixture.h).
+// sessions_send across partitions (docs/cluster-internals.md,
+// "Session tools across partitions"): the home partition keeps the run and an outbox row;
+// the forwarder carries the mail to the destination, which applies it exactly once. Two
+// in-process engines (partitions 0 and 1 of 2) on one ManualClock; the wire is a fake
+// MailSender that can be down or lose its answer (session_mail_fixture.h).
 #include "tools/session_mail_fixture.h"
 
 namespace statewatch::testing {

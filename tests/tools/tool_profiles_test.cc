@@ -1,6 +1,7 @@
 // Tool profiles and the visibility × profile matrix: every (profile, visibility, target,
 // tool) combination called through SessionMessaging::CallTool against a real engine, with
-// the expected refusal text computed from semantics.md §9 independently of the code.
+// the expected refusal text computed from docs/semantics.md, "Session tools"
+// independently of the code.
 #include "tools/tool_profiles.h"
 
 #include <gtest/gtest.h>
@@ -149,7 +150,8 @@ const char* KeyOf(Target t) {
   return "";
 }
 
-// semantics.md §9, written out: who sees what, and the refusal that says why not.
+// docs/semantics.md, "Session tools", written out: who sees what, and the refusal that says
+// why not.
 std::string ExpectedRefusal(Visibility v, Target t, const std::string& action) {
   std::string prefix = "Session " + action + " visibility is restricted";
   if (t == Target::kSelf) return "";

@@ -1,6 +1,8 @@
 // The engine's commit path on a partition stream of a real three-server JetStream cluster
-// (docs/cluster.md §4, §6): every acknowledged write is on the stream, a second node takes
-// the partition over from the stream alone, and the old owner's next append is refused.
+// (docs/cluster-internals.md, "The owner: append, then apply" and
+// "Fencing and `statewatch takeover --partition p`"): every acknowledged write is on the
+// stream, a second node takes the partition over from the stream alone, and the old
+// owner's next append is refused.
 #include <gtest/gtest.h>
 
 #include <filesystem>

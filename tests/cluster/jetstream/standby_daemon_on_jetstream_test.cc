@@ -1,7 +1,10 @@
 // The standby daemon and its live takeover on a real three-server JetStream cluster
-// (docs/cluster.md §5, §6, §8): the owner and the standby each on their own connection to
-// the partition's stream, over HTTP; after the takeover the old owner answers neither
-// writes nor reads. tests/server/cluster_standby_test.cc runs the same on MemLog.
+// (docs/cluster-internals.md, "The standby: fold the stream",
+// "Fencing and `statewatch takeover --partition p`" and
+// "`statewatch serve --cluster … --partition p --role owner|standby`"): the owner and the
+// standby each on their own connection to the partition's stream, over HTTP; after the
+// takeover the old owner answers neither writes nor reads.
+// tests/server/cluster_standby_test.cc runs the same on MemLog.
 #include <gtest/gtest.h>
 
 #include <algorithm>

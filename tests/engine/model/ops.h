@@ -393,7 +393,8 @@ class OpGenerator {
     return Uniform(0, mix_.small_step_ms);
   }
 
-  // Another spelling of the same agent-scoped key (§1: prefix and agent id case-insensitive).
+  // Another spelling of the same agent-scoped key (docs/semantics.md,
+  // "Sessions and their keys": prefix and agent id case-insensitive).
   std::string Respell(const std::string& key) {
     if (!mix_.key_variants || key.rfind("agent:", 0) != 0 || !Chance(15)) return key;
     std::size_t colon = key.find(':', 6);

@@ -1,6 +1,7 @@
 // The spec's small rules as free functions, for the ReferenceModel and the tests around it:
-// session keys (semantics.md §1), event fields (§2.1), the kind table (§2.2), the notice
-// text and context key (§3.3). Written from the spec, not from the engine; where the spec
+// session keys (docs/semantics.md, "Sessions and their keys"), event fields
+// ("What an event holds"), the kind table ("Kinds"), the notice text and context key
+// ("One notice, not many"). Written from the spec, not from the engine; where the spec
 // leaves a choice open it is marked "MODEL CHOICE".
 //
 // Thread-safe: pure functions.
@@ -21,12 +22,12 @@ namespace statewatch::model {
 
 inline constexpr int64_t kHourMs = 3600LL * 1000;
 inline constexpr int64_t kDayMs = 24 * kHourMs;
-// §2.1: a supplied occurredAt is clamped into [now - 24 h, now].
+// "What an event holds": a supplied occurredAt is clamped into [now - 24 h, now].
 inline constexpr int64_t kClampWindowMs = kDayMs;
-// §4: limit is clamped to 1..200.
+// "Catching up: `changesSince`": limit is clamped to 1..200.
 inline constexpr int kMaxPageLimit = 200;
 
-// ---- §1 session keys ------------------------------------------------------------------------
+// ---- session keys ("Sessions and their keys") -----------------------------------------------
 
 struct Key {
   bool agent_scoped = false;
@@ -61,8 +62,9 @@ inline bool ValidAgentId(std::string_view id) {
   return true;
 }
 
-// §1: `agent:` (case-insensitive) + agentId (trimmed, valid) + `:` + rest (non-empty, not
-// starting with `:`). Anything not starting with `agent:` is bare. nullopt: malformed or empty.
+// "Sessions and their keys": `agent:` (case-insensitive) + agentId (trimmed, valid) + `:` +
+// rest (non-empty, not starting with `:`). Anything not starting with `agent:` is bare.
+// nullopt: malformed or empty.
 inline std::optional<Key> ParseKey(std::string_view key) {
   if (TrimSpaces(key).empty()) return std::nullopt;
   if (key.size() < 6 || LowerAscii(key.substr(0, 6)) != "agent:") {
@@ -104,7 +106,7 @@ inline WatcherKey ParseWatcher(std::string_view key) {
   return WatcherKey{false, SessionName{k->agent_id, k->canonical}};
 }
 
-// ---- §3.3 notice text and context key -------------------------------------------------------
+// ---- notice text and context key ("One notice, not many") -----------------------------------
 
 inline std::string ModelNoticeText(const std::string& key, Sequence since) {
   return "Session \"" + key +
@@ -122,7 +124,7 @@ inline std::string ModelContextKey(const std::string& key) {
   return out;
 }
 
-// ---- §2.1 event fields ----------------------------------------------------------------------
+// ---- event fields ("What an event holds") ---------------------------------------------------
 
 // One line, capped on a UTF-8 boundary. MODEL CHOICE: CR LF, LF and CR each become one
 // space (the generators use no other control characters).
@@ -146,7 +148,7 @@ inline std::string ModelPayload(std::string_view text) {
   return !t.empty() && t.front() == '{' ? std::string(t) : std::string();
 }
 
-// §2.2, as data, written out apart from the engine's DefaultKinds(): three kinds notify,
+// "Kinds", as data, written out apart from the engine's DefaultKinds(): three kinds notify,
 // child_spawned seeds cursors, the rest do neither.
 inline std::vector<KindSpec> SpecKinds() {
   std::vector<KindSpec> kinds;

@@ -6,12 +6,12 @@ export interface Error {
   error: {
     /** Machine-readable: invalid_argument, invalid_json, invalid_parameter, invalid_caller, bad_request, unauthorized, insufficient_scope, forbidden, not_found, unknown_session, unknown_tool, method_not_allowed, request_timeout, body_too_large, header_too_large, upgrade_required, not_ready, forbidden_origin, misdirected_request, unsupported_media_type, unavailable, too_many_connections, too_many_streams, shutting_down, insufficient_storage, internal; in cluster mode also misdirected, standby, partition_moved, switching, already_owner, not_standby, and at a node's own port cross_partition_batch, partition_required, answer_lost. */
     code: string;
-    /** What was wrong and with what value; tool refusals are byte-exact (docs/semantics.md section 9). */
+    /** What was wrong and with what value; tool refusals are byte-exact (docs/semantics.md, "Session tools"). */
     message: string;
   };
 }
 
-/** An event kind of the engine's kind table (docs/semantics.md section 2.2). */
+/** An event kind of the engine's kind table (docs/semantics.md, "Kinds"). */
 export type Kind = string;
 
 export type ActorType = "human" | "agent" | "system";
@@ -915,7 +915,7 @@ export interface McpMessage {
   };
 }
 
-/** A node's role in its partition (docs/cluster.md section 6). */
+/** A node's role in its partition (docs/cluster-internals.md, "Fencing and `statewatch takeover --partition p`"). */
 export type PartitionRole = "standby" | "switching" | "owner" | "moved";
 
 export interface ClusterStatus {
