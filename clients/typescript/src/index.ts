@@ -9,6 +9,8 @@
 // Every failure is a StatewatchError carrying the daemon's error code, its message (tool
 // refusals are byte-exact) and the HTTP status (0 when the daemon could not be reached).
 import { randomUUID } from "node:crypto";
+import { request as httpRequest, Agent as HttpAgent, type ClientRequest, type IncomingMessage,
+         type RequestOptions as NodeRequestOptions } from "node:http";
 import { request as httpsRequest, Agent as HttpsAgent } from "node:https";
 import { reconnectingStream, type BackoffOptions, type TlsOptions } from "./stream.js";
 import type * as T from "./types.js";
@@ -56,6 +58,10 @@ export interface ClientOptions {
   /** A client certificate and its key (PEM) for a daemon with --tls-client-ca (mutual TLS). */
   cert?: string | Buffer;
   key?: string | Buffer;
+  /** Connections kept open to each endpoint (default 8). Calls reuse them (keep-alive), so a
+   * call costs one request on a warm socket; calls in flight beyond this many wait for one to
+   * free, rather than each opening a socket of its own. */
+  maxConnections?: number;
 }
 
 export interface RequestOptions {
@@ -146,23 +152,16 @@ interface Answer {
   text(): Promise<string>;
 }
 
-async function viaFetch(url: string, method: string, headers: Record<string, string>,
-                        body: string | undefined, signal?: AbortSignal): Promise<Answer> {
-  const response = await fetch(url, { method, headers, body, signal });
-  return {
-    status: response.status,
-    contentType: response.headers.get("content-type") ?? "",
-    text: () => response.text(),
-  };
-}
-
-// node:https with the client's CA and certificate (global fetch takes no CA of its own).
-// Errors carry the socket's error as `cause`, as fetch's do, so errorCode() reads both.
-function viaHttps(url: string, method: string, headers: Record<string, string>,
+// One HTTP exchange on node:http or node:https through the client's keep-alive agent. fetch
+// was the transport once: it cost about 4.5x the Node CPU per call of a kept-alive node:http
+// request (bench/node/client_lanes.mjs). Errors carry the socket's error as `cause`, so
+// errorCode() reads its code.
+function exchange(url: string, method: string, headers: Record<string, string>,
                   body: string | undefined, signal: AbortSignal | undefined,
-                  agent: HttpsAgent): Promise<Answer> {
+                  agent: HttpAgent): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = httpsRequest(url, { method, headers, agent, signal }, (res) => {
+    const options: NodeRequestOptions = { method, headers, agent, signal };
+    const onAnswer = (res: IncomingMessage) => {
       const text = new Promise<string>((resolveText, rejectText) => {
         const chunks: Buffer[] = [];
         res.on("data", (chunk: Buffer) => chunks.push(chunk));
@@ -176,7 +175,10 @@ function viaHttps(url: string, method: string, headers: Record<string, string>,
         contentType: String(res.headers["content-type"] ?? ""),
         text: () => text,
       });
-    });
+    };
+    const req: ClientRequest = url.startsWith("https:")
+      ? httpsRequest(url, options, onAnswer)
+      : httpRequest(url, options, onAnswer);
     req.on("error", (error) => reject(new Error(error.message, { cause: error })));
     req.end(body);
   });
@@ -204,10 +206,13 @@ export class StatewatchClient {
   private readonly token?: string;
   private readonly rounds: number;
   private readonly waitMs: number;
-  /** ca/cert/key when given: https:// calls then go through node:https with this agent
-   * (kept-alive connections), the streams through `ws` with the same options. */
+  /** ca/cert/key when given: https:// calls trust and present them, and the streams
+   * through `ws` take the same options. */
   private readonly tls?: TlsOptions;
-  private readonly agent?: HttpsAgent;
+  /** The kept-alive connections of http:// and https:// calls (ClientOptions.maxConnections
+   * per endpoint). */
+  private readonly httpAgent: HttpAgent;
+  private readonly httpsAgent: HttpsAgent;
   /** Deliveries acknowledged through this client, so a re-offer after a reconnect that
    * crossed the ack is not yielded twice. */
   private readonly acked = new Set<number>();
@@ -219,10 +224,24 @@ export class StatewatchClient {
     this.token = options.token;
     this.rounds = Math.max(1, options.failover?.rounds ?? 3);
     this.waitMs = Math.max(0, options.failover?.waitMs ?? 200);
+    const maxConnections = options.maxConnections ?? 8;
+    if (!Number.isInteger(maxConnections) || maxConnections < 1) {
+      const why = `maxConnections must be a positive integer (got ${maxConnections})`;
+      throw new StatewatchError("invalid_argument", why, 0);
+    }
     if (options.ca !== undefined || options.cert !== undefined || options.key !== undefined) {
       this.tls = { ca: options.ca, cert: options.cert, key: options.key };
-      this.agent = new HttpsAgent({ keepAlive: true, ...this.tls });
     }
+    const pool = { keepAlive: true, maxSockets: maxConnections, maxFreeSockets: maxConnections };
+    this.httpAgent = new HttpAgent(pool);
+    this.httpsAgent = new HttpsAgent({ ...pool, ...this.tls });
+  }
+
+  /** Closes the kept-alive connections. Not needed before a process exits (idle ones do not
+   * keep it alive); calls made after close() open new ones. */
+  close(): void {
+    this.httpAgent.destroy();
+    this.httpsAgent.destroy();
   }
 
   /** The endpoint requests go to now (the last one that answered). */
@@ -284,13 +303,11 @@ export class StatewatchClient {
     }
     let response: Answer;
     try {
-      response = this.agent && base.startsWith("https:")
-        ? await viaHttps(base + path, method, headers, payload, options.signal, this.agent)
-        : await viaFetch(base + path, method, headers, payload, options.signal);
+      const agent = base.startsWith("https:") ? this.httpsAgent : this.httpAgent;
+      response = await exchange(base + path, method, headers, payload, options.signal, agent);
     } catch (error) {
       if (options.signal?.aborted) throw new StatewatchError("aborted", `${method} ${path} was aborted`, 0);
-      // fetch says only "fetch failed"; the reason (refused, a certificate not trusted) is
-      // its cause's.
+      // The reason (refused, a certificate not trusted) is the socket error's, our cause.
       const message = (error as Error).message;
       const cause = (error as { cause?: { message?: string } }).cause?.message;
       const why = cause && cause !== message ? `${message}: ${cause}` : message;

@@ -246,6 +246,68 @@ describe("statewatch-client", () => {
 
 // Several endpoints (a cluster's nodes): a request that did not land moves on to the next
 // endpoint; one whose answer was lost is repeated only when that is safe.
+describe("statewatch-client connections", () => {
+  // A server that counts the connections it accepted and the requests it answered, holding
+  // each answer until `hold` requests are waiting (so calls really are in flight together).
+  async function counting(hold: number) {
+    const seen = { connections: 0, requests: 0, inFlight: 0, mostInFlight: 0 };
+    const waiting: Array<() => void> = [];
+    const server = createServer((req, res) => {
+      seen.requests++;
+      seen.mostInFlight = Math.max(seen.mostInFlight, ++seen.inFlight);
+      req.resume();
+      req.on("end", () => {
+        const answer = () => {
+          seen.inFlight--;
+          res.writeHead(200, { "Content-Type": "application/json" });
+          res.end(JSON.stringify({ status: "ok" }));
+        };
+        waiting.push(answer);
+        if (waiting.length >= hold) waiting.splice(0).forEach((a) => a());
+      });
+    });
+    server.on("connection", () => seen.connections++);
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    return { seen, url, close: () => new Promise<void>((r) => server.close(() => r())) };
+  }
+
+  test("calls one after another reuse one kept-alive connection", async () => {
+    const server = await counting(1);
+    const sw = new StatewatchClient({ url: server.url });
+    try {
+      for (let i = 0; i < 20; i++) await sw.health();
+      assert.equal(server.seen.requests, 20);
+      assert.equal(server.seen.connections, 1);
+    } finally {
+      sw.close();
+      await server.close();
+    }
+  });
+
+  test("calls in flight share at most maxConnections connections, and all are answered",
+       { timeout: 10_000 }, async () => {
+    const server = await counting(4);  // answers in groups of 4: needs 4 calls on the wire at once
+    const sw = new StatewatchClient({ url: server.url, maxConnections: 4 });
+    try {
+      const answers = await Promise.all(Array.from({ length: 40 }, () => sw.health()));
+      assert.equal(answers.length, 40);
+      assert.equal(server.seen.requests, 40);
+      assert.equal(server.seen.connections, 4);
+      assert.equal(server.seen.mostInFlight, 4);
+    } finally {
+      sw.close();
+      await server.close();
+    }
+  });
+
+  test("maxConnections must be a positive integer", () => {
+    assert.throws(() => new StatewatchClient({ url: "http://127.0.0.1:1", maxConnections: 0 }),
+                  (e: StatewatchError) => e.code === "invalid_argument" &&
+                    /maxConnections.*got 0/.test(e.message));
+  });
+});
+
 describe("statewatch-client with several endpoints", () => {
   const daemon = new Daemon();
   const fakes: Server[] = [];

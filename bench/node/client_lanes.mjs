@@ -1,0 +1,109 @@
+// What the TypeScript client costs a Node gateway: single events recorded one at a time
+// (each awaited) against a running daemon, in lanes that take turns in this one process:
+//
+//   raw     node:http on one kept-alive socket, the request built by hand — the wire's speed
+//   client  StatewatchClient.recordEvents (clients/typescript, built: npm run build)
+//   fetch   global fetch with the same request (the client's transport before node:http)
+//
+// Every lane sends the same bytes the client sends (the JSON body, Content-Type, Accept and a
+// fresh X-Request-Id per event), so the ratios are the client's own cost, not the daemon's.
+// Each lane runs `--seconds` per round, rounds take turns, and the median of the rounds is
+// reported; a warm-up round first. Prints one JSON object.
+//
+// Usage: node bench/node/client_lanes.mjs --url http://127.0.0.1:7411 [--seconds 3] [--rounds 3]
+import { randomUUID } from "node:crypto";
+import { Agent, request } from "node:http";
+import { parseArgs } from "node:util";
+import { StatewatchClient } from "../../clients/typescript/dist/esm/index.js";
+
+const { values: args } = parseArgs({
+  options: {
+    url: { type: "string" },
+    seconds: { type: "string", default: "3" },
+    rounds: { type: "string", default: "3" },
+  },
+});
+if (!args.url) throw new Error("--url is required (the daemon, e.g. http://127.0.0.1:7411)");
+const url = args.url.replace(/\/+$/, "");
+const seconds = Number(args.seconds);
+const rounds = Number(args.rounds);
+
+let sequence = 0;
+const event = () => ({
+  sessionKey: `agent:bench:s${sequence++ % 100}`,
+  kind: "human_direct_message",
+  actorType: "human",
+  summary: "bench",
+});
+const headers = () => ({
+  Accept: "application/json",
+  "Content-Type": "application/json",
+  "X-Request-Id": randomUUID(),
+});
+
+const rawAgent = new Agent({ keepAlive: true, maxSockets: 1 });
+function rawPost(body) {
+  return new Promise((resolve, reject) => {
+    const req = request(`${url}/v1/events`, { method: "POST", headers: headers(), agent: rawAgent }, (res) => {
+      const chunks = [];
+      res.on("data", (c) => chunks.push(c));
+      res.on("end", () => {
+        if (res.statusCode !== 200) reject(new Error(`raw: HTTP ${res.statusCode}`));
+        else resolve(JSON.parse(Buffer.concat(chunks).toString("utf8")));
+      });
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+const client = new StatewatchClient({ url, maxConnections: 1 });
+const lanes = {
+  raw: () => rawPost(JSON.stringify(event())),
+  client: () => client.recordEvents(event()),
+  fetch: async () => {
+    const response = await fetch(`${url}/v1/events`, {
+      method: "POST", headers: headers(), body: JSON.stringify(event()),
+    });
+    if (response.status !== 200) throw new Error(`fetch: HTTP ${response.status}`);
+    return response.json();
+  },
+};
+
+async function run(call, ms) {
+  const end = performance.now() + ms;
+  let n = 0;
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  while (performance.now() < end) {
+    await call();
+    n++;
+  }
+  const wall = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  return { perSecond: n / wall, nodeCpuUsPerCall: (cpu.user + cpu.system) / n };
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const results = Object.fromEntries(Object.keys(lanes).map((k) => [k, []]));
+for (const lane of Object.keys(lanes)) await run(lanes[lane], 2000);  // warm-up
+for (let r = 0; r < rounds; r++) {
+  for (const lane of Object.keys(lanes)) results[lane].push(await run(lanes[lane], seconds * 1000));
+}
+const summary = {};
+for (const [lane, runs] of Object.entries(results)) {
+  summary[lane] = {
+    eventsPerSecond: Math.round(median(runs.map((x) => x.perSecond))),
+    nodeCpuUsPerCall: Math.round(median(runs.map((x) => x.nodeCpuUsPerCall))),
+    rounds: runs.map((x) => Math.round(x.perSecond)),
+  };
+}
+const ratio = (a, b) => Number((summary[a].eventsPerSecond / summary[b].eventsPerSecond).toFixed(3));
+console.log(JSON.stringify({
+  case: "single buffered event, awaited, one at a time",
+  seconds, rounds, lanes: summary,
+  ratios: { clientVsRaw: ratio("client", "raw"), fetchVsRaw: ratio("fetch", "raw") },
+}, null, 2));
+client.close();
+rawAgent.destroy();
