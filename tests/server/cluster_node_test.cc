@@ -75,7 +75,7 @@ TEST_F(ClusterNodeTest, APlannedMoveAndADrainServeThePartitionsElsewhere) {
   const std::string owner = view.placement.assignments.at(1).owner;
   std::string target = owner == "n1" ? "n2" : "n1";
   WaitOptions wait;
-  wait.timeout = std::chrono::seconds(30);
+  wait.timeout = kSettle;
   auto moved = RequestMove(*client_, *keys_, 1, target, wait);
   ASSERT_OK(moved);
   EXPECT_NE(moved->find("\"owner\":\"" + target + "\""), std::string::npos) << *moved;

@@ -31,6 +31,12 @@ namespace statewatch::control {
 
 inline constexpr uint32_t kPartitions = 3;
 
+// How long a cluster test waits for the cluster to settle (owners, standbys warmed, the
+// controller's balancing done) or for a planned move or drain to finish. Generous on purpose:
+// under ASan, with two such tests running at once on a two-core CI machine, three nodes take
+// tens of seconds to settle (CI once needed more than 30 s). Only a failing test waits it out.
+inline constexpr std::chrono::seconds kSettle{120};
+
 class ClusterNodesFixture : public EtcdFixture {
  public:
   using HttpClient = statewatch::testing::HttpClient;
@@ -82,16 +88,16 @@ class ClusterNodesFixture : public EtcdFixture {
     return view.ok() ? *view : ClusterView{};
   }
 
-  // Polls (bounded: 30 s) until every partition is ready, with a standby when 2+ nodes run,
+  // Polls (bounded: kSettle) until every partition is ready, with a standby when 2+ nodes run,
   // and the controller has nothing left to change (balancing included).
   ClusterView WaitReady() {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    const auto deadline = std::chrono::steady_clock::now() + kSettle;
     for (;;) {
       ClusterView view = View();
       view.placement.warm_lag = 1000;
       if (ClusterReady(view) && Plan(view.placement).changes.empty()) return view;
       if (std::chrono::steady_clock::now() > deadline) {
-        ADD_FAILURE() << "not ready within 30 s: " << ClusterStatusJson(view, Name());
+        ADD_FAILURE() << "not ready within " << kSettle.count() << " s: " << ClusterStatusJson(view, Name());
         return view;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(20));

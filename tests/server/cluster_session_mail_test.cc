@@ -48,10 +48,10 @@ class ClusterSessionMailTest : public ClusterNodesFixture {
     return n;
   }
 
-  // Polls (bounded: 30 s) until `text` is in `session`'s transcript; its count then.
+  // Polls (bounded: kSettle) until `text` is in `session`'s transcript; its count then.
   static int WaitForText(HttpClient& http, const std::string& session, const std::string& text,
                          const std::string& caller = "", bool part = false) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    const auto deadline = std::chrono::steady_clock::now() + kSettle;
     for (;;) {
       int n = Occurrences(http, session, text, caller, part);
       if (n > 0 || std::chrono::steady_clock::now() > deadline) return n;
@@ -178,9 +178,9 @@ TEST_F(ClusterSessionMailTest, ASpawnCrossesPartitionsAndItsEndIsAnnouncedOnce) 
   EXPECT_EQ(Occurrences(via, parent, "spawn-result-1", "", /*part=*/true), 1);
 
   // The parent's cursor at partition 1, seeded by child_spawned, sees a notifying change of
-  // the child; a drain of the parent through a node reaches it (bounded: 30 s).
+  // the child; a drain of the parent through a node reaches it (bounded: kSettle).
   statewatch::testing::Record(other, statewatch::testing::HumanMessage(child));
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  const auto deadline = std::chrono::steady_clock::now() + kSettle;
   while (statewatch::testing::Notices(via, parent).empty() &&
          std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
