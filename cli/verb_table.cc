@@ -80,14 +80,16 @@ std::vector<Verb> BuildVerbs() {
   v.push_back({"watch",
                "Registers a watcher on a target (--target); without --target, follows the "
                "daemon's wakes.",
-               "--watcher KEY --target KEY [--target-agent ID] | --server URL [--watcher KEY] "
+               "--watcher KEY --target KEY... [--target-agent ID] | --server URL [--watcher KEY] "
                "[--drain] [--count N]",
                Access::kWrite,
                {{"watcher", "KEY", "",
                  "The watcher's agent-scoped session key (required to register, and with "
                  "--drain; following without it prints every watcher's wakes)."},
                 {"target", "KEY", "",
-                 "The watched session's key: registers the watch at its current head."},
+                 "The watched session's key: registers the watch at its current head "
+                 "(repeatable: every watch in one atomic step, or none).",
+                 false, true},
                 TargetAgent(),
                 {"drain", "", "",
                  "Following: after each wake (and on every connection), drain the watcher's "
@@ -96,7 +98,9 @@ std::vector<Verb> BuildVerbs() {
                  "Following: exit 0 after N wakes (else until SIGINT/SIGTERM)."}},
                RunWatchOrFollow, RemoteWatchOrFollow,
                "Registering prints {\"watched\": false} for a refused registration (same "
-               "session, bare or malformed key). Following (no --target, needs --server) prints "
+               "session, bare or malformed key); with several --target, {\"watched\": true, "
+               "\"watches\", \"created\"}, or exit 1 naming a refused one (watches[i]) with "
+               "nothing registered. Following (no --target, needs --server) prints "
                "each wake of GET /v1/wakes as one JSON line, {\"watcher\", \"reason\", "
                "\"at\"}, and with --drain each drained notice, {\"targetSessionKey\", "
                "\"contextKey\", \"text\"}. It reconnects after the daemon restarts (back-off "

@@ -20,7 +20,27 @@ std::string Watcher(const Command& c) { return c.args.Get("watcher").value_or(""
 
 }  // namespace
 
+namespace {
+
+json::object WatchedManyToJson(const WatchManyResult& r) {
+  return json::object{{"watched", true}, {"watches", r.watched}, {"created", r.created}};
+}
+
+// Several --target: Engine::WatchMany, all or nothing; a refused one is an error naming it.
+int RunWatchMany(Command& c) {
+  std::vector<WatchSpec> watches;
+  for (std::string& target : c.args.GetAll("target")) {
+    watches.push_back({Watcher(c), SessionName{c.args.Get("target-agent").value_or(""),
+                                               std::move(target)}});
+  }
+  return PrintEngineAnswer(
+      c, [&](Engine& engine) { return engine.WatchMany(watches); }, WatchedManyToJson);
+}
+
+}  // namespace
+
 int RunWatch(Command& c) {
+  if (c.args.GetAll("target").size() > 1) return RunWatchMany(c);
   // docs/semantics.md, "How a watcher starts watching": a malformed or conflicting target is a
   // refused registration (watched: false), not an error — the same answer sessions_send gives.
   auto target = SessionFromOptions(c.args, "target", "target-agent");

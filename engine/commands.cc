@@ -6,6 +6,9 @@
 // what they change becomes an op of the group record, folded once the group is durable. A
 // command that changes nothing takes no op and no sequence.
 #include <algorithm>
+#include <string>
+#include <unordered_set>
+#include <utility>
 
 #include "engine/agent_partition.h"
 #include "engine/engine_impl.h"
@@ -27,13 +30,17 @@ LogOp& EngineImpl::AddOp(LogOp::Type type) {
 // ---- cursors --------------------------------------------------------------------------------
 
 void EngineImpl::BuildWatch(WatchCmd& cmd) {
-  SessionRef w = Intern(cmd.watcher);
-  SessionRef t = Intern(cmd.target);
+  for (const auto& [watcher, target] : cmd.pairs) {
+    SessionRef w = Intern(watcher);
+    SessionRef t = Intern(target);
+    ++cmd.result.watched;
+    if (state_.FindCursor(w, t)) continue;  // an existing cursor keeps its positions
+    ++cmd.result.created;
+    LogOp& op = AddOp(LogOp::Type::kRegister);
+    op.session = w;
+    op.target = t;
+  }
   cmd.watched = true;
-  if (state_.FindCursor(w, t)) return;  // an existing cursor keeps its positions
-  LogOp& op = AddOp(LogOp::Type::kRegister);
-  op.session = w;
-  op.target = t;
 }
 
 void EngineImpl::BuildAck(AckCmd& cmd) {
@@ -105,16 +112,40 @@ Status EngineImpl::BuildDelete(DeleteCmd& cmd) {
 // ---- public write methods -------------------------------------------------------------------
 
 Result<bool> EngineImpl::Watch(const std::string& watcher_key, const SessionName& target) {
-  auto w = ParseWatcherKey(watcher_key);
-  if (!w.ok() || !*w) return false;  // malformed or bare watcher: refused
-  auto t = ParseSessionKey(target.session_key);
-  if (!t.ok() || !t->agent_scoped) return false;
-  auto resolved = ResolveSession(target.session_key, target.agent_id);
-  if (!resolved.ok() || *resolved == **w) return false;
-  SW_RETURN_IF_ERROR(CheckOwned(*resolved));  // a cursor lives in its target's partition
-  Command cmd{WatchCmd{**w, *resolved}};
+  auto pair = ResolveWatchPair(watcher_key, target);
+  if (!pair.ok()) return false;  // a refused registration, not an error
+  SW_RETURN_IF_ERROR(CheckOwned(pair->second));  // a cursor lives in its target's partition
+  WatchCmd watch;
+  watch.pairs.push_back(std::move(*pair));
+  Command cmd{std::move(watch)};
   SW_RETURN_IF_ERROR(Execute(cmd));
   return std::get<WatchCmd>(cmd.op).watched;
+}
+
+Result<WatchManyResult> EngineImpl::WatchMany(const std::vector<WatchSpec>& watches) {
+  WatchCmd watch;
+  watch.many = true;
+  // A pair given twice is registered once: the builder sees cursors as the last durable
+  // group left them, so a second register op of the same pair would not see the first.
+  std::unordered_set<std::string> seen;
+  for (std::size_t i = 0; i < watches.size(); ++i) {
+    auto pair = ResolveWatchPair(watches[i].watcher_key, watches[i].target);
+    if (!pair.ok()) {
+      return Status::InvalidArgument("watches[" + std::to_string(i) + "]: " +
+                                     pair.status().message());
+    }
+    // Another partition's target: the whole call is refused before a group is built.
+    if (Status owned = CheckOwned(pair->second); !owned.ok()) {
+      return Status::Misdirected("watches[" + std::to_string(i) + "]: " + owned.message());
+    }
+    const auto& [w, t] = *pair;
+    std::string id = w.agent_id + '\n' + w.session_key + '\n' + t.agent_id + '\n' + t.session_key;
+    if (seen.insert(std::move(id)).second) watch.pairs.push_back(std::move(*pair));
+  }
+  if (watch.pairs.empty()) return WatchManyResult{};
+  Command cmd{std::move(watch)};
+  SW_RETURN_IF_ERROR(Execute(cmd));
+  return std::get<WatchCmd>(cmd.op).result;
 }
 
 Result<std::vector<Notice>> EngineImpl::Drain(const std::string& watcher_key) {

@@ -78,8 +78,10 @@ struct RecordCmd {
   std::vector<RecordResult> results;
 };
 struct WatchCmd {
-  SessionName watcher, target;
-  bool watched = false;
+  std::vector<std::pair<SessionName, SessionName>> pairs;  // (watcher, target), each once
+  bool many = false;      // WatchMany: a request's seal renders `result`, else `watched`
+  bool watched = false;   // once built: every pair holds its cursor
+  WatchManyResult result;
 };
 struct AckCmd {
   SessionName watcher;
@@ -143,6 +145,7 @@ class EngineImpl final : public Engine, public SideTableHost {
                      ChangesView* page) const override;
   Status DeleteSession(const SessionName& session) override;
   Result<bool> Watch(const std::string& watcher_key, const SessionName& target) override;
+  Result<WatchManyResult> WatchMany(const std::vector<WatchSpec>& watches) override;
   Result<std::vector<Notice>> PendingNotices(const std::string& watcher_key) const override;
   Result<std::vector<Notice>> Drain(const std::string& watcher_key) override;
   Status Acknowledge(const std::string& watcher_key,

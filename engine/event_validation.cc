@@ -153,6 +153,37 @@ Result<std::optional<SessionName>> ParseWatcherKey(const std::string& key) {
   return std::optional<SessionName>(SessionName{parsed->agent_id, parsed->canonical});
 }
 
+// The canonical (watcher, target) pair a registration names, or InvalidArgument saying why it
+// is refused (docs/semantics.md, "How a watcher starts watching"): a malformed or bare key on
+// either side, a target whose key and agent id disagree, a watcher that is its own target.
+Result<std::pair<SessionName, SessionName>> ResolveWatchPair(const std::string& watcher_key,
+                                                            const SessionName& target) {
+  auto w = ParseWatcherKey(watcher_key);
+  if (!w.ok()) return w.status();
+  if (!*w) {
+    return Status::InvalidArgument("watcher " + Quote(watcher_key) +
+                                   " is not agent-scoped (agent:<agentId>:<rest>)");
+  }
+  auto t = ParseSessionKey(target.session_key);
+  if (!t.ok()) {
+    return Status::InvalidArgument("target " + Quote(target.session_key) + " is malformed: " +
+                                   t.status().message());
+  }
+  if (!t->agent_scoped) {
+    return Status::InvalidArgument("target " + Quote(target.session_key) +
+                                   " is not agent-scoped (agent:<agentId>:<rest>)");
+  }
+  auto resolved = ResolveSession(target.session_key, target.agent_id);
+  if (!resolved.ok()) {
+    return Status::InvalidArgument("target " + Quote(target.session_key) + ": " +
+                                   resolved.status().message());
+  }
+  if (*resolved == **w) {
+    return Status::InvalidArgument("watcher " + Quote(watcher_key) + " is its own target");
+  }
+  return std::make_pair(std::move(**w), std::move(*resolved));
+}
+
 Result<PreparedEvent> PrepareEvent(const EventInput& in, const KindTable& kinds, int64_t now_ms,
                                    std::size_t summary_max_bytes) {
   PreparedEvent out;

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "statewatch/options.h"
@@ -54,6 +55,12 @@ std::string FoldSummary(const std::string& s, std::size_t max_bytes);
 // Parses a watcher key: the canonical agent-scoped key, nullopt for a bare key, an error for a
 // malformed one.
 Result<std::optional<SessionName>> ParseWatcherKey(const std::string& key);
+
+// The canonical (watcher, target) pair a registration names (Engine::Watch, WatchMany), or
+// InvalidArgument saying why it is refused: a malformed or bare key on either side, a target
+// whose key and agent id disagree, a watcher that is its own target.
+Result<std::pair<SessionName, SessionName>> ResolveWatchPair(const std::string& watcher_key,
+                                                             const SessionName& target);
 
 // The journal identity in canonical form; names that do not resolve pass through unchanged
 // (they then simply match nothing).

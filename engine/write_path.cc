@@ -69,7 +69,10 @@ SealedOutcome SealedOutcomeOf(const Command& c) {
   if (const auto* ack = std::get_if<AckCmd>(&c.op); ack != nullptr && ack->all) {
     return &ack->notices;
   }
-  if (const auto* watch = std::get_if<WatchCmd>(&c.op)) return &watch->watched;
+  if (const auto* watch = std::get_if<WatchCmd>(&c.op)) {
+    if (watch->many) return &watch->result;
+    return &watch->watched;
+  }
   if (const auto* write = std::get_if<GroupWriteCmd>(&c.op)) return &write->changed;
   return std::monostate{};
 }

@@ -130,7 +130,13 @@ const char* ComponentSchemasJson() {
 "Appended": {"type": "object", "required": ["appended"], "properties": {"appended": {"type": "integer", "minimum": 0}}},
 "WatchRequest": {"type": "object", "additionalProperties": false, "required": ["watcher", "target"], "properties": {
   "watcher": {"type": "string"}, "target": {"type": "string"}, "targetAgentId": {"type": "string"}}},
-"WatchAnswer": {"type": "object", "required": ["watched"], "properties": {"watched": {"type": "boolean"}}},
+"WatchBody": {"oneOf": [
+  {"$ref": "#/components/schemas/WatchRequest"},
+  {"type": "array", "items": {"$ref": "#/components/schemas/WatchRequest"}}]},
+"WatchAnswer": {"type": "object", "required": ["watched"], "properties": {
+  "watched": {"type": "boolean"},
+  "watches": {"type": "integer", "minimum": 0, "description": "An array's distinct (watcher, target) pairs, all watched now."},
+  "created": {"type": "integer", "minimum": 0, "description": "Those of them that were new cursors; the others kept their positions."}}},
 "Notice": {"type": "object", "required": ["targetSessionKey", "contextKey", "text"], "properties": {
   "targetSessionKey": {"type": "string"},
   "contextKey": {"type": "string", "description": "session-state:<lower-case hex of the UTF-8 target key>"},

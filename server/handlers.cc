@@ -361,27 +361,72 @@ ApiResponse HandleAppendMessages(const HandlerContext& ctx, const ApiRequest& re
   return appended;
 }
 
+namespace {
+
+// One watch of POST /v1/watches as the body names it; InvalidArgument for a wrong shape (an
+// unknown field, a missing or non-string watcher or target).
+Result<WatchSpec> WatchSpecFromJson(const json::value& item) {
+  if (!item.is_object()) {
+    return Status::InvalidArgument("a watch must be a JSON object (got " +
+                                   tools::DescribeJson(item) + ")");
+  }
+  SW_RETURN_IF_ERROR(tools::CheckKnownFields(item.as_object(), kWatchFields));
+  auto watcher = RequiredString(item, "watcher");
+  if (!watcher.ok()) return watcher.status();
+  auto target = RequiredString(item, "target");
+  if (!target.ok()) return target.status();
+  WatchSpec spec;
+  spec.watcher_key = std::move(*watcher);
+  spec.target.session_key = std::move(*target);
+  SW_RETURN_IF_ERROR(OptionalString(item, "targetAgentId", &spec.target.agent_id));
+  return spec;
+}
+
+ApiResponse WatchedManyAnswer(const WatchManyResult& r) {
+  return JsonResponse(200, json::object{{"watched", true},
+                                        {"watches", r.watched},
+                                        {"created", r.created}});
+}
+
+// An array of watches is one atomic registration (Engine::WatchMany): an item the single form
+// would answer watched: false refuses the whole array with 400, naming the item.
+ApiResponse HandleWatchMany(const HandlerContext& ctx, const json::array& items) {
+  std::vector<WatchSpec> watches;
+  watches.reserve(items.size());
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    auto spec = WatchSpecFromJson(items[i]);
+    if (!spec.ok()) {
+      return Api::Error(400, "invalid_argument",
+                        "watches[" + std::to_string(i) + "]: " + spec.status().message());
+    }
+    watches.push_back(std::move(*spec));
+  }
+  AnswerInGroup(&WatchedManyAnswer);
+  auto result = ctx.engine.WatchMany(watches);
+  if (!result.ok()) return StatusResponse(result.status());
+  return WatchedManyAnswer(*result);
+}
+
+}  // namespace
+
 ApiResponse HandleWatch(const HandlerContext& ctx, const ApiRequest& req) {
   ApiResponse error;
-  auto body = ParseObjectBody(req.body, &error);
+  auto body = ParseBody(req.body, &error);
   if (!body) return error;
-  if (Status s = tools::CheckKnownFields(body->as_object(), kWatchFields); !s.ok()) {
-    return StatusResponse(s);
+  if (body->is_array()) return HandleWatchMany(ctx, body->as_array());
+  if (!body->is_object()) {
+    return Api::Error(400, "invalid_argument",
+                      "the request body must be a watch (a JSON object) or an array of watches "
+                      "(got " + tools::DescribeJson(*body) + ")");
   }
-  auto watcher = RequiredString(*body, "watcher");
-  if (!watcher.ok()) return StatusResponse(watcher.status());
-  auto target = RequiredString(*body, "target");
-  if (!target.ok()) return StatusResponse(target.status());
-  std::string target_agent;
-  if (Status s = OptionalString(*body, "targetAgentId", &target_agent); !s.ok()) {
-    return StatusResponse(s);
-  }
+  auto spec = WatchSpecFromJson(*body);
+  if (!spec.ok()) return StatusResponse(spec.status());
   // docs/semantics.md, "How a watcher starts watching": a malformed key is a refused
   // registration (false), not an error.
-  auto target_name = ResolveSession(*target, target_agent);
+  auto target_name = ResolveSession(spec->target.session_key, spec->target.agent_id);
   if (!target_name.ok()) return JsonResponse(200, json::object{{"watched", false}});
   AnswerInGroup(&WatchedAnswer);
-  auto watched = ctx.engine.Watch(*watcher, *target_name);
+  auto watched = ctx.engine.Watch(spec->watcher_key, *target_name);
   if (!watched.ok()) {
     if (watched.status().IsInvalidArgument()) return WatchedAnswer(false);
     return StatusResponse(watched.status());

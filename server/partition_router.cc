@@ -74,6 +74,49 @@ std::optional<uint32_t> PartitionOf(std::string_view key, std::string_view agent
   return engine::PartitionOfAgent(name->agent_id, partitions);
 }
 
+// The one partition a body of one item, or an array of items, names by each item's
+// (key_field, agent_field): nullopt when no item names a session the engine would accept (any
+// owner refuses the body alike); InvalidArgument with the message of a cross_partition_batch
+// answer when two items name different partitions, since an array is atomic only within one.
+Result<std::optional<uint32_t>> OnePartitionOfBatch(std::string_view body, std::string_view label,
+                                                    std::string_view key_field,
+                                                    std::string_view agent_field,
+                                                    uint32_t partitions) {
+  boost::system::error_code ec;
+  json::value v = json::parse(body, ec);
+  std::vector<const json::value*> items;
+  if (!ec && v.is_array()) {
+    for (const json::value& e : v.as_array()) items.push_back(&e);
+  } else if (!ec) {
+    items.push_back(&v);
+  }
+  std::optional<uint32_t> first;
+  std::size_t first_index = 0;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (!items[i]->is_object()) continue;
+    const json::object& e = items[i]->as_object();
+    auto p = PartitionOf(StringMember(e, key_field), StringMember(e, agent_field), partitions);
+    if (!p) continue;  // the owner refuses the item, and with it the batch
+    if (!first) {
+      first = p;
+      first_index = i;
+    } else if (*p != *first) {
+      const std::string name(label);
+      return Status::InvalidArgument(
+          name + "[" + std::to_string(first_index) + "] belongs to partition " +
+          std::to_string(*first) + " and " + name + "[" + std::to_string(i) +
+          "] to partition " + std::to_string(*p) + " of " + std::to_string(partitions) +
+          ": a batch is atomic only within one partition — send one batch per partition "
+          "(nothing was written)");
+    }
+  }
+  return first;
+}
+
+net::ListenerAnswer CrossPartitionAnswer(const Status& refused) {
+  return JsonErrorAnswer(400, "cross_partition_batch", refused.message());
+}
+
 // The id of `POST /v1/deliveries/{id}/ack`, or nullopt for another path or an id that is not
 // a positive integer (which any partition refuses alike).
 std::optional<uint64_t> DeliveryIdOf(std::string_view path) {
@@ -194,9 +237,10 @@ net::ListenerAnswer PartitionRouter::Route(const net::ListenerRequest& request) 
     }
     one(key ? PartitionOf(*key, agent, P) : std::nullopt);
   } else if (path == "/v1/watches" && method == "POST") {
-    auto body = JsonObjectOf(request.body);
-    one(body ? PartitionOf(StringMember(*body, "target"), StringMember(*body, "targetAgentId"), P)
-             : std::nullopt);
+    // One watch or an array of them, routed by target: an array is atomic within a partition.
+    auto first = OnePartitionOfBatch(request.body, "watches", "target", "targetAgentId", P);
+    if (!first.ok()) return CrossPartitionAnswer(first.status());
+    one(*first);
   } else if (path == "/v1/cursors") {
     one(PartitionOf(QueryParam(query, "target").value_or(""),
                     QueryParam(query, "targetAgentId").value_or(""), P));
@@ -205,34 +249,9 @@ net::ListenerAnswer PartitionRouter::Route(const net::ListenerRequest& request) 
     one(body ? PartitionOf(StringMember(*body, "sessionKey"), StringMember(*body, "agentId"), P)
              : std::nullopt);
   } else if (path == "/v1/events" && method == "POST") {
-    boost::system::error_code ec;
-    json::value v = json::parse(request.body, ec);
-    std::vector<const json::value*> events;
-    if (!ec && v.is_array()) {
-      for (const json::value& e : v.as_array()) events.push_back(&e);
-    } else if (!ec) {
-      events.push_back(&v);
-    }
-    std::optional<uint32_t> first;
-    std::size_t first_index = 0;
-    for (std::size_t i = 0; i < events.size(); ++i) {
-      if (!events[i]->is_object()) continue;
-      const json::object& e = events[i]->as_object();
-      auto p = PartitionOf(StringMember(e, "sessionKey"), StringMember(e, "agentId"), P);
-      if (!p) continue;  // the owner refuses the event, and with it the batch
-      if (!first) {
-        first = p;
-        first_index = i;
-      } else if (*p != *first) {
-        return JsonErrorAnswer(400, "cross_partition_batch",
-                     "events[" + std::to_string(first_index) + "] belongs to partition " +
-                         std::to_string(*first) + " and events[" + std::to_string(i) +
-                         "] to partition " + std::to_string(*p) + " of " + std::to_string(P) +
-                         ": a batch is atomic only within one partition — send one batch per "
-                         "partition (nothing was written)");
-      }
-    }
-    one(first);
+    auto first = OnePartitionOfBatch(request.body, "events", "sessionKey", "agentId", P);
+    if (!first.ok()) return CrossPartitionAnswer(first.status());
+    one(*first);
   } else if (path == "/v1/versions" && method == "POST") {
     t.kind = Kind::kVersions;
   } else if (path == "/v1/notices" || (path == "/v1/notices/drain" && method == "POST")) {

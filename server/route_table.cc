@@ -293,10 +293,12 @@ std::vector<RouteSpec> BuildRoutes() {
                [](C c, R q, M) { return HandleVersions(c, q); }});
   r.push_back({"POST", "/v1/watches", "watch", "notices",
                "Registers a watcher on a target at the target's head (no notice for earlier "
-               "history).",
+               "history); an array registers many in one atomic step.",
                "A refused registration (the watcher is the target, or a key is not "
-               "agent-scoped) answers watched: false.",
-               {}, "WatchRequest", true, "WatchAnswer", kJson, {400, 503}, false, kWrite,
+               "agent-scoped) answers watched: false. In an array it refuses the whole array "
+               "(400, naming the item) and nothing is registered; an array answers how many "
+               "pairs are watched and how many cursors were created.",
+               {}, "WatchBody", true, "WatchAnswer", kJson, {400, 503}, false, kWrite,
                [](C c, R q, M) { return HandleWatch(c, q); }});
   r.push_back({"GET", "/v1/notices", "peekNotices", "notices",
                "The watcher's pending notices, without acknowledging them.", "",

@@ -11,6 +11,7 @@
 #include "codecs/json_codec.h"
 #include "codecs/json_fields.h"
 #include "engine/agent_partition.h"
+#include "engine/event_validation.h"
 #include "server/handlers.h"
 #include "server/internal_call.h"
 #include "server/json_body.h"
@@ -328,10 +329,25 @@ std::optional<net::ListenerAnswer> WatcherCoordinator::BeforeForward(
   if (ec) return std::nullopt;
   // A body the owner will refuse lists nothing: a refused request writes nothing anywhere.
   if (path == "/v1/watches") {
-    if (!v.is_object()) return std::nullopt;
-    const json::object& o = v.as_object();
-    if (!tools::CheckKnownFields(o, kWatchFields).ok()) return std::nullopt;
-    add(StringMember(o, "watcher"), StringMember(o, "target"), StringMember(o, "targetAgentId"));
+    // One watch, or an array registered atomically (Engine::WatchMany): a watch the owner
+    // refuses (watched: false), or an array with one such item, lists nothing.
+    std::vector<const json::value*> watches;
+    if (v.is_array()) {
+      for (const json::value& w : v.as_array()) watches.push_back(&w);
+    } else {
+      watches.push_back(&v);
+    }
+    for (const json::value* w : watches) {
+      if (!w->is_object()) return std::nullopt;
+      const json::object& o = w->as_object();
+      if (!tools::CheckKnownFields(o, kWatchFields).ok()) return std::nullopt;
+      SessionName target{StringMember(o, "targetAgentId"), StringMember(o, "target")};
+      if (!engine::ResolveWatchPair(StringMember(o, "watcher"), target).ok()) return std::nullopt;
+    }
+    for (const json::value* w : watches) {
+      const json::object& o = w->as_object();
+      add(StringMember(o, "watcher"), StringMember(o, "target"), StringMember(o, "targetAgentId"));
+    }
   } else {
     std::vector<const json::value*> events;
     if (v.is_array()) {
@@ -357,6 +373,22 @@ std::optional<net::ListenerAnswer> WatcherCoordinator::BeforeForward(
       }
     }
   }
+  // An array whose items span partitions is refused whole by the router (the
+  // cross_partition_batch answer), so it lists nothing either.
+  std::set<uint32_t> batch_partitions;
+  if (v.is_array()) {
+    const bool watches = path == "/v1/watches";
+    for (const json::value& item : v.as_array()) {
+      if (!item.is_object()) continue;
+      const json::object& o = item.as_object();
+      auto name = ResolveSession(StringMember(o, watches ? "target" : "sessionKey"),
+                                 StringMember(o, watches ? "targetAgentId" : "agentId"));
+      if (name.ok()) {
+        batch_partitions.insert(engine::PartitionOfAgent(name->agent_id, options_.partitions));
+      }
+    }
+  }
+  if (batch_partitions.size() > 1) return std::nullopt;
   for (const auto& [watcher, home, partition] : pairs) {
     if (Status s = Register(watcher, home, partition); !s.ok()) {
       net::ListenerAnswer refused = JsonErrorAnswer(

@@ -117,6 +117,13 @@ class Engine {
   // cursor keeps its positions (true).
   virtual Result<bool> Watch(const std::string& watcher_key, const SessionName& target) = 0;
 
+  // Many registrations in one atomic step (one commit group), as RecordMany is for events:
+  // either every pair is watched afterwards or, when one is refused, nothing changes. A pair
+  // Watch would refuse (false) is an error here: InvalidArgument "watches[i]: …" naming the
+  // first such pair and why; Misdirected when a target lives in another partition. Pairs
+  // that already have a cursor keep its positions; an empty list changes nothing.
+  virtual Result<WatchManyResult> WatchMany(const std::vector<WatchSpec>& watches) = 0;
+
   // The watcher's pending notices, oldest first. No side effects.
   virtual Result<std::vector<Notice>> PendingNotices(const std::string& watcher_key) const = 0;
 

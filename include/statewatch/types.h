@@ -90,6 +90,19 @@ struct Notice {
   std::string text;          // byte-exact notice text
 };
 
+// One registration of Engine::WatchMany: the watcher's agent-scoped key and its target.
+struct WatchSpec {
+  std::string watcher_key;
+  SessionName target;
+};
+
+// What Engine::WatchMany did: every pair it was given is watched; `created` of them are new
+// cursors (the others existed and kept their positions), and a pair given twice counts once.
+struct WatchManyResult {
+  uint64_t watched = 0;
+  uint64_t created = 0;
+};
+
 // A cursor's positions as the semantics define them (M includes coalesced material).
 struct CursorState {
   Sequence last_seen = 0;  // L

@@ -354,6 +354,15 @@ TEST_F(CliTest, ExplicitWatchAndReset) {
   EXPECT_EQ(Run({"watch", "--watcher", watcher, "--target", "agent::x"}).Json().at("watched"),
             false);
   EXPECT_EQ(Run({"watch", "--watcher", "global", "--target", kChild}).Json().at("watched"), false);
+  // Several --target: one atomic registration; a refused one refuses them all, by its index.
+  r = Run({"watch", "--watcher", watcher, "--target", kChild, "--target", kParent});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.Json(), json::parse(R"({"watched":true,"watches":2,"created":1})"));
+  r = Run({"watch", "--watcher", "agent:ops:two", "--target", kChild, "--target", "global"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("watches[1]: target \"global\" is not agent-scoped"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(Run({"cursor", "--watcher", "agent:ops:two", "--target", kChild}).code, 1);
 
   r = Run({"reset-watcher", "--watcher", watcher});
   ASSERT_EQ(r.code, 0) << r.err;

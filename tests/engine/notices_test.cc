@@ -126,6 +126,63 @@ TEST_F(NoticesTest, RegistrationRefusals) {
   EXPECT_FALSE(*engine_->Watch(kParent, SessionName{"main", "agent:main:"}));
 }
 
+// Watches in bulk (Engine::WatchMany): every pair in one commit group, a pair given twice
+// once, an existing cursor's positions kept; the registrations survive a restart.
+TEST_F(NoticesTest, WatchManyRegistersEveryPairInOneGroupAndKeepsExistingCursors) {
+  const char* a = "agent:ops:telegram:group:-1001";
+  const char* b = "agent:ops:main";
+  Human(a);
+  ASSERT_TRUE(*engine_->Watch(kParent, Name(a)));
+  Sequence na = Human(a);
+  Sequence hb = Human(b);
+  const uint64_t groups = engine_->Stats()->commit_groups;
+  auto r = engine_->WatchMany({{kParent, Name(a)},
+                               {kParent, Name(b)},
+                               {"agent:main:other", Name(a)},
+                               {kParent, Name(b)}});
+  ASSERT_OK(r);
+  EXPECT_EQ(r->watched, 3u);
+  EXPECT_EQ(r->created, 2u);
+  EXPECT_EQ(engine_->Stats()->commit_groups, groups + 1);
+  EXPECT_EQ(CursorOf(kParent, a).notified, na);  // positions kept
+  EXPECT_EQ(CursorOf(kParent, b).last_seen, hb);  // from the target's head
+  EXPECT_EQ(CursorOf("agent:main:other", a).last_seen, na);
+  const Sequence before = Human(b);
+  auto again = engine_->WatchMany({{kParent, Name(b)}});
+  ASSERT_OK(again);
+  EXPECT_EQ(again->watched, 1u);
+  EXPECT_EQ(again->created, 0u);
+  EXPECT_EQ(Human(b), before + 1) << "a registration that changes nothing takes no sequence";
+  Reopen();
+  EXPECT_EQ(CursorOf(kParent, b).last_seen, hb);
+  EXPECT_EQ(CursorOf("agent:main:other", a).last_seen, na);
+  auto none = engine_->WatchMany({});
+  ASSERT_OK(none);
+  EXPECT_EQ(none->watched, 0u);
+}
+
+// A pair Watch would refuse refuses the whole list, named by its index and why; nothing of
+// the list is registered.
+TEST_F(NoticesTest, WatchManyRefusesTheWholeListForOneRefusedPair) {
+  Human(kChild);
+  const std::vector<std::pair<WatchSpec, std::string>> refused = {
+      {{kParent, Name(kParent)}, "watches[1]: watcher \"agent:main:main\" is its own target"},
+      {{"global", Name(kChild)}, "watches[1]: watcher \"global\" is not agent-scoped"},
+      {{kParent, SessionName{"main", "global"}}, "watches[1]: target \"global\" is not agent-"},
+      {{"agent::x", Name(kChild)}, "watches[1]: watcher \"agent::x\" is malformed"},
+      {{kParent, SessionName{"main", "agent:main:"}}, "watches[1]: target \"agent:main:\" is "
+                                                     "malformed"},
+      {{kParent, SessionName{"ops", "agent:main:x"}}, "watches[1]: target \"agent:main:x\": "},
+  };
+  for (const auto& [spec, message] : refused) {
+    auto r = engine_->WatchMany({{"agent:main:w", Name(kChild)}, spec});
+    ASSERT_FALSE(r.ok()) << message;
+    EXPECT_TRUE(r.status().IsInvalidArgument()) << r.status().ToString();
+    EXPECT_EQ(r.status().message().rfind(message, 0), 0u) << r.status().message();
+    EXPECT_FALSE(engine_->Cursor("agent:main:w", Name(kChild))->has_value()) << message;
+  }
+}
+
 TEST_F(NoticesTest, ProducerWatcherWithoutCursorGetsLZero) {
   EventInput in = Input(kChild, "human_direct_message");
   in.watchers = {kParent, "global"};  // bare keys are dropped

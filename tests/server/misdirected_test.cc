@@ -45,6 +45,12 @@ TEST_F(MisdirectedTest, WritesToAnotherPartitionsSessionAre421AndChangeNothing) 
   // A watch whose target lives elsewhere (its cursor would live there).
   ExpectMisdirected(http_->Post("/v1/watches", json::object{{"watcher", kOwn}, {"target", kOther}}),
                     kMessage);
+  // One such target refuses a whole array of watches.
+  ExpectMisdirected(
+      http_->Post("/v1/watches",
+                  json::array{json::object{{"watcher", kOwn}, {"target", "agent:main:b"}},
+                              json::object{{"watcher", kOwn}, {"target", kOther}}}),
+      "watches[1]: " + kMessage);
   ExpectMisdirected(http_->Request("DELETE", "/v1/sessions/" + kOther), kMessage);
   // Nothing took a sequence, nothing was watched.
   auto next = Record(*http_, HumanMessage(kOwn));

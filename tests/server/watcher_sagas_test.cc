@@ -377,6 +377,34 @@ TEST_F(WatcherSagasTest, EventsNamingAWatcherRegisterTheirPartitionFirst) {
   EXPECT_EQ(refused->status, 503);
 }
 
+// An array of watches lists each watcher's target partitions before it is forwarded; an
+// array the owner refuses (one item watches itself) lists nothing, as a refused watch.
+TEST_F(WatcherSagasTest, AnArrayOfWatchesListsEveryWatcherOrNothing) {
+  const std::string w = KeyIn(0, 0, "boss");
+  const std::string v = KeyIn(2, 0, "lead");
+  net::ListenerRequest r;
+  r.method = "POST";
+  r.target = "/v1/watches";
+  const json::object ok{{"watcher", w}, {"target", KeyIn(1, 0, "t")}};
+  r.body = json::serialize(json::array{ok, json::object{{"watcher", v}, {"target", v}}});
+  EXPECT_EQ(coordinator_->BeforeForward(r), std::nullopt);
+  EXPECT_EQ(Listed(w), (std::set<uint32_t>{0}));  // the home alone
+  r.body = json::serialize(json::object{{"watcher", v}, {"target", v}});
+  EXPECT_EQ(coordinator_->BeforeForward(r), std::nullopt);
+  EXPECT_EQ(Listed(v), (std::set<uint32_t>{2}));
+  r.body = json::serialize(
+      json::array{ok, json::object{{"watcher", v}, {"target", KeyIn(1, 1, "t")}}});
+  EXPECT_EQ(coordinator_->BeforeForward(r), std::nullopt);
+  EXPECT_EQ(Listed(w), (std::set<uint32_t>{0, 1}));
+  EXPECT_EQ(Listed(v), (std::set<uint32_t>{2, 1}));
+  // Targets on two partitions: the router refuses the array whole, so nothing is listed.
+  const std::string u = KeyIn(0, 1, "other");
+  r.body = json::serialize(json::array{json::object{{"watcher", u}, {"target", KeyIn(1, 0, "t")}},
+                                       json::object{{"watcher", u}, {"target", KeyIn(2, 0, "t")}}});
+  EXPECT_EQ(coordinator_->BeforeForward(r), std::nullopt);
+  EXPECT_EQ(Listed(u), (std::set<uint32_t>{0}));
+}
+
 TEST(WatcherDirectoryCodec, RoundTripsAndRefusesDamage) {
   WatcherListing l{"agent:a:main", {1, 4}, 7};
   auto back = DecodeWatcherListing(EncodeWatcherListing(l));

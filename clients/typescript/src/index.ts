@@ -363,6 +363,13 @@ export class StatewatchClient {
   watch(watcher: string, target: string, targetAgentId?: string, options?: RequestOptions) {
     return this.request<T.Schemas.WatchAnswer>("POST", "/v1/watches", { watcher, target, targetAgentId }, options);
   }
+  // Registers many watches in one atomic step: every pair is watched afterwards, or, when one
+  // is refused (the watcher is its target, a key is not agent-scoped), the call rejects with
+  // invalid_argument naming the item ("watches[i]: ...") and nothing is registered. Answers
+  // how many distinct pairs are watched and how many cursors were new.
+  watchMany(watches: T.Schemas.WatchRequest[], options?: RequestOptions) {
+    return this.request<T.Schemas.WatchAnswer>("POST", "/v1/watches", watches, options);
+  }
   peekNotices(watcher: string, options?: RequestOptions) {
     return this.request<T.Schemas.NoticesAnswer>("GET", `/v1/notices${queryString({ watcher })}`, undefined, options);
   }

@@ -223,6 +223,16 @@ describe("statewatch-client", () => {
 
   test("remaining calls answer as typed", async () => {
     assert.equal((await sw.watch("agent:ops:main", CHILD)).watched, true);
+    const many = await sw.watchMany([{ watcher: "agent:ops:main", target: CHILD },
+                                     { watcher: "agent:ops:second", target: CHILD }]);
+    assert.deepEqual(many, { watched: true, watches: 2, created: 1 });
+    await assert.rejects(sw.watchMany([{ watcher: "agent:ops:third", target: CHILD },
+                                       { watcher: CHILD, target: CHILD }]),
+      (e: unknown) => e instanceof StatewatchError && e.status === 400 &&
+        e.message.includes(`watches[1]: watcher "${CHILD}" is its own target`));
+    assert.equal(typeof (await sw.cursor("agent:ops:second", CHILD)).lastSeen, "number");
+    await assert.rejects(sw.cursor("agent:ops:third", CHILD),
+      (e: unknown) => e instanceof StatewatchError && e.status === 404);
     assert.equal((await sw.versions([CHILD, PARENT])).versions.length, 2);
     assert.equal(typeof (await sw.sweep()).pendingNotices, "number");
     assert.equal(typeof (await sw.prune()).rowsDeleted, "number");

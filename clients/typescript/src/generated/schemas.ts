@@ -281,8 +281,14 @@ export interface WatchRequest {
   targetAgentId?: string;
 }
 
+export type WatchBody = WatchRequest | WatchRequest[];
+
 export interface WatchAnswer {
   watched: boolean;
+  /** An array's distinct (watcher, target) pairs, all watched now. */
+  watches?: number;
+  /** Those of them that were new cursors; the others kept their positions. */
+  created?: number;
 }
 
 export interface Notice {
