@@ -176,17 +176,14 @@ int RemoteDeleteSession(Command& c) {
 }
 
 int RemoteWatch(Command& c) {
-  if (const auto targets = c.args.GetAll("target"); targets.size() > 1) {
-    json::array watches;  // one atomic request (POST /v1/watches with an array)
-    for (const std::string& target : targets) {
-      json::object w{{"watcher", Opt(c, "watcher")}, {"target", target}};
-      if (c.args.Has("target-agent")) w["targetAgentId"] = Opt(c, "target-agent");
-      watches.push_back(std::move(w));
-    }
-    return Forward(c, "POST", "/v1/watches", json::serialize(watches));
+  json::array watches;
+  for (const std::string& target : c.args.GetAll("target")) {
+    json::object w{{"watcher", Opt(c, "watcher")}, {"target", target}};
+    if (c.args.Has("target-agent")) w["targetAgentId"] = Opt(c, "target-agent");
+    watches.push_back(std::move(w));
   }
-  json::object body{{"watcher", Opt(c, "watcher")}, {"target", Opt(c, "target")}};
-  if (c.args.Has("target-agent")) body["targetAgentId"] = Opt(c, "target-agent");
+  // One watch as an object; several as one atomic request (POST /v1/watches with an array).
+  const json::value body = watches.size() == 1 ? std::move(watches[0]) : json::value(watches);
   return Forward(c, "POST", "/v1/watches", json::serialize(body));
 }
 

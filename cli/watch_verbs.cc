@@ -18,10 +18,6 @@ json::object NoticesToJson(const std::vector<Notice>& notices) {
 
 std::string Watcher(const Command& c) { return c.args.Get("watcher").value_or(""); }
 
-}  // namespace
-
-namespace {
-
 json::object WatchedManyToJson(const WatchManyResult& r) {
   return json::object{{"watched", true}, {"watches", r.watched}, {"created", r.created}};
 }

@@ -361,10 +361,6 @@ ApiResponse HandleAppendMessages(const HandlerContext& ctx, const ApiRequest& re
   return appended;
 }
 
-namespace {
-
-// One watch of POST /v1/watches as the body names it; InvalidArgument for a wrong shape (an
-// unknown field, a missing or non-string watcher or target).
 Result<WatchSpec> WatchSpecFromJson(const json::value& item) {
   if (!item.is_object()) {
     return Status::InvalidArgument("a watch must be a JSON object (got " +
@@ -381,6 +377,8 @@ Result<WatchSpec> WatchSpecFromJson(const json::value& item) {
   SW_RETURN_IF_ERROR(OptionalString(item, "targetAgentId", &spec.target.agent_id));
   return spec;
 }
+
+namespace {
 
 ApiResponse WatchedManyAnswer(const WatchManyResult& r) {
   return JsonResponse(200, json::object{{"watched", true},

@@ -82,6 +82,9 @@ ApiResponse HandleAppendMessages(const HandlerContext& ctx, const ApiRequest& re
 // POST /v1/watches; its body's fields, which a cluster node checks too before it lists the
 // watcher's partition (watcher_sagas.cc).
 inline constexpr std::string_view kWatchFields[] = {"watcher", "target", "targetAgentId"};
+// One watch of POST /v1/watches as the body names it (the target unresolved); InvalidArgument
+// for a wrong shape: not an object, an unknown field, a missing or non-string watcher or target.
+Result<WatchSpec> WatchSpecFromJson(const boost::json::value& item);
 ApiResponse HandleWatch(const HandlerContext& ctx, const ApiRequest& req);
 ApiResponse HandlePeekNotices(const HandlerContext& ctx, std::string_view query);
 ApiResponse HandleDrainNotices(const HandlerContext& ctx, const ApiRequest& req);

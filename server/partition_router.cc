@@ -25,6 +25,36 @@ net::ListenerAnswer JsonErrorAnswer(int status, const std::string& code,
           json::serialize(json::object{{"error", json::object{{"code", code}, {"message", message}}}})};
 }
 
+Result<std::optional<uint32_t>> OnePartitionOfBatch(const json::value& body,
+                                                    std::string_view label,
+                                                    std::string_view key_field,
+                                                    std::string_view agent_field,
+                                                    uint32_t partitions) {
+  const std::vector<const json::value*> items = ItemsOf(body);
+  std::optional<uint32_t> first;
+  std::size_t first_index = 0;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (!items[i]->is_object()) continue;
+    const json::object& e = items[i]->as_object();
+    auto name = ResolveSession(StringMember(e, key_field), StringMember(e, agent_field));
+    if (!name.ok()) continue;  // the owner refuses the item, and with it the batch
+    const uint32_t p = engine::PartitionOfAgent(name->agent_id, partitions);
+    if (!first) {
+      first = p;
+      first_index = i;
+    } else if (p != *first) {
+      const std::string items_are(label);
+      return Status::InvalidArgument(
+          items_are + "[" + std::to_string(first_index) + "] belongs to partition " +
+          std::to_string(*first) + " and " + items_are + "[" + std::to_string(i) +
+          "] to partition " + std::to_string(p) + " of " + std::to_string(partitions) +
+          ": a batch is atomic only within one partition — send one batch per partition "
+          "(nothing was written)");
+    }
+  }
+  return first;
+}
+
 Result<net::HttpAnswer> SendOverHttp(const std::string& url, const std::string& method,
                                      const std::string& target, const std::string& body,
                                      const net::HttpRequestOptions& options) {
@@ -74,43 +104,15 @@ std::optional<uint32_t> PartitionOf(std::string_view key, std::string_view agent
   return engine::PartitionOfAgent(name->agent_id, partitions);
 }
 
-// The one partition a body of one item, or an array of items, names by each item's
-// (key_field, agent_field): nullopt when no item names a session the engine would accept (any
-// owner refuses the body alike); InvalidArgument with the message of a cross_partition_batch
-// answer when two items name different partitions, since an array is atomic only within one.
-Result<std::optional<uint32_t>> OnePartitionOfBatch(std::string_view body, std::string_view label,
-                                                    std::string_view key_field,
-                                                    std::string_view agent_field,
-                                                    uint32_t partitions) {
+// OnePartitionOfBatch of a request's body; a body that is not JSON names no partition.
+Result<std::optional<uint32_t>> OnePartitionOfBody(std::string_view body, std::string_view label,
+                                                   std::string_view key_field,
+                                                   std::string_view agent_field,
+                                                   uint32_t partitions) {
   boost::system::error_code ec;
   json::value v = json::parse(body, ec);
-  std::vector<const json::value*> items;
-  if (!ec && v.is_array()) {
-    for (const json::value& e : v.as_array()) items.push_back(&e);
-  } else if (!ec) {
-    items.push_back(&v);
-  }
-  std::optional<uint32_t> first;
-  std::size_t first_index = 0;
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    if (!items[i]->is_object()) continue;
-    const json::object& e = items[i]->as_object();
-    auto p = PartitionOf(StringMember(e, key_field), StringMember(e, agent_field), partitions);
-    if (!p) continue;  // the owner refuses the item, and with it the batch
-    if (!first) {
-      first = p;
-      first_index = i;
-    } else if (*p != *first) {
-      const std::string name(label);
-      return Status::InvalidArgument(
-          name + "[" + std::to_string(first_index) + "] belongs to partition " +
-          std::to_string(*first) + " and " + name + "[" + std::to_string(i) +
-          "] to partition " + std::to_string(*p) + " of " + std::to_string(partitions) +
-          ": a batch is atomic only within one partition — send one batch per partition "
-          "(nothing was written)");
-    }
-  }
-  return first;
+  if (ec) return std::optional<uint32_t>();
+  return OnePartitionOfBatch(v, label, key_field, agent_field, partitions);
 }
 
 net::ListenerAnswer CrossPartitionAnswer(const Status& refused) {
@@ -238,7 +240,7 @@ net::ListenerAnswer PartitionRouter::Route(const net::ListenerRequest& request) 
     one(key ? PartitionOf(*key, agent, P) : std::nullopt);
   } else if (path == "/v1/watches" && method == "POST") {
     // One watch or an array of them, routed by target: an array is atomic within a partition.
-    auto first = OnePartitionOfBatch(request.body, "watches", "target", "targetAgentId", P);
+    auto first = OnePartitionOfBody(request.body, "watches", "target", "targetAgentId", P);
     if (!first.ok()) return CrossPartitionAnswer(first.status());
     one(*first);
   } else if (path == "/v1/cursors") {
@@ -249,7 +251,7 @@ net::ListenerAnswer PartitionRouter::Route(const net::ListenerRequest& request) 
     one(body ? PartitionOf(StringMember(*body, "sessionKey"), StringMember(*body, "agentId"), P)
              : std::nullopt);
   } else if (path == "/v1/events" && method == "POST") {
-    auto first = OnePartitionOfBatch(request.body, "events", "sessionKey", "agentId", P);
+    auto first = OnePartitionOfBody(request.body, "events", "sessionKey", "agentId", P);
     if (!first.ok()) return CrossPartitionAnswer(first.status());
     one(*first);
   } else if (path == "/v1/versions" && method == "POST") {

@@ -66,6 +66,8 @@
 #ifndef STATEWATCH_SERVER_PARTITION_ROUTER_H_
 #define STATEWATCH_SERVER_PARTITION_ROUTER_H_
 
+#include <boost/json/value.hpp>
+
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -99,6 +101,18 @@ std::optional<OwnerAddress> OwnerForAttempt(const OwnerLookup& owner, uint32_t p
 using OwnerSend = std::function<Result<net::HttpAnswer>(
     const std::string& url, const std::string& method, const std::string& target,
     const std::string& body, const net::HttpRequestOptions& options)>;
+
+// The one partition a body of one item, or an array of items, names by each item's
+// (key_field, agent_field), as the engine resolves the session: nullopt when no item names a
+// session the engine would accept (any owner refuses the body alike); InvalidArgument with
+// the message of a cross_partition_batch answer ("events[0] belongs to partition 1 and
+// events[2] to partition 2 of 3: …") when two items name different partitions, since an
+// array is atomic only within one. `label` names the items in that message.
+Result<std::optional<uint32_t>> OnePartitionOfBatch(const boost::json::value& body,
+                                                    std::string_view label,
+                                                    std::string_view key_field,
+                                                    std::string_view agent_field,
+                                                    uint32_t partitions);
 
 // net::HttpRequest, as an OwnerSend.
 Result<net::HttpAnswer> SendOverHttp(const std::string& url, const std::string& method,

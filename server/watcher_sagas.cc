@@ -331,30 +331,19 @@ std::optional<net::ListenerAnswer> WatcherCoordinator::BeforeForward(
   if (path == "/v1/watches") {
     // One watch, or an array registered atomically (Engine::WatchMany): a watch the owner
     // refuses (watched: false), or an array with one such item, lists nothing.
-    std::vector<const json::value*> watches;
-    if (v.is_array()) {
-      for (const json::value& w : v.as_array()) watches.push_back(&w);
-    } else {
-      watches.push_back(&v);
+    std::vector<WatchSpec> watches;
+    for (const json::value* item : ItemsOf(v)) {
+      auto spec = WatchSpecFromJson(*item);
+      if (!spec.ok() || !engine::ResolveWatchPair(spec->watcher_key, spec->target).ok()) {
+        return std::nullopt;
+      }
+      watches.push_back(std::move(*spec));
     }
-    for (const json::value* w : watches) {
-      if (!w->is_object()) return std::nullopt;
-      const json::object& o = w->as_object();
-      if (!tools::CheckKnownFields(o, kWatchFields).ok()) return std::nullopt;
-      SessionName target{StringMember(o, "targetAgentId"), StringMember(o, "target")};
-      if (!engine::ResolveWatchPair(StringMember(o, "watcher"), target).ok()) return std::nullopt;
-    }
-    for (const json::value* w : watches) {
-      const json::object& o = w->as_object();
-      add(StringMember(o, "watcher"), StringMember(o, "target"), StringMember(o, "targetAgentId"));
+    for (const WatchSpec& w : watches) {
+      add(w.watcher_key, w.target.session_key, w.target.agent_id);
     }
   } else {
-    std::vector<const json::value*> events;
-    if (v.is_array()) {
-      for (const json::value& e : v.as_array()) events.push_back(&e);
-    } else {
-      events.push_back(&v);
-    }
+    const std::vector<const json::value*> events = ItemsOf(v);
     const bool lists = std::any_of(events.begin(), events.end(), [](const json::value* e) {
       return e->is_object() && e->as_object().contains("watchers");
     });
@@ -375,20 +364,12 @@ std::optional<net::ListenerAnswer> WatcherCoordinator::BeforeForward(
   }
   // An array whose items span partitions is refused whole by the router (the
   // cross_partition_batch answer), so it lists nothing either.
-  std::set<uint32_t> batch_partitions;
-  if (v.is_array()) {
-    const bool watches = path == "/v1/watches";
-    for (const json::value& item : v.as_array()) {
-      if (!item.is_object()) continue;
-      const json::object& o = item.as_object();
-      auto name = ResolveSession(StringMember(o, watches ? "target" : "sessionKey"),
-                                 StringMember(o, watches ? "targetAgentId" : "agentId"));
-      if (name.ok()) {
-        batch_partitions.insert(engine::PartitionOfAgent(name->agent_id, options_.partitions));
-      }
-    }
+  const bool watches = path == "/v1/watches";
+  if (!OnePartitionOfBatch(v, watches ? "watches" : "events", watches ? "target" : "sessionKey",
+                           watches ? "targetAgentId" : "agentId", options_.partitions)
+           .ok()) {
+    return std::nullopt;
   }
-  if (batch_partitions.size() > 1) return std::nullopt;
   for (const auto& [watcher, home, partition] : pairs) {
     if (Status s = Register(watcher, home, partition); !s.ok()) {
       net::ListenerAnswer refused = JsonErrorAnswer(

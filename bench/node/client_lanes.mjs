@@ -15,6 +15,7 @@ import { randomUUID } from "node:crypto";
 import { Agent, request } from "node:http";
 import { parseArgs } from "node:util";
 import { StatewatchClient } from "../../clients/typescript/dist/esm/index.js";
+import { median, takeTurns } from "./lanes.mjs";
 
 const { values: args } = parseArgs({
   options: {
@@ -85,12 +86,8 @@ async function run(call, ms) {
   return { perSecond: n / wall, nodeCpuUsPerCall: (cpu.user + cpu.system) / n };
 }
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const results = Object.fromEntries(Object.keys(lanes).map((k) => [k, []]));
-for (const lane of Object.keys(lanes)) await run(lanes[lane], 2000);  // warm-up
-for (let r = 0; r < rounds; r++) {
-  for (const lane of Object.keys(lanes)) results[lane].push(await run(lanes[lane], seconds * 1000));
-}
+const results = await takeTurns(Object.keys(lanes), (lane, ms) => run(lanes[lane], ms),
+                                { rounds, ms: seconds * 1000, warmupMs: 2000 });
 const summary = {};
 for (const [lane, runs] of Object.entries(results)) {
   summary[lane] = {

@@ -13,6 +13,7 @@
 //        [--rounds 3] [--batch 500]
 import { parseArgs } from "node:util";
 import { StatewatchClient } from "../../clients/typescript/dist/esm/index.js";
+import { median, takeTurns } from "./lanes.mjs";
 
 const { values: args } = parseArgs({
   options: {
@@ -58,12 +59,8 @@ async function timed(call, ms) {
   return watches / ((performance.now() - t0) / 1000);
 }
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const results = Object.fromEntries(Object.keys(lanes).map((k) => [k, []]));
-for (const lane of Object.keys(lanes)) await timed(lanes[lane], 1000);  // warm-up
-for (let r = 0; r < rounds; r++) {
-  for (const lane of Object.keys(lanes)) results[lane].push(await timed(lanes[lane], seconds * 1000));
-}
+const results = await takeTurns(Object.keys(lanes), (lane, ms) => timed(lanes[lane], ms),
+                                { rounds, ms: seconds * 1000, warmupMs: 1000 });
 const summary = {};
 for (const [lane, runs] of Object.entries(results)) {
   summary[lane] = { watchesPerSecond: Math.round(median(runs)), rounds: runs.map(Math.round) };
