@@ -36,6 +36,7 @@ uint8_t FamilyWireId(Family f) {
     case Family::kDeliveries: return 13;
     case Family::kUpstream: return 14;
     case Family::kWebhooks: return 15;
+    case Family::kRequests: return 16;
     case Family::kCount: break;
   }
   return 0;

@@ -308,6 +308,7 @@ Status EngineImpl::ReplayUntil(Sequence until, const std::string& dir) const {
           case Family::kHeads:  // rebuilt below
           case Family::kCursors:
           case Family::kMeta:
+          case Family::kRequests:  // a retry's answer belongs to the live database
           case Family::kLog:  // the new database's checkpoint covers every sequence
             return Status::OK();
           case Family::kJournal: {

@@ -11,6 +11,7 @@
 #include <algorithm>
 
 #include "engine/engine_impl.h"
+#include "engine/request_seal.h"
 #include "projections/log_fold.h"
 #include "storage/key_codec.h"
 #include "storage/local_log.h"
@@ -32,6 +33,7 @@ Status EngineImpl::Load() {
   SW_RETURN_IF_ERROR(LoadState(&had_meta, &migrate_format2));
   // Outside the lock: the migration ends with a checkpoint, which takes it.
   if (migrate_format2) SW_RETURN_IF_ERROR(MigrateFormat2());
+  if (!options_.read_only) SW_RETURN_IF_ERROR(MoveRequestRecords(*store_));
   return MaybeWriteNumbering(had_meta);
 }
 

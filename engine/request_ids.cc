@@ -20,7 +20,7 @@ using storage::Family;
 
 namespace {
 
-// 'Q' <id> in the meta family (the engine's own key there is 'M' "engine").
+// 'Q' <id> in the requests family (in the meta family before 2026-12-07: MoveRequestRecords).
 constexpr char kRequestTag = storage::kRequestRecordTag;
 
 std::string RecordKey(std::string_view id) {
@@ -177,9 +177,26 @@ SealWriteFn TakeRequestSeal() {
       r.content_type = std::move(a->content_type);
       r.body = std::move(a->body);
     }
-    g.Put(Family::kMeta, RecordKey(seal->id()), EncodeRequestRecord(r));
+    g.Put(Family::kRequests, RecordKey(seal->id()), EncodeRequestRecord(r));
     return Status::OK();
   };
+}
+
+Status MoveRequestRecords(storage::Store& store) {
+  constexpr std::size_t kBatch = 1000;
+  for (;;) {
+    storage::Batch b(store);
+    std::size_t n = 0;
+    auto it = store.NewIterator(Family::kMeta, std::string(1, kRequestTag),
+                                std::string(1, kRequestTag + 1));
+    for (it->SeekToFirst(); it->Valid() && n < kBatch; it->Next(), ++n) {
+      b.Put(Family::kRequests, it->key(), it->value());
+      b.Delete(Family::kMeta, it->key());
+    }
+    SW_RETURN_IF_ERROR(it->status());
+    if (n == 0) return Status::OK();
+    SW_RETURN_IF_ERROR(store.Write(b, /*sync=*/false));
+  }
 }
 
 }  // namespace engine
@@ -190,7 +207,7 @@ RequestIds::RequestIds(Engine& engine)
     : host_(&engine::SideTableHostOf(engine, "RequestIds")) {}
 
 Result<std::optional<RequestRecord>> RequestIds::Get(std::string_view id) const {
-  auto v = host_->store().Get(Family::kMeta, RecordKey(id));
+  auto v = host_->store().Get(Family::kRequests, RecordKey(id));
   if (!v.ok()) return v.status();
   if (!v->has_value()) return std::optional<RequestRecord>();
   auto r = DecodeRequestRecord(**v);
@@ -202,14 +219,14 @@ Status RequestIds::PutAnswer(std::string_view id, RequestRecord r) {
   r.answered = true;
   return host_->WriteInGroup([&](GroupWrite& g) -> Status {
     const std::string key = RecordKey(id);
-    auto old = g.Get(Family::kMeta, key);
+    auto old = g.Get(Family::kRequests, key);
     if (!old.ok()) return old.status();
     if (old->has_value()) {
       auto sealed = DecodeRequestRecord(**old);
       if (sealed.ok() && !sealed->answered) r.created_at_ms = sealed->created_at_ms;
     }
     if (r.created_at_ms == 0) r.created_at_ms = g.now();
-    g.Put(Family::kMeta, key, EncodeRequestRecord(r));
+    g.Put(Family::kRequests, key, EncodeRequestRecord(r));
     return Status::OK();
   });
 }
@@ -229,10 +246,10 @@ Result<uint64_t> RequestIds::RemoveCreatedBefore(int64_t cutoff_ms, std::size_t 
       for (const auto& [key, scanned] : expired) {
         // A record rewritten since the scan (a seal or an answer of a newer request under
         // the same id) is not this one.
-        auto now = g.Get(Family::kMeta, key);
+        auto now = g.Get(Family::kRequests, key);
         if (!now.ok()) return now.status();
         if (!now->has_value() || **now != scanned) continue;
-        g.Delete(Family::kMeta, key);
+        g.Delete(Family::kRequests, key);
         ++n;
       }
       return Status::OK();
@@ -242,7 +259,7 @@ Result<uint64_t> RequestIds::RemoveCreatedBefore(int64_t cutoff_ms, std::size_t 
     expired.clear();
     return Status::OK();
   };
-  auto it = host_->store().NewIterator(Family::kMeta, std::string(1, kRequestTag),
+  auto it = host_->store().NewIterator(Family::kRequests, std::string(1, kRequestTag),
                                        std::string(1, kRequestTag + 1));
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     auto r = DecodeRequestRecord(it->value());
@@ -258,7 +275,7 @@ Result<uint64_t> RequestIds::RemoveCreatedBefore(int64_t cutoff_ms, std::size_t 
 
 Result<std::size_t> RequestIds::Count() const {
   std::size_t n = 0;
-  auto it = host_->store().NewIterator(Family::kMeta, std::string(1, kRequestTag),
+  auto it = host_->store().NewIterator(Family::kRequests, std::string(1, kRequestTag),
                                        std::string(1, kRequestTag + 1));
   for (it->SeekToFirst(); it->Valid(); it->Next()) ++n;
   SW_RETURN_IF_ERROR(it->status());

@@ -21,6 +21,12 @@ using SealWriteFn = std::function<Status(GroupWrite&, const SealedOutcome&)>;
 // Called by every Command's constructor (on the thread that makes the command).
 SealWriteFn TakeRequestSeal();
 
+// Moves the X-Request-Id records that builds before 2026-12-07 kept in the meta family into
+// the requests family, a batch of at most 1,000 at a time, each atomic (a crash part-way
+// leaves the rest for the next open). A record answers retries for 15 minutes, so this
+// matters only for an open soon after such a build stopped. Called by a writable open.
+Status MoveRequestRecords(storage::Store& store);
+
 }  // namespace statewatch::engine
 
 #endif  // STATEWATCH_ENGINE_REQUEST_SEAL_H_

@@ -22,8 +22,6 @@
 //   meta           'M' "replacing"                              empty: a whole-store
 //                                                               replacement is under way
 //                                                               (storage/store_replace.h)
-//   meta           'Q' request-id bytes                         RequestRecord: an X-Request-Id's
-//                                                               record (statewatch/request_ids.h)
 //   transcripts    'T' session:u64 index:u64                    TranscriptMessage
 //   runs           'U' run-id bytes                             Run
 //   deliveries     'V' id:u64                                   Delivery
@@ -37,6 +35,9 @@
 //   webhooks       'Q' mail-key bytes                           Mail (schema/session_mail.fbs):
 //                                                               a session mail's outbox row
 //   webhooks       'K' mail-key bytes                           MailMark: the mail was applied
+//   requests       'Q' request-id bytes                         RequestRecord: an X-Request-Id's
+//                                                               record (statewatch/request_ids.h);
+//                                                               in meta before 2026-12-07
 //
 // A session ref is a 64-bit id interned once per (agentId, sessionKey), never reused.
 // Cursor keys lead with the target: a notifying event writes the cursors of one target, and
@@ -76,7 +77,7 @@ inline constexpr char kOutboxTag = 'O';
 inline constexpr char kDeadLetterTag = 'X';
 inline constexpr char kSessionMailTag = 'Q';      // include/statewatch/session_mail.h
 inline constexpr char kSessionMailMarkTag = 'K';
-inline constexpr char kRequestRecordTag = 'Q';     // meta: include/statewatch/request_ids.h
+inline constexpr char kRequestRecordTag = 'Q';     // requests: statewatch/request_ids.h
 
 void PutFixed64BE(std::string* dst, uint64_t v);
 uint64_t DecodeFixed64BE(const char* p);

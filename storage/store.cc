@@ -7,6 +7,7 @@
 #include <rocksdb/file_system.h>
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/listener.h>
+#include <rocksdb/memtablerep.h>
 #include <rocksdb/options.h>
 #include <rocksdb/slice_transform.h>
 #include <rocksdb/table.h>
@@ -53,6 +54,7 @@ class RocksIterator final : public Iterator {
                 std::string upper)
       : lower_(std::move(lower)), upper_(std::move(upper)) {
     rocksdb::ReadOptions ro;
+    ro.total_order_seek = true;  // the requests family has a prefix extractor (FamilyOptions)
     if (!lower_.empty()) {
       lower_slice_ = rocksdb::Slice(lower_);
       ro.iterate_lower_bound = &lower_slice_;
@@ -109,6 +111,7 @@ const char* FamilyName(Family f) {
     case Family::kDeliveries: return "deliveries";
     case Family::kUpstream: return "upstream";
     case Family::kWebhooks: return "webhooks";
+    case Family::kRequests: return "requests";
     case Family::kCount: break;
   }
   return "?";
@@ -132,31 +135,45 @@ namespace {
 // domain (the extractor sees the internal key: user key + 8 bytes) trips assertions in
 // InlineSkipList. So families that take DeleteRange (transcripts, log, base) get no hints,
 // and the hinted families are never range-deleted (Rebuild deletes their keys one by one).
-//
-// A hint is worth keeping only for a prefix written again and again. The meta family's
-// X-Request-Id records ('Q' <id>) are the opposite: each id is new and random, so a prefix
-// hint would cost each record a hash-map entry and a splice in the memtable's arena and save
-// no search. Those keys take the plain insert (HintPrefix::InDomain is false for them).
 class HintPrefix final : public rocksdb::SliceTransform {
  public:
-  HintPrefix(std::size_t prefix, char unhinted_tag) : prefix_(prefix), unhinted_(unhinted_tag) {}
+  explicit HintPrefix(std::size_t prefix) : prefix_(prefix) {}
   const char* Name() const override { return "statewatch.HintPrefix"; }
   rocksdb::Slice Transform(const rocksdb::Slice& key) const override {
     return rocksdb::Slice(key.data(), prefix_);
   }
-  bool InDomain(const rocksdb::Slice& key) const override {
-    return key.size() >= prefix_ && (unhinted_ == '\0' || key[0] != unhinted_);
-  }
+  bool InDomain(const rocksdb::Slice& key) const override { return key.size() >= prefix_; }
 
  private:
   const std::size_t prefix_;
-  const char unhinted_;  // '\0': every key long enough is hinted
 };
+
+// The requests family holds X-Request-Id records ('Q' <id>): each id is new and random, so
+// in a skiplist memtable every record's insert searched from the top with a cache miss a
+// level (the largest single cost of a request with an id, ~14 us at 100,000 records). A
+// hashed memtable (HashLinkList: a bucket is a linked list, so ~170 bytes a record against
+// ~280 for HashSkipList's skiplist a bucket) puts each key in a bucket of its own instead.
+// Its buckets are chosen by the family's prefix extractor, which here is the whole key: ids
+// are arbitrary (a client's "req-000001", "req-000002", ... share any fixed prefix and would
+// pile into one bucket), and a lookup is only ever of a whole key. The cost is paid where order is needed: an
+// iterator over the family (the sweep, once a minute) sorts the memtable's records, and
+// every iterator of the store is a total-order one (RocksIterator).
+class WholeKey final : public rocksdb::SliceTransform {
+ public:
+  const char* Name() const override { return "statewatch.WholeKey"; }
+  rocksdb::Slice Transform(const rocksdb::Slice& key) const override { return key; }
+  bool InDomain(const rocksdb::Slice& /*key*/) const override { return true; }
+};
+
+// Buckets of the requests family's memtable: about as many as the records a memtable holds
+// (a record takes ~170 bytes there), at 8 bytes a bucket from the memtable's own budget.
+std::size_t RequestBuckets(std::size_t write_buffer_bytes) {
+  return std::max<std::size_t>(1024, write_buffer_bytes / 128);
+}
 
 rocksdb::ColumnFamilyOptions FamilyOptions(Family f, const rocksdb::ColumnFamilyOptions& base) {
   rocksdb::ColumnFamilyOptions o = base;
   std::size_t prefix = 0;
-  char unhinted = '\0';
   switch (f) {
     case Family::kJournal:  // 'J' session
     case Family::kHeads:    // 'H' session: the whole key
@@ -168,18 +185,21 @@ rocksdb::ColumnFamilyOptions FamilyOptions(Family f, const rocksdb::ColumnFamily
       break;
     case Family::kMeta:  // 'M' "engine": the whole key
       prefix = 7;
-      unhinted = kRequestRecordTag;
-      // Every request with an X-Request-Id first looks its record ('Q' <id>) up here, and a
-      // fresh id is not there: a whole-key bloom filter answers that miss without searching
-      // the memtable's skiplist (its SSTs get one too: OpenRocks).
+      break;
+    case Family::kRequests:
+      o.prefix_extractor = std::make_shared<WholeKey>();
+      o.memtable_factory.reset(
+          rocksdb::NewHashLinkListRepFactory(RequestBuckets(o.write_buffer_size)));
+      // Every request with an X-Request-Id first looks its record up here, and a fresh id
+      // is not there: a bloom filter answers that miss without searching the bucket (its
+      // SSTs get one too: OpenRocks).
       o.memtable_prefix_bloom_size_ratio = 0.02;
-      o.memtable_whole_key_filtering = true;
       break;
     default:
       break;  // by_seq, log, deliveries: keys already arrive in order
   }
   if (prefix > 0) {
-    o.memtable_insert_with_hint_prefix_extractor = std::make_shared<HintPrefix>(prefix, unhinted);
+    o.memtable_insert_with_hint_prefix_extractor = std::make_shared<HintPrefix>(prefix);
   }
   return o;
 }
@@ -227,7 +247,7 @@ Status OpenRocks(const std::string& path, const StoreOptions& options,
   rocksdb::ColumnFamilyOptions cf_opts;
   cf_opts.write_buffer_size = options.write_buffer_bytes;
   cf_opts.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
-  // The meta family's point lookups (X-Request-Id records) mostly miss: a bloom filter per
+  // The requests family's point lookups (X-Request-Id records) mostly miss: a bloom filter per
   // SST lets a miss skip each file's index and data blocks.
   rocksdb::BlockBasedTableOptions filtered = table;
   filtered.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
@@ -249,7 +269,7 @@ Status OpenRocks(const std::string& path, const StoreOptions& options,
       continue;
     }
     rocksdb::ColumnFamilyOptions o = FamilyOptions(f, cf_opts);
-    if (f == Family::kMeta) o.table_factory = filtered_tables;
+    if (f == Family::kRequests) o.table_factory = filtered_tables;
     if (auto it = options.drop_filters.find(f); it != options.drop_filters.end()) {
       rep->filters.push_back(std::make_unique<DropCompactionFilter>(it->second));
       o.compaction_filter = rep->filters.back().get();
@@ -470,6 +490,7 @@ Status Store::ForEachInSnapshot(
     rocksdb::ReadOptions ro;
     ro.snapshot = snap.get();
     ro.fill_cache = false;  // a whole-database read would evict the working set
+    ro.total_order_seek = true;
     std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(ro, rep_->handles[i + 1]));
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
       rocksdb::Slice k = it->key(), v = it->value();

@@ -39,6 +39,7 @@ enum class Family : int {
   kDeliveries,
   kUpstream,
   kWebhooks,
+  kRequests,  // X-Request-Id records: random point keys, a hashed memtable (store.cc)
   kCount,  // not a family
 };
 const char* FamilyName(Family f);

@@ -4,7 +4,7 @@
 // request within the window (15 minutes) is answered from the record and applied at most
 // once; the same id on another request is refused.
 //
-// The records live in the engine's `meta` column family under 'Q' <id> and are written
+// The records live in the engine's `requests` column family under 'Q' <id> and are written
 // through the commit groups (engine/group_write.h): replayed after a crash, carried in a
 // cluster partition's replicated log, so a standby that takes over knows them.
 //

@@ -277,6 +277,47 @@ TEST_F(RequestIdsTest, EveryExpiredRecordGoesInOneCallInBoundedGroups) {
   EXPECT_TRUE(RecordOf("new").has_value());
 }
 
+// Builds before 2026-12-07 kept the records in the meta family; an open moves them (in
+// batches of 1,000) to the requests family, where retries find them.
+TEST_F(RequestIdsTest, RecordsLeftInTheMetaFamilyAreMovedAtOpen) {
+  RequestRecord r;
+  r.digest = "d";
+  r.status = 200;
+  r.answered = true;
+  r.created_at_ms = kStart;
+  r.body = "{}\n";
+  constexpr int kOld = 2500;  // three batches
+  engine_.reset();
+  {
+    auto store = storage::Store::Open(dir_, storage::StoreOptions{});
+    ASSERT_OK(store);
+    storage::Batch b(**store);
+    for (int i = 0; i < kOld; ++i) {
+      b.Put(storage::Family::kMeta, "Q" + std::to_string(i), EncodeRequestRecord(r));
+    }
+    ASSERT_OK((*store)->Write(b, /*sync=*/true));
+  }
+  Reopen();
+  auto n = RequestIds(*engine_).Count();
+  ASSERT_OK(n);
+  EXPECT_EQ(*n, static_cast<std::size_t>(kOld));
+  for (int i : {0, 999, 1000, kOld - 1}) {
+    auto found = RecordOf(std::to_string(i));
+    ASSERT_TRUE(found.has_value()) << i;
+    EXPECT_EQ(found->body, "{}\n");
+  }
+  engine_.reset();
+  {
+    auto store = storage::Store::Open(dir_, storage::StoreOptions{});
+    ASSERT_OK(store);
+    auto it = (*store)->NewIterator(storage::Family::kMeta, "Q", "R");
+    it->SeekToFirst();
+    EXPECT_FALSE(it->Valid()) << "a record was left in the meta family";
+    ASSERT_OK(it->status());
+  }
+  Reopen();
+}
+
 TEST(RequestRecordTest, CodecRoundTripsAndRefusesGarbage) {
   RequestRecord r;
   r.digest = std::string("\0\1\2", 3);

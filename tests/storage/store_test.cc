@@ -91,11 +91,12 @@ TEST_F(StoreTest, DeleteRangeAfterPutsInTheSameFamilyDoesNotAbort) {
   }
 }
 
-// A request record's key ('Q' <random id>) is new every time: it must not cost a memtable
-// insert hint (a splice of ~220 bytes from the memtable's arena, per record), which would
-// double the meta memtable's size for nothing. The records themselves take ~60 bytes each
-// here; with a hint per record the memtable grows past 6 MB.
-TEST_F(StoreTest, RequestRecordKeysTakeNoInsertHint) {
+// A request record's key ('Q' <random id>) is new every time; its family's hashed memtable
+// gives each a bucket of its own (a linked list). That must stay a small cost per record: a
+// memtable that grew by far more than the records would flush far more often. The records
+// take ~60 bytes each here and ~170 with the memtable's own; a bucket that were a skiplist
+// (RocksDB's HashSkipList) would take ~280, a skiplist memtable with insert hints ~380.
+TEST_F(StoreTest, RequestRecordsGrowTheirMemtableByLittleMoreThanTheirSize) {
   StoreOptions o;
   o.write_buffer_bytes = 64u << 20;  // everything stays in one memtable
   auto s = Store::Open(dir_, o);
@@ -111,12 +112,12 @@ TEST_F(StoreTest, RequestRecordKeysTakeNoInsertHint) {
       x ^= x << 17;
       char id[17];
       std::snprintf(id, sizeof id, "%016llx", static_cast<unsigned long long>(x));
-      b.Put(Family::kMeta, std::string("Q") + id, "answer");
+      b.Put(Family::kRequests, std::string("Q") + id, "answer");
     }
     ASSERT_OK((*s)->Write(b, /*sync=*/false));
   }
   uint64_t grown = (*s)->IntProperty("rocksdb.cur-size-all-mem-tables") - before;
-  EXPECT_LT(grown, 3u << 20) << grown / kRecords << " bytes per record";
+  EXPECT_LT(grown, 4u << 20) << grown / kRecords << " bytes per record";
 }
 
 }  // namespace
