@@ -13,6 +13,8 @@
 #               kill, checker against the reference model (~1 min; also run by make test)
 #   make cluster-drain-faults  drains under a refusal, SIGSTOP, kill -9: none lost (~45 s;
 #               also run by make test)
+#   make bench-node  better-sqlite3 (the reference design) against the daemon through the
+#               TypeScript client, in one Node process (~5 min)
 #   make soak   the kill -9 soak of the daemon, 1000 rounds (not part of make test)
 #   make cluster-up DIR=...       a local stage-2a cluster (3 etcd, 3 nats, 3 nodes) that
 #               keeps running; make cluster-down DIR=... stops it
@@ -226,6 +228,13 @@ bench-profile: build-release
 .PHONY: bench-request-id
 bench-request-id: build-bin
 	@bash bench/request_id_bench.sh $(BUILD)/statewatch
+
+# A Node gateway's choice: the reference design on better-sqlite3 (built from source) beside
+# the daemon through the TypeScript client, lanes taking turns in one Node process
+# (bench/node/run.sh; the plain build's binary): prints the table, writes bench/results/node.json.
+.PHONY: bench-node
+bench-node: build-bin
+	@bash bench/node/run.sh $(BUILD)/statewatch
 
 # MCP tools/call req/s against the same call over plain HTTP, same daemon, same run
 # (bench/mcp_bench.sh, wrk; the Release tree's binary): writes bench/results/mcp.json.

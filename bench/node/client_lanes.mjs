@@ -12,10 +12,9 @@
 //
 // Usage: node bench/node/client_lanes.mjs --url http://127.0.0.1:7411 [--seconds 3] [--rounds 3]
 import { randomUUID } from "node:crypto";
-import { Agent, request } from "node:http";
 import { parseArgs } from "node:util";
 import { StatewatchClient } from "../../clients/typescript/dist/esm/index.js";
-import { median, takeTurns } from "./lanes.mjs";
+import { median, rawPoster, takeTurns } from "./lanes.mjs";
 
 const { values: args } = parseArgs({
   options: {
@@ -42,26 +41,11 @@ const headers = () => ({
   "X-Request-Id": randomUUID(),
 });
 
-const rawAgent = new Agent({ keepAlive: true, maxSockets: 1 });
-function rawPost(body) {
-  return new Promise((resolve, reject) => {
-    const req = request(`${url}/v1/events`, { method: "POST", headers: headers(), agent: rawAgent }, (res) => {
-      const chunks = [];
-      res.on("data", (c) => chunks.push(c));
-      res.on("end", () => {
-        if (res.statusCode !== 200) reject(new Error(`raw: HTTP ${res.statusCode}`));
-        else resolve(JSON.parse(Buffer.concat(chunks).toString("utf8")));
-      });
-      res.on("error", reject);
-    });
-    req.on("error", reject);
-    req.end(body);
-  });
-}
+const raw = rawPoster(url, "/v1/events");
 
 const client = new StatewatchClient({ url, maxConnections: 1 });
 const lanes = {
-  raw: () => rawPost(JSON.stringify(event())),
+  raw: () => raw.post(JSON.stringify(event())),
   client: () => client.recordEvents(event()),
   fetch: async () => {
     const response = await fetch(`${url}/v1/events`, {
@@ -103,4 +87,4 @@ console.log(JSON.stringify({
   ratios: { clientVsRaw: ratio("client", "raw"), fetchVsRaw: ratio("fetch", "raw") },
 }, null, 2));
 client.close();
-rawAgent.destroy();
+raw.close();

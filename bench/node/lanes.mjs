@@ -1,5 +1,7 @@
 // What the Node benchmarks share: lanes that take turns in one process, so that a lane is
 // never measured only while the machine is busy or quiet, and the median of the rounds.
+import { randomUUID } from "node:crypto";
+import { Agent, request } from "node:http";
 
 export const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
@@ -12,4 +14,28 @@ export async function takeTurns(lanes, measure, { rounds, ms, warmupMs }) {
     for (const lane of lanes) results[lane].push(await measure(lane, ms));
   }
   return results;
+}
+
+// The wire's speed: POSTs of `path` built by hand, on one kept-alive node:http socket, with
+// the headers the TypeScript client sends (Accept, Content-Type, a fresh X-Request-Id).
+// `post(body)` resolves to the parsed answer and rejects on any status but 200.
+export function rawPoster(url, path) {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const post = (body) => new Promise((resolve, reject) => {
+    const headers = { Accept: "application/json", "Content-Type": "application/json",
+      "X-Request-Id": randomUUID() };
+    const req = request(`${url}${path}`, { method: "POST", headers, agent }, (res) => {
+      const chunks = [];
+      res.on("data", (c) => chunks.push(c));
+      res.on("end", () => {
+        const text = Buffer.concat(chunks).toString("utf8");
+        if (res.statusCode !== 200) reject(new Error(`raw: HTTP ${res.statusCode} ${text}`));
+        else resolve(JSON.parse(text));
+      });
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+  return { post, close: () => agent.destroy() };
 }
