@@ -11,7 +11,8 @@
 //   durable-8         8 durable events in flight (better-sqlite3's API is synchronous, so its
 //                     8 callers take turns on the event loop)
 //   buffered-single   one awaited buffered event, plus a raw lane: the same request on a
-//                     kept-alive node:http socket, built by hand — what the client costs
+//                     kept-alive node:http socket, built by hand — what the client costs —
+//                     and the same on undici's pool (npm undici), the other transport
 //   buffered-batch100 a batch of 100 events a call (NORMAL / buffered)
 //   fanout-1000       an event on a target 1,000 watchers watch with no notice pending: it
 //                     opens 1,000 notices (buffered; the registrations are made untimed
@@ -19,20 +20,23 @@
 //   watch             registering new (watcher, target) pairs: one a call, and 500 a call
 //
 // Every daemon lane goes through StatewatchClient (clients/typescript, built), which sends a
-// fresh X-Request-Id with each write; the raw lane sends the same bytes. Prints a table and
-// writes the figures as JSON to --out.
+// fresh X-Request-Id with each write; the raw lanes send the same bytes. Every lane also
+// reports this Node process's CPU time a unit (an event or a watch). Prints a table (rates,
+// CPU in parentheses) and writes the figures as JSON to --out.
 //
 // Usage: node bench/node/gateway_bench.mjs --statewatch build/statewatch
 //        [--seconds 3] [--rounds 3] [--out bench/results/node.json]
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { randomUUID } from "node:crypto";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { Pool } from "undici";
 import { StatewatchClient } from "../../clients/typescript/dist/esm/index.js";
 import { median, rawPoster, takeTurns } from "./lanes.mjs";
-import { ReferenceSqlite } from "./reference_sqlite.mjs";
+import { checkReference, ReferenceSqlite } from "./reference_sqlite.mjs";
 
 const { values: args } = parseArgs({
   options: {
@@ -84,6 +88,7 @@ async function startDaemon(durability) {
   throw new Error(`statewatch serve (${durability}) did not listen within 20 s`);
 }
 
+checkReference(Database, join(scratch, "check.db"));
 const syncUrl = await startDaemon("sync");
 const bufferedUrl = await startDaemon("buffered");
 const clients = {
@@ -106,13 +111,25 @@ const batch100 = () => Array.from({ length: 100 }, event);
 
 // The raw lanes: the request the client sends, by hand, on one kept-alive socket.
 const raw = rawPoster(bufferedUrl, "/v1/events");
+// undici's pool (npm undici), one connection, the same request: the other keep-alive
+// transport a client could be built on.
+const undiciPool = new Pool(bufferedUrl, { connections: 1 });
+async function undiciPost(body) {
+  const { statusCode, body: answer } = await undiciPool.request({ path: "/v1/events",
+    method: "POST", body, headers: { accept: "application/json",
+      "content-type": "application/json", "x-request-id": randomUUID() } });
+  const text = await answer.text();
+  if (statusCode !== 200) throw new Error(`undici: HTTP ${statusCode} ${text}`);
+  return JSON.parse(text);
+}
 const rawSync = rawPoster(syncUrl, "/v1/events");
 
 // Runs `call` (resolving to how many units it did) from `inFlight` concurrent callers for
-// `turnMs`; units a second.
+// `turnMs`: { rate: units a second, cpuUs: this process's CPU time (user + system) a unit }.
 async function timed(call, turnMs, inFlight = 1) {
   const end = performance.now() + turnMs;
   let units = 0;
+  const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   await Promise.all(Array.from({ length: inFlight }, async () => {
     while (performance.now() < end) {
@@ -120,7 +137,9 @@ async function timed(call, turnMs, inFlight = 1) {
       units += done;              // the await, and concurrent callers lose each other's counts
     }
   }));
-  return units / ((performance.now() - t0) / 1000);
+  const rate = units / ((performance.now() - t0) / 1000);
+  const cpu = process.cpuUsage(cpu0);
+  return { rate, cpuUs: (cpu.user + cpu.system) / units };
 }
 
 // fanout-1000: targets each watched by 1,000 watchers, registered untimed before a turn.
@@ -141,17 +160,19 @@ async function fanoutTurn(lane, events) {
     }
   }
   const queued = normal.queuedNotices();
+  const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   for (const sessionKey of targets) {
     const e = { sessionKey, kind: "human_direct_message", actorType: "human", summary: "bench" };
     if (lane === "sqlite") normal.record(e);
     else await clients.buffered.recordEvents(e);
   }
-  const perSecond = events / ((performance.now() - t0) / 1000);
+  const rate = events / ((performance.now() - t0) / 1000);
+  const cpu = process.cpuUsage(cpu0);
   if (lane === "sqlite" && normal.queuedNotices() - queued !== events * kFanout) {
     throw new Error(`fanout: sqlite queued ${normal.queuedNotices() - queued} notices`);
   }
-  return perSecond;
+  return { rate, cpuUs: (cpu.user + cpu.system) / events };
 }
 
 // watch: new pairs every call, 64 targets.
@@ -187,6 +208,7 @@ const cases = {
       sqlite: (t) => timed(async () => (normal.record(event()), 1), t),
       daemon: (t) => timed(async () => (await clients.buffered.recordEvents(event()), 1), t),
       raw: (t) => timed(async () => (await raw.post(JSON.stringify(event())), 1), t),
+      undici: (t) => timed(async () => (await undiciPost(JSON.stringify(event())), 1), t),
     },
   },
   "buffered-batch100": {
@@ -230,7 +252,11 @@ for (const [name, c] of Object.entries(cases)) {
     { rounds, ms: turn, warmupMs: c.count ? 2 : 1000 });
   results[name] = { unit: c.unit, lanes: {} };
   for (const [lane, xs] of Object.entries(runs)) {
-    results[name].lanes[lane] = { median: Math.round(median(xs)), rounds: xs.map(Math.round) };
+    results[name].lanes[lane] = {
+      median: Math.round(median(xs.map((x) => x.rate))),
+      nodeCpuUsPerUnit: Math.round(median(xs.map((x) => x.cpuUs))),
+      rounds: xs.map((x) => Math.round(x.rate)),
+    };
   }
   process.stderr.write(`gateway_bench: ${name} done\n`);
 }
@@ -248,6 +274,7 @@ const ratios = {
   durableSingleClientVsRaw: ratio("durable-single", "daemon", "raw"),
   durable8VsSqliteFull: ratio("durable-8", "daemon", "sqlite"),
   bufferedSingleClientVsRaw: ratio("buffered-single", "daemon", "raw"),
+  bufferedSingleUndiciVsRaw: ratio("buffered-single", "undici", "raw"),
   bufferedSingleVsSqliteNormal: ratio("buffered-single", "daemon", "sqlite"),
   batch100VsSqliteNormal: ratio("buffered-batch100", "daemon", "sqlite"),
   fanout1000VsSqliteNormal: ratio("fanout-1000", "daemon", "sqlite"),
@@ -256,7 +283,8 @@ const ratios = {
 };
 const report = { node: process.version, seconds: ms / 1000, rounds, cases: results, ratios };
 for (const [name, r] of Object.entries(results)) {
-  const lanes = Object.entries(r.lanes).map(([l, x]) => `${l} ${x.median}`).join(", ");
+  const lanes = Object.entries(r.lanes)
+    .map(([l, x]) => `${l} ${x.median} (${x.nodeCpuUsPerUnit} us)`).join(", ");
   console.log(`${name.padEnd(18)} ${r.unit.padEnd(10)} ${lanes}`);
 }
 console.log(JSON.stringify(ratios, null, 2));
@@ -264,6 +292,7 @@ if (args.out) writeFileSync(args.out, `${JSON.stringify(report, null, 2)}\n`);
 for (const c of Object.values(clients)) c.close();
 raw.close();
 rawSync.close();
+await undiciPool.close();
 full.close();
 normal.close();
 await stopDaemons();

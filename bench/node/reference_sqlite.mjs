@@ -206,3 +206,36 @@ export class ReferenceSqlite {
     return true;
   }
 }
+
+// Checks, on a new database at `path`, that the port does the reference's work before a
+// benchmark trusts its figures (docs/semantics.md, "The transition table"): a watch takes
+// the target's head; a notifying event opens one notice at L, a second one only moves M;
+// the actor's own event opens nothing for it; a dedupe key records once. Throws on a miss.
+export function checkReference(Database, path) {
+  const ref = new ReferenceSqlite(Database, path, "NORMAL");
+  const fail = (what) => {
+    ref.close();
+    throw new Error(`reference_sqlite: ${what}`);
+  };
+  const cursor = (w, t) => ref.s.selectCursor.get(w, t);
+  const w = "agent:main:main";
+  const t = "agent:main:worker";
+  const human = { sessionKey: t, kind: "human_direct_message", actorType: "human" };
+  ref.record({ sessionKey: t, kind: "run_started", actorType: "system" });
+  ref.watch({ watcher: w, target: t });
+  if (JSON.stringify(cursor(w, t)) !== "[1,1,1]") fail(`watch: cursor ${cursor(w, t)}`);
+  ref.record(human);
+  if (JSON.stringify(cursor(w, t)) !== "[1,2,2]") fail(`first event: cursor ${cursor(w, t)}`);
+  if (ref.queue.get(w)?.get(t) !== noticeText(t, 1)) fail("first event: no notice at L = 1");
+  ref.record(human);
+  if (JSON.stringify(cursor(w, t)) !== "[1,2,3]") fail(`second event: cursor ${cursor(w, t)}`);
+  if (ref.queuedNotices() !== 1) fail(`second event: ${ref.queuedNotices()} notices queued`);
+  ref.record({ ...human, actorType: "agent", actorId: w });
+  if (JSON.stringify(cursor(w, t)) !== "[1,2,3]") fail(`own event: cursor ${cursor(w, t)}`);
+  const [a] = ref.record({ ...human, dedupeKey: "k" });
+  const [b] = ref.record({ ...human, dedupeKey: "k" });
+  if (a.deduplicated || !b.deduplicated || a.sequence !== b.sequence) {
+    fail(`dedupe: ${JSON.stringify([a, b])}`);
+  }
+  ref.close();
+}
