@@ -3,7 +3,7 @@
 //
 //   raw     node:http on one kept-alive socket, the request built by hand — the wire's speed
 //   client  StatewatchClient.recordEvents (clients/typescript, built: npm run build)
-//   fetch   global fetch with the same request (the client's transport before node:http)
+//   fetch   global fetch with the same request (the client's first transport)
 //
 // Every lane sends the same bytes the client sends (the JSON body, Content-Type, Accept and a
 // fresh X-Request-Id per event), so the ratios are the client's own cost, not the daemon's.

