@@ -14,7 +14,7 @@
 import { randomUUID } from "node:crypto";
 import { parseArgs } from "node:util";
 import { StatewatchClient } from "../../clients/typescript/dist/esm/index.js";
-import { median, rawPoster, takeTurns } from "./lanes.mjs";
+import { eventMaker, median, rawPoster, takeTurns } from "./lanes.mjs";
 
 const { values: args } = parseArgs({
   options: {
@@ -28,13 +28,7 @@ const url = args.url.replace(/\/+$/, "");
 const seconds = Number(args.seconds);
 const rounds = Number(args.rounds);
 
-let sequence = 0;
-const event = () => ({
-  sessionKey: `agent:bench:s${sequence++ % 100}`,
-  kind: "human_direct_message",
-  actorType: "human",
-  summary: "bench",
-});
+const event = eventMaker();
 const headers = () => ({
   Accept: "application/json",
   "Content-Type": "application/json",

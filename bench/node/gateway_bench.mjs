@@ -35,7 +35,7 @@ import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { Pool } from "undici";
 import { StatewatchClient } from "../../clients/typescript/dist/esm/index.js";
-import { median, rawPoster, takeTurns } from "./lanes.mjs";
+import { eventMaker, median, rawPoster, takeTurns } from "./lanes.mjs";
 import { checkReference, ReferenceSqlite } from "./reference_sqlite.mjs";
 
 const { values: args } = parseArgs({
@@ -100,13 +100,7 @@ const full = new ReferenceSqlite(Database, join(scratch, "full.db"), "FULL");
 const normal = new ReferenceSqlite(Database, join(scratch, "normal.db"), "NORMAL");
 
 // The same event on both sides: a human message to one of 100 sessions nobody watches.
-let sequence = 0;
-const event = () => ({
-  sessionKey: `agent:bench:s${sequence++ % 100}`,
-  kind: "human_direct_message",
-  actorType: "human",
-  summary: "bench",
-});
+const event = eventMaker();
 const batch100 = () => Array.from({ length: 100 }, event);
 
 // The raw lanes: the request the client sends, by hand, on one kept-alive socket.

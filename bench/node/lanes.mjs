@@ -39,3 +39,15 @@ export function rawPoster(url, path) {
   });
   return { post, close: () => agent.destroy() };
 }
+
+// The benchmarks' event, the C++ benchmarks' too: a human message, to one of 100 sessions in
+// turn (nobody watches them). Returns a function that makes the next one.
+export function eventMaker() {
+  let sequence = 0;
+  return () => ({
+    sessionKey: `agent:bench:s${sequence++ % 100}`,
+    kind: "human_direct_message",
+    actorType: "human",
+    summary: "bench",
+  });
+}
