@@ -22,6 +22,11 @@ std::vector<control::SlotReport> ClusterNode::Reports() {
     control::SlotReport r;
     r.partition = p;
     r.role = cluster::PartitionRoleName(v.role);
+    // Fenced but not yet bound: "owner" would send the control plane's readiness, the routers
+    // and the old owner's handover to an address that refuses connections for now.
+    if (v.role == cluster::PartitionRole::kOwner && !slot->daemon->OwnerBound()) {
+      r.role = cluster::PartitionRoleName(cluster::PartitionRole::kSwitching);
+    }
     r.url = slot->url;
     r.position = v.position;
     r.epoch = v.epoch;
@@ -76,6 +81,10 @@ Status ClusterNode::OpenSlot(uint32_t p) {
     std::lock_guard lock(*mu);
     if (to->empty()) return std::nullopt;
     return "its assignment names " + *to + " the owner";
+  };
+  so.owner_bound = [this] {  // publish "owner" now rather than at the next second's publish
+    republish_ = true;
+    wake_.notify_all();
   };
   auto daemon = StandbyDaemon::Open(so);
   if (!daemon.ok() && so.server.port != 0) {  // the old port was taken meanwhile

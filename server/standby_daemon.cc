@@ -204,6 +204,7 @@ Status StandbyDaemon::Run() {
     if (signals_) owner_->HandleSignals();
     running = owner_.get();
   }
+  if (options_.owner_bound) options_.owner_bound();
   spdlog::info("event=owner_serving partition={} port={}", options_.log.partition,
                running->port());
   running->Run();
@@ -229,6 +230,11 @@ void StandbyDaemon::HandleSignals() {
 Daemon* StandbyDaemon::owner() {
   std::lock_guard lock(mu_);
   return owner_.get();
+}
+
+bool StandbyDaemon::OwnerBound() {
+  std::lock_guard lock(mu_);
+  return owner_ != nullptr;
 }
 
 }  // namespace statewatch::server

@@ -53,6 +53,9 @@ struct StandbyDaemonOptions {
   std::function<std::optional<std::string>()> lease_lapsed;
   // Given to the owner's gate after a takeover (ClusterGate::Hooks::stepping_down).
   std::function<std::optional<std::string>()> stepping_down;
+  // Called once after a takeover, when the owner's server is bound to the address (a
+  // connection made from then on is served). Null: nobody is told.
+  std::function<void()> owner_bound;
 };
 
 class StandbyDaemon {
@@ -76,6 +79,9 @@ class StandbyDaemon {
 
   // After a takeover: the owner's daemon (null before, and once Run() has returned).
   Daemon* owner();
+  // True once a takeover's owner server is bound: from the takeover's answer until then the
+  // address refuses connections (the standby's server is gone, the owner's not yet there).
+  bool OwnerBound();
 
   // The takeover of POST /v1/cluster/takeover, called by the control plane's node with the
   // partition's assignment epoch (ReplicatedLogOptions::assignment_epoch; 0: last + 1).

@@ -89,6 +89,10 @@ class ClusterStandbyTest : public ::testing::Test {
     so.remote = standby_log_;
     so.log = LogOptions("standby-b");
     so.follow_interval = std::chrono::milliseconds(1);
+    so.owner_bound = [this] {
+      bound_when_told_ = standby_->OwnerBound();
+      ++told_bound_;
+    };
     auto standby = server::StandbyDaemon::Open(so);
     ASSERT_OK(standby);
     standby_ = std::move(*standby);
@@ -122,6 +126,8 @@ class ClusterStandbyTest : public ::testing::Test {
   std::thread standby_thread_;
   Status run_status_;
   std::unique_ptr<HttpClient> standby_http_;
+  std::atomic<int> told_bound_{0};  // owner_bound calls
+  std::atomic<bool> bound_when_told_{false};
 };
 
 TEST_F(ClusterStandbyTest, StandbyFollowsServesReadsAndRefusesWrites) {
@@ -205,6 +211,22 @@ TEST_F(ClusterStandbyTest, LiveTakeoverServesWritesAndFencesTheOldOwnerOut) {
   EXPECT_EQ(std::count(exported.body.begin(), exported.body.end(), '\n'), 2);
   EXPECT_EQ(exported.body.find("agent:main:b"), std::string::npos);
   EXPECT_TRUE(now_owner.Get("/v1/verify").json().at("ok").as_bool());
+}
+
+// A takeover answers before the owner's server has the address; a control-plane node reports
+// the slot "owner" (to its readiness, routers and the old owner) only once OwnerBound() says
+// so, and owner_bound tells it when: from then on a connection is served, never refused.
+TEST_F(ClusterStandbyTest, TheOwnerSaysItIsBoundOnlyOnceItsServerHasTheAddress) {
+  EXPECT_FALSE(standby_->OwnerBound());
+  HttpResult taken = standby_http_->Post("/v1/cluster/takeover", json::object{{"partition", 0}});
+  ASSERT_EQ(taken.status, 200) << taken.body;
+  ASSERT_TRUE(WaitFor([&] { return told_bound_.load() > 0; }));
+  EXPECT_TRUE(bound_when_told_.load());
+  EXPECT_TRUE(standby_->OwnerBound());
+  HttpClient now_owner(standby_->port());
+  HttpResult first = now_owner.Post("/v1/events", HumanMessage("agent:main:a"));
+  EXPECT_EQ(first.status, 200) << first.body;  // the first try: nothing retried here
+  EXPECT_EQ(told_bound_.load(), 1);
 }
 
 // X-Request-Id records travel in the partition's log: a retry of a request the old owner
