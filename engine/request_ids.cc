@@ -29,6 +29,11 @@ std::string RecordKey(std::string_view id) {
   return k;
 }
 
+// Every 'Q' key of family f, in key order.
+std::unique_ptr<storage::Iterator> RecordRange(const storage::Store& store, Family f) {
+  return store.NewIterator(f, std::string(1, kRequestTag), std::string(1, kRequestTag + 1));
+}
+
 thread_local std::shared_ptr<RequestSeal> armed_seal;
 
 // ---- the record before FlatBuffers --------------------------------------------------------------
@@ -187,8 +192,7 @@ Status MoveRequestRecords(storage::Store& store) {
   for (;;) {
     storage::Batch b(store);
     std::size_t n = 0;
-    auto it = store.NewIterator(Family::kMeta, std::string(1, kRequestTag),
-                                std::string(1, kRequestTag + 1));
+    auto it = RecordRange(store, Family::kMeta);
     for (it->SeekToFirst(); it->Valid() && n < kBatch; it->Next(), ++n) {
       b.Put(Family::kRequests, it->key(), it->value());
       b.Delete(Family::kMeta, it->key());
@@ -259,8 +263,7 @@ Result<uint64_t> RequestIds::RemoveCreatedBefore(int64_t cutoff_ms, std::size_t 
     expired.clear();
     return Status::OK();
   };
-  auto it = host_->store().NewIterator(Family::kRequests, std::string(1, kRequestTag),
-                                       std::string(1, kRequestTag + 1));
+  auto it = RecordRange(host_->store(), Family::kRequests);
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     auto r = DecodeRequestRecord(it->value());
     // A record that does not decode is not kept either: it can never answer a retry.
@@ -275,8 +278,7 @@ Result<uint64_t> RequestIds::RemoveCreatedBefore(int64_t cutoff_ms, std::size_t 
 
 Result<std::size_t> RequestIds::Count() const {
   std::size_t n = 0;
-  auto it = host_->store().NewIterator(Family::kRequests, std::string(1, kRequestTag),
-                                       std::string(1, kRequestTag + 1));
+  auto it = RecordRange(host_->store(), Family::kRequests);
   for (it->SeekToFirst(); it->Valid(); it->Next()) ++n;
   SW_RETURN_IF_ERROR(it->status());
   return n;

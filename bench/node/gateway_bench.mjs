@@ -28,14 +28,13 @@
 //        [--seconds 3] [--rounds 3] [--out bench/results/node.json]
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { randomUUID } from "node:crypto";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { Pool } from "undici";
 import { StatewatchClient } from "../../clients/typescript/dist/esm/index.js";
-import { eventMaker, median, rawPoster, takeTurns } from "./lanes.mjs";
+import { clientHeaders, eventMaker, median, rawPoster, takeTurns } from "./lanes.mjs";
 import { checkReference, ReferenceSqlite } from "./reference_sqlite.mjs";
 
 const { values: args } = parseArgs({
@@ -110,8 +109,7 @@ const raw = rawPoster(bufferedUrl, "/v1/events");
 const undiciPool = new Pool(bufferedUrl, { connections: 1 });
 async function undiciPost(body) {
   const { statusCode, body: answer } = await undiciPool.request({ path: "/v1/events",
-    method: "POST", body, headers: { accept: "application/json",
-      "content-type": "application/json", "x-request-id": randomUUID() } });
+    method: "POST", body, headers: clientHeaders() });
   const text = await answer.text();
   if (statusCode !== 200) throw new Error(`undici: HTTP ${statusCode} ${text}`);
   return JSON.parse(text);

@@ -16,14 +16,20 @@ export async function takeTurns(lanes, measure, { rounds, ms, warmupMs }) {
   return results;
 }
 
+// The headers the TypeScript client sends with a POST: Accept, Content-Type and a fresh
+// X-Request-Id (its retries' key).
+export function clientHeaders() {
+  return { Accept: "application/json", "Content-Type": "application/json",
+    "X-Request-Id": randomUUID() };
+}
+
 // The wire's speed: POSTs of `path` built by hand, on one kept-alive node:http socket, with
 // the headers the TypeScript client sends (Accept, Content-Type, a fresh X-Request-Id).
 // `post(body)` resolves to the parsed answer and rejects on any status but 200.
 export function rawPoster(url, path) {
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   const post = (body) => new Promise((resolve, reject) => {
-    const headers = { Accept: "application/json", "Content-Type": "application/json",
-      "X-Request-Id": randomUUID() };
+    const headers = clientHeaders();
     const req = request(`${url}${path}`, { method: "POST", headers, agent }, (res) => {
       const chunks = [];
       res.on("data", (c) => chunks.push(c));

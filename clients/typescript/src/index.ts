@@ -193,7 +193,9 @@ export class StatewatchClient {
   /** The kept-alive connections of http:// and https:// calls (ClientOptions.maxConnections
    * per endpoint). */
   private pools: Pool[];
-  /** Each endpoint's path ("" for a bare origin), which every call's path follows. */
+  /** Each endpoint's origin (its pool's) and path ("" for a bare origin), which every call's
+   * path follows. */
+  private readonly origins: string[];
   private readonly prefixes: string[];
   private readonly maxConnections: number;
   /** Deliveries acknowledged through this client, so a re-offer after a reconnect that
@@ -204,17 +206,20 @@ export class StatewatchClient {
     const urls = [...(options.urls ?? []), ...(options.url ? [options.url] : [])];
     if (urls.length === 0) throw new StatewatchError("invalid_argument", "a client needs url or urls", 0);
     this.urls = urls.map((u) => u.replace(/\/+$/, ""));
-    for (const u of this.urls) {
-      let protocol = "";
+    const parsed = this.urls.map((u) => {
+      let url: URL | undefined;
       try {
-        protocol = new URL(u).protocol;
+        url = new URL(u);
       } catch {
         // reported below
       }
-      if (protocol !== "http:" && protocol !== "https:") {
+      if (url?.protocol !== "http:" && url?.protocol !== "https:") {
         throw new StatewatchError("invalid_argument", `not an http:// or https:// URL: "${u}"`, 0);
       }
-    }
+      return url;
+    });
+    this.origins = parsed.map((url) => url.origin);
+    this.prefixes = parsed.map((url) => url.pathname.replace(/\/+$/, ""));
     this.token = options.token;
     this.rounds = Math.max(1, options.failover?.rounds ?? 3);
     this.waitMs = Math.max(0, options.failover?.waitMs ?? 200);
@@ -227,7 +232,6 @@ export class StatewatchClient {
       this.tls = { ca: options.ca, cert: options.cert, key: options.key };
     }
     this.maxConnections = maxConnections;
-    this.prefixes = this.urls.map((url) => new URL(url).pathname.replace(/\/+$/, ""));
     this.pools = this.newPools();
   }
 
@@ -243,8 +247,8 @@ export class StatewatchClient {
    * its own path). */
   private newPools(): Pool[] {
     const connect = this.tls && { ...this.tls };
-    return this.urls.map((url) => new Pool(new URL(url).origin,
-                                           { connections: this.maxConnections, connect }));
+    return this.origins.map((origin) => new Pool(origin,
+                                                 { connections: this.maxConnections, connect }));
   }
 
   /** The endpoint requests go to now (the last one that answered). */
