@@ -94,7 +94,7 @@ Status JetStreamCheckpoints::EnsureStream() {
   cfg.Discard = js_DiscardNew;
   info = nullptr;
   je = jsErrCode(0);
-  s = js_AddStream(&info, js, &cfg, nullptr, &je);
+  s = AddStreamPlaced(&info, js, &cfg, options_.placement_retry, &je);
   if (info != nullptr) jsStreamInfo_Destroy(info);
   if (s == NATS_OK || je == JSStreamNameExistErr) return Status::OK();
   return NatsStatus("create stream " + options_.stream, s, je);

@@ -47,6 +47,9 @@ struct JetStreamCheckpointsOptions {
   RetryPolicy retry = {20, RetryPolicy::Backoff()};
   // Retries of Open's stream lookup when it times out (an election after a server's loss).
   RetryPolicy open_retry = {3, RetryPolicy::Backoff()};
+  // Retries of the stream's creation while the cluster cannot place its replicas yet (servers
+  // still reporting to a new meta leader when they start together): ~15 s.
+  RetryPolicy placement_retry = {20, RetryPolicy::Backoff()};
 };
 
 class JetStreamCheckpoints final : public CheckpointStore {

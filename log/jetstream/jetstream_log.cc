@@ -114,7 +114,7 @@ Status JetStreamLog::EnsureStream() {
     cfg.MaxMsgSize = static_cast<int32_t>(options_.max_record_bytes + 4096);
     raw = nullptr;
     je = jsErrCode(0);
-    s = js_AddStream(&raw, js, &cfg, nullptr, &je);
+    s = AddStreamPlaced(&raw, js, &cfg, options_.placement_retry, &je);
     info.reset(raw);
     if (s == NATS_OK) return Status::OK();
     // Another node created it first: check what it created.

@@ -57,6 +57,9 @@ struct JetStreamLogOptions {
   std::size_t max_record_bytes = 512 * 1024;
   // Retries of Open's stream lookup when it times out (an election after a server's loss).
   RetryPolicy open_retry = {3, RetryPolicy::Backoff()};
+  // Retries of the stream's creation while the cluster cannot place its replicas yet (servers
+  // still reporting to a new meta leader when they start together): ~15 s.
+  RetryPolicy placement_retry = {20, RetryPolicy::Backoff()};
 };
 
 class JetStreamLog final : public LogBackend {

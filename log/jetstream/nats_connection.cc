@@ -121,6 +121,24 @@ natsStatus GetStreamInfoRetried(jsStreamInfo** info, jsCtx* js, const std::strin
   return s;
 }
 
+natsStatus AddStreamPlaced(jsStreamInfo** info, jsCtx* js, jsStreamConfig* config,
+                           const RetryPolicy& policy, jsErrCode* js_code) {
+  const int attempts = std::max(policy.max_attempts, 1);
+  natsStatus s = NATS_OK;
+  for (int attempt = 0; attempt < attempts; ++attempt) {
+    if (attempt > 0 && policy.before_retry) policy.before_retry(attempt);
+    *info = nullptr;
+    *js_code = jsErrCode(0);
+    s = js_AddStream(info, js, config, nullptr, js_code);
+    if (s == NATS_OK || *js_code != JSClusterNoPeersErr) return s;
+    if (*info != nullptr) {
+      jsStreamInfo_Destroy(*info);
+      *info = nullptr;
+    }
+  }
+  return s;
+}
+
 Status NatsStatus(std::string_view what, natsStatus status, jsErrCode js_code) {
   natsStatus last = NATS_OK;
   const char* detail = nats_GetLastError(&last);

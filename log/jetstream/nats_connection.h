@@ -97,6 +97,14 @@ inline constexpr int kJsWrongLastMsgId = 10070;
 natsStatus GetStreamInfoRetried(jsStreamInfo** info, jsCtx* js, const std::string& stream,
                                 const RetryPolicy& policy, jsErrCode* js_code);
 
+// js_AddStream, asked again while the answer is JSClusterNoPeersErr ("no suitable peers for
+// placement"): a cluster that has elected its meta leader but whose servers have not all
+// reported to it yet cannot place a replicated stream, which lasts a moment when the servers
+// start together. Up to policy.max_attempts in all, policy.before_retry between; any other
+// answer returns at once. On NATS_OK `*info` holds the stream's info (the caller destroys it).
+natsStatus AddStreamPlaced(jsStreamInfo** info, jsCtx* js, jsStreamConfig* config,
+                           const RetryPolicy& policy, jsErrCode* js_code);
+
 // The Status for a failed nats.c call `what` (e.g. "append to SW_P3"):
 //   JetStream 10071 / 10070 (wrong last sequence / msg id) -> FailedPrecondition
 //   10037 / 10059 (no message / no stream)              -> NotFound

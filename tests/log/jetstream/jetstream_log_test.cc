@@ -110,6 +110,24 @@ TEST_F(JetStreamLogTest, AStreamWithOtherSettingsIsRefused) {
   EXPECT_TRUE(JetStreamLog::Open(connection_, r3).status().IsNotFound());
 }
 
+// A stream the cluster cannot place is asked for again (servers starting together report to
+// the meta leader a moment after it is elected), within placement_retry, then refused with
+// JetStream's own error. Five replicas never fit on three servers: every attempt is refused.
+TEST_F(JetStreamLogTest, AStreamTheClusterCannotPlaceIsRetriedThenRefused) {
+  JetStreamLogOptions o;
+  o.partition = NewPartition();
+  o.replicas = 5;
+  int waits = 0;
+  o.placement_retry = {3, [&](int) { ++waits; }};
+  Result<std::unique_ptr<JetStreamLog>> refused = JetStreamLog::Open(connection_, o);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(waits, 2);  // three attempts in all
+  EXPECT_NE(refused.status().message().find("create stream SW_P" + std::to_string(o.partition)),
+            std::string::npos) << refused.status().ToString();
+  EXPECT_NE(refused.status().message().find("10005"), std::string::npos)
+      << refused.status().ToString();
+}
+
 TEST_F(JetStreamLogTest, OversizedRecordRefusedAndNothingAppended) {
   auto log = NewLog(NewPartition());
   ASSERT_NE(log, nullptr);
