@@ -24,7 +24,7 @@ std::vector<control::SlotReport> ClusterNode::Reports() {
     r.role = cluster::PartitionRoleName(v.role);
     // Fenced but not yet bound: "owner" would send the control plane's readiness, the routers
     // and the old owner's handover to an address that refuses connections for now.
-    if (v.role == cluster::PartitionRole::kOwner && !slot->daemon->OwnerBound()) {
+    if (v.role == cluster::PartitionRole::kOwner && slot->daemon->owner() == nullptr) {
       r.role = cluster::PartitionRoleName(cluster::PartitionRole::kSwitching);
     }
     r.url = slot->url;

@@ -232,9 +232,4 @@ Daemon* StandbyDaemon::owner() {
   return owner_.get();
 }
 
-bool StandbyDaemon::OwnerBound() {
-  std::lock_guard lock(mu_);
-  return owner_ != nullptr;
-}
-
 }  // namespace statewatch::server

@@ -77,11 +77,10 @@ class StandbyDaemon {
   // SIGINT / SIGTERM -> Shutdown(), in either role.
   void HandleSignals();
 
-  // After a takeover: the owner's daemon (null before, and once Run() has returned).
+  // After a takeover: the owner's daemon, non-null once its server is bound to the address.
+  // From the takeover's answer until then the address refuses connections (the standby's
+  // server is gone, the owner's not yet there); null before a takeover.
   Daemon* owner();
-  // True once a takeover's owner server is bound: from the takeover's answer until then the
-  // address refuses connections (the standby's server is gone, the owner's not yet there).
-  bool OwnerBound();
 
   // The takeover of POST /v1/cluster/takeover, called by the control plane's node with the
   // partition's assignment epoch (ReplicatedLogOptions::assignment_epoch; 0: last + 1).

@@ -103,16 +103,22 @@ Result<uint64_t> NatsConnection::PublishAcked(natsMsg* msg, std::string_view wha
   return seq;
 }
 
-natsStatus GetStreamInfoRetried(jsStreamInfo** info, jsCtx* js, const std::string& stream,
-                                const RetryPolicy& policy, jsErrCode* js_code) {
+namespace {
+
+// Calls `call` (a nats.c call answering a stream's info) until it succeeds or `retry` says its
+// answer is not worth another try: up to policy.max_attempts in all, policy.before_retry
+// between; the info of an answer asked again is destroyed.
+template <typename Call, typename Retry>
+natsStatus StreamCallRetried(jsStreamInfo** info, jsErrCode* js_code, const RetryPolicy& policy,
+                             Call call, Retry retry) {
   const int attempts = std::max(policy.max_attempts, 1);
   natsStatus s = NATS_OK;
   for (int attempt = 0; attempt < attempts; ++attempt) {
     if (attempt > 0 && policy.before_retry) policy.before_retry(attempt);
     *info = nullptr;
     *js_code = jsErrCode(0);
-    s = js_GetStreamInfo(info, js, stream.c_str(), nullptr, js_code);
-    if (s == NATS_OK || *js_code == JSStreamNotFoundErr) return s;
+    s = call();
+    if (s == NATS_OK || !retry(*js_code)) return s;
     if (*info != nullptr) {
       jsStreamInfo_Destroy(*info);
       *info = nullptr;
@@ -121,22 +127,21 @@ natsStatus GetStreamInfoRetried(jsStreamInfo** info, jsCtx* js, const std::strin
   return s;
 }
 
+}  // namespace
+
+natsStatus GetStreamInfoRetried(jsStreamInfo** info, jsCtx* js, const std::string& stream,
+                                const RetryPolicy& policy, jsErrCode* js_code) {
+  return StreamCallRetried(
+      info, js_code, policy,
+      [&] { return js_GetStreamInfo(info, js, stream.c_str(), nullptr, js_code); },
+      [](jsErrCode code) { return code != JSStreamNotFoundErr; });
+}
+
 natsStatus AddStreamPlaced(jsStreamInfo** info, jsCtx* js, jsStreamConfig* config,
                            const RetryPolicy& policy, jsErrCode* js_code) {
-  const int attempts = std::max(policy.max_attempts, 1);
-  natsStatus s = NATS_OK;
-  for (int attempt = 0; attempt < attempts; ++attempt) {
-    if (attempt > 0 && policy.before_retry) policy.before_retry(attempt);
-    *info = nullptr;
-    *js_code = jsErrCode(0);
-    s = js_AddStream(info, js, config, nullptr, js_code);
-    if (s == NATS_OK || *js_code != JSClusterNoPeersErr) return s;
-    if (*info != nullptr) {
-      jsStreamInfo_Destroy(*info);
-      *info = nullptr;
-    }
-  }
-  return s;
+  return StreamCallRetried(
+      info, js_code, policy, [&] { return js_AddStream(info, js, config, nullptr, js_code); },
+      [](jsErrCode code) { return code == JSClusterNoPeersErr; });
 }
 
 Status NatsStatus(std::string_view what, natsStatus status, jsErrCode js_code) {
