@@ -1,6 +1,6 @@
-// EngineImpl: the commands other than Record — cursors (watch, acknowledge, drain, reset),
-// sweep, session delete, prune, verify — each a public method that queues one Command and a
-// Build step that RunGroup calls (engine/write_path.cc reads the whole path in order).
+// EngineImpl: the commands other than Record — cursors (watch, unwatch, acknowledge, drain,
+// reset), sweep, session delete, prune, verify — each a public method that queues one Command
+// and a Build step that RunGroup calls (engine/write_path.cc reads the whole path in order).
 //
 // Builders run on the leader against the projections as the last durable group left them;
 // what they change becomes an op of the group record, folded once the group is durable. A
@@ -41,6 +41,19 @@ void EngineImpl::BuildWatch(WatchCmd& cmd) {
     op.target = t;
   }
   cmd.watched = true;
+}
+
+void EngineImpl::BuildUnwatch(UnwatchCmd& cmd) {
+  for (const auto& [watcher, target] : cmd.pairs) {
+    ++cmd.result.watches;
+    SessionRef w = FindRef(watcher);
+    SessionRef t = FindRef(target);
+    if (!w || !t || !state_.FindCursor(w, t)) continue;
+    ++cmd.result.removed;
+    LogOp& op = AddOp(LogOp::Type::kUnregister);
+    op.session = w;
+    op.target = t;
+  }
 }
 
 void EngineImpl::BuildAck(AckCmd& cmd) {
@@ -122,30 +135,45 @@ Result<bool> EngineImpl::Watch(const std::string& watcher_key, const SessionName
   return std::get<WatchCmd>(cmd.op).watched;
 }
 
-Result<WatchManyResult> EngineImpl::WatchMany(const std::vector<WatchSpec>& watches) {
-  WatchCmd watch;
-  watch.many = true;
-  // A pair given twice is registered once: the builder sees cursors as the last durable
-  // group left them, so a second register op of the same pair would not see the first.
+// The canonical pairs of a list of watches, each once, or the error that refuses the list
+// (WatchMany, Unwatch). A pair given twice is taken once: the builder sees cursors as the
+// last durable group left them, so a second op of the same pair would not see the first.
+// `numbered` prefixes an error with the pair's index ("watches[i]: ").
+Status EngineImpl::ResolveWatchPairs(const std::vector<WatchSpec>& watches, bool numbered,
+                                     std::vector<std::pair<SessionName, SessionName>>* out) {
   std::unordered_set<std::string> seen;
   for (std::size_t i = 0; i < watches.size(); ++i) {
+    const std::string where = numbered ? "watches[" + std::to_string(i) + "]: " : "";
     auto pair = ResolveWatchPair(watches[i].watcher_key, watches[i].target);
-    if (!pair.ok()) {
-      return Status::InvalidArgument("watches[" + std::to_string(i) + "]: " +
-                                     pair.status().message());
-    }
+    if (!pair.ok()) return Status::InvalidArgument(where + pair.status().message());
     // Another partition's target: the whole call is refused before a group is built.
     if (Status owned = CheckOwned(pair->second); !owned.ok()) {
-      return Status::Misdirected("watches[" + std::to_string(i) + "]: " + owned.message());
+      return Status::Misdirected(where + owned.message());
     }
     const auto& [w, t] = *pair;
     std::string id = w.agent_id + '\n' + w.session_key + '\n' + t.agent_id + '\n' + t.session_key;
-    if (seen.insert(std::move(id)).second) watch.pairs.push_back(std::move(*pair));
+    if (seen.insert(std::move(id)).second) out->push_back(std::move(*pair));
   }
+  return Status::OK();
+}
+
+Result<WatchManyResult> EngineImpl::WatchMany(const std::vector<WatchSpec>& watches) {
+  WatchCmd watch;
+  watch.many = true;
+  SW_RETURN_IF_ERROR(ResolveWatchPairs(watches, /*numbered=*/true, &watch.pairs));
   if (watch.pairs.empty()) return WatchManyResult{};
   Command cmd{std::move(watch)};
   SW_RETURN_IF_ERROR(Execute(cmd));
   return std::get<WatchCmd>(cmd.op).result;
+}
+
+Result<UnwatchResult> EngineImpl::Unwatch(const std::vector<WatchSpec>& watches) {
+  UnwatchCmd unwatch;
+  SW_RETURN_IF_ERROR(ResolveWatchPairs(watches, watches.size() > 1, &unwatch.pairs));
+  if (unwatch.pairs.empty()) return UnwatchResult{};
+  Command cmd{std::move(unwatch)};
+  SW_RETURN_IF_ERROR(Execute(cmd));
+  return std::get<UnwatchCmd>(cmd.op).result;
 }
 
 Result<std::vector<Notice>> EngineImpl::Drain(const std::string& watcher_key) {

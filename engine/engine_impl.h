@@ -83,6 +83,10 @@ struct WatchCmd {
   bool watched = false;   // once built: every pair holds its cursor
   WatchManyResult result;
 };
+struct UnwatchCmd {
+  std::vector<std::pair<SessionName, SessionName>> pairs;  // (watcher, target), each once
+  UnwatchResult result;
+};
 struct AckCmd {
   SessionName watcher;
   std::vector<SessionName> targets;  // ignored when all
@@ -114,8 +118,8 @@ struct GroupWriteCmd {
 struct Command {
   template <typename Op>
   explicit Command(Op op) : op(std::move(op)) {}
-  std::variant<RecordCmd, WatchCmd, AckCmd, ResetCmd, DeleteCmd, PruneCmd, SweepCmd, VerifyCmd,
-               GroupWriteCmd>
+  std::variant<RecordCmd, WatchCmd, UnwatchCmd, AckCmd, ResetCmd, DeleteCmd, PruneCmd, SweepCmd,
+               VerifyCmd, GroupWriteCmd>
       op;
   Status status;
   // The X-Request-Id seal armed on the thread that made the command (engine/request_seal.h):
@@ -146,6 +150,7 @@ class EngineImpl final : public Engine, public SideTableHost {
   Status DeleteSession(const SessionName& session) override;
   Result<bool> Watch(const std::string& watcher_key, const SessionName& target) override;
   Result<WatchManyResult> WatchMany(const std::vector<WatchSpec>& watches) override;
+  Result<UnwatchResult> Unwatch(const std::vector<WatchSpec>& watches) override;
   Result<std::vector<Notice>> PendingNotices(const std::string& watcher_key) const override;
   Result<std::vector<Notice>> Drain(const std::string& watcher_key) override;
   Status Acknowledge(const std::string& watcher_key,
@@ -256,6 +261,9 @@ class EngineImpl final : public Engine, public SideTableHost {
 
   // ---- commands.cc: the other commands ----
   void BuildWatch(WatchCmd& cmd);
+  void BuildUnwatch(UnwatchCmd& cmd);
+  Status ResolveWatchPairs(const std::vector<WatchSpec>& watches, bool numbered,
+                           std::vector<std::pair<SessionName, SessionName>>* out);
   void BuildAck(AckCmd& cmd);
   void BuildReset(ResetCmd& cmd);
   Status BuildDelete(DeleteCmd& cmd);

@@ -317,6 +317,9 @@ flatbuffers::Offset<void> EncodeBody(flatbuffers::FlatBufferBuilder& b,
     case T::kSweep:
       *type = fb::LogBody::SweepRecord;
       return fb::CreateSweepRecord(b).Union();
+    case T::kUnregister:
+      *type = fb::LogBody::UnregisterRecord;
+      return fb::CreateUnregisterRecord(b, r.session.value, r.target.value).Union();
   }
   *type = fb::LogBody::NONE;
   return 0;
@@ -365,6 +368,11 @@ Status DecodeOp(const fb::LogRecord* f, projections::LogOp* r) {
     }
     case fb::LogBody::SweepRecord:
       r->type = T::kSweep;
+      return Status::OK();
+    case fb::LogBody::UnregisterRecord:
+      r->type = T::kUnregister;
+      r->session = SessionRef{f->body_as_UnregisterRecord()->watcher()};
+      r->target = SessionRef{f->body_as_UnregisterRecord()->target()};
       return Status::OK();
     default:
       break;

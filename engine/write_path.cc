@@ -73,6 +73,7 @@ SealedOutcome SealedOutcomeOf(const Command& c) {
     if (watch->many) return &watch->result;
     return &watch->watched;
   }
+  if (const auto* unwatch = std::get_if<UnwatchCmd>(&c.op)) return &unwatch->result;
   if (const auto* write = std::get_if<GroupWriteCmd>(&c.op)) return &write->changed;
   return std::monostate{};
 }
@@ -266,6 +267,7 @@ Status EngineImpl::BuildCommand(Command& cmd) {
         using T = std::decay_t<decltype(op)>;
         if constexpr (std::is_same_v<T, RecordCmd>) BuildRecord(op, &st);
         if constexpr (std::is_same_v<T, WatchCmd>) BuildWatch(op);
+        if constexpr (std::is_same_v<T, UnwatchCmd>) BuildUnwatch(op);
         if constexpr (std::is_same_v<T, AckCmd>) BuildAck(op);
         if constexpr (std::is_same_v<T, ResetCmd>) BuildReset(op);
         if constexpr (std::is_same_v<T, DeleteCmd>) st = BuildDelete(op);

@@ -23,6 +23,9 @@ void ApplyOp(const LogOp& op, int64_t committed_at, ProjectionState& state, Fold
     case T::kSweep:
       state.ApplySweep(op.sequence, committed_at, fx);
       break;
+    case T::kUnregister:
+      state.ApplyUnregister(op.sequence, op.session, op.target, fx);
+      break;
   }
 }
 

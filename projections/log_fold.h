@@ -22,11 +22,11 @@ namespace statewatch::projections {
 
 // A non-event operation of a commit group, decoded.
 struct LogOp {
-  enum class Type { kRegister, kAck, kReset, kDelete, kPrune, kSweep };
+  enum class Type { kRegister, kAck, kReset, kDelete, kPrune, kSweep, kUnregister };
   Type type = Type::kRegister;
   Seq sequence = 0;
-  SessionRef session;            // registration / ack / reset watcher; deleted session
-  SessionRef target;             // registration target
+  SessionRef session;            // (un)registration / ack / reset watcher; deleted session
+  SessionRef target;             // (un)registration target
   std::vector<SessionRef> refs;  // acknowledged targets
   int64_t cursor_cutoff = 0;     // prune: expire cursors idle since before this (0: none)
   std::vector<WatermarkRaise> raises;  // prune: per-session watermark raises

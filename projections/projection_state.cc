@@ -265,6 +265,12 @@ void ProjectionState::ApplyAck(Seq seq, int64_t now, SessionRef watcher,
   }
 }
 
+// The cursor goes with its pending notice, as in a reset of that one pair.
+void ProjectionState::ApplyUnregister(Seq seq, SessionRef watcher, SessionRef target,
+                                      FoldEffects* fx) {
+  EraseCursor(watcher, target, fx);
+}
+
 void ProjectionState::ApplyReset(Seq seq, SessionRef watcher, FoldEffects* fx) {
   const std::vector<SessionRef>* targets = TargetsOf(watcher);
   if (!targets) return;

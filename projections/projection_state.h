@@ -128,6 +128,7 @@ class ProjectionState {
                      FoldEffects* fx);
   void ApplyAck(Seq seq, int64_t now, SessionRef watcher, std::span<const SessionRef> targets,
                 FoldEffects* fx);
+  void ApplyUnregister(Seq seq, SessionRef watcher, SessionRef target, FoldEffects* fx);
   void ApplyReset(Seq seq, SessionRef watcher, FoldEffects* fx);
   void ApplyDelete(Seq seq, SessionRef session, FoldEffects* fx);
   void ApplyPrune(Seq seq, int64_t cursor_cutoff, std::span<const WatermarkRaise> raises,

@@ -124,6 +124,14 @@ class Engine {
   // that already have a cursor keep its positions; an empty list changes nothing.
   virtual Result<WatchManyResult> WatchMany(const std::vector<WatchSpec>& watches) = 0;
 
+  // Removes watches in one atomic step (one commit group): each named pair's cursor and its
+  // pending notice go; a pair without a cursor is counted and left alone. The pairs are
+  // checked as WatchMany checks them, and a refused one changes nothing: InvalidArgument (a
+  // list of more than one says "watches[i]: …"), Misdirected for another partition's target.
+  // A later notifying event that passes the watcher, or a watch, starts a new cursor at the
+  // target's head. An empty list changes nothing.
+  virtual Result<UnwatchResult> Unwatch(const std::vector<WatchSpec>& watches) = 0;
+
   // The watcher's pending notices, oldest first. No side effects.
   virtual Result<std::vector<Notice>> PendingNotices(const std::string& watcher_key) const = 0;
 

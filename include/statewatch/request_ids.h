@@ -75,12 +75,13 @@ struct RequestAnswer {
 
 // The result of the engine command a seal rides on, as the commit leader has it once the
 // command has built (before the group is durable): the events' results of Record/RecordMany,
-// the notices of Drain, whether a Watch holds its cursor, what a WatchMany registered, whether
+// the notices of Drain, whether a Watch holds its cursor, what a WatchMany registered, what an
+// Unwatch removed, whether
 // a side table's write changed anything (GroupWrite::ChangedNothing); monostate for the other
 // commands (acks, resets, deletions: their result is their success).
 using SealedOutcome =
     std::variant<std::monostate, const std::vector<RecordResult>*, const std::vector<Notice>*,
-                 const bool*, const WatchManyResult*>;
+                 const bool*, const WatchManyResult*, const UnwatchResult*>;
 
 // Renders a request's answer from the outcome of its engine command, on the commit leader's
 // thread; nullopt when this outcome is not one it renders (a later command of the request

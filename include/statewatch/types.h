@@ -103,6 +103,13 @@ struct WatchManyResult {
   uint64_t created = 0;
 };
 
+// What Engine::Unwatch did: `watches` distinct pairs were named (a pair given twice counts
+// once); `removed` of them held a cursor, which is gone with its pending notice.
+struct UnwatchResult {
+  uint64_t watches = 0;
+  uint64_t removed = 0;
+};
+
 // A cursor's positions as the semantics define them (M includes coalesced material).
 struct CursorState {
   Sequence last_seen = 0;  // L

@@ -141,6 +141,7 @@ class ForeignEngine final : public Engine {
   Status DeleteSession(const SessionName&) override { return No(); }
   Result<bool> Watch(const std::string&, const SessionName&) override { return No(); }
   Result<WatchManyResult> WatchMany(const std::vector<WatchSpec>&) override { return No(); }
+  Result<UnwatchResult> Unwatch(const std::vector<WatchSpec>&) override { return No(); }
   Result<std::vector<Notice>> PendingNotices(const std::string&) const override { return No(); }
   Result<std::vector<Notice>> Drain(const std::string&) override { return No(); }
   Status Acknowledge(const std::string&, const std::vector<SessionName>&) override { return No(); }

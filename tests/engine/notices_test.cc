@@ -183,6 +183,65 @@ TEST_F(NoticesTest, WatchManyRefusesTheWholeListForOneRefusedPair) {
   }
 }
 
+// Watches removed (Engine::Unwatch): every named cursor goes with its pending notice in one
+// commit group, a sequence for each; a pair without a cursor is counted and takes nothing;
+// other cursors keep their positions; the removal survives a restart; a later watch starts
+// again from the target's head.
+TEST_F(NoticesTest, UnwatchRemovesTheNamedCursorsAndTheirNoticesInOneGroup) {
+  const char* a = "agent:ops:telegram:group:-1001";
+  const char* b = "agent:ops:main";
+  ASSERT_OK(engine_->WatchMany({{kParent, Name(a)}, {kParent, Name(b)}, {"agent:main:x", Name(a)}})
+                .status());
+  Human(a);
+  const Sequence hb = Human(b);
+  ASSERT_EQ(Pending(kParent).size(), 2u);
+  const uint64_t groups = engine_->Stats()->commit_groups;
+  auto r = engine_->Unwatch({{kParent, Name(a)},
+                             {kParent, Name(a)},
+                             {kParent, Name(kChild)},  // never watched
+                             {"agent:main:x", Name(a)}});
+  ASSERT_OK(r);
+  EXPECT_EQ(r->watches, 3u);
+  EXPECT_EQ(r->removed, 2u);
+  EXPECT_EQ(engine_->Stats()->commit_groups, groups + 1);
+  EXPECT_FALSE(engine_->Cursor(kParent, Name(a))->has_value());
+  EXPECT_FALSE(engine_->Cursor("agent:main:x", Name(a))->has_value());
+  ASSERT_EQ(Pending(kParent).size(), 1u);
+  EXPECT_EQ(Pending(kParent)[0].target, Name(b));
+  EXPECT_EQ(CursorOf(kParent, b).notified, hb);
+  // Two cursors removed took two sequences; an unwatch that removes nothing takes none.
+  const Sequence next = Human(b);
+  EXPECT_EQ(next, hb + 3);
+  auto again = engine_->Unwatch({{kParent, Name(a)}});
+  ASSERT_OK(again);
+  EXPECT_EQ(again->removed, 0u);
+  EXPECT_EQ(Human(b), next + 1);
+  Reopen();
+  EXPECT_FALSE(engine_->Cursor(kParent, Name(a))->has_value());
+  EXPECT_EQ(Pending(kParent).size(), 1u);
+  const Sequence ha = Human(a);
+  EXPECT_TRUE(Pending("agent:main:x").empty()) << "an unwatched target notifies no one";
+  ASSERT_TRUE(*engine_->Watch(kParent, Name(a)));
+  EXPECT_EQ(CursorOf(kParent, a).last_seen, ha);
+  EXPECT_EQ(engine_->Unwatch({})->watches, 0u);
+}
+
+// A pair WatchMany would refuse refuses the whole removal, named by its index when the list
+// holds more than one; nothing is removed.
+TEST_F(NoticesTest, UnwatchRefusesTheWholeListForOneRefusedPair) {
+  Human(kChild);
+  ASSERT_TRUE(*engine_->Watch("agent:main:w", Name(kChild)));
+  auto many = engine_->Unwatch({{"agent:main:w", Name(kChild)}, {"global", Name(kChild)}});
+  ASSERT_FALSE(many.ok());
+  EXPECT_TRUE(many.status().IsInvalidArgument()) << many.status().ToString();
+  EXPECT_EQ(many.status().message(),
+            "watches[1]: watcher \"global\" is not agent-scoped (agent:<agentId>:<rest>)");
+  EXPECT_TRUE(engine_->Cursor("agent:main:w", Name(kChild))->has_value());
+  auto one = engine_->Unwatch({{"agent:main:w", Name("agent:main:w")}});
+  ASSERT_FALSE(one.ok());
+  EXPECT_EQ(one.status().message(), "watcher \"agent:main:w\" is its own target");
+}
+
 TEST_F(NoticesTest, ProducerWatcherWithoutCursorGetsLZero) {
   EventInput in = Input(kChild, "human_direct_message");
   in.watchers = {kParent, "global"};  // bare keys are dropped

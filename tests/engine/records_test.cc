@@ -51,7 +51,7 @@ TEST(RecordsTest, AGroupOpWithATagButNoBodyIsCorruption) {
   for (fb::LogBody tag :
        {fb::LogBody::EventRecord, fb::LogBody::RegisterRecord, fb::LogBody::AckRecord,
         fb::LogBody::ResetRecord, fb::LogBody::DeleteRecord, fb::LogBody::PruneRecord,
-        fb::LogBody::SweepRecord}) {
+        fb::LogBody::SweepRecord, fb::LogBody::UnregisterRecord}) {
     flatbuffers::FlatBufferBuilder b;
     std::vector<flatbuffers::Offset<fb::LogRecord>> ops = {
         fb::CreateLogRecord(b, /*sequence=*/42, /*committed_at=*/0, tag, /*body=*/0)};
@@ -87,6 +87,25 @@ TEST(RecordsTest, AGroupWithAPruneOpRoundTrips) {
   EXPECT_EQ(back.ops[0].raises[0].sequence, 7u);
   ASSERT_EQ(back.events.size(), 1u);
   EXPECT_EQ(back.events[0].value, 4u);
+}
+
+TEST(RecordsTest, AGroupWithAnUnregisterOpRoundTrips) {
+  GroupRec g;
+  g.committed_at = 12;
+  projections::LogOp unregister;
+  unregister.type = projections::LogOp::Type::kUnregister;
+  unregister.sequence = 3;
+  unregister.session = SessionRef{5};
+  unregister.target = SessionRef{6};
+  g.ops = {unregister};
+  GroupEncoder encoder;
+  GroupRec back;
+  ASSERT_OK(DecodeGroup(encoder.Encode(g), &back));
+  ASSERT_EQ(back.ops.size(), 1u);
+  EXPECT_EQ(back.ops[0].type, projections::LogOp::Type::kUnregister);
+  EXPECT_EQ(back.ops[0].sequence, 3u);
+  EXPECT_EQ(back.ops[0].session.value, 5u);
+  EXPECT_EQ(back.ops[0].target.value, 6u);
 }
 
 // Regression (found by fuzz/input_fuzz.cc under UBSan): an empty value at an address that

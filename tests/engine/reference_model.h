@@ -81,6 +81,30 @@ class ReferenceModel {
     return true;
   }
 
+  // Removes the named watches: every pair must be one Watch would accept (else nothing
+  // changes); each distinct pair's cursor goes, a sequence each.
+  Result<UnwatchResult> Unwatch(const std::vector<WatchSpec>& watches) {
+    std::set<CursorId> pairs;
+    for (const WatchSpec& spec : watches) {
+      WatcherKey w = ParseWatcher(spec.watcher_key);
+      std::optional<Key> tk = ParseKey(spec.target.session_key);
+      if (!w.session || !tk || !tk->agent_scoped) {
+        return Status::InvalidArgument("model: refused watch");
+      }
+      std::optional<SessionName> t = Resolve(spec.target.session_key, spec.target.agent_id);
+      if (!t || *t == *w.session) return Status::InvalidArgument("model: refused watch");
+      pairs.insert(CursorId{Id(*w.session), Id(*t)});
+    }
+    UnwatchResult r;
+    r.watches = pairs.size();
+    for (const CursorId& id : pairs) {
+      if (cursors_.erase(id) == 0) continue;
+      ++r.removed;
+      ++last_;
+    }
+    return r;
+  }
+
   // "One notice, not many": the pending notices (before the acknowledgement), then L = N
   // and, where M > N, exactly one new notice (N = M).
   Result<std::vector<Notice>> Drain(const std::string& watcher_key, int64_t now) {

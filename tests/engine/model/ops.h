@@ -22,13 +22,16 @@
 namespace statewatch::model {
 
 struct Op {
-  enum class Type { kRecord, kWatch, kDrain, kAcknowledge, kReset, kDelete, kPrune, kSweep };
+  enum class Type {
+    kRecord, kWatch, kDrain, kAcknowledge, kReset, kDelete, kPrune, kSweep, kUnwatch
+  };
   Type type = Type::kRecord;
   int64_t now_ms = 0;                // the clock is set to this before the operation
   std::vector<EventInput> events;    // kRecord: Record() for one, RecordMany() for several
   std::string watcher;               // kWatch, kDrain, kAcknowledge, kReset
   SessionName target;                // kWatch, kDelete
   std::vector<SessionName> targets;  // kAcknowledge
+  std::vector<WatchSpec> watches;    // kUnwatch
 };
 
 inline const char* OpName(Op::Type t) {
@@ -49,6 +52,8 @@ inline const char* OpName(Op::Type t) {
       return "prune";
     case Op::Type::kSweep:
       return "sweep";
+    case Op::Type::kUnwatch:
+      return "unwatch";
   }
   return "?";
 }
@@ -62,6 +67,7 @@ struct OpResult {
   std::vector<Notice> notices;
   PruneStats prune;
   uint64_t swept = 0;
+  UnwatchResult unwatched;
   bool ok() const { return code == Status::Code::kOk; }
 };
 
@@ -137,7 +143,8 @@ inline std::string DescribeResult(const OpResult& r, bool compact = false) {
       o << " notice{" << DescribeNotice(n) << "}";
   }
   o << " prune=" << r.prune.rows_deleted << "/" << r.prune.sessions_touched << "/"
-    << r.prune.cursors_expired << " swept=" << r.swept;
+    << r.prune.cursors_expired << " swept=" << r.swept << " unwatched=" << r.unwatched.removed
+    << "/" << r.unwatched.watches;
   return o.str();
 }
 
@@ -155,6 +162,9 @@ inline std::string DescribeOp(const Op& op) {
   if (!op.watcher.empty()) o << " watcher=" << Quoted(op.watcher);
   if (!op.target.session_key.empty()) o << " target=" << DescribeName(op.target);
   for (const SessionName& t : op.targets) o << " t=" << DescribeName(t);
+  for (const WatchSpec& w : op.watches) {
+    o << " w=" << Quoted(w.watcher_key) << "->" << DescribeName(w.target);
+  }
   return o.str();
 }
 
@@ -212,6 +222,11 @@ inline OpResult ApplyToEngine(Engine& engine, const Op& op) {
       if (Take(r, out)) out.swept = *r;
       break;
     }
+    case Op::Type::kUnwatch: {
+      auto r = engine.Unwatch(op.watches);
+      if (Take(r, out)) out.unwatched = *r;
+      break;
+    }
   }
   return out;
 }
@@ -248,6 +263,11 @@ inline OpResult ApplyToModel(ReferenceModel& model, const Op& op) {
     case Op::Type::kSweep:
       out.swept = model.Sweep(now);
       break;
+    case Op::Type::kUnwatch: {
+      auto r = model.Unwatch(op.watches);
+      if (Take(r, out)) out.unwatched = *r;
+      break;
+    }
   }
   return out;
 }
@@ -276,7 +296,7 @@ struct Universe {
 // Relative weights of the operation types; 0 turns one off.
 struct OpMix {
   int record = 50, watch = 10, drain = 10, acknowledge = 5, reset = 2, remove = 2, prune = 4,
-      sweep = 3;
+      sweep = 3, unwatch = 4;
   bool invalid_inputs = true;  // malformed keys, unknown kinds, bare watchers
   bool key_variants = true;    // `AGENT:Main:...` spellings of the same session
   // Acknowledge() with a target named twice (see ModelTest.AcknowledgeRepeatedTarget...).
@@ -297,8 +317,8 @@ class OpGenerator {
     Op op;
     now_ += Step();
     op.now_ms = now_;
-    int weights[] = {mix_.record, mix_.watch,  mix_.drain, mix_.acknowledge,
-                     mix_.reset,  mix_.remove, mix_.prune, mix_.sweep};
+    int weights[] = {mix_.record, mix_.watch,  mix_.drain, mix_.acknowledge, mix_.reset,
+                     mix_.remove, mix_.prune, mix_.sweep, mix_.unwatch};
     op.type = static_cast<Op::Type>(Pick(std::vector<int>(std::begin(weights), std::end(weights))));
     switch (op.type) {
       case Op::Type::kRecord: {
@@ -327,6 +347,11 @@ class OpGenerator {
         break;
       case Op::Type::kPrune:
       case Op::Type::kSweep:
+        break;
+      case Op::Type::kUnwatch:
+        for (int i = Chance(60) ? 1 : 2 + Below(2); i > 0; --i) {
+          op.watches.push_back(WatchSpec{RandomWatcherKey(), RandomTarget()});
+        }
         break;
     }
     return op;
