@@ -187,6 +187,18 @@ int RemoteWatch(Command& c) {
   return Forward(c, "POST", "/v1/watches", json::serialize(body));
 }
 
+// POST /v1/watches/remove with one watch, or an array for several --target (one step).
+int RemoteUnwatch(Command& c) {
+  json::array watches;
+  for (const std::string& target : c.args.GetAll("target")) {
+    json::object w{{"watcher", Opt(c, "watcher")}, {"target", target}};
+    if (c.args.Has("target-agent")) w["targetAgentId"] = Opt(c, "target-agent");
+    watches.push_back(std::move(w));
+  }
+  const json::value body = watches.size() == 1 ? std::move(watches[0]) : json::value(watches);
+  return Forward(c, "POST", "/v1/watches/remove", json::serialize(body));
+}
+
 int RemoteNotices(Command& c) {
   return Forward(c, "GET", "/v1/notices?watcher=" + Enc(Opt(c, "watcher")));
 }

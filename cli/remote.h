@@ -45,6 +45,7 @@ int RemoteStatus(Command& c);
 int RemoteVersions(Command& c);
 int RemoteDeleteSession(Command& c);
 int RemoteWatch(Command& c);
+int RemoteUnwatch(Command& c);
 int RemoteNotices(Command& c);
 int RemoteDrain(Command& c);
 int RemoteCursor(Command& c);

@@ -108,6 +108,20 @@ std::vector<Verb> BuildVerbs() {
                "are not replayed, so --drain drains once on every connection. The first "
                "connection must succeed (exit 1). An https:// --server is followed over wss, "
                "verified as every remote verb's requests are (--ca-file, --client-cert)."});
+  v.push_back({"unwatch",
+               "Removes watches: each --target's cursor of the watcher, with its pending notice.",
+               "--watcher KEY --target KEY... [--target-agent ID]", Access::kWrite,
+               {Watcher(),
+                {"target", "KEY", "",
+                 "A watched session's key (repeatable: every removal in one atomic step, or "
+                 "none).",
+                 true, true},
+                TargetAgent()},
+               RunUnwatch, RemoteUnwatch,
+               "Prints {\"watches\", \"removed\"}: the distinct pairs named and the cursors "
+               "removed (a pair without one is left alone). A pair a registration would refuse "
+               "(same session, bare or malformed key) is exit 1 naming it, and nothing is "
+               "removed."});
   v.push_back({"tail", "Follows the events recorded in sessions of a running daemon.",
                "--server URL --session KEY [--session KEY]... [--agent ID] [--changes-since N] "
                "[--interval-ms MS] [--count N]",

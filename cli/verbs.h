@@ -26,6 +26,7 @@ int RunRebuild(Command& c);        // replace the projections with rebuilt ones
 
 // watch_verbs.cc
 int RunWatch(Command& c);         // explicit registration
+int RunUnwatch(Command& c);       // removal of watches
 int RunNotices(Command& c);       // pending notices (peek)
 int RunDrain(Command& c);         // pending notices, acknowledged
 int RunCursor(Command& c);        // one cursor's positions

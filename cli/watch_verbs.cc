@@ -1,4 +1,4 @@
-// The watcher verbs: watch, notices, drain, cursor, reset-watcher, sweep.
+// The watcher verbs: watch, unwatch, notices, drain, cursor, reset-watcher, sweep.
 #include <string>
 #include <vector>
 
@@ -46,6 +46,21 @@ int RunWatch(Command& c) {
   auto watched = (*engine)->Watch(Watcher(c), *target);
   if (!watched.ok()) return RuntimeError(c, watched.status());
   return PrintJson(c, json::object{{"watched", *watched}});
+}
+
+// Engine::Unwatch of every --target, in one step; a refused pair is an error and removes
+// nothing.
+int RunUnwatch(Command& c) {
+  std::vector<WatchSpec> watches;
+  for (std::string& target : c.args.GetAll("target")) {
+    watches.push_back({Watcher(c), SessionName{c.args.Get("target-agent").value_or(""),
+                                               std::move(target)}});
+  }
+  return PrintEngineAnswer(
+      c, [&](Engine& engine) { return engine.Unwatch(watches); },
+      [](const UnwatchResult& r) {
+        return json::object{{"watches", r.watches}, {"removed", r.removed}};
+      });
 }
 
 int RunNotices(Command& c) {

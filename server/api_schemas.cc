@@ -137,6 +137,9 @@ const char* ComponentSchemasJson() {
   "watched": {"type": "boolean"},
   "watches": {"type": "integer", "minimum": 0, "description": "An array's distinct (watcher, target) pairs, all watched now."},
   "created": {"type": "integer", "minimum": 0, "description": "Those of them that were new cursors; the others kept their positions."}}},
+"UnwatchAnswer": {"type": "object", "required": ["watches", "removed"], "properties": {
+  "watches": {"type": "integer", "minimum": 0, "description": "The distinct (watcher, target) pairs named."},
+  "removed": {"type": "integer", "minimum": 0, "description": "Those of them that held a cursor, now deleted with its pending notice."}}},
 "Notice": {"type": "object", "required": ["targetSessionKey", "contextKey", "text"], "properties": {
   "targetSessionKey": {"type": "string"},
   "contextKey": {"type": "string", "description": "session-state:<lower-case hex of the UTF-8 target key>"},

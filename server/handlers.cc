@@ -432,6 +432,49 @@ ApiResponse HandleWatch(const HandlerContext& ctx, const ApiRequest& req) {
   return WatchedAnswer(*watched);
 }
 
+namespace {
+
+ApiResponse UnwatchedAnswer(const UnwatchResult& r) {
+  return JsonResponse(200, json::object{{"watches", r.watches}, {"removed", r.removed}});
+}
+
+}  // namespace
+
+// The body is that of POST /v1/watches, one watch or an array; every item must name a pair a
+// registration would accept (strict: a removal of a pair that can never be watched is a
+// mistake the caller should hear of), and one that does not refuses the whole body.
+ApiResponse HandleUnwatch(const HandlerContext& ctx, const ApiRequest& req) {
+  ApiResponse error;
+  auto body = ParseBody(req.body, &error);
+  if (!body) return error;
+  if (!body->is_array() && !body->is_object()) {
+    return Api::Error(400, "invalid_argument",
+                      "the request body must be a watch (a JSON object) or an array of watches "
+                      "(got " + tools::DescribeJson(*body) + ")");
+  }
+  std::vector<WatchSpec> watches;
+  if (body->is_object()) {
+    auto spec = WatchSpecFromJson(*body);
+    if (!spec.ok()) return StatusResponse(spec.status());
+    watches.push_back(std::move(*spec));
+  } else {
+    const json::array& items = body->as_array();
+    watches.reserve(items.size());
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      auto spec = WatchSpecFromJson(items[i]);
+      if (!spec.ok()) {
+        return Api::Error(400, "invalid_argument",
+                          "watches[" + std::to_string(i) + "]: " + spec.status().message());
+      }
+      watches.push_back(std::move(*spec));
+    }
+  }
+  AnswerInGroup(&UnwatchedAnswer);
+  auto result = ctx.engine.Unwatch(watches);
+  if (!result.ok()) return StatusResponse(result.status());
+  return UnwatchedAnswer(*result);
+}
+
 ApiResponse HandlePeekNotices(const HandlerContext& ctx, std::string_view query) {
   bool malformed = false;
   auto watcher = QueryParam(query, "watcher", &malformed);

@@ -86,6 +86,8 @@ inline constexpr std::string_view kWatchFields[] = {"watcher", "target", "target
 // for a wrong shape: not an object, an unknown field, a missing or non-string watcher or target.
 Result<WatchSpec> WatchSpecFromJson(const boost::json::value& item);
 ApiResponse HandleWatch(const HandlerContext& ctx, const ApiRequest& req);
+// POST /v1/watches/remove: one watch or an array of them, removed in one step (Engine::Unwatch).
+ApiResponse HandleUnwatch(const HandlerContext& ctx, const ApiRequest& req);
 ApiResponse HandlePeekNotices(const HandlerContext& ctx, std::string_view query);
 ApiResponse HandleDrainNotices(const HandlerContext& ctx, const ApiRequest& req);
 ApiResponse HandlePrune(const HandlerContext& ctx);

@@ -238,7 +238,7 @@ net::ListenerAnswer PartitionRouter::Route(const net::ListenerRequest& request) 
       if (auto body = JsonObjectOf(request.body)) agent = StringMember(*body, "agentId");
     }
     one(key ? PartitionOf(*key, agent, P) : std::nullopt);
-  } else if (path == "/v1/watches" && method == "POST") {
+  } else if ((path == "/v1/watches" || path == "/v1/watches/remove") && method == "POST") {
     // One watch or an array of them, routed by target: an array is atomic within a partition.
     auto first = OnePartitionOfBody(request.body, "watches", "target", "targetAgentId", P);
     if (!first.ok()) return CrossPartitionAnswer(first.status());

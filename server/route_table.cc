@@ -300,6 +300,16 @@ std::vector<RouteSpec> BuildRoutes() {
                "pairs are watched and how many cursors were created.",
                {}, "WatchBody", true, "WatchAnswer", kJson, {400, 503}, false, kWrite,
                [](C c, R q, M) { return HandleWatch(c, q); }});
+  r.push_back({"POST", "/v1/watches/remove", "unwatch", "notices",
+               "Removes watches: each named pair's cursor and its pending notice; an array "
+               "removes many in one atomic step.",
+               "Each item is checked as a registration is: one that a registration would "
+               "refuse (the watcher is the target, or a key is not agent-scoped) refuses the "
+               "whole body (400, naming the item) and nothing is removed. A pair without a "
+               "cursor is counted and left alone. Answers how many distinct pairs were named "
+               "and how many cursors were removed.",
+               {}, "WatchBody", true, "UnwatchAnswer", kJson, {400, 503}, false, kWrite,
+               [](C c, R q, M) { return HandleUnwatch(c, q); }});
   r.push_back({"GET", "/v1/notices", "peekNotices", "notices",
                "The watcher's pending notices, without acknowledging them.", "",
                {{"watcher", "query", true, kString, "The watcher's agent-scoped key."}},

@@ -364,6 +364,17 @@ TEST_F(CliTest, ExplicitWatchAndReset) {
       << r.err;
   EXPECT_EQ(Run({"cursor", "--watcher", "agent:ops:two", "--target", kChild}).code, 1);
 
+  // unwatch: the named cursors go, in one step; a refused pair removes nothing.
+  r = Run({"unwatch", "--watcher", watcher, "--target", kParent, "--target", "global"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("watches[1]: target \"global\" is not agent-scoped"), std::string::npos)
+      << r.err;
+  r = Run({"unwatch", "--watcher", watcher, "--target", kParent, "--target", "agent:ops:x"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.Json(), json::parse(R"({"watches":2,"removed":1})"));
+  EXPECT_EQ(Run({"cursor", "--watcher", watcher, "--target", kParent}).code, 1);
+  EXPECT_EQ(Run({"cursor", "--watcher", watcher, "--target", kChild}).code, 0);
+
   r = Run({"reset-watcher", "--watcher", watcher});
   ASSERT_EQ(r.code, 0) << r.err;
   r = Run({"cursor", "--watcher", watcher, "--target", kChild});

@@ -144,6 +144,8 @@ TEST_F(RemoteTest, EveryVerbPrintsWhatItPrintsLocally) {
   Same({"watch", "--watcher", "agent:ops:main", "--target", "agent:bad"});
   Same({"watch", "--watcher", "agent:ops:main", "--target", kChild, "--target", kParent});
   Same({"watch", "--watcher", "agent:ops:two", "--target", kChild, "--target", "agent:bad"});
+  Same({"unwatch", "--watcher", "agent:ops:main", "--target", kParent});
+  Same({"unwatch", "--watcher", "agent:ops:main", "--target", kChild, "--target", "agent:bad"});
   Same({"sweep"});
   Same({"prune"});
   // verify and rebuild: the same report but for recordsReplayed — the daemon's log also

@@ -210,6 +210,25 @@ TEST_F(PartitionRouterTest, AnArrayOfWatchesGoesToItsTargetsPartitionOrIsRefused
   EXPECT_TRUE(calls_.empty());
 }
 
+// A removal of watches is routed as their registration: to the targets' one partition.
+TEST_F(PartitionRouterTest, ARemovalOfWatchesGoesToItsTargetsPartitionOrIsRefusedWhole) {
+  PartitionRouter router = Router();
+  auto watch = [](const std::string& target) {
+    return R"({"watcher":")" + SessionOf(0) + R"(","target":")" + target + R"("})";
+  };
+  router.Route(Request("POST", "/v1/watches/remove", watch(SessionOf(2))));
+  ASSERT_EQ(calls_.size(), 1u);
+  EXPECT_EQ(calls_[0].url, "http://owner2");
+  calls_.clear();
+  auto a = router.Route(Request("POST", "/v1/watches/remove",
+                                "[" + watch(SessionOf(2)) + "," + watch(SessionOf(1)) + "]"));
+  EXPECT_EQ(a.status, 400);
+  EXPECT_NE(a.body.find("watches[0] belongs to partition 2 and watches[1] to partition 1"),
+            std::string::npos)
+      << a.body;
+  EXPECT_TRUE(calls_.empty());
+}
+
 TEST_F(PartitionRouterTest, ARefusalBeforeLandingIsRetriedAtTheRefreshedOwner) {
   script_["http://owner1"] = {Answer(-1, ""),
                               Answer(503, R"({"error":{"code":"standby","message":"x"}})"),

@@ -276,14 +276,18 @@ TEST_F(RequestIdTest, AnswersOfOneWriteAreWrittenWithIt) {
   ASSERT_NE(drained.body.find("agent:main:a"), std::string::npos) << drained.body;
   EXPECT_EQ(Groups(), before + 1) << "the cursors' moves and the notices, one group";
   EXPECT_EQ(Answered("d-1"), drained.body);
-  // A watch, an array of watches, a transcript append, a reset and a deletion: one group
-  // each, answered at once.
+  // A watch, an array of watches, a removal of watches, a transcript append, a reset and a
+  // deletion: one group each, answered at once.
   const std::vector<std::array<std::string, 4>> one_group = {
       {"POST", "/v1/watches", R"({"watcher":"agent:main:w","target":"agent:main:b"})", "w-2"},
       {"POST", "/v1/watches",
        R"([{"watcher":"agent:main:w","target":"agent:main:c"},)"
        R"({"watcher":"agent:main:v","target":"agent:main:c"}])",
        "w-3"},
+      {"POST", "/v1/watches/remove",
+       R"([{"watcher":"agent:main:v","target":"agent:main:c"},)"
+       R"({"watcher":"agent:main:v","target":"agent:main:d"}])",
+       "u-1"},
       {"POST", "/v1/sessions/agent:main:b/messages", R"([{"role":"user","content":"hi"}])",
        "m-1"},
       {"POST", "/v1/sessions/agent:main:w/reset", "", "x-1"},

@@ -383,6 +383,17 @@ export class StatewatchClient {
   watchMany(watches: T.Schemas.WatchRequest[], options?: RequestOptions) {
     return this.request<T.Schemas.WatchAnswer>("POST", "/v1/watches", watches, options);
   }
+  // Removes a watch: the pair's cursor and its pending notice go (removed: 1), or there was
+  // none (removed: 0). A pair a registration would refuse rejects with invalid_argument.
+  unwatch(watcher: string, target: string, targetAgentId?: string, options?: RequestOptions) {
+    return this.request<T.Schemas.UnwatchAnswer>("POST", "/v1/watches/remove", { watcher, target, targetAgentId }, options);
+  }
+  // Removes many watches in one atomic step, or, when one item is refused, none (the call
+  // rejects with invalid_argument naming it: "watches[i]: ..."). Answers how many distinct
+  // pairs were named and how many cursors were removed.
+  unwatchMany(watches: T.Schemas.WatchRequest[], options?: RequestOptions) {
+    return this.request<T.Schemas.UnwatchAnswer>("POST", "/v1/watches/remove", watches, options);
+  }
   peekNotices(watcher: string, options?: RequestOptions) {
     return this.request<T.Schemas.NoticesAnswer>("GET", `/v1/notices${queryString({ watcher })}`, undefined, options);
   }

@@ -193,7 +193,8 @@ describe("statewatch-client", () => {
       sessions_spawn: "as().sessionsSpawn", sessions_yield: "as().sessionsYield",
       subagents: "as().subagents", recordEvents: "recordEvents", upsertSession: "upsertSession",
       deleteSession: "deleteSession", resetWatcher: "resetWatcher", appendMessages: "appendMessages",
-      sessionState: "sessionState", versions: "versions", watch: "watch", peekNotices: "peekNotices",
+      sessionState: "sessionState", versions: "versions", watch: "watch", unwatch: "unwatchMany",
+      peekNotices: "peekNotices",
       drainNotices: "drainNotices", cursor: "cursor", sweep: "sweep", wakes: "wakes",
       deliveries: "deliveries", ackDelivery: "ackDelivery", replyRun: "replyRun", finishRun: "finishRun",
       listUpstreamLinks: "upstreamLinks", putUpstreamLink: "putUpstreamLink",
@@ -233,6 +234,15 @@ describe("statewatch-client", () => {
     assert.equal(typeof (await sw.cursor("agent:ops:second", CHILD)).lastSeen, "number");
     await assert.rejects(sw.cursor("agent:ops:third", CHILD),
       (e: unknown) => e instanceof StatewatchError && e.status === 404);
+    assert.deepEqual(await sw.unwatchMany([{ watcher: "agent:ops:second", target: CHILD },
+                                           { watcher: "agent:ops:third", target: CHILD }]),
+                     { watches: 2, removed: 1 });
+    await assert.rejects(sw.cursor("agent:ops:second", CHILD),
+      (e: unknown) => e instanceof StatewatchError && e.status === 404);
+    await assert.rejects(sw.unwatch(CHILD, CHILD),
+      (e: unknown) => e instanceof StatewatchError && e.status === 400 &&
+        e.message.includes(`watcher "${CHILD}" is its own target`));
+    assert.deepEqual(await sw.unwatch("agent:ops:main", CHILD), { watches: 1, removed: 1 });
     assert.equal((await sw.versions([CHILD, PARENT])).versions.length, 2);
     assert.equal(typeof (await sw.sweep()).pendingNotices, "number");
     assert.equal(typeof (await sw.prune()).rowsDeleted, "number");

@@ -291,6 +291,13 @@ export interface WatchAnswer {
   created?: number;
 }
 
+export interface UnwatchAnswer {
+  /** The distinct (watcher, target) pairs named. */
+  watches: number;
+  /** Those of them that held a cursor, now deleted with its pending notice. */
+  removed: number;
+}
+
 export interface Notice {
   targetSessionKey: string;
   /** session-state:<lower-case hex of the UTF-8 target key> */
