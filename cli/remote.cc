@@ -175,28 +175,26 @@ int RemoteDeleteSession(Command& c) {
   return Forward(c, "DELETE", "/v1/sessions/" + Enc(Opt(c, "session")) + AgentQuery(c, "agent"));
 }
 
-int RemoteWatch(Command& c) {
+namespace {
+
+// The body of POST /v1/watches and /v1/watches/remove for --watcher and each --target: one
+// watch as an object; several as an array, one atomic request.
+std::string WatchesBody(Command& c) {
   json::array watches;
   for (const std::string& target : c.args.GetAll("target")) {
     json::object w{{"watcher", Opt(c, "watcher")}, {"target", target}};
     if (c.args.Has("target-agent")) w["targetAgentId"] = Opt(c, "target-agent");
     watches.push_back(std::move(w));
   }
-  // One watch as an object; several as one atomic request (POST /v1/watches with an array).
-  const json::value body = watches.size() == 1 ? std::move(watches[0]) : json::value(watches);
-  return Forward(c, "POST", "/v1/watches", json::serialize(body));
+  return json::serialize(watches.size() == 1 ? std::move(watches[0]) : json::value(watches));
 }
 
-// POST /v1/watches/remove with one watch, or an array for several --target (one step).
+}  // namespace
+
+int RemoteWatch(Command& c) { return Forward(c, "POST", "/v1/watches", WatchesBody(c)); }
+
 int RemoteUnwatch(Command& c) {
-  json::array watches;
-  for (const std::string& target : c.args.GetAll("target")) {
-    json::object w{{"watcher", Opt(c, "watcher")}, {"target", target}};
-    if (c.args.Has("target-agent")) w["targetAgentId"] = Opt(c, "target-agent");
-    watches.push_back(std::move(w));
-  }
-  const json::value body = watches.size() == 1 ? std::move(watches[0]) : json::value(watches);
-  return Forward(c, "POST", "/v1/watches/remove", json::serialize(body));
+  return Forward(c, "POST", "/v1/watches/remove", WatchesBody(c));
 }
 
 int RemoteNotices(Command& c) {

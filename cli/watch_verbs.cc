@@ -22,13 +22,19 @@ json::object WatchedManyToJson(const WatchManyResult& r) {
   return json::object{{"watched", true}, {"watches", r.watched}, {"created", r.created}};
 }
 
-// Several --target: Engine::WatchMany, all or nothing; a refused one is an error naming it.
-int RunWatchMany(Command& c) {
+// --watcher with each --target (and --target-agent).
+std::vector<WatchSpec> WatchSpecs(const Command& c) {
   std::vector<WatchSpec> watches;
   for (std::string& target : c.args.GetAll("target")) {
     watches.push_back({Watcher(c), SessionName{c.args.Get("target-agent").value_or(""),
                                                std::move(target)}});
   }
+  return watches;
+}
+
+// Several --target: Engine::WatchMany, all or nothing; a refused one is an error naming it.
+int RunWatchMany(Command& c) {
+  const std::vector<WatchSpec> watches = WatchSpecs(c);
   return PrintEngineAnswer(
       c, [&](Engine& engine) { return engine.WatchMany(watches); }, WatchedManyToJson);
 }
@@ -51,11 +57,7 @@ int RunWatch(Command& c) {
 // Engine::Unwatch of every --target, in one step; a refused pair is an error and removes
 // nothing.
 int RunUnwatch(Command& c) {
-  std::vector<WatchSpec> watches;
-  for (std::string& target : c.args.GetAll("target")) {
-    watches.push_back({Watcher(c), SessionName{c.args.Get("target-agent").value_or(""),
-                                               std::move(target)}});
-  }
+  const std::vector<WatchSpec> watches = WatchSpecs(c);
   return PrintEngineAnswer(
       c, [&](Engine& engine) { return engine.Unwatch(watches); },
       [](const UnwatchResult& r) {

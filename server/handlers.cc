@@ -386,23 +386,35 @@ ApiResponse WatchedManyAnswer(const WatchManyResult& r) {
                                         {"created", r.created}});
 }
 
-// An array of watches is one atomic registration (Engine::WatchMany): an item the single form
-// would answer watched: false refuses the whole array with 400, naming the item.
-ApiResponse HandleWatchMany(const HandlerContext& ctx, const json::array& items) {
+// The watches of a body of POST /v1/watches or /v1/watches/remove: one watch (an object) or
+// an array of them, whose refused item is named by its index.
+Result<std::vector<WatchSpec>> WatchSpecsFromJson(const json::value& body) {
+  if (body.is_object()) {
+    auto spec = WatchSpecFromJson(body);
+    if (!spec.ok()) return spec.status();
+    return std::vector<WatchSpec>{std::move(*spec)};
+  }
+  if (!body.is_array()) {
+    return Status::InvalidArgument(
+        "the request body must be a watch (a JSON object) or an array of watches (got " +
+        tools::DescribeJson(body) + ")");
+  }
+  const json::array& items = body.as_array();
   std::vector<WatchSpec> watches;
   watches.reserve(items.size());
   for (std::size_t i = 0; i < items.size(); ++i) {
     auto spec = WatchSpecFromJson(items[i]);
     if (!spec.ok()) {
-      return Api::Error(400, "invalid_argument",
-                        "watches[" + std::to_string(i) + "]: " + spec.status().message());
+      return Status::InvalidArgument("watches[" + std::to_string(i) + "]: " +
+                                     spec.status().message());
     }
     watches.push_back(std::move(*spec));
   }
-  AnswerInGroup(&WatchedManyAnswer);
-  auto result = ctx.engine.WatchMany(watches);
-  if (!result.ok()) return StatusResponse(result.status());
-  return WatchedManyAnswer(*result);
+  return watches;
+}
+
+ApiResponse UnwatchedAnswer(const UnwatchResult& r) {
+  return JsonResponse(200, json::object{{"watches", r.watches}, {"removed", r.removed}});
 }
 
 }  // namespace
@@ -411,20 +423,23 @@ ApiResponse HandleWatch(const HandlerContext& ctx, const ApiRequest& req) {
   ApiResponse error;
   auto body = ParseBody(req.body, &error);
   if (!body) return error;
-  if (body->is_array()) return HandleWatchMany(ctx, body->as_array());
-  if (!body->is_object()) {
-    return Api::Error(400, "invalid_argument",
-                      "the request body must be a watch (a JSON object) or an array of watches "
-                      "(got " + tools::DescribeJson(*body) + ")");
+  auto watches = WatchSpecsFromJson(*body);
+  if (!watches.ok()) return StatusResponse(watches.status());
+  if (body->is_array()) {
+    // One atomic registration (Engine::WatchMany): an item the single form would answer
+    // watched: false refuses the whole array with 400, naming the item.
+    AnswerInGroup(&WatchedManyAnswer);
+    auto result = ctx.engine.WatchMany(*watches);
+    if (!result.ok()) return StatusResponse(result.status());
+    return WatchedManyAnswer(*result);
   }
-  auto spec = WatchSpecFromJson(*body);
-  if (!spec.ok()) return StatusResponse(spec.status());
+  const WatchSpec& spec = watches->front();
   // docs/semantics.md, "How a watcher starts watching": a malformed key is a refused
   // registration (false), not an error.
-  auto target_name = ResolveSession(spec->target.session_key, spec->target.agent_id);
+  auto target_name = ResolveSession(spec.target.session_key, spec.target.agent_id);
   if (!target_name.ok()) return JsonResponse(200, json::object{{"watched", false}});
   AnswerInGroup(&WatchedAnswer);
-  auto watched = ctx.engine.Watch(spec->watcher_key, *target_name);
+  auto watched = ctx.engine.Watch(spec.watcher_key, *target_name);
   if (!watched.ok()) {
     if (watched.status().IsInvalidArgument()) return WatchedAnswer(false);
     return StatusResponse(watched.status());
@@ -432,45 +447,17 @@ ApiResponse HandleWatch(const HandlerContext& ctx, const ApiRequest& req) {
   return WatchedAnswer(*watched);
 }
 
-namespace {
-
-ApiResponse UnwatchedAnswer(const UnwatchResult& r) {
-  return JsonResponse(200, json::object{{"watches", r.watches}, {"removed", r.removed}});
-}
-
-}  // namespace
-
-// The body is that of POST /v1/watches, one watch or an array; every item must name a pair a
-// registration would accept (strict: a removal of a pair that can never be watched is a
-// mistake the caller should hear of), and one that does not refuses the whole body.
+// Strict, unlike the single registration: every item must name a pair a registration would
+// accept (a removal of a pair that can never be watched is a mistake the caller should hear
+// of), and one that does not refuses the whole body.
 ApiResponse HandleUnwatch(const HandlerContext& ctx, const ApiRequest& req) {
   ApiResponse error;
   auto body = ParseBody(req.body, &error);
   if (!body) return error;
-  if (!body->is_array() && !body->is_object()) {
-    return Api::Error(400, "invalid_argument",
-                      "the request body must be a watch (a JSON object) or an array of watches "
-                      "(got " + tools::DescribeJson(*body) + ")");
-  }
-  std::vector<WatchSpec> watches;
-  if (body->is_object()) {
-    auto spec = WatchSpecFromJson(*body);
-    if (!spec.ok()) return StatusResponse(spec.status());
-    watches.push_back(std::move(*spec));
-  } else {
-    const json::array& items = body->as_array();
-    watches.reserve(items.size());
-    for (std::size_t i = 0; i < items.size(); ++i) {
-      auto spec = WatchSpecFromJson(items[i]);
-      if (!spec.ok()) {
-        return Api::Error(400, "invalid_argument",
-                          "watches[" + std::to_string(i) + "]: " + spec.status().message());
-      }
-      watches.push_back(std::move(*spec));
-    }
-  }
+  auto watches = WatchSpecsFromJson(*body);
+  if (!watches.ok()) return StatusResponse(watches.status());
   AnswerInGroup(&UnwatchedAnswer);
-  auto result = ctx.engine.Unwatch(watches);
+  auto result = ctx.engine.Unwatch(*watches);
   if (!result.ok()) return StatusResponse(result.status());
   return UnwatchedAnswer(*result);
 }
