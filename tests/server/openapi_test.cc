@@ -132,6 +132,10 @@ TEST_F(ConformanceTest, EveryRouteAnswersAsDocumented) {
   Call("GET", "/v1/notices?watcher=" + parent, "", 200);
   Call("POST", "/v1/notices/drain", json::object{{"watcher", parent}}, 200);
   Call("POST", "/v1/watches", json::object{{"watcher", "agent:ops:main"}, {"target", child}}, 200);
+  Call("POST", "/v1/watches/remove",
+       json::array{json::object{{"watcher", "agent:ops:main"}, {"target", child}}}, 200);
+  Call("POST", "/v1/watches/remove", json::object{{"watcher", child}, {"target", child}}, 400);
+  Call("POST", "/v1/watches", json::object{{"watcher", "agent:ops:main"}, {"target", child}}, 200);
   Call("POST", "/v1/sessions/" + parent + "/messages",
        json::object{{"messages", json::array{json::object{{"role", "user"}, {"content", "hi"}}}}},
        200);
