@@ -6,10 +6,12 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -258,20 +260,43 @@ struct HttpServer::Impl {
     });
   }
 
+  // Whether a timer armed for `armed_for` (kNotArmed: none) must be armed earlier to run
+  // `next` on time: ArmDueTimer would do something.
+  static bool NeedsEarlierArm(std::optional<int64_t> next,
+                              const std::atomic<int64_t>& armed_for) {
+    return next && *next < armed_for.load();
+  }
+
   // Runs on `control`. Arms `timer` to run `due` at `next` (engine clock; none: nothing to
   // arm), unless `armed_for` says it is already armed for that time or earlier.
   void ArmDueTimer(std::optional<int64_t> next, asio::steady_timer& timer,
-                   std::optional<int64_t>& armed_for, std::function<void()> due) {
-    if (!next) return;
-    if (armed_for && *armed_for <= *next) return;
-    armed_for = *next;
+                   std::atomic<int64_t>& armed_for, std::function<void()> due) {
+    if (!NeedsEarlierArm(next, armed_for)) return;
+    armed_for.store(*next);
     int64_t delay = std::max<int64_t>(0, *next - ctx.engine.clock().NowMs());
     timer.expires_after(std::chrono::milliseconds(delay));
     timer.async_wait([&armed_for, due = std::move(due)](beast::error_code ec) {
       if (ec) return;  // re-armed earlier, or shutting down
-      armed_for.reset();
+      armed_for.store(kNotArmed);
       due();
     });
+  }
+
+  // After every write (on the writer's thread): posts the re-arming of the wake and deadline
+  // timers to `control` only when one must fire earlier than it is armed for. Posting after
+  // every write woke `control`'s thread once a request whenever the connection lived on
+  // another context (three context switches a request: 0.8x the requests/s of a connection on
+  // `control`'s own context, for a lone client). Race-free: a timer that fires clears its
+  // mark before it reads the engine's next due time, so a write this check skips is either
+  // covered by the armed timer or seen by its re-arming.
+  void AfterWrite() {
+    if (NeedsEarlierArm(ctx.engine.NextWakeDueMs(), wake_armed_for) ||
+        NeedsEarlierArm(ctx.api.NextRunDeadlineMs(), deadline_armed_for)) {
+      asio::post(control, [this] {
+        ArmWakeTimer();
+        ArmDeadlineTimer();
+      });
+    }
   }
 
   void BeginShutdown() {
@@ -316,8 +341,11 @@ struct HttpServer::Impl {
   LogThrottle evictions;       // idle connections closed at the cap
   LogThrottle refusals;        // connections answered 503 at the cap
   int admissions_waiting = 0;  // accepted, waiting for an idle connection to close (control)
-  std::optional<int64_t> wake_armed_for;      // guarded by `control`
-  std::optional<int64_t> deadline_armed_for;  // guarded by `control`
+  // When the wake and deadline timers are armed for (engine clock; kNotArmed: not armed).
+  // Written on `control` only; read by writers in AfterWrite.
+  static constexpr int64_t kNotArmed = std::numeric_limits<int64_t>::max();
+  std::atomic<int64_t> wake_armed_for{kNotArmed};
+  std::atomic<int64_t> deadline_armed_for{kNotArmed};
   std::optional<asio::signal_set> signals;
   uint64_t wake_counter = 0;
   uint16_t port = 0;
@@ -376,12 +404,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Bind(Engine* engine, Api* api, M
   Impl* raw = impl.get();
   raw->wake_counter = engine->SubscribeWakes([metrics](const Wake&) { metrics->AddWakeSent(); });
   if (!options.manual_clock) {
-    api->after_write = [raw] {
-      asio::post(raw->control, [raw] {
-        raw->ArmWakeTimer();
-        raw->ArmDeadlineTimer();
-      });
-    };
+    api->after_write = [raw] { raw->AfterWrite(); };
   }
   return std::unique_ptr<HttpServer>(new HttpServer(std::move(impl)));
 }
