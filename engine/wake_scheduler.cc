@@ -34,15 +34,26 @@ void WakeScheduler::NotifyLocked(const std::string& watcher, const std::string& 
                                  int64_t now, std::vector<Wake>* due) {
   Slot& s = slots_[watcher];
   if (!s.fired_once || now >= s.last_fire + window_ms_) {
+    SetPendingLocked(s, false);  // before last_fire moves: it names the due to remove
     s.fired_once = true;
     s.last_fire = now;
-    s.pending = false;
     ++sent_;
     due->push_back(Wake{watcher, "session-state:" + target_key, now});
   } else {
-    s.pending = true;  // merged into one wake at the window's end
+    SetPendingLocked(s, true);  // merged into one wake at the window's end
     s.reason = "session-state:" + target_key;
   }
+}
+
+void WakeScheduler::SetPendingLocked(Slot& s, bool pending) {
+  if (s.pending == pending) return;
+  const int64_t due = s.last_fire + window_ms_;
+  if (pending) {
+    pending_dues_.insert(due);
+  } else {
+    pending_dues_.erase(pending_dues_.find(due));
+  }
+  s.pending = pending;
 }
 
 void WakeScheduler::RunDue(int64_t now) {
@@ -52,7 +63,7 @@ void WakeScheduler::RunDue(int64_t now) {
     for (auto it = slots_.begin(); it != slots_.end();) {
       Slot& s = it->second;
       if (s.pending && now >= s.last_fire + window_ms_) {
-        s.pending = false;
+        SetPendingLocked(s, false);
         s.last_fire = now;
         ++sent_;
         due.push_back(Wake{it->first, s.reason, now});
@@ -70,13 +81,8 @@ void WakeScheduler::RunDue(int64_t now) {
 
 std::optional<int64_t> WakeScheduler::NextDue() const {
   std::lock_guard<std::mutex> l(mu_);
-  std::optional<int64_t> next;
-  for (const auto& [w, s] : slots_) {
-    if (!s.pending) continue;
-    int64_t due = s.last_fire + window_ms_;
-    if (!next || due < *next) next = due;
-  }
-  return next;
+  if (pending_dues_.empty()) return std::nullopt;
+  return *pending_dues_.begin();
 }
 
 uint64_t WakeScheduler::wakes_sent() const {

@@ -11,6 +11,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -33,6 +34,7 @@ class WakeScheduler {
   void NotifyMany(const std::vector<std::pair<std::string, std::string>>& notices, int64_t now);
   // Fires the merged wakes due by `now`.
   void RunDue(int64_t now);
+  // When RunDue next has a merged wake to fire, if any. O(1): hosts ask after every write.
   std::optional<int64_t> NextDue() const;
   uint64_t wakes_sent() const;
 
@@ -51,10 +53,15 @@ class WakeScheduler {
   // Decides one notice under mu_; appends to `due` when it fires at once.
   void NotifyLocked(const std::string& watcher, const std::string& target_key, int64_t now,
                     std::vector<Wake>* due);
+  // Marks `s` pending or not, keeping pending_dues_ in step.
+  void SetPendingLocked(Slot& s, bool pending);
 
   const int64_t window_ms_;
   mutable std::mutex mu_;
   std::unordered_map<std::string, Slot> slots_;
+  // The due time (last_fire + window) of every pending slot: a pending slot's last_fire does
+  // not change until it fires, so NextDue is the first element.
+  std::multiset<int64_t> pending_dues_;
   std::map<uint64_t, Subscriber> subscribers_;
   uint64_t next_id_ = 1;
   uint64_t sent_ = 0;
