@@ -9,6 +9,7 @@
 
 #include "cluster/commit_codec.h"
 #include "engine/flatbuffer_values.h"
+#include "engine/row_index.h"
 #include "schema/cluster_checkpoint_generated.h"
 #include "storage/store_replace.h"
 
@@ -191,6 +192,12 @@ Result<AppliedState> RestoreSnapshot(storage::Store& store, std::string_view blo
     batch.Clear();
     if (part.entries() != nullptr) {
       for (const fb::SnapshotEntry* e : *part.entries()) {
+        if (e->family() == kBySeqFormat3WireId) {  // a format-3 snapshot: one-row runs
+          auto run = engine::RunOfFormat3Entry(Bytes(e->value()));
+          if (!run.ok()) return run.status();
+          batch.Put(Family::kBySeq, Bytes(e->key()), *run);
+          continue;
+        }
         batch.Put(*FamilyOfWireId(e->family()), Bytes(e->key()), Bytes(e->value()));
       }
     }

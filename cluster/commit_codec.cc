@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "engine/flatbuffer_values.h"
+#include "engine/row_index.h"
 #include "schema/cluster_commit_generated.h"
 
 namespace statewatch::cluster {
@@ -18,11 +19,13 @@ using engine::fbv::Bytes;
 
 }  // namespace
 
-// Wire ids are part of the stream's format: append new families, never renumber.
+// Wire ids are part of the stream's format: append new families, never renumber. Id 2 is
+// by_seq as a format-3 build wrote it (a RowIndex per row); format 4's runs are id 17, so that
+// a format-3 build refuses them as unknown rather than misread them.
 uint8_t FamilyWireId(Family f) {
   switch (f) {
     case Family::kJournal: return 1;
-    case Family::kBySeq: return 2;
+    case Family::kBySeq: return kBySeqRunsWireId;
     case Family::kLog: return 3;
     case Family::kHeads: return 4;
     case Family::kCursors: return 5;
@@ -43,6 +46,7 @@ uint8_t FamilyWireId(Family f) {
 }
 
 std::optional<Family> FamilyOfWireId(uint8_t id) {
+  if (id == kBySeqFormat3WireId) return Family::kBySeq;
   for (int f = 0; f < static_cast<int>(Family::kCount); ++f) {
     if (FamilyWireId(static_cast<Family>(f)) == id) return static_cast<Family>(f);
   }
@@ -88,7 +92,17 @@ Result<std::string> DecodeClusterCommit(std::string_view body, storage::Batch* w
                                   std::to_string(w->family()) + ", which this build does not know");
       }
       switch (w->op()) {
-        case fb::WriteOp::Put: writes->Put(*family, Bytes(w->key()), Bytes(w->value())); break;
+        case fb::WriteOp::Put:
+          if (w->family() == kBySeqFormat3WireId) {
+            auto run = engine::RunOfFormat3Entry(Bytes(w->value()));
+            if (!run.ok()) {
+              return Status::Corruption("a commit-group body: " + run.status().message());
+            }
+            writes->Put(*family, Bytes(w->key()), *run);
+            break;
+          }
+          writes->Put(*family, Bytes(w->key()), Bytes(w->value()));
+          break;
         case fb::WriteOp::Delete: writes->Delete(*family, Bytes(w->key())); break;
         case fb::WriteOp::DeleteRange:
           writes->DeleteRange(*family, Bytes(w->key()), Bytes(w->value()));

@@ -22,6 +22,11 @@ namespace statewatch::cluster {
 // cannot be listed (storage::Batch::ForEachWrite).
 Result<std::string> EncodeClusterCommit(std::string_view record, const storage::Batch* writes);
 
+// by_seq's ids on the wire: format 4's runs, and format 3's row entries, which a decoder
+// turns into one-row runs (engine/row_index.h) so that a log a format-3 build wrote still folds.
+inline constexpr uint8_t kBySeqFormat3WireId = 2;
+inline constexpr uint8_t kBySeqRunsWireId = 17;
+
 // A family's id on the wire (commit groups and checkpoints): part of the stream's format,
 // never the storage enum's value. Every family has one (>= 1).
 uint8_t FamilyWireId(storage::Family f);

@@ -302,6 +302,8 @@ Status EngineImpl::ReplayUntil(Sequence until, const std::string& dir) const {
   const Sequence gone_through = live.row_cap_mark;  // rows at or below it are gone now
   auto kept_row = [&](Sequence seq) { return seq > gone_through && seq <= until; };
   uint64_t rows = 0;
+  std::vector<IndexedRow> run;
+  RowRunWriter runs;
   Status copied = store_->ForEachInSnapshot(
       [&](Family f, std::string_view key, std::string_view value) -> Status {
         switch (f) {
@@ -317,10 +319,19 @@ Status EngineImpl::ReplayUntil(Sequence until, const std::string& dir) const {
             ++rows;
             break;
           }
-          case Family::kBySeq: {
-            auto seq = storage::ParseSequenceKey(storage::kBySeqTag, key);
-            if (!seq || !kept_row(*seq)) return Status::OK();
-            break;
+          case Family::kBySeq: {  // a run keeps the members the copy keeps, under the first
+            if (!DecodeRowRunEntry(key, value, &run).ok()) return Status::OK();
+            runs.Clear();
+            for (const IndexedRow& m : run) {
+              if (!m.removed && kept_row(m.sequence)) {
+                runs.Add(m.sequence, m.session, m.occurred_at, m.keyed);
+              }
+            }
+            runs.Emit([&](Sequence first, std::string_view kept) {
+              b.Put(f, storage::BySeqKey(first), kept);
+              ++pending;
+            });
+            return pending >= kCopyBatchKeys ? flush() : Status::OK();
           }
           case Family::kDedupe: {
             auto entry = DecodeDedupeEntry(value);

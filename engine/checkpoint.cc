@@ -32,7 +32,7 @@ Status EngineImpl::Load() {
   bool migrate_format2 = false;
   SW_RETURN_IF_ERROR(LoadState(&had_meta, &migrate_format2));
   // Outside the lock: the migration ends with a checkpoint, which takes it.
-  if (migrate_format2) SW_RETURN_IF_ERROR(MigrateFormat2());
+  if (migrate_format2) SW_RETURN_IF_ERROR(MigrateRowIndexes());
   if (!options_.read_only) SW_RETURN_IF_ERROR(MoveRequestRecords(*store_));
   return MaybeWriteNumbering(had_meta);
 }
@@ -51,11 +51,11 @@ Status EngineImpl::LoadState(bool* had_meta_out, bool* migrate_out) {
     meta_ = *m;
     SW_RETURN_IF_ERROR(LoadNumbering(had_meta));
     if (meta_.format_version == 1) SW_RETURN_IF_ERROR(MigrateFormat1(&meta_));
-    if (meta_.format_version == 2) {
+    if (meta_.format_version == 2 || meta_.format_version == 3) {
       if (options_.read_only) {
         return Status::FailedPrecondition(
-            "the database has format 2 and must be migrated to format " +
-            std::to_string(kFormatVersion) +
+            "the database has format " + std::to_string(meta_.format_version) +
+            " and must be migrated to format " + std::to_string(kFormatVersion) +
             " (its row indexes are built once): open it once for writing (e.g. statewatch "
             "serve)");
       }
@@ -303,7 +303,7 @@ Status EngineImpl::MigrateFormat1(MetaRec* meta) {
   b.DeleteRange(Family::kDedupe, std::string(1, storage::kDedupeTag),
                 std::string(1, storage::kDedupeTag + 1));
   b.DeleteRange(Family::kBase, std::string(1, 'A'), std::string(1, 'Z'));
-  meta->format_version = 2;  // then format 2 -> 3 (MigrateFormat2) after the replay
+  meta->format_version = 2;  // then format 2 -> 4 (MigrateRowIndexes) after the replay
   meta->checkpoint_sequence = meta->last_sequence;
   meta->applied_position = 0;
   meta->log_records_since_checkpoint = 0;
@@ -313,12 +313,14 @@ Status EngineImpl::MigrateFormat1(MetaRec* meta) {
   return Status::OK();
 }
 
-// Idempotent: a crash part-way leaves format 2 in the meta, and the next open writes the
-// same entries again. Format 2 had no index entries, so nothing stale can remain.
-Status EngineImpl::MigrateFormat2() {
+// Idempotent: a crash part-way leaves the old format in the meta, and the next open starts
+// again (format 3's per-row entries are deleted first, in the first batch written).
+Status EngineImpl::MigrateRowIndexes() {
   constexpr std::size_t kBatchRows = 4096;
+  const uint32_t from = meta_.format_version;
   storage::Batch b(*store_);
-  RowIndexEncoder encoder;
+  b.DeleteRange(Family::kBySeq, std::string(1, storage::kBySeqTag),
+                std::string(1, storage::kBySeqTag + 1));
   StoredEventFold fold;
   uint64_t rows = 0;
   auto it = store_->NewIterator(Family::kJournal);
@@ -334,8 +336,9 @@ Status EngineImpl::MigrateFormat2() {
                                 " sequence " + std::to_string(key->sequence) + ": " +
                                 decoded.message());
     }
-    b.Put(Family::kBySeq, storage::BySeqKey(key->sequence),
-          encoder.Encode(key->session, fold.occurred_at, fold.dedupe_key));
+    const IndexedRow member{key->sequence, key->session, fold.occurred_at,
+                            !fold.dedupe_key.empty(), false};
+    b.Put(Family::kBySeq, storage::BySeqKey(key->sequence), EncodeRowRun({&member, 1}));
     if (!fold.dedupe_key.empty()) {
       b.Put(Family::kDedupe, storage::DedupeKey(fold.dedupe_key),
             EncodeDedupeEntry(key->session, key->sequence));
@@ -347,14 +350,14 @@ Status EngineImpl::MigrateFormat2() {
   }
   SW_RETURN_IF_ERROR(it->status());
   SW_RETURN_IF_ERROR(store_->Write(b, /*sync=*/false));
-  // The checkpoint (synced) makes the entries and the count durable as format 3, covering
-  // every replayed group, so that format 2's groups (which carry no row count) are never
-  // replayed under format 3.
+  // The checkpoint (synced) makes the entries and the count durable as the new format,
+  // covering every replayed group, so that format 2's groups (which carry no row count) are
+  // never replayed under it.
   meta_.format_version = kFormatVersion;
   meta_.journal_rows = rows;
   SW_RETURN_IF_ERROR(Checkpoint());
-  spdlog::info("statewatch: migrated the database from format 2 to format {} ({} rows indexed)",
-               kFormatVersion, rows);
+  spdlog::info("statewatch: migrated the database from format {} to format {} ({} rows indexed)",
+               from, kFormatVersion, rows);
   return Status::OK();
 }
 

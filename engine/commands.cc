@@ -99,20 +99,20 @@ Status EngineImpl::BuildDelete(DeleteCmd& cmd) {
                                 storage::JournalKey(ref, g.meta.row_cap_mark + 1),
                                 storage::JournalPrefix(SessionRef{ref.value + 1}));
   StoredEventFold row;
-  IndexedRow indexed;
+  std::vector<RowRef> damaged;  // their dedupe keys are found in the dedupe index
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     Sequence seq = storage::ParseJournalKey(it->key())->sequence;
-    // A damaged row is deleted all the same; its dedupe key is then the index's copy.
+    // A damaged row is deleted all the same.
     std::string_view dedupe_key;
     if (DecodeEventFold(it->value(), &row).ok()) {
       dedupe_key = row.dedupe_key;
-    } else if (auto idx = store_->Get(Family::kBySeq, storage::BySeqKey(seq));
-               idx.ok() && idx->has_value() && DecodeRowIndex(**idx, &indexed).ok()) {
-      dedupe_key = indexed.dedupe_key;
+    } else {
+      damaged.push_back(RowRef{seq, ref});
     }
     DeleteRowByKey(ref, seq, dedupe_key);
   }
   SW_RETURN_IF_ERROR(it->status());
+  SW_RETURN_IF_ERROR(DeleteDedupeEntriesOf(damaged));
   bool has_projection =
       state_.FindHead(ref) || state_.TargetsOf(ref) || !state_.WatchersOf(ref).empty();
   GroupWrite side = SideTableWrite();

@@ -25,9 +25,13 @@ void InstallDropFilters(const std::shared_ptr<std::atomic<uint64_t>>& mark,
     auto k = storage::ParseJournalKey(key);
     return k && k->sequence <= mark->load(std::memory_order_acquire);
   };
-  so->drop_filters[Family::kBySeq] = [mark](std::string_view key, std::string_view) {
-    auto seq = storage::ParseSequenceKey(storage::kBySeqTag, key);
-    return seq && *seq <= mark->load(std::memory_order_acquire);
+  // A by_seq run goes once its last member is at or below the mark.
+  so->drop_filters[Family::kBySeq] = [mark](std::string_view key, std::string_view value) {
+    auto first = storage::ParseSequenceKey(storage::kBySeqTag, key);
+    const uint64_t m = mark->load(std::memory_order_acquire);
+    if (!first || *first > m) return false;
+    std::vector<IndexedRow> run;
+    return DecodeRowRun(*first, value, &run).ok() && run.back().sequence <= m;
   };
   // A dedupe key may be written again once its row is gone, so an older version of the entry
   // can reappear when this one is dropped: it names an older sequence, at or below the mark

@@ -37,6 +37,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
@@ -233,7 +234,7 @@ class EngineImpl final : public Engine, public SideTableHost {
     SweepCmd* sweep = nullptr;          // the group's SweepCmd, if any
     projections::FoldEffects fx;
     EventEncoder event_encoder;
-    RowIndexEncoder row_index_encoder;
+    RowRunWriter row_runs;  // this group's rows, written as by_seq runs before the commit
     GroupEncoder group_encoder;
   };
 
@@ -286,9 +287,17 @@ class EngineImpl final : public Engine, public SideTableHost {
   // Reads the next kCapFrontChunk by_seq entries after cap_front_'s last (or the mark) into
   // cap_front_; `*more` is false when there were none.
   Status ExtendCapFront(bool* more);
-  // Calls `fn` for every by_seq entry after `after`, in sequence order, until it returns
-  // false. Corruption for an entry that does not decode.
+  // Calls `fn` for every retained row after `after` (every by_seq run member not removed),
+  // in sequence order, until it returns false. Corruption for a run that does not decode.
   Status ForEachIndexedRow(Sequence after, const std::function<bool(const IndexedRow&)>& fn) const;
+  // Puts the group's new runs and rewrites the runs holding the rows it deleted by key.
+  Status WriteRowRuns();
+  // The dedupe key of a row its run marks as keyed (the run holds only the mark); nullopt
+  // when the row is missing or does not decode.
+  Result<std::optional<std::string>> DedupeKeyOfRow(const IndexedRow& row) const;
+  // Deletes the dedupe entries naming `rows` (one pass over the dedupe index): for rows
+  // deleted by key whose own bytes cannot say their key.
+  Status DeleteDedupeEntriesOf(const std::vector<RowRef>& rows);
   // Full pass: age, row cap, idle cursors.
   Status BuildPrune(PruneCmd& cmd);
   // Calls `fn` for every retained row that may be older than `cutoff`, in sequence order,
@@ -345,10 +354,12 @@ class EngineImpl final : public Engine, public SideTableHost {
   Status LoadProjections(projections::ProjectionState& state) const;
   Status LoadNames();
   Status MigrateFormat1(MetaRec* meta);
-  // Format 2 -> 3, after the replay at open: writes the row indexes of every retained row
-  // (one walk of the journal, in bounded batches), counts them, and checkpoints as format 3.
-  // A damaged retained row is its Corruption (nothing is written).
-  Status MigrateFormat2();
+  // Formats 2 and 3 -> 4, after the replay at open: rewrites the row indexes of every retained
+  // row (one walk of the journal, in bounded batches; a run per row, as the journal is walked
+  // in session order), counts them, and checkpoints as format 4. Idempotent: a crash part-way
+  // leaves the old format in the meta and the next open starts again. A damaged retained row
+  // is its Corruption (only the index entries are rewritten; the rows are untouched).
+  Status MigrateRowIndexes();
 
   // ---- as_of.cc ----
   struct AsOfFold;

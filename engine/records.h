@@ -132,9 +132,10 @@ Status DecodeGroup(std::string_view bytes, GroupRec* out);
 // The on-disk format this build writes. 1: every commit wrote its log record per sequence,
 // by_seq, dedupe, heads, cursors and meta; 2: one group record + rows per commit, the
 // projections in checkpoints (docs/design.md); 3: format 2 plus the persisted row indexes
-// (engine/row_index.h) and each group's removed-row count, so that an open reads no row.
-// Formats 1 and 2 are migrated at the first writable open.
-inline constexpr uint32_t kFormatVersion = 3;
+// (engine/row_index.h) and each group's removed-row count, so that an open reads no row;
+// 4: format 3 with by_seq holding a run per commit group instead of an entry per row.
+// Formats 1, 2 and 3 are migrated at the first writable open.
+inline constexpr uint32_t kFormatVersion = 4;
 
 // The meta record is the checkpoint's: written with the heads and cursors it covers.
 struct MetaRec {

@@ -2,7 +2,7 @@
 //
 // The row cap is enforced inside every commit group, in the same record as the appends that
 // overflow it, so the journal never grows past it. It deletes nothing by key: the rows it
-// removes are always the oldest in the global order (by_seq, engine/row_index.h), so the
+// removes are always the oldest in the global order (by_seq's runs, engine/row_index.h), so the
 // prune op moves the row-cap mark (every row at or below it is gone; reads start above it;
 // compaction drops the rows and their index entries once a checkpoint holds the mark). The
 // age pass (and idle-cursor expiry) runs at open, on demand, and at most once per interval
@@ -39,25 +39,96 @@ void EngineImpl::AddPrune(const std::vector<RowRef>& rows, int64_t cursor_cutoff
   }
 }
 
-// Calls `fn` for the by_seq entries after `after`, in sequence order, while it returns true.
+namespace {
+std::unique_ptr<storage::Iterator> NewRunIterator(storage::Store& store) {
+  return store.NewIterator(Family::kBySeq, std::string(1, storage::kBySeqTag),
+                           std::string(1, storage::kBySeqTag + 1));
+}
+}  // namespace
+
 Status EngineImpl::ForEachIndexedRow(Sequence after,
                                      const std::function<bool(const IndexedRow&)>& fn) const {
-  auto it = store_->NewIterator(Family::kBySeq, storage::BySeqKey(after + 1),
-                                std::string(1, storage::kBySeqTag + 1));
-  IndexedRow row;
+  auto it = NewRunIterator(*store_);
+  std::vector<IndexedRow> run;
+  for (SeekRunHolding(it.get(), after + 1); it->Valid(); it->Next()) {
+    SW_RETURN_IF_ERROR(DecodeRowRunEntry(it->key(), it->value(), &run));
+    for (const IndexedRow& row : run) {
+      if (row.sequence <= after || row.removed) continue;
+      if (!fn(row)) return Status::OK();
+    }
+  }
+  return it->status();
+}
+
+Status EngineImpl::WriteRowRuns() {
+  Group& g = group_;
+  g.row_runs.Emit([&g](Sequence first, std::string_view run) {
+    g.batch.Put(Family::kBySeq, storage::BySeqKeyFixed(first).view(), run);
+  });
+  if (g.deleted_rows.empty()) return Status::OK();
+  // The rows deleted by key are retained rows of earlier groups (such a group runs alone):
+  // each is marked removed in its run, and a run with no retained member left goes.
+  std::vector<Sequence> gone = g.deleted_rows;
+  std::sort(gone.begin(), gone.end());
+  auto it = NewRunIterator(*store_);
+  std::vector<IndexedRow> run;
+  std::string run_key;
+  bool changed = false;
+  auto put_back = [&] {
+    if (!changed) return;
+    const Sequence mark = g.meta.row_cap_mark;
+    bool retained = std::any_of(run.begin(), run.end(), [mark](const IndexedRow& m) {
+      return !m.removed && m.sequence > mark;
+    });
+    if (retained) {
+      g.batch.Put(Family::kBySeq, run_key, EncodeRowRun(run));
+    } else {
+      g.batch.Delete(Family::kBySeq, run_key);
+    }
+    changed = false;
+  };
+  for (Sequence seq : gone) {
+    if (run.empty() || seq > run.back().sequence) {
+      put_back();
+      run.clear();
+      SeekRunHolding(it.get(), seq);
+      SW_RETURN_IF_ERROR(it->status());
+      if (!it->Valid()) continue;  // unindexed (verify reports it); nothing to mark
+      SW_RETURN_IF_ERROR(DecodeRowRunEntry(it->key(), it->value(), &run));
+      run_key.assign(it->key());
+    }
+    auto m = std::lower_bound(run.begin(), run.end(), seq, [](const IndexedRow& r, Sequence s) {
+      return r.sequence < s;
+    });
+    if (m == run.end() || m->sequence != seq || m->removed) continue;
+    m->removed = true;
+    changed = true;
+  }
+  put_back();
+  return Status::OK();
+}
+
+Result<std::optional<std::string>> EngineImpl::DedupeKeyOfRow(const IndexedRow& row) const {
+  auto bytes = store_->Get(Family::kJournal, storage::JournalKey(row.session, row.sequence));
+  if (!bytes.ok()) return bytes.status();
+  StoredEventFold fold;
+  if (!bytes->has_value() || !DecodeEventFold(**bytes, &fold).ok()) {
+    return std::optional<std::string>();
+  }
+  return std::optional<std::string>(std::move(fold.dedupe_key));
+}
+
+Status EngineImpl::DeleteDedupeEntriesOf(const std::vector<RowRef>& rows) {
+  if (rows.empty()) return Status::OK();
+  auto it = store_->NewIterator(Family::kDedupe, std::string(1, storage::kDedupeTag),
+                                std::string(1, storage::kDedupeTag + 1));
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    auto seq = storage::ParseSequenceKey(storage::kBySeqTag, it->key());
-    if (!seq) {
-      return Status::Corruption("by_seq key of " + std::to_string(it->key().size()) +
-                                " bytes is malformed");
-    }
-    Status decoded = DecodeRowIndex(it->value(), &row);
-    if (!decoded.ok()) {
-      return Status::Corruption("by_seq entry of sequence " + std::to_string(*seq) + ": " +
-                                decoded.message());
-    }
-    row.sequence = *seq;
-    if (!fn(row)) break;
+    auto entry = DecodeDedupeEntry(it->value());
+    if (!entry.ok()) continue;  // verify reports it
+    bool hit = std::any_of(rows.begin(), rows.end(), [&](const RowRef& r) {
+      return r.sequence == entry->sequence && r.session == entry->session;
+    });
+    if (hit) group_.batch.Delete(Family::kDedupe, it->key());
   }
   return it->status();
 }
@@ -125,7 +196,6 @@ void EngineImpl::DeleteRowByKey(SessionRef session, Sequence sequence,
                                 std::string_view dedupe_key) {
   Group& g = group_;
   g.batch.Delete(Family::kJournal, storage::JournalKeyFixed(session, sequence).view());
-  g.batch.Delete(Family::kBySeq, storage::BySeqKey(sequence));
   if (!dedupe_key.empty()) g.batch.Delete(Family::kDedupe, storage::DedupeKey(dedupe_key));
   g.deleted_rows.push_back(sequence);
 }
@@ -135,10 +205,25 @@ Status EngineImpl::BuildPrune(PruneCmd& cmd) {
   g.prune_stats = &cmd.stats;
   const int64_t cutoff = g.now - options_.retention_ms;
   std::vector<RowRef> aged;
+  std::vector<RowRef> unreadable;  // keyed rows whose key must be found in the dedupe index
+  Status read;
   SW_RETURN_IF_ERROR(ForEachRowAgedBefore(cutoff, [&](const IndexedRow& row) {
-    DeleteRowByKey(row.session, row.sequence, row.dedupe_key);
+    std::optional<std::string> dedupe_key;
+    if (row.keyed && read.ok()) {
+      auto key = DedupeKeyOfRow(row);
+      if (!key.ok()) {
+        read = key.status();
+      } else if (!key->has_value()) {
+        unreadable.push_back(RowRef{row.sequence, row.session});
+      } else {
+        dedupe_key = std::move(*key);
+      }
+    }
+    DeleteRowByKey(row.session, row.sequence, dedupe_key.value_or(std::string()));
     aged.push_back(RowRef{row.sequence, row.session});
   }));
+  SW_RETURN_IF_ERROR(read);
+  SW_RETURN_IF_ERROR(DeleteDedupeEntriesOf(unreadable));
   g.meta.last_prune_at = g.now;
   bool expire = state_.AnyCursorIdleBefore(cutoff);
   if (!aged.empty() || expire) AddPrune(aged, expire ? cutoff : 0, /*new_cap_mark=*/0);

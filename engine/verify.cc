@@ -61,18 +61,25 @@ Status EngineImpl::VerifyJournalRows(Sequence fold_after, uint64_t* rows, uint64
 
 Status EngineImpl::VerifyRowIndexes(uint64_t rows, uint64_t digest, VerifyReport* report) const {
   uint64_t indexed = 0, indexed_digest = 0, with_dedupe = 0, dedupe_entries = 0;
-  IndexedRow row;
-  auto it = store_->NewIterator(Family::kBySeq, storage::BySeqKey(meta_.row_cap_mark + 1),
+  Sequence previous = 0;  // the last member of the run before
+  std::vector<IndexedRow> run;
+  auto it = store_->NewIterator(Family::kBySeq, std::string(1, storage::kBySeqTag),
                                 std::string(1, storage::kBySeqTag + 1));
-  for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    auto seq = storage::ParseSequenceKey(storage::kBySeqTag, it->key());
-    Status decoded = seq ? DecodeRowIndex(it->value(), &row)
-                         : Status::Corruption("its key of " + std::to_string(it->key().size()) +
-                                              " bytes is malformed");
-    if (!decoded.ok()) return Status::Corruption("by_seq entry: " + decoded.message());
-    ++indexed;
-    indexed_digest += RowDigest(row.session, *seq);
-    if (!row.dedupe_key.empty()) ++with_dedupe;
+  for (SeekRunHolding(it.get(), meta_.row_cap_mark + 1); it->Valid(); it->Next()) {
+    SW_RETURN_IF_ERROR(DecodeRowRunEntry(it->key(), it->value(), &run));
+    if (run.front().sequence <= previous) {
+      report->differences.push_back("the by_seq run at sequence " +
+                                    std::to_string(run.front().sequence) +
+                                    " overlaps the run before (which ends at " +
+                                    std::to_string(previous) + ")");
+    }
+    previous = run.back().sequence;
+    for (const IndexedRow& row : run) {
+      if (row.removed || row.sequence <= meta_.row_cap_mark) continue;
+      ++indexed;
+      indexed_digest += RowDigest(row.session, row.sequence);
+      if (row.keyed) ++with_dedupe;
+    }
   }
   SW_RETURN_IF_ERROR(it->status());
   auto d = store_->NewIterator(Family::kDedupe, std::string(1, storage::kDedupeTag),

@@ -186,6 +186,7 @@ void EngineImpl::RunGroup(const std::vector<Command*>& group) {
     }
   }
   if (st.ok()) st = EnforceRowCap();
+  if (st.ok()) st = WriteRowRuns();
   // 2. Append: the record and its keyed writes become durable together.
   if (st.ok()) st = CommitGroup();
   if (!st.ok()) {
@@ -252,6 +253,7 @@ void EngineImpl::Group::Reset(int64_t at, const MetaRec& m) {
   new_names.clear();
   side_writes.Clear();
   deleted_rows.clear();
+  row_runs.Clear();
   rows_pruned = 0;
   prune_stats = nullptr;
   sweep = nullptr;
@@ -324,9 +326,9 @@ Status EngineImpl::BuildOneEvent(PreparedEvent& pe, RecordResult* out) {
                                                    e.watchers_end - e.watchers_begin)};
   g.batch.Put(Family::kJournal, storage::JournalKeyFixed(e.session, e.sequence).view(),
               g.event_encoder.Encode(pe.event, fold));
-  // The row's index entries (engine/row_index.h), durable with it.
-  g.batch.Put(Family::kBySeq, storage::BySeqKeyFixed(e.sequence).view(),
-              g.row_index_encoder.Encode(e.session, e.occurred_at, dk));
+  // The row's index entries (engine/row_index.h), durable with it: its place in the group's
+  // run (put by WriteRowRuns) and its dedupe entry.
+  g.row_runs.Add(e.sequence, e.session, e.occurred_at, !dk.empty());
   if (!dk.empty()) {
     g.batch.Put(Family::kDedupe, storage::DedupeKey(dk), EncodeDedupeEntry(e.session, e.sequence));
   }

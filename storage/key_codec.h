@@ -6,14 +6,17 @@
 //   column family  key                                         value (schema/statewatch.fbs)
 //   -------------  ------------------------------------------  -----------------------------
 //   journal        'J' session:u64 sequence:u64                 Event
-//   by_seq         'S' sequence:u64                             RowIndex (formats 1 and 3)
+//   by_seq         'S' sequence:u64                             RowRun (format 4: a commit
+//                                                               group's rows, keyed by the
+//                                                               first; formats 1 and 3: RowIndex,
+//                                                               a row each)
 //   log            'L' position:u64                             GroupRecord (format 2; format 1:
 //                                                               'L' sequence -> LogRecord)
 //   heads          'H' session:u64                              Head (as of the checkpoint)
 //   cursors        'C' target:u64 watcher:u64                   Cursor (as of the checkpoint)
 //   base           'H' session:u64 | 'C' target:u64 watcher:u64 Head | Cursor (format 1 only)
 //   base           'M'                                          u64 snapshot sequence (format 1)
-//   dedupe         'D' dedupe-key bytes                         DedupeEntry (formats 1 and 3)
+//   dedupe         'D' dedupe-key bytes                         DedupeEntry (formats 1, 3, 4)
 //   refs           'N' agent-id bytes 0x00 session-key bytes    raw u64 session ref
 //   refs           'R' session:u64                              SessionName
 //   sessions       'G' session:u64                              SessionRecord (registry)

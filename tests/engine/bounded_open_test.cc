@@ -1,7 +1,9 @@
-// Format 3: the row indexes are persisted (engine/row_index.h), so an open reads no journal
-// row it does not replay and memory holds nothing per row. These tests pin what the in-memory
-// row index used to give — the row cap's order, dedupe, the age pass, exact counts — across
-// reopens, the migration from format 2, and where a damaged row is now found.
+// Formats 3 and 4: the row indexes are persisted (engine/row_index.h), so an open reads no
+// journal row it does not replay and memory holds nothing per row. These tests pin what the
+// in-memory row index used to give — the row cap's order, dedupe, the age pass, exact counts —
+// across reopens, the migrations from formats 2 and 3, and where a damaged row is now found;
+// and format 4's runs: one by_seq key per commit group, rewritten when a row in it is deleted
+// by key.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -9,6 +11,7 @@
 #include "engine/engine_fixture.h"
 #include "engine/engine_impl.h"
 #include "engine/records.h"
+#include "engine/row_index.h"
 #include "status_matchers.h"
 #include "storage/key_codec.h"
 #include "storage/store.h"
@@ -44,6 +47,26 @@ class BoundedOpenTest : public EngineTest {
     return r->event.sequence;
   }
   engine::EngineImpl& Impl() { return dynamic_cast<engine::EngineImpl&>(*engine_); }
+  // Records `inputs` in one call (one commit group); returns their sequences.
+  std::vector<Sequence> RecMany(const std::vector<EventInput>& inputs) {
+    auto r = engine_->RecordMany(inputs);
+    EXPECT_OK(r);
+    std::vector<Sequence> seqs;
+    if (r.ok()) {
+      for (const RecordResult& e : *r) seqs.push_back(e.event.sequence);
+    }
+    return seqs;
+  }
+  // The number of keys under `tag` in `family`, the engine reopened afterwards.
+  std::size_t CountKeys(Family family, char tag) {
+    std::size_t n = 0;
+    {
+      auto store = OpenStore();
+      if (store) n = KeysOf(*store, family, tag).size();
+    }
+    Reopen();
+    return n;
+  }
 
   // The database through the engine's own store, the engine closed.
   std::unique_ptr<storage::Store> OpenStore() {
@@ -245,6 +268,178 @@ TEST_F(BoundedOpenTest, AFormat2DatabaseIsIndexedAtItsFirstWritableOpen) {
   EXPECT_FALSE(dup);
   EXPECT_EQ(StatsNow().journal_rows, 40u);
   Reopen();
+  ExpectVerifyClean();
+  auto read_only = Engine::Open(ro, dir_);
+  EXPECT_OK(read_only);
+}
+
+// ---- format 4: runs ------------------------------------------------------------------------
+
+TEST(RowRunCodecTest, RoundTripsStridesStepsAndFlags) {
+  std::vector<engine::IndexedRow> regular, irregular;
+  for (int i = 0; i < 5; ++i) {
+    regular.push_back({Sequence(10 + 3 * i), SessionRef{uint64_t(i % 2 + 1)}, 1000 - i, i == 2,
+                       i == 4});
+    irregular.push_back({Sequence(7 + i * i), SessionRef{9}, 5000 + 100 * i, false, i == 0});
+  }
+  for (const auto& members : {regular, irregular}) {
+    std::vector<engine::IndexedRow> decoded;
+    ASSERT_OK(engine::DecodeRowRun(members.front().sequence, engine::EncodeRowRun(members),
+                                   &decoded));
+    ASSERT_EQ(decoded.size(), members.size());
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      EXPECT_EQ(decoded[i].sequence, members[i].sequence) << i;
+      EXPECT_EQ(decoded[i].session.value, members[i].session.value) << i;
+      EXPECT_EQ(decoded[i].occurred_at, members[i].occurred_at) << i;
+      EXPECT_EQ(decoded[i].keyed, members[i].keyed) << i;
+      EXPECT_EQ(decoded[i].removed, members[i].removed) << i;
+    }
+  }
+  std::vector<engine::IndexedRow> decoded;
+  EXPECT_EQ(engine::DecodeRowRun(10, "not a flatbuffer", &decoded).code(),
+            Status::Code::kCorruption);
+  EXPECT_EQ(engine::DecodeRowRunEntry("S123", engine::EncodeRowRun(regular), &decoded).code(),
+            Status::Code::kCorruption);
+}
+
+TEST(RowRunCodecTest, TheWriterSplitsWhereAMemberDoesNotFit) {
+  engine::RowRunWriter writer;
+  const int64_t far = int64_t{1} << 32;  // beyond a 32-bit time offset
+  for (std::size_t i = 0; i < engine::kMaxRunMembers + 2; ++i) {
+    writer.Add(Sequence(1 + i), SessionRef{1}, i == engine::kMaxRunMembers + 1 ? far : 0, false);
+  }
+  std::vector<std::pair<Sequence, std::size_t>> runs;  // first sequence, members
+  writer.Emit([&](Sequence first, std::string_view value) {
+    std::vector<engine::IndexedRow> decoded;
+    EXPECT_OK(engine::DecodeRowRun(first, value, &decoded));
+    runs.emplace_back(first, decoded.size());
+  });
+  ASSERT_EQ(runs.size(), 3u);
+  EXPECT_EQ(runs[0], std::make_pair(Sequence(1), engine::kMaxRunMembers));
+  EXPECT_EQ(runs[1], std::make_pair(Sequence(1 + engine::kMaxRunMembers), std::size_t{1}));
+  EXPECT_EQ(runs[2], std::make_pair(Sequence(2 + engine::kMaxRunMembers), std::size_t{1}));
+}
+
+TEST_F(BoundedOpenTest, ABatchIsOneRunAndDeletingItsSessionsRewritesThenDeletesIt) {
+  std::vector<EventInput> batch;
+  for (int i = 0; i < 100; ++i) {
+    EventInput in = Input(i % 2 ? "agent:main:b" : "agent:main:a", "created", ActorType::kSystem);
+    if (i % 10 == 0) in.dedupe_key = "k" + std::to_string(i);
+    batch.push_back(in);
+  }
+  RecMany(batch);
+  EXPECT_EQ(CountKeys(Family::kBySeq, storage::kBySeqTag), 1u);
+  EXPECT_EQ(CountKeys(Family::kDedupe, storage::kDedupeTag), 10u);
+  ExpectVerifyClean();
+  ASSERT_OK(engine_->DeleteSession(Name("agent:main:a")));  // every dedupe key was a's
+  EXPECT_EQ(StatsNow().journal_rows, 50u);
+  ExpectVerifyClean();
+  EXPECT_EQ(CountKeys(Family::kBySeq, storage::kBySeqTag), 1u);  // b's half remains
+  EXPECT_EQ(CountKeys(Family::kDedupe, storage::kDedupeTag), 0u);
+  bool dup = true;
+  RecDeduped("agent:main:c", "k0", &dup);
+  EXPECT_FALSE(dup);
+  ASSERT_OK(engine_->DeleteSession(Name("agent:main:b")));
+  ExpectVerifyClean();
+  EXPECT_EQ(CountKeys(Family::kBySeq, storage::kBySeqTag), 1u);  // c's run only
+  EXPECT_EQ(StatsNow().journal_rows, 1u);
+  ExpectVerifyClean();
+}
+
+TEST_F(BoundedOpenTest, TheAgePassDeletesPartOfARunAndTheRestStays) {
+  options_.retention_ms = 30 * kDayMs;
+  Reopen();
+  std::vector<EventInput> batch;
+  for (int i = 0; i < 10; ++i) {
+    EventInput in = Input("agent:main:s" + std::to_string(i % 3), "created", ActorType::kSystem);
+    in.dedupe_key = "d" + std::to_string(i);
+    if (i % 2 == 0) in.occurred_at_ms = kStart - 20 * 3600 * 1000;  // backdated 20 h
+    batch.push_back(in);
+  }
+  std::vector<Sequence> seqs = RecMany(batch);
+  ASSERT_EQ(seqs.size(), 10u);
+  ASSERT_TRUE(clock_->Set(kStart + 30 * kDayMs - 3600 * 1000));  // cutoff: 1 h before the batch
+  auto pruned = engine_->Prune();
+  ASSERT_OK(pruned);
+  EXPECT_EQ(pruned->rows_deleted, 5u);
+  EXPECT_EQ(StatsNow().journal_rows, 5u);
+  ExpectVerifyClean();
+  EXPECT_EQ(CountKeys(Family::kBySeq, storage::kBySeqTag), 1u);
+  bool dup = false;
+  EXPECT_GT(RecDeduped("agent:main:x", "d0", &dup), seqs.back());  // its row went: anew
+  EXPECT_FALSE(dup);
+  EXPECT_EQ(RecDeduped("agent:main:x", "d1", &dup), seqs[1]);  // retained
+  EXPECT_TRUE(dup);
+  ExpectVerifyClean();
+}
+
+// A row that does not decode is deleted all the same, and its dedupe entry with it (found in
+// the dedupe index: the run holds only that the row has a key).
+TEST_F(BoundedOpenTest, DeletingADamagedKeyedRowDeletesItsDedupeEntry) {
+  bool dup = false;
+  RecDeduped("agent:main:a", "ka", &dup);
+  RecDeduped("agent:main:b", "kb", &dup);
+  ASSERT_OK(engine_->Rebuild());  // a checkpoint: the reopen replays neither row
+  {
+    auto store = OpenStore();
+    ASSERT_NE(store, nullptr);
+    auto keys = KeysOf(*store, Family::kJournal, storage::kJournalTag);
+    ASSERT_EQ(keys.size(), 2u);
+    storage::Batch b(*store);
+    b.Put(Family::kJournal, keys[0], "not a flatbuffer");  // session a's row
+    ASSERT_OK(store->Write(b, /*sync=*/true));
+  }
+  Reopen();
+  ASSERT_OK(engine_->DeleteSession(Name("agent:main:a")));
+  EXPECT_EQ(CountKeys(Family::kDedupe, storage::kDedupeTag), 1u);
+  RecDeduped("agent:main:c", "ka", &dup);
+  EXPECT_FALSE(dup);
+  ExpectVerifyClean();
+}
+
+// A format-3 database (an index entry per row) is reindexed as runs at its first writable
+// open; a read-only open refuses it and changes nothing.
+TEST_F(BoundedOpenTest, AFormat3DatabaseIsReindexedAtItsFirstWritableOpen) {
+  options_.max_rows = 40;
+  Reopen();
+  bool dup = false;
+  std::vector<Sequence> seqs;
+  for (int i = 0; i < 50; ++i) {
+    if (i == 30) {
+      ASSERT_OK(engine_->Rebuild());  // a checkpoint part-way: the rest is replayed
+    }
+    seqs.push_back(
+        RecDeduped("agent:main:s" + std::to_string(i % 3), "d" + std::to_string(i), &dup));
+  }
+  {
+    auto store = OpenStore();
+    ASSERT_NE(store, nullptr);
+    storage::Batch b(*store);
+    for (const auto& k : KeysOf(*store, Family::kBySeq, storage::kBySeqTag)) {
+      b.Put(Family::kBySeq, k, "a format-3 RowIndex");  // never read: replaced whole
+    }
+    auto stored = store->Get(Family::kMeta, storage::MetaKey());
+    ASSERT_OK(stored);
+    ASSERT_TRUE(stored->has_value());
+    auto meta = engine::DecodeMeta(**stored);
+    ASSERT_OK(meta);
+    meta->format_version = 3;
+    b.Put(Family::kMeta, storage::MetaKey(), engine::EncodeMeta(*meta));
+    ASSERT_OK(store->Write(b, /*sync=*/true));
+  }
+  EngineOptions ro = options_;
+  ro.read_only = true;
+  auto reader = Engine::Open(ro, dir_);
+  ASSERT_EQ(reader.status().code(), Status::Code::kFailedPrecondition);
+  EXPECT_NE(reader.status().message().find("format 3"), std::string::npos)
+      << reader.status().ToString();
+  Reopen();
+  EXPECT_EQ(StatsNow().journal_rows, 40u);
+  ExpectVerifyClean();
+  EXPECT_EQ(RecDeduped("agent:main:s0", "d45", &dup), seqs[45]);
+  EXPECT_TRUE(dup);
+  Human("agent:main:s1");  // the cap prunes the oldest migrated row
+  EXPECT_EQ(StatsNow().journal_rows, 40u);
   ExpectVerifyClean();
   auto read_only = Engine::Open(ro, dir_);
   EXPECT_OK(read_only);
