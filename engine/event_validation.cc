@@ -107,17 +107,34 @@ Result<std::string> NormalizePayload(const std::string& text) {
   return boost::json::serialize(v);
 }
 
-Status PrepareFields(const EventInput& in, PreparedEvent& out) {
+// The session of `in`: from `memo` when the previous event named the same key and agent id
+// (already checked and parsed), else checked, resolved and remembered.
+Status PrepareSession(const EventInput& in, PreparedEvent& out, SessionMemo* memo) {
+  if (memo && memo->valid && memo->session_key == in.session_key &&
+      memo->agent_id == in.agent_id) {
+    out.session = memo->session;
+    return Status::OK();
+  }
   SW_RETURN_IF_ERROR(CheckText("sessionKey", in.session_key, kMaxKeyBytes));
+  Result<SessionName> session = ResolveSession(in.session_key, in.agent_id);
+  if (!session.ok()) return session.status();
+  out.session = std::move(*session);
+  if (memo) {
+    memo->valid = true;
+    memo->session_key = in.session_key;
+    memo->agent_id = in.agent_id;
+    memo->session = out.session;
+  }
+  return Status::OK();
+}
+
+Status PrepareFields(const EventInput& in, PreparedEvent& out, SessionMemo* memo) {
+  SW_RETURN_IF_ERROR(PrepareSession(in, out, memo));
   SW_RETURN_IF_ERROR(CheckText("sessionId", in.session_id, kMaxIdBytes));
   SW_RETURN_IF_ERROR(CheckText("actorId", in.actor_id, kMaxKeyBytes));
   SW_RETURN_IF_ERROR(CheckText("runId", in.run_id, kMaxIdBytes));
   SW_RETURN_IF_ERROR(CheckText("dedupeKey", in.dedupe_key, kMaxKeyBytes));
-  SW_RETURN_IF_ERROR(CheckText("summary", in.summary, 1 << 20, /*text=*/true));
-  Result<SessionName> session = ResolveSession(in.session_key, in.agent_id);
-  if (!session.ok()) return session.status();
-  out.session = *session;
-  return Status::OK();
+  return CheckText("summary", in.summary, 1 << 20, /*text=*/true);
 }
 
 }  // namespace
@@ -185,9 +202,9 @@ Result<std::pair<SessionName, SessionName>> ResolveWatchPair(const std::string& 
 }
 
 Result<PreparedEvent> PrepareEvent(const EventInput& in, const KindTable& kinds, int64_t now_ms,
-                                   std::size_t summary_max_bytes) {
+                                   std::size_t summary_max_bytes, SessionMemo* memo) {
   PreparedEvent out;
-  SW_RETURN_IF_ERROR(PrepareFields(in, out));
+  SW_RETURN_IF_ERROR(PrepareFields(in, out, memo));
   const KindSpec* kind = kinds.Find(in.kind);
   if (!kind) {
     return Status::InvalidArgument("unknown kind " + Quote(in.kind) +

@@ -44,9 +44,20 @@ inline constexpr std::size_t kMaxKeyBytes = 1024;
 inline constexpr std::size_t kMaxIdBytes = 512;
 inline constexpr std::size_t kMaxPayloadBytes = 16 * 1024;
 
+// The last session key (and agent id) an event of a batch named and what it resolved to, so
+// that a batch's events for one session check and parse that key once. Not thread-safe.
+struct SessionMemo {
+  bool valid = false;
+  std::string session_key;
+  std::string agent_id;
+  SessionName session;
+};
+
 // Validates and normalises `in` at time `now_ms`. InvalidArgument names the field and value.
+// `memo` (optional) carries the session resolved for the previous event of the same batch:
+// the same key and agent id resolve as before without being checked again.
 Result<PreparedEvent> PrepareEvent(const EventInput& in, const KindTable& kinds, int64_t now_ms,
-                                   std::size_t summary_max_bytes);
+                                   std::size_t summary_max_bytes, SessionMemo* memo = nullptr);
 
 // Folds `s` to one line (CR/LF and other control characters become spaces) and caps it to
 // `max_bytes` without splitting a UTF-8 sequence. REQUIRES: s is valid UTF-8.

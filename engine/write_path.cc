@@ -92,8 +92,9 @@ Result<std::vector<RecordResult>> EngineImpl::RecordMany(const std::vector<Event
   RecordCmd record;
   record.events.reserve(inputs.size());
   int64_t now = clock_->NowMs();
+  SessionMemo memo;  // a batch for one session checks and parses its key once
   for (std::size_t i = 0; i < inputs.size(); ++i) {
-    auto pe = PrepareEvent(inputs[i], kinds_, now, options_.summary_max_bytes);
+    auto pe = PrepareEvent(inputs[i], kinds_, now, options_.summary_max_bytes, &memo);
     // Another partition's session: the whole call is refused before a group is built, as
     // for any invalid event, so nothing of it changes.
     if (Status owned = pe.ok() ? CheckOwned(pe->session) : Status::OK(); !owned.ok()) {

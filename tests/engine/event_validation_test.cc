@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include <boost/json.hpp>
 
 #include "status_matchers.h"
@@ -51,6 +53,44 @@ TEST(EventValidationTest, NonObjectsAreDroppedAndBadJsonIsRefused) {
   auto pe = PrepareEvent(in, KindTable(DefaultKinds()), 1764460800000, 512);
   ASSERT_FALSE(pe.ok());
   EXPECT_NE(pe.status().message().find("payload is not valid JSON"), std::string::npos);
+}
+
+// A batch resolves each event's session through one memo: the same key and agent reuse the
+// previous answer, anything else is checked and resolved as without it.
+TEST(EventValidationTest, TheSessionMemoAnswersAsAFreshResolutionWould) {
+  const KindTable kinds(DefaultKinds());
+  auto event = [](const std::string& key, const std::string& agent) {
+    EventInput in;
+    in.session_key = key;
+    in.agent_id = agent;
+    in.kind = "human_direct_message";
+    in.summary = "s";
+    return in;
+  };
+  const std::vector<EventInput> batch = {
+      event("agent:Main:one", ""),
+      event("agent:Main:one", ""),
+      event("agent:main:ONE", ""),
+      event("bare-key", "ops"),
+      event("bare-key", "ops"),
+      event("bare-key", "dev"),
+      event("agent:main:one", "other"),  // the agent does not match the key's: refused
+      event("bad key\xff", ""),
+      event("agent:main:one", "main"),
+  };
+  SessionMemo memo;
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    auto fresh = PrepareEvent(batch[i], kinds, 1764460800000, 512);
+    auto memoized = PrepareEvent(batch[i], kinds, 1764460800000, 512, &memo);
+    ASSERT_EQ(fresh.ok(), memoized.ok()) << i;
+    if (!fresh.ok()) {
+      EXPECT_EQ(fresh.status().ToString(), memoized.status().ToString()) << i;
+      continue;
+    }
+    EXPECT_EQ(fresh->session.agent_id, memoized->session.agent_id) << i;
+    EXPECT_EQ(fresh->session.session_key, memoized->session.session_key) << i;
+    EXPECT_EQ(fresh->event.session_key, memoized->event.session_key) << i;
+  }
 }
 
 }  // namespace
