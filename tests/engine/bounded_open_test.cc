@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <functional>
 
 #include "engine/engine_fixture.h"
 #include "engine/engine_impl.h"
@@ -56,6 +57,48 @@ class BoundedOpenTest : public EngineTest {
       for (const RecordResult& e : *r) seqs.push_back(e.event.sequence);
     }
     return seqs;
+  }
+  // 50 keyed events over three sessions, a checkpoint (the meta record) after the 30th, so
+  // that a migrating open replays the rest; returns their sequences.
+  std::vector<Sequence> RecordFiftyKeyedAroundACheckpoint() {
+    std::vector<Sequence> seqs;
+    bool dup = false;
+    for (int i = 0; i < 50; ++i) {
+      if (i == 30) EXPECT_OK(engine_->Rebuild());
+      seqs.push_back(
+          RecDeduped("agent:main:s" + std::to_string(i % 3), "d" + std::to_string(i), &dup));
+    }
+    return seqs;
+  }
+  // Turns the closed database into one an older build wrote: `edit` changes its keys in one
+  // batch with the meta record's format set to `format`.
+  void RewriteAsFormat(uint32_t format,
+                       const std::function<void(storage::Store&, storage::Batch&)>& edit) {
+    auto store = OpenStore();
+    ASSERT_NE(store, nullptr);
+    storage::Batch b(*store);
+    edit(*store, b);
+    auto stored = store->Get(Family::kMeta, storage::MetaKey());
+    ASSERT_OK(stored);
+    ASSERT_TRUE(stored->has_value());
+    auto meta = engine::DecodeMeta(**stored);
+    ASSERT_OK(meta);
+    meta->format_version = format;
+    b.Put(Family::kMeta, storage::MetaKey(), engine::EncodeMeta(*meta));
+    ASSERT_OK(store->Write(b, /*sync=*/true));
+  }
+  Result<std::unique_ptr<Engine>> OpenReadOnly() {
+    EngineOptions ro = options_;
+    ro.read_only = true;
+    return Engine::Open(ro, dir_);
+  }
+  // A read-only open refuses the database, naming its format.
+  void ExpectReadOnlyOpenRefused(uint32_t format) {
+    auto reader = OpenReadOnly();
+    ASSERT_EQ(reader.status().code(), Status::Code::kFailedPrecondition);
+    EXPECT_NE(reader.status().message().find("format " + std::to_string(format)),
+              std::string::npos)
+        << reader.status().ToString();
   }
   // The number of keys under `tag` in `family`, the engine reopened afterwards.
   std::size_t CountKeys(Family family, char tag) {
@@ -225,40 +268,16 @@ TEST_F(BoundedOpenTest, AFormat2DatabaseIsIndexedAtItsFirstWritableOpen) {
   options_.max_rows = 40;
   Reopen();
   bool dup = false;
-  std::vector<Sequence> seqs;
-  for (int i = 0; i < 50; ++i) {
-    // A checkpoint (the meta record) part-way: the rest is replayed by the migrating open.
-    if (i == 30) {
-      ASSERT_OK(engine_->Rebuild());
-    }
-    seqs.push_back(
-        RecDeduped("agent:main:s" + std::to_string(i % 3), "d" + std::to_string(i), &dup));
-  }
-  {
-    auto store = OpenStore();
-    ASSERT_NE(store, nullptr);
-    storage::Batch b(*store);
-    for (const auto& k : KeysOf(*store, Family::kBySeq, storage::kBySeqTag)) {
+  std::vector<Sequence> seqs = RecordFiftyKeyedAroundACheckpoint();
+  RewriteAsFormat(2, [](storage::Store& store, storage::Batch& b) {
+    for (const auto& k : KeysOf(store, Family::kBySeq, storage::kBySeqTag)) {
       b.Delete(Family::kBySeq, k);
     }
-    for (const auto& k : KeysOf(*store, Family::kDedupe, storage::kDedupeTag)) {
+    for (const auto& k : KeysOf(store, Family::kDedupe, storage::kDedupeTag)) {
       b.Delete(Family::kDedupe, k);
     }
-    auto stored = store->Get(Family::kMeta, storage::MetaKey());
-    ASSERT_OK(stored);
-    ASSERT_TRUE(stored->has_value());
-    auto meta = engine::DecodeMeta(**stored);
-    ASSERT_OK(meta);
-    meta->format_version = 2;
-    b.Put(Family::kMeta, storage::MetaKey(), engine::EncodeMeta(*meta));
-    ASSERT_OK(store->Write(b, /*sync=*/true));
-  }
-  EngineOptions ro = options_;
-  ro.read_only = true;
-  auto reader = Engine::Open(ro, dir_);
-  ASSERT_EQ(reader.status().code(), Status::Code::kFailedPrecondition);
-  EXPECT_NE(reader.status().message().find("format 2"), std::string::npos)
-      << reader.status().ToString();
+  });
+  ExpectReadOnlyOpenRefused(2);
   Reopen();
   EXPECT_EQ(StatsNow().journal_rows, 40u);
   ExpectVerifyClean();
@@ -269,7 +288,7 @@ TEST_F(BoundedOpenTest, AFormat2DatabaseIsIndexedAtItsFirstWritableOpen) {
   EXPECT_EQ(StatsNow().journal_rows, 40u);
   Reopen();
   ExpectVerifyClean();
-  auto read_only = Engine::Open(ro, dir_);
+  auto read_only = OpenReadOnly();
   EXPECT_OK(read_only);
 }
 
@@ -403,36 +422,13 @@ TEST_F(BoundedOpenTest, AFormat3DatabaseIsReindexedAtItsFirstWritableOpen) {
   options_.max_rows = 40;
   Reopen();
   bool dup = false;
-  std::vector<Sequence> seqs;
-  for (int i = 0; i < 50; ++i) {
-    if (i == 30) {
-      ASSERT_OK(engine_->Rebuild());  // a checkpoint part-way: the rest is replayed
-    }
-    seqs.push_back(
-        RecDeduped("agent:main:s" + std::to_string(i % 3), "d" + std::to_string(i), &dup));
-  }
-  {
-    auto store = OpenStore();
-    ASSERT_NE(store, nullptr);
-    storage::Batch b(*store);
-    for (const auto& k : KeysOf(*store, Family::kBySeq, storage::kBySeqTag)) {
+  std::vector<Sequence> seqs = RecordFiftyKeyedAroundACheckpoint();
+  RewriteAsFormat(3, [](storage::Store& store, storage::Batch& b) {
+    for (const auto& k : KeysOf(store, Family::kBySeq, storage::kBySeqTag)) {
       b.Put(Family::kBySeq, k, "a format-3 RowIndex");  // never read: replaced whole
     }
-    auto stored = store->Get(Family::kMeta, storage::MetaKey());
-    ASSERT_OK(stored);
-    ASSERT_TRUE(stored->has_value());
-    auto meta = engine::DecodeMeta(**stored);
-    ASSERT_OK(meta);
-    meta->format_version = 3;
-    b.Put(Family::kMeta, storage::MetaKey(), engine::EncodeMeta(*meta));
-    ASSERT_OK(store->Write(b, /*sync=*/true));
-  }
-  EngineOptions ro = options_;
-  ro.read_only = true;
-  auto reader = Engine::Open(ro, dir_);
-  ASSERT_EQ(reader.status().code(), Status::Code::kFailedPrecondition);
-  EXPECT_NE(reader.status().message().find("format 3"), std::string::npos)
-      << reader.status().ToString();
+  });
+  ExpectReadOnlyOpenRefused(3);
   Reopen();
   EXPECT_EQ(StatsNow().journal_rows, 40u);
   ExpectVerifyClean();
@@ -441,7 +437,7 @@ TEST_F(BoundedOpenTest, AFormat3DatabaseIsReindexedAtItsFirstWritableOpen) {
   Human("agent:main:s1");  // the cap prunes the oldest migrated row
   EXPECT_EQ(StatsNow().journal_rows, 40u);
   ExpectVerifyClean();
-  auto read_only = Engine::Open(ro, dir_);
+  auto read_only = OpenReadOnly();
   EXPECT_OK(read_only);
 }
 
