@@ -39,13 +39,6 @@ void EngineImpl::AddPrune(const std::vector<RowRef>& rows, int64_t cursor_cutoff
   }
 }
 
-namespace {
-std::unique_ptr<storage::Iterator> NewRunIterator(storage::Store& store) {
-  return store.NewIterator(Family::kBySeq, std::string(1, storage::kBySeqTag),
-                           std::string(1, storage::kBySeqTag + 1));
-}
-}  // namespace
-
 Status EngineImpl::ForEachIndexedRow(Sequence after,
                                      const std::function<bool(const IndexedRow&)>& fn) const {
   auto it = NewRunIterator(*store_);

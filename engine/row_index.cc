@@ -1,6 +1,5 @@
 #include "engine/row_index.h"
 
-#include <algorithm>
 #include <limits>
 #include <type_traits>
 
@@ -102,7 +101,6 @@ RowRunWriter::RowRunWriter() : rep_(std::make_unique<Rep>()) {}
 RowRunWriter::~RowRunWriter() = default;
 
 void RowRunWriter::Clear() { rep_->members.clear(); }
-bool RowRunWriter::empty() const { return rep_->members.empty(); }
 
 void RowRunWriter::Add(Sequence sequence, SessionRef session, int64_t occurred_at, bool keyed) {
   rep_->members.push_back(IndexedRow{sequence, session, occurred_at, keyed, false});
@@ -116,12 +114,6 @@ void RowRunWriter::Emit(const std::function<void(Sequence, std::string_view)>& p
     put(rest.front().sequence, BuildRun(rep_->builder, rest.first(n)));
     rest = rest.subspan(n);
   }
-}
-
-bool FitsOneRun(std::span<const IndexedRow> members) {
-  if (members.empty() || members.size() > kMaxRunMembers) return false;
-  return std::all_of(members.begin(), members.end(),
-                     [&](const IndexedRow& m) { return Joins(members.front(), m); });
 }
 
 std::string EncodeRowRun(std::span<const IndexedRow> members) {
@@ -183,6 +175,11 @@ Result<std::string> RunOfFormat3Entry(std::string_view row_index) {
                             f.dedupe_key() && f.dedupe_key()->size() > 0, false};
     return Result<std::string>(EncodeRowRun({&member, 1}));
   });
+}
+
+std::unique_ptr<storage::Iterator> NewRunIterator(const storage::Store& store) {
+  return store.NewIterator(storage::Family::kBySeq, std::string(1, storage::kBySeqTag),
+                           std::string(1, storage::kBySeqTag + 1));
 }
 
 void SeekRunHolding(storage::Iterator* it, Sequence sequence) {

@@ -53,7 +53,6 @@ class RowRunWriter {
   RowRunWriter();
   ~RowRunWriter();
   void Clear();
-  bool empty() const;
   // Rows arrive in ascending sequence order.
   void Add(Sequence sequence, SessionRef session, int64_t occurred_at, bool keyed);
   // Calls `put(first_sequence, value)` for each run, in order: one for the whole group unless
@@ -66,10 +65,8 @@ class RowRunWriter {
   std::unique_ptr<Rep> rep_;
 };
 
-// Whether `members` (ascending, non-empty) fit in one run: RowRunWriter splits where not.
-bool FitsOneRun(std::span<const IndexedRow> members);
-// The value of one run of `members` (ascending, non-empty, FitsOneRun), stored under the key
-// of members.front().sequence.
+// The value of one run of `members` (ascending, non-empty, and fitting one run: those of a
+// run read back, or RowRunWriter's cut), stored under the key of members.front().sequence.
 std::string EncodeRowRun(std::span<const IndexedRow> members);
 // Verifies and decodes the run stored under `first` (its key's sequence) into `*out`.
 Status DecodeRowRun(Sequence first, std::string_view bytes, std::vector<IndexedRow>* out);
@@ -81,6 +78,8 @@ Status DecodeRowRunEntry(std::string_view key, std::string_view value,
 // replicated log a format-3 build wrote. Corruption when `row_index` is not one.
 Result<std::string> RunOfFormat3Entry(std::string_view row_index);
 
+// An iterator over every by_seq run (position it with SeekRunHolding).
+std::unique_ptr<storage::Iterator> NewRunIterator(const storage::Store& store);
 // Positions `it` (over the by_seq family) on the run that may hold `sequence`: the last run
 // whose key is at or below it, or else the first run after it (invalid when there is none).
 void SeekRunHolding(storage::Iterator* it, Sequence sequence);

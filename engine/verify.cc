@@ -63,8 +63,7 @@ Status EngineImpl::VerifyRowIndexes(uint64_t rows, uint64_t digest, VerifyReport
   uint64_t indexed = 0, indexed_digest = 0, with_dedupe = 0, dedupe_entries = 0;
   Sequence previous = 0;  // the last member of the run before
   std::vector<IndexedRow> run;
-  auto it = store_->NewIterator(Family::kBySeq, std::string(1, storage::kBySeqTag),
-                                std::string(1, storage::kBySeqTag + 1));
+  auto it = NewRunIterator(*store_);
   for (SeekRunHolding(it.get(), meta_.row_cap_mark + 1); it->Valid(); it->Next()) {
     SW_RETURN_IF_ERROR(DecodeRowRunEntry(it->key(), it->value(), &run));
     if (run.front().sequence <= previous) {
